@@ -1,0 +1,127 @@
+//! The domain's error type. Each variant is one stable, documented outcome; the HTTP adapter
+//! maps each to its public code and status (see `docs/api.md`).
+
+/// The kinds of resource a NOT_FOUND can name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Resource {
+    Merchant,
+    ApiKey,
+    Invoice,
+    CheckoutSession,
+    Payment,
+    Event,
+}
+
+impl Resource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Resource::Merchant => "merchant",
+            Resource::ApiKey => "api_key",
+            Resource::Invoice => "invoice",
+            Resource::CheckoutSession => "checkout_session",
+            Resource::Payment => "payment",
+            Resource::Event => "event",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// Input that is well-formed JSON but breaks a field rule.
+    #[error("{field}: {message}")]
+    Validation { field: String, message: String },
+    #[error("{field}: {message}")]
+    InvalidAmount { field: String, message: String },
+    #[error("{field}: {message}")]
+    InvalidExpiry { field: String, message: String },
+    #[error("{field}: {message}")]
+    InvalidTotal { field: String, message: String },
+    #[error("{field}: {message}")]
+    CurrencyMismatch { field: String, message: String },
+    #[error("a valid customer email is required")]
+    CustomerEmailRequired { field: String },
+    #[error("{field}: {message}")]
+    InvalidWalletAddress { field: String, message: String },
+    #[error("{field}: not a valid transaction hash")]
+    InvalidTxHash { field: String },
+
+    #[error("invalid API key")]
+    InvalidApiKey,
+    #[error("this key cannot perform this operation")]
+    ApiKeyForbidden,
+    #[error("publishable keys may only send amount and externalReference")]
+    PublicKeyFieldNotAllowed { field: String },
+    #[error("the merchant account is suspended")]
+    AccountSuspended,
+    #[error("live mode requires an activated merchant")]
+    ActiveMerchantRequired,
+    #[error("{0} is not available yet")]
+    FeatureUnavailable(&'static str),
+
+    #[error("{} not found", .0.as_str())]
+    NotFound(Resource),
+    /// The id exists for this merchant but in the other mode.
+    #[error("the resource belongs to the other mode")]
+    ModeMismatch,
+
+    #[error("the invoice changed state before the operation completed")]
+    InvoiceStateMismatch,
+    #[error("{0}")]
+    InvoiceTransitionGuardFailed(String),
+    #[error("the invoice is already issued")]
+    InvoiceAlreadyIssued,
+    #[error("the invoice's commercial fields are locked")]
+    InvoiceNotEditable,
+    #[error("the invoice has no collectible remainder or is closed")]
+    InvoiceNotPayable,
+    #[error("version {provided} is stale; the current version is {current}")]
+    InvoiceVersionConflict { provided: i64, current: i64 },
+    #[error("the checkout session is expired, terminal or not ready")]
+    CheckoutSessionNotPayable,
+
+    /// The store could not be reached; the caller may retry.
+    #[error("storage unavailable")]
+    Unavailable,
+    /// A bug or an unexpected failure; the text is for logs only.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+impl Error {
+    pub fn validation(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::Validation {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    pub fn invalid_amount(field: impl Into<String>, message: impl std::fmt::Display) -> Self {
+        Error::InvalidAmount {
+            field: field.into(),
+            message: message.to_string(),
+        }
+    }
+
+    pub fn invalid_total(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Error::InvalidTotal {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+
+    /// The field a field-level error names.
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            Error::Validation { field, .. }
+            | Error::InvalidAmount { field, .. }
+            | Error::InvalidExpiry { field, .. }
+            | Error::InvalidTotal { field, .. }
+            | Error::CurrencyMismatch { field, .. }
+            | Error::CustomerEmailRequired { field }
+            | Error::InvalidWalletAddress { field, .. }
+            | Error::InvalidTxHash { field }
+            | Error::PublicKeyFieldNotAllowed { field } => Some(field),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,25 @@
+//! The pure domain of stablepay: money, ids, entities, state machines, events, the port traits
+//! that adapters implement, and the use cases that orchestrate them.
+//!
+//! This crate does no I/O and depends on no I/O crate; its entities carry no serde or diesel
+//! derives. Adapters own their wire and row types and convert at their edge.
+
+pub mod api_key;
+pub mod error;
+pub mod event;
+pub mod ids;
+pub mod invoice;
+pub mod merchant;
+pub mod mode;
+pub mod money;
+pub mod payment;
+pub mod payment_link;
+pub mod ports;
+pub mod webhook;
+
+#[cfg(any(test, feature = "mocks"))]
+pub mod testing;
+
+pub use error::{Error, Resource};
+pub use mode::{Mode, Scope};
+pub use money::Amount;

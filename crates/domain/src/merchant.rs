@@ -1,0 +1,223 @@
+//! Merchants, settlement tokens and wallet addresses.
+
+use std::fmt;
+
+use chrono::{DateTime, Utc};
+use tiny_keccak::{Hasher, Keccak};
+
+use crate::ids::MerchantId;
+
+/// Polygon PoS mainnet, the only settlement chain.
+pub const POLYGON_CHAIN_ID: u64 = 137;
+
+/// The settlement tokens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Token {
+    Usdc,
+    Usdt,
+}
+
+impl Token {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Token::Usdc => "USDC",
+            Token::Usdt => "USDT",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        match value {
+            "USDC" => Some(Token::Usdc),
+            "USDT" => Some(Token::Usdt),
+            _ => None,
+        }
+    }
+
+    /// The token's contract on Polygon (chain 137): native USDC and USDT0.
+    pub fn polygon_contract(self) -> WalletAddress {
+        let hex = match self {
+            Token::Usdc => "0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359",
+            Token::Usdt => "0xc2132D05D31c914a87C6611C10748AEb04B58e8F",
+        };
+        WalletAddress(hex.to_owned())
+    }
+}
+
+/// Why an EVM address was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AddressError {
+    #[error("must be 0x followed by 40 hexadecimal characters")]
+    Malformed,
+    #[error("mixed-case address fails its EIP-55 checksum")]
+    BadChecksum,
+}
+
+/// An EVM address in its EIP-55 checksummed form.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct WalletAddress(String);
+
+impl WalletAddress {
+    /// Accepts `0x` + 40 hex digits. All-lowercase and all-uppercase input is accepted as is;
+    /// mixed case must match the EIP-55 checksum. The stored form is always checksummed.
+    pub fn parse(input: &str) -> Result<Self, AddressError> {
+        let hex = input
+            .strip_prefix("0x")
+            .filter(|h| h.len() == 40 && h.bytes().all(|b| b.is_ascii_hexdigit()))
+            .ok_or(AddressError::Malformed)?;
+        let checksummed = eip55(hex);
+        let has_lower = hex.bytes().any(|b| b.is_ascii_lowercase());
+        let has_upper = hex.bytes().any(|b| b.is_ascii_uppercase());
+        if has_lower && has_upper && checksummed[2..] != *hex {
+            return Err(AddressError::BadChecksum);
+        }
+        Ok(Self(checksummed))
+    }
+
+    pub fn from_trusted(value: String) -> Self {
+        Self(value)
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for WalletAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for WalletAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+fn eip55(hex: &str) -> String {
+    let lower = hex.to_ascii_lowercase();
+    let mut hash = [0u8; 32];
+    let mut keccak = Keccak::v256();
+    keccak.update(lower.as_bytes());
+    keccak.finalize(&mut hash);
+    let mut out = String::with_capacity(42);
+    out.push_str("0x");
+    for (i, c) in lower.chars().enumerate() {
+        let byte = hash[i / 2];
+        let nibble = if i % 2 == 0 { byte >> 4 } else { byte & 0x0f };
+        if c.is_ascii_alphabetic() && nibble >= 8 {
+            out.push(c.to_ascii_uppercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Whether the merchant may operate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MerchantStatus {
+    Active,
+    Suspended,
+}
+
+impl MerchantStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MerchantStatus::Active => "active",
+            MerchantStatus::Suspended => "suspended",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        match value {
+            "active" => Some(Self::Active),
+            "suspended" => Some(Self::Suspended),
+            _ => None,
+        }
+    }
+}
+
+/// Live-mode settlement configured by activation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LiveSettlement {
+    pub wallet: WalletAddress,
+    pub token: Token,
+    pub activated_at: DateTime<Utc>,
+}
+
+/// A merchant account.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Merchant {
+    pub id: MerchantId,
+    pub name: String,
+    /// Reviewed website origin (scheme://host[:port]); live return URLs must match it.
+    pub website_origin: Option<String>,
+    pub status: MerchantStatus,
+    /// `None` until the merchant is activated for live mode.
+    pub live: Option<LiveSettlement>,
+    /// Platform fee absorbed by the merchant, in basis points of the amount credited.
+    pub fee_basis_points: u32,
+    /// Prefix of issued invoice numbers.
+    pub invoice_prefix: String,
+    pub created_at: DateTime<Utc>,
+}
+
+/// The simulated settlement wallet of test mode: deterministic per merchant, never a real
+/// wallet of anyone's (derived from a hash, so nobody holds its key).
+pub fn test_settlement_wallet(merchant: &MerchantId) -> WalletAddress {
+    let mut hash = [0u8; 32];
+    let mut keccak = Keccak::v256();
+    keccak.update(b"stablepay test settlement wallet:");
+    keccak.update(merchant.as_str().as_bytes());
+    keccak.finalize(&mut hash);
+    let hex: String = hash[12..].iter().map(|b| format!("{b:02x}")).collect();
+    WalletAddress(eip55(&hex))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn eip55_vectors() {
+        // Vectors from EIP-55.
+        for good in [
+            "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+            "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+            "0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB",
+            "0xD1220A0cf47c7B9Be7A2E6BA89F429762e7b9aDb",
+        ] {
+            assert_eq!(WalletAddress::parse(good).unwrap().as_str(), good);
+            let lower = format!("0x{}", good[2..].to_ascii_lowercase());
+            assert_eq!(WalletAddress::parse(&lower).unwrap().as_str(), good);
+        }
+        assert_eq!(
+            WalletAddress::parse("0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD"),
+            Err(AddressError::BadChecksum)
+        );
+        for bad in [
+            "",
+            "0x",
+            "5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+            "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAe",
+            "0xzaAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+        ] {
+            assert_eq!(
+                WalletAddress::parse(bad),
+                Err(AddressError::Malformed),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn token_contracts_are_checksummed() {
+        for token in [Token::Usdc, Token::Usdt] {
+            let c = token.polygon_contract();
+            assert_eq!(WalletAddress::parse(c.as_str()).unwrap(), c);
+        }
+        let w = test_settlement_wallet(&MerchantId::from_trusted("mer_x".into()));
+        assert_eq!(WalletAddress::parse(w.as_str()).unwrap(), w);
+    }
+}

@@ -1,0 +1,49 @@
+//! Modes and the merchant-and-mode scope that every stored record belongs to.
+
+use std::fmt;
+
+use crate::ids::MerchantId;
+
+/// Test mode is simulated end to end; live mode settles real tokens on Polygon.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Mode {
+    Test,
+    Live,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Test => "test",
+            Mode::Live => "live",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        match value {
+            "test" => Some(Mode::Test),
+            "live" => Some(Mode::Live),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Mode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The merchant and mode a request acts for. It comes only from the API key (or an operator
+/// command), never from request input, and every store call takes one.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Scope {
+    pub merchant_id: MerchantId,
+    pub mode: Mode,
+}
+
+impl Scope {
+    pub fn new(merchant_id: MerchantId, mode: Mode) -> Self {
+        Self { merchant_id, mode }
+    }
+}

@@ -1,0 +1,310 @@
+//! Exact decimal money.
+//!
+//! Every amount in stablepay is an [`Amount`]: a non-negative decimal with at most
+//! [`SCALE`] fractional digits, held in a [`BigDecimal`] from the moment it is parsed to the
+//! moment it is rendered. There is no floating point anywhere on this path.
+//!
+//! Wire form (parsing, [`Decimal6::parse`]): ASCII digits with an optional single `.` followed
+//! by 1 to 6 digits. Signs, exponents, whitespace, an empty string, a leading or trailing `.`
+//! and more than 6 fractional digits are refused. The integer part may have at most
+//! [`MAX_INTEGER_DIGITS`] digits (leading zeros not counted).
+//!
+//! Canonical form (rendering, `Display`): the integer part without leading zeros, a `.` and
+//! exactly six fractional digits, e.g. `10.500000`, `0.000001`, `0.000000`. Two equal amounts
+//! always render to the same string.
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::str::FromStr;
+
+use bigdecimal::{BigDecimal, RoundingMode, Zero};
+
+/// Fractional digits kept by every amount (the decimals of USDC and USDT).
+pub const SCALE: i64 = 6;
+
+/// At most this many integer digits are accepted from input: amounts stay below 10^15, which
+/// keeps every sum of 100 lines and 100 taxes far inside PostgreSQL's `numeric(38, 6)`.
+pub const MAX_INTEGER_DIGITS: usize = 15;
+
+/// Why a decimal string was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecimalError {
+    #[error("must be a decimal string")]
+    Empty,
+    #[error("must contain only digits and at most one '.' (no sign, exponent or whitespace)")]
+    Malformed,
+    #[error("must have at most 6 fractional digits")]
+    TooPrecise,
+    #[error("must be below 10^15")]
+    TooLarge,
+    #[error("must be greater than zero")]
+    NotPositive,
+    #[error("must be between 0 and 100")]
+    OutOfRange,
+}
+
+/// A non-negative decimal with at most six fractional digits, kept at scale 6.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Decimal6(BigDecimal);
+
+impl Decimal6 {
+    /// Parses the strict wire form described in the module documentation.
+    pub fn parse(input: &str) -> Result<Self, DecimalError> {
+        if input.is_empty() {
+            return Err(DecimalError::Empty);
+        }
+        let (int_part, frac_part) = match input.split_once('.') {
+            Some((i, f)) => (i, Some(f)),
+            None => (input, None),
+        };
+        let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+        if int_part.is_empty() || !all_digits(int_part) {
+            return Err(DecimalError::Malformed);
+        }
+        if let Some(frac) = frac_part {
+            if frac.is_empty() || !all_digits(frac) {
+                return Err(DecimalError::Malformed);
+            }
+            if frac.len() > 6 {
+                return Err(DecimalError::TooPrecise);
+            }
+        }
+        if int_part.trim_start_matches('0').len() > MAX_INTEGER_DIGITS {
+            return Err(DecimalError::TooLarge);
+        }
+        let value = BigDecimal::from_str(input).map_err(|_| DecimalError::Malformed)?;
+        Ok(Self(value.with_scale(SCALE)))
+    }
+
+    /// Like [`Decimal6::parse`], and the value must be greater than zero.
+    pub fn parse_positive(input: &str) -> Result<Self, DecimalError> {
+        let value = Self::parse(input)?;
+        if value.is_zero() {
+            return Err(DecimalError::NotPositive);
+        }
+        Ok(value)
+    }
+
+    /// Builds a value from a decimal that already has at most six fractional digits and is not
+    /// negative (for example one read back from storage). Returns `None` otherwise.
+    pub fn from_exact(value: BigDecimal) -> Option<Self> {
+        if value < BigDecimal::zero() {
+            return None;
+        }
+        let scaled = value.with_scale(SCALE);
+        (scaled == value).then_some(Self(scaled))
+    }
+
+    /// Rounds any non-negative decimal half-up to six places.
+    pub fn round_half_up(value: &BigDecimal) -> Option<Self> {
+        if *value < BigDecimal::zero() {
+            return None;
+        }
+        Some(Self(value.with_scale_round(SCALE, RoundingMode::HalfUp)))
+    }
+
+    pub fn zero() -> Self {
+        Self(BigDecimal::zero().with_scale(SCALE))
+    }
+
+    pub fn is_zero(&self) -> bool {
+        self.0.is_zero()
+    }
+
+    pub fn as_bigdecimal(&self) -> &BigDecimal {
+        &self.0
+    }
+
+    /// Exact sum.
+    pub fn add(&self, other: &Self) -> Self {
+        Self((&self.0 + &other.0).with_scale(SCALE))
+    }
+
+    /// Exact difference, or `None` when it would be negative.
+    pub fn checked_sub(&self, other: &Self) -> Option<Self> {
+        Self::from_exact(&self.0 - &other.0)
+    }
+
+    /// `self - other`, or zero when `other` is larger.
+    pub fn saturating_sub(&self, other: &Self) -> Self {
+        self.checked_sub(other).unwrap_or_else(Self::zero)
+    }
+
+    /// `self * other` rounded half-up to six places.
+    pub fn mul_round(&self, other: &Self) -> Self {
+        Self((&self.0 * &other.0).with_scale_round(SCALE, RoundingMode::HalfUp))
+    }
+
+    /// `self * basis_points / 10_000` rounded half-up to six places.
+    pub fn basis_points(&self, basis_points: u32) -> Self {
+        let bp = BigDecimal::from(basis_points);
+        let value = &self.0 * bp / BigDecimal::from(10_000u32);
+        Self(value.with_scale_round(SCALE, RoundingMode::HalfUp))
+    }
+
+    pub fn min(self, other: Self) -> Self {
+        if self <= other { self } else { other }
+    }
+}
+
+impl fmt::Display for Decimal6 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // with_scale(6) gives exactly six fractional digits and no exponent.
+        write!(f, "{}", self.0.with_scale(SCALE).to_plain_string())
+    }
+}
+
+impl fmt::Debug for Decimal6 {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{self}")
+    }
+}
+
+/// Money: a non-negative amount of the settlement token (USDC or USDT) at six decimals.
+pub type Amount = Decimal6;
+
+/// A line-item quantity: a positive decimal with at most six fractional digits.
+pub type Quantity = Decimal6;
+
+/// A percentage between 0 and 100 inclusive with at most six fractional digits.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct Percentage(Decimal6);
+
+impl Percentage {
+    pub fn parse(input: &str) -> Result<Self, DecimalError> {
+        let value = Decimal6::parse(input)?;
+        Self::new(value)
+    }
+
+    pub fn new(value: Decimal6) -> Result<Self, DecimalError> {
+        let hundred = Decimal6(BigDecimal::from(100u32).with_scale(SCALE));
+        match value.cmp(&hundred) {
+            Ordering::Greater => Err(DecimalError::OutOfRange),
+            _ => Ok(Self(value)),
+        }
+    }
+
+    pub fn value(&self) -> &Decimal6 {
+        &self.0
+    }
+
+    /// `percentage% of amount`, rounded half-up to six places.
+    pub fn of(&self, amount: &Amount) -> Amount {
+        let value = amount.as_bigdecimal() * self.0.as_bigdecimal() / BigDecimal::from(100u32);
+        Decimal6(value.with_scale_round(SCALE, RoundingMode::HalfUp))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn d(s: &str) -> Decimal6 {
+        Decimal6::parse(s).unwrap()
+    }
+
+    #[test]
+    fn accepts_the_strict_wire_form() {
+        for (input, canonical) in [
+            ("0", "0.000000"),
+            ("10", "10.000000"),
+            ("10.5", "10.500000"),
+            ("0.000001", "0.000001"),
+            ("007.25", "7.250000"),
+            ("999999999999999.999999", "999999999999999.999999"),
+        ] {
+            assert_eq!(d(input).to_string(), canonical, "{input}");
+        }
+    }
+
+    #[test]
+    fn refuses_everything_else() {
+        use DecimalError::*;
+        for (input, err) in [
+            ("", Empty),
+            (" 1", Malformed),
+            ("1 ", Malformed),
+            ("+1", Malformed),
+            ("-1", Malformed),
+            ("1e3", Malformed),
+            ("1E3", Malformed),
+            (".5", Malformed),
+            ("5.", Malformed),
+            ("1.2.3", Malformed),
+            ("1,5", Malformed),
+            ("0x10", Malformed),
+            ("NaN", Malformed),
+            ("١", Malformed),
+            ("1.0000001", TooPrecise),
+            ("1000000000000000", TooLarge),
+        ] {
+            assert_eq!(Decimal6::parse(input), Err(err), "{input:?}");
+        }
+        assert_eq!(Decimal6::parse_positive("0.000000"), Err(NotPositive));
+        assert_eq!(Percentage::parse("100.000001"), Err(OutOfRange));
+        assert!(Percentage::parse("100").is_ok());
+    }
+
+    #[test]
+    fn rounds_half_up() {
+        // 0.333333 * 3 = 0.999999 exactly; 1.0000005 rounds up.
+        assert_eq!(d("0.333333").mul_round(&d("3")).to_string(), "0.999999");
+        assert_eq!(d("0.000001").mul_round(&d("0.5")).to_string(), "0.000001");
+        assert_eq!(d("0.000001").mul_round(&d("0.4")).to_string(), "0.000000");
+        let p = Percentage::parse("12.5").unwrap();
+        assert_eq!(p.of(&d("0.000004")).to_string(), "0.000001");
+        assert_eq!(p.of(&d("0.000003")).to_string(), "0.000000");
+        assert_eq!(d("10").basis_points(250).to_string(), "0.250000");
+        assert_eq!(d("0.000002").basis_points(2500).to_string(), "0.000001");
+    }
+
+    #[test]
+    fn subtraction_never_goes_negative() {
+        assert_eq!(d("1").checked_sub(&d("1.000001")), None);
+        assert_eq!(d("1").saturating_sub(&d("2")), Decimal6::zero());
+        assert_eq!(d("5.5").checked_sub(&d("0.5")), Some(d("5")));
+    }
+
+    fn amount_strategy() -> impl Strategy<Value = (u64, u32)> {
+        (0u64..1_000_000_000_000u64, 0u32..1_000_000u32)
+    }
+
+    proptest! {
+        #[test]
+        fn render_then_parse_is_identity((int, frac) in amount_strategy()) {
+            let text = format!("{int}.{frac:06}");
+            let parsed = d(&text);
+            prop_assert_eq!(parsed.to_string(), text.clone());
+            prop_assert_eq!(d(&parsed.to_string()), parsed);
+        }
+
+        #[test]
+        fn sums_are_exact((a, af) in amount_strategy(), (b, bf) in amount_strategy()) {
+            // Integer arithmetic on micro-units is the reference.
+            let micro_a = u128::from(a) * 1_000_000 + u128::from(af);
+            let micro_b = u128::from(b) * 1_000_000 + u128::from(bf);
+            let sum = d(&format!("{a}.{af:06}")).add(&d(&format!("{b}.{bf:06}")));
+            let total = micro_a + micro_b;
+            prop_assert_eq!(sum.to_string(), format!("{}.{:06}", total / 1_000_000, total % 1_000_000));
+        }
+
+        #[test]
+        fn multiplication_rounds_half_up_like_integer_math(
+            (a, af) in amount_strategy(), (q, qf) in (0u64..10_000u64, 0u32..1_000_000u32)
+        ) {
+            let micro_a = u128::from(a) * 1_000_000 + u128::from(af);
+            let micro_q = u128::from(q) * 1_000_000 + u128::from(qf);
+            // product has 12 fractional digits; round half-up to 6.
+            let product = micro_a * micro_q;
+            let rounded = (product + 500_000) / 1_000_000;
+            let got = d(&format!("{a}.{af:06}")).mul_round(&d(&format!("{q}.{qf:06}")));
+            prop_assert_eq!(got.to_string(), format!("{}.{:06}", rounded / 1_000_000, rounded % 1_000_000));
+        }
+
+        #[test]
+        fn arbitrary_strings_never_panic(s in "\\PC{0,24}") {
+            let _ = Decimal6::parse(&s);
+        }
+    }
+}

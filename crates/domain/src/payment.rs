@@ -1,0 +1,141 @@
+//! Payment records and their status machine.
+
+use crate::error::Error;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PaymentStatus {
+    /// The transaction hash was already used; never credited again.
+    Duplicate,
+    /// Attempt captured.
+    Detected,
+    /// Settlement being verified onchain.
+    Validating,
+    /// Verified: the amount received equals the amount expected.
+    Confirmed,
+    /// Verification failed (wrong recipient, token, chain, reverted, expired, ...).
+    Failed,
+    /// Verified, below the amount expected.
+    Underpaid,
+    /// Verified, above the amount expected.
+    Overpaid,
+}
+
+impl PaymentStatus {
+    pub const ALL: [PaymentStatus; 7] = [
+        Self::Duplicate,
+        Self::Detected,
+        Self::Validating,
+        Self::Confirmed,
+        Self::Failed,
+        Self::Underpaid,
+        Self::Overpaid,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Duplicate => "duplicate",
+            Self::Detected => "detected",
+            Self::Validating => "validating",
+            Self::Confirmed => "confirmed",
+            Self::Failed => "failed",
+            Self::Underpaid => "underpaid",
+            Self::Overpaid => "overpaid",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == value)
+    }
+
+    /// Whether the payment counts toward customerAmountPaid.
+    pub fn is_credited(self) -> bool {
+        matches!(self, Self::Confirmed | Self::Underpaid | Self::Overpaid)
+    }
+
+    pub fn is_terminal(self) -> bool {
+        !matches!(self, Self::Detected | Self::Validating)
+    }
+}
+
+/// The outcome of verifying a transfer against what was expected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PaymentTrigger {
+    /// Verification began.
+    VerificationStarted,
+    /// The transaction hash is already used by another payment.
+    DuplicateTransaction,
+    /// Verified; the received amount compared to the expected amount.
+    Verified(std::cmp::Ordering),
+    /// Verification failed.
+    VerificationFailed,
+}
+
+/// `(status, trigger) -> status` or a refusal (`INVOICE_TRANSITION_GUARD_FAILED`; a terminal
+/// payment never changes).
+pub fn transition(from: PaymentStatus, trigger: PaymentTrigger) -> Result<PaymentStatus, Error> {
+    use PaymentStatus as S;
+    use PaymentTrigger as T;
+    use std::cmp::Ordering::*;
+    match (from, trigger) {
+        (S::Detected, T::VerificationStarted) => Ok(S::Validating),
+        (S::Detected | S::Validating, T::DuplicateTransaction) => Ok(S::Duplicate),
+        (S::Validating, T::Verified(Equal)) => Ok(S::Confirmed),
+        (S::Validating, T::Verified(Less)) => Ok(S::Underpaid),
+        (S::Validating, T::Verified(Greater)) => Ok(S::Overpaid),
+        (S::Detected | S::Validating, T::VerificationFailed) => Ok(S::Failed),
+        _ => Err(Error::InvoiceTransitionGuardFailed(format!(
+            "payment status {} cannot take {trigger:?}",
+            from.as_str()
+        ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use PaymentStatus as S;
+    use PaymentTrigger as T;
+    use std::cmp::Ordering::*;
+
+    #[test]
+    fn table() {
+        let allowed = [
+            (S::Detected, T::VerificationStarted, S::Validating),
+            (S::Detected, T::DuplicateTransaction, S::Duplicate),
+            (S::Validating, T::DuplicateTransaction, S::Duplicate),
+            (S::Validating, T::Verified(Equal), S::Confirmed),
+            (S::Validating, T::Verified(Less), S::Underpaid),
+            (S::Validating, T::Verified(Greater), S::Overpaid),
+            (S::Detected, T::VerificationFailed, S::Failed),
+            (S::Validating, T::VerificationFailed, S::Failed),
+        ];
+        for (from, trigger, to) in allowed {
+            assert_eq!(transition(from, trigger), Ok(to), "{from:?} {trigger:?}");
+        }
+        let triggers = [
+            T::VerificationStarted,
+            T::DuplicateTransaction,
+            T::Verified(Equal),
+            T::VerificationFailed,
+        ];
+        for from in PaymentStatus::ALL.into_iter().filter(|s| s.is_terminal()) {
+            for trigger in triggers {
+                assert!(transition(from, trigger).is_err(), "{from:?} {trigger:?}");
+            }
+        }
+        assert!(transition(S::Validating, T::VerificationStarted).is_err());
+        assert!(transition(S::Detected, T::Verified(Equal)).is_err());
+    }
+
+    #[test]
+    fn crediting() {
+        let credited: Vec<_> = PaymentStatus::ALL
+            .into_iter()
+            .filter(|s| s.is_credited())
+            .collect();
+        assert_eq!(credited, vec![S::Confirmed, S::Underpaid, S::Overpaid]);
+        for s in PaymentStatus::ALL {
+            assert_eq!(PaymentStatus::parse(s.as_str()), Some(s));
+        }
+    }
+}

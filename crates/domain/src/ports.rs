@@ -1,0 +1,64 @@
+//! Ports: the traits adapters implement. Each method's doc states its error contract.
+//!
+//! Every store method that touches merchant data takes the [`Scope`] (merchant and mode) or
+//! the merchant id it acts for; adapters must filter by it, so an id of another merchant is
+//! `Error::NotFound` and an id of the same merchant in the other mode is `Error::ModeMismatch`.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use crate::api_key::{ApiKey, KeyLookup};
+use crate::error::Error;
+use crate::ids::{ApiKeyId, MerchantId};
+use crate::merchant::{LiveSettlement, Merchant, MerchantStatus};
+use crate::mode::Scope;
+
+/// Randomness and digests.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+pub trait Crypto: Send + Sync {
+    /// Fills `buf` from a cryptographically secure source.
+    fn fill_random(&self, buf: &mut [u8]);
+    /// SHA-256 of `data`.
+    fn sha256(&self, data: &[u8]) -> [u8; 32];
+}
+
+/// The time. It can differ per merchant and mode: test mode has a clock the merchant can move
+/// forward (test helpers); live mode always reads the real time.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait Clock: Send + Sync {
+    /// The current time for `scope`. Errors: `Unavailable` when the offset cannot be read.
+    async fn now(&self, scope: &Scope) -> Result<DateTime<Utc>, Error>;
+    /// The real time, for things that belong to no merchant.
+    fn system_now(&self) -> DateTime<Utc>;
+}
+
+/// Merchant accounts (operator level).
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait MerchantStore: Send + Sync {
+    /// Inserts a new merchant. Errors: `Unavailable`, `Internal`.
+    async fn insert_merchant(&self, merchant: &Merchant) -> Result<(), Error>;
+    /// Errors: `NotFound(Merchant)` when it does not exist.
+    async fn get_merchant(&self, id: &MerchantId) -> Result<Merchant, Error>;
+    /// Sets the live settlement. Errors: `NotFound(Merchant)`.
+    async fn set_live_settlement(
+        &self,
+        id: &MerchantId,
+        live: &LiveSettlement,
+    ) -> Result<(), Error>;
+    /// Errors: `NotFound(Merchant)`.
+    async fn set_status(&self, id: &MerchantId, status: MerchantStatus) -> Result<(), Error>;
+}
+
+/// API key records.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait ApiKeyStore: Send + Sync {
+    /// Inserts a key record for `key.merchant_id`. Errors: `NotFound(Merchant)`.
+    async fn insert_key(&self, key: &ApiKey) -> Result<(), Error>;
+    /// The key with this digest and its merchant's status, if any.
+    async fn find_key_by_digest(&self, digest: [u8; 32]) -> Result<Option<KeyLookup>, Error>;
+    /// Marks the key revoked at `at` (idempotent). Errors: `NotFound(ApiKey)`.
+    async fn revoke_key(&self, id: &ApiKeyId, at: DateTime<Utc>) -> Result<(), Error>;
+}

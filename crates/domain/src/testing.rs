@@ -1,0 +1,31 @@
+//! Deterministic port implementations for unit tests (also for other crates' tests through
+//! the `mocks` feature).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::ports::Crypto;
+
+/// Fills random buffers from a counter and "hashes" by folding bytes: deterministic, distinct
+/// per call, and never to be used outside tests.
+#[derive(Default)]
+pub struct SeqCrypto {
+    counter: AtomicU64,
+}
+
+impl Crypto for SeqCrypto {
+    fn fill_random(&self, buf: &mut [u8]) {
+        let n = self.counter.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
+        let bytes = n.to_be_bytes();
+        for (i, b) in buf.iter_mut().enumerate() {
+            *b = bytes[i % 8].wrapping_add(u8::try_from(i % 251).unwrap_or(0));
+        }
+    }
+
+    fn sha256(&self, data: &[u8]) -> [u8; 32] {
+        let mut out = [0u8; 32];
+        for (i, b) in data.iter().enumerate() {
+            out[i % 32] = out[i % 32].wrapping_mul(31).wrapping_add(*b);
+        }
+        out
+    }
+}

@@ -12,9 +12,11 @@ pub mod invoice;
 pub mod merchant;
 pub mod mode;
 pub mod money;
+pub mod operator;
 pub mod payment;
 pub mod payment_link;
 pub mod ports;
+pub mod url;
 pub mod webhook;
 
 #[cfg(any(test, feature = "mocks"))]

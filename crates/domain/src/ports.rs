@@ -9,7 +9,8 @@ use chrono::{DateTime, Utc};
 
 use crate::api_key::{ApiKey, KeyLookup};
 use crate::error::Error;
-use crate::ids::{ApiKeyId, MerchantId};
+use crate::event::{Event, EventType};
+use crate::ids::{ApiKeyId, EventId, MerchantId};
 use crate::merchant::{LiveSettlement, Merchant, MerchantStatus};
 use crate::mode::Scope;
 
@@ -61,4 +62,44 @@ pub trait ApiKeyStore: Send + Sync {
     async fn find_key_by_digest(&self, digest: [u8; 32]) -> Result<Option<KeyLookup>, Error>;
     /// Marks the key revoked at `at` (idempotent). Errors: `NotFound(ApiKey)`.
     async fn revoke_key(&self, id: &ApiKeyId, at: DateTime<Utc>) -> Result<(), Error>;
+}
+
+/// Readiness of the service's dependencies.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait Health: Send + Sync {
+    /// `Ok` when the store answers. Errors: `Unavailable`.
+    async fn ready(&self) -> Result<(), Error>;
+}
+
+/// A page request of a cursor-paginated list (newest first).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PageRequest {
+    /// 1-100.
+    pub limit: u32,
+    /// The id of the last item of the previous page.
+    pub starting_after: Option<String>,
+}
+
+/// One page of a list; `has_more` tells whether items follow the last one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    pub has_more: bool,
+}
+
+/// The outbox, read side.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait EventStore: Send + Sync {
+    /// Events of `scope`, newest first. Errors: `Validation { field: "startingAfter" }` when the
+    /// cursor is not an event of this scope.
+    async fn list_events(
+        &self,
+        scope: &Scope,
+        event_type: Option<EventType>,
+        page: &PageRequest,
+    ) -> Result<Page<Event>, Error>;
+    /// Errors: `NotFound(Event)`; `ModeMismatch` for an event of the other mode.
+    async fn get_event(&self, scope: &Scope, id: &EventId) -> Result<Event, Error>;
 }

@@ -1,1 +1,89 @@
+//! HTTP adapter of stablepay (actix-web): routes, extractors (auth, JSON, query), the envelope,
+//! error mapping, the OpenAPI document and the hosted pages.
+//!
+//! This is the only crate that knows HTTP status codes and JSON shapes. It parses requests into
+//! domain types, calls domain use cases through the ports in [`AppState`], and renders results.
 
+pub mod auth;
+pub mod deprecation;
+pub mod envelope;
+pub mod error;
+pub mod json;
+pub mod middleware;
+pub mod openapi;
+pub mod query;
+pub mod routes;
+pub mod state;
+pub mod wire;
+
+use actix_web::body::BoxBody;
+use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
+use actix_web::{App, HttpRequest, HttpResponse, web};
+use utoipa::OpenApi;
+use utoipa_actix_web::{AppExt, scope};
+
+pub use error::{ApiError, ErrorCode};
+pub use state::AppState;
+
+/// Unknown routes: 404 NOT_FOUND in the envelope.
+async fn not_found(req: HttpRequest) -> HttpResponse {
+    use actix_web::ResponseError;
+    ApiError::new(
+        ErrorCode::NOT_FOUND,
+        format!("No route for {} {}.", req.method(), req.path()),
+    )
+    .error_response()
+}
+
+/// The OpenAPI document of every route, with deprecations marked.
+pub fn openapi_document() -> utoipa::openapi::OpenApi {
+    let (_, doc) = routes_app().split_for_parts();
+    doc
+}
+
+fn routes_app() -> utoipa_actix_web::UtoipaApp<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<BoxBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    App::new()
+        .into_utoipa_app()
+        .openapi(openapi::ApiDoc::openapi())
+        .service(routes::health::healthz)
+        .service(routes::health::readyz)
+        .service(
+            scope::scope("/v1")
+                .service(routes::openapi::openapi_json)
+                .service(routes::events::list_events)
+                .service(routes::events::get_event),
+        )
+}
+
+/// The whole application: routes, state, middleware and the unknown-route fallback.
+pub fn build_app(
+    state: web::Data<AppState>,
+) -> App<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<BoxBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    let (app, mut doc) = routes_app().split_for_parts();
+    deprecation::mark(&mut doc);
+    let json = doc.to_json().unwrap_or_else(|_| "{}".to_owned());
+    app.app_data(state)
+        .app_data(web::Data::new(openapi::OpenApiJson(json)))
+        .app_data(
+            web::PathConfig::default()
+                .error_handler(|err, _| ApiError::validation("path", err.to_string()).into()),
+        )
+        .default_service(web::to(not_found))
+        .wrap(middleware::RequestContext)
+}

@@ -1,1 +1,25 @@
+//! PostgreSQL adapter: implements the domain's store ports with diesel + diesel-async.
+//!
+//! Every query that reads or writes merchant data filters by the merchant and mode passed in,
+//! so an id of another merchant is never visible. State changes and the events they emit are
+//! written in one transaction (the outbox). This is the only crate that knows SQL.
 
+mod api_keys;
+mod clock;
+mod error;
+mod events;
+mod merchants;
+mod migrate;
+mod pool;
+pub mod schema;
+
+pub use clock::PgClock;
+pub use migrate::run_migrations;
+pub use pool::{PgStore, PoolSettings};
+
+#[async_trait::async_trait]
+impl stablepay_domain::ports::Health for PgStore {
+    async fn ready(&self) -> Result<(), stablepay_domain::Error> {
+        self.ping().await
+    }
+}

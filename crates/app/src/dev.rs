@@ -1,0 +1,100 @@
+//! `stablepay dev`: the newcomer's sandbox in one command.
+//!
+//! Migrates, creates a demo merchant with test-mode keys the first time (remembered in
+//! `.stablepay/dev.json`, which holds test keys only), prints the keys and the base URL, and
+//! serves.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use stablepay_domain::api_key::KeyType;
+use stablepay_domain::ids::MerchantId;
+use stablepay_domain::ports::{Clock, MerchantStore};
+use stablepay_domain::{Mode, operator};
+
+use crate::config::Config;
+use crate::wiring::Adapters;
+use crate::wiring::anyhow_lite::{Result, msg};
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DevState {
+    merchant_id: String,
+    secret_key: String,
+    publishable_key: String,
+}
+
+fn state_path() -> PathBuf {
+    PathBuf::from(".stablepay").join("dev.json")
+}
+
+pub async fn run(config: Config, adapters: Adapters) -> Result<()> {
+    crate::migrate(&config).await?;
+    let state = load_or_create(&adapters).await?;
+    println!();
+    println!("  stablepay dev sandbox (test mode)");
+    println!("  merchant:        {}", state.merchant_id);
+    println!("  secret key:      {}", state.secret_key);
+    println!("  publishable key: {}", state.publishable_key);
+    println!("  base URL:        {}/v1", config.public_base_url);
+    println!(
+        "  try: curl -H 'Authorization: Bearer {}' {}/v1/events",
+        state.secret_key, config.public_base_url
+    );
+    println!();
+    crate::server::serve(config, adapters, true).await
+}
+
+async fn load_or_create(adapters: &Adapters) -> Result<DevState> {
+    let path = state_path();
+    if let Ok(text) = std::fs::read_to_string(&path) {
+        if let Ok(saved) = serde_json::from_str::<DevState>(&text) {
+            let id = MerchantId::parse(&saved.merchant_id);
+            if let Some(id) = id {
+                if adapters.store.get_merchant(&id).await.is_ok() {
+                    return Ok(saved);
+                }
+            }
+        }
+    }
+    let now = adapters.clock.system_now();
+    let crypto = adapters.crypto.as_ref();
+    let merchant = operator::create_merchant(
+        adapters.merchants(),
+        crypto,
+        now,
+        "Demo merchant",
+        Some("http://localhost"),
+    )
+    .await
+    .map_err(|e| msg(format!("creating the demo merchant: {e}")))?;
+    let (_, secret) = operator::create_api_key(
+        adapters.keys(),
+        crypto,
+        now,
+        &merchant.id,
+        Mode::Test,
+        KeyType::Secret,
+    )
+    .await
+    .map_err(|e| msg(e.to_string()))?;
+    let (_, publishable) = operator::create_api_key(
+        adapters.keys(),
+        crypto,
+        now,
+        &merchant.id,
+        Mode::Test,
+        KeyType::Publishable,
+    )
+    .await
+    .map_err(|e| msg(e.to_string()))?;
+    let state = DevState {
+        merchant_id: merchant.id.to_string(),
+        secret_key: secret.reveal().to_owned(),
+        publishable_key: publishable.reveal().to_owned(),
+    };
+    std::fs::create_dir_all(".stablepay").map_err(|e| msg(format!(".stablepay: {e}")))?;
+    let text = serde_json::to_string_pretty(&state).map_err(|e| msg(e.to_string()))?;
+    std::fs::write(&path, text).map_err(|e| msg(format!("{}: {e}", path.display())))?;
+    Ok(state)
+}

@@ -1,0 +1,218 @@
+//! Operator commands: merchants and API keys. With `--json` the answer (or the error, as
+//! `{"error":{"code","message"}}`) is one JSON object on stdout.
+
+use std::process::ExitCode;
+
+use clap::{Subcommand, ValueEnum};
+use serde_json::{Value, json};
+use stablepay_domain::api_key::KeyType;
+use stablepay_domain::ids::{ApiKeyId, MerchantId};
+use stablepay_domain::merchant::Token;
+use stablepay_domain::ports::Clock;
+use stablepay_domain::{Error, Mode, Resource, operator};
+use stablepay_http::ApiError;
+
+use crate::wiring::Adapters;
+
+#[derive(Subcommand)]
+pub enum MerchantCommand {
+    /// Create a merchant (active; test mode ready, live mode not activated).
+    Create {
+        #[arg(long)]
+        name: String,
+        /// Reviewed website (its origin is kept for live return URLs).
+        #[arg(long)]
+        website: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Activate live mode with a settlement wallet.
+    Activate {
+        merchant_id: String,
+        #[arg(long, value_name = "0x...")]
+        settlement_wallet: String,
+        #[arg(long, value_enum, default_value = "USDC")]
+        token: TokenArg,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Suspend a merchant: its keys stop working with ACCOUNT_SUSPENDED.
+    Suspend {
+        merchant_id: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum KeyCommand {
+    /// Create an API key; the key is printed once and never stored.
+    Create {
+        #[arg(long)]
+        merchant: String,
+        #[arg(long, value_enum)]
+        mode: ModeArg,
+        #[arg(long = "type", value_enum)]
+        key_type: KeyTypeArg,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke an API key.
+    Revoke {
+        key_id: String,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum TokenArg {
+    #[value(name = "USDC")]
+    Usdc,
+    #[value(name = "USDT")]
+    Usdt,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum ModeArg {
+    Test,
+    Live,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum KeyTypeArg {
+    Secret,
+    Publishable,
+}
+
+fn finish(json_out: bool, result: Result<(Value, String), Error>) -> ExitCode {
+    match result {
+        Ok((value, text)) => {
+            if json_out {
+                println!("{value}");
+            } else {
+                println!("{text}");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            let api = ApiError::from(err);
+            if json_out {
+                println!("{}", json!({ "error": api.body() }));
+            }
+            eprintln!("stablepay: {}: {}", api.code.as_str(), api.message);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn merchant_id(text: &str) -> Result<MerchantId, Error> {
+    MerchantId::parse(text).ok_or(Error::NotFound(Resource::Merchant))
+}
+
+pub async fn merchant(command: MerchantCommand, adapters: &Adapters) -> ExitCode {
+    let now = adapters.clock.system_now();
+    match command {
+        MerchantCommand::Create {
+            name,
+            website,
+            json,
+        } => {
+            let r = operator::create_merchant(
+                adapters.merchants(),
+                adapters.crypto.as_ref(),
+                now,
+                &name,
+                website.as_deref(),
+            )
+            .await
+            .map(|m| {
+                (
+                    json!({ "id": m.id.as_str() }),
+                    format!("created merchant {}", m.id),
+                )
+            });
+            finish(json, r)
+        }
+        MerchantCommand::Activate {
+            merchant_id: id,
+            settlement_wallet,
+            token,
+            json,
+        } => {
+            let token = match token {
+                TokenArg::Usdc => Token::Usdc,
+                TokenArg::Usdt => Token::Usdt,
+            };
+            let r = async {
+                let id = merchant_id(&id)?;
+                let live = operator::activate_merchant(adapters.merchants(), now, &id, &settlement_wallet, token).await?;
+                Ok((
+                    json!({ "id": id.as_str(), "liveActivated": true, "settlementWallet": live.wallet.as_str(), "token": live.token.symbol() }),
+                    format!("activated {id}: live settlement to {} in {}", live.wallet, live.token.symbol()),
+                ))
+            }
+            .await;
+            finish(json, r)
+        }
+        MerchantCommand::Suspend {
+            merchant_id: id,
+            json,
+        } => {
+            let r = async {
+                let id = merchant_id(&id)?;
+                operator::suspend_merchant(adapters.merchants(), &id).await?;
+                Ok((
+                    json!({ "id": id.as_str(), "status": "suspended" }),
+                    format!("suspended {id}"),
+                ))
+            }
+            .await;
+            finish(json, r)
+        }
+    }
+}
+
+pub async fn key(command: KeyCommand, adapters: &Adapters) -> ExitCode {
+    let now = adapters.clock.system_now();
+    match command {
+        KeyCommand::Create {
+            merchant,
+            mode,
+            key_type,
+            json,
+        } => {
+            let mode = match mode {
+                ModeArg::Test => Mode::Test,
+                ModeArg::Live => Mode::Live,
+            };
+            let key_type = match key_type {
+                KeyTypeArg::Secret => KeyType::Secret,
+                KeyTypeArg::Publishable => KeyType::Publishable,
+            };
+            let r = async {
+                let id = merchant_id(&merchant)?;
+                let (key, secret) =
+                    operator::create_api_key(adapters.keys(), adapters.crypto.as_ref(), now, &id, mode, key_type).await?;
+                Ok((
+                    json!({ "id": key.id.as_str(), "key": secret.reveal(), "mode": mode.as_str(), "type": key_type.as_str() }),
+                    format!("created key {} (shown once): {}", key.id, secret.reveal()),
+                ))
+            }
+            .await;
+            finish(json, r)
+        }
+        KeyCommand::Revoke { key_id, json } => {
+            let r = async {
+                let id = ApiKeyId::parse(&key_id).ok_or(Error::NotFound(Resource::ApiKey))?;
+                operator::revoke_api_key(adapters.keys(), now, &id).await?;
+                Ok((
+                    json!({ "id": id.as_str(), "revoked": true }),
+                    format!("revoked {id}"),
+                ))
+            }
+            .await;
+            finish(json, r)
+        }
+    }
+}

@@ -1,0 +1,73 @@
+//! `serve` and `worker`: the HTTP API and the background worker.
+
+use std::time::Duration;
+
+use actix_web::HttpServer;
+use tokio::sync::watch;
+
+use crate::config::Config;
+use crate::wiring::Adapters;
+use crate::wiring::anyhow_lite::{Result, msg};
+use crate::worker;
+
+/// Runs the HTTP API (and, unless `with_worker` is false, the worker) until SIGINT/SIGTERM.
+pub async fn serve(config: Config, adapters: Adapters, with_worker: bool) -> Result<()> {
+    let state = adapters.http_state(&config);
+    let server = HttpServer::new(move || stablepay_http::build_app(state.clone()))
+        .workers(config.http_workers)
+        .shutdown_timeout(10)
+        .bind(config.bind)
+        .map_err(|e| msg(format!("STABLEPAY_BIND: cannot bind {}: {e}", config.bind)))?;
+    let addrs = server.addrs();
+    let server = server.run();
+    for addr in &addrs {
+        // The one line on stdout: tests and scripts read the actual port from it.
+        println!("stablepay listening on http://{addr}");
+    }
+    tracing::info!(addresses = ?addrs, public_base_url = %config.public_base_url, "HTTP API started");
+
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let worker_task = with_worker.then(|| {
+        let adapters = adapters.clone();
+        let interval = config.worker_interval;
+        tokio::spawn(async move { worker::run(adapters, interval, stop_rx).await })
+    });
+    let result = server.await.map_err(|e| msg(format!("HTTP server: {e}")));
+    let _ = stop_tx.send(true);
+    if let Some(task) = worker_task {
+        let _ = tokio::time::timeout(Duration::from_secs(10), task).await;
+    }
+    result
+}
+
+/// Runs only the worker until SIGINT/SIGTERM.
+pub async fn run_worker(config: Config, adapters: Adapters) -> Result<()> {
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let task = tokio::spawn(worker::run(adapters, config.worker_interval, stop_rx));
+    shutdown_signal().await;
+    let _ = stop_tx.send(true);
+    let _ = task.await;
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

@@ -1,0 +1,75 @@
+//! Wiring: the adapters behind the domain's ports.
+
+use std::sync::Arc;
+
+use actix_web::web;
+use stablepay_domain::ports::{ApiKeyStore, Clock, Crypto, EventStore, Health, MerchantStore};
+use stablepay_http::AppState;
+use stablepay_postgres::{PgClock, PgStore, PoolSettings};
+
+use crate::config::Config;
+use crate::crypto::RingCrypto;
+
+/// Every adapter, built once per process.
+#[derive(Clone)]
+pub struct Adapters {
+    pub store: PgStore,
+    pub crypto: Arc<RingCrypto>,
+    pub clock: Arc<PgClock>,
+}
+
+impl Adapters {
+    pub fn new(config: &Config) -> anyhow_lite::Result<Self> {
+        let store = PgStore::connect(
+            &config.database_url,
+            &PoolSettings {
+                max_size: config.db_pool_size,
+                timeout: config.db_timeout,
+            },
+        )
+        .map_err(|e| anyhow_lite::msg(format!("database pool: {e}")))?;
+        Ok(Self {
+            clock: Arc::new(PgClock::new(store.clone())),
+            crypto: Arc::new(RingCrypto::new()),
+            store,
+        })
+    }
+
+    pub fn merchants(&self) -> &dyn MerchantStore {
+        &self.store
+    }
+
+    pub fn keys(&self) -> &dyn ApiKeyStore {
+        &self.store
+    }
+
+    pub fn http_state(&self, config: &Config) -> web::Data<AppState> {
+        let store = Arc::new(self.store.clone());
+        web::Data::new(AppState {
+            keys: store.clone() as Arc<dyn ApiKeyStore>,
+            crypto: self.crypto.clone() as Arc<dyn Crypto>,
+            clock: self.clock.clone() as Arc<dyn Clock>,
+            health: store.clone() as Arc<dyn Health>,
+            events: store as Arc<dyn EventStore>,
+            public_base_url: config.public_base_url.clone(),
+        })
+    }
+}
+
+/// A minimal error type for the binary's top level: a message for the operator.
+pub mod anyhow_lite {
+    pub type Result<T> = std::result::Result<T, Error>;
+
+    #[derive(Debug)]
+    pub struct Error(pub String);
+
+    impl std::fmt::Display for Error {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(&self.0)
+        }
+    }
+
+    pub fn msg(text: impl Into<String>) -> Error {
+        Error(text.into())
+    }
+}

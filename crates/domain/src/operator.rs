@@ -1,0 +1,183 @@
+//! Operator use cases: merchants and API keys (used by the CLI and by admin tooling).
+
+use chrono::{DateTime, Utc};
+
+use crate::api_key::{ApiKey, ApiKeySecret, KeyType};
+use crate::error::Error;
+use crate::ids::{ApiKeyId, MerchantId};
+use crate::merchant::{LiveSettlement, Merchant, MerchantStatus, Token, WalletAddress};
+use crate::mode::Mode;
+use crate::ports::{ApiKeyStore, Crypto, MerchantStore};
+use crate::url::HttpUrl;
+
+/// Longest merchant name, in UTF-8 bytes.
+pub const MAX_NAME_BYTES: usize = 200;
+
+/// Creates an active merchant with test mode ready (simulated settlement) and live mode not yet
+/// activated. Errors: `Validation` on `name` (1-200 bytes) or `website` (absolute http(s) URL).
+pub async fn create_merchant(
+    store: &dyn MerchantStore,
+    crypto: &dyn Crypto,
+    now: DateTime<Utc>,
+    name: &str,
+    website: Option<&str>,
+) -> Result<Merchant, Error> {
+    let name = name.trim();
+    if name.is_empty() || name.len() > MAX_NAME_BYTES {
+        return Err(Error::validation("name", "name must be 1-200 bytes"));
+    }
+    let website_origin = website
+        .map(|w| HttpUrl::parse(w).map(|u| u.origin().to_owned()))
+        .transpose()
+        .map_err(|e| Error::validation("website", e.to_string()))?;
+    let merchant = Merchant {
+        id: MerchantId::generate(crypto),
+        name: name.to_owned(),
+        website_origin,
+        status: MerchantStatus::Active,
+        live: None,
+        fee_basis_points: 0,
+        invoice_prefix: "INV".to_owned(),
+        created_at: now,
+    };
+    store.insert_merchant(&merchant).await?;
+    Ok(merchant)
+}
+
+/// Activates live mode with a settlement wallet. Errors: `InvalidWalletAddress` on
+/// `settlementWallet`; `NotFound(Merchant)`.
+pub async fn activate_merchant(
+    store: &dyn MerchantStore,
+    now: DateTime<Utc>,
+    id: &MerchantId,
+    wallet: &str,
+    token: Token,
+) -> Result<LiveSettlement, Error> {
+    let wallet = WalletAddress::parse(wallet).map_err(|e| Error::InvalidWalletAddress {
+        field: "settlementWallet".into(),
+        message: e.to_string(),
+    })?;
+    let live = LiveSettlement {
+        wallet,
+        token,
+        activated_at: now,
+    };
+    store.set_live_settlement(id, &live).await?;
+    Ok(live)
+}
+
+/// Suspends a merchant: its keys then answer ACCOUNT_SUSPENDED. Errors: `NotFound(Merchant)`.
+pub async fn suspend_merchant(store: &dyn MerchantStore, id: &MerchantId) -> Result<(), Error> {
+    store.set_status(id, MerchantStatus::Suspended).await
+}
+
+/// Creates a key and returns its record with the plaintext (shown once, never stored).
+/// Errors: `NotFound(Merchant)`.
+pub async fn create_api_key(
+    store: &dyn ApiKeyStore,
+    crypto: &dyn Crypto,
+    now: DateTime<Utc>,
+    merchant_id: &MerchantId,
+    mode: Mode,
+    key_type: KeyType,
+) -> Result<(ApiKey, ApiKeySecret), Error> {
+    let secret = ApiKeySecret::generate(crypto, mode, key_type);
+    let key = ApiKey {
+        id: ApiKeyId::generate(crypto),
+        merchant_id: merchant_id.clone(),
+        mode,
+        key_type,
+        digest: secret.digest(crypto),
+        display_prefix: secret.display_prefix(),
+        created_at: now,
+        expires_at: None,
+        revoked_at: None,
+    };
+    store.insert_key(&key).await?;
+    Ok((key, secret))
+}
+
+/// Revokes a key (idempotent). Errors: `NotFound(ApiKey)`.
+pub async fn revoke_api_key(
+    store: &dyn ApiKeyStore,
+    now: DateTime<Utc>,
+    id: &ApiKeyId,
+) -> Result<(), Error> {
+    store.revoke_key(id, now).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ports::{MockApiKeyStore, MockMerchantStore};
+    use crate::testing::SeqCrypto;
+
+    #[tokio::test]
+    async fn create_merchant_validates_and_stores() {
+        let crypto = SeqCrypto::default();
+        let mut store = MockMerchantStore::new();
+        store
+            .expect_insert_merchant()
+            .times(1)
+            .returning(|_| Ok(()));
+        let m = create_merchant(
+            &store,
+            &crypto,
+            Utc::now(),
+            " Shop ",
+            Some("https://Shop.example/x"),
+        )
+        .await
+        .unwrap();
+        assert_eq!(m.name, "Shop");
+        assert_eq!(m.website_origin.as_deref(), Some("https://shop.example"));
+        assert_eq!(m.status, MerchantStatus::Active);
+
+        let empty = MockMerchantStore::new(); // no insert expected
+        let e = create_merchant(&empty, &crypto, Utc::now(), "  ", None)
+            .await
+            .unwrap_err();
+        assert_eq!(e.field(), Some("name"));
+        let e = create_merchant(&empty, &crypto, Utc::now(), "a", Some("ftp://x"))
+            .await
+            .unwrap_err();
+        assert_eq!(e.field(), Some("website"));
+    }
+
+    #[tokio::test]
+    async fn activation_checks_the_wallet() {
+        let store = MockMerchantStore::new();
+        let id = MerchantId::from_trusted("mer_1".into());
+        let e = activate_merchant(
+            &store,
+            Utc::now(),
+            &id,
+            "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD",
+            Token::Usdc,
+        )
+        .await
+        .unwrap_err();
+        assert!(matches!(e, Error::InvalidWalletAddress { .. }));
+    }
+
+    #[tokio::test]
+    async fn keys_store_only_the_digest() {
+        let crypto = SeqCrypto::default();
+        let mut store = MockApiKeyStore::new();
+        store.expect_insert_key().times(1).returning(|_| Ok(()));
+        let id = MerchantId::from_trusted("mer_1".into());
+        let (key, secret) = create_api_key(
+            &store,
+            &crypto,
+            Utc::now(),
+            &id,
+            Mode::Live,
+            KeyType::Publishable,
+        )
+        .await
+        .unwrap();
+        assert!(secret.reveal().starts_with("pk_live_"));
+        assert_eq!(key.digest, secret.digest(&crypto));
+        assert_eq!(key.display_prefix, &secret.reveal()[..12]);
+    }
+}

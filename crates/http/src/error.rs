@@ -1,0 +1,287 @@
+//! The API's error type: every code of the spec, its HTTP status, and the error envelope.
+//!
+//! The table in [`ErrorCode::status`] is the single place where codes meet statuses; it is
+//! reproduced in `docs/api.md`.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpResponse, ResponseError};
+use serde_json::{Value, json};
+use stablepay_domain::{Error as DomainError, Resource};
+
+use crate::envelope;
+
+macro_rules! codes {
+    ($($name:ident => $status:ident),* $(,)?) => {
+        /// Every error code of the spec, plus SERVICE_UNAVAILABLE (503, the database is
+        /// unreachable), an addition the spec's versioning rules allow.
+        #[allow(non_camel_case_types)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum ErrorCode { $($name),* }
+
+        impl ErrorCode {
+            pub const ALL: &'static [ErrorCode] = &[$(ErrorCode::$name),*];
+
+            /// The code as clients see it (`SCREAMING_SNAKE_CASE`).
+            pub fn as_str(self) -> &'static str {
+                match self { $(ErrorCode::$name => codes!(@snake $name)),* }
+            }
+
+            /// The HTTP status of the code.
+            pub fn status(self) -> StatusCode {
+                match self { $(ErrorCode::$name => StatusCode::$status),* }
+            }
+        }
+    };
+    (@snake $name:ident) => { stringify!($name) };
+}
+
+codes! {
+    API_KEY_REQUIRED => UNAUTHORIZED,
+    INVALID_API_KEY => UNAUTHORIZED,
+    API_KEY_FORBIDDEN => FORBIDDEN,
+    PUBLIC_KEY_FIELD_NOT_ALLOWED => FORBIDDEN,
+    MODE_MISMATCH => CONFLICT,
+    PERMISSION_DENIED => FORBIDDEN,
+    ACCOUNT_SUSPENDED => FORBIDDEN,
+    ACTIVE_MERCHANT_REQUIRED => FORBIDDEN,
+    FEATURE_UNAVAILABLE => UNPROCESSABLE_ENTITY,
+    AUTH_REQUIRED => UNAUTHORIZED,
+    AUTH_FORBIDDEN => FORBIDDEN,
+    INVALID_CREDENTIALS => UNAUTHORIZED,
+    VALIDATION_ERROR => BAD_REQUEST,
+    INVALID_AMOUNT => BAD_REQUEST,
+    INVALID_EXPIRY => BAD_REQUEST,
+    INVALID_TOTAL => UNPROCESSABLE_ENTITY,
+    CURRENCY_MISMATCH => UNPROCESSABLE_ENTITY,
+    CUSTOMER_EMAIL_REQUIRED => UNPROCESSABLE_ENTITY,
+    INVALID_WALLET_ADDRESS => BAD_REQUEST,
+    INVALID_TX_HASH => BAD_REQUEST,
+    INVALID_WALLET_PAYMENT_ATTEMPT => BAD_REQUEST,
+    INVALID_DEPOSIT_NETWORK => BAD_REQUEST,
+    INVALID_IDEMPOTENCY_KEY => BAD_REQUEST,
+    IDEMPOTENCY_KEY_CONFLICT => CONFLICT,
+    DEFAULT_WALLET_REQUIRED => UNPROCESSABLE_ENTITY,
+    UNSUPPORTED_DEFAULT_WALLET => UNPROCESSABLE_ENTITY,
+    WALLET_PAYMENTS_UNAVAILABLE => UNPROCESSABLE_ENTITY,
+    CHECKOUT_SESSION_NOT_PAYABLE => CONFLICT,
+    SCAN_OR_COPY_UNAVAILABLE => UNPROCESSABLE_ENTITY,
+    NOT_FOUND => NOT_FOUND,
+    INVOICE_NOT_FOUND => NOT_FOUND,
+    INVOICE_STATE_MISMATCH => CONFLICT,
+    INVOICE_TRANSITION_GUARD_FAILED => CONFLICT,
+    INVOICE_ALREADY_ISSUED => CONFLICT,
+    INVOICE_NOT_EDITABLE => CONFLICT,
+    INVOICE_NOT_PAYABLE => CONFLICT,
+    INVOICE_PDF_UNAVAILABLE => UNPROCESSABLE_ENTITY,
+    INVOICE_VERSION_CONFLICT => CONFLICT,
+    PAYMENT_LINK_NOT_FOUND => NOT_FOUND,
+    PAYMENT_LINK_VERSION_CONFLICT => CONFLICT,
+    LINK_INACTIVE => CONFLICT,
+    LINK_EXPIRED => CONFLICT,
+    LINK_ALREADY_USED => CONFLICT,
+    LINK_RESERVED => CONFLICT,
+    AMOUNT_OUT_OF_RANGE => BAD_REQUEST,
+    FIELD_REQUIRED => BAD_REQUEST,
+    MODE_UNAVAILABLE => UNPROCESSABLE_ENTITY,
+    CONFIG_CHANGED => CONFLICT,
+    RATE_LIMITED => TOO_MANY_REQUESTS,
+    EXPORT_CANCELLED => CONFLICT,
+    EXPORT_EXPIRED => CONFLICT,
+    EXPORT_NOT_READY => CONFLICT,
+    EXPORT_RANGE_TOO_LARGE => BAD_REQUEST,
+    EXPORT_SCHEMA_UNSUPPORTED => BAD_REQUEST,
+    EXPORT_TOO_LARGE_FOR_SYNC => UNPROCESSABLE_ENTITY,
+    WEBHOOK_ENDPOINT_NOT_FOUND => NOT_FOUND,
+    WEBHOOK_DELIVERY_NOT_FOUND => NOT_FOUND,
+    WEBHOOK_EVENT_UNSUPPORTED => BAD_REQUEST,
+    WEBHOOK_SIGNATURE_INVALID => BAD_REQUEST,
+    WEBHOOK_ENDPOINT_DISABLED => CONFLICT,
+    WEBHOOK_INCIDENT_NOT_FOUND => NOT_FOUND,
+    SECRET_OVERLAP_ACTIVE => CONFLICT,
+    SECRET_OVERLAP_EXPIRED => CONFLICT,
+    REQUEST_ERROR => BAD_GATEWAY,
+    REQUEST_TOO_LARGE => PAYLOAD_TOO_LARGE,
+    RATE_LIMIT_EXCEEDED => TOO_MANY_REQUESTS,
+    INTERNAL_SERVER_ERROR => INTERNAL_SERVER_ERROR,
+    INTERNAL_JOB_UNAUTHORIZED => UNAUTHORIZED,
+    SERVICE_UNAVAILABLE => SERVICE_UNAVAILABLE,
+}
+
+/// An error answer: code, human message, optional details (`details.field` names the field).
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    pub code: ErrorCode,
+    pub message: String,
+    pub details: Option<Value>,
+    /// Extra response headers (Retry-After).
+    pub headers: Vec<(&'static str, String)>,
+    /// The request id, when the error is rendered outside the request's scope.
+    pub request_id: Option<String>,
+}
+
+impl ApiError {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            details: None,
+            headers: Vec::new(),
+            request_id: None,
+        }
+    }
+
+    pub fn field(code: ErrorCode, field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::new(code, message).with_details(json!({ "field": field.into() }))
+    }
+
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = Some(details);
+        self
+    }
+
+    pub fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Self {
+        self.headers.push((name, value.into()));
+        self
+    }
+
+    /// Carries the request id so the error can be rendered after the request's scope ended.
+    pub fn for_request(mut self, request_id: &str) -> Self {
+        self.request_id = Some(request_id.to_owned());
+        self
+    }
+
+    pub fn validation(field: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::field(ErrorCode::VALIDATION_ERROR, field, message)
+    }
+
+    pub fn internal() -> Self {
+        Self::new(
+            ErrorCode::INTERNAL_SERVER_ERROR,
+            "An internal error occurred. Retry later.",
+        )
+    }
+
+    pub fn body(&self) -> Value {
+        let mut error = json!({ "code": self.code.as_str(), "message": self.message });
+        if let (Some(details), Some(obj)) = (&self.details, error.as_object_mut()) {
+            obj.insert("details".into(), details.clone());
+        }
+        error
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.code.as_str(), self.message)
+    }
+}
+
+impl ResponseError for ApiError {
+    fn status_code(&self) -> StatusCode {
+        self.code.status()
+    }
+
+    fn error_response(&self) -> HttpResponse {
+        let mut builder = HttpResponse::build(self.status_code());
+        for (name, value) in &self.headers {
+            builder.insert_header((*name, value.as_str()));
+        }
+        match &self.request_id {
+            Some(id) => {
+                builder.insert_header(("X-Request-Id", id.as_str()));
+                builder.json(envelope::error_body_with_id(self.body(), id))
+            }
+            None => builder.json(envelope::error_body(self.body())),
+        }
+    }
+}
+
+fn not_found(resource: Resource) -> ApiError {
+    match resource {
+        Resource::Invoice => ApiError::new(ErrorCode::INVOICE_NOT_FOUND, "No such invoice."),
+        other => ApiError::new(
+            ErrorCode::NOT_FOUND,
+            format!("No such {}.", other.as_str().replace('_', " ")),
+        ),
+    }
+}
+
+impl From<DomainError> for ApiError {
+    fn from(err: DomainError) -> Self {
+        use ErrorCode as C;
+        let field = err.field().map(str::to_owned);
+        let message = err.to_string();
+        let with_field = |code: ErrorCode| match &field {
+            Some(f) => ApiError::field(code, f.clone(), message.clone()),
+            None => ApiError::new(code, message.clone()),
+        };
+        match err {
+            DomainError::Validation { .. } => with_field(C::VALIDATION_ERROR),
+            DomainError::InvalidAmount { .. } => with_field(C::INVALID_AMOUNT),
+            DomainError::InvalidExpiry { .. } => with_field(C::INVALID_EXPIRY),
+            DomainError::InvalidTotal { .. } => with_field(C::INVALID_TOTAL),
+            DomainError::CurrencyMismatch { .. } => with_field(C::CURRENCY_MISMATCH),
+            DomainError::CustomerEmailRequired { .. } => with_field(C::CUSTOMER_EMAIL_REQUIRED),
+            DomainError::InvalidWalletAddress { .. } => with_field(C::INVALID_WALLET_ADDRESS),
+            DomainError::InvalidTxHash { .. } => with_field(C::INVALID_TX_HASH),
+            DomainError::PublicKeyFieldNotAllowed { .. } => {
+                with_field(C::PUBLIC_KEY_FIELD_NOT_ALLOWED)
+            }
+            DomainError::InvalidApiKey => ApiError::new(
+                C::INVALID_API_KEY,
+                "The API key is invalid, revoked or expired.",
+            ),
+            DomainError::ApiKeyForbidden => with_field(C::API_KEY_FORBIDDEN),
+            DomainError::AccountSuspended => with_field(C::ACCOUNT_SUSPENDED),
+            DomainError::ActiveMerchantRequired => with_field(C::ACTIVE_MERCHANT_REQUIRED),
+            DomainError::FeatureUnavailable(_) => with_field(C::FEATURE_UNAVAILABLE),
+            DomainError::NotFound(resource) => not_found(resource),
+            DomainError::ModeMismatch => ApiError::new(
+                C::MODE_MISMATCH,
+                "The resource belongs to the other mode; use a key of that mode.",
+            ),
+            DomainError::InvoiceStateMismatch => with_field(C::INVOICE_STATE_MISMATCH),
+            DomainError::InvoiceTransitionGuardFailed(_) => {
+                with_field(C::INVOICE_TRANSITION_GUARD_FAILED)
+            }
+            DomainError::InvoiceAlreadyIssued => with_field(C::INVOICE_ALREADY_ISSUED),
+            DomainError::InvoiceNotEditable => with_field(C::INVOICE_NOT_EDITABLE),
+            DomainError::InvoiceNotPayable => with_field(C::INVOICE_NOT_PAYABLE),
+            DomainError::InvoiceVersionConflict { current, .. } => {
+                ApiError::field(C::INVOICE_VERSION_CONFLICT, "version", message)
+                    .with_details(json!({ "field": "version", "currentVersion": current }))
+            }
+            DomainError::CheckoutSessionNotPayable => with_field(C::CHECKOUT_SESSION_NOT_PAYABLE),
+            DomainError::Unavailable => ApiError::new(
+                C::SERVICE_UNAVAILABLE,
+                "The service is temporarily unavailable. Retry with backoff.",
+            )
+            .with_header("Retry-After", "1"),
+            DomainError::Internal(detail) => {
+                tracing::error!(detail = %detail, "internal error");
+                ApiError::internal()
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_has_a_status_in_its_class() {
+        for code in ErrorCode::ALL {
+            let s = code.status().as_u16();
+            assert!(
+                [400, 401, 403, 404, 409, 413, 422, 429, 500, 502, 503].contains(&s),
+                "{code:?}"
+            );
+        }
+        assert_eq!(ErrorCode::REQUEST_TOO_LARGE.status().as_u16(), 413);
+        assert_eq!(ErrorCode::API_KEY_REQUIRED.status().as_u16(), 401);
+        assert_eq!(ErrorCode::INVALID_API_KEY.status().as_u16(), 401);
+        assert_eq!(ErrorCode::API_KEY_FORBIDDEN.status().as_u16(), 403);
+        assert_eq!(ErrorCode::MODE_MISMATCH.status().as_u16(), 409);
+    }
+}

@@ -1,0 +1,214 @@
+//! The JSON body extractor: `Content-Type: application/json` required, 1 MiB ceiling, and
+//! every parse failure reported as a precise error naming the field.
+
+use actix_web::dev::Payload;
+use actix_web::http::header::CONTENT_TYPE;
+use actix_web::{FromRequest, HttpRequest};
+use futures_util::StreamExt;
+use futures_util::future::LocalBoxFuture;
+use serde::de::DeserializeOwned;
+
+use crate::error::{ApiError, ErrorCode};
+use crate::middleware::{MAX_BODY_BYTES, too_large_error};
+
+/// Field names whose type errors are INVALID_AMOUNT rather than VALIDATION_ERROR: a JSON
+/// number where a decimal string is required is an invalid amount.
+const AMOUNT_FIELDS: &[&str] = &["amount", "unitAmount", "minimumAmount", "maximumAmount"];
+
+/// A JSON request body deserialized into `T` (a wire type with `deny_unknown_fields`).
+pub struct ApiJson<T>(pub T);
+
+impl<T: DeserializeOwned + 'static> FromRequest for ApiJson<T> {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let content_type_ok = req
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(';').next())
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
+        let mut payload = payload.take();
+        Box::pin(async move {
+            let bytes = read_limited(&mut payload).await?;
+            if !content_type_ok {
+                return Err(ApiError::field(
+                    ErrorCode::VALIDATION_ERROR,
+                    "Content-Type",
+                    "JSON requests must carry Content-Type: application/json.",
+                ));
+            }
+            parse(&bytes).map(ApiJson)
+        })
+    }
+}
+
+/// Reads the body, refusing more than 1 MiB.
+pub(crate) async fn read_limited(payload: &mut Payload) -> Result<Vec<u8>, ApiError> {
+    let mut body = Vec::new();
+    while let Some(chunk) = payload.next().await {
+        let chunk = chunk.map_err(|e| match e {
+            actix_web::error::PayloadError::Overflow => too_large_error(),
+            other => ApiError::validation(
+                "body",
+                format!("The request body could not be read: {other}"),
+            ),
+        })?;
+        if body.len() + chunk.len() > MAX_BODY_BYTES {
+            return Err(too_large_error());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// Deserializes `bytes`, mapping failures to precise errors.
+pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::validation(
+            "body",
+            "A JSON object body is required.",
+        ));
+    }
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let result: Result<T, _> = serde_path_to_error::deserialize(&mut de);
+    let value = result.map_err(|err| {
+        let path = err.path().to_string();
+        let inner = err.into_inner();
+        describe(&path, &inner)
+    })?;
+    de.end()
+        .map_err(|e| ApiError::validation("body", format!("Malformed JSON: {e}")))?;
+    Ok(value)
+}
+
+fn join(path: &str, field: &str) -> String {
+    if path.is_empty() || path == "." {
+        field.to_owned()
+    } else {
+        format!("{path}.{field}")
+    }
+}
+
+/// The name between the first pair of backticks of a serde message.
+fn quoted(message: &str) -> Option<&str> {
+    let start = message.find('`')? + 1;
+    let len = message[start..].find('`')?;
+    Some(&message[start..start + len])
+}
+
+fn describe(path: &str, err: &serde_json::Error) -> ApiError {
+    use serde_json::error::Category;
+    let message = err.to_string();
+    let text = message
+        .split(" at line ")
+        .next()
+        .unwrap_or(&message)
+        .to_owned();
+    match err.classify() {
+        Category::Syntax | Category::Eof | Category::Io => {
+            ApiError::validation("body", format!("Malformed JSON: {message}"))
+        }
+        Category::Data => {
+            if let Some(rest) = text.strip_prefix("missing field ") {
+                let name = quoted(rest).unwrap_or(rest);
+                return ApiError::validation(join(path, name), format!("{name} is required."));
+            }
+            if text.starts_with("unknown field") {
+                let name = quoted(&text).unwrap_or("");
+                let field = if path.ends_with(name) {
+                    path.to_owned()
+                } else {
+                    join(path, name)
+                };
+                return ApiError::validation(field, format!("Unknown field {name}."));
+            }
+            let field = if path.is_empty() || path == "." {
+                "body".to_owned()
+            } else {
+                path.to_owned()
+            };
+            let last = field.rsplit('.').next().unwrap_or(&field);
+            let last = last.split('[').next().unwrap_or(last);
+            let code = if AMOUNT_FIELDS.contains(&last) {
+                ErrorCode::INVALID_AMOUNT
+            } else {
+                ErrorCode::VALIDATION_ERROR
+            };
+            ApiError::field(code, field, text)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    #[derive(Deserialize, Debug)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    #[allow(dead_code)]
+    struct Body {
+        amount: String,
+        customer: Option<Customer>,
+        lines: Option<Vec<Line>>,
+    }
+
+    #[derive(Deserialize, Debug)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    #[allow(dead_code)]
+    struct Customer {
+        email: Option<String>,
+    }
+
+    #[derive(Deserialize, Debug)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    #[allow(dead_code)]
+    struct Line {
+        unit_amount: String,
+    }
+
+    fn err(body: &str) -> (String, Option<String>) {
+        let e = parse::<Body>(body.as_bytes()).unwrap_err();
+        let field = e
+            .details
+            .and_then(|d| d.get("field").and_then(|f| f.as_str()).map(str::to_owned));
+        (e.code.as_str().to_owned(), field)
+    }
+
+    #[test]
+    fn names_the_field() {
+        assert_eq!(err("{"), ("VALIDATION_ERROR".into(), Some("body".into())));
+        assert_eq!(err(""), ("VALIDATION_ERROR".into(), Some("body".into())));
+        assert_eq!(err("[]"), ("VALIDATION_ERROR".into(), Some("body".into())));
+        assert_eq!(
+            err("{}"),
+            ("VALIDATION_ERROR".into(), Some("amount".into()))
+        );
+        assert_eq!(
+            err(r#"{"amount":10}"#),
+            ("INVALID_AMOUNT".into(), Some("amount".into()))
+        );
+        assert_eq!(
+            err(r#"{"amount":"1","x":1}"#),
+            ("VALIDATION_ERROR".into(), Some("x".into()))
+        );
+        assert_eq!(
+            err(r#"{"amount":"1","customer":{"email":5}}"#),
+            ("VALIDATION_ERROR".into(), Some("customer.email".into()))
+        );
+        assert_eq!(
+            err(r#"{"amount":"1","customer":{"mail":"a"}}"#),
+            ("VALIDATION_ERROR".into(), Some("customer.mail".into()))
+        );
+        assert_eq!(
+            err(r#"{"amount":"1","lines":[{"unitAmount":"1"},{"unitAmount":2}]}"#),
+            ("INVALID_AMOUNT".into(), Some("lines[1].unitAmount".into()))
+        );
+        assert_eq!(
+            err(r#"{"amount":"1"} x"#),
+            ("VALIDATION_ERROR".into(), Some("body".into()))
+        );
+    }
+}

@@ -1,0 +1,139 @@
+//! Cross-cutting request handling: request id, tracing span, panic guard, global body ceiling
+//! and the deprecation headers.
+
+use std::future::{Ready, ready};
+use std::panic::AssertUnwindSafe;
+use std::rc::Rc;
+
+use actix_web::body::{BoxBody, MessageBody};
+use actix_web::dev::{Service, ServiceRequest, ServiceResponse, Transform, forward_ready};
+use actix_web::http::header::{CONTENT_LENGTH, HeaderName, HeaderValue};
+use actix_web::{Error, HttpResponse, ResponseError};
+
+use futures_util::FutureExt;
+use futures_util::future::LocalBoxFuture;
+use tracing::Instrument;
+
+use crate::deprecation;
+use crate::envelope::REQUEST_ID;
+use crate::error::{ApiError, ErrorCode};
+use crate::state::AppState;
+
+/// The global request body ceiling: 1 MiB.
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+pub static X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// Wraps every request: assigns its id, opens its span, turns a panic into a 500 in the
+/// envelope, refuses declared bodies above 1 MiB, adds X-Request-Id and deprecation headers.
+pub struct RequestContext;
+
+impl<S, B> Transform<S, ServiceRequest> for RequestContext
+where
+    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = Error> + 'static,
+    B: MessageBody + 'static,
+{
+    type Response = ServiceResponse<BoxBody>;
+    type Error = Error;
+    type Transform = RequestContextService<S>;
+    type InitError = ();
+    type Future = Ready<Result<Self::Transform, Self::InitError>>;
+
+    fn new_transform(&self, service: S) -> Self::Future {
+        ready(Ok(RequestContextService {
+            service: Rc::new(service),
+        }))
+    }
+}
+
+pub struct RequestContextService<S> {
+    service: Rc<S>,
+}
+
+impl<S, B> Service<ServiceRequest> for RequestContextService<S>
+where
+    S: Service<ServiceRequest, Response = ServiceResponse<B>, Error = Error> + 'static,
+    B: MessageBody + 'static,
+{
+    type Response = ServiceResponse<BoxBody>;
+    type Error = Error;
+    type Future = LocalBoxFuture<'static, Result<Self::Response, Self::Error>>;
+
+    forward_ready!(service);
+
+    fn call(&self, req: ServiceRequest) -> Self::Future {
+        let service = Rc::clone(&self.service);
+        let request_id = req
+            .app_data::<actix_web::web::Data<AppState>>()
+            .map(|s| s.new_request_id())
+            .unwrap_or_default();
+        let span = tracing::info_span!(
+            "request",
+            request_id = %request_id,
+            method = %req.method(),
+            path = %req.path(),
+            status = tracing::field::Empty,
+            merchant = tracing::field::Empty,
+        );
+        let deprecated = deprecation::lookup(req.method(), req.match_pattern().as_deref());
+        let too_large = declared_length(&req).is_some_and(|n| n > MAX_BODY_BYTES);
+        let id_for_scope = request_id.clone();
+        let fut = async move {
+            let result = if too_large {
+                Ok(error_response(req, too_large_error()))
+            } else {
+                match AssertUnwindSafe(service.call(req)).catch_unwind().await {
+                    Ok(Ok(res)) => Ok(res.map_into_boxed_body()),
+                    Ok(Err(err)) => {
+                        // An error that escaped the handlers. actix renders it after this future
+                        // ends, outside the request-id scope, so the id travels with the error.
+                        let api = err.as_error::<ApiError>().cloned().unwrap_or_else(|| {
+                            tracing::error!(error = %err, "unhandled error");
+                            ApiError::internal()
+                        });
+                        return Err(api.for_request(&id_for_scope).into());
+                    }
+                    Err(_) => {
+                        tracing::error!("handler panicked");
+                        return Err(ApiError::internal().for_request(&id_for_scope).into());
+                    }
+                }
+            };
+            result.map(|mut res| {
+                let headers = res.headers_mut();
+                if let Ok(value) = HeaderValue::from_str(&id_for_scope) {
+                    headers.insert(X_REQUEST_ID.clone(), value);
+                }
+                if let Some(d) = deprecated {
+                    deprecation::apply(d, headers);
+                }
+                tracing::Span::current().record("status", res.status().as_u16());
+                tracing::info!("served");
+                res
+            })
+        };
+        Box::pin(REQUEST_ID.scope(request_id, fut.instrument(span)))
+    }
+}
+
+fn declared_length(req: &ServiceRequest) -> Option<usize> {
+    req.headers()
+        .get(CONTENT_LENGTH)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+pub fn too_large_error() -> ApiError {
+    ApiError::new(
+        ErrorCode::REQUEST_TOO_LARGE,
+        "The request body exceeds 1 MiB.",
+    )
+}
+
+fn error_response(req: ServiceRequest, err: ApiError) -> ServiceResponse<BoxBody> {
+    let res: HttpResponse = err.error_response();
+    req.into_response(res)
+}

@@ -1,0 +1,77 @@
+//! `GET /v1/events` and `GET /v1/events/{id}`: recover anything a webhook missed.
+
+use actix_web::{HttpRequest, HttpResponse, get, web};
+use stablepay_domain::event::EventType;
+use stablepay_domain::ids::EventId;
+use stablepay_domain::{Error, Resource};
+
+use crate::auth::SecretKey;
+use crate::envelope::success_body;
+use crate::error::ApiError;
+use crate::query::QueryParams;
+use crate::state::AppState;
+use crate::wire::{EventOut, ListOut};
+
+/// List events, newest first.
+#[utoipa::path(
+    tag = "events",
+    params(
+        ("limit" = Option<u32>, Query, description = "Page size 1-100, default 25", minimum = 1, maximum = 100),
+        ("startingAfter" = Option<String>, Query, description = "nextCursor of the previous page"),
+        ("type" = Option<String>, Query, description = "Only events of this type"),
+    ),
+    responses(
+        (status = 200, description = "A page of events", body = crate::wire::EventListEnvelope),
+        (status = 400, description = "VALIDATION_ERROR", body = crate::wire::ErrorEnvelope),
+        (status = 401, description = "API_KEY_REQUIRED, INVALID_API_KEY", body = crate::wire::ErrorEnvelope),
+        (status = 403, description = "API_KEY_FORBIDDEN, ACCOUNT_SUSPENDED", body = crate::wire::ErrorEnvelope),
+        (status = 503, description = "SERVICE_UNAVAILABLE", body = crate::wire::ErrorEnvelope),
+    ),
+    security(("bearer" = []), ("apiKey" = []))
+)]
+#[get("/events")]
+pub async fn list_events(
+    req: HttpRequest,
+    key: SecretKey,
+    state: web::Data<AppState>,
+) -> Result<HttpResponse, ApiError> {
+    let params = QueryParams::parse(&req, &["limit", "startingAfter", "type"])?;
+    let page = params.page()?;
+    let event_type = params
+        .get("type")
+        .map(|t| {
+            EventType::parse(t).ok_or_else(|| ApiError::validation("type", "Unknown event type."))
+        })
+        .transpose()?;
+    let result = state
+        .events
+        .list_events(&key.0.scope, event_type, &page)
+        .await?;
+    let out = ListOut::new(result, |e| e.id.to_string(), EventOut::from);
+    Ok(HttpResponse::Ok().json(success_body(&out)))
+}
+
+/// Retrieve one event.
+#[utoipa::path(
+    tag = "events",
+    params(("id" = String, Path, description = "Event id")),
+    responses(
+        (status = 200, description = "The event", body = crate::wire::EventEnvelope),
+        (status = 401, description = "API_KEY_REQUIRED, INVALID_API_KEY", body = crate::wire::ErrorEnvelope),
+        (status = 403, description = "API_KEY_FORBIDDEN, ACCOUNT_SUSPENDED", body = crate::wire::ErrorEnvelope),
+        (status = 404, description = "NOT_FOUND", body = crate::wire::ErrorEnvelope),
+        (status = 409, description = "MODE_MISMATCH", body = crate::wire::ErrorEnvelope),
+        (status = 503, description = "SERVICE_UNAVAILABLE", body = crate::wire::ErrorEnvelope),
+    ),
+    security(("bearer" = []), ("apiKey" = []))
+)]
+#[get("/events/{id}")]
+pub async fn get_event(
+    key: SecretKey,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let id = EventId::parse(&id).ok_or(Error::NotFound(Resource::Event))?;
+    let event = state.events.get_event(&key.0.scope, &id).await?;
+    Ok(HttpResponse::Ok().json(success_body(&EventOut::from(event))))
+}

@@ -1,0 +1,142 @@
+//! Response wire types shared across routes, and their OpenAPI schemas.
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use stablepay_domain::event::{Event, EventData};
+use stablepay_domain::ports::Page;
+use utoipa::ToSchema;
+
+/// RFC 3339 in UTC with millisecond precision, e.g. `2026-11-22T04:19:16.123Z`.
+pub fn timestamp(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+/// `meta` of every envelope.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Meta {
+    /// Equal to the X-Request-Id response header.
+    pub request_id: String,
+}
+
+/// `error` of the error envelope.
+#[derive(Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// Stable machine-readable code; clients branch on it.
+    pub code: String,
+    /// Human-readable explanation.
+    pub message: String,
+    /// Field-level context: `field` names the offending field or header.
+    #[schema(value_type = Option<Object>)]
+    pub details: Option<Value>,
+}
+
+/// The error envelope.
+#[derive(Serialize, ToSchema)]
+pub struct ErrorEnvelope {
+    /// Always false.
+    pub success: bool,
+    pub error: ErrorBody,
+    pub meta: Meta,
+}
+
+macro_rules! envelope {
+    ($(#[$doc:meta])* $name:ident, $data:ty) => {
+        $(#[$doc])*
+        #[derive(Serialize, ToSchema)]
+        pub struct $name {
+            /// Always true.
+            pub success: bool,
+            pub data: $data,
+            pub meta: Meta,
+        }
+    };
+}
+
+/// Health answer.
+#[derive(Serialize, ToSchema)]
+pub struct HealthOut {
+    pub status: String,
+}
+
+envelope!(/// Health envelope.
+    HealthEnvelope, HealthOut);
+
+/// A page of a cursor-paginated list.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ListOut<T> {
+    pub items: Vec<T>,
+    pub has_more: bool,
+    /// Pass as `startingAfter` to get the next page; null on the last page.
+    pub next_cursor: Option<String>,
+}
+
+impl<T> ListOut<T> {
+    pub fn new<D>(page: Page<D>, id: impl Fn(&D) -> String, render: impl Fn(D) -> T) -> Self {
+        let next_cursor = if page.has_more {
+            page.items.last().map(&id)
+        } else {
+            None
+        };
+        Self {
+            items: page.items.into_iter().map(render).collect(),
+            has_more: page.has_more,
+            next_cursor,
+        }
+    }
+}
+
+/// An event (the spec's event envelope).
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EventOut {
+    pub id: String,
+    /// The literal `event`.
+    pub object: String,
+    /// One of the supported event types, e.g. `invoice.paid`.
+    #[serde(rename = "type")]
+    pub event_type: String,
+    /// `test` or `live`.
+    pub mode: String,
+    pub created_at: String,
+    /// Snapshot of the facts at emission time.
+    #[schema(value_type = Object)]
+    pub data: Value,
+}
+
+/// Renders domain event data as JSON.
+pub fn event_data_json(data: &EventData) -> Value {
+    match data {
+        EventData::Null => Value::Null,
+        EventData::Bool(b) => Value::Bool(*b),
+        EventData::Int(i) => Value::from(*i),
+        EventData::String(s) => Value::String(s.clone()),
+        EventData::List(items) => Value::Array(items.iter().map(event_data_json).collect()),
+        EventData::Map(pairs) => Value::Object(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.clone(), event_data_json(v)))
+                .collect::<Map<_, _>>(),
+        ),
+    }
+}
+
+impl From<Event> for EventOut {
+    fn from(e: Event) -> Self {
+        Self {
+            id: e.id.to_string(),
+            object: "event".into(),
+            event_type: e.event_type.as_str().into(),
+            mode: e.scope.mode.as_str().into(),
+            created_at: timestamp(e.created_at),
+            data: event_data_json(&e.data),
+        }
+    }
+}
+
+envelope!(/// One event.
+    EventEnvelope, EventOut);
+envelope!(/// A page of events.
+    EventListEnvelope, ListOut<EventOut>);

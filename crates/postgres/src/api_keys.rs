@@ -1,0 +1,128 @@
+//! API key rows. Only digests are stored.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use stablepay_domain::api_key::{ApiKey, KeyLookup, KeyType};
+use stablepay_domain::ids::{ApiKeyId, MerchantId};
+use stablepay_domain::merchant::MerchantStatus;
+use stablepay_domain::ports::ApiKeyStore;
+use stablepay_domain::{Error, Mode, Resource};
+
+use crate::PgStore;
+use crate::error::db;
+use crate::schema::{api_keys, merchants};
+
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = api_keys, check_for_backend(diesel::pg::Pg))]
+struct ApiKeyRow {
+    id: String,
+    merchant_id: String,
+    mode: String,
+    key_type: String,
+    digest: Vec<u8>,
+    display_prefix: String,
+    created_at: DateTime<Utc>,
+    expires_at: Option<DateTime<Utc>>,
+    revoked_at: Option<DateTime<Utc>>,
+}
+
+impl TryFrom<ApiKeyRow> for ApiKey {
+    type Error = Error;
+
+    fn try_from(row: ApiKeyRow) -> Result<Self, Error> {
+        let corrupt = || Error::Internal(format!("api key {} is corrupt", row.id));
+        Ok(ApiKey {
+            mode: Mode::parse(&row.mode).ok_or_else(corrupt)?,
+            key_type: KeyType::parse(&row.key_type).ok_or_else(corrupt)?,
+            digest: row.digest.as_slice().try_into().map_err(|_| corrupt())?,
+            id: ApiKeyId::from_trusted(row.id),
+            merchant_id: MerchantId::from_trusted(row.merchant_id),
+            display_prefix: row.display_prefix,
+            created_at: row.created_at,
+            expires_at: row.expires_at,
+            revoked_at: row.revoked_at,
+        })
+    }
+}
+
+#[async_trait]
+impl ApiKeyStore for PgStore {
+    async fn insert_key(&self, key: &ApiKey) -> Result<(), Error> {
+        let mut conn = self.conn().await?;
+        let row = ApiKeyRow {
+            id: key.id.to_string(),
+            merchant_id: key.merchant_id.to_string(),
+            mode: key.mode.as_str().to_owned(),
+            key_type: key.key_type.as_str().to_owned(),
+            digest: key.digest.to_vec(),
+            display_prefix: key.display_prefix.clone(),
+            created_at: key.created_at,
+            expires_at: key.expires_at,
+            revoked_at: key.revoked_at,
+        };
+        diesel::insert_into(api_keys::table)
+            .values(&row)
+            .execute(&mut conn)
+            .await
+            .map_err(|e| {
+                if matches!(
+                    e,
+                    diesel::result::Error::DatabaseError(
+                        diesel::result::DatabaseErrorKind::ForeignKeyViolation,
+                        _
+                    )
+                ) {
+                    Error::NotFound(Resource::Merchant)
+                } else {
+                    db(e)
+                }
+            })?;
+        Ok(())
+    }
+
+    async fn find_key_by_digest(&self, digest: [u8; 32]) -> Result<Option<KeyLookup>, Error> {
+        let mut conn = self.conn().await?;
+        let found: Option<(ApiKeyRow, String)> = api_keys::table
+            .inner_join(merchants::table)
+            .filter(api_keys::digest.eq(digest.as_slice()))
+            .select((ApiKeyRow::as_select(), merchants::status))
+            .first(&mut conn)
+            .await
+            .optional()
+            .map_err(db)?;
+        found
+            .map(|(row, status)| {
+                Ok(KeyLookup {
+                    merchant_status: MerchantStatus::parse(&status)
+                        .ok_or_else(|| Error::Internal("merchant status is corrupt".into()))?,
+                    key: row.try_into()?,
+                })
+            })
+            .transpose()
+    }
+
+    async fn revoke_key(&self, id: &ApiKeyId, at: DateTime<Utc>) -> Result<(), Error> {
+        let mut conn = self.conn().await?;
+        let found: Option<Option<DateTime<Utc>>> = api_keys::table
+            .find(id.as_str())
+            .select(api_keys::revoked_at)
+            .first(&mut conn)
+            .await
+            .optional()
+            .map_err(db)?;
+        match found {
+            None => Err(Error::NotFound(Resource::ApiKey)),
+            Some(Some(_)) => Ok(()),
+            Some(None) => {
+                diesel::update(api_keys::table.find(id.as_str()))
+                    .set(api_keys::revoked_at.eq(at))
+                    .execute(&mut conn)
+                    .await
+                    .map_err(db)?;
+                Ok(())
+            }
+        }
+    }
+}

@@ -1,0 +1,177 @@
+//! The outbox: event rows, written in the caller's transaction.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use serde_json::{Map, Value};
+use stablepay_domain::event::{Event, EventData, EventType};
+use stablepay_domain::ids::{EventId, MerchantId};
+use stablepay_domain::ports::{EventStore, Page, PageRequest};
+use stablepay_domain::{Error, Mode, Resource, Scope};
+
+use crate::PgStore;
+use crate::error::db;
+use crate::schema::events;
+
+/// Storage encoding of the domain's event data.
+pub(crate) fn encode(data: &EventData) -> Value {
+    match data {
+        EventData::Null => Value::Null,
+        EventData::Bool(b) => Value::Bool(*b),
+        EventData::Int(i) => Value::from(*i),
+        EventData::String(s) => Value::String(s.clone()),
+        EventData::List(items) => Value::Array(items.iter().map(encode).collect()),
+        EventData::Map(pairs) => Value::Object(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.clone(), encode(v)))
+                .collect::<Map<_, _>>(),
+        ),
+    }
+}
+
+pub(crate) fn decode(value: &Value) -> EventData {
+    match value {
+        Value::Null => EventData::Null,
+        Value::Bool(b) => EventData::Bool(*b),
+        Value::Number(n) => n
+            .as_i64()
+            .map_or_else(|| EventData::String(n.to_string()), EventData::Int),
+        Value::String(s) => EventData::String(s.clone()),
+        Value::Array(items) => EventData::List(items.iter().map(decode).collect()),
+        Value::Object(map) => {
+            EventData::Map(map.iter().map(|(k, v)| (k.clone(), decode(v))).collect())
+        }
+    }
+}
+
+#[derive(Insertable)]
+#[diesel(table_name = events)]
+struct NewEventRow<'a> {
+    id: &'a str,
+    merchant_id: &'a str,
+    mode: &'a str,
+    event_type: &'a str,
+    data: Value,
+    created_at: DateTime<Utc>,
+}
+
+/// Inserts events inside the caller's transaction.
+#[allow(dead_code)] // used by the invoice flow
+pub(crate) async fn insert(
+    conn: &mut AsyncPgConnection,
+    list: &[Event],
+) -> Result<(), diesel::result::Error> {
+    if list.is_empty() {
+        return Ok(());
+    }
+    let rows: Vec<NewEventRow<'_>> = list
+        .iter()
+        .map(|e| NewEventRow {
+            id: e.id.as_str(),
+            merchant_id: e.scope.merchant_id.as_str(),
+            mode: e.scope.mode.as_str(),
+            event_type: e.event_type.as_str(),
+            data: encode(&e.data),
+            created_at: e.created_at,
+        })
+        .collect();
+    diesel::insert_into(events::table)
+        .values(&rows)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+#[derive(Queryable, Selectable)]
+#[diesel(table_name = events, check_for_backend(diesel::pg::Pg))]
+struct EventRow {
+    seq: i64,
+    id: String,
+    merchant_id: String,
+    mode: String,
+    event_type: String,
+    data: Value,
+    created_at: DateTime<Utc>,
+}
+
+impl TryFrom<EventRow> for Event {
+    type Error = Error;
+
+    fn try_from(row: EventRow) -> Result<Self, Error> {
+        let corrupt = || Error::Internal(format!("event {} is corrupt", row.id));
+        let _ = row.seq;
+        Ok(Event {
+            scope: Scope::new(
+                MerchantId::from_trusted(row.merchant_id.clone()),
+                Mode::parse(&row.mode).ok_or_else(corrupt)?,
+            ),
+            event_type: EventType::parse(&row.event_type).ok_or_else(corrupt)?,
+            data: decode(&row.data),
+            id: EventId::from_trusted(row.id),
+            created_at: row.created_at,
+        })
+    }
+}
+
+#[async_trait]
+impl EventStore for PgStore {
+    async fn list_events(
+        &self,
+        scope: &Scope,
+        event_type: Option<EventType>,
+        page: &PageRequest,
+    ) -> Result<Page<Event>, Error> {
+        let mut conn = self.conn().await?;
+        let mut query = events::table
+            .filter(events::merchant_id.eq(scope.merchant_id.as_str()))
+            .filter(events::mode.eq(scope.mode.as_str()))
+            .select(EventRow::as_select())
+            .order(events::seq.desc())
+            .limit(i64::from(page.limit) + 1)
+            .into_boxed();
+        if let Some(t) = event_type {
+            query = query.filter(events::event_type.eq(t.as_str()));
+        }
+        if let Some(cursor) = &page.starting_after {
+            let seq: Option<i64> = events::table
+                .filter(events::id.eq(cursor))
+                .filter(events::merchant_id.eq(scope.merchant_id.as_str()))
+                .filter(events::mode.eq(scope.mode.as_str()))
+                .select(events::seq)
+                .first(&mut conn)
+                .await
+                .optional()
+                .map_err(db)?;
+            let seq =
+                seq.ok_or_else(|| Error::validation("startingAfter", "not an event of this list"))?;
+            query = query.filter(events::seq.lt(seq));
+        }
+        let mut rows: Vec<EventRow> = query.load(&mut conn).await.map_err(db)?;
+        let has_more = rows.len() > usize::try_from(page.limit).unwrap_or(usize::MAX);
+        rows.truncate(usize::try_from(page.limit).unwrap_or(usize::MAX));
+        let items = rows
+            .into_iter()
+            .map(Event::try_from)
+            .collect::<Result<_, _>>()?;
+        Ok(Page { items, has_more })
+    }
+
+    async fn get_event(&self, scope: &Scope, id: &EventId) -> Result<Event, Error> {
+        let mut conn = self.conn().await?;
+        let row: Option<EventRow> = events::table
+            .filter(events::id.eq(id.as_str()))
+            .filter(events::merchant_id.eq(scope.merchant_id.as_str()))
+            .select(EventRow::as_select())
+            .first(&mut conn)
+            .await
+            .optional()
+            .map_err(db)?;
+        let row = row.ok_or(Error::NotFound(Resource::Event))?;
+        if row.mode != scope.mode.as_str() {
+            return Err(Error::ModeMismatch);
+        }
+        row.try_into()
+    }
+}

@@ -1,0 +1,145 @@
+//! Merchant rows.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel_async::{AsyncConnection, RunQueryDsl};
+use stablepay_domain::ids::MerchantId;
+use stablepay_domain::merchant::{LiveSettlement, Merchant, MerchantStatus, Token, WalletAddress};
+use stablepay_domain::ports::MerchantStore;
+use stablepay_domain::{Error, Resource};
+
+use crate::PgStore;
+use crate::error::db;
+use crate::schema::{merchants, test_clocks};
+
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = merchants, check_for_backend(diesel::pg::Pg))]
+pub(crate) struct MerchantRow {
+    pub id: String,
+    pub name: String,
+    pub website_origin: Option<String>,
+    pub status: String,
+    pub live_wallet: Option<String>,
+    pub live_token: Option<String>,
+    pub live_activated_at: Option<DateTime<Utc>>,
+    pub fee_basis_points: i32,
+    pub invoice_prefix: String,
+    pub created_at: DateTime<Utc>,
+}
+
+impl From<&Merchant> for MerchantRow {
+    fn from(m: &Merchant) -> Self {
+        Self {
+            id: m.id.to_string(),
+            name: m.name.clone(),
+            website_origin: m.website_origin.clone(),
+            status: m.status.as_str().to_owned(),
+            live_wallet: m.live.as_ref().map(|l| l.wallet.to_string()),
+            live_token: m.live.as_ref().map(|l| l.token.symbol().to_owned()),
+            live_activated_at: m.live.as_ref().map(|l| l.activated_at),
+            fee_basis_points: i32::try_from(m.fee_basis_points).unwrap_or(i32::MAX),
+            invoice_prefix: m.invoice_prefix.clone(),
+            created_at: m.created_at,
+        }
+    }
+}
+
+impl TryFrom<MerchantRow> for Merchant {
+    type Error = Error;
+
+    fn try_from(row: MerchantRow) -> Result<Self, Error> {
+        let corrupt = |what: &str| Error::Internal(format!("merchant {}: bad {what}", row.id));
+        let live = match (&row.live_wallet, &row.live_token, row.live_activated_at) {
+            (Some(wallet), Some(token), Some(at)) => Some(LiveSettlement {
+                wallet: WalletAddress::from_trusted(wallet.clone()),
+                token: Token::parse(token).ok_or_else(|| corrupt("live_token"))?,
+                activated_at: at,
+            }),
+            _ => None,
+        };
+        Ok(Merchant {
+            status: MerchantStatus::parse(&row.status).ok_or_else(|| corrupt("status"))?,
+            fee_basis_points: u32::try_from(row.fee_basis_points).map_err(|_| corrupt("fee"))?,
+            id: MerchantId::from_trusted(row.id),
+            name: row.name,
+            website_origin: row.website_origin,
+            live,
+            invoice_prefix: row.invoice_prefix,
+            created_at: row.created_at,
+        })
+    }
+}
+
+#[async_trait]
+impl MerchantStore for PgStore {
+    async fn insert_merchant(&self, merchant: &Merchant) -> Result<(), Error> {
+        let mut conn = self.conn().await?;
+        let row = MerchantRow::from(merchant);
+        let id = row.id.clone();
+        conn.transaction(async |conn| {
+            diesel::insert_into(merchants::table)
+                .values(&row)
+                .execute(conn)
+                .await?;
+            diesel::insert_into(test_clocks::table)
+                .values((
+                    test_clocks::merchant_id.eq(&id),
+                    test_clocks::offset_seconds.eq(0i64),
+                ))
+                .execute(conn)
+                .await?;
+            Ok::<_, diesel::result::Error>(())
+        })
+        .await
+        .map_err(db)
+    }
+
+    async fn get_merchant(&self, id: &MerchantId) -> Result<Merchant, Error> {
+        let mut conn = self.conn().await?;
+        let row: Option<MerchantRow> = merchants::table
+            .find(id.as_str())
+            .select(MerchantRow::as_select())
+            .first(&mut conn)
+            .await
+            .optional()
+            .map_err(db)?;
+        row.ok_or(Error::NotFound(Resource::Merchant))?.try_into()
+    }
+
+    async fn set_live_settlement(
+        &self,
+        id: &MerchantId,
+        live: &LiveSettlement,
+    ) -> Result<(), Error> {
+        let mut conn = self.conn().await?;
+        let n = diesel::update(merchants::table.find(id.as_str()))
+            .set((
+                merchants::live_wallet.eq(live.wallet.as_str()),
+                merchants::live_token.eq(live.token.symbol()),
+                merchants::live_activated_at.eq(live.activated_at),
+            ))
+            .execute(&mut conn)
+            .await
+            .map_err(db)?;
+        if n == 0 {
+            Err(Error::NotFound(Resource::Merchant))
+        } else {
+            Ok(())
+        }
+    }
+
+    async fn set_status(&self, id: &MerchantId, status: MerchantStatus) -> Result<(), Error> {
+        let mut conn = self.conn().await?;
+        let n = diesel::update(merchants::table.find(id.as_str()))
+            .set(merchants::status.eq(status.as_str()))
+            .execute(&mut conn)
+            .await
+            .map_err(db)?;
+        if n == 0 {
+            Err(Error::NotFound(Resource::Merchant))
+        } else {
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,38 @@
+//! Embedded migrations, applied through diesel's harness on an `AsyncConnectionWrapper`.
+
+use diesel::Connection;
+use diesel_async::AsyncPgConnection;
+use diesel_async::async_connection_wrapper::AsyncConnectionWrapper;
+use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
+use stablepay_domain::Error;
+
+const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations");
+
+/// Lock key that serializes migrations when several replicas start at once.
+const MIGRATION_LOCK: i64 = 0x5354_4142_4c45_5041; // "STABLEPA"
+
+/// Applies every pending migration; returns the versions applied. Safe to run from several
+/// processes at once (an advisory lock serializes them).
+pub async fn run_migrations(database_url: &str) -> Result<Vec<String>, Error> {
+    let url = database_url.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let mut conn =
+            AsyncConnectionWrapper::<AsyncPgConnection>::establish(&url).map_err(|e| {
+                tracing::warn!(error = %e, "cannot connect to run migrations");
+                Error::Unavailable
+            })?;
+        use diesel::RunQueryDsl;
+        diesel::sql_query(format!("SELECT pg_advisory_lock({MIGRATION_LOCK})"))
+            .execute(&mut conn)
+            .map_err(crate::error::db)?;
+        let applied = conn
+            .run_pending_migrations(MIGRATIONS)
+            .map(|versions| versions.iter().map(|v| v.to_string()).collect())
+            .map_err(|e| Error::Internal(format!("migration failed: {e}")));
+        let _ = diesel::sql_query(format!("SELECT pg_advisory_unlock({MIGRATION_LOCK})"))
+            .execute(&mut conn);
+        applied
+    })
+    .await
+    .map_err(|e| Error::Internal(e.to_string()))?
+}

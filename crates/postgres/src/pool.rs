@@ -1,0 +1,73 @@
+//! The connection pool.
+
+use std::time::Duration;
+
+use diesel_async::AsyncPgConnection;
+use diesel_async::pooled_connection::deadpool::{Object, Pool};
+use diesel_async::pooled_connection::{
+    AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod,
+};
+use stablepay_domain::Error;
+
+/// Pool sizing and timeouts.
+#[derive(Clone, Debug)]
+pub struct PoolSettings {
+    pub max_size: usize,
+    /// How long a request waits for a connection (or for one to be created) before the store
+    /// answers `Unavailable`.
+    pub timeout: Duration,
+}
+
+impl Default for PoolSettings {
+    fn default() -> Self {
+        Self {
+            max_size: 16,
+            timeout: Duration::from_secs(5),
+        }
+    }
+}
+
+/// The store: a pool of connections. Cheap to clone.
+#[derive(Clone)]
+pub struct PgStore {
+    pub(crate) pool: Pool<AsyncPgConnection>,
+}
+
+impl PgStore {
+    /// Builds the pool. Connections are made lazily, so this succeeds while the database is
+    /// down; each call then answers `Unavailable` until it is back.
+    pub fn connect(database_url: &str, settings: &PoolSettings) -> Result<Self, Error> {
+        let mut config = ManagerConfig::default();
+        // Verify only that the connection is not broken; a lost server shows up on the next
+        // query as Unavailable and the connection is dropped.
+        config.recycling_method = RecyclingMethod::Fast;
+        let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(
+            database_url,
+            config,
+        );
+        let pool = Pool::builder(manager)
+            .max_size(settings.max_size)
+            .runtime(deadpool::Runtime::Tokio1)
+            .wait_timeout(Some(settings.timeout))
+            .create_timeout(Some(settings.timeout))
+            .recycle_timeout(Some(settings.timeout))
+            .build()
+            .map_err(|e| Error::Internal(e.to_string()))?;
+        Ok(Self { pool })
+    }
+
+    pub(crate) async fn conn(&self) -> Result<Object<AsyncPgConnection>, Error> {
+        self.pool.get().await.map_err(crate::error::pool)
+    }
+
+    /// Whether the database answers a trivial query (readiness).
+    pub async fn ping(&self) -> Result<(), Error> {
+        use diesel_async::RunQueryDsl;
+        let mut conn = self.conn().await?;
+        diesel::sql_query("SELECT 1")
+            .execute(&mut conn)
+            .await
+            .map_err(crate::error::db)?;
+        Ok(())
+    }
+}

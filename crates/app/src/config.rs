@@ -16,6 +16,8 @@ pub struct Config {
     pub bind: SocketAddr,
     /// Base URL customers reach this service at (checkoutUrl, hostedInvoiceUrl).
     pub public_base_url: String,
+    /// Whether `public_base_url` was configured; if not it follows the bound address.
+    pub public_base_url_explicit: bool,
     pub db_pool_size: usize,
     pub db_timeout: Duration,
     pub http_workers: usize,
@@ -107,6 +109,8 @@ impl Config {
             )
         })?;
         let default_base = format!("http://{bind}");
+        let public_base_url_explicit =
+            env("STABLEPAY_PUBLIC_BASE_URL").is_some() || from_file.public_base_url.is_some();
         let base = pick(
             "STABLEPAY_PUBLIC_BASE_URL",
             &from_file.public_base_url,
@@ -162,6 +166,7 @@ impl Config {
             database_url,
             bind,
             public_base_url,
+            public_base_url_explicit,
             db_pool_size: usize::try_from(db_pool_size).unwrap_or(16),
             db_timeout: Duration::from_millis(db_timeout),
             http_workers: usize::try_from(http_workers).unwrap_or(2),

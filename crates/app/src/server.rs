@@ -11,13 +11,21 @@ use crate::wiring::anyhow_lite::{Result, msg};
 use crate::worker;
 
 /// Runs the HTTP API (and, unless `with_worker` is false, the worker) until SIGINT/SIGTERM.
-pub async fn serve(config: Config, adapters: Adapters, with_worker: bool) -> Result<()> {
+pub async fn serve(mut config: Config, adapters: Adapters, with_worker: bool) -> Result<()> {
+    let listener = std::net::TcpListener::bind(config.bind)
+        .map_err(|e| msg(format!("STABLEPAY_BIND: cannot bind {}: {e}", config.bind)))?;
+    let local = listener
+        .local_addr()
+        .map_err(|e| msg(format!("STABLEPAY_BIND: {e}")))?;
+    if !config.public_base_url_explicit {
+        config.public_base_url = format!("http://{local}");
+    }
     let state = adapters.http_state(&config);
     let server = HttpServer::new(move || stablepay_http::build_app(state.clone()))
         .workers(config.http_workers)
         .shutdown_timeout(10)
-        .bind(config.bind)
-        .map_err(|e| msg(format!("STABLEPAY_BIND: cannot bind {}: {e}", config.bind)))?;
+        .listen(listener)
+        .map_err(|e| msg(format!("STABLEPAY_BIND: cannot listen on {local}: {e}")))?;
     let addrs = server.addrs();
     let server = server.run();
     for addr in &addrs {

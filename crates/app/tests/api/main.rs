@@ -1,0 +1,6 @@
+//! HTTP tests against the real `stablepay` binary and a real PostgreSQL, each test on its own
+//! database. `DATABASE_URL` names the server (default postgres://postgres@127.0.0.1:5432/postgres).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod foundation;
+mod support;

@@ -1,0 +1,429 @@
+//! Test support: a fresh database per test (copied from a template migrated once), the real
+//! `stablepay` binary serving it on a random port, and small HTTP and CLI helpers.
+
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_stablepay");
+
+fn admin_url() -> String {
+    std::env::var("DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
+}
+
+/// `admin_url` with its database name replaced.
+pub fn db_url(name: &str) -> String {
+    let base = admin_url();
+    let cut = base.rfind('/').unwrap();
+    format!("{}/{}", &base[..cut], name)
+}
+
+async fn admin() -> tokio_postgres::Client {
+    let (client, conn) = tokio_postgres::connect(&admin_url(), tokio_postgres::NoTls)
+        .await
+        .expect("connect to PostgreSQL");
+    tokio::spawn(conn);
+    client
+}
+
+/// The template's name follows the migrations' content, so a changed migration makes a new one.
+fn template_name() -> String {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations");
+    let mut entries: Vec<_> = walk(&dir);
+    entries.sort();
+    let mut hash: u64 = 0xcbf29ce484222325;
+    for path in entries {
+        for b in path
+            .to_string_lossy()
+            .bytes()
+            .chain(std::fs::read(&path).unwrap())
+        {
+            hash ^= u64::from(b);
+            hash = hash.wrapping_mul(0x100000001b3);
+        }
+    }
+    format!("stablepay_tpl_{:016x}", hash)
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(walk(&path))
+        } else {
+            out.push(path)
+        }
+    }
+    out
+}
+
+async fn ensure_template(client: &tokio_postgres::Client) -> String {
+    let name = template_name();
+    client
+        .execute("SELECT pg_advisory_lock(7355608)", &[])
+        .await
+        .unwrap();
+    let exists = client
+        .query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[&name])
+        .await
+        .unwrap()
+        .is_some();
+    if !exists {
+        let building = format!("{name}_building");
+        client
+            .batch_execute(&format!("DROP DATABASE IF EXISTS {building} WITH (FORCE)"))
+            .await
+            .unwrap();
+        client
+            .batch_execute(&format!("CREATE DATABASE {building}"))
+            .await
+            .unwrap();
+        let out = std::process::Command::new(BIN)
+            .arg("migrate")
+            .env("DATABASE_URL", db_url(&building))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "migrate failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        client
+            .batch_execute(&format!("ALTER DATABASE {building} RENAME TO {name}"))
+            .await
+            .unwrap();
+    }
+    client
+        .execute("SELECT pg_advisory_unlock(7355608)", &[])
+        .await
+        .unwrap();
+    name
+}
+
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// A fresh database for one test, dropped when the value is dropped.
+pub struct TestDb {
+    pub name: String,
+}
+
+impl TestDb {
+    pub async fn new() -> Self {
+        let client = admin().await;
+        let template = ensure_template(&client).await;
+        let name = format!(
+            "stablepay_t_{}_{}_{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .subsec_nanos()
+        );
+        client
+            .batch_execute(&format!("CREATE DATABASE {name} TEMPLATE {template}"))
+            .await
+            .unwrap();
+        Self { name }
+    }
+
+    pub fn url(&self) -> String {
+        db_url(&self.name)
+    }
+
+    /// Runs SQL against this database (for assertions on what was stored).
+    pub async fn query(&self, sql: &str) -> Vec<tokio_postgres::Row> {
+        let (client, conn) = tokio_postgres::connect(&self.url(), tokio_postgres::NoTls)
+            .await
+            .unwrap();
+        tokio::spawn(conn);
+        client.query(sql, &[]).await.unwrap()
+    }
+}
+
+impl Drop for TestDb {
+    fn drop(&mut self) {
+        let name = self.name.clone();
+        let _ = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async {
+                let client = admin().await;
+                let _ = client
+                    .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+                    .await;
+            });
+        })
+        .join();
+    }
+}
+
+/// A running `stablepay serve` on its own database.
+pub struct TestApp {
+    pub base: String,
+    pub http: reqwest::Client,
+    pub db: TestDb,
+    child: Child,
+    pub stderr_path: std::path::PathBuf,
+}
+
+/// A merchant with one key of each kind.
+#[derive(Clone, Debug)]
+pub struct Merchant {
+    pub id: String,
+    pub sk_test: String,
+    pub pk_test: String,
+    pub sk_live: String,
+    pub pk_live: String,
+}
+
+pub struct Response {
+    pub status: StatusCode,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: Value,
+}
+
+impl Response {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// Asserts an error envelope with this status and code; returns `details.field`.
+    #[track_caller]
+    pub fn assert_error(&self, status: u16, code: &str) -> Option<String> {
+        assert_eq!(self.status.as_u16(), status, "body: {}", self.body);
+        assert_eq!(self.body["success"], false, "body: {}", self.body);
+        assert_eq!(self.body["error"]["code"], code, "body: {}", self.body);
+        assert!(
+            self.body["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty())
+        );
+        let rid = self.body["meta"]["requestId"]
+            .as_str()
+            .expect("meta.requestId");
+        assert_eq!(self.header("x-request-id"), Some(rid));
+        self.body["error"]["details"]["field"]
+            .as_str()
+            .map(str::to_owned)
+    }
+
+    /// Asserts a success envelope with this status; returns `data`.
+    #[track_caller]
+    pub fn ok(&self, status: u16) -> &Value {
+        assert_eq!(self.status.as_u16(), status, "body: {}", self.body);
+        assert_eq!(self.body["success"], true, "body: {}", self.body);
+        let rid = self.body["meta"]["requestId"]
+            .as_str()
+            .expect("meta.requestId");
+        assert_eq!(self.header("x-request-id"), Some(rid));
+        &self.body["data"]
+    }
+}
+
+impl TestApp {
+    pub async fn spawn() -> Self {
+        Self::spawn_with(TestDb::new().await, &[], &[]).await
+    }
+
+    pub async fn spawn_with(db: TestDb, env: &[(&str, String)], args: &[&str]) -> Self {
+        let stderr_path = std::env::temp_dir().join(format!("{}.stderr", db.name));
+        let stderr = std::fs::File::create(&stderr_path).unwrap();
+        let mut cmd = Command::new(BIN);
+        cmd.arg("serve")
+            .args(args)
+            .env("DATABASE_URL", db.url())
+            .env("STABLEPAY_BIND", "127.0.0.1:0")
+            .env("STABLEPAY_DB_POOL_SIZE", "4")
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(stderr))
+            .kill_on_drop(true);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("spawn stablepay");
+        let stdout = child.stdout.take().unwrap();
+        let mut lines = BufReader::new(stdout).lines();
+        let line = tokio::time::timeout(Duration::from_secs(60), lines.next_line())
+            .await
+            .expect("stablepay did not start in time")
+            .unwrap()
+            .unwrap_or_else(|| {
+                panic!(
+                    "stablepay exited: {}",
+                    std::fs::read_to_string(&stderr_path).unwrap_or_default()
+                )
+            });
+        let base = line
+            .trim()
+            .strip_prefix("stablepay listening on ")
+            .expect("listening line")
+            .to_owned();
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(30))
+            .build()
+            .unwrap();
+        Self {
+            base,
+            http,
+            db,
+            child,
+            stderr_path,
+        }
+    }
+
+    /// Runs the CLI against this app's database; returns (success, stdout JSON or Null).
+    pub fn cli(&self, args: &[&str]) -> (bool, Value) {
+        let out = std::process::Command::new(BIN)
+            .args(args)
+            .env("DATABASE_URL", self.db.url())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        (
+            out.status.success(),
+            serde_json::from_str(text.trim()).unwrap_or(Value::Null),
+        )
+    }
+
+    pub fn cli_ok(&self, args: &[&str]) -> Value {
+        let (ok, value) = self.cli(args);
+        assert!(ok, "{args:?} failed: {value}");
+        value
+    }
+
+    pub fn create_key(&self, merchant: &str, mode: &str, kind: &str) -> String {
+        let v = self.cli_ok(&[
+            "key",
+            "create",
+            "--merchant",
+            merchant,
+            "--mode",
+            mode,
+            "--type",
+            kind,
+            "--json",
+        ]);
+        v["key"].as_str().unwrap().to_owned()
+    }
+
+    pub fn merchant(&self, name: &str) -> Merchant {
+        let id = self.cli_ok(&[
+            "merchant",
+            "create",
+            "--name",
+            name,
+            "--website",
+            "https://shop.example",
+            "--json",
+        ])["id"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        Merchant {
+            sk_test: self.create_key(&id, "test", "secret"),
+            pk_test: self.create_key(&id, "test", "publishable"),
+            sk_live: self.create_key(&id, "live", "secret"),
+            pk_live: self.create_key(&id, "live", "publishable"),
+            id,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    pub async fn send(&self, req: reqwest::RequestBuilder) -> Response {
+        let res = req.send().await.expect("request");
+        let status = res.status();
+        let headers = res.headers().clone();
+        let bytes = res.bytes().await.unwrap();
+        let body = serde_json::from_slice(&bytes)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()));
+        Response {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    pub async fn get(&self, key: &str, path: &str) -> Response {
+        self.send(self.http.get(self.url(path)).bearer_auth(key))
+            .await
+    }
+
+    pub async fn post(&self, key: &str, path: &str, body: Value) -> Response {
+        self.send(self.http.post(self.url(path)).bearer_auth(key).json(&body))
+            .await
+    }
+
+    pub async fn post_idem(&self, key: &str, path: &str, idem: &str, body: Value) -> Response {
+        self.send(
+            self.http
+                .post(self.url(path))
+                .bearer_auth(key)
+                .header("Idempotency-Key", idem)
+                .json(&body),
+        )
+        .await
+    }
+
+    pub async fn patch(&self, key: &str, path: &str, body: Value) -> Response {
+        self.send(self.http.patch(self.url(path)).bearer_auth(key).json(&body))
+            .await
+    }
+
+    pub async fn request(
+        &self,
+        method: Method,
+        path: &str,
+        key: Option<&str>,
+        headers: &[(&str, &str)],
+        body: Option<Vec<u8>>,
+    ) -> Response {
+        let mut req = self.http.request(method, self.url(path));
+        if let Some(k) = key {
+            req = req.bearer_auth(k);
+        }
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        if let Some(b) = body {
+            req = req.body(b);
+        }
+        self.send(req).await
+    }
+
+    pub fn logs(&self) -> String {
+        std::fs::read_to_string(&self.stderr_path).unwrap_or_default()
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+        let _ = std::fs::remove_file(&self.stderr_path);
+    }
+}
+
+/// Counts the values of `field` in `items`.
+pub fn count_by(items: &[Value], field: &str) -> HashMap<String, usize> {
+    let mut map = HashMap::new();
+    for item in items {
+        *map.entry(item[field].as_str().unwrap_or_default().to_owned())
+            .or_default() += 1;
+    }
+    map
+}

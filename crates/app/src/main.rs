@@ -53,6 +53,8 @@ enum Command {
         #[command(subcommand)]
         command: operator::MerchantCommand,
     },
+    /// Print the OpenAPI document served at /v1/openapi.json.
+    Openapi,
     /// Manage API keys.
     Key {
         #[command(subcommand)]
@@ -94,6 +96,19 @@ fn main() -> ExitCode {
 }
 
 async fn run(command: Command, config: Config) -> ExitCode {
+    if let Command::Openapi = command {
+        let doc = stablepay_http::openapi_document();
+        return match doc.to_pretty_json() {
+            Ok(text) => {
+                println!("{text}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("stablepay: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let adapters = match Adapters::new(&config) {
         Ok(a) => a,
         Err(e) => {
@@ -121,6 +136,7 @@ async fn run(command: Command, config: Config) -> ExitCode {
         Command::Dev => dev::run(config, adapters).await,
         Command::Merchant { command } => return operator::merchant(command, &adapters).await,
         Command::Key { command } => return operator::key(command, &adapters).await,
+        Command::Openapi => Ok(()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -5,6 +5,9 @@
 //! derives. Adapters own their wire and row types and convert at their edge.
 
 pub mod api_key;
+pub mod billing;
+pub mod chain;
+pub mod checkout;
 pub mod error;
 pub mod event;
 pub mod ids;

@@ -1,6 +1,59 @@
 //! Payment records and their status machine.
 
+use chrono::{DateTime, Utc};
+
 use crate::error::Error;
+use crate::ids::{CheckoutSessionId, InvoiceId, PaymentId};
+use crate::merchant::WalletAddress;
+use crate::mode::Scope;
+use crate::money::Amount;
+
+/// A transaction hash: `0x` + 64 hex digits, kept lower-case.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TxHash(String);
+
+impl TxHash {
+    pub fn parse(input: &str) -> Option<Self> {
+        let hex = input.strip_prefix("0x")?;
+        (hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
+            .then(|| Self(input.to_ascii_lowercase()))
+    }
+
+    pub fn from_trusted(value: String) -> Self {
+        Self(value)
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// A payment attempt and what verification found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Payment {
+    pub id: PaymentId,
+    pub scope: Scope,
+    pub invoice_id: InvoiceId,
+    pub checkout_session_id: CheckoutSessionId,
+    pub status: PaymentStatus,
+    /// What the session asked for when the attempt was made.
+    pub amount_expected: Amount,
+    /// What verification saw arrive (zero until verified or when failed).
+    pub amount_received: Amount,
+    /// What counts toward the invoice's customerAmountPaid.
+    pub customer_amount_credited: Amount,
+    /// What verifiably reached the settlement wallet.
+    pub merchant_amount_settled: Amount,
+    pub transaction_hash: TxHash,
+    pub chain_id: u64,
+    pub token_contract: WalletAddress,
+    pub settlement_wallet: WalletAddress,
+    /// The sender of the transfer, when known.
+    pub payer_address: Option<String>,
+    pub failure_reason: Option<String>,
+    pub detected_at: DateTime<Utc>,
+    pub confirmed_at: Option<DateTime<Utc>>,
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum PaymentStatus {

@@ -8,11 +8,14 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use crate::api_key::{ApiKey, KeyLookup};
+use crate::billing::{InvoiceAggregate, InvoiceChange, InvoiceKey};
 use crate::error::Error;
 use crate::event::{Event, EventType};
-use crate::ids::{ApiKeyId, EventId, MerchantId};
+use crate::ids::{ApiKeyId, EventId, MerchantId, PaymentId};
+use crate::invoice::CollectionState;
 use crate::merchant::{LiveSettlement, Merchant, MerchantStatus};
 use crate::mode::Scope;
+use crate::payment::{Payment, TxHash};
 
 /// Randomness and digests.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
@@ -102,4 +105,51 @@ pub trait EventStore: Send + Sync {
     ) -> Result<Page<Event>, Error>;
     /// Errors: `NotFound(Event)`; `ModeMismatch` for an event of the other mode.
     async fn get_event(&self, scope: &Scope, id: &EventId) -> Result<Event, Error>;
+}
+
+/// Invoices with their checkout sessions and payments (one aggregate, saved atomically with
+/// its events).
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait InvoiceStore: Send + Sync {
+    /// Errors: `NotFound(Invoice)` (or `NotFound(CheckoutSession)` for a session key) when no
+    /// such record exists for the merchant; `ModeMismatch` when it exists in the other mode.
+    async fn load_invoice(
+        &self,
+        scope: &Scope,
+        key: &InvoiceKey,
+    ) -> Result<InvoiceAggregate, Error>;
+    /// Invoices of `scope`, newest first. Errors: `Validation { field: "startingAfter" }`.
+    async fn list_invoices(
+        &self,
+        scope: &Scope,
+        state: Option<CollectionState>,
+        page: &PageRequest,
+    ) -> Result<Page<InvoiceAggregate>, Error>;
+    /// Writes the change in one transaction: the invoice (inserted, or updated only if its
+    /// stored lock version is `expected_lock_version`), the changed sessions and payments, the
+    /// next invoice number when asked, and the events. Returns the saved aggregate.
+    /// Errors: `InvoiceStateMismatch` when the invoice changed meanwhile or a transaction
+    /// hash was taken concurrently (the caller reloads and retries).
+    async fn save_invoice(&self, change: InvoiceChange) -> Result<InvoiceAggregate, Error>;
+    /// The payment (of any merchant) that already used this transaction hash, if any.
+    async fn payment_using_tx(
+        &self,
+        chain_id: u64,
+        tx: &TxHash,
+    ) -> Result<Option<PaymentId>, Error>;
+    /// Errors: `NotFound(Payment)`, `ModeMismatch`.
+    async fn get_payment(&self, scope: &Scope, id: &PaymentId) -> Result<Payment, Error>;
+    /// Claims up to `limit` invoices with due time-based work (pending checkouts past expiry,
+    /// collectible invoices past their due date), each for `lease_seconds`, skipping rows
+    /// other workers hold. `only` restricts the claim to one scope. Each scope's own clock
+    /// decides what is due.
+    async fn claim_due(
+        &self,
+        only: Option<Scope>,
+        limit: u32,
+        lease_seconds: u32,
+    ) -> Result<Vec<(Scope, crate::ids::InvoiceId)>, Error>;
+    /// Moves the merchant's test clock forward; returns the new offset in seconds.
+    async fn advance_test_clock(&self, merchant: &MerchantId, seconds: i64) -> Result<i64, Error>;
 }

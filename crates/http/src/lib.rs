@@ -37,7 +37,8 @@ async fn not_found(req: HttpRequest) -> HttpResponse {
 
 /// The OpenAPI document of every route, with deprecations marked.
 pub fn openapi_document() -> utoipa::openapi::OpenApi {
-    let (_, doc) = routes_app().split_for_parts();
+    let (_, mut doc) = routes_app().split_for_parts();
+    deprecation::mark(&mut doc);
     doc
 }
 

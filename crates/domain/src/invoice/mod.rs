@@ -2,8 +2,12 @@
 
 pub mod collection;
 pub mod lifecycle;
+pub mod model;
+pub mod snapshot;
 pub mod totals;
+pub mod validate;
 
 pub use collection::{CollectionState, CollectionTrigger};
 pub use lifecycle::{Coverage, LifecycleStatus, LifecycleTrigger};
+pub use model::*;
 pub use totals::{Discount, PricedLine, Totals, compute_totals};

@@ -1,0 +1,203 @@
+//! The invoice entity, its editable fields and its activity log.
+
+use chrono::{DateTime, Utc};
+
+use crate::ids::{InvoiceId, PaymentId, PublicToken, RefundReferenceId};
+use crate::invoice::{CollectionState, Discount, LifecycleStatus, Totals};
+use crate::merchant::{Token, WalletAddress};
+use crate::mode::Scope;
+use crate::money::{Amount, Quantity};
+use crate::url::HttpUrl;
+
+/// A JSON object supplied by the merchant, kept as its canonical text (at most 16 KiB). The
+/// domain never looks inside it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Metadata(pub String);
+
+pub const MAX_METADATA_BYTES: usize = 16 * 1024;
+
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Customer {
+    pub name: Option<String>,
+    pub company: Option<String>,
+    pub email: Option<String>,
+    pub billing_address: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LineItem {
+    pub id: Option<String>,
+    pub sku: Option<String>,
+    pub description: String,
+    pub quantity: Quantity,
+    pub unit_amount: Amount,
+}
+
+impl LineItem {
+    /// `quantity x unitAmount`, half-up at six places.
+    pub fn amount(&self) -> Amount {
+        self.quantity.mul_round(&self.unit_amount)
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TaxLine {
+    pub id: Option<String>,
+    pub label: String,
+    pub amount: Amount,
+    pub jurisdiction: Option<String>,
+    pub registration_reference: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReminderSchedule {
+    pub enabled: bool,
+    pub days_before_due: Vec<u8>,
+    pub on_due: bool,
+    pub days_after_due: Vec<u8>,
+}
+
+/// Whether the invoice was itemized (draft first) or created from an amount alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InvoiceKind {
+    Itemized,
+    AmountOnly,
+}
+
+impl InvoiceKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Itemized => "itemized",
+            Self::AmountOnly => "amount_only",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        match value {
+            "itemized" => Some(Self::Itemized),
+            "amount_only" => Some(Self::AmountOnly),
+            _ => None,
+        }
+    }
+}
+
+/// The commercial fields: everything a draft replacement (PATCH) sets. Locked after issue.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InvoiceFields {
+    /// Empty for an amount-only invoice.
+    pub lines: Vec<LineItem>,
+    /// The amount of an amount-only invoice.
+    pub amount: Option<Amount>,
+    pub customer: Option<Customer>,
+    pub discount: Option<Discount>,
+    pub taxes: Vec<TaxLine>,
+    pub currency: Token,
+    pub due_at: Option<DateTime<Utc>>,
+    pub checkout_expires_in_minutes: u32,
+    pub payment_terms: Option<String>,
+    pub memo: Option<String>,
+    pub footer: Option<String>,
+    pub purchase_order_number: Option<String>,
+    pub external_reference: Option<String>,
+    pub metadata: Option<Metadata>,
+    pub success_url: Option<HttpUrl>,
+    pub cancel_url: Option<HttpUrl>,
+    pub reminder_schedule: Option<ReminderSchedule>,
+}
+
+/// Who did what, when (newest last).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Activity {
+    pub at: DateTime<Utc>,
+    /// `created`, `updated`, `issued`, `checkout_opened`, `payment_credited`, `payment_failed`,
+    /// `payment_duplicate`, `past_due`, `expired`, `voided`, `void_remaining`,
+    /// `marked_uncollectible`, `refund_recorded`, `duplicated_from`.
+    pub action: String,
+    /// `api` (a merchant key), `system` (worker/verification), `test_helper`.
+    pub actor: String,
+    pub detail: Option<String>,
+}
+
+/// An externally performed refund, recorded (never executed or verified) by the service.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RefundReference {
+    pub id: RefundReferenceId,
+    pub payment_id: PaymentId,
+    pub amount: Amount,
+    pub reason: String,
+    pub external_transaction_hash: String,
+    pub chain_id: u64,
+    pub token_contract: WalletAddress,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Invoice {
+    pub id: InvoiceId,
+    pub scope: Scope,
+    pub kind: InvoiceKind,
+    pub number: Option<String>,
+    /// Token of the hosted invoice page; set at issue.
+    pub public_token: Option<PublicToken>,
+    pub fields: InvoiceFields,
+    pub totals: Totals,
+    pub collection_state: CollectionState,
+    pub status: LifecycleStatus,
+    /// Draft version, starting at 1; each accepted PATCH adds one.
+    pub version: i64,
+    /// Sum of credited payments (customer side).
+    pub customer_amount_paid: Amount,
+    /// Sum of verified receipts into the settlement wallet.
+    pub merchant_amount_settled: Amount,
+    /// Fee rate captured when the invoice was created.
+    pub fee_basis_points: u32,
+    pub settlement_wallet: WalletAddress,
+    pub close_reason: Option<String>,
+    pub refunds: Vec<RefundReference>,
+    pub activity: Vec<Activity>,
+    pub issued_at: Option<DateTime<Utc>>,
+    pub paid_at: Option<DateTime<Utc>>,
+    pub closed_at: Option<DateTime<Utc>>,
+    /// Set once invoice.past_due was emitted.
+    pub past_due_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    /// Optimistic-concurrency counter of the stored row (internal, never rendered).
+    pub lock_version: i64,
+}
+
+impl Invoice {
+    /// What remains to collect: total minus credited payments, never negative.
+    pub fn remaining(&self) -> Amount {
+        self.totals.total.saturating_sub(&self.customer_amount_paid)
+    }
+
+    /// Credited payments above the total.
+    pub fn overpayment(&self) -> Amount {
+        self.customer_amount_paid.saturating_sub(&self.totals.total)
+    }
+
+    /// The platform fee on the total, at the invoice's rate.
+    pub fn platform_fee(&self) -> Amount {
+        self.totals.total.basis_points(self.fee_basis_points)
+    }
+
+    /// Expected net receipts: total minus platform fee.
+    pub fn net_amount(&self) -> Amount {
+        self.totals.total.saturating_sub(&self.platform_fee())
+    }
+
+    pub fn log(&mut self, at: DateTime<Utc>, action: &str, actor: &str, detail: Option<String>) {
+        self.activity.push(Activity {
+            at,
+            action: action.to_owned(),
+            actor: actor.to_owned(),
+            detail,
+        });
+    }
+
+    /// Formats an invoice number from the merchant's prefix and the sequence.
+    pub fn format_number(prefix: &str, seq: i64) -> String {
+        format!("{prefix}-{seq:06}")
+    }
+}

@@ -1,0 +1,402 @@
+//! The creation and draft-replacement rules of the spec's invoice table. The HTTP adapter
+//! parses types (decimal strings, URLs, timestamps); these rules decide the rest, so admin
+//! tooling gets the same answers.
+
+use chrono::{DateTime, Utc};
+
+use crate::checkout::{DEFAULT_EXPIRY_MINUTES, MAX_EXPIRY_MINUTES, MIN_EXPIRY_MINUTES};
+use crate::error::Error;
+use crate::invoice::model::{
+    Customer, InvoiceFields, LineItem, MAX_METADATA_BYTES, Metadata, ReminderSchedule, TaxLine,
+};
+use crate::invoice::{Discount, PricedLine, Totals, compute_totals};
+use crate::merchant::Token;
+use crate::money::Amount;
+use crate::url::HttpUrl;
+
+/// A reminder schedule as given.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReminderInput {
+    pub enabled: Option<bool>,
+    pub days_before_due: Option<Vec<i64>>,
+    pub on_due: Option<bool>,
+    pub days_after_due: Option<Vec<i64>>,
+}
+
+/// An itemized invoice's fields as given (types parsed, rules not yet checked).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DraftInput {
+    pub lines: Vec<LineItem>,
+    pub customer: Option<Customer>,
+    pub discount: Option<Discount>,
+    pub taxes: Vec<TaxLine>,
+    pub currency: Option<Token>,
+    pub due_at: Option<DateTime<Utc>>,
+    pub checkout_expires_in_minutes: Option<i64>,
+    pub payment_terms: Option<String>,
+    pub memo: Option<String>,
+    pub footer: Option<String>,
+    pub purchase_order_number: Option<String>,
+    pub external_reference: Option<String>,
+    pub metadata: Option<Metadata>,
+    pub success_url: Option<HttpUrl>,
+    pub cancel_url: Option<HttpUrl>,
+    pub reminder_schedule: Option<ReminderInput>,
+}
+
+pub const MAX_LINES: usize = 100;
+pub const MAX_TAX_LINES: usize = 100;
+pub const MAX_EXTERNAL_REFERENCE_BYTES: usize = 255;
+
+/// Refuses a string over `max` UTF-8 bytes (or empty, when `min` is 1).
+pub fn check_len(field: &str, value: &str, min: usize, max: usize) -> Result<(), Error> {
+    if value.len() < min || value.len() > max {
+        let rule = if min > 0 {
+            format!("must be {min}-{max} UTF-8 bytes")
+        } else {
+            format!("must be at most {max} UTF-8 bytes")
+        };
+        return Err(Error::validation(field, rule));
+    }
+    Ok(())
+}
+
+fn check_opt(field: &str, value: &Option<String>, max: usize) -> Result<(), Error> {
+    value
+        .as_deref()
+        .map_or(Ok(()), |v| check_len(field, v, 0, max))
+}
+
+/// A plausible email: one `@`, a non-empty local part, a dotted domain, no spaces.
+pub fn is_valid_email(value: &str) -> bool {
+    let Some((local, domain)) = value.split_once('@') else {
+        return false;
+    };
+    !local.is_empty()
+        && !domain.contains('@')
+        && domain.contains('.')
+        && !domain.starts_with('.')
+        && !domain.ends_with('.')
+        && !value.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
+pub fn check_email(field: &str, value: &str) -> Result<(), Error> {
+    check_len(field, value, 1, 320)?;
+    if !is_valid_email(value) {
+        return Err(Error::validation(field, "must be a valid email address"));
+    }
+    Ok(())
+}
+
+/// The checkout expiry in minutes: 5-1440, default 30 (INVALID_EXPIRY otherwise).
+pub fn expiry_minutes(field: &str, value: Option<i64>) -> Result<u32, Error> {
+    match value {
+        None => Ok(DEFAULT_EXPIRY_MINUTES),
+        Some(v) => u32::try_from(v)
+            .ok()
+            .filter(|m| (MIN_EXPIRY_MINUTES..=MAX_EXPIRY_MINUTES).contains(m))
+            .ok_or_else(|| Error::InvalidExpiry {
+                field: field.into(),
+                message: "must be an integer from 5 to 1440".into(),
+            }),
+    }
+}
+
+pub fn check_metadata(field: &str, metadata: &Option<Metadata>) -> Result<(), Error> {
+    match metadata {
+        Some(m) if m.0.len() > MAX_METADATA_BYTES => {
+            Err(Error::validation(field, "must be at most 16 KiB"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The settlement token must match the mode's (CURRENCY_MISMATCH).
+pub fn check_currency(
+    field: &str,
+    given: Option<Token>,
+    settlement: Token,
+) -> Result<Token, Error> {
+    match given {
+        Some(t) if t != settlement => Err(Error::CurrencyMismatch {
+            field: field.into(),
+            message: format!("this mode settles in {}", settlement.symbol()),
+        }),
+        _ => Ok(settlement),
+    }
+}
+
+fn reminder(
+    input: &ReminderInput,
+    due_at: Option<DateTime<Utc>>,
+) -> Result<ReminderSchedule, Error> {
+    let offsets = |field: &str, values: &Option<Vec<i64>>| -> Result<Vec<u8>, Error> {
+        values
+            .iter()
+            .flatten()
+            .enumerate()
+            .map(|(i, v)| {
+                u8::try_from(*v)
+                    .ok()
+                    .filter(|d| (1..=30).contains(d))
+                    .ok_or_else(|| {
+                        Error::validation(
+                            format!("reminderSchedule.{field}[{i}]"),
+                            "must be an integer from 1 to 30",
+                        )
+                    })
+            })
+            .collect()
+    };
+    let mut before = offsets("daysBeforeDue", &input.days_before_due)?;
+    let mut after = offsets("daysAfterDue", &input.days_after_due)?;
+    if before.len() + after.len() > 6 {
+        return Err(Error::validation(
+            "reminderSchedule",
+            "at most six offsets in daysBeforeDue and daysAfterDue combined",
+        ));
+    }
+    let enabled = input.enabled.unwrap_or(true);
+    if enabled && due_at.is_none() {
+        return Err(Error::validation(
+            "reminderSchedule.enabled",
+            "an enabled reminder schedule requires dueAt",
+        ));
+    }
+    let no_timings =
+        input.days_before_due.is_none() && input.days_after_due.is_none() && input.on_due.is_none();
+    let on_due = if no_timings {
+        before = vec![3];
+        after = vec![7];
+        true
+    } else {
+        input.on_due.unwrap_or(false)
+    };
+    before.sort_unstable();
+    before.dedup();
+    after.sort_unstable();
+    after.dedup();
+    Ok(ReminderSchedule {
+        enabled,
+        days_before_due: before,
+        on_due,
+        days_after_due: after,
+    })
+}
+
+/// Checks every rule and computes the totals.
+pub fn build_fields(
+    input: DraftInput,
+    settlement: Token,
+) -> Result<(InvoiceFields, Totals), Error> {
+    if input.lines.is_empty() || input.lines.len() > MAX_LINES {
+        return Err(Error::validation("lines", "must hold 1-100 items"));
+    }
+    for (i, line) in input.lines.iter().enumerate() {
+        check_len(
+            &format!("lines[{i}].description"),
+            &line.description,
+            1,
+            500,
+        )?;
+        check_opt(&format!("lines[{i}].id"), &line.id, 100)?;
+        check_opt(&format!("lines[{i}].sku"), &line.sku, 100)?;
+        if line.quantity.is_zero() {
+            return Err(Error::invalid_amount(
+                format!("lines[{i}].quantity"),
+                "must be greater than zero",
+            ));
+        }
+    }
+    if let Some(c) = &input.customer {
+        check_opt("customer.name", &c.name, 200)?;
+        check_opt("customer.company", &c.company, 200)?;
+        check_opt("customer.billingAddress", &c.billing_address, 1000)?;
+        if let Some(email) = &c.email {
+            check_email("customer.email", email)?;
+        }
+    }
+    if input.taxes.len() > MAX_TAX_LINES {
+        return Err(Error::validation("taxes", "at most 100 tax lines"));
+    }
+    for (i, tax) in input.taxes.iter().enumerate() {
+        check_len(&format!("taxes[{i}].label"), &tax.label, 1, 120)?;
+        check_opt(&format!("taxes[{i}].id"), &tax.id, 120)?;
+        check_opt(&format!("taxes[{i}].jurisdiction"), &tax.jurisdiction, 120)?;
+        check_opt(
+            &format!("taxes[{i}].registrationReference"),
+            &tax.registration_reference,
+            120,
+        )?;
+    }
+    let currency = check_currency("currencyCode", input.currency, settlement)?;
+    let checkout_expires_in_minutes = expiry_minutes(
+        "checkoutExpiresInMinutes",
+        input.checkout_expires_in_minutes,
+    )?;
+    check_opt("paymentTerms", &input.payment_terms, 4000)?;
+    check_opt("memo", &input.memo, 2000)?;
+    check_opt("footer", &input.footer, 2000)?;
+    check_opt("purchaseOrderNumber", &input.purchase_order_number, 100)?;
+    check_opt(
+        "externalReference",
+        &input.external_reference,
+        MAX_EXTERNAL_REFERENCE_BYTES,
+    )?;
+    check_metadata("metadata", &input.metadata)?;
+    let reminder_schedule = input
+        .reminder_schedule
+        .as_ref()
+        .map(|r| reminder(r, input.due_at))
+        .transpose()?;
+    let priced: Vec<PricedLine> = input
+        .lines
+        .iter()
+        .map(|l| PricedLine {
+            quantity: l.quantity.clone(),
+            unit_amount: l.unit_amount.clone(),
+        })
+        .collect();
+    let taxes: Vec<Amount> = input.taxes.iter().map(|t| t.amount.clone()).collect();
+    let totals = compute_totals(&priced, input.discount.as_ref(), &taxes)?;
+    let fields = InvoiceFields {
+        lines: input.lines,
+        amount: None,
+        customer: input.customer,
+        discount: input.discount,
+        taxes: input.taxes,
+        currency,
+        due_at: input.due_at,
+        checkout_expires_in_minutes,
+        payment_terms: input.payment_terms,
+        memo: input.memo,
+        footer: input.footer,
+        purchase_order_number: input.purchase_order_number,
+        external_reference: input.external_reference,
+        metadata: input.metadata,
+        success_url: input.success_url,
+        cancel_url: input.cancel_url,
+        reminder_schedule,
+    };
+    Ok((fields, totals))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::money::Decimal6;
+
+    fn line(desc: &str) -> LineItem {
+        LineItem {
+            id: None,
+            sku: None,
+            description: desc.into(),
+            quantity: Decimal6::parse("1").unwrap(),
+            unit_amount: Decimal6::parse("5").unwrap(),
+        }
+    }
+
+    fn input() -> DraftInput {
+        DraftInput {
+            lines: vec![line("Widget")],
+            ..Default::default()
+        }
+    }
+
+    fn field(r: Result<(InvoiceFields, Totals), Error>) -> String {
+        r.unwrap_err().field().unwrap().to_owned()
+    }
+
+    #[test]
+    fn rules() {
+        assert!(build_fields(input(), Token::Usdc).is_ok());
+        assert_eq!(
+            field(build_fields(DraftInput::default(), Token::Usdc)),
+            "lines"
+        );
+        let many = DraftInput {
+            lines: vec![line("x"); 101],
+            ..Default::default()
+        };
+        assert_eq!(field(build_fields(many, Token::Usdc)), "lines");
+        // 500 bytes of a 2-byte character is 1000 bytes: too long.
+        let long = DraftInput {
+            lines: vec![line(&"é".repeat(251))],
+            ..Default::default()
+        };
+        assert_eq!(
+            field(build_fields(long, Token::Usdc)),
+            "lines[0].description"
+        );
+        let ok = DraftInput {
+            lines: vec![line(&"é".repeat(250))],
+            ..Default::default()
+        };
+        assert!(build_fields(ok, Token::Usdc).is_ok());
+        let cur = DraftInput {
+            currency: Some(Token::Usdt),
+            ..input()
+        };
+        assert!(matches!(
+            build_fields(cur, Token::Usdc),
+            Err(Error::CurrencyMismatch { .. })
+        ));
+        let exp = DraftInput {
+            checkout_expires_in_minutes: Some(4),
+            ..input()
+        };
+        assert!(matches!(
+            build_fields(exp, Token::Usdc),
+            Err(Error::InvalidExpiry { .. })
+        ));
+        let email = DraftInput {
+            customer: Some(Customer {
+                email: Some("nope".into()),
+                ..Default::default()
+            }),
+            ..input()
+        };
+        assert_eq!(field(build_fields(email, Token::Usdc)), "customer.email");
+        let rem = DraftInput {
+            reminder_schedule: Some(ReminderInput::default()),
+            ..input()
+        };
+        assert_eq!(
+            field(build_fields(rem, Token::Usdc)),
+            "reminderSchedule.enabled"
+        );
+        let rem = DraftInput {
+            due_at: Some(Utc::now()),
+            reminder_schedule: Some(ReminderInput {
+                days_before_due: Some(vec![1, 2, 3, 4]),
+                days_after_due: Some(vec![1, 2, 3]),
+                ..Default::default()
+            }),
+            ..input()
+        };
+        assert_eq!(field(build_fields(rem, Token::Usdc)), "reminderSchedule");
+        let rem = DraftInput {
+            due_at: Some(Utc::now()),
+            reminder_schedule: Some(ReminderInput {
+                days_after_due: Some(vec![31]),
+                ..Default::default()
+            }),
+            ..input()
+        };
+        assert_eq!(
+            field(build_fields(rem, Token::Usdc)),
+            "reminderSchedule.daysAfterDue[0]"
+        );
+        let defaults = DraftInput {
+            due_at: Some(Utc::now()),
+            reminder_schedule: Some(ReminderInput::default()),
+            ..input()
+        };
+        let (f, _) = build_fields(defaults, Token::Usdc).unwrap();
+        let r = f.reminder_schedule.unwrap();
+        assert_eq!(
+            (r.days_before_due, r.on_due, r.days_after_due),
+            (vec![3], true, vec![7])
+        );
+    }
+}

@@ -1,0 +1,80 @@
+//! `cargo xtask db`: a throwaway local PostgreSQL (trust auth, 127.0.0.1:5432) from the system's
+//! binaries, when none is running. Data lives in target/pgdata; stop it with
+//! `pg_ctl -D target/pgdata stop`.
+
+use std::process::Command;
+
+use crate::util;
+
+fn running() -> bool {
+    Command::new("pg_isready")
+        .args(["-h", "127.0.0.1", "-p", "5432", "-q"])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn bin_dir() -> Result<std::path::PathBuf, String> {
+    let mut dirs: Vec<_> = std::fs::read_dir("/usr/lib/postgresql")
+        .map_err(|_| {
+            "no PostgreSQL binaries under /usr/lib/postgresql (install postgresql)".to_string()
+        })?
+        .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
+        .filter(|p| p.join("initdb").exists())
+        .collect();
+    dirs.sort();
+    dirs.pop()
+        .ok_or_else(|| "no initdb found under /usr/lib/postgresql/*/bin".to_string())
+}
+
+pub fn run() -> Result<(), String> {
+    if running() {
+        println!("PostgreSQL is already running on 127.0.0.1:5432");
+        return Ok(());
+    }
+    let bin = bin_dir()?;
+    let data = util::root().join("target/pgdata");
+    let as_postgres = |program: &str| {
+        // initdb and postgres refuse to run as root; use the postgres user when we are root.
+        let mut cmd = if is_root() {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]);
+            c.arg(bin.join(program));
+            c
+        } else {
+            Command::new(bin.join(program))
+        };
+        cmd.current_dir("/tmp");
+        cmd
+    };
+    if !data.join("PG_VERSION").exists() {
+        std::fs::create_dir_all(&data).map_err(|e| e.to_string())?;
+        if is_root() {
+            util::run(Command::new("chown").args(["-R", "postgres"]).arg(&data))?;
+        }
+        util::run(
+            as_postgres("initdb")
+                .args(["-U", "postgres", "--auth=trust", "-D"])
+                .arg(&data),
+        )?;
+    }
+    util::run(
+        as_postgres("pg_ctl")
+            .arg("-D")
+            .arg(&data)
+            .args(["-o", "-p 5432 -k /tmp -h 127.0.0.1", "-l"])
+            .arg(data.join("log"))
+            .args(["-w", "start"]),
+    )?;
+    println!(
+        "PostgreSQL started on 127.0.0.1:5432 (data in {})",
+        data.display()
+    );
+    Ok(())
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}

@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 
 use crate::error::Error;
 use crate::ids::{ApiKeyId, MerchantId, random_base62};
-use crate::merchant::MerchantStatus;
+use crate::merchant::{Merchant, MerchantStatus};
 use crate::mode::{Mode, Scope};
 use crate::ports::{ApiKeyStore, Crypto};
 
@@ -119,11 +119,11 @@ pub struct ApiKey {
     pub revoked_at: Option<DateTime<Utc>>,
 }
 
-/// What the store returns for a digest: the key and the status of its merchant.
+/// What the store returns for a digest: the key and its merchant.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KeyLookup {
     pub key: ApiKey,
-    pub merchant_status: MerchantStatus,
+    pub merchant: Merchant,
 }
 
 /// Who is calling: the merchant and mode selected by the key, and the key's capability.
@@ -132,6 +132,7 @@ pub struct Principal {
     pub scope: Scope,
     pub key_type: KeyType,
     pub key_id: ApiKeyId,
+    pub merchant: Merchant,
 }
 
 /// Authenticates a presented key.
@@ -157,13 +158,14 @@ pub async fn authenticate(
     if !usable {
         return Err(Error::InvalidApiKey);
     }
-    if found.merchant_status == MerchantStatus::Suspended {
+    if found.merchant.status == MerchantStatus::Suspended {
         return Err(Error::AccountSuspended);
     }
     Ok(Principal {
         scope: Scope::new(key.merchant_id, key.mode),
         key_type: key.key_type,
         key_id: key.id,
+        merchant: found.merchant,
     })
 }
 

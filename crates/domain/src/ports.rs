@@ -153,3 +153,44 @@ pub trait InvoiceStore: Send + Sync {
     /// Moves the merchant's test clock forward; returns the new offset in seconds.
     async fn advance_test_clock(&self, merchant: &MerchantId, seconds: i64) -> Result<i64, Error>;
 }
+
+/// What an idempotency key says about a request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IdempotencyBegin {
+    /// First use (or the earlier attempt was abandoned): execute the request.
+    Started,
+    /// Same key, same request, completed: answer with the stored response.
+    Replay { status: u16, body: String },
+    /// Same key, same request, still executing elsewhere: retry later.
+    InProgress,
+    /// Same key, different request.
+    Conflict,
+}
+
+/// Saved responses of idempotent requests, per merchant and mode. The response is stored as
+/// opaque status and body; only the HTTP adapter interprets them.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait IdempotencyStore: Send + Sync {
+    /// Claims `key` for a request with `fingerprint`. Keys older than 24 hours are forgotten;
+    /// an in-progress claim older than `stale_after_seconds` is taken over.
+    async fn begin(
+        &self,
+        scope: &Scope,
+        key: &str,
+        fingerprint: [u8; 32],
+        stale_after_seconds: i64,
+    ) -> Result<IdempotencyBegin, Error>;
+    /// Stores the response for replay.
+    async fn complete(
+        &self,
+        scope: &Scope,
+        key: &str,
+        status: u16,
+        body: &str,
+    ) -> Result<(), Error>;
+    /// Forgets the claim (the request failed in a way a retry may fix).
+    async fn abandon(&self, scope: &Scope, key: &str) -> Result<(), Error>;
+    /// Deletes keys older than 24 hours; returns how many.
+    async fn purge_expired(&self) -> Result<u64, Error>;
+}

@@ -6,12 +6,12 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use stablepay_domain::api_key::{ApiKey, KeyLookup, KeyType};
 use stablepay_domain::ids::{ApiKeyId, MerchantId};
-use stablepay_domain::merchant::MerchantStatus;
 use stablepay_domain::ports::ApiKeyStore;
 use stablepay_domain::{Error, Mode, Resource};
 
 use crate::PgStore;
 use crate::error::db;
+use crate::merchants::MerchantRow;
 use crate::schema::{api_keys, merchants};
 
 #[derive(Queryable, Selectable, Insertable)]
@@ -84,19 +84,18 @@ impl ApiKeyStore for PgStore {
 
     async fn find_key_by_digest(&self, digest: [u8; 32]) -> Result<Option<KeyLookup>, Error> {
         let mut conn = self.conn().await?;
-        let found: Option<(ApiKeyRow, String)> = api_keys::table
+        let found: Option<(ApiKeyRow, MerchantRow)> = api_keys::table
             .inner_join(merchants::table)
             .filter(api_keys::digest.eq(digest.as_slice()))
-            .select((ApiKeyRow::as_select(), merchants::status))
+            .select((ApiKeyRow::as_select(), MerchantRow::as_select()))
             .first(&mut conn)
             .await
             .optional()
             .map_err(db)?;
         found
-            .map(|(row, status)| {
+            .map(|(row, merchant)| {
                 Ok(KeyLookup {
-                    merchant_status: MerchantStatus::parse(&status)
-                        .ok_or_else(|| Error::Internal("merchant status is corrupt".into()))?,
+                    merchant: merchant.try_into()?,
                     key: row.try_into()?,
                 })
             })

@@ -35,11 +35,3 @@ pub(crate) fn pool<E: std::fmt::Display>(err: E) -> Error {
     tracing::warn!(error = %err, "database pool unavailable");
     Error::Unavailable
 }
-
-/// Unique-violation test for inserts that race.
-pub(crate) fn is_unique_violation(err: &DieselError) -> bool {
-    matches!(
-        err,
-        DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, _)
-    )
-}

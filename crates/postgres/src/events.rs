@@ -58,7 +58,6 @@ struct NewEventRow<'a> {
 }
 
 /// Inserts events inside the caller's transaction.
-#[allow(dead_code)] // used by the invoice flow
 pub(crate) async fn insert(
     conn: &mut AsyncPgConnection,
     list: &[Event],

@@ -6,8 +6,11 @@
 
 mod api_keys;
 mod clock;
+mod codec;
 mod error;
 mod events;
+mod idempotency;
+mod invoices;
 mod merchants;
 mod migrate;
 mod pool;

@@ -50,4 +50,116 @@ diesel::table! {
 }
 
 diesel::joinable!(api_keys -> merchants (merchant_id));
-diesel::allow_tables_to_appear_in_same_query!(merchants, api_keys, test_clocks, events);
+
+diesel::table! {
+    invoice_counters (merchant_id, mode) {
+        merchant_id -> Text,
+        mode -> Text,
+        last_seq -> Int8,
+    }
+}
+
+diesel::table! {
+    invoices (id) {
+        seq -> Int8,
+        id -> Text,
+        merchant_id -> Text,
+        mode -> Text,
+        kind -> Text,
+        number -> Nullable<Text>,
+        public_token -> Nullable<Text>,
+        collection_state -> Text,
+        status -> Text,
+        version -> Int8,
+        currency -> Text,
+        subtotal -> Numeric,
+        discount_amount -> Numeric,
+        tax_amount -> Numeric,
+        total -> Numeric,
+        customer_amount_paid -> Numeric,
+        merchant_amount_settled -> Numeric,
+        fee_basis_points -> Int4,
+        settlement_wallet -> Text,
+        due_at -> Nullable<Timestamptz>,
+        past_due_at -> Nullable<Timestamptz>,
+        close_reason -> Nullable<Text>,
+        fields -> Jsonb,
+        refunds -> Jsonb,
+        activity -> Jsonb,
+        issued_at -> Nullable<Timestamptz>,
+        paid_at -> Nullable<Timestamptz>,
+        closed_at -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+        lock_version -> Int8,
+        lease_until -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    checkout_sessions (id) {
+        id -> Text,
+        invoice_id -> Text,
+        merchant_id -> Text,
+        mode -> Text,
+        status -> Text,
+        amount_due -> Numeric,
+        currency -> Text,
+        settlement_wallet -> Text,
+        external_reference -> Nullable<Text>,
+        customer_email -> Nullable<Text>,
+        success_url -> Nullable<Text>,
+        cancel_url -> Nullable<Text>,
+        expires_at -> Timestamptz,
+        created_at -> Timestamptz,
+        completed_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    payments (id) {
+        id -> Text,
+        invoice_id -> Text,
+        checkout_session_id -> Text,
+        merchant_id -> Text,
+        mode -> Text,
+        status -> Text,
+        amount_expected -> Numeric,
+        amount_received -> Numeric,
+        customer_amount_credited -> Numeric,
+        merchant_amount_settled -> Numeric,
+        transaction_hash -> Text,
+        chain_id -> Int8,
+        token_contract -> Text,
+        settlement_wallet -> Text,
+        payer_address -> Nullable<Text>,
+        failure_reason -> Nullable<Text>,
+        detected_at -> Timestamptz,
+        confirmed_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    idempotency_keys (merchant_id, mode, key) {
+        merchant_id -> Text,
+        mode -> Text,
+        key -> Text,
+        fingerprint -> Bytea,
+        state -> Text,
+        response_status -> Nullable<Int4>,
+        response_body -> Nullable<Text>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::allow_tables_to_appear_in_same_query!(
+    merchants,
+    api_keys,
+    test_clocks,
+    events,
+    invoice_counters,
+    invoices,
+    checkout_sessions,
+    payments,
+    idempotency_keys,
+);

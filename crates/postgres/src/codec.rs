@@ -1,0 +1,305 @@
+//! The store's own JSON encoding of an invoice's commercial fields, activity and refunds
+//! (jsonb columns). It is a storage format, not the API's: it changes only with a migration.
+
+use bigdecimal::BigDecimal;
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use stablepay_domain::Error;
+use stablepay_domain::ids::{PaymentId, RefundReferenceId};
+use stablepay_domain::invoice::{
+    Activity, Customer, Discount, InvoiceFields, LineItem, Metadata, RefundReference,
+    ReminderSchedule, TaxLine,
+};
+use stablepay_domain::merchant::{Token, WalletAddress};
+use stablepay_domain::money::{Amount, Decimal6, Percentage};
+use stablepay_domain::url::HttpUrl;
+
+fn corrupt(what: &str) -> Error {
+    Error::Internal(format!("stored invoice is corrupt: {what}"))
+}
+
+pub(crate) fn amount(text: &str) -> Result<Amount, Error> {
+    Decimal6::parse(text).map_err(|_| corrupt("amount"))
+}
+
+pub(crate) fn numeric(value: BigDecimal) -> Result<Amount, Error> {
+    Decimal6::from_exact(value).ok_or_else(|| corrupt("numeric"))
+}
+
+fn url(text: &Option<String>) -> Result<Option<HttpUrl>, Error> {
+    text.as_deref()
+        .map(|u| HttpUrl::parse(u).map_err(|_| corrupt("url")))
+        .transpose()
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredLine {
+    id: Option<String>,
+    sku: Option<String>,
+    description: String,
+    quantity: String,
+    unit_amount: String,
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredCustomer {
+    name: Option<String>,
+    company: Option<String>,
+    email: Option<String>,
+    billing_address: Option<String>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredTax {
+    id: Option<String>,
+    label: String,
+    amount: String,
+    jurisdiction: Option<String>,
+    registration_reference: Option<String>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredReminder {
+    enabled: bool,
+    days_before_due: Vec<u8>,
+    on_due: bool,
+    days_after_due: Vec<u8>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredFields {
+    lines: Vec<StoredLine>,
+    amount: Option<String>,
+    customer: Option<StoredCustomer>,
+    discount_fixed: Option<String>,
+    discount_percentage: Option<String>,
+    taxes: Vec<StoredTax>,
+    currency: String,
+    due_at: Option<DateTime<Utc>>,
+    checkout_expires_in_minutes: u32,
+    payment_terms: Option<String>,
+    memo: Option<String>,
+    footer: Option<String>,
+    purchase_order_number: Option<String>,
+    external_reference: Option<String>,
+    metadata: Option<Value>,
+    success_url: Option<String>,
+    cancel_url: Option<String>,
+    reminder_schedule: Option<StoredReminder>,
+}
+
+pub(crate) fn encode_fields(f: &InvoiceFields) -> Result<Value, Error> {
+    let stored = StoredFields {
+        lines: f
+            .lines
+            .iter()
+            .map(|l| StoredLine {
+                id: l.id.clone(),
+                sku: l.sku.clone(),
+                description: l.description.clone(),
+                quantity: l.quantity.to_string(),
+                unit_amount: l.unit_amount.to_string(),
+            })
+            .collect(),
+        amount: f.amount.as_ref().map(ToString::to_string),
+        customer: f.customer.as_ref().map(|c| StoredCustomer {
+            name: c.name.clone(),
+            company: c.company.clone(),
+            email: c.email.clone(),
+            billing_address: c.billing_address.clone(),
+        }),
+        discount_fixed: match &f.discount {
+            Some(Discount::Fixed(a)) => Some(a.to_string()),
+            _ => None,
+        },
+        discount_percentage: match &f.discount {
+            Some(Discount::Percentage(p)) => Some(p.value().to_string()),
+            _ => None,
+        },
+        taxes: f
+            .taxes
+            .iter()
+            .map(|t| StoredTax {
+                id: t.id.clone(),
+                label: t.label.clone(),
+                amount: t.amount.to_string(),
+                jurisdiction: t.jurisdiction.clone(),
+                registration_reference: t.registration_reference.clone(),
+            })
+            .collect(),
+        currency: f.currency.symbol().to_owned(),
+        due_at: f.due_at,
+        checkout_expires_in_minutes: f.checkout_expires_in_minutes,
+        payment_terms: f.payment_terms.clone(),
+        memo: f.memo.clone(),
+        footer: f.footer.clone(),
+        purchase_order_number: f.purchase_order_number.clone(),
+        external_reference: f.external_reference.clone(),
+        metadata: f
+            .metadata
+            .as_ref()
+            .map(|m| {
+                serde_json::from_str(&m.0)
+                    .map_err(|_| Error::Internal("metadata is not JSON".into()))
+            })
+            .transpose()?,
+        success_url: f.success_url.as_ref().map(|u| u.as_str().to_owned()),
+        cancel_url: f.cancel_url.as_ref().map(|u| u.as_str().to_owned()),
+        reminder_schedule: f.reminder_schedule.as_ref().map(|r| StoredReminder {
+            enabled: r.enabled,
+            days_before_due: r.days_before_due.clone(),
+            on_due: r.on_due,
+            days_after_due: r.days_after_due.clone(),
+        }),
+    };
+    serde_json::to_value(stored).map_err(|e| Error::Internal(e.to_string()))
+}
+
+pub(crate) fn decode_fields(value: Value) -> Result<InvoiceFields, Error> {
+    let s: StoredFields = serde_json::from_value(value).map_err(|_| corrupt("fields"))?;
+    let discount = match (s.discount_fixed, s.discount_percentage) {
+        (Some(a), _) => Some(Discount::Fixed(amount(&a)?)),
+        (None, Some(p)) => Some(Discount::Percentage(
+            Percentage::parse(&p).map_err(|_| corrupt("percentage"))?,
+        )),
+        _ => None,
+    };
+    Ok(InvoiceFields {
+        lines: s
+            .lines
+            .into_iter()
+            .map(|l| {
+                Ok(LineItem {
+                    quantity: amount(&l.quantity)?,
+                    unit_amount: amount(&l.unit_amount)?,
+                    id: l.id,
+                    sku: l.sku,
+                    description: l.description,
+                })
+            })
+            .collect::<Result<_, Error>>()?,
+        amount: s.amount.as_deref().map(amount).transpose()?,
+        customer: s.customer.map(|c| Customer {
+            name: c.name,
+            company: c.company,
+            email: c.email,
+            billing_address: c.billing_address,
+        }),
+        discount,
+        taxes: s
+            .taxes
+            .into_iter()
+            .map(|t| {
+                Ok(TaxLine {
+                    amount: amount(&t.amount)?,
+                    id: t.id,
+                    label: t.label,
+                    jurisdiction: t.jurisdiction,
+                    registration_reference: t.registration_reference,
+                })
+            })
+            .collect::<Result<_, Error>>()?,
+        currency: Token::parse(&s.currency).ok_or_else(|| corrupt("currency"))?,
+        due_at: s.due_at,
+        checkout_expires_in_minutes: s.checkout_expires_in_minutes,
+        payment_terms: s.payment_terms,
+        memo: s.memo,
+        footer: s.footer,
+        purchase_order_number: s.purchase_order_number,
+        external_reference: s.external_reference,
+        metadata: s.metadata.map(|m| Metadata(m.to_string())),
+        success_url: url(&s.success_url)?,
+        cancel_url: url(&s.cancel_url)?,
+        reminder_schedule: s.reminder_schedule.map(|r| ReminderSchedule {
+            enabled: r.enabled,
+            days_before_due: r.days_before_due,
+            on_due: r.on_due,
+            days_after_due: r.days_after_due,
+        }),
+    })
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredActivity {
+    at: DateTime<Utc>,
+    action: String,
+    actor: String,
+    detail: Option<String>,
+}
+
+pub(crate) fn encode_activity(list: &[Activity]) -> Result<Value, Error> {
+    let stored: Vec<StoredActivity> = list
+        .iter()
+        .map(|a| StoredActivity {
+            at: a.at,
+            action: a.action.clone(),
+            actor: a.actor.clone(),
+            detail: a.detail.clone(),
+        })
+        .collect();
+    serde_json::to_value(stored).map_err(|e| Error::Internal(e.to_string()))
+}
+
+pub(crate) fn decode_activity(value: Value) -> Result<Vec<Activity>, Error> {
+    let stored: Vec<StoredActivity> =
+        serde_json::from_value(value).map_err(|_| corrupt("activity"))?;
+    Ok(stored
+        .into_iter()
+        .map(|a| Activity {
+            at: a.at,
+            action: a.action,
+            actor: a.actor,
+            detail: a.detail,
+        })
+        .collect())
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredRefund {
+    id: String,
+    payment_id: String,
+    amount: String,
+    reason: String,
+    external_transaction_hash: String,
+    chain_id: u64,
+    token_contract: String,
+    created_at: DateTime<Utc>,
+}
+
+pub(crate) fn encode_refunds(list: &[RefundReference]) -> Result<Value, Error> {
+    let stored: Vec<StoredRefund> = list
+        .iter()
+        .map(|r| StoredRefund {
+            id: r.id.to_string(),
+            payment_id: r.payment_id.to_string(),
+            amount: r.amount.to_string(),
+            reason: r.reason.clone(),
+            external_transaction_hash: r.external_transaction_hash.clone(),
+            chain_id: r.chain_id,
+            token_contract: r.token_contract.to_string(),
+            created_at: r.created_at,
+        })
+        .collect();
+    serde_json::to_value(stored).map_err(|e| Error::Internal(e.to_string()))
+}
+
+pub(crate) fn decode_refunds(value: Value) -> Result<Vec<RefundReference>, Error> {
+    let stored: Vec<StoredRefund> =
+        serde_json::from_value(value).map_err(|_| corrupt("refunds"))?;
+    stored
+        .into_iter()
+        .map(|r| {
+            Ok(RefundReference {
+                id: RefundReferenceId::from_trusted(r.id),
+                payment_id: PaymentId::from_trusted(r.payment_id),
+                amount: amount(&r.amount)?,
+                reason: r.reason,
+                external_transaction_hash: r.external_transaction_hash,
+                chain_id: r.chain_id,
+                token_contract: WalletAddress::from_trusted(r.token_contract),
+                created_at: r.created_at,
+            })
+        })
+        .collect()
+}

@@ -7,23 +7,17 @@ use std::process::Command;
 use crate::util;
 
 fn running() -> bool {
-    Command::new("pg_isready")
-        .args(["-h", "127.0.0.1", "-p", "5432", "-q"])
-        .status()
-        .is_ok_and(|s| s.success())
+    Command::new("pg_isready").args(["-h", "127.0.0.1", "-p", "5432", "-q"]).status().is_ok_and(|s| s.success())
 }
 
 fn bin_dir() -> Result<std::path::PathBuf, String> {
     let mut dirs: Vec<_> = std::fs::read_dir("/usr/lib/postgresql")
-        .map_err(|_| {
-            "no PostgreSQL binaries under /usr/lib/postgresql (install postgresql)".to_string()
-        })?
+        .map_err(|_| "no PostgreSQL binaries under /usr/lib/postgresql (install postgresql)".to_string())?
         .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
         .filter(|p| p.join("initdb").exists())
         .collect();
     dirs.sort();
-    dirs.pop()
-        .ok_or_else(|| "no initdb found under /usr/lib/postgresql/*/bin".to_string())
+    dirs.pop().ok_or_else(|| "no initdb found under /usr/lib/postgresql/*/bin".to_string())
 }
 
 pub fn run() -> Result<(), String> {
@@ -51,11 +45,7 @@ pub fn run() -> Result<(), String> {
         if is_root() {
             util::run(Command::new("chown").args(["-R", "postgres"]).arg(&data))?;
         }
-        util::run(
-            as_postgres("initdb")
-                .args(["-U", "postgres", "--auth=trust", "-D"])
-                .arg(&data),
-        )?;
+        util::run(as_postgres("initdb").args(["-U", "postgres", "--auth=trust", "-D"]).arg(&data))?;
     }
     util::run(
         as_postgres("pg_ctl")
@@ -65,16 +55,10 @@ pub fn run() -> Result<(), String> {
             .arg(data.join("log"))
             .args(["-w", "start"]),
     )?;
-    println!(
-        "PostgreSQL started on 127.0.0.1:5432 (data in {})",
-        data.display()
-    );
+    println!("PostgreSQL started on 127.0.0.1:5432 (data in {})", data.display());
     Ok(())
 }
 
 fn is_root() -> bool {
-    Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+    Command::new("id").arg("-u").output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
 }

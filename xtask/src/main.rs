@@ -39,16 +39,7 @@ fn main() -> ExitCode {
 
 fn ci() -> Result<(), String> {
     util::step("format", || util::cargo(&["fmt", "--all", "--check"]))?;
-    util::step("clippy", || {
-        util::cargo(&[
-            "clippy",
-            "--workspace",
-            "--all-targets",
-            "--",
-            "-D",
-            "warnings",
-        ])
-    })?;
+    util::step("clippy", || util::cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
     util::step("tests", || util::cargo(&["test", "--workspace"]))?;
     util::step("schemathesis", schemathesis::run)?;
     Ok(())

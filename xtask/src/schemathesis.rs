@@ -15,11 +15,7 @@ fn ensure_installed() -> Result<std::path::PathBuf, String> {
         return Ok(st);
     }
     util::run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
-    util::run(Command::new(venv.join("bin/pip")).args([
-        "install",
-        "--quiet",
-        &format!("schemathesis=={VERSION}"),
-    ]))?;
+    util::run(Command::new(venv.join("bin/pip")).args(["install", "--quiet", &format!("schemathesis=={VERSION}")]))?;
     std::fs::write(&marker, VERSION).map_err(|e| e.to_string())?;
     Ok(st)
 }
@@ -33,12 +29,7 @@ pub fn run() -> Result<(), String> {
     util::psql(&format!("CREATE DATABASE {db}"))?;
     let result = (|| {
         let url = util::database_url_for(&db);
-        util::run(
-            Command::new(&binary)
-                .arg("migrate")
-                .env("DATABASE_URL", &url)
-                .env("RUST_LOG", "warn"),
-        )?;
+        util::run(Command::new(&binary).arg("migrate").env("DATABASE_URL", &url).env("RUST_LOG", "warn"))?;
         let (_, key) = util::merchant_and_key(&binary, &url, "test", "secret")?;
         let (server, base): (Guard, String) = util::serve(&binary, &url, &[])?;
         let r = util::run(
@@ -47,14 +38,8 @@ pub fn run() -> Result<(), String> {
                 .arg(format!("{base}/v1/openapi.json"))
                 .args(["--url", &base])
                 .args(["--header", &format!("Authorization: Bearer {key}")])
-                .args([
-                    "--checks",
-                    "not_a_server_error,response_schema_conformance,content_type_conformance",
-                ])
-                .args([
-                    "--max-examples",
-                    &std::env::var("ST_MAX_EXAMPLES").unwrap_or_else(|_| "40".into()),
-                ])
+                .args(["--checks", "not_a_server_error,response_schema_conformance,content_type_conformance"])
+                .args(["--max-examples", &std::env::var("ST_MAX_EXAMPLES").unwrap_or_else(|_| "40".into())])
                 .args(["--seed", "1"])
                 .args(["--no-color"])
                 .env("SCHEMATHESIS_HOOKS", ""),

@@ -12,45 +12,29 @@ pub fn step(name: &str, f: impl FnOnce() -> Result<(), String>) -> Result<(), St
     eprintln!("==> {name}");
     let start = Instant::now();
     let r = f();
-    eprintln!(
-        "<== {name}: {} in {:.1}s",
-        if r.is_ok() { "ok" } else { "FAILED" },
-        start.elapsed().as_secs_f64()
-    );
+    eprintln!("<== {name}: {} in {:.1}s", if r.is_ok() { "ok" } else { "FAILED" }, start.elapsed().as_secs_f64());
     r
 }
 
 pub fn run(cmd: &mut Command) -> Result<(), String> {
     let status = cmd.status().map_err(|e| format!("{cmd:?}: {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("{cmd:?} exited with {status}"))
-    }
+    if status.success() { Ok(()) } else { Err(format!("{cmd:?} exited with {status}")) }
 }
 
 pub fn output(cmd: &mut Command) -> Result<String, String> {
     let out = cmd.output().map_err(|e| format!("{cmd:?}: {e}"))?;
     if !out.status.success() {
-        return Err(format!(
-            "{cmd:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
+        return Err(format!("{cmd:?} failed: {}", String::from_utf8_lossy(&out.stderr)));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 pub fn cargo(args: &[&str]) -> Result<(), String> {
-    run(
-        Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-            .args(args)
-            .current_dir(root()),
-    )
+    run(Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())).args(args).current_dir(root()))
 }
 
 pub fn database_url() -> String {
-    std::env::var("DATABASE_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
+    std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
 }
 
 /// `database_url()` with another database name.
@@ -85,20 +69,13 @@ impl Drop for Guard {
 }
 
 /// Starts `stablepay serve` on a random port against `db_url`; returns the guard and base URL.
-pub fn serve(
-    binary: &std::path::Path,
-    db_url: &str,
-    extra_env: &[(&str, &str)],
-) -> Result<(Guard, String), String> {
+pub fn serve(binary: &std::path::Path, db_url: &str, extra_env: &[(&str, &str)]) -> Result<(Guard, String), String> {
     use std::io::{BufRead, BufReader};
     let mut cmd = Command::new(binary);
     cmd.arg("serve")
         .env("DATABASE_URL", db_url)
         .env("STABLEPAY_BIND", "127.0.0.1:0")
-        .env(
-            "RUST_LOG",
-            std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()),
-        )
+        .env("RUST_LOG", std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()))
         .stdout(std::process::Stdio::piped());
     for (k, v) in extra_env {
         cmd.env(k, v);
@@ -107,14 +84,9 @@ pub fn serve(
     let stdout = child.stdout.take().ok_or("no stdout")?;
     let guard = Guard(child);
     let mut line = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut line)
-        .map_err(|e| e.to_string())?;
-    let base = line
-        .trim()
-        .strip_prefix("stablepay listening on ")
-        .ok_or_else(|| format!("unexpected: {line:?}"))?
-        .to_owned();
+    BufReader::new(stdout).read_line(&mut line).map_err(|e| e.to_string())?;
+    let base =
+        line.trim().strip_prefix("stablepay listening on ").ok_or_else(|| format!("unexpected: {line:?}"))?.to_owned();
     Ok((guard, base))
 }
 
@@ -126,24 +98,12 @@ pub fn merchant_and_key(
     kind: &str,
 ) -> Result<(String, String), String> {
     let m = output(
-        Command::new(binary)
-            .args(["merchant", "create", "--name", "Bench shop", "--json"])
-            .env("DATABASE_URL", db_url),
+        Command::new(binary).args(["merchant", "create", "--name", "Bench shop", "--json"]).env("DATABASE_URL", db_url),
     )?;
     let id = json_field(&m, "id").ok_or("no merchant id")?;
     let k = output(
         Command::new(binary)
-            .args([
-                "key",
-                "create",
-                "--merchant",
-                &id,
-                "--mode",
-                mode,
-                "--type",
-                kind,
-                "--json",
-            ])
+            .args(["key", "create", "--merchant", &id, "--mode", mode, "--type", kind, "--json"])
             .env("DATABASE_URL", db_url),
     )?;
     Ok((id, json_field(&k, "key").ok_or("no key")?))

@@ -44,124 +44,58 @@ pub enum ConfigError {
     #[error("configuration file {path}: {message}")]
     File { path: String, message: String },
     #[error("{name}: {message} (got {value:?})")]
-    Value {
-        name: &'static str,
-        value: String,
-        message: String,
-    },
+    Value { name: &'static str, value: String, message: String },
 }
 
 fn bad(name: &'static str, value: &str, message: &str) -> ConfigError {
-    ConfigError::Value {
-        name,
-        value: value.to_owned(),
-        message: message.to_owned(),
-    }
+    ConfigError::Value { name, value: value.to_owned(), message: message.to_owned() }
 }
 
 impl Config {
     /// Loads the configuration. `file` (or `STABLEPAY_CONFIG`) names an optional TOML file;
     /// `env` reads a variable (the process environment in production, a map in tests).
-    pub fn load(
-        file: Option<&Path>,
-        env: impl Fn(&str) -> Option<String>,
-    ) -> Result<Self, ConfigError> {
-        let file_path = file
-            .map(|p| p.display().to_string())
-            .or_else(|| env("STABLEPAY_CONFIG"));
+    pub fn load(file: Option<&Path>, env: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let file_path = file.map(|p| p.display().to_string()).or_else(|| env("STABLEPAY_CONFIG"));
         let from_file = match &file_path {
             Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|e| ConfigError::File {
-                    path: path.clone(),
-                    message: e.to_string(),
-                })?;
-                toml::from_str::<FileConfig>(&text).map_err(|e| ConfigError::File {
-                    path: path.clone(),
-                    message: e.to_string(),
-                })?
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| ConfigError::File { path: path.clone(), message: e.to_string() })?;
+                toml::from_str::<FileConfig>(&text)
+                    .map_err(|e| ConfigError::File { path: path.clone(), message: e.to_string() })?
             }
             None => FileConfig::default(),
         };
         let pick = |env_name: &str, file_value: &Option<String>, default: &str| {
-            env(env_name)
-                .or_else(|| file_value.clone())
-                .unwrap_or_else(|| default.to_owned())
+            env(env_name).or_else(|| file_value.clone()).unwrap_or_else(|| default.to_owned())
         };
 
-        let database_url = pick(
-            "DATABASE_URL",
-            &from_file.database_url,
-            DEFAULT_DATABASE_URL,
-        );
+        let database_url = pick("DATABASE_URL", &from_file.database_url, DEFAULT_DATABASE_URL);
         if !(database_url.starts_with("postgres://") || database_url.starts_with("postgresql://")) {
-            return Err(bad(
-                "DATABASE_URL",
-                &database_url,
-                "must be a postgres:// URL",
-            ));
+            return Err(bad("DATABASE_URL", &database_url, "must be a postgres:// URL"));
         }
         let bind_text = pick("STABLEPAY_BIND", &from_file.bind, "127.0.0.1:8080");
-        let bind = bind_text.parse::<SocketAddr>().map_err(|_| {
-            bad(
-                "STABLEPAY_BIND",
-                &bind_text,
-                "must be HOST:PORT with an IP address",
-            )
-        })?;
+        let bind = bind_text
+            .parse::<SocketAddr>()
+            .map_err(|_| bad("STABLEPAY_BIND", &bind_text, "must be HOST:PORT with an IP address"))?;
         let default_base = format!("http://{bind}");
         let public_base_url_explicit =
             env("STABLEPAY_PUBLIC_BASE_URL").is_some() || from_file.public_base_url.is_some();
-        let base = pick(
-            "STABLEPAY_PUBLIC_BASE_URL",
-            &from_file.public_base_url,
-            &default_base,
-        );
-        let parsed = HttpUrl::parse(&base)
-            .map_err(|e| bad("STABLEPAY_PUBLIC_BASE_URL", &base, &e.to_string()))?;
+        let base = pick("STABLEPAY_PUBLIC_BASE_URL", &from_file.public_base_url, &default_base);
+        let parsed = HttpUrl::parse(&base).map_err(|e| bad("STABLEPAY_PUBLIC_BASE_URL", &base, &e.to_string()))?;
         let public_base_url = parsed.as_str().trim_end_matches('/').to_owned();
 
-        let number =
-            |name: &'static str, file_value: &Option<String>, default: &str, min: u64, max: u64| {
-                let text = pick(name, file_value, default);
-                text.parse::<u64>()
-                    .ok()
-                    .filter(|n| (min..=max).contains(n))
-                    .ok_or_else(|| {
-                        bad(
-                            name,
-                            &text,
-                            &format!("must be an integer from {min} to {max}"),
-                        )
-                    })
-            };
-        let db_pool_size = number(
-            "STABLEPAY_DB_POOL_SIZE",
-            &from_file.db_pool_size,
-            "16",
-            1,
-            1000,
-        )?;
-        let db_timeout = number(
-            "STABLEPAY_DB_TIMEOUT_MS",
-            &from_file.db_timeout_ms,
-            "5000",
-            100,
-            600_000,
-        )?;
-        let http_workers = number(
-            "STABLEPAY_HTTP_WORKERS",
-            &from_file.http_workers,
-            "2",
-            1,
-            256,
-        )?;
-        let worker_interval = number(
-            "STABLEPAY_WORKER_INTERVAL_MS",
-            &from_file.worker_interval_ms,
-            "1000",
-            10,
-            3_600_000,
-        )?;
+        let number = |name: &'static str, file_value: &Option<String>, default: &str, min: u64, max: u64| {
+            let text = pick(name, file_value, default);
+            text.parse::<u64>()
+                .ok()
+                .filter(|n| (min..=max).contains(n))
+                .ok_or_else(|| bad(name, &text, &format!("must be an integer from {min} to {max}")))
+        };
+        let db_pool_size = number("STABLEPAY_DB_POOL_SIZE", &from_file.db_pool_size, "16", 1, 1000)?;
+        let db_timeout = number("STABLEPAY_DB_TIMEOUT_MS", &from_file.db_timeout_ms, "5000", 100, 600_000)?;
+        let http_workers = number("STABLEPAY_HTTP_WORKERS", &from_file.http_workers, "2", 1, 256)?;
+        let worker_interval =
+            number("STABLEPAY_WORKER_INTERVAL_MS", &from_file.worker_interval_ms, "1000", 10, 3_600_000)?;
         Ok(Self {
             database_url,
             bind,
@@ -181,10 +115,7 @@ mod tests {
     use std::collections::HashMap;
 
     fn load(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
-        let map: HashMap<String, String> = vars
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let map: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         Config::load(None, |k| map.get(k).cloned())
     }
 
@@ -216,10 +147,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("c.toml");
         std::fs::write(&path, "bind = \"127.0.0.1:9000\"\ndb_pool_size = \"4\"\n").unwrap();
-        let c = Config::load(Some(&path), |k| {
-            (k == "STABLEPAY_DB_POOL_SIZE").then(|| "8".to_string())
-        })
-        .unwrap();
+        let c = Config::load(Some(&path), |k| (k == "STABLEPAY_DB_POOL_SIZE").then(|| "8".to_string())).unwrap();
         assert_eq!(c.bind.port(), 9000);
         assert_eq!(c.db_pool_size, 8);
         std::fs::write(&path, "nope = 1\n").unwrap();

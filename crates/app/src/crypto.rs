@@ -10,9 +10,7 @@ pub struct RingCrypto {
 
 impl RingCrypto {
     pub fn new() -> Self {
-        Self {
-            rng: SystemRandom::new(),
-        }
+        Self { rng: SystemRandom::new() }
     }
 }
 
@@ -41,9 +39,6 @@ mod tests {
     fn sha256_vector() {
         let d = RingCrypto::new().sha256(b"abc");
         let hex: String = d.iter().map(|b| format!("{b:02x}")).collect();
-        assert_eq!(
-            hex,
-            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
+        assert_eq!(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
     }
 }

@@ -37,10 +37,7 @@ pub async fn run(config: Config, adapters: Adapters) -> Result<()> {
     println!("  secret key:      {}", state.secret_key);
     println!("  publishable key: {}", state.publishable_key);
     println!("  base URL:        {}/v1", config.public_base_url);
-    println!(
-        "  try: curl -H 'Authorization: Bearer {}' {}/v1/events",
-        state.secret_key, config.public_base_url
-    );
+    println!("  try: curl -H 'Authorization: Bearer {}' {}/v1/events", state.secret_key, config.public_base_url);
     println!();
     crate::server::serve(config, adapters, true).await
 }
@@ -59,35 +56,17 @@ async fn load_or_create(adapters: &Adapters) -> Result<DevState> {
     }
     let now = adapters.clock.system_now();
     let crypto = adapters.crypto.as_ref();
-    let merchant = operator::create_merchant(
-        adapters.merchants(),
-        crypto,
-        now,
-        "Demo merchant",
-        Some("http://localhost"),
-    )
-    .await
-    .map_err(|e| msg(format!("creating the demo merchant: {e}")))?;
-    let (_, secret) = operator::create_api_key(
-        adapters.keys(),
-        crypto,
-        now,
-        &merchant.id,
-        Mode::Test,
-        KeyType::Secret,
-    )
-    .await
-    .map_err(|e| msg(e.to_string()))?;
-    let (_, publishable) = operator::create_api_key(
-        adapters.keys(),
-        crypto,
-        now,
-        &merchant.id,
-        Mode::Test,
-        KeyType::Publishable,
-    )
-    .await
-    .map_err(|e| msg(e.to_string()))?;
+    let merchant =
+        operator::create_merchant(adapters.merchants(), crypto, now, "Demo merchant", Some("http://localhost"))
+            .await
+            .map_err(|e| msg(format!("creating the demo merchant: {e}")))?;
+    let (_, secret) = operator::create_api_key(adapters.keys(), crypto, now, &merchant.id, Mode::Test, KeyType::Secret)
+        .await
+        .map_err(|e| msg(e.to_string()))?;
+    let (_, publishable) =
+        operator::create_api_key(adapters.keys(), crypto, now, &merchant.id, Mode::Test, KeyType::Publishable)
+            .await
+            .map_err(|e| msg(e.to_string()))?;
     let state = DevState {
         merchant_id: merchant.id.to_string(),
         secret_key: secret.reveal().to_owned(),

@@ -1,12 +1,17 @@
 //! The due jobs the worker runs each tick.
 
 use stablepay_domain::Error;
+use stablepay_domain::ports::IdempotencyStore;
 
 use crate::wiring::Adapters;
 
-/// Runs every due time-based transition once; returns how many it performed.
+/// Runs every due time-based transition (checkout expiry, invoice expiry, past due) and purges
+/// idempotency keys past their 24-hour window; returns how many invoices changed.
 pub async fn run_due(adapters: &Adapters) -> Result<usize, Error> {
-    // Readiness first: a pass against a database that is down only logs one warning.
-    stablepay_domain::ports::Health::ready(&adapters.store).await?;
-    Ok(0)
+    let done = adapters.billing().run_due(None, 50).await?;
+    let purged = adapters.store.purge_expired().await?;
+    if purged > 0 {
+        tracing::info!(purged, "expired idempotency keys removed");
+    }
+    Ok(done)
 }

@@ -18,11 +18,7 @@ use crate::config::Config;
 use crate::wiring::Adapters;
 
 #[derive(Parser)]
-#[command(
-    name = "stablepay",
-    version,
-    about = "Non-custodial stablecoin checkout and invoicing API"
-)]
+#[command(name = "stablepay", version, about = "Non-custodial stablecoin checkout and invoicing API")]
 struct Cli {
     /// Optional TOML configuration file (also STABLEPAY_CONFIG); environment variables win.
     #[arg(long, global = true, value_name = "FILE")]
@@ -65,11 +61,7 @@ enum Command {
 fn init_tracing() {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_target(false)
-        .init();
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).init();
 }
 
 fn main() -> ExitCode {
@@ -82,10 +74,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("stablepay: cannot start the runtime: {e}");
@@ -117,15 +106,8 @@ async fn run(command: Command, config: Config) -> ExitCode {
         }
     };
     let result = match command {
-        Command::Serve {
-            no_worker,
-            no_migrate,
-        } => {
-            let migrated = if no_migrate {
-                Ok(())
-            } else {
-                migrate(&config).await
-            };
+        Command::Serve { no_worker, no_migrate } => {
+            let migrated = if no_migrate { Ok(()) } else { migrate(&config).await };
             match migrated {
                 Ok(()) => server::serve(config, adapters, !no_worker).await,
                 Err(e) => Err(e),

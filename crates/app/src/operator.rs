@@ -113,11 +113,7 @@ fn merchant_id(text: &str) -> Result<MerchantId, Error> {
 pub async fn merchant(command: MerchantCommand, adapters: &Adapters) -> ExitCode {
     let now = adapters.clock.system_now();
     match command {
-        MerchantCommand::Create {
-            name,
-            website,
-            json,
-        } => {
+        MerchantCommand::Create { name, website, json } => {
             let r = operator::create_merchant(
                 adapters.merchants(),
                 adapters.crypto.as_ref(),
@@ -126,20 +122,10 @@ pub async fn merchant(command: MerchantCommand, adapters: &Adapters) -> ExitCode
                 website.as_deref(),
             )
             .await
-            .map(|m| {
-                (
-                    json!({ "id": m.id.as_str() }),
-                    format!("created merchant {}", m.id),
-                )
-            });
+            .map(|m| (json!({ "id": m.id.as_str() }), format!("created merchant {}", m.id)));
             finish(json, r)
         }
-        MerchantCommand::Activate {
-            merchant_id: id,
-            settlement_wallet,
-            token,
-            json,
-        } => {
+        MerchantCommand::Activate { merchant_id: id, settlement_wallet, token, json } => {
             let token = match token {
                 TokenArg::Usdc => Token::Usdc,
                 TokenArg::Usdt => Token::Usdt,
@@ -155,17 +141,11 @@ pub async fn merchant(command: MerchantCommand, adapters: &Adapters) -> ExitCode
             .await;
             finish(json, r)
         }
-        MerchantCommand::Suspend {
-            merchant_id: id,
-            json,
-        } => {
+        MerchantCommand::Suspend { merchant_id: id, json } => {
             let r = async {
                 let id = merchant_id(&id)?;
                 operator::suspend_merchant(adapters.merchants(), &id).await?;
-                Ok((
-                    json!({ "id": id.as_str(), "status": "suspended" }),
-                    format!("suspended {id}"),
-                ))
+                Ok((json!({ "id": id.as_str(), "status": "suspended" }), format!("suspended {id}")))
             }
             .await;
             finish(json, r)
@@ -176,12 +156,7 @@ pub async fn merchant(command: MerchantCommand, adapters: &Adapters) -> ExitCode
 pub async fn key(command: KeyCommand, adapters: &Adapters) -> ExitCode {
     let now = adapters.clock.system_now();
     match command {
-        KeyCommand::Create {
-            merchant,
-            mode,
-            key_type,
-            json,
-        } => {
+        KeyCommand::Create { merchant, mode, key_type, json } => {
             let mode = match mode {
                 ModeArg::Test => Mode::Test,
                 ModeArg::Live => Mode::Live,
@@ -206,10 +181,7 @@ pub async fn key(command: KeyCommand, adapters: &Adapters) -> ExitCode {
             let r = async {
                 let id = ApiKeyId::parse(&key_id).ok_or(Error::NotFound(Resource::ApiKey))?;
                 operator::revoke_api_key(adapters.keys(), now, &id).await?;
-                Ok((
-                    json!({ "id": id.as_str(), "revoked": true }),
-                    format!("revoked {id}"),
-                ))
+                Ok((json!({ "id": id.as_str(), "revoked": true }), format!("revoked {id}")))
             }
             .await;
             finish(json, r)

@@ -14,9 +14,7 @@ use crate::worker;
 pub async fn serve(mut config: Config, adapters: Adapters, with_worker: bool) -> Result<()> {
     let listener = std::net::TcpListener::bind(config.bind)
         .map_err(|e| msg(format!("STABLEPAY_BIND: cannot bind {}: {e}", config.bind)))?;
-    let local = listener
-        .local_addr()
-        .map_err(|e| msg(format!("STABLEPAY_BIND: {e}")))?;
+    let local = listener.local_addr().map_err(|e| msg(format!("STABLEPAY_BIND: {e}")))?;
     if !config.public_base_url_explicit {
         config.public_base_url = format!("http://{local}");
     }

@@ -3,7 +3,12 @@
 use std::sync::Arc;
 
 use actix_web::web;
-use stablepay_domain::ports::{ApiKeyStore, Clock, Crypto, EventStore, Health, MerchantStore};
+use stablepay_chain::ModalChain;
+use stablepay_domain::billing::Billing;
+use stablepay_domain::chain::Chain;
+use stablepay_domain::ports::{
+    ApiKeyStore, Clock, Crypto, EventStore, Health, IdempotencyStore, InvoiceStore, MerchantStore,
+};
 use stablepay_http::AppState;
 use stablepay_postgres::{PgClock, PgStore, PoolSettings};
 
@@ -16,21 +21,20 @@ pub struct Adapters {
     pub store: PgStore,
     pub crypto: Arc<RingCrypto>,
     pub clock: Arc<PgClock>,
+    pub chain: Arc<ModalChain>,
 }
 
 impl Adapters {
     pub fn new(config: &Config) -> anyhow_lite::Result<Self> {
         let store = PgStore::connect(
             &config.database_url,
-            &PoolSettings {
-                max_size: config.db_pool_size,
-                timeout: config.db_timeout,
-            },
+            &PoolSettings { max_size: config.db_pool_size, timeout: config.db_timeout },
         )
         .map_err(|e| anyhow_lite::msg(format!("database pool: {e}")))?;
         Ok(Self {
             clock: Arc::new(PgClock::new(store.clone())),
             crypto: Arc::new(RingCrypto::new()),
+            chain: Arc::new(ModalChain::default()),
             store,
         })
     }
@@ -43,6 +47,15 @@ impl Adapters {
         &self.store
     }
 
+    pub fn billing(&self) -> Billing<'_> {
+        Billing {
+            store: &self.store,
+            crypto: self.crypto.as_ref(),
+            clock: self.clock.as_ref(),
+            chain: self.chain.as_ref(),
+        }
+    }
+
     pub fn http_state(&self, config: &Config) -> web::Data<AppState> {
         let store = Arc::new(self.store.clone());
         web::Data::new(AppState {
@@ -50,7 +63,10 @@ impl Adapters {
             crypto: self.crypto.clone() as Arc<dyn Crypto>,
             clock: self.clock.clone() as Arc<dyn Clock>,
             health: store.clone() as Arc<dyn Health>,
-            events: store as Arc<dyn EventStore>,
+            events: store.clone() as Arc<dyn EventStore>,
+            invoices: store.clone() as Arc<dyn InvoiceStore>,
+            idempotency: store as Arc<dyn IdempotencyStore>,
+            chain: self.chain.clone() as Arc<dyn Chain>,
             public_base_url: config.public_base_url.clone(),
         })
     }

@@ -39,11 +39,8 @@ impl Chain for ModalChain {
     async fn observe(&self, scope: &Scope, tx: &TxHash) -> Result<Observation, Error> {
         match scope.mode {
             Mode::Test => {
-                let mut pending = self
-                    .simulated
-                    .pending
-                    .lock()
-                    .map_err(|_| Error::Internal("simulated chain poisoned".into()))?;
+                let mut pending =
+                    self.simulated.pending.lock().map_err(|_| Error::Internal("simulated chain poisoned".into()))?;
                 Ok(pending
                     .remove(&(scope.merchant_id.clone(), tx.clone()))
                     .map_or(Observation::NotFound, Observation::Found))
@@ -54,19 +51,11 @@ impl Chain for ModalChain {
 
     async fn simulate(&self, scope: &Scope, transfer: ObservedTransfer) -> Result<(), Error> {
         if scope.mode != Mode::Test {
-            return Err(Error::FeatureUnavailable(
-                "simulated transfers outside test mode",
-            ));
+            return Err(Error::FeatureUnavailable("simulated transfers outside test mode"));
         }
-        let mut pending = self
-            .simulated
-            .pending
-            .lock()
-            .map_err(|_| Error::Internal("simulated chain poisoned".into()))?;
-        pending.insert(
-            (scope.merchant_id.clone(), transfer.tx_hash.clone()),
-            transfer,
-        );
+        let mut pending =
+            self.simulated.pending.lock().map_err(|_| Error::Internal("simulated chain poisoned".into()))?;
+        pending.insert((scope.merchant_id.clone(), transfer.tx_hash.clone()), transfer);
         Ok(())
     }
 }
@@ -94,18 +83,9 @@ mod tests {
             block_time: chrono::Utc::now(),
         };
         chain.simulate(&scope, t.clone()).await.unwrap();
-        assert_eq!(
-            chain.observe(&other, &tx).await.unwrap(),
-            Observation::NotFound
-        );
-        assert_eq!(
-            chain.observe(&scope, &tx).await.unwrap(),
-            Observation::Found(t.clone())
-        );
-        assert_eq!(
-            chain.observe(&scope, &tx).await.unwrap(),
-            Observation::NotFound
-        );
+        assert_eq!(chain.observe(&other, &tx).await.unwrap(), Observation::NotFound);
+        assert_eq!(chain.observe(&scope, &tx).await.unwrap(), Observation::Found(t.clone()));
+        assert_eq!(chain.observe(&scope, &tx).await.unwrap(), Observation::NotFound);
         let live = Scope::new(MerchantId::from_trusted("mer_a".into()), Mode::Live);
         assert!(chain.simulate(&live, t).await.is_err());
         assert!(chain.observe(&live, &tx).await.is_err());

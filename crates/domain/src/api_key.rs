@@ -57,12 +57,7 @@ pub struct ApiKeySecret(String);
 
 impl ApiKeySecret {
     pub fn generate(crypto: &dyn Crypto, mode: Mode, key_type: KeyType) -> Self {
-        Self(format!(
-            "{}_{}_{}",
-            key_type.tag(),
-            mode.as_str(),
-            random_base62(crypto, KEY_RANDOM_LEN)
-        ))
+        Self(format!("{}_{}_{}", key_type.tag(), mode.as_str(), random_base62(crypto, KEY_RANDOM_LEN)))
     }
 
     /// Wraps presented text; use [`ApiKeySecret::classify`] to check its form.
@@ -80,8 +75,7 @@ impl ApiKeySecret {
             "pk_live_" => (KeyType::Publishable, Mode::Live),
             _ => return None,
         };
-        let ok =
-            (32..=128).contains(&random.len()) && random.bytes().all(|b| b.is_ascii_alphanumeric());
+        let ok = (32..=128).contains(&random.len()) && random.bytes().all(|b| b.is_ascii_alphanumeric());
         ok.then_some((mode, key_type))
     }
 
@@ -146,10 +140,7 @@ pub async fn authenticate(
     now: DateTime<Utc>,
 ) -> Result<Principal, Error> {
     let (mode, key_type) = presented.classify().ok_or(Error::InvalidApiKey)?;
-    let found = store
-        .find_key_by_digest(presented.digest(crypto))
-        .await?
-        .ok_or(Error::InvalidApiKey)?;
+    let found = store.find_key_by_digest(presented.digest(crypto)).await?.ok_or(Error::InvalidApiKey)?;
     let key = found.key;
     let usable = key.revoked_at.is_none()
         && key.expires_at.is_none_or(|at| at > now)
@@ -221,9 +212,7 @@ mod tests {
     async fn run(lookup: Option<KeyLookup>, presented: &ApiKeySecret) -> Result<Principal, Error> {
         let crypto = SeqCrypto::default();
         let mut store = MockApiKeyStore::new();
-        store
-            .expect_find_key_by_digest()
-            .returning(move |_| Ok(lookup.clone()));
+        store.expect_find_key_by_digest().returning(move |_| Ok(lookup.clone()));
         authenticate(&store, &crypto, presented, now()).await
     }
 
@@ -232,42 +221,19 @@ mod tests {
         let crypto = SeqCrypto::default();
         let secret = ApiKeySecret::generate(&crypto, Mode::Test, KeyType::Secret);
         let good = record(&secret, &crypto);
-        let active = |key: ApiKey| {
-            Some(KeyLookup {
-                key,
-                merchant_status: MerchantStatus::Active,
-            })
-        };
+        let active = |key: ApiKey| Some(KeyLookup { key, merchant_status: MerchantStatus::Active });
 
         let p = run(active(good.clone()), &secret).await.unwrap();
         assert_eq!(p.scope.mode, Mode::Test);
         assert_eq!(p.key_type, KeyType::Secret);
 
         assert_eq!(run(None, &secret).await, Err(Error::InvalidApiKey));
-        assert_eq!(
-            run(None, &ApiKeySecret::presented("nope")).await,
-            Err(Error::InvalidApiKey)
-        );
-        let revoked = ApiKey {
-            revoked_at: Some(now()),
-            ..good.clone()
-        };
-        assert_eq!(
-            run(active(revoked), &secret).await,
-            Err(Error::InvalidApiKey)
-        );
-        let expired = ApiKey {
-            expires_at: Some(now()),
-            ..good.clone()
-        };
-        assert_eq!(
-            run(active(expired), &secret).await,
-            Err(Error::InvalidApiKey)
-        );
-        let suspended = Some(KeyLookup {
-            key: good,
-            merchant_status: MerchantStatus::Suspended,
-        });
+        assert_eq!(run(None, &ApiKeySecret::presented("nope")).await, Err(Error::InvalidApiKey));
+        let revoked = ApiKey { revoked_at: Some(now()), ..good.clone() };
+        assert_eq!(run(active(revoked), &secret).await, Err(Error::InvalidApiKey));
+        let expired = ApiKey { expires_at: Some(now()), ..good.clone() };
+        assert_eq!(run(active(expired), &secret).await, Err(Error::InvalidApiKey));
+        let suspended = Some(KeyLookup { key: good, merchant_status: MerchantStatus::Suspended });
         assert_eq!(run(suspended, &secret).await, Err(Error::AccountSuspended));
     }
 }

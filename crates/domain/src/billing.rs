@@ -14,14 +14,11 @@ use crate::chain::{Chain, Expected, ObservedTransfer, Verdict, verify};
 use crate::checkout::{CheckoutSession, CheckoutStatus};
 use crate::error::{Error, Resource};
 use crate::event::{Event, EventType};
-use crate::ids::{
-    CheckoutSessionId, EventId, InvoiceId, PaymentId, PublicToken, RefundReferenceId,
-};
+use crate::ids::{CheckoutSessionId, EventId, InvoiceId, PaymentId, PublicToken, RefundReferenceId};
 use crate::invoice::validate::{self, DraftInput, check_len};
 use crate::invoice::{
-    CollectionState, CollectionTrigger, Coverage, Invoice, InvoiceFields, InvoiceKind,
-    LifecycleStatus, LifecycleTrigger, LineItem, Metadata, RefundReference, Totals, collection,
-    lifecycle, snapshot,
+    CollectionState, CollectionTrigger, Coverage, Invoice, InvoiceFields, InvoiceKind, LifecycleStatus,
+    LifecycleTrigger, LineItem, Metadata, RefundReference, Totals, collection, lifecycle, snapshot,
 };
 use crate::merchant::{Merchant, POLYGON_CHAIN_ID, Token, WalletAddress, test_settlement_wallet};
 use crate::mode::{Mode, Scope};
@@ -46,6 +43,16 @@ pub enum InvoiceKey {
     Session(CheckoutSessionId),
 }
 
+/// How the public hosted pages address an invoice: by an unguessable reference, never by a
+/// merchant's scope.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PublicRef {
+    /// The hosted checkout page of a session.
+    Session(CheckoutSessionId),
+    /// The hosted invoice page's token.
+    Token(PublicToken),
+}
+
 /// An invoice with its checkout sessions and payments (oldest first).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InvoiceAggregate {
@@ -61,10 +68,7 @@ impl InvoiceAggregate {
 
     /// The newest payment on a session.
     pub fn latest_payment_of(&self, session: &CheckoutSessionId) -> Option<&Payment> {
-        self.payments
-            .iter()
-            .rev()
-            .find(|p| &p.checkout_session_id == session)
+        self.payments.iter().rev().find(|p| &p.checkout_session_id == session)
     }
 }
 
@@ -114,10 +118,7 @@ impl InvoiceChange {
         self.events
             .iter()
             .map(|e| {
-                let payment = e
-                    .payment_id
-                    .as_ref()
-                    .and_then(|id| agg.payments.iter().find(|p| &p.id == id));
+                let payment = e.payment_id.as_ref().and_then(|id| agg.payments.iter().find(|p| &p.id == id));
                 let data = match payment {
                     Some(p) => snapshot::payment_data(p),
                     None => snapshot::invoice_data(&agg.invoice, &agg.payments),
@@ -152,10 +153,7 @@ pub fn settlement_for(merchant: &Merchant, mode: Mode) -> Result<Settlement, Err
         Mode::Live => merchant
             .live
             .as_ref()
-            .map(|l| Settlement {
-                wallet: l.wallet.clone(),
-                token: l.token,
-            })
+            .map(|l| Settlement { wallet: l.wallet.clone(), token: l.token })
             .ok_or(Error::ActiveMerchantRequired),
     }
 }
@@ -223,18 +221,8 @@ pub struct Billing<'a> {
     pub chain: &'a dyn Chain,
 }
 
-fn event(
-    crypto: &dyn Crypto,
-    event_type: EventType,
-    payment_id: Option<PaymentId>,
-    at: DateTime<Utc>,
-) -> PendingEvent {
-    PendingEvent {
-        id: EventId::generate(crypto),
-        event_type,
-        payment_id,
-        created_at: at,
-    }
+fn event(crypto: &dyn Crypto, event_type: EventType, payment_id: Option<PaymentId>, at: DateTime<Utc>) -> PendingEvent {
+    PendingEvent { id: EventId::generate(crypto), event_type, payment_id, created_at: at }
 }
 
 fn new_session(
@@ -319,13 +307,7 @@ fn issue_into(
     invoice.issued_at = Some(now);
     invoice.updated_at = now;
     invoice.log(now, "issued", "api", None);
-    let session = new_session(
-        crypto,
-        invoice,
-        invoice.totals.total.clone(),
-        now,
-        customer_email,
-    );
+    let session = new_session(crypto, invoice, invoice.totals.total.clone(), now, customer_email);
     change.changed_sessions.push(session.id.clone());
     change.aggregate.sessions.push(session);
     change.assign_number = Some(merchant.invoice_prefix.clone());
@@ -344,9 +326,7 @@ fn check_reason(reason: &str) -> Result<String, Error> {
 fn check_send(fields: &InvoiceFields) -> Result<(), Error> {
     let email = fields.customer.as_ref().and_then(|c| c.email.as_deref());
     if !email.is_some_and(validate::is_valid_email) {
-        return Err(Error::CustomerEmailRequired {
-            field: "customer.email".into(),
-        });
+        return Err(Error::CustomerEmailRequired { field: "customer.email".into() });
     }
     // Email delivery arrives with its own issue; until then nothing is issued half-way.
     Err(Error::FeatureUnavailable("sending invoices by email"))
@@ -359,12 +339,7 @@ impl Billing<'_> {
 
     /// Load, decide, save; retried on concurrent change. `decide` returns `None` when there is
     /// nothing to change.
-    async fn mutate<F>(
-        &self,
-        scope: &Scope,
-        key: &InvoiceKey,
-        decide: F,
-    ) -> Result<InvoiceAggregate, Error>
+    async fn mutate<F>(&self, scope: &Scope, key: &InvoiceKey, decide: F) -> Result<InvoiceAggregate, Error>
     where
         F: Fn(InvoiceAggregate, DateTime<Utc>) -> Result<Option<InvoiceChange>, Error>,
     {
@@ -391,20 +366,13 @@ impl Billing<'_> {
         scope: &Scope,
         input: CheckoutInput,
     ) -> Result<InvoiceAggregate, Error> {
-        let amount = input
-            .amount
-            .ok_or_else(|| Error::validation("amount", "amount is required"))?;
+        let amount = input.amount.ok_or_else(|| Error::validation("amount", "amount is required"))?;
         if amount.is_zero() {
             return Err(Error::invalid_amount("amount", "must be greater than zero"));
         }
         let minutes = validate::expiry_minutes("expiresInMinutes", input.expires_in_minutes)?;
         if let Some(r) = &input.external_reference {
-            check_len(
-                "externalReference",
-                r,
-                0,
-                validate::MAX_EXTERNAL_REFERENCE_BYTES,
-            )?;
+            check_len("externalReference", r, 0, validate::MAX_EXTERNAL_REFERENCE_BYTES)?;
         }
         if let Some(email) = &input.customer_email {
             validate::check_email("customerEmail", email)?;
@@ -418,10 +386,7 @@ impl Billing<'_> {
             customer: input
                 .customer_email
                 .clone()
-                .map(|email| crate::invoice::Customer {
-                    email: Some(email),
-                    ..Default::default()
-                }),
+                .map(|email| crate::invoice::Customer { email: Some(email), ..Default::default() }),
             discount: None,
             taxes: Vec::new(),
             currency: settlement.token,
@@ -437,37 +402,12 @@ impl Billing<'_> {
             cancel_url: input.cancel_url,
             reminder_schedule: None,
         };
-        let totals = Totals {
-            subtotal: amount.clone(),
-            discount: Amount::zero(),
-            tax: Amount::zero(),
-            total: amount,
-        };
-        let invoice = new_invoice(
-            self.crypto,
-            merchant,
-            scope,
-            &settlement,
-            InvoiceKind::AmountOnly,
-            fields,
-            totals,
-            now,
-        );
-        let mut change = InvoiceChange::new(
-            InvoiceAggregate {
-                invoice,
-                sessions: Vec::new(),
-                payments: Vec::new(),
-            },
-            None,
-        );
-        issue_into(
-            &mut change,
-            self.crypto,
-            merchant,
-            now,
-            input.customer_email,
-        )?;
+        let totals = Totals { subtotal: amount.clone(), discount: Amount::zero(), tax: Amount::zero(), total: amount };
+        let invoice =
+            new_invoice(self.crypto, merchant, scope, &settlement, InvoiceKind::AmountOnly, fields, totals, now);
+        let mut change =
+            InvoiceChange::new(InvoiceAggregate { invoice, sessions: Vec::new(), payments: Vec::new() }, None);
+        issue_into(&mut change, self.crypto, merchant, now, input.customer_email)?;
         self.save_new(change).await
     }
 
@@ -489,32 +429,12 @@ impl Billing<'_> {
             check_send(&fields)?;
         }
         let now = self.clock.now(scope).await?;
-        let invoice = new_invoice(
-            self.crypto,
-            merchant,
-            scope,
-            &settlement,
-            InvoiceKind::Itemized,
-            fields,
-            totals,
-            now,
-        );
-        let mut change = InvoiceChange::new(
-            InvoiceAggregate {
-                invoice,
-                sessions: Vec::new(),
-                payments: Vec::new(),
-            },
-            None,
-        );
+        let invoice =
+            new_invoice(self.crypto, merchant, scope, &settlement, InvoiceKind::Itemized, fields, totals, now);
+        let mut change =
+            InvoiceChange::new(InvoiceAggregate { invoice, sessions: Vec::new(), payments: Vec::new() }, None);
         if issue {
-            let email = change
-                .aggregate
-                .invoice
-                .fields
-                .customer
-                .as_ref()
-                .and_then(|c| c.email.clone());
+            let email = change.aggregate.invoice.fields.customer.as_ref().and_then(|c| c.email.clone());
             issue_into(&mut change, self.crypto, merchant, now, email)?;
         }
         self.save_new(change).await
@@ -558,21 +478,13 @@ impl Billing<'_> {
                 return Err(Error::InvoiceNotEditable);
             }
             if version != inv.version {
-                return Err(Error::InvoiceVersionConflict {
-                    provided: version,
-                    current: inv.version,
-                });
+                return Err(Error::InvoiceVersionConflict { provided: version, current: inv.version });
             }
             inv.fields = fields.clone();
             inv.totals = totals.clone();
             inv.version += 1;
             inv.updated_at = now;
-            inv.log(
-                now,
-                "updated",
-                "api",
-                Some(format!("version {}", inv.version)),
-            );
+            inv.log(now, "updated", "api", Some(format!("version {}", inv.version)));
             Ok(Some(InvoiceChange::new(agg, None)))
         })
         .await
@@ -591,10 +503,7 @@ impl Billing<'_> {
             let inv = &agg.invoice;
             collection::transition(inv.collection_state, CollectionTrigger::Issue)?;
             if version != inv.version {
-                return Err(Error::InvoiceVersionConflict {
-                    provided: version,
-                    current: inv.version,
-                });
+                return Err(Error::InvoiceVersionConflict { provided: version, current: inv.version });
             }
             if send {
                 check_send(&inv.fields)?;
@@ -609,24 +518,15 @@ impl Billing<'_> {
 
     /// `POST /v1/invoices/{id}/checkout-sessions`: a checkout for the collectible remainder,
     /// reusing an active one for the same remainder.
-    pub async fn open_checkout(
-        &self,
-        scope: &Scope,
-        key: &InvoiceKey,
-    ) -> Result<OpenedCheckout, Error> {
-        let mut chosen: std::sync::Mutex<Option<(CheckoutSessionId, bool)>> =
-            std::sync::Mutex::new(None);
+    pub async fn open_checkout(&self, scope: &Scope, key: &InvoiceKey) -> Result<OpenedCheckout, Error> {
+        let mut chosen: std::sync::Mutex<Option<(CheckoutSessionId, bool)>> = std::sync::Mutex::new(None);
         let aggregate = self
             .mutate(scope, key, |mut agg, now| {
                 let remaining = agg.invoice.remaining();
                 if !agg.invoice.collection_state.is_collectible() || remaining.is_zero() {
                     return Err(Error::InvoiceNotPayable);
                 }
-                let reusable = agg
-                    .sessions
-                    .iter()
-                    .rev()
-                    .find(|s| s.is_payable(now) && s.amount_due == remaining);
+                let reusable = agg.sessions.iter().rev().find(|s| s.is_payable(now) && s.amount_due == remaining);
                 if let Some(s) = reusable {
                     if let Ok(mut c) = chosen.lock() {
                         *c = Some((s.id.clone(), true));
@@ -638,18 +538,13 @@ impl Billing<'_> {
                     &agg.invoice,
                     remaining,
                     now,
-                    agg.invoice
-                        .fields
-                        .customer
-                        .as_ref()
-                        .and_then(|c| c.email.clone()),
+                    agg.invoice.fields.customer.as_ref().and_then(|c| c.email.clone()),
                 );
                 if let Ok(mut c) = chosen.lock() {
                     *c = Some((session.id.clone(), false));
                 }
                 let inv = &mut agg.invoice;
-                inv.status = lifecycle::transition(inv.status, LifecycleTrigger::CheckoutOpened)
-                    .unwrap_or(inv.status);
+                inv.status = lifecycle::transition(inv.status, LifecycleTrigger::CheckoutOpened).unwrap_or(inv.status);
                 inv.updated_at = now;
                 inv.log(now, "checkout_opened", "api", Some(session.id.to_string()));
                 let id = session.id.clone();
@@ -659,16 +554,9 @@ impl Billing<'_> {
                 Ok(Some(change))
             })
             .await?;
-        let (session_id, reused) = chosen
-            .get_mut()
-            .ok()
-            .and_then(|c| c.take())
-            .ok_or_else(|| Error::Internal("no checkout chosen".into()))?;
-        Ok(OpenedCheckout {
-            aggregate,
-            session_id,
-            reused,
-        })
+        let (session_id, reused) =
+            chosen.get_mut().ok().and_then(|c| c.take()).ok_or_else(|| Error::Internal("no checkout chosen".into()))?;
+        Ok(OpenedCheckout { aggregate, session_id, reused })
     }
 
     /// Void, void-remaining or mark-uncollectible, with a reason. Payment records stay.
@@ -684,39 +572,25 @@ impl Billing<'_> {
             let has_payments = !agg.invoice.customer_amount_paid.is_zero();
             let (trigger, activity) = match action {
                 CloseAction::Void => (CollectionTrigger::Void, "voided"),
-                CloseAction::VoidRemaining => (
-                    CollectionTrigger::VoidRemaining { has_payments },
-                    "void_remaining",
-                ),
-                CloseAction::MarkUncollectible => {
-                    (CollectionTrigger::MarkUncollectible, "marked_uncollectible")
-                }
+                CloseAction::VoidRemaining => (CollectionTrigger::VoidRemaining { has_payments }, "void_remaining"),
+                CloseAction::MarkUncollectible => (CollectionTrigger::MarkUncollectible, "marked_uncollectible"),
             };
             let t = collection::transition(agg.invoice.collection_state, trigger)?;
             let inv = &mut agg.invoice;
             inv.collection_state = t.to;
-            inv.status = lifecycle::transition(inv.status, LifecycleTrigger::CollectionClosed)
-                .unwrap_or(inv.status);
+            inv.status = lifecycle::transition(inv.status, LifecycleTrigger::CollectionClosed).unwrap_or(inv.status);
             inv.close_reason = Some(reason.clone());
             inv.closed_at = Some(now);
             inv.updated_at = now;
             inv.log(now, activity, "api", Some(reason.clone()));
             let mut changed = Vec::new();
-            for s in agg
-                .sessions
-                .iter_mut()
-                .filter(|s| s.status == CheckoutStatus::Pending)
-            {
+            for s in agg.sessions.iter_mut().filter(|s| s.status == CheckoutStatus::Pending) {
                 s.status = CheckoutStatus::Cancelled;
                 changed.push(s.id.clone());
             }
             let mut change = InvoiceChange::new(agg, None);
             change.changed_sessions = changed;
-            change.events = t
-                .events
-                .into_iter()
-                .map(|e| event(self.crypto, e, None, now))
-                .collect();
+            change.events = t.events.into_iter().map(|e| event(self.crypto, e, None, now)).collect();
             Ok(Some(change))
         })
         .await
@@ -740,17 +614,13 @@ impl Billing<'_> {
         let aggregate = self
             .mutate(scope, key, |mut agg, now| {
                 if agg.invoice.collection_state == CollectionState::Draft {
-                    return Err(Error::InvoiceTransitionGuardFailed(
-                        "a draft has no payments to refund".into(),
-                    ));
+                    return Err(Error::InvoiceTransitionGuardFailed("a draft has no payments to refund".into()));
                 }
                 let payment = agg
                     .payments
                     .iter()
                     .find(|p| p.id == input.payment_id && p.status.is_credited())
-                    .ok_or_else(|| {
-                        Error::validation("paymentId", "not a credited payment of this invoice")
-                    })?;
+                    .ok_or_else(|| Error::validation("paymentId", "not a credited payment of this invoice"))?;
                 let refunded = agg
                     .invoice
                     .refunds
@@ -758,10 +628,7 @@ impl Billing<'_> {
                     .filter(|r| r.payment_id == input.payment_id)
                     .fold(Amount::zero(), |acc, r| acc.add(&r.amount));
                 if refunded.add(&input.amount) > payment.customer_amount_credited {
-                    return Err(Error::invalid_amount(
-                        "amount",
-                        "exceeds what is left to refund of the payment",
-                    ));
+                    return Err(Error::invalid_amount("amount", "exceeds what is left to refund of the payment"));
                 }
                 let inv = &mut agg.invoice;
                 inv.refunds.push(RefundReference {
@@ -775,19 +642,9 @@ impl Billing<'_> {
                     created_at: now,
                 });
                 inv.updated_at = now;
-                inv.log(
-                    now,
-                    "refund_recorded",
-                    "api",
-                    Some(format!("{} of {}", input.amount, input.payment_id)),
-                );
+                inv.log(now, "refund_recorded", "api", Some(format!("{} of {}", input.amount, input.payment_id)));
                 let mut change = InvoiceChange::new(agg, None);
-                change.events.push(event(
-                    self.crypto,
-                    EventType::InvoiceRefundRecorded,
-                    None,
-                    now,
-                ));
+                change.events.push(event(self.crypto, EventType::InvoiceRefundRecorded, None, now));
                 Ok(Some(change))
             })
             .await?;
@@ -806,10 +663,7 @@ impl Billing<'_> {
         let now = self.clock.now(scope).await?;
         let mut fields = source.fields.clone();
         if let Some(amount) = fields.amount.take() {
-            let description = fields
-                .external_reference
-                .clone()
-                .unwrap_or_else(|| "Amount due".to_owned());
+            let description = fields.external_reference.clone().unwrap_or_else(|| "Amount due".to_owned());
             fields.lines = vec![LineItem {
                 id: None,
                 sku: None,
@@ -831,11 +685,7 @@ impl Billing<'_> {
         );
         invoice.log(now, "duplicated_from", "api", Some(source.id.to_string()));
         self.save_new(InvoiceChange::new(
-            InvoiceAggregate {
-                invoice,
-                sessions: Vec::new(),
-                payments: Vec::new(),
-            },
+            InvoiceAggregate { invoice, sessions: Vec::new(), payments: Vec::new() },
             None,
         ))
         .await
@@ -852,9 +702,7 @@ impl Billing<'_> {
         let key = InvoiceKey::Session(session_id.clone());
         let agg = self.store.load_invoice(scope, &key).await?;
         let now = self.clock.now(scope).await?;
-        let session = agg
-            .session(session_id)
-            .ok_or(Error::NotFound(Resource::CheckoutSession))?;
+        let session = agg.session(session_id).ok_or(Error::NotFound(Resource::CheckoutSession))?;
         if !session.is_payable(now) {
             return Err(Error::CheckoutSessionNotPayable);
         }
@@ -865,10 +713,7 @@ impl Billing<'_> {
         let tx = input.transaction_hash.unwrap_or_else(|| {
             let mut bytes = [0u8; 32];
             self.crypto.fill_random(&mut bytes);
-            TxHash::from_trusted(format!(
-                "0x{}",
-                bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
-            ))
+            TxHash::from_trusted(format!("0x{}", bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()))
         });
         self.chain
             .simulate(
@@ -885,8 +730,7 @@ impl Billing<'_> {
                 },
             )
             .await?;
-        self.record_payment(scope, session_id, &tx, "test_helper")
-            .await
+        self.record_payment(scope, session_id, &tx, "test_helper").await
     }
 
     /// Verifies the transfer `tx` for a checkout and records the payment: credited, failed or
@@ -903,10 +747,7 @@ impl Billing<'_> {
         for _ in 0..MAX_ATTEMPTS {
             let agg = self.store.load_invoice(scope, &key).await?;
             let now = self.clock.now(scope).await?;
-            let session = agg
-                .session(session_id)
-                .ok_or(Error::NotFound(Resource::CheckoutSession))?
-                .clone();
+            let session = agg.session(session_id).ok_or(Error::NotFound(Resource::CheckoutSession))?.clone();
             let expected = Expected {
                 chain_id: POLYGON_CHAIN_ID,
                 token_contract: session.currency.polygon_contract(),
@@ -914,28 +755,12 @@ impl Billing<'_> {
                 expires_at: session.expires_at,
             };
             let verdict = verify(&expected, &observation);
-            let duplicate = self
-                .store
-                .payment_using_tx(POLYGON_CHAIN_ID, tx)
-                .await?
-                .is_some();
+            let duplicate = self.store.payment_using_tx(POLYGON_CHAIN_ID, tx).await?.is_some();
             let lock = agg.invoice.lock_version;
-            let mut change = credit(
-                self.crypto,
-                agg,
-                &session,
-                tx,
-                verdict,
-                duplicate,
-                now,
-                actor,
-            );
+            let mut change = credit(self.crypto, agg, &session, tx, verdict, duplicate, now, actor);
             change.expected_lock_version = Some(lock);
-            let payment_id = change
-                .changed_payments
-                .first()
-                .cloned()
-                .ok_or_else(|| Error::Internal("no payment".into()))?;
+            let payment_id =
+                change.changed_payments.first().cloned().ok_or_else(|| Error::Internal("no payment".into()))?;
             match self.store.save_invoice(change).await {
                 Err(Error::InvoiceStateMismatch) => continue,
                 Err(e) => return Err(e),
@@ -997,24 +822,14 @@ impl Billing<'_> {
 
     /// Test helper: moves the merchant's test clock forward and runs what became due.
     /// Returns the new offset in seconds and how many invoices changed.
-    pub async fn advance_test_clock(
-        &self,
-        scope: &Scope,
-        seconds: i64,
-    ) -> Result<(i64, usize), Error> {
+    pub async fn advance_test_clock(&self, scope: &Scope, seconds: i64) -> Result<(i64, usize), Error> {
         if scope.mode != Mode::Test {
             return Err(Error::ApiKeyForbidden);
         }
         if !(1..=10 * 366 * 86_400).contains(&seconds) {
-            return Err(Error::validation(
-                "seconds",
-                "must be an integer from 1 to 316224000",
-            ));
+            return Err(Error::validation("seconds", "must be an integer from 1 to 316224000"));
         }
-        let offset = self
-            .store
-            .advance_test_clock(&scope.merchant_id, seconds)
-            .await?;
+        let offset = self.store.advance_test_clock(&scope.merchant_id, seconds).await?;
         let done = self.run_due(Some(scope), 1000).await?;
         Ok((offset, done))
     }
@@ -1061,33 +876,19 @@ fn credit(
     if duplicate {
         step(&mut payment, PaymentTrigger::DuplicateTransaction);
         payment.failure_reason = Some("duplicate_transaction".into());
-        inv.log(
-            now,
-            "payment_duplicate",
-            actor,
-            Some(tx.as_str().to_owned()),
-        );
+        inv.log(now, "payment_duplicate", actor, Some(tx.as_str().to_owned()));
     } else {
         step(&mut payment, PaymentTrigger::VerificationStarted);
-        inv.status = lifecycle::transition(inv.status, LifecycleTrigger::PaymentDetected)
-            .unwrap_or(inv.status);
+        inv.status = lifecycle::transition(inv.status, LifecycleTrigger::PaymentDetected).unwrap_or(inv.status);
         match verdict {
             Verdict::Failed { reason } => {
                 step(&mut payment, PaymentTrigger::VerificationFailed);
                 payment.failure_reason = Some(reason.clone());
                 let has_credit = !inv.customer_amount_paid.is_zero();
-                inv.status = lifecycle::transition(
-                    inv.status,
-                    LifecycleTrigger::PaymentFailed { has_credit },
-                )
-                .unwrap_or(inv.status);
+                inv.status = lifecycle::transition(inv.status, LifecycleTrigger::PaymentFailed { has_credit })
+                    .unwrap_or(inv.status);
                 inv.log(now, "payment_failed", actor, Some(reason));
-                events.push(event(
-                    crypto,
-                    EventType::PaymentFailed,
-                    Some(payment.id.clone()),
-                    now,
-                ));
+                events.push(event(crypto, EventType::PaymentFailed, Some(payment.id.clone()), now));
             }
             Verdict::Verified { amount, sender, at } => {
                 let cmp = amount.cmp(&payment.amount_expected);
@@ -1113,34 +914,19 @@ fn credit(
                     inv.collection_state = t.to;
                     events.extend(t.events.into_iter().map(|e| event(crypto, e, None, now)));
                 }
-                inv.status =
-                    lifecycle::transition(inv.status, LifecycleTrigger::PaymentCredited(coverage))
-                        .unwrap_or(inv.status);
-                if coverage != Coverage::Partial
-                    && inv.paid_at.is_none()
-                    && !inv.collection_state.is_closed()
-                {
+                inv.status = lifecycle::transition(inv.status, LifecycleTrigger::PaymentCredited(coverage))
+                    .unwrap_or(inv.status);
+                if coverage != Coverage::Partial && inv.paid_at.is_none() && !inv.collection_state.is_closed() {
                     inv.paid_at = Some(now);
                 }
-                inv.log(
-                    now,
-                    "payment_credited",
-                    actor,
-                    Some(format!("{} via {}", amount, payment.id)),
-                );
+                inv.log(now, "payment_credited", actor, Some(format!("{} via {}", amount, payment.id)));
                 match payment.status {
-                    PaymentStatus::Underpaid => events.push(event(
-                        crypto,
-                        EventType::PaymentUnderpaid,
-                        Some(payment.id.clone()),
-                        now,
-                    )),
-                    PaymentStatus::Overpaid => events.push(event(
-                        crypto,
-                        EventType::PaymentOverpaid,
-                        Some(payment.id.clone()),
-                        now,
-                    )),
+                    PaymentStatus::Underpaid => {
+                        events.push(event(crypto, EventType::PaymentUnderpaid, Some(payment.id.clone()), now))
+                    }
+                    PaymentStatus::Overpaid => {
+                        events.push(event(crypto, EventType::PaymentOverpaid, Some(payment.id.clone()), now))
+                    }
                     _ => {}
                 }
             }
@@ -1152,15 +938,9 @@ fn credit(
         .payments
         .iter()
         .filter(|p| p.checkout_session_id == session.id)
-        .fold(payment.customer_amount_credited.clone(), |acc, p| {
-            acc.add(&p.customer_amount_credited)
-        });
+        .fold(payment.customer_amount_credited.clone(), |acc, p| acc.add(&p.customer_amount_credited));
     let mut changed_sessions = Vec::new();
-    for s in agg
-        .sessions
-        .iter_mut()
-        .filter(|s| s.status == CheckoutStatus::Pending)
-    {
+    for s in agg.sessions.iter_mut().filter(|s| s.status == CheckoutStatus::Pending) {
         let this = s.id == session.id;
         if (this && session_paid >= s.amount_due) || invoice_settled {
             s.status = if this || session_paid >= s.amount_due {
@@ -1182,26 +962,15 @@ fn credit(
 }
 
 /// The pure time-based decision: expire checkouts, expire the invoice, mark past due.
-fn due_transitions(
-    crypto: &dyn Crypto,
-    mut agg: InvoiceAggregate,
-    now: DateTime<Utc>,
-) -> Option<InvoiceChange> {
+fn due_transitions(crypto: &dyn Crypto, mut agg: InvoiceAggregate, now: DateTime<Utc>) -> Option<InvoiceChange> {
     let mut changed_sessions = Vec::new();
     let mut events = Vec::new();
-    for s in agg
-        .sessions
-        .iter_mut()
-        .filter(|s| s.status == CheckoutStatus::Pending && s.expires_at <= now)
-    {
+    for s in agg.sessions.iter_mut().filter(|s| s.status == CheckoutStatus::Pending && s.expires_at <= now) {
         s.status = CheckoutStatus::Expired;
         changed_sessions.push(s.id.clone());
     }
     let inv = &mut agg.invoice;
-    let any_pending = agg
-        .sessions
-        .iter()
-        .any(|s| s.status == CheckoutStatus::Pending);
+    let any_pending = agg.sessions.iter().any(|s| s.status == CheckoutStatus::Pending);
     let mut touched = !changed_sessions.is_empty();
     if !changed_sessions.is_empty()
         && !any_pending
@@ -1212,13 +981,9 @@ fn due_transitions(
         inv.log(now, "expired", "system", None);
         events.push(event(crypto, EventType::InvoiceExpired, None, now));
     }
-    let past_due = inv.fields.due_at.is_some_and(|d| d <= now)
-        && inv.past_due_at.is_none()
-        && !inv.remaining().is_zero();
-    if past_due
-        && let Ok(t) =
-            collection::transition(inv.collection_state, CollectionTrigger::DueDatePassed)
-    {
+    let past_due =
+        inv.fields.due_at.is_some_and(|d| d <= now) && inv.past_due_at.is_none() && !inv.remaining().is_zero();
+    if past_due && let Ok(t) = collection::transition(inv.collection_state, CollectionTrigger::DueDatePassed) {
         inv.collection_state = t.to;
         inv.past_due_at = Some(now);
         inv.log(now, "past_due", "system", None);

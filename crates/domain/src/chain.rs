@@ -56,21 +56,13 @@ pub struct Expected {
 /// The outcome of verification (before the duplicate check, which needs the store).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
-    Verified {
-        amount: Amount,
-        sender: Option<String>,
-        at: DateTime<Utc>,
-    },
-    Failed {
-        reason: String,
-    },
+    Verified { amount: Amount, sender: Option<String>, at: DateTime<Utc> },
+    Failed { reason: String },
 }
 
 /// Checks chain id, token contract, recipient, success, expiry and a non-zero amount.
 pub fn verify(expected: &Expected, observation: &Observation) -> Verdict {
-    let fail = |reason: &str| Verdict::Failed {
-        reason: reason.to_owned(),
-    };
+    let fail = |reason: &str| Verdict::Failed { reason: reason.to_owned() };
     let t = match observation {
         Observation::NotFound => return fail("transaction_not_found"),
         Observation::Found(t) => t,
@@ -93,11 +85,7 @@ pub fn verify(expected: &Expected, observation: &Observation) -> Verdict {
     if t.amount.is_zero() {
         return fail("zero_amount");
     }
-    Verdict::Verified {
-        amount: t.amount.clone(),
-        sender: t.sender.clone(),
-        at: t.block_time,
-    }
+    Verdict::Verified { amount: t.amount.clone(), sender: t.sender.clone(), at: t.block_time }
 }
 
 #[cfg(test)]
@@ -132,59 +120,23 @@ mod tests {
     #[test]
     fn every_rule() {
         let (e, t) = setup();
-        assert!(matches!(
-            verify(&e, &Observation::Found(t.clone())),
-            Verdict::Verified { .. }
-        ));
+        assert!(matches!(verify(&e, &Observation::Found(t.clone())), Verdict::Verified { .. }));
         let reason = |t: ObservedTransfer| match verify(&e, &Observation::Found(t)) {
             Verdict::Failed { reason } => reason,
             v => panic!("{v:?}"),
         };
+        assert_eq!(reason(ObservedTransfer { succeeded: false, ..t.clone() }), "transaction_reverted");
+        assert_eq!(reason(ObservedTransfer { chain_id: 1, ..t.clone() }), "wrong_chain");
         assert_eq!(
-            reason(ObservedTransfer {
-                succeeded: false,
-                ..t.clone()
-            }),
-            "transaction_reverted"
-        );
-        assert_eq!(
-            reason(ObservedTransfer {
-                chain_id: 1,
-                ..t.clone()
-            }),
-            "wrong_chain"
-        );
-        assert_eq!(
-            reason(ObservedTransfer {
-                token_contract: Token::Usdt.polygon_contract(),
-                ..t.clone()
-            }),
+            reason(ObservedTransfer { token_contract: Token::Usdt.polygon_contract(), ..t.clone() }),
             "wrong_token_contract"
         );
         assert_eq!(
-            reason(ObservedTransfer {
-                recipient: Token::Usdt.polygon_contract(),
-                ..t.clone()
-            }),
+            reason(ObservedTransfer { recipient: Token::Usdt.polygon_contract(), ..t.clone() }),
             "wrong_recipient"
         );
-        assert_eq!(
-            reason(ObservedTransfer {
-                block_time: e.expires_at,
-                ..t.clone()
-            }),
-            "checkout_expired"
-        );
-        assert_eq!(
-            reason(ObservedTransfer {
-                amount: Decimal6::zero(),
-                ..t.clone()
-            }),
-            "zero_amount"
-        );
-        assert!(matches!(
-            verify(&e, &Observation::NotFound),
-            Verdict::Failed { .. }
-        ));
+        assert_eq!(reason(ObservedTransfer { block_time: e.expires_at, ..t.clone() }), "checkout_expired");
+        assert_eq!(reason(ObservedTransfer { amount: Decimal6::zero(), ..t.clone() }), "zero_amount");
+        assert!(matches!(verify(&e, &Observation::NotFound), Verdict::Failed { .. }));
     }
 }

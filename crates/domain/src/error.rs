@@ -89,24 +89,15 @@ pub enum Error {
 
 impl Error {
     pub fn validation(field: impl Into<String>, message: impl Into<String>) -> Self {
-        Error::Validation {
-            field: field.into(),
-            message: message.into(),
-        }
+        Error::Validation { field: field.into(), message: message.into() }
     }
 
     pub fn invalid_amount(field: impl Into<String>, message: impl std::fmt::Display) -> Self {
-        Error::InvalidAmount {
-            field: field.into(),
-            message: message.to_string(),
-        }
+        Error::InvalidAmount { field: field.into(), message: message.to_string() }
     }
 
     pub fn invalid_total(field: impl Into<String>, message: impl Into<String>) -> Self {
-        Error::InvalidTotal {
-            field: field.into(),
-            message: message.into(),
-        }
+        Error::InvalidTotal { field: field.into(), message: message.into() }
     }
 
     /// The field a field-level error names.

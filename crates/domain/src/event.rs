@@ -56,9 +56,7 @@ impl EventType {
             Self::InvoiceUncollectible => "invoice.uncollectible",
             Self::InvoiceRefundRecorded => "invoice.refund_recorded",
             Self::InvoicePaymentReceivedAfterVoid => "invoice.payment_received_after_void",
-            Self::InvoicePaymentReceivedAfterUncollectible => {
-                "invoice.payment_received_after_uncollectible"
-            }
+            Self::InvoicePaymentReceivedAfterUncollectible => "invoice.payment_received_after_uncollectible",
             Self::InvoiceExpired => "invoice.expired",
             Self::PaymentLinkCompleted => "payment_link.completed",
             Self::PaymentLinkExpired => "payment_link.expired",

@@ -120,8 +120,7 @@ impl PublicToken {
     }
 
     pub fn parse(value: &str) -> Option<Self> {
-        (value.len() == 43 && value.bytes().all(|b| b.is_ascii_alphanumeric()))
-            .then(|| Self(value.to_owned()))
+        (value.len() == 43 && value.bytes().all(|b| b.is_ascii_alphanumeric())).then(|| Self(value.to_owned()))
     }
 
     pub fn from_trusted(value: String) -> Self {

@@ -192,10 +192,7 @@ mod tests {
             let lower = format!("0x{}", good[2..].to_ascii_lowercase());
             assert_eq!(WalletAddress::parse(&lower).unwrap().as_str(), good);
         }
-        assert_eq!(
-            WalletAddress::parse("0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD"),
-            Err(AddressError::BadChecksum)
-        );
+        assert_eq!(WalletAddress::parse("0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD"), Err(AddressError::BadChecksum));
         for bad in [
             "",
             "0x",
@@ -203,11 +200,7 @@ mod tests {
             "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAe",
             "0xzaAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
         ] {
-            assert_eq!(
-                WalletAddress::parse(bad),
-                Err(AddressError::Malformed),
-                "{bad}"
-            );
+            assert_eq!(WalletAddress::parse(bad), Err(AddressError::Malformed), "{bad}");
         }
     }
 

@@ -53,15 +53,9 @@ pub async fn activate_merchant(
     wallet: &str,
     token: Token,
 ) -> Result<LiveSettlement, Error> {
-    let wallet = WalletAddress::parse(wallet).map_err(|e| Error::InvalidWalletAddress {
-        field: "settlementWallet".into(),
-        message: e.to_string(),
-    })?;
-    let live = LiveSettlement {
-        wallet,
-        token,
-        activated_at: now,
-    };
+    let wallet = WalletAddress::parse(wallet)
+        .map_err(|e| Error::InvalidWalletAddress { field: "settlementWallet".into(), message: e.to_string() })?;
+    let live = LiveSettlement { wallet, token, activated_at: now };
     store.set_live_settlement(id, &live).await?;
     Ok(live)
 }
@@ -98,11 +92,7 @@ pub async fn create_api_key(
 }
 
 /// Revokes a key (idempotent). Errors: `NotFound(ApiKey)`.
-pub async fn revoke_api_key(
-    store: &dyn ApiKeyStore,
-    now: DateTime<Utc>,
-    id: &ApiKeyId,
-) -> Result<(), Error> {
+pub async fn revoke_api_key(store: &dyn ApiKeyStore, now: DateTime<Utc>, id: &ApiKeyId) -> Result<(), Error> {
     store.revoke_key(id, now).await
 }
 
@@ -116,31 +106,16 @@ mod tests {
     async fn create_merchant_validates_and_stores() {
         let crypto = SeqCrypto::default();
         let mut store = MockMerchantStore::new();
-        store
-            .expect_insert_merchant()
-            .times(1)
-            .returning(|_| Ok(()));
-        let m = create_merchant(
-            &store,
-            &crypto,
-            Utc::now(),
-            " Shop ",
-            Some("https://Shop.example/x"),
-        )
-        .await
-        .unwrap();
+        store.expect_insert_merchant().times(1).returning(|_| Ok(()));
+        let m = create_merchant(&store, &crypto, Utc::now(), " Shop ", Some("https://Shop.example/x")).await.unwrap();
         assert_eq!(m.name, "Shop");
         assert_eq!(m.website_origin.as_deref(), Some("https://shop.example"));
         assert_eq!(m.status, MerchantStatus::Active);
 
         let empty = MockMerchantStore::new(); // no insert expected
-        let e = create_merchant(&empty, &crypto, Utc::now(), "  ", None)
-            .await
-            .unwrap_err();
+        let e = create_merchant(&empty, &crypto, Utc::now(), "  ", None).await.unwrap_err();
         assert_eq!(e.field(), Some("name"));
-        let e = create_merchant(&empty, &crypto, Utc::now(), "a", Some("ftp://x"))
-            .await
-            .unwrap_err();
+        let e = create_merchant(&empty, &crypto, Utc::now(), "a", Some("ftp://x")).await.unwrap_err();
         assert_eq!(e.field(), Some("website"));
     }
 
@@ -148,15 +123,9 @@ mod tests {
     async fn activation_checks_the_wallet() {
         let store = MockMerchantStore::new();
         let id = MerchantId::from_trusted("mer_1".into());
-        let e = activate_merchant(
-            &store,
-            Utc::now(),
-            &id,
-            "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD",
-            Token::Usdc,
-        )
-        .await
-        .unwrap_err();
+        let e = activate_merchant(&store, Utc::now(), &id, "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD", Token::Usdc)
+            .await
+            .unwrap_err();
         assert!(matches!(e, Error::InvalidWalletAddress { .. }));
     }
 
@@ -166,16 +135,8 @@ mod tests {
         let mut store = MockApiKeyStore::new();
         store.expect_insert_key().times(1).returning(|_| Ok(()));
         let id = MerchantId::from_trusted("mer_1".into());
-        let (key, secret) = create_api_key(
-            &store,
-            &crypto,
-            Utc::now(),
-            &id,
-            Mode::Live,
-            KeyType::Publishable,
-        )
-        .await
-        .unwrap();
+        let (key, secret) =
+            create_api_key(&store, &crypto, Utc::now(), &id, Mode::Live, KeyType::Publishable).await.unwrap();
         assert!(secret.reveal().starts_with("pk_live_"));
         assert_eq!(key.digest, secret.digest(&crypto));
         assert_eq!(key.display_prefix, &secret.reveal()[..12]);

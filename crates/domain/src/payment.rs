@@ -15,8 +15,7 @@ pub struct TxHash(String);
 impl TxHash {
     pub fn parse(input: &str) -> Option<Self> {
         let hex = input.strip_prefix("0x")?;
-        (hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
-            .then(|| Self(input.to_ascii_lowercase()))
+        (hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit())).then(|| Self(input.to_ascii_lowercase()))
     }
 
     pub fn from_trusted(value: String) -> Self {
@@ -165,12 +164,7 @@ mod tests {
         for (from, trigger, to) in allowed {
             assert_eq!(transition(from, trigger), Ok(to), "{from:?} {trigger:?}");
         }
-        let triggers = [
-            T::VerificationStarted,
-            T::DuplicateTransaction,
-            T::Verified(Equal),
-            T::VerificationFailed,
-        ];
+        let triggers = [T::VerificationStarted, T::DuplicateTransaction, T::Verified(Equal), T::VerificationFailed];
         for from in PaymentStatus::ALL.into_iter().filter(|s| s.is_terminal()) {
             for trigger in triggers {
                 assert!(transition(from, trigger).is_err(), "{from:?} {trigger:?}");
@@ -182,10 +176,7 @@ mod tests {
 
     #[test]
     fn crediting() {
-        let credited: Vec<_> = PaymentStatus::ALL
-            .into_iter()
-            .filter(|s| s.is_credited())
-            .collect();
+        let credited: Vec<_> = PaymentStatus::ALL.into_iter().filter(|s| s.is_credited()).collect();
         assert_eq!(credited, vec![S::Confirmed, S::Underpaid, S::Overpaid]);
         for s in PaymentStatus::ALL {
             assert_eq!(PaymentStatus::parse(s.as_str()), Some(s));

@@ -39,26 +39,18 @@ pub enum LinkTrigger {
 
 /// `(state, trigger) -> (state, events)` or a refusal (`LINK_INACTIVE`-class errors are
 /// decided by the HTTP layer from the state; here a refusal is a guard failure).
-pub fn transition(
-    from: LinkState,
-    trigger: LinkTrigger,
-) -> Result<(LinkState, Vec<EventType>), Error> {
+pub fn transition(from: LinkState, trigger: LinkTrigger) -> Result<(LinkState, Vec<EventType>), Error> {
     use LinkState as S;
     use LinkTrigger as T;
     match (from, trigger) {
         (S::Active, T::Pause) => Ok((S::Paused, vec![])),
         (S::Paused, T::Resume) => Ok((S::Active, vec![])),
-        (S::Active | S::Paused | S::Completed | S::Expired, T::Archive) => {
-            Ok((S::Archived, vec![]))
-        }
-        (S::Active | S::Paused, T::Complete) => {
-            Ok((S::Completed, vec![EventType::PaymentLinkCompleted]))
-        }
+        (S::Active | S::Paused | S::Completed | S::Expired, T::Archive) => Ok((S::Archived, vec![])),
+        (S::Active | S::Paused, T::Complete) => Ok((S::Completed, vec![EventType::PaymentLinkCompleted])),
         (S::Active | S::Paused, T::Expire) => Ok((S::Expired, vec![EventType::PaymentLinkExpired])),
-        _ => Err(Error::InvoiceTransitionGuardFailed(format!(
-            "payment link {} cannot take {trigger:?}",
-            from.as_str()
-        ))),
+        _ => {
+            Err(Error::InvoiceTransitionGuardFailed(format!("payment link {} cannot take {trigger:?}", from.as_str())))
+        }
     }
 }
 
@@ -82,11 +74,7 @@ mod tests {
             (S::Paused, T::Expire, S::Expired),
         ];
         for (from, trigger, to) in allowed {
-            assert_eq!(
-                transition(from, trigger).map(|t| t.0),
-                Ok(to),
-                "{from:?} {trigger:?}"
-            );
+            assert_eq!(transition(from, trigger).map(|t| t.0), Ok(to), "{from:?} {trigger:?}");
         }
         let refused = [
             (S::Paused, T::Pause),
@@ -101,9 +89,6 @@ mod tests {
         for (from, trigger) in refused {
             assert!(transition(from, trigger).is_err(), "{from:?} {trigger:?}");
         }
-        assert_eq!(
-            transition(S::Active, T::Complete).unwrap().1,
-            vec![EventType::PaymentLinkCompleted]
-        );
+        assert_eq!(transition(S::Active, T::Complete).unwrap().1, vec![EventType::PaymentLinkCompleted]);
     }
 }

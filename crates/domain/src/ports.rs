@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use crate::api_key::{ApiKey, KeyLookup};
-use crate::billing::{InvoiceAggregate, InvoiceChange, InvoiceKey};
+use crate::billing::{InvoiceAggregate, InvoiceChange, InvoiceKey, PublicRef};
 use crate::error::Error;
 use crate::event::{Event, EventType};
 use crate::ids::{ApiKeyId, EventId, MerchantId, PaymentId};
@@ -46,11 +46,7 @@ pub trait MerchantStore: Send + Sync {
     /// Errors: `NotFound(Merchant)` when it does not exist.
     async fn get_merchant(&self, id: &MerchantId) -> Result<Merchant, Error>;
     /// Sets the live settlement. Errors: `NotFound(Merchant)`.
-    async fn set_live_settlement(
-        &self,
-        id: &MerchantId,
-        live: &LiveSettlement,
-    ) -> Result<(), Error>;
+    async fn set_live_settlement(&self, id: &MerchantId, live: &LiveSettlement) -> Result<(), Error>;
     /// Errors: `NotFound(Merchant)`.
     async fn set_status(&self, id: &MerchantId, status: MerchantStatus) -> Result<(), Error>;
 }
@@ -114,11 +110,10 @@ pub trait EventStore: Send + Sync {
 pub trait InvoiceStore: Send + Sync {
     /// Errors: `NotFound(Invoice)` (or `NotFound(CheckoutSession)` for a session key) when no
     /// such record exists for the merchant; `ModeMismatch` when it exists in the other mode.
-    async fn load_invoice(
-        &self,
-        scope: &Scope,
-        key: &InvoiceKey,
-    ) -> Result<InvoiceAggregate, Error>;
+    async fn load_invoice(&self, scope: &Scope, key: &InvoiceKey) -> Result<InvoiceAggregate, Error>;
+    /// The one read without a scope: the hosted pages find an invoice by its unguessable
+    /// session id or public token. Errors: `NotFound(CheckoutSession)` / `NotFound(Invoice)`.
+    async fn load_public(&self, reference: &PublicRef) -> Result<InvoiceAggregate, Error>;
     /// Invoices of `scope`, newest first. Errors: `Validation { field: "startingAfter" }`.
     async fn list_invoices(
         &self,
@@ -133,11 +128,7 @@ pub trait InvoiceStore: Send + Sync {
     /// hash was taken concurrently (the caller reloads and retries).
     async fn save_invoice(&self, change: InvoiceChange) -> Result<InvoiceAggregate, Error>;
     /// The payment (of any merchant) that already used this transaction hash, if any.
-    async fn payment_using_tx(
-        &self,
-        chain_id: u64,
-        tx: &TxHash,
-    ) -> Result<Option<PaymentId>, Error>;
+    async fn payment_using_tx(&self, chain_id: u64, tx: &TxHash) -> Result<Option<PaymentId>, Error>;
     /// Errors: `NotFound(Payment)`, `ModeMismatch`.
     async fn get_payment(&self, scope: &Scope, id: &PaymentId) -> Result<Payment, Error>;
     /// Claims up to `limit` invoices with due time-based work (pending checkouts past expiry,
@@ -182,13 +173,7 @@ pub trait IdempotencyStore: Send + Sync {
         stale_after_seconds: i64,
     ) -> Result<IdempotencyBegin, Error>;
     /// Stores the response for replay.
-    async fn complete(
-        &self,
-        scope: &Scope,
-        key: &str,
-        status: u16,
-        body: &str,
-    ) -> Result<(), Error>;
+    async fn complete(&self, scope: &Scope, key: &str, status: u16, body: &str) -> Result<(), Error>;
     /// Forgets the claim (the request failed in a way a retry may fix).
     async fn abandon(&self, scope: &Scope, key: &str) -> Result<(), Error>;
     /// Deletes keys older than 24 hours; returns how many.

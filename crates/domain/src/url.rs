@@ -50,26 +50,16 @@ impl HttpUrl {
         let (host, port) = split_port(authority)?;
         let host_ok = !host.is_empty()
             && (host.starts_with('[') && host.ends_with(']')
-                || host
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.'));
+                || host.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.'));
         if !host_ok {
             return Err(UrlError::BadHost);
         }
-        let mut origin = format!(
-            "{}://{}",
-            if https { "https" } else { "http" },
-            host.to_ascii_lowercase()
-        );
+        let mut origin = format!("{}://{}", if https { "https" } else { "http" }, host.to_ascii_lowercase());
         if let Some(port) = port {
             origin.push(':');
             origin.push_str(port);
         }
-        Ok(Self {
-            text: input.to_owned(),
-            https,
-            origin,
-        })
+        Ok(Self { text: input.to_owned(), https, origin })
     }
 
     pub fn is_https(&self) -> bool {
@@ -87,9 +77,7 @@ impl HttpUrl {
 
 fn split_port(authority: &str) -> Result<(&str, Option<&str>), UrlError> {
     let colon = if authority.starts_with('[') {
-        authority
-            .find(']')
-            .and_then(|i| authority[i..].find(':').map(|j| i + j))
+        authority.find(']').and_then(|i| authority[i..].find(':').map(|j| i + j))
     } else {
         authority.rfind(':')
     };
@@ -98,11 +86,7 @@ fn split_port(authority: &str) -> Result<(&str, Option<&str>), UrlError> {
         Some(i) => {
             let port = &authority[i + 1..];
             let ok = !port.is_empty() && port.len() <= 5 && port.parse::<u16>().is_ok();
-            if ok {
-                Ok((&authority[..i], Some(port)))
-            } else {
-                Err(UrlError::BadHost)
-            }
+            if ok { Ok((&authority[..i], Some(port))) } else { Err(UrlError::BadHost) }
         }
     }
 }
@@ -128,14 +112,8 @@ mod tests {
         let u = HttpUrl::parse("HTTPS://Shop.Example.com:8443/thanks?x=1").unwrap();
         assert!(u.is_https());
         assert_eq!(u.origin(), "https://shop.example.com:8443");
-        assert_eq!(
-            HttpUrl::parse("http://localhost").unwrap().origin(),
-            "http://localhost"
-        );
-        assert_eq!(
-            HttpUrl::parse("http://[::1]:80/").unwrap().origin(),
-            "http://[::1]:80"
-        );
+        assert_eq!(HttpUrl::parse("http://localhost").unwrap().origin(), "http://localhost");
+        assert_eq!(HttpUrl::parse("http://[::1]:80/").unwrap().origin(), "http://[::1]:80");
     }
 
     #[test]

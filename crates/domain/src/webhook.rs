@@ -59,16 +59,11 @@ pub fn transition(from: DeliveryStatus, trigger: DeliveryTrigger) -> Result<Deli
     match (from, trigger) {
         (S::Pending | S::RetryScheduled, T::AttemptBegins) => Ok(S::Delivering),
         (S::Delivering, T::Succeeded) => Ok(S::Delivered),
-        (S::Delivering, T::AttemptFailed { attempt }) => Ok(if retry_delay(attempt).is_some() {
-            S::RetryScheduled
-        } else {
-            S::Failed
-        }),
+        (S::Delivering, T::AttemptFailed { attempt }) => {
+            Ok(if retry_delay(attempt).is_some() { S::RetryScheduled } else { S::Failed })
+        }
         (S::Pending | S::Delivering | S::RetryScheduled, T::EndpointDisabled) => Ok(S::Failed),
-        _ => Err(Error::InvoiceTransitionGuardFailed(format!(
-            "delivery {} cannot take {trigger:?}",
-            from.as_str()
-        ))),
+        _ => Err(Error::InvoiceTransitionGuardFailed(format!("delivery {} cannot take {trigger:?}", from.as_str()))),
     }
 }
 
@@ -84,16 +79,8 @@ mod tests {
             (S::Pending, T::AttemptBegins, S::Delivering),
             (S::RetryScheduled, T::AttemptBegins, S::Delivering),
             (S::Delivering, T::Succeeded, S::Delivered),
-            (
-                S::Delivering,
-                T::AttemptFailed { attempt: 1 },
-                S::RetryScheduled,
-            ),
-            (
-                S::Delivering,
-                T::AttemptFailed { attempt: 4 },
-                S::RetryScheduled,
-            ),
+            (S::Delivering, T::AttemptFailed { attempt: 1 }, S::RetryScheduled),
+            (S::Delivering, T::AttemptFailed { attempt: 4 }, S::RetryScheduled),
             (S::Delivering, T::AttemptFailed { attempt: 5 }, S::Failed),
             (S::Delivering, T::EndpointDisabled, S::Failed),
             (S::Pending, T::EndpointDisabled, S::Failed),

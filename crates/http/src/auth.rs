@@ -14,12 +14,7 @@ use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
 
 fn presented_key(req: &HttpRequest) -> Result<ApiKeySecret, ApiError> {
-    let invalid = || {
-        ApiError::new(
-            ErrorCode::INVALID_API_KEY,
-            "The API key is invalid, revoked or expired.",
-        )
-    };
+    let invalid = || ApiError::new(ErrorCode::INVALID_API_KEY, "The API key is invalid, revoked or expired.");
     if let Some(value) = req.headers().get(AUTHORIZATION) {
         let text = value.to_str().map_err(|_| invalid())?;
         let (scheme, key) = text.split_once(' ').ok_or_else(invalid)?;
@@ -29,9 +24,7 @@ fn presented_key(req: &HttpRequest) -> Result<ApiKeySecret, ApiError> {
         return Ok(ApiKeySecret::presented(key.trim()));
     }
     if let Some(value) = req.headers().get("x-api-key") {
-        return Ok(ApiKeySecret::presented(
-            value.to_str().map_err(|_| invalid())?.trim(),
-        ));
+        return Ok(ApiKeySecret::presented(value.to_str().map_err(|_| invalid())?.trim()));
     }
     Err(ApiError::new(
         ErrorCode::API_KEY_REQUIRED,
@@ -41,13 +34,9 @@ fn presented_key(req: &HttpRequest) -> Result<ApiKeySecret, ApiError> {
 
 async fn principal(req: HttpRequest) -> Result<Principal, ApiError> {
     let presented = presented_key(&req)?;
-    let state = req
-        .app_data::<web::Data<AppState>>()
-        .ok_or_else(ApiError::internal)?
-        .clone();
+    let state = req.app_data::<web::Data<AppState>>().ok_or_else(ApiError::internal)?.clone();
     let now = state.clock.system_now();
-    let principal =
-        authenticate(state.keys.as_ref(), state.crypto.as_ref(), &presented, now).await?;
+    let principal = authenticate(state.keys.as_ref(), state.crypto.as_ref(), &presented, now).await?;
     tracing::Span::current().record("merchant", principal.scope.merchant_id.as_str());
     Ok(principal)
 }

@@ -35,21 +35,12 @@ pub fn install(list: Vec<Deprecated>) {
 
 pub(crate) fn lookup(method: &Method, pattern: Option<&str>) -> Option<Deprecated> {
     let pattern = pattern?;
-    registry()
-        .iter()
-        .copied()
-        .find(|d| d.method.eq_ignore_ascii_case(method.as_str()) && d.path == pattern)
+    registry().iter().copied().find(|d| d.method.eq_ignore_ascii_case(method.as_str()) && d.path == pattern)
 }
 
 pub(crate) fn apply(d: Deprecated, headers: &mut HeaderMap) {
-    headers.insert(
-        HeaderName::from_static("deprecation"),
-        HeaderValue::from_static(d.deprecation),
-    );
-    headers.insert(
-        HeaderName::from_static("sunset"),
-        HeaderValue::from_static(d.sunset),
-    );
+    headers.insert(HeaderName::from_static("deprecation"), HeaderValue::from_static(d.deprecation));
+    headers.insert(HeaderName::from_static("sunset"), HeaderValue::from_static(d.sunset));
 }
 
 /// Marks the registered operations deprecated in the document.

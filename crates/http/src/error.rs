@@ -121,13 +121,7 @@ pub struct ApiError {
 
 impl ApiError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        Self {
-            code,
-            message: message.into(),
-            details: None,
-            headers: Vec::new(),
-            request_id: None,
-        }
+        Self { code, message: message.into(), details: None, headers: Vec::new(), request_id: None }
     }
 
     pub fn field(code: ErrorCode, field: impl Into<String>, message: impl Into<String>) -> Self {
@@ -155,10 +149,7 @@ impl ApiError {
     }
 
     pub fn internal() -> Self {
-        Self::new(
-            ErrorCode::INTERNAL_SERVER_ERROR,
-            "An internal error occurred. Retry later.",
-        )
+        Self::new(ErrorCode::INTERNAL_SERVER_ERROR, "An internal error occurred. Retry later.")
     }
 
     pub fn body(&self) -> Value {
@@ -199,10 +190,7 @@ impl ResponseError for ApiError {
 fn not_found(resource: Resource) -> ApiError {
     match resource {
         Resource::Invoice => ApiError::new(ErrorCode::INVOICE_NOT_FOUND, "No such invoice."),
-        other => ApiError::new(
-            ErrorCode::NOT_FOUND,
-            format!("No such {}.", other.as_str().replace('_', " ")),
-        ),
+        other => ApiError::new(ErrorCode::NOT_FOUND, format!("No such {}.", other.as_str().replace('_', " "))),
     }
 }
 
@@ -224,26 +212,20 @@ impl From<DomainError> for ApiError {
             DomainError::CustomerEmailRequired { .. } => with_field(C::CUSTOMER_EMAIL_REQUIRED),
             DomainError::InvalidWalletAddress { .. } => with_field(C::INVALID_WALLET_ADDRESS),
             DomainError::InvalidTxHash { .. } => with_field(C::INVALID_TX_HASH),
-            DomainError::PublicKeyFieldNotAllowed { .. } => {
-                with_field(C::PUBLIC_KEY_FIELD_NOT_ALLOWED)
+            DomainError::PublicKeyFieldNotAllowed { .. } => with_field(C::PUBLIC_KEY_FIELD_NOT_ALLOWED),
+            DomainError::InvalidApiKey => {
+                ApiError::new(C::INVALID_API_KEY, "The API key is invalid, revoked or expired.")
             }
-            DomainError::InvalidApiKey => ApiError::new(
-                C::INVALID_API_KEY,
-                "The API key is invalid, revoked or expired.",
-            ),
             DomainError::ApiKeyForbidden => with_field(C::API_KEY_FORBIDDEN),
             DomainError::AccountSuspended => with_field(C::ACCOUNT_SUSPENDED),
             DomainError::ActiveMerchantRequired => with_field(C::ACTIVE_MERCHANT_REQUIRED),
             DomainError::FeatureUnavailable(_) => with_field(C::FEATURE_UNAVAILABLE),
             DomainError::NotFound(resource) => not_found(resource),
-            DomainError::ModeMismatch => ApiError::new(
-                C::MODE_MISMATCH,
-                "The resource belongs to the other mode; use a key of that mode.",
-            ),
-            DomainError::InvoiceStateMismatch => with_field(C::INVOICE_STATE_MISMATCH),
-            DomainError::InvoiceTransitionGuardFailed(_) => {
-                with_field(C::INVOICE_TRANSITION_GUARD_FAILED)
+            DomainError::ModeMismatch => {
+                ApiError::new(C::MODE_MISMATCH, "The resource belongs to the other mode; use a key of that mode.")
             }
+            DomainError::InvoiceStateMismatch => with_field(C::INVOICE_STATE_MISMATCH),
+            DomainError::InvoiceTransitionGuardFailed(_) => with_field(C::INVOICE_TRANSITION_GUARD_FAILED),
             DomainError::InvoiceAlreadyIssued => with_field(C::INVOICE_ALREADY_ISSUED),
             DomainError::InvoiceNotEditable => with_field(C::INVOICE_NOT_EDITABLE),
             DomainError::InvoiceNotPayable => with_field(C::INVOICE_NOT_PAYABLE),
@@ -252,11 +234,10 @@ impl From<DomainError> for ApiError {
                     .with_details(json!({ "field": "version", "currentVersion": current }))
             }
             DomainError::CheckoutSessionNotPayable => with_field(C::CHECKOUT_SESSION_NOT_PAYABLE),
-            DomainError::Unavailable => ApiError::new(
-                C::SERVICE_UNAVAILABLE,
-                "The service is temporarily unavailable. Retry with backoff.",
-            )
-            .with_header("Retry-After", "1"),
+            DomainError::Unavailable => {
+                ApiError::new(C::SERVICE_UNAVAILABLE, "The service is temporarily unavailable. Retry with backoff.")
+                    .with_header("Retry-After", "1")
+            }
             DomainError::Internal(detail) => {
                 tracing::error!(detail = %detail, "internal error");
                 ApiError::internal()
@@ -273,10 +254,7 @@ mod tests {
     fn every_code_has_a_status_in_its_class() {
         for code in ErrorCode::ALL {
             let s = code.status().as_u16();
-            assert!(
-                [400, 401, 403, 404, 409, 413, 422, 429, 500, 502, 503].contains(&s),
-                "{code:?}"
-            );
+            assert!([400, 401, 403, 404, 409, 413, 422, 429, 500, 502, 503].contains(&s), "{code:?}");
         }
         assert_eq!(ErrorCode::REQUEST_TOO_LARGE.status().as_u16(), 413);
         assert_eq!(ErrorCode::API_KEY_REQUIRED.status().as_u16(), 401);

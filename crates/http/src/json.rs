@@ -13,33 +13,67 @@ use crate::middleware::{MAX_BODY_BYTES, too_large_error};
 
 /// Field names whose type errors are INVALID_AMOUNT rather than VALIDATION_ERROR: a JSON
 /// number where a decimal string is required is an invalid amount.
-const AMOUNT_FIELDS: &[&str] = &["amount", "unitAmount", "minimumAmount", "maximumAmount"];
+const AMOUNT_FIELDS: &[&str] = &["amount", "unitAmount", "quantity", "minimumAmount", "maximumAmount"];
 
-/// A JSON request body deserialized into `T` (a wire type with `deny_unknown_fields`).
-pub struct ApiJson<T>(pub T);
+/// Field names whose type errors are INVALID_EXPIRY.
+const EXPIRY_FIELDS: &[&str] = &["expiresInMinutes", "checkoutExpiresInMinutes"];
+
+/// A JSON request body deserialized into `T` (a wire type with `deny_unknown_fields`), with
+/// the raw bytes (for idempotency fingerprints).
+pub struct ApiJson<T>(pub T, pub Vec<u8>);
+
+/// Like [`ApiJson`], but an empty body means `T::default()`.
+pub struct OptionalJson<T>(pub T, pub Vec<u8>);
+
+impl<T: DeserializeOwned + Default + 'static> FromRequest for OptionalJson<T> {
+    type Error = ApiError;
+    type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let content_type_ok = is_json(req);
+        let mut payload = payload.take();
+        Box::pin(async move {
+            let bytes = read_limited(&mut payload).await?;
+            if bytes.iter().all(u8::is_ascii_whitespace) {
+                return Ok(OptionalJson(T::default(), bytes));
+            }
+            if !content_type_ok {
+                return Err(content_type_error());
+            }
+            parse(&bytes).map(|v| OptionalJson(v, bytes))
+        })
+    }
+}
+
+fn is_json(req: &HttpRequest) -> bool {
+    req.headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"))
+}
+
+fn content_type_error() -> ApiError {
+    ApiError::field(
+        ErrorCode::VALIDATION_ERROR,
+        "Content-Type",
+        "JSON requests must carry Content-Type: application/json.",
+    )
+}
 
 impl<T: DeserializeOwned + 'static> FromRequest for ApiJson<T> {
     type Error = ApiError;
     type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let content_type_ok = req
-            .headers()
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split(';').next())
-            .is_some_and(|v| v.trim().eq_ignore_ascii_case("application/json"));
+        let content_type_ok = is_json(req);
         let mut payload = payload.take();
         Box::pin(async move {
             let bytes = read_limited(&mut payload).await?;
             if !content_type_ok {
-                return Err(ApiError::field(
-                    ErrorCode::VALIDATION_ERROR,
-                    "Content-Type",
-                    "JSON requests must carry Content-Type: application/json.",
-                ));
+                return Err(content_type_error());
             }
-            parse(&bytes).map(ApiJson)
+            parse(&bytes).map(|v| ApiJson(v, bytes))
         })
     }
 }
@@ -50,10 +84,7 @@ pub(crate) async fn read_limited(payload: &mut Payload) -> Result<Vec<u8>, ApiEr
     while let Some(chunk) = payload.next().await {
         let chunk = chunk.map_err(|e| match e {
             actix_web::error::PayloadError::Overflow => too_large_error(),
-            other => ApiError::validation(
-                "body",
-                format!("The request body could not be read: {other}"),
-            ),
+            other => ApiError::validation("body", format!("The request body could not be read: {other}")),
         })?;
         if body.len() + chunk.len() > MAX_BODY_BYTES {
             return Err(too_large_error());
@@ -66,10 +97,7 @@ pub(crate) async fn read_limited(payload: &mut Payload) -> Result<Vec<u8>, ApiEr
 /// Deserializes `bytes`, mapping failures to precise errors.
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Err(ApiError::validation(
-            "body",
-            "A JSON object body is required.",
-        ));
+        return Err(ApiError::validation("body", "A JSON object body is required."));
     }
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let result: Result<T, _> = serde_path_to_error::deserialize(&mut de);
@@ -78,17 +106,12 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         let inner = err.into_inner();
         describe(&path, &inner)
     })?;
-    de.end()
-        .map_err(|e| ApiError::validation("body", format!("Malformed JSON: {e}")))?;
+    de.end().map_err(|e| ApiError::validation("body", format!("Malformed JSON: {e}")))?;
     Ok(value)
 }
 
 fn join(path: &str, field: &str) -> String {
-    if path.is_empty() || path == "." {
-        field.to_owned()
-    } else {
-        format!("{path}.{field}")
-    }
+    if path.is_empty() || path == "." { field.to_owned() } else { format!("{path}.{field}") }
 }
 
 /// The name between the first pair of backticks of a serde message.
@@ -101,11 +124,7 @@ fn quoted(message: &str) -> Option<&str> {
 fn describe(path: &str, err: &serde_json::Error) -> ApiError {
     use serde_json::error::Category;
     let message = err.to_string();
-    let text = message
-        .split(" at line ")
-        .next()
-        .unwrap_or(&message)
-        .to_owned();
+    let text = message.split(" at line ").next().unwrap_or(&message).to_owned();
     match err.classify() {
         Category::Syntax | Category::Eof | Category::Io => {
             ApiError::validation("body", format!("Malformed JSON: {message}"))
@@ -117,22 +136,16 @@ fn describe(path: &str, err: &serde_json::Error) -> ApiError {
             }
             if text.starts_with("unknown field") {
                 let name = quoted(&text).unwrap_or("");
-                let field = if path.ends_with(name) {
-                    path.to_owned()
-                } else {
-                    join(path, name)
-                };
+                let field = if path.ends_with(name) { path.to_owned() } else { join(path, name) };
                 return ApiError::validation(field, format!("Unknown field {name}."));
             }
-            let field = if path.is_empty() || path == "." {
-                "body".to_owned()
-            } else {
-                path.to_owned()
-            };
+            let field = if path.is_empty() || path == "." { "body".to_owned() } else { path.to_owned() };
             let last = field.rsplit('.').next().unwrap_or(&field);
             let last = last.split('[').next().unwrap_or(last);
             let code = if AMOUNT_FIELDS.contains(&last) {
                 ErrorCode::INVALID_AMOUNT
+            } else if EXPIRY_FIELDS.contains(&last) {
+                ErrorCode::INVALID_EXPIRY
             } else {
                 ErrorCode::VALIDATION_ERROR
             };
@@ -171,9 +184,7 @@ mod tests {
 
     fn err(body: &str) -> (String, Option<String>) {
         let e = parse::<Body>(body.as_bytes()).unwrap_err();
-        let field = e
-            .details
-            .and_then(|d| d.get("field").and_then(|f| f.as_str()).map(str::to_owned));
+        let field = e.details.and_then(|d| d.get("field").and_then(|f| f.as_str()).map(str::to_owned));
         (e.code.as_str().to_owned(), field)
     }
 
@@ -182,18 +193,9 @@ mod tests {
         assert_eq!(err("{"), ("VALIDATION_ERROR".into(), Some("body".into())));
         assert_eq!(err(""), ("VALIDATION_ERROR".into(), Some("body".into())));
         assert_eq!(err("[]"), ("VALIDATION_ERROR".into(), Some("body".into())));
-        assert_eq!(
-            err("{}"),
-            ("VALIDATION_ERROR".into(), Some("amount".into()))
-        );
-        assert_eq!(
-            err(r#"{"amount":10}"#),
-            ("INVALID_AMOUNT".into(), Some("amount".into()))
-        );
-        assert_eq!(
-            err(r#"{"amount":"1","x":1}"#),
-            ("VALIDATION_ERROR".into(), Some("x".into()))
-        );
+        assert_eq!(err("{}"), ("VALIDATION_ERROR".into(), Some("amount".into())));
+        assert_eq!(err(r#"{"amount":10}"#), ("INVALID_AMOUNT".into(), Some("amount".into())));
+        assert_eq!(err(r#"{"amount":"1","x":1}"#), ("VALIDATION_ERROR".into(), Some("x".into())));
         assert_eq!(
             err(r#"{"amount":"1","customer":{"email":5}}"#),
             ("VALIDATION_ERROR".into(), Some("customer.email".into()))
@@ -206,9 +208,6 @@ mod tests {
             err(r#"{"amount":"1","lines":[{"unitAmount":"1"},{"unitAmount":2}]}"#),
             ("INVALID_AMOUNT".into(), Some("lines[1].unitAmount".into()))
         );
-        assert_eq!(
-            err(r#"{"amount":"1"} x"#),
-            ("VALIDATION_ERROR".into(), Some("body".into()))
-        );
+        assert_eq!(err(r#"{"amount":"1"} x"#), ("VALIDATION_ERROR".into(), Some("body".into())));
     }
 }

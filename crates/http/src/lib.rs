@@ -8,6 +8,7 @@ pub mod auth;
 pub mod deprecation;
 pub mod envelope;
 pub mod error;
+pub mod idempotency;
 pub mod json;
 pub mod middleware;
 pub mod openapi;
@@ -15,6 +16,8 @@ pub mod query;
 pub mod routes;
 pub mod state;
 pub mod wire;
+pub mod wire_in;
+pub mod wire_out;
 
 use actix_web::body::BoxBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
@@ -28,11 +31,7 @@ pub use state::AppState;
 /// Unknown routes: 404 NOT_FOUND in the envelope.
 async fn not_found(req: HttpRequest) -> HttpResponse {
     use actix_web::ResponseError;
-    ApiError::new(
-        ErrorCode::NOT_FOUND,
-        format!("No route for {} {}.", req.method(), req.path()),
-    )
-    .error_response()
+    ApiError::new(ErrorCode::NOT_FOUND, format!("No route for {} {}.", req.method(), req.path())).error_response()
 }
 
 /// The OpenAPI document of every route, with deprecations marked.
@@ -59,6 +58,25 @@ fn routes_app() -> utoipa_actix_web::UtoipaApp<
         .service(
             scope::scope("/v1")
                 .service(routes::openapi::openapi_json)
+                .service(routes::checkout::create_checkout_session)
+                .service(routes::checkout::get_checkout_session)
+                .service(routes::checkout::get_payment)
+                .service(routes::invoices::create_invoice)
+                .service(routes::invoices::list_invoices)
+                .service(routes::invoices::get_invoice)
+                .service(routes::invoices::update_invoice)
+                .service(routes::invoices::issue_invoice)
+                .service(routes::invoices::open_checkout)
+                .service(routes::invoices::void_invoice)
+                .service(routes::invoices::void_remaining)
+                .service(routes::invoices::mark_uncollectible)
+                .service(routes::invoices::refund_reference)
+                .service(routes::invoices::duplicate_invoice)
+                .service(routes::invoices::send_invoice)
+                .service(routes::invoices::remind_invoice)
+                .service(routes::invoices::invoice_pdf)
+                .service(routes::test_helpers::simulate_payment)
+                .service(routes::test_helpers::advance_clock)
                 .service(routes::events::list_events)
                 .service(routes::events::get_event),
         )
@@ -80,10 +98,12 @@ pub fn build_app(
     deprecation::mark(&mut doc);
     let json = doc.to_json().unwrap_or_else(|_| "{}".to_owned());
     app.app_data(state)
+        .service(routes::hosted::checkout_page)
+        .service(routes::hosted::simulate_from_page)
+        .service(routes::hosted::invoice_page)
         .app_data(web::Data::new(openapi::OpenApiJson(json)))
         .app_data(
-            web::PathConfig::default()
-                .error_handler(|err, _| ApiError::validation("path", err.to_string()).into()),
+            web::PathConfig::default().error_handler(|err, _| ApiError::validation("path", err.to_string()).into()),
         )
         .default_service(web::to(not_found))
         .wrap(middleware::RequestContext)

@@ -40,9 +40,7 @@ where
     type Future = Ready<Result<Self::Transform, Self::InitError>>;
 
     fn new_transform(&self, service: S) -> Self::Future {
-        ready(Ok(RequestContextService {
-            service: Rc::new(service),
-        }))
+        ready(Ok(RequestContextService { service: Rc::new(service) }))
     }
 }
 
@@ -63,10 +61,8 @@ where
 
     fn call(&self, req: ServiceRequest) -> Self::Future {
         let service = Rc::clone(&self.service);
-        let request_id = req
-            .app_data::<actix_web::web::Data<AppState>>()
-            .map(|s| s.new_request_id())
-            .unwrap_or_default();
+        let request_id =
+            req.app_data::<actix_web::web::Data<AppState>>().map(|s| s.new_request_id()).unwrap_or_default();
         let span = tracing::info_span!(
             "request",
             request_id = %request_id,
@@ -101,7 +97,10 @@ where
             };
             result.map(|mut res| {
                 let headers = res.headers_mut();
-                if let Ok(value) = HeaderValue::from_str(&id_for_scope) {
+                // A replayed idempotent response keeps the request id its body names.
+                if !headers.contains_key(&X_REQUEST_ID)
+                    && let Ok(value) = HeaderValue::from_str(&id_for_scope)
+                {
                     headers.insert(X_REQUEST_ID.clone(), value);
                 }
                 if let Some(d) = deprecated {
@@ -117,20 +116,11 @@ where
 }
 
 fn declared_length(req: &ServiceRequest) -> Option<usize> {
-    req.headers()
-        .get(CONTENT_LENGTH)?
-        .to_str()
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
+    req.headers().get(CONTENT_LENGTH)?.to_str().ok()?.trim().parse().ok()
 }
 
 pub fn too_large_error() -> ApiError {
-    ApiError::new(
-        ErrorCode::REQUEST_TOO_LARGE,
-        "The request body exceeds 1 MiB.",
-    )
+    ApiError::new(ErrorCode::REQUEST_TOO_LARGE, "The request body exceeds 1 MiB.")
 }
 
 fn error_response(req: ServiceRequest, err: ApiError) -> ServiceResponse<BoxBody> {

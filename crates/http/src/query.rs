@@ -15,21 +15,13 @@ impl QueryParams {
         let mut map = HashMap::new();
         for pair in req.query_string().split('&').filter(|p| !p.is_empty()) {
             let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-            let name = decode(name)
-                .ok_or_else(|| ApiError::validation("query", "Malformed query string."))?;
-            let value = decode(value)
-                .ok_or_else(|| ApiError::validation(name.clone(), "Malformed query value."))?;
+            let name = decode(name).ok_or_else(|| ApiError::validation("query", "Malformed query string."))?;
+            let value = decode(value).ok_or_else(|| ApiError::validation(name.clone(), "Malformed query value."))?;
             if !allowed.contains(&name.as_str()) {
-                return Err(ApiError::validation(
-                    name.clone(),
-                    format!("Unknown query parameter {name}."),
-                ));
+                return Err(ApiError::validation(name.clone(), format!("Unknown query parameter {name}.")));
             }
             if map.insert(name.clone(), value).is_some() {
-                return Err(ApiError::validation(
-                    name,
-                    "The parameter is given more than once.",
-                ));
+                return Err(ApiError::validation(name, "The parameter is given more than once."));
             }
         }
         Ok(Self(map))
@@ -47,24 +39,16 @@ impl QueryParams {
                 .parse::<u32>()
                 .ok()
                 .filter(|n| (1..=100).contains(n))
-                .ok_or_else(|| {
-                    ApiError::validation("limit", "limit must be an integer from 1 to 100.")
-                })?,
+                .ok_or_else(|| ApiError::validation("limit", "limit must be an integer from 1 to 100."))?,
         };
         let starting_after = match self.get("startingAfter") {
             None => None,
             Some("") => {
-                return Err(ApiError::validation(
-                    "startingAfter",
-                    "startingAfter must not be empty.",
-                ));
+                return Err(ApiError::validation("startingAfter", "startingAfter must not be empty."));
             }
             Some(cursor) => Some(cursor.to_owned()),
         };
-        Ok(PageRequest {
-            limit,
-            starting_after,
-        })
+        Ok(PageRequest { limit, starting_after })
     }
 }
 

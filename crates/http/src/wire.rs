@@ -75,16 +75,8 @@ pub struct ListOut<T> {
 
 impl<T> ListOut<T> {
     pub fn new<D>(page: Page<D>, id: impl Fn(&D) -> String, render: impl Fn(D) -> T) -> Self {
-        let next_cursor = if page.has_more {
-            page.items.last().map(&id)
-        } else {
-            None
-        };
-        Self {
-            items: page.items.into_iter().map(render).collect(),
-            has_more: page.has_more,
-            next_cursor,
-        }
+        let next_cursor = if page.has_more { page.items.last().map(&id) } else { None };
+        Self { items: page.items.into_iter().map(render).collect(), has_more: page.has_more, next_cursor }
     }
 }
 
@@ -114,12 +106,9 @@ pub fn event_data_json(data: &EventData) -> Value {
         EventData::Int(i) => Value::from(*i),
         EventData::String(s) => Value::String(s.clone()),
         EventData::List(items) => Value::Array(items.iter().map(event_data_json).collect()),
-        EventData::Map(pairs) => Value::Object(
-            pairs
-                .iter()
-                .map(|(k, v)| (k.clone(), event_data_json(v)))
-                .collect::<Map<_, _>>(),
-        ),
+        EventData::Map(pairs) => {
+            Value::Object(pairs.iter().map(|(k, v)| (k.clone(), event_data_json(v))).collect::<Map<_, _>>())
+        }
     }
 }
 
@@ -140,3 +129,39 @@ envelope!(/// One event.
     EventEnvelope, EventOut);
 envelope!(/// A page of events.
     EventListEnvelope, ListOut<EventOut>);
+
+/// The error answers every authenticated route may give (each in the error envelope; clients
+/// branch on `error.code`).
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code)]
+pub enum Errors {
+    /// VALIDATION_ERROR (details.field names the field or header), INVALID_AMOUNT, INVALID_EXPIRY,
+    /// INVALID_WALLET_ADDRESS, INVALID_TX_HASH, INVALID_IDEMPOTENCY_KEY.
+    #[response(status = 400)]
+    BadRequest(ErrorEnvelope),
+    /// API_KEY_REQUIRED, INVALID_API_KEY.
+    #[response(status = 401)]
+    Unauthorized(ErrorEnvelope),
+    /// API_KEY_FORBIDDEN, PUBLIC_KEY_FIELD_NOT_ALLOWED, ACCOUNT_SUSPENDED, ACTIVE_MERCHANT_REQUIRED.
+    #[response(status = 403)]
+    Forbidden(ErrorEnvelope),
+    /// NOT_FOUND, INVOICE_NOT_FOUND.
+    #[response(status = 404)]
+    NotFound(ErrorEnvelope),
+    /// MODE_MISMATCH, IDEMPOTENCY_KEY_CONFLICT, state conflicts (INVOICE_* and
+    /// CHECKOUT_SESSION_NOT_PAYABLE).
+    #[response(status = 409)]
+    Conflict(ErrorEnvelope),
+    /// REQUEST_TOO_LARGE: the body exceeds 1 MiB.
+    #[response(status = 413)]
+    TooLarge(ErrorEnvelope),
+    /// INVALID_TOTAL, CURRENCY_MISMATCH, CUSTOMER_EMAIL_REQUIRED, FEATURE_UNAVAILABLE.
+    #[response(status = 422)]
+    Unprocessable(ErrorEnvelope),
+    /// INTERNAL_SERVER_ERROR.
+    #[response(status = 500)]
+    Internal(ErrorEnvelope),
+    /// SERVICE_UNAVAILABLE: the database is unreachable; retry with backoff.
+    #[response(status = 503)]
+    Unavailable(ErrorEnvelope),
+}

@@ -62,23 +62,16 @@ impl ApiKeyStore for PgStore {
             expires_at: key.expires_at,
             revoked_at: key.revoked_at,
         };
-        diesel::insert_into(api_keys::table)
-            .values(&row)
-            .execute(&mut conn)
-            .await
-            .map_err(|e| {
-                if matches!(
-                    e,
-                    diesel::result::Error::DatabaseError(
-                        diesel::result::DatabaseErrorKind::ForeignKeyViolation,
-                        _
-                    )
-                ) {
-                    Error::NotFound(Resource::Merchant)
-                } else {
-                    db(e)
-                }
-            })?;
+        diesel::insert_into(api_keys::table).values(&row).execute(&mut conn).await.map_err(|e| {
+            if matches!(
+                e,
+                diesel::result::Error::DatabaseError(diesel::result::DatabaseErrorKind::ForeignKeyViolation, _)
+            ) {
+                Error::NotFound(Resource::Merchant)
+            } else {
+                db(e)
+            }
+        })?;
         Ok(())
     }
 
@@ -92,14 +85,7 @@ impl ApiKeyStore for PgStore {
             .await
             .optional()
             .map_err(db)?;
-        found
-            .map(|(row, merchant)| {
-                Ok(KeyLookup {
-                    merchant: merchant.try_into()?,
-                    key: row.try_into()?,
-                })
-            })
-            .transpose()
+        found.map(|(row, merchant)| Ok(KeyLookup { merchant: merchant.try_into()?, key: row.try_into()? })).transpose()
     }
 
     async fn revoke_key(&self, id: &ApiKeyId, at: DateTime<Utc>) -> Result<(), Error> {

@@ -8,8 +8,7 @@ use serde_json::Value;
 use stablepay_domain::Error;
 use stablepay_domain::ids::{PaymentId, RefundReferenceId};
 use stablepay_domain::invoice::{
-    Activity, Customer, Discount, InvoiceFields, LineItem, Metadata, RefundReference,
-    ReminderSchedule, TaxLine,
+    Activity, Customer, Discount, InvoiceFields, LineItem, Metadata, RefundReference, ReminderSchedule, TaxLine,
 };
 use stablepay_domain::merchant::{Token, WalletAddress};
 use stablepay_domain::money::{Amount, Decimal6, Percentage};
@@ -28,9 +27,7 @@ pub(crate) fn numeric(value: BigDecimal) -> Result<Amount, Error> {
 }
 
 fn url(text: &Option<String>) -> Result<Option<HttpUrl>, Error> {
-    text.as_deref()
-        .map(|u| HttpUrl::parse(u).map_err(|_| corrupt("url")))
-        .transpose()
+    text.as_deref().map(|u| HttpUrl::parse(u).map_err(|_| corrupt("url"))).transpose()
 }
 
 #[derive(Serialize, Deserialize)]
@@ -139,10 +136,7 @@ pub(crate) fn encode_fields(f: &InvoiceFields) -> Result<Value, Error> {
         metadata: f
             .metadata
             .as_ref()
-            .map(|m| {
-                serde_json::from_str(&m.0)
-                    .map_err(|_| Error::Internal("metadata is not JSON".into()))
-            })
+            .map(|m| serde_json::from_str(&m.0).map_err(|_| Error::Internal("metadata is not JSON".into())))
             .transpose()?,
         success_url: f.success_url.as_ref().map(|u| u.as_str().to_owned()),
         cancel_url: f.cancel_url.as_ref().map(|u| u.as_str().to_owned()),
@@ -160,9 +154,7 @@ pub(crate) fn decode_fields(value: Value) -> Result<InvoiceFields, Error> {
     let s: StoredFields = serde_json::from_value(value).map_err(|_| corrupt("fields"))?;
     let discount = match (s.discount_fixed, s.discount_percentage) {
         (Some(a), _) => Some(Discount::Fixed(amount(&a)?)),
-        (None, Some(p)) => Some(Discount::Percentage(
-            Percentage::parse(&p).map_err(|_| corrupt("percentage"))?,
-        )),
+        (None, Some(p)) => Some(Discount::Percentage(Percentage::parse(&p).map_err(|_| corrupt("percentage"))?)),
         _ => None,
     };
     Ok(InvoiceFields {
@@ -242,17 +234,8 @@ pub(crate) fn encode_activity(list: &[Activity]) -> Result<Value, Error> {
 }
 
 pub(crate) fn decode_activity(value: Value) -> Result<Vec<Activity>, Error> {
-    let stored: Vec<StoredActivity> =
-        serde_json::from_value(value).map_err(|_| corrupt("activity"))?;
-    Ok(stored
-        .into_iter()
-        .map(|a| Activity {
-            at: a.at,
-            action: a.action,
-            actor: a.actor,
-            detail: a.detail,
-        })
-        .collect())
+    let stored: Vec<StoredActivity> = serde_json::from_value(value).map_err(|_| corrupt("activity"))?;
+    Ok(stored.into_iter().map(|a| Activity { at: a.at, action: a.action, actor: a.actor, detail: a.detail }).collect())
 }
 
 #[derive(Serialize, Deserialize)]
@@ -285,8 +268,7 @@ pub(crate) fn encode_refunds(list: &[RefundReference]) -> Result<Value, Error> {
 }
 
 pub(crate) fn decode_refunds(value: Value) -> Result<Vec<RefundReference>, Error> {
-    let stored: Vec<StoredRefund> =
-        serde_json::from_value(value).map_err(|_| corrupt("refunds"))?;
+    let stored: Vec<StoredRefund> = serde_json::from_value(value).map_err(|_| corrupt("refunds"))?;
     stored
         .into_iter()
         .map(|r| {

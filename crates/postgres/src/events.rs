@@ -22,12 +22,9 @@ pub(crate) fn encode(data: &EventData) -> Value {
         EventData::Int(i) => Value::from(*i),
         EventData::String(s) => Value::String(s.clone()),
         EventData::List(items) => Value::Array(items.iter().map(encode).collect()),
-        EventData::Map(pairs) => Value::Object(
-            pairs
-                .iter()
-                .map(|(k, v)| (k.clone(), encode(v)))
-                .collect::<Map<_, _>>(),
-        ),
+        EventData::Map(pairs) => {
+            Value::Object(pairs.iter().map(|(k, v)| (k.clone(), encode(v))).collect::<Map<_, _>>())
+        }
     }
 }
 
@@ -35,14 +32,10 @@ pub(crate) fn decode(value: &Value) -> EventData {
     match value {
         Value::Null => EventData::Null,
         Value::Bool(b) => EventData::Bool(*b),
-        Value::Number(n) => n
-            .as_i64()
-            .map_or_else(|| EventData::String(n.to_string()), EventData::Int),
+        Value::Number(n) => n.as_i64().map_or_else(|| EventData::String(n.to_string()), EventData::Int),
         Value::String(s) => EventData::String(s.clone()),
         Value::Array(items) => EventData::List(items.iter().map(decode).collect()),
-        Value::Object(map) => {
-            EventData::Map(map.iter().map(|(k, v)| (k.clone(), decode(v))).collect())
-        }
+        Value::Object(map) => EventData::Map(map.iter().map(|(k, v)| (k.clone(), decode(v))).collect()),
     }
 }
 
@@ -58,10 +51,7 @@ struct NewEventRow<'a> {
 }
 
 /// Inserts events inside the caller's transaction.
-pub(crate) async fn insert(
-    conn: &mut AsyncPgConnection,
-    list: &[Event],
-) -> Result<(), diesel::result::Error> {
+pub(crate) async fn insert(conn: &mut AsyncPgConnection, list: &[Event]) -> Result<(), diesel::result::Error> {
     if list.is_empty() {
         return Ok(());
     }
@@ -76,10 +66,7 @@ pub(crate) async fn insert(
             created_at: e.created_at,
         })
         .collect();
-    diesel::insert_into(events::table)
-        .values(&rows)
-        .execute(conn)
-        .await?;
+    diesel::insert_into(events::table).values(&rows).execute(conn).await?;
     Ok(())
 }
 
@@ -143,17 +130,13 @@ impl EventStore for PgStore {
                 .await
                 .optional()
                 .map_err(db)?;
-            let seq =
-                seq.ok_or_else(|| Error::validation("startingAfter", "not an event of this list"))?;
+            let seq = seq.ok_or_else(|| Error::validation("startingAfter", "not an event of this list"))?;
             query = query.filter(events::seq.lt(seq));
         }
         let mut rows: Vec<EventRow> = query.load(&mut conn).await.map_err(db)?;
         let has_more = rows.len() > usize::try_from(page.limit).unwrap_or(usize::MAX);
         rows.truncate(usize::try_from(page.limit).unwrap_or(usize::MAX));
-        let items = rows
-            .into_iter()
-            .map(Event::try_from)
-            .collect::<Result<_, _>>()?;
+        let items = rows.into_iter().map(Event::try_from).collect::<Result<_, _>>()?;
         Ok(Page { items, has_more })
     }
 

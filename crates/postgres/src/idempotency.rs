@@ -45,32 +45,20 @@ impl IdempotencyStore for PgStore {
             if inserted == 1 {
                 return Ok(IdempotencyBegin::Started);
             }
-            let row: Option<(Vec<u8>, String, Option<i32>, Option<String>, DateTime<Utc>)> =
-                k::table
-                    .find((merchant, mode, key))
-                    .select((
-                        k::fingerprint,
-                        k::state,
-                        k::response_status,
-                        k::response_body,
-                        k::created_at,
-                    ))
-                    .first(&mut conn)
-                    .await
-                    .optional()
-                    .map_err(db)?;
+            let row: Option<(Vec<u8>, String, Option<i32>, Option<String>, DateTime<Utc>)> = k::table
+                .find((merchant, mode, key))
+                .select((k::fingerprint, k::state, k::response_status, k::response_body, k::created_at))
+                .first(&mut conn)
+                .await
+                .optional()
+                .map_err(db)?;
             let Some((stored_fp, state, status, body, created_at)) = row else {
                 continue;
             };
-            let this_key = k::table
-                .find((merchant, mode, key))
-                .filter(k::created_at.eq(created_at));
+            let this_key = k::table.find((merchant, mode, key)).filter(k::created_at.eq(created_at));
             if created_at < now - Duration::hours(WINDOW_HOURS) {
                 // Outside the replay window: forget it and claim afresh.
-                diesel::delete(this_key)
-                    .execute(&mut conn)
-                    .await
-                    .map_err(db)?;
+                diesel::delete(this_key).execute(&mut conn).await.map_err(db)?;
                 continue;
             }
             if stored_fp.as_slice() != fingerprint.as_slice() {
@@ -80,18 +68,11 @@ impl IdempotencyStore for PgStore {
                 let status = status
                     .and_then(|s| u16::try_from(s).ok())
                     .ok_or_else(|| Error::Internal("stored response lost".into()))?;
-                return Ok(IdempotencyBegin::Replay {
-                    status,
-                    body: body.unwrap_or_default(),
-                });
+                return Ok(IdempotencyBegin::Replay { status, body: body.unwrap_or_default() });
             }
             if created_at < now - Duration::seconds(stale_after_seconds) {
                 // The earlier attempt died mid-flight: take the claim over.
-                let taken = diesel::update(this_key)
-                    .set(k::created_at.eq(now))
-                    .execute(&mut conn)
-                    .await
-                    .map_err(db)?;
+                let taken = diesel::update(this_key).set(k::created_at.eq(now)).execute(&mut conn).await.map_err(db)?;
                 if taken == 1 {
                     return Ok(IdempotencyBegin::Started);
                 }
@@ -101,20 +82,10 @@ impl IdempotencyStore for PgStore {
         Ok(IdempotencyBegin::InProgress)
     }
 
-    async fn complete(
-        &self,
-        scope: &Scope,
-        key: &str,
-        status: u16,
-        body: &str,
-    ) -> Result<(), Error> {
+    async fn complete(&self, scope: &Scope, key: &str, status: u16, body: &str) -> Result<(), Error> {
         let mut conn = self.conn().await?;
         diesel::update(k::table.find((scope.merchant_id.as_str(), scope.mode.as_str(), key)))
-            .set((
-                k::state.eq("completed"),
-                k::response_status.eq(i32::from(status)),
-                k::response_body.eq(body),
-            ))
+            .set((k::state.eq("completed"), k::response_status.eq(i32::from(status)), k::response_body.eq(body)))
             .execute(&mut conn)
             .await
             .map_err(db)?;
@@ -124,9 +95,7 @@ impl IdempotencyStore for PgStore {
     async fn abandon(&self, scope: &Scope, key: &str) -> Result<(), Error> {
         let mut conn = self.conn().await?;
         diesel::delete(
-            k::table
-                .find((scope.merchant_id.as_str(), scope.mode.as_str(), key))
-                .filter(k::state.eq("in_progress")),
+            k::table.find((scope.merchant_id.as_str(), scope.mode.as_str(), key)).filter(k::state.eq("in_progress")),
         )
         .execute(&mut conn)
         .await
@@ -136,12 +105,10 @@ impl IdempotencyStore for PgStore {
 
     async fn purge_expired(&self) -> Result<u64, Error> {
         let mut conn = self.conn().await?;
-        let n = diesel::delete(
-            k::table.filter(k::created_at.lt(Utc::now() - Duration::hours(WINDOW_HOURS))),
-        )
-        .execute(&mut conn)
-        .await
-        .map_err(db)?;
+        let n = diesel::delete(k::table.filter(k::created_at.lt(Utc::now() - Duration::hours(WINDOW_HOURS))))
+            .execute(&mut conn)
+            .await
+            .map_err(db)?;
         Ok(u64::try_from(n).unwrap_or(0))
     }
 }

@@ -11,7 +11,7 @@ use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use diesel::sql_types::{BigInt, Integer, Nullable, Text};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
-use stablepay_domain::billing::{InvoiceAggregate, InvoiceChange, InvoiceKey};
+use stablepay_domain::billing::{InvoiceAggregate, InvoiceChange, InvoiceKey, PublicRef};
 use stablepay_domain::checkout::{CheckoutSession, CheckoutStatus};
 use stablepay_domain::ids::{CheckoutSessionId, InvoiceId, MerchantId, PaymentId, PublicToken};
 use stablepay_domain::invoice::{CollectionState, Invoice, InvoiceKind, LifecycleStatus, Totals};
@@ -107,13 +107,9 @@ impl InvoiceRow {
 
     fn into_domain(self) -> Result<Invoice, Error> {
         Ok(Invoice {
-            scope: Scope::new(
-                MerchantId::from_trusted(self.merchant_id),
-                mode(&self.mode)?,
-            ),
+            scope: Scope::new(MerchantId::from_trusted(self.merchant_id), mode(&self.mode)?),
             kind: InvoiceKind::parse(&self.kind).ok_or_else(|| corrupt("kind"))?,
-            collection_state: CollectionState::parse(&self.collection_state)
-                .ok_or_else(|| corrupt("state"))?,
+            collection_state: CollectionState::parse(&self.collection_state).ok_or_else(|| corrupt("state"))?,
             status: LifecycleStatus::parse(&self.status).ok_or_else(|| corrupt("status"))?,
             totals: Totals {
                 subtotal: numeric(self.subtotal)?,
@@ -186,15 +182,9 @@ impl SessionRow {
     }
 
     fn into_domain(self) -> Result<CheckoutSession, Error> {
-        let url = |u: Option<String>| {
-            u.map(|u| HttpUrl::parse(&u).map_err(|_| corrupt("url")))
-                .transpose()
-        };
+        let url = |u: Option<String>| u.map(|u| HttpUrl::parse(&u).map_err(|_| corrupt("url"))).transpose();
         Ok(CheckoutSession {
-            scope: Scope::new(
-                MerchantId::from_trusted(self.merchant_id),
-                mode(&self.mode)?,
-            ),
+            scope: Scope::new(MerchantId::from_trusted(self.merchant_id), mode(&self.mode)?),
             status: CheckoutStatus::parse(&self.status).ok_or_else(|| corrupt("session status"))?,
             amount_due: numeric(self.amount_due)?,
             currency: Token::parse(&self.currency).ok_or_else(|| corrupt("currency"))?,
@@ -261,10 +251,7 @@ impl PaymentRow {
 
     fn into_domain(self) -> Result<Payment, Error> {
         Ok(Payment {
-            scope: Scope::new(
-                MerchantId::from_trusted(self.merchant_id),
-                mode(&self.mode)?,
-            ),
+            scope: Scope::new(MerchantId::from_trusted(self.merchant_id), mode(&self.mode)?),
             status: PaymentStatus::parse(&self.status).ok_or_else(|| corrupt("payment status"))?,
             amount_expected: numeric(self.amount_expected)?,
             amount_received: numeric(self.amount_received)?,
@@ -318,20 +305,11 @@ impl TxError {
 async fn children(
     conn: &mut AsyncPgConnection,
     ids: &[String],
-) -> Result<
-    (
-        HashMap<String, Vec<CheckoutSession>>,
-        HashMap<String, Vec<Payment>>,
-    ),
-    Error,
-> {
+) -> Result<(HashMap<String, Vec<CheckoutSession>>, HashMap<String, Vec<Payment>>), Error> {
     let sessions: Vec<SessionRow> = checkout_sessions::table
         .filter(checkout_sessions::invoice_id.eq_any(ids))
         .select(SessionRow::as_select())
-        .order((
-            checkout_sessions::created_at.asc(),
-            checkout_sessions::id.asc(),
-        ))
+        .order((checkout_sessions::created_at.asc(), checkout_sessions::id.asc()))
         .load(conn)
         .await
         .map_err(db)?;
@@ -344,25 +322,16 @@ async fn children(
         .map_err(db)?;
     let mut s_map: HashMap<String, Vec<CheckoutSession>> = HashMap::new();
     for row in sessions {
-        s_map
-            .entry(row.invoice_id.clone())
-            .or_default()
-            .push(row.into_domain()?);
+        s_map.entry(row.invoice_id.clone()).or_default().push(row.into_domain()?);
     }
     let mut p_map: HashMap<String, Vec<Payment>> = HashMap::new();
     for row in pays {
-        p_map
-            .entry(row.invoice_id.clone())
-            .or_default()
-            .push(row.into_domain()?);
+        p_map.entry(row.invoice_id.clone()).or_default().push(row.into_domain()?);
     }
     Ok((s_map, p_map))
 }
 
-async fn assemble(
-    conn: &mut AsyncPgConnection,
-    rows: Vec<InvoiceRow>,
-) -> Result<Vec<InvoiceAggregate>, Error> {
+async fn assemble(conn: &mut AsyncPgConnection, rows: Vec<InvoiceRow>) -> Result<Vec<InvoiceAggregate>, Error> {
     let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
     let (mut sessions, mut pays) = children(conn, &ids).await?;
     rows.into_iter()
@@ -378,11 +347,7 @@ async fn assemble(
 }
 
 /// The id's row for this merchant, or NOT_FOUND / MODE_MISMATCH.
-async fn find_invoice_row(
-    conn: &mut AsyncPgConnection,
-    scope: &Scope,
-    key: &InvoiceKey,
-) -> Result<InvoiceRow, Error> {
+async fn find_invoice_row(conn: &mut AsyncPgConnection, scope: &Scope, key: &InvoiceKey) -> Result<InvoiceRow, Error> {
     let merchant = scope.merchant_id.as_str();
     let (row, not_found): (Option<InvoiceRow>, Resource) = match key {
         InvoiceKey::Id(id) => (
@@ -419,13 +384,9 @@ async fn find_invoice_row(
                 .map_err(db)?;
             let row = match invoice_id {
                 None => None,
-                Some(id) => invoices::table
-                    .find(id)
-                    .select(InvoiceRow::as_select())
-                    .first(conn)
-                    .await
-                    .optional()
-                    .map_err(db)?,
+                Some(id) => {
+                    invoices::table.find(id).select(InvoiceRow::as_select()).first(conn).await.optional().map_err(db)?
+                }
             };
             (row, Resource::CheckoutSession)
         }
@@ -487,16 +448,46 @@ RETURNING invoices.merchant_id, invoices.mode, invoices.id
 
 #[async_trait]
 impl InvoiceStore for PgStore {
-    async fn load_invoice(
-        &self,
-        scope: &Scope,
-        key: &InvoiceKey,
-    ) -> Result<InvoiceAggregate, Error> {
+    async fn load_invoice(&self, scope: &Scope, key: &InvoiceKey) -> Result<InvoiceAggregate, Error> {
         let mut conn = self.conn().await?;
         let row = find_invoice_row(&mut conn, scope, key).await?;
         let mut list = assemble(&mut conn, vec![row]).await?;
-        list.pop()
-            .ok_or_else(|| Error::Internal("invoice vanished".into()))
+        list.pop().ok_or_else(|| Error::Internal("invoice vanished".into()))
+    }
+
+    async fn load_public(&self, reference: &PublicRef) -> Result<InvoiceAggregate, Error> {
+        let mut conn = self.conn().await?;
+        let row: Option<InvoiceRow> = match reference {
+            PublicRef::Session(id) => {
+                let invoice_id: Option<String> = checkout_sessions::table
+                    .find(id.as_str())
+                    .select(checkout_sessions::invoice_id)
+                    .first(&mut conn)
+                    .await
+                    .optional()
+                    .map_err(db)?;
+                match invoice_id {
+                    None => return Err(Error::NotFound(Resource::CheckoutSession)),
+                    Some(id) => invoices::table
+                        .find(id)
+                        .select(InvoiceRow::as_select())
+                        .first(&mut conn)
+                        .await
+                        .optional()
+                        .map_err(db)?,
+                }
+            }
+            PublicRef::Token(token) => invoices::table
+                .filter(invoices::public_token.eq(token.as_str()))
+                .select(InvoiceRow::as_select())
+                .first(&mut conn)
+                .await
+                .optional()
+                .map_err(db)?,
+        };
+        let row = row.ok_or(Error::NotFound(Resource::Invoice))?;
+        let mut list = assemble(&mut conn, vec![row]).await?;
+        list.pop().ok_or_else(|| Error::Internal("invoice vanished".into()))
     }
 
     async fn list_invoices(
@@ -527,17 +518,13 @@ impl InvoiceStore for PgStore {
                 .await
                 .optional()
                 .map_err(db)?;
-            let seq = seq
-                .ok_or_else(|| Error::validation("startingAfter", "not an invoice of this list"))?;
+            let seq = seq.ok_or_else(|| Error::validation("startingAfter", "not an invoice of this list"))?;
             query = query.filter(invoices::seq.lt(seq));
         }
         let mut rows: Vec<InvoiceRow> = query.load(&mut conn).await.map_err(db)?;
         let has_more = rows.len() > limit;
         rows.truncate(limit);
-        Ok(Page {
-            items: assemble(&mut conn, rows).await?,
-            has_more,
-        })
+        Ok(Page { items: assemble(&mut conn, rows).await?, has_more })
     }
 
     async fn save_invoice(&self, mut change: InvoiceChange) -> Result<InvoiceAggregate, Error> {
@@ -568,10 +555,7 @@ impl InvoiceStore for PgStore {
                     None => {
                         agg.invoice.lock_version = 1;
                         let row = InvoiceRow::from_domain(&agg.invoice).map_err(TxError::Domain)?;
-                        diesel::insert_into(invoices::table)
-                            .values(&row)
-                            .execute(conn)
-                            .await?;
+                        diesel::insert_into(invoices::table).values(&row).execute(conn).await?;
                     }
                     Some(expected) => {
                         agg.invoice.lock_version = expected + 1;
@@ -616,10 +600,7 @@ impl InvoiceStore for PgStore {
                         .values(&row)
                         .on_conflict(payments::id)
                         .do_update()
-                        .set((
-                            payments::status.eq(&row.status),
-                            payments::failure_reason.eq(&row.failure_reason),
-                        ))
+                        .set((payments::status.eq(&row.status), payments::failure_reason.eq(&row.failure_reason)))
                         .execute(conn)
                         .await?;
                 }
@@ -631,11 +612,7 @@ impl InvoiceStore for PgStore {
         Ok(change.aggregate)
     }
 
-    async fn payment_using_tx(
-        &self,
-        chain_id: u64,
-        tx: &TxHash,
-    ) -> Result<Option<PaymentId>, Error> {
+    async fn payment_using_tx(&self, chain_id: u64, tx: &TxHash) -> Result<Option<PaymentId>, Error> {
         let mut conn = self.conn().await?;
         let chain = i64::try_from(chain_id).map_err(|_| corrupt("chain id"))?;
         let id: Option<String> = payments::table
@@ -684,10 +661,7 @@ impl InvoiceStore for PgStore {
             .map_err(db)?;
         rows.into_iter()
             .map(|r| {
-                Ok((
-                    Scope::new(MerchantId::from_trusted(r.merchant_id), mode(&r.mode)?),
-                    InvoiceId::from_trusted(r.id),
-                ))
+                Ok((Scope::new(MerchantId::from_trusted(r.merchant_id), mode(&r.mode)?), InvoiceId::from_trusted(r.id)))
             })
             .collect()
     }

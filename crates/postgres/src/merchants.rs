@@ -78,15 +78,9 @@ impl MerchantStore for PgStore {
         let row = MerchantRow::from(merchant);
         let id = row.id.clone();
         conn.transaction(async |conn| {
-            diesel::insert_into(merchants::table)
-                .values(&row)
-                .execute(conn)
-                .await?;
+            diesel::insert_into(merchants::table).values(&row).execute(conn).await?;
             diesel::insert_into(test_clocks::table)
-                .values((
-                    test_clocks::merchant_id.eq(&id),
-                    test_clocks::offset_seconds.eq(0i64),
-                ))
+                .values((test_clocks::merchant_id.eq(&id), test_clocks::offset_seconds.eq(0i64)))
                 .execute(conn)
                 .await?;
             Ok::<_, diesel::result::Error>(())
@@ -107,11 +101,7 @@ impl MerchantStore for PgStore {
         row.ok_or(Error::NotFound(Resource::Merchant))?.try_into()
     }
 
-    async fn set_live_settlement(
-        &self,
-        id: &MerchantId,
-        live: &LiveSettlement,
-    ) -> Result<(), Error> {
+    async fn set_live_settlement(&self, id: &MerchantId, live: &LiveSettlement) -> Result<(), Error> {
         let mut conn = self.conn().await?;
         let n = diesel::update(merchants::table.find(id.as_str()))
             .set((
@@ -122,11 +112,7 @@ impl MerchantStore for PgStore {
             .execute(&mut conn)
             .await
             .map_err(db)?;
-        if n == 0 {
-            Err(Error::NotFound(Resource::Merchant))
-        } else {
-            Ok(())
-        }
+        if n == 0 { Err(Error::NotFound(Resource::Merchant)) } else { Ok(()) }
     }
 
     async fn set_status(&self, id: &MerchantId, status: MerchantStatus) -> Result<(), Error> {
@@ -136,10 +122,6 @@ impl MerchantStore for PgStore {
             .execute(&mut conn)
             .await
             .map_err(db)?;
-        if n == 0 {
-            Err(Error::NotFound(Resource::Merchant))
-        } else {
-            Ok(())
-        }
+        if n == 0 { Err(Error::NotFound(Resource::Merchant)) } else { Ok(()) }
     }
 }

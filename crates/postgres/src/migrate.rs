@@ -16,11 +16,10 @@ const MIGRATION_LOCK: i64 = 0x5354_4142_4c45_5041; // "STABLEPA"
 pub async fn run_migrations(database_url: &str) -> Result<Vec<String>, Error> {
     let url = database_url.to_owned();
     tokio::task::spawn_blocking(move || {
-        let mut conn =
-            AsyncConnectionWrapper::<AsyncPgConnection>::establish(&url).map_err(|e| {
-                tracing::warn!(error = %e, "cannot connect to run migrations");
-                Error::Unavailable
-            })?;
+        let mut conn = AsyncConnectionWrapper::<AsyncPgConnection>::establish(&url).map_err(|e| {
+            tracing::warn!(error = %e, "cannot connect to run migrations");
+            Error::Unavailable
+        })?;
         use diesel::RunQueryDsl;
         diesel::sql_query(format!("SELECT pg_advisory_lock({MIGRATION_LOCK})"))
             .execute(&mut conn)
@@ -29,8 +28,7 @@ pub async fn run_migrations(database_url: &str) -> Result<Vec<String>, Error> {
             .run_pending_migrations(MIGRATIONS)
             .map(|versions| versions.iter().map(|v| v.to_string()).collect())
             .map_err(|e| Error::Internal(format!("migration failed: {e}")));
-        let _ = diesel::sql_query(format!("SELECT pg_advisory_unlock({MIGRATION_LOCK})"))
-            .execute(&mut conn);
+        let _ = diesel::sql_query(format!("SELECT pg_advisory_unlock({MIGRATION_LOCK})")).execute(&mut conn);
         applied
     })
     .await

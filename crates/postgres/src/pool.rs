@@ -4,9 +4,7 @@ use std::time::Duration;
 
 use diesel_async::AsyncPgConnection;
 use diesel_async::pooled_connection::deadpool::{Object, Pool};
-use diesel_async::pooled_connection::{
-    AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod,
-};
+use diesel_async::pooled_connection::{AsyncDieselConnectionManager, ManagerConfig, RecyclingMethod};
 use stablepay_domain::Error;
 
 /// Pool sizing and timeouts.
@@ -20,10 +18,7 @@ pub struct PoolSettings {
 
 impl Default for PoolSettings {
     fn default() -> Self {
-        Self {
-            max_size: 16,
-            timeout: Duration::from_secs(5),
-        }
+        Self { max_size: 16, timeout: Duration::from_secs(5) }
     }
 }
 
@@ -41,10 +36,7 @@ impl PgStore {
         // Verify only that the connection is not broken; a lost server shows up on the next
         // query as Unavailable and the connection is dropped.
         config.recycling_method = RecyclingMethod::Fast;
-        let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(
-            database_url,
-            config,
-        );
+        let manager = AsyncDieselConnectionManager::<AsyncPgConnection>::new_with_config(database_url, config);
         let pool = Pool::builder(manager)
             .max_size(settings.max_size)
             .runtime(deadpool::Runtime::Tokio1)
@@ -64,10 +56,7 @@ impl PgStore {
     pub async fn ping(&self) -> Result<(), Error> {
         use diesel_async::RunQueryDsl;
         let mut conn = self.conn().await?;
-        diesel::sql_query("SELECT 1")
-            .execute(&mut conn)
-            .await
-            .map_err(crate::error::db)?;
+        diesel::sql_query("SELECT 1").execute(&mut conn).await.map_err(crate::error::db)?;
         Ok(())
     }
 }

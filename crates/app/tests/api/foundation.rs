@@ -27,24 +27,10 @@ async fn both_key_headers_are_accepted() {
     let app = TestApp::spawn().await;
     let m = app.merchant("Shop");
     let bearer = app
-        .request(
-            Method::GET,
-            "/v1/events",
-            None,
-            &[("Authorization", &format!("Bearer {}", m.sk_test))],
-            None,
-        )
+        .request(Method::GET, "/v1/events", None, &[("Authorization", &format!("Bearer {}", m.sk_test))], None)
         .await;
     bearer.ok(200);
-    let x_api_key = app
-        .request(
-            Method::GET,
-            "/v1/events",
-            None,
-            &[("X-API-Key", &m.sk_test)],
-            None,
-        )
-        .await;
+    let x_api_key = app.request(Method::GET, "/v1/events", None, &[("X-API-Key", &m.sk_test)], None).await;
     x_api_key.ok(200);
 }
 
@@ -53,9 +39,7 @@ async fn authentication_failures() {
     let app = TestApp::spawn().await;
     let m = app.merchant("Shop");
 
-    let none = app
-        .request(Method::GET, "/v1/events", None, &[], None)
-        .await;
+    let none = app.request(Method::GET, "/v1/events", None, &[], None).await;
     none.assert_error(401, "API_KEY_REQUIRED");
 
     for bad in [
@@ -64,73 +48,37 @@ async fn authentication_failures() {
         "not-a-key",
         "",
     ] {
-        let res = app
-            .request(Method::GET, "/v1/events", None, &[("X-API-Key", bad)], None)
-            .await;
+        let res = app.request(Method::GET, "/v1/events", None, &[("X-API-Key", bad)], None).await;
         res.assert_error(401, "INVALID_API_KEY");
     }
-    let basic = app
-        .request(
-            Method::GET,
-            "/v1/events",
-            None,
-            &[("Authorization", "Basic abc")],
-            None,
-        )
-        .await;
+    let basic = app.request(Method::GET, "/v1/events", None, &[("Authorization", "Basic abc")], None).await;
     basic.assert_error(401, "INVALID_API_KEY");
 
     // A publishable key on a secret-only route.
-    app.get(&m.pk_test, "/v1/events")
-        .await
-        .assert_error(403, "API_KEY_FORBIDDEN");
+    app.get(&m.pk_test, "/v1/events").await.assert_error(403, "API_KEY_FORBIDDEN");
 
     // Revoked key.
-    let extra = app.cli_ok(&[
-        "key",
-        "create",
-        "--merchant",
-        &m.id,
-        "--mode",
-        "test",
-        "--type",
-        "secret",
-        "--json",
-    ]);
-    let (key_id, key) = (
-        extra["id"].as_str().unwrap(),
-        extra["key"].as_str().unwrap(),
-    );
+    let extra = app.cli_ok(&["key", "create", "--merchant", &m.id, "--mode", "test", "--type", "secret", "--json"]);
+    let (key_id, key) = (extra["id"].as_str().unwrap(), extra["key"].as_str().unwrap());
     app.get(key, "/v1/events").await.ok(200);
     app.cli_ok(&["key", "revoke", key_id, "--json"]);
-    app.get(key, "/v1/events")
-        .await
-        .assert_error(401, "INVALID_API_KEY");
+    app.get(key, "/v1/events").await.assert_error(401, "INVALID_API_KEY");
 
     // Suspended merchant.
     app.cli_ok(&["merchant", "suspend", &m.id, "--json"]);
-    app.get(&m.sk_test, "/v1/events")
-        .await
-        .assert_error(403, "ACCOUNT_SUSPENDED");
+    app.get(&m.sk_test, "/v1/events").await.assert_error(403, "ACCOUNT_SUSPENDED");
 
     // The key never appears in the logs.
     let logs = app.logs();
-    assert!(
-        !logs.contains(&m.sk_test) && !logs.contains(key),
-        "a key leaked into the logs"
-    );
+    assert!(!logs.contains(&m.sk_test) && !logs.contains(key), "a key leaked into the logs");
 }
 
 #[tokio::test]
 async fn unknown_route_is_not_found_in_the_envelope() {
     let app = TestApp::spawn().await;
-    let res = app
-        .request(Method::GET, "/v1/nothing-here", None, &[], None)
-        .await;
+    let res = app.request(Method::GET, "/v1/nothing-here", None, &[], None).await;
     res.assert_error(404, "NOT_FOUND");
-    let res = app
-        .request(Method::DELETE, "/elsewhere", None, &[], None)
-        .await;
+    let res = app.request(Method::DELETE, "/elsewhere", None, &[], None).await;
     res.assert_error(404, "NOT_FOUND");
 }
 
@@ -140,13 +88,7 @@ async fn oversized_body_is_413_in_the_envelope() {
     let m = app.merchant("Shop");
     let body = vec![b' '; 1024 * 1024 + 1];
     let res = app
-        .request(
-            Method::POST,
-            "/v1/events",
-            Some(&m.sk_test),
-            &[("Content-Type", "application/json")],
-            Some(body),
-        )
+        .request(Method::POST, "/v1/events", Some(&m.sk_test), &[("Content-Type", "application/json")], Some(body))
         .await;
     res.assert_error(413, "REQUEST_TOO_LARGE");
 }
@@ -154,9 +96,7 @@ async fn oversized_body_is_413_in_the_envelope() {
 #[tokio::test]
 async fn health_and_readiness() {
     let app = TestApp::spawn().await;
-    app.request(Method::GET, "/healthz", None, &[], None)
-        .await
-        .ok(200);
+    app.request(Method::GET, "/healthz", None, &[], None).await.ok(200);
     let ready = app.request(Method::GET, "/readyz", None, &[], None).await;
     assert_eq!(ready.ok(200)["status"], "ready");
 }
@@ -166,43 +106,28 @@ async fn database_unavailable_is_503_and_health_stays_up() {
     // Point the service at a port where nothing listens.
     let db = TestDb::new().await;
     let env = [
-        (
-            "DATABASE_URL",
-            "postgres://postgres@127.0.0.1:9/none".to_owned(),
-        ),
+        ("DATABASE_URL", "postgres://postgres@127.0.0.1:9/none".to_owned()),
         ("STABLEPAY_DB_TIMEOUT_MS", "500".to_owned()),
     ];
     let app = TestApp::spawn_with(db, &env, &["--no-migrate", "--no-worker"]).await;
-    app.request(Method::GET, "/healthz", None, &[], None)
-        .await
-        .ok(200);
+    app.request(Method::GET, "/healthz", None, &[], None).await.ok(200);
     let ready = app.request(Method::GET, "/readyz", None, &[], None).await;
     ready.assert_error(503, "SERVICE_UNAVAILABLE");
     assert_eq!(ready.header("retry-after"), Some("1"));
-    let res = app
-        .get(
-            "sk_test_0000000000000000000000000000000000000000",
-            "/v1/events",
-        )
-        .await;
+    let res = app.get("sk_test_0000000000000000000000000000000000000000", "/v1/events").await;
     res.assert_error(503, "SERVICE_UNAVAILABLE");
 }
 
 #[tokio::test]
 async fn openapi_document_is_3_1_version_1_0_0() {
     let app = TestApp::spawn().await;
-    let res = app
-        .request(Method::GET, "/v1/openapi.json", None, &[], None)
-        .await;
+    let res = app.request(Method::GET, "/v1/openapi.json", None, &[], None).await;
     assert_eq!(res.status.as_u16(), 200);
     let doc = &res.body;
     assert!(doc["openapi"].as_str().unwrap().starts_with("3.1"));
     assert_eq!(doc["info"]["version"], "1.0.0");
     for path in ["/v1/events", "/v1/events/{id}", "/healthz", "/readyz"] {
-        assert!(
-            doc["paths"][path].is_object(),
-            "{path} missing from the document"
-        );
+        assert!(doc["paths"][path].is_object(), "{path} missing from the document");
     }
     assert!(res.header("x-request-id").is_some());
 }
@@ -221,14 +146,7 @@ async fn cli_validates_wallets_and_merchants() {
     ]);
     assert!(!ok);
     assert_eq!(out["error"]["code"], "INVALID_WALLET_ADDRESS");
-    let (ok, out) = app.cli(&[
-        "merchant",
-        "activate",
-        &m.id,
-        "--settlement-wallet",
-        "0x1234",
-        "--json",
-    ]);
+    let (ok, out) = app.cli(&["merchant", "activate", &m.id, "--settlement-wallet", "0x1234", "--json"]);
     assert!(!ok);
     assert_eq!(out["error"]["code"], "INVALID_WALLET_ADDRESS");
     let good = app.cli_ok(&[
@@ -241,29 +159,14 @@ async fn cli_validates_wallets_and_merchants() {
         "USDT",
         "--json",
     ]);
-    assert_eq!(
-        good["settlementWallet"],
-        "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed"
-    );
+    assert_eq!(good["settlementWallet"], "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed");
     assert_eq!(good["token"], "USDT");
-    let (ok, out) = app.cli(&[
-        "key",
-        "create",
-        "--merchant",
-        "mer_doesnotexist",
-        "--mode",
-        "test",
-        "--type",
-        "secret",
-        "--json",
-    ]);
+    let (ok, out) =
+        app.cli(&["key", "create", "--merchant", "mer_doesnotexist", "--mode", "test", "--type", "secret", "--json"]);
     assert!(!ok);
     assert_eq!(out["error"]["code"], "NOT_FOUND");
     // Only digests are stored.
-    let rows = app
-        .db
-        .query("SELECT display_prefix, length(digest) AS n FROM api_keys")
-        .await;
+    let rows = app.db.query("SELECT display_prefix, length(digest) AS n FROM api_keys").await;
     assert_eq!(rows.len(), 4);
     for row in rows {
         let prefix: String = row.get("display_prefix");

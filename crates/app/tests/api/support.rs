@@ -14,8 +14,7 @@ use tokio::process::{Child, Command};
 pub const BIN: &str = env!("CARGO_BIN_EXE_stablepay");
 
 fn admin_url() -> String {
-    std::env::var("DATABASE_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
+    std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
 }
 
 /// `admin_url` with its database name replaced.
@@ -26,9 +25,8 @@ pub fn db_url(name: &str) -> String {
 }
 
 async fn admin() -> tokio_postgres::Client {
-    let (client, conn) = tokio_postgres::connect(&admin_url(), tokio_postgres::NoTls)
-        .await
-        .expect("connect to PostgreSQL");
+    let (client, conn) =
+        tokio_postgres::connect(&admin_url(), tokio_postgres::NoTls).await.expect("connect to PostgreSQL");
     tokio::spawn(conn);
     client
 }
@@ -40,11 +38,7 @@ fn template_name() -> String {
     entries.sort();
     let mut hash: u64 = 0xcbf29ce484222325;
     for path in entries {
-        for b in path
-            .to_string_lossy()
-            .bytes()
-            .chain(std::fs::read(&path).unwrap())
-        {
+        for b in path.to_string_lossy().bytes().chain(std::fs::read(&path).unwrap()) {
             hash ^= u64::from(b);
             hash = hash.wrapping_mul(0x100000001b3);
         }
@@ -56,55 +50,25 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
-        if path.is_dir() {
-            out.extend(walk(&path))
-        } else {
-            out.push(path)
-        }
+        if path.is_dir() { out.extend(walk(&path)) } else { out.push(path) }
     }
     out
 }
 
 async fn ensure_template(client: &tokio_postgres::Client) -> String {
     let name = template_name();
-    client
-        .execute("SELECT pg_advisory_lock(7355608)", &[])
-        .await
-        .unwrap();
-    let exists = client
-        .query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[&name])
-        .await
-        .unwrap()
-        .is_some();
+    client.execute("SELECT pg_advisory_lock(7355608)", &[]).await.unwrap();
+    let exists = client.query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[&name]).await.unwrap().is_some();
     if !exists {
         let building = format!("{name}_building");
-        client
-            .batch_execute(&format!("DROP DATABASE IF EXISTS {building} WITH (FORCE)"))
-            .await
-            .unwrap();
-        client
-            .batch_execute(&format!("CREATE DATABASE {building}"))
-            .await
-            .unwrap();
-        let out = std::process::Command::new(BIN)
-            .arg("migrate")
-            .env("DATABASE_URL", db_url(&building))
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "migrate failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        client
-            .batch_execute(&format!("ALTER DATABASE {building} RENAME TO {name}"))
-            .await
-            .unwrap();
+        client.batch_execute(&format!("DROP DATABASE IF EXISTS {building} WITH (FORCE)")).await.unwrap();
+        client.batch_execute(&format!("CREATE DATABASE {building}")).await.unwrap();
+        let out =
+            std::process::Command::new(BIN).arg("migrate").env("DATABASE_URL", db_url(&building)).output().unwrap();
+        assert!(out.status.success(), "migrate failed: {}", String::from_utf8_lossy(&out.stderr));
+        client.batch_execute(&format!("ALTER DATABASE {building} RENAME TO {name}")).await.unwrap();
     }
-    client
-        .execute("SELECT pg_advisory_unlock(7355608)", &[])
-        .await
-        .unwrap();
+    client.execute("SELECT pg_advisory_unlock(7355608)", &[]).await.unwrap();
     name
 }
 
@@ -123,15 +87,9 @@ impl TestDb {
             "stablepay_t_{}_{}_{}",
             std::process::id(),
             COUNTER.fetch_add(1, Ordering::Relaxed),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .subsec_nanos()
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos()
         );
-        client
-            .batch_execute(&format!("CREATE DATABASE {name} TEMPLATE {template}"))
-            .await
-            .unwrap();
+        client.batch_execute(&format!("CREATE DATABASE {name} TEMPLATE {template}")).await.unwrap();
         Self { name }
     }
 
@@ -141,9 +99,7 @@ impl TestDb {
 
     /// Runs SQL against this database (for assertions on what was stored).
     pub async fn query(&self, sql: &str) -> Vec<tokio_postgres::Row> {
-        let (client, conn) = tokio_postgres::connect(&self.url(), tokio_postgres::NoTls)
-            .await
-            .unwrap();
+        let (client, conn) = tokio_postgres::connect(&self.url(), tokio_postgres::NoTls).await.unwrap();
         tokio::spawn(conn);
         client.query(sql, &[]).await.unwrap()
     }
@@ -153,15 +109,10 @@ impl Drop for TestDb {
     fn drop(&mut self) {
         let name = self.name.clone();
         let _ = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
+            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
             rt.block_on(async {
                 let client = admin().await;
-                let _ = client
-                    .batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
-                    .await;
+                let _ = client.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await;
             });
         })
         .join();
@@ -204,18 +155,10 @@ impl Response {
         assert_eq!(self.status.as_u16(), status, "body: {}", self.body);
         assert_eq!(self.body["success"], false, "body: {}", self.body);
         assert_eq!(self.body["error"]["code"], code, "body: {}", self.body);
-        assert!(
-            self.body["error"]["message"]
-                .as_str()
-                .is_some_and(|m| !m.is_empty())
-        );
-        let rid = self.body["meta"]["requestId"]
-            .as_str()
-            .expect("meta.requestId");
+        assert!(self.body["error"]["message"].as_str().is_some_and(|m| !m.is_empty()));
+        let rid = self.body["meta"]["requestId"].as_str().expect("meta.requestId");
         assert_eq!(self.header("x-request-id"), Some(rid));
-        self.body["error"]["details"]["field"]
-            .as_str()
-            .map(str::to_owned)
+        self.body["error"]["details"]["field"].as_str().map(str::to_owned)
     }
 
     /// Asserts a success envelope with this status; returns `data`.
@@ -223,9 +166,7 @@ impl Response {
     pub fn ok(&self, status: u16) -> &Value {
         assert_eq!(self.status.as_u16(), status, "body: {}", self.body);
         assert_eq!(self.body["success"], true, "body: {}", self.body);
-        let rid = self.body["meta"]["requestId"]
-            .as_str()
-            .expect("meta.requestId");
+        let rid = self.body["meta"]["requestId"].as_str().expect("meta.requestId");
         assert_eq!(self.header("x-request-id"), Some(rid));
         &self.body["data"]
     }
@@ -260,42 +201,19 @@ impl TestApp {
             .expect("stablepay did not start in time")
             .unwrap()
             .unwrap_or_else(|| {
-                panic!(
-                    "stablepay exited: {}",
-                    std::fs::read_to_string(&stderr_path).unwrap_or_default()
-                )
+                panic!("stablepay exited: {}", std::fs::read_to_string(&stderr_path).unwrap_or_default())
             });
-        let base = line
-            .trim()
-            .strip_prefix("stablepay listening on ")
-            .expect("listening line")
-            .to_owned();
+        let base = line.trim().strip_prefix("stablepay listening on ").expect("listening line").to_owned();
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs(30))
-            .build()
-            .unwrap();
-        Self {
-            base,
-            http,
-            db,
-            child,
-            stderr_path,
-        }
+        let http = reqwest::Client::builder().timeout(Duration::from_secs(30)).build().unwrap();
+        Self { base, http, db, child, stderr_path }
     }
 
     /// Runs the CLI against this app's database; returns (success, stdout JSON or Null).
     pub fn cli(&self, args: &[&str]) -> (bool, Value) {
-        let out = std::process::Command::new(BIN)
-            .args(args)
-            .env("DATABASE_URL", self.db.url())
-            .output()
-            .unwrap();
+        let out = std::process::Command::new(BIN).args(args).env("DATABASE_URL", self.db.url()).output().unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
-        (
-            out.status.success(),
-            serde_json::from_str(text.trim()).unwrap_or(Value::Null),
-        )
+        (out.status.success(), serde_json::from_str(text.trim()).unwrap_or(Value::Null))
     }
 
     pub fn cli_ok(&self, args: &[&str]) -> Value {
@@ -305,33 +223,16 @@ impl TestApp {
     }
 
     pub fn create_key(&self, merchant: &str, mode: &str, kind: &str) -> String {
-        let v = self.cli_ok(&[
-            "key",
-            "create",
-            "--merchant",
-            merchant,
-            "--mode",
-            mode,
-            "--type",
-            kind,
-            "--json",
-        ]);
+        let v = self.cli_ok(&["key", "create", "--merchant", merchant, "--mode", mode, "--type", kind, "--json"]);
         v["key"].as_str().unwrap().to_owned()
     }
 
     pub fn merchant(&self, name: &str) -> Merchant {
-        let id = self.cli_ok(&[
-            "merchant",
-            "create",
-            "--name",
-            name,
-            "--website",
-            "https://shop.example",
-            "--json",
-        ])["id"]
-            .as_str()
-            .unwrap()
-            .to_owned();
+        let id =
+            self.cli_ok(&["merchant", "create", "--name", name, "--website", "https://shop.example", "--json"])["id"]
+                .as_str()
+                .unwrap()
+                .to_owned();
         Merchant {
             sk_test: self.create_key(&id, "test", "secret"),
             pk_test: self.create_key(&id, "test", "publishable"),
@@ -350,39 +251,25 @@ impl TestApp {
         let status = res.status();
         let headers = res.headers().clone();
         let bytes = res.bytes().await.unwrap();
-        let body = serde_json::from_slice(&bytes)
-            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()));
-        Response {
-            status,
-            headers,
-            body,
-        }
+        let body =
+            serde_json::from_slice(&bytes).unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()));
+        Response { status, headers, body }
     }
 
     pub async fn get(&self, key: &str, path: &str) -> Response {
-        self.send(self.http.get(self.url(path)).bearer_auth(key))
-            .await
+        self.send(self.http.get(self.url(path)).bearer_auth(key)).await
     }
 
     pub async fn post(&self, key: &str, path: &str, body: Value) -> Response {
-        self.send(self.http.post(self.url(path)).bearer_auth(key).json(&body))
-            .await
+        self.send(self.http.post(self.url(path)).bearer_auth(key).json(&body)).await
     }
 
     pub async fn post_idem(&self, key: &str, path: &str, idem: &str, body: Value) -> Response {
-        self.send(
-            self.http
-                .post(self.url(path))
-                .bearer_auth(key)
-                .header("Idempotency-Key", idem)
-                .json(&body),
-        )
-        .await
+        self.send(self.http.post(self.url(path)).bearer_auth(key).header("Idempotency-Key", idem).json(&body)).await
     }
 
     pub async fn patch(&self, key: &str, path: &str, body: Value) -> Response {
-        self.send(self.http.patch(self.url(path)).bearer_auth(key).json(&body))
-            .await
+        self.send(self.http.patch(self.url(path)).bearer_auth(key).json(&body)).await
     }
 
     pub async fn request(
@@ -422,8 +309,7 @@ impl Drop for TestApp {
 pub fn count_by(items: &[Value], field: &str) -> HashMap<String, usize> {
     let mut map = HashMap::new();
     for item in items {
-        *map.entry(item[field].as_str().unwrap_or_default().to_owned())
-            .or_default() += 1;
+        *map.entry(item[field].as_str().unwrap_or_default().to_owned()).or_default() += 1;
     }
     map
 }

@@ -51,37 +51,13 @@ fn issued(total: &str, now: DateTime<Utc>) -> InvoiceAggregate {
         cancel_url: None,
         reminder_schedule: None,
     };
-    let totals = Totals {
-        subtotal: d(total),
-        discount: Amount::zero(),
-        tax: Amount::zero(),
-        total: d(total),
-    };
-    let invoice = new_invoice(
-        &crypto,
-        &m,
-        &scope(),
-        &settlement,
-        InvoiceKind::AmountOnly,
-        fields,
-        totals,
-        now,
-    );
-    let mut change = InvoiceChange::new(
-        InvoiceAggregate {
-            invoice,
-            sessions: vec![],
-            payments: vec![],
-        },
-        None,
-    );
+    let totals = Totals { subtotal: d(total), discount: Amount::zero(), tax: Amount::zero(), total: d(total) };
+    let invoice = new_invoice(&crypto, &m, &scope(), &settlement, InvoiceKind::AmountOnly, fields, totals, now);
+    let mut change = InvoiceChange::new(InvoiceAggregate { invoice, sessions: vec![], payments: vec![] }, None);
     issue_into(&mut change, &crypto, &m, now, None).unwrap();
     assert_eq!(change.assign_number.as_deref(), Some("INV"));
     change.finalize(Some(7));
-    assert_eq!(
-        change.aggregate.invoice.number.as_deref(),
-        Some("INV-000007")
-    );
+    assert_eq!(change.aggregate.invoice.number.as_deref(), Some("INV-000007"));
     change.aggregate
 }
 
@@ -90,11 +66,7 @@ fn tx(n: u8) -> TxHash {
 }
 
 fn verified(amount: &str) -> Verdict {
-    Verdict::Verified {
-        amount: d(amount),
-        sender: None,
-        at: Utc::now(),
-    }
+    Verdict::Verified { amount: d(amount), sender: None, at: Utc::now() }
 }
 
 fn types(change: &InvoiceChange) -> Vec<EventType> {
@@ -107,65 +79,29 @@ fn partial_then_full_payment() {
     let now = Utc::now();
     let agg = issued("10", now);
     let session = agg.sessions[0].clone();
-    let c = credit(
-        &crypto,
-        agg,
-        &session,
-        &tx(1),
-        verified("4"),
-        false,
-        now,
-        "test",
-    );
-    assert_eq!(
-        c.aggregate.invoice.collection_state,
-        CollectionState::PartiallyPaid
-    );
+    let c = credit(&crypto, agg, &session, &tx(1), verified("4"), false, now, "test");
+    assert_eq!(c.aggregate.invoice.collection_state, CollectionState::PartiallyPaid);
     assert_eq!(c.aggregate.invoice.status, LifecycleStatus::Underpaid);
     assert_eq!(c.aggregate.invoice.remaining(), d("6"));
     assert_eq!(c.aggregate.payments[0].status, PaymentStatus::Underpaid);
-    assert_eq!(
-        types(&c),
-        vec![EventType::InvoicePartiallyPaid, EventType::PaymentUnderpaid]
-    );
+    assert_eq!(types(&c), vec![EventType::InvoicePartiallyPaid, EventType::PaymentUnderpaid]);
     assert_eq!(c.aggregate.sessions[0].status, CheckoutStatus::Pending);
 
     let agg = c.aggregate;
-    let c = credit(
-        &crypto,
-        agg,
-        &session,
-        &tx(2),
-        verified("6"),
-        false,
-        now,
-        "test",
-    );
+    let c = credit(&crypto, agg, &session, &tx(2), verified("6"), false, now, "test");
     let inv = &c.aggregate.invoice;
     assert_eq!(inv.collection_state, CollectionState::Paid);
     assert_eq!(inv.status, LifecycleStatus::Paid);
     assert_eq!(inv.customer_amount_paid, d("10"));
     assert!(inv.paid_at.is_some());
     assert_eq!(c.aggregate.sessions[0].status, CheckoutStatus::Completed);
-    assert_eq!(
-        types(&c),
-        vec![EventType::InvoicePaid, EventType::PaymentUnderpaid]
-    );
+    assert_eq!(types(&c), vec![EventType::InvoicePaid, EventType::PaymentUnderpaid]);
     // invoice.paid data carries every credited payment id.
     let mut change = c;
     let events = change.finalize(Some(99));
-    assert_eq!(
-        change.aggregate.invoice.number.as_deref(),
-        Some("INV-000007"),
-        "a payment assigns no number"
-    );
-    let crate::event::EventData::Map(pairs) = &events[0].data else {
-        panic!()
-    };
-    let ids = pairs
-        .iter()
-        .find(|(k, _)| k == "creditedPaymentIds")
-        .unwrap();
+    assert_eq!(change.aggregate.invoice.number.as_deref(), Some("INV-000007"), "a payment assigns no number");
+    let crate::event::EventData::Map(pairs) = &events[0].data else { panic!() };
+    let ids = pairs.iter().find(|(k, _)| k == "creditedPaymentIds").unwrap();
     assert!(matches!(&ids.1, crate::event::EventData::List(l) if l.len() == 2));
 }
 
@@ -175,37 +111,12 @@ fn overpayment_duplicate_and_failure() {
     let now = Utc::now();
     let agg = issued("10", now);
     let session = agg.sessions[0].clone();
-    let c = credit(
-        &crypto,
-        agg.clone(),
-        &session,
-        &tx(1),
-        verified("12.5"),
-        false,
-        now,
-        "test",
-    );
-    assert_eq!(
-        types(&c),
-        vec![
-            EventType::InvoicePaid,
-            EventType::InvoiceOverpaid,
-            EventType::PaymentOverpaid
-        ]
-    );
+    let c = credit(&crypto, agg.clone(), &session, &tx(1), verified("12.5"), false, now, "test");
+    assert_eq!(types(&c), vec![EventType::InvoicePaid, EventType::InvoiceOverpaid, EventType::PaymentOverpaid]);
     assert_eq!(c.aggregate.invoice.overpayment(), d("2.5"));
     assert_eq!(c.aggregate.invoice.status, LifecycleStatus::Overpaid);
 
-    let dup = credit(
-        &crypto,
-        agg.clone(),
-        &session,
-        &tx(1),
-        verified("10"),
-        true,
-        now,
-        "test",
-    );
+    let dup = credit(&crypto, agg.clone(), &session, &tx(1), verified("10"), true, now, "test");
     assert_eq!(dup.aggregate.payments[0].status, PaymentStatus::Duplicate);
     assert_eq!(dup.aggregate.invoice.customer_amount_paid, Amount::zero());
     assert!(dup.events.is_empty());
@@ -215,19 +126,14 @@ fn overpayment_duplicate_and_failure() {
         agg,
         &session,
         &tx(3),
-        Verdict::Failed {
-            reason: "wrong_recipient".into(),
-        },
+        Verdict::Failed { reason: "wrong_recipient".into() },
         false,
         now,
         "test",
     );
     assert_eq!(failed.aggregate.payments[0].status, PaymentStatus::Failed);
     assert_eq!(failed.aggregate.invoice.status, LifecycleStatus::Failed);
-    assert_eq!(
-        failed.aggregate.invoice.customer_amount_paid,
-        Amount::zero()
-    );
+    assert_eq!(failed.aggregate.invoice.customer_amount_paid, Amount::zero());
     assert_eq!(types(&failed), vec![EventType::PaymentFailed]);
 }
 
@@ -239,16 +145,7 @@ fn payment_after_void_leaves_the_state() {
     agg.invoice.collection_state = CollectionState::Void;
     agg.invoice.status = LifecycleStatus::Cancelled;
     let session = agg.sessions[0].clone();
-    let c = credit(
-        &crypto,
-        agg,
-        &session,
-        &tx(1),
-        verified("10"),
-        false,
-        now,
-        "test",
-    );
+    let c = credit(&crypto, agg, &session, &tx(1), verified("10"), false, now, "test");
     assert_eq!(c.aggregate.invoice.collection_state, CollectionState::Void);
     assert_eq!(c.aggregate.invoice.status, LifecycleStatus::Cancelled);
     assert_eq!(types(&c), vec![EventType::InvoicePaymentReceivedAfterVoid]);
@@ -270,10 +167,7 @@ fn expiry_and_past_due() {
 
     agg.invoice.fields.due_at = Some(now + Duration::minutes(5));
     let c = due_transitions(&crypto, agg, now + Duration::minutes(6)).unwrap();
-    assert_eq!(
-        c.aggregate.invoice.collection_state,
-        CollectionState::PastDue
-    );
+    assert_eq!(c.aggregate.invoice.collection_state, CollectionState::PastDue);
     assert_eq!(types(&c), vec![EventType::InvoicePastDue]);
     assert!(due_transitions(&crypto, c.aggregate, now + Duration::minutes(7)).is_none());
 }
@@ -285,51 +179,24 @@ async fn a_concurrent_change_is_reloaded_and_retried() {
     let agg = issued("10", now);
     let mut store = MockInvoiceStore::new();
     let loaded = agg.clone();
-    store
-        .expect_load_invoice()
-        .times(2)
-        .returning(move |_, _| Ok(loaded.clone()));
+    store.expect_load_invoice().times(2).returning(move |_, _| Ok(loaded.clone()));
     let mut calls = 0;
-    store
-        .expect_save_invoice()
-        .times(2)
-        .returning(move |change| {
-            calls += 1;
-            if calls == 1 {
-                Err(Error::InvoiceStateMismatch)
-            } else {
-                Ok(change.aggregate)
-            }
-        });
+    store.expect_save_invoice().times(2).returning(move |change| {
+        calls += 1;
+        if calls == 1 { Err(Error::InvoiceStateMismatch) } else { Ok(change.aggregate) }
+    });
     let mut clock = MockClock::new();
     clock.expect_now().returning(move |_| Ok(now));
     let chain = crate::chain::MockChain::new();
-    let billing = Billing {
-        store: &store,
-        crypto: &crypto,
-        clock: &clock,
-        chain: &chain,
-    };
+    let billing = Billing { store: &store, crypto: &crypto, clock: &clock, chain: &chain };
     let out = billing
-        .close(
-            &scope(),
-            &InvoiceKey::Id(agg.invoice.id.clone()),
-            CloseAction::Void,
-            "customer left",
-        )
+        .close(&scope(), &InvoiceKey::Id(agg.invoice.id.clone()), CloseAction::Void, "customer left")
         .await
         .unwrap();
     assert_eq!(out.invoice.collection_state, CollectionState::Void);
     assert_eq!(out.sessions[0].status, CheckoutStatus::Cancelled);
     // A blank reason is refused before anything is loaded.
-    let err = billing
-        .close(
-            &scope(),
-            &InvoiceKey::Id(agg.invoice.id.clone()),
-            CloseAction::Void,
-            "  ",
-        )
-        .await
-        .unwrap_err();
+    let err =
+        billing.close(&scope(), &InvoiceKey::Id(agg.invoice.id.clone()), CloseAction::Void, "  ").await.unwrap_err();
     assert_eq!(err.field(), Some("reason"));
 }

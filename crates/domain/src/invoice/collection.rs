@@ -18,15 +18,8 @@ pub enum CollectionState {
 }
 
 impl CollectionState {
-    pub const ALL: [CollectionState; 7] = [
-        Self::Draft,
-        Self::Open,
-        Self::PastDue,
-        Self::PartiallyPaid,
-        Self::Paid,
-        Self::Void,
-        Self::Uncollectible,
-    ];
+    pub const ALL: [CollectionState; 7] =
+        [Self::Draft, Self::Open, Self::PastDue, Self::PartiallyPaid, Self::Paid, Self::Void, Self::Uncollectible];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -86,10 +79,7 @@ pub struct CollectionTransition {
 }
 
 fn to(state: CollectionState, events: &[EventType]) -> Result<CollectionTransition, Error> {
-    Ok(CollectionTransition {
-        to: state,
-        events: events.to_vec(),
-    })
+    Ok(CollectionTransition { to: state, events: events.to_vec() })
 }
 
 fn guard(message: &str) -> Result<CollectionTransition, Error> {
@@ -97,10 +87,7 @@ fn guard(message: &str) -> Result<CollectionTransition, Error> {
 }
 
 /// The collectionState machine: `(state, trigger) -> (new state, events)` or a typed refusal.
-pub fn transition(
-    from: CollectionState,
-    trigger: CollectionTrigger,
-) -> Result<CollectionTransition, Error> {
+pub fn transition(from: CollectionState, trigger: CollectionTrigger) -> Result<CollectionTransition, Error> {
     use CollectionState as S;
     use CollectionTrigger as T;
     use EventType as E;
@@ -110,57 +97,32 @@ pub fn transition(
         (S::Draft, T::Issue) => to(S::Open, &[E::InvoiceIssued]),
         (_, T::Issue) => Err(Error::InvoiceAlreadyIssued),
         (S::Open | S::PartiallyPaid, T::DueDatePassed) => to(S::PastDue, &[E::InvoicePastDue]),
-        (_, T::DueDatePassed) => {
-            guard("only an issued invoice with a collectible remainder becomes past due")
-        }
+        (_, T::DueDatePassed) => guard("only an issued invoice with a collectible remainder becomes past due"),
         (S::Draft, T::PaymentCredited { .. }) => Err(Error::InvoiceNotPayable),
-        (
-            S::Open | S::PastDue | S::PartiallyPaid,
-            T::PaymentCredited {
-                remaining_zero: false,
-                ..
-            },
-        ) => {
-            let next = if from == S::PastDue {
-                S::PastDue
-            } else {
-                S::PartiallyPaid
-            };
+        (S::Open | S::PastDue | S::PartiallyPaid, T::PaymentCredited { remaining_zero: false, .. }) => {
+            let next = if from == S::PastDue { S::PastDue } else { S::PartiallyPaid };
             to(next, &[E::InvoicePartiallyPaid])
         }
-        (
-            S::Open | S::PastDue | S::PartiallyPaid,
-            T::PaymentCredited {
-                remaining_zero: true,
-                over: false,
-            },
-        ) => to(S::Paid, &[E::InvoicePaid]),
-        (
-            S::Open | S::PastDue | S::PartiallyPaid,
-            T::PaymentCredited {
-                remaining_zero: true,
-                over: true,
-            },
-        ) => to(S::Paid, &[E::InvoicePaid, E::InvoiceOverpaid]),
+        (S::Open | S::PastDue | S::PartiallyPaid, T::PaymentCredited { remaining_zero: true, over: false }) => {
+            to(S::Paid, &[E::InvoicePaid])
+        }
+        (S::Open | S::PastDue | S::PartiallyPaid, T::PaymentCredited { remaining_zero: true, over: true }) => {
+            to(S::Paid, &[E::InvoicePaid, E::InvoiceOverpaid])
+        }
         (S::Paid, T::PaymentCredited { .. }) => to(S::Paid, &[E::InvoiceOverpaid]),
         (S::Void, T::PaymentCredited { .. }) => to(S::Void, &[E::InvoicePaymentReceivedAfterVoid]),
-        (S::Uncollectible, T::PaymentCredited { .. }) => to(
-            S::Uncollectible,
-            &[E::InvoicePaymentReceivedAfterUncollectible],
-        ),
+        (S::Uncollectible, T::PaymentCredited { .. }) => {
+            to(S::Uncollectible, &[E::InvoicePaymentReceivedAfterUncollectible])
+        }
         (S::Open | S::PastDue | S::PartiallyPaid, T::Void) => to(S::Void, &[E::InvoiceVoided]),
         (S::Draft, T::Void) => guard("a draft has no open collection to void"),
         (_, T::Void) => guard("the invoice has no open collection to void"),
-        (S::PartiallyPaid | S::PastDue, T::VoidRemaining { has_payments: true }) => {
-            to(S::Void, &[E::InvoiceVoided])
-        }
+        (S::PartiallyPaid | S::PastDue, T::VoidRemaining { has_payments: true }) => to(S::Void, &[E::InvoiceVoided]),
         (_, T::VoidRemaining { .. }) => guard("void-remaining needs a partially paid invoice"),
         (S::Open | S::PastDue | S::PartiallyPaid, T::MarkUncollectible) => {
             to(S::Uncollectible, &[E::InvoiceUncollectible])
         }
-        (_, T::MarkUncollectible) => {
-            guard("only an invoice with open collection can be marked uncollectible")
-        }
+        (_, T::MarkUncollectible) => guard("only an invoice with open collection can be marked uncollectible"),
     }
 }
 
@@ -171,18 +133,9 @@ mod tests {
     use CollectionTrigger as T;
     use EventType as E;
 
-    const PART: T = T::PaymentCredited {
-        remaining_zero: false,
-        over: false,
-    };
-    const FULL: T = T::PaymentCredited {
-        remaining_zero: true,
-        over: false,
-    };
-    const OVER: T = T::PaymentCredited {
-        remaining_zero: true,
-        over: true,
-    };
+    const PART: T = T::PaymentCredited { remaining_zero: false, over: false };
+    const FULL: T = T::PaymentCredited { remaining_zero: true, over: false };
+    const OVER: T = T::PaymentCredited { remaining_zero: true, over: true };
 
     #[test]
     fn allowed_transitions() {
@@ -190,85 +143,29 @@ mod tests {
             (S::Draft, T::Edit, S::Draft, &[]),
             (S::Draft, T::Issue, S::Open, &[E::InvoiceIssued]),
             (S::Open, T::DueDatePassed, S::PastDue, &[E::InvoicePastDue]),
-            (
-                S::PartiallyPaid,
-                T::DueDatePassed,
-                S::PastDue,
-                &[E::InvoicePastDue],
-            ),
+            (S::PartiallyPaid, T::DueDatePassed, S::PastDue, &[E::InvoicePastDue]),
             (S::Open, PART, S::PartiallyPaid, &[E::InvoicePartiallyPaid]),
-            (
-                S::PartiallyPaid,
-                PART,
-                S::PartiallyPaid,
-                &[E::InvoicePartiallyPaid],
-            ),
+            (S::PartiallyPaid, PART, S::PartiallyPaid, &[E::InvoicePartiallyPaid]),
             (S::PastDue, PART, S::PastDue, &[E::InvoicePartiallyPaid]),
             (S::Open, FULL, S::Paid, &[E::InvoicePaid]),
             (S::PastDue, FULL, S::Paid, &[E::InvoicePaid]),
             (S::PartiallyPaid, FULL, S::Paid, &[E::InvoicePaid]),
-            (
-                S::Open,
-                OVER,
-                S::Paid,
-                &[E::InvoicePaid, E::InvoiceOverpaid],
-            ),
+            (S::Open, OVER, S::Paid, &[E::InvoicePaid, E::InvoiceOverpaid]),
             (S::Paid, OVER, S::Paid, &[E::InvoiceOverpaid]),
-            (
-                S::Void,
-                PART,
-                S::Void,
-                &[E::InvoicePaymentReceivedAfterVoid],
-            ),
-            (
-                S::Void,
-                FULL,
-                S::Void,
-                &[E::InvoicePaymentReceivedAfterVoid],
-            ),
-            (
-                S::Uncollectible,
-                FULL,
-                S::Uncollectible,
-                &[E::InvoicePaymentReceivedAfterUncollectible],
-            ),
+            (S::Void, PART, S::Void, &[E::InvoicePaymentReceivedAfterVoid]),
+            (S::Void, FULL, S::Void, &[E::InvoicePaymentReceivedAfterVoid]),
+            (S::Uncollectible, FULL, S::Uncollectible, &[E::InvoicePaymentReceivedAfterUncollectible]),
             (S::Open, T::Void, S::Void, &[E::InvoiceVoided]),
             (S::PastDue, T::Void, S::Void, &[E::InvoiceVoided]),
             (S::PartiallyPaid, T::Void, S::Void, &[E::InvoiceVoided]),
-            (
-                S::PartiallyPaid,
-                T::VoidRemaining { has_payments: true },
-                S::Void,
-                &[E::InvoiceVoided],
-            ),
-            (
-                S::PastDue,
-                T::VoidRemaining { has_payments: true },
-                S::Void,
-                &[E::InvoiceVoided],
-            ),
-            (
-                S::Open,
-                T::MarkUncollectible,
-                S::Uncollectible,
-                &[E::InvoiceUncollectible],
-            ),
-            (
-                S::PastDue,
-                T::MarkUncollectible,
-                S::Uncollectible,
-                &[E::InvoiceUncollectible],
-            ),
-            (
-                S::PartiallyPaid,
-                T::MarkUncollectible,
-                S::Uncollectible,
-                &[E::InvoiceUncollectible],
-            ),
+            (S::PartiallyPaid, T::VoidRemaining { has_payments: true }, S::Void, &[E::InvoiceVoided]),
+            (S::PastDue, T::VoidRemaining { has_payments: true }, S::Void, &[E::InvoiceVoided]),
+            (S::Open, T::MarkUncollectible, S::Uncollectible, &[E::InvoiceUncollectible]),
+            (S::PastDue, T::MarkUncollectible, S::Uncollectible, &[E::InvoiceUncollectible]),
+            (S::PartiallyPaid, T::MarkUncollectible, S::Uncollectible, &[E::InvoiceUncollectible]),
         ];
         for (from, trigger, expected, events) in cases {
-            let t = transition(*from, *trigger)
-                .unwrap_or_else(|e| panic!("{from:?} {trigger:?}: {e:?}"));
+            let t = transition(*from, *trigger).unwrap_or_else(|e| panic!("{from:?} {trigger:?}: {e:?}"));
             assert_eq!(t.to, *expected, "{from:?} {trigger:?}");
             assert_eq!(t.events, events.to_vec(), "{from:?} {trigger:?}");
         }
@@ -294,20 +191,8 @@ mod tests {
             (S::Paid, T::Void, guard),
             (S::Void, T::Void, guard),
             (S::Uncollectible, T::Void, guard),
-            (
-                S::Open,
-                T::VoidRemaining {
-                    has_payments: false,
-                },
-                guard,
-            ),
-            (
-                S::PastDue,
-                T::VoidRemaining {
-                    has_payments: false,
-                },
-                guard,
-            ),
+            (S::Open, T::VoidRemaining { has_payments: false }, guard),
+            (S::PastDue, T::VoidRemaining { has_payments: false }, guard),
             (S::Paid, T::VoidRemaining { has_payments: true }, guard),
             (S::Draft, T::MarkUncollectible, guard),
             (S::Paid, T::MarkUncollectible, guard),

@@ -76,42 +76,25 @@ pub enum LifecycleTrigger {
 }
 
 /// `(status, trigger) -> status` or a refusal (`INVOICE_TRANSITION_GUARD_FAILED`).
-pub fn transition(
-    from: LifecycleStatus,
-    trigger: LifecycleTrigger,
-) -> Result<LifecycleStatus, Error> {
+pub fn transition(from: LifecycleStatus, trigger: LifecycleTrigger) -> Result<LifecycleStatus, Error> {
     use LifecycleStatus as S;
     use LifecycleTrigger as T;
-    let refuse = || {
-        Err(Error::InvoiceTransitionGuardFailed(format!(
-            "status {} cannot take {trigger:?}",
-            from.as_str()
-        )))
-    };
+    let refuse =
+        || Err(Error::InvoiceTransitionGuardFailed(format!("status {} cannot take {trigger:?}", from.as_str())));
     match (from, trigger) {
-        (
-            S::Pending | S::Underpaid | S::Expired | S::Failed | S::Processing,
-            T::PaymentDetected,
-        ) => Ok(S::Processing),
+        (S::Pending | S::Underpaid | S::Expired | S::Failed | S::Processing, T::PaymentDetected) => Ok(S::Processing),
         (S::Paid | S::Overpaid | S::Cancelled, T::PaymentDetected) => Ok(from),
-        (
-            S::Pending | S::Processing | S::Underpaid | S::Expired | S::Failed,
-            T::PaymentCredited(c),
-        ) => Ok(match c {
+        (S::Pending | S::Processing | S::Underpaid | S::Expired | S::Failed, T::PaymentCredited(c)) => Ok(match c {
             Coverage::Partial => S::Underpaid,
             Coverage::Full => S::Paid,
             Coverage::Over => S::Overpaid,
         }),
         (S::Paid | S::Overpaid, T::PaymentCredited(_)) => Ok(S::Overpaid),
         (S::Cancelled, T::PaymentCredited(_)) => Ok(S::Cancelled),
-        (
-            S::Pending | S::Processing | S::Failed | S::Expired,
-            T::PaymentFailed { has_credit: false },
-        ) => Ok(S::Failed),
-        (
-            S::Pending | S::Processing | S::Underpaid | S::Failed | S::Expired,
-            T::PaymentFailed { has_credit: true },
-        ) => Ok(S::Underpaid),
+        (S::Pending | S::Processing | S::Failed | S::Expired, T::PaymentFailed { has_credit: false }) => Ok(S::Failed),
+        (S::Pending | S::Processing | S::Underpaid | S::Failed | S::Expired, T::PaymentFailed { has_credit: true }) => {
+            Ok(S::Underpaid)
+        }
         (S::Paid | S::Overpaid | S::Cancelled, T::PaymentFailed { .. }) => Ok(from),
         (S::Underpaid, T::PaymentFailed { has_credit: false }) => refuse(),
         (S::Pending | S::Failed, T::CheckoutExpired) => Ok(S::Expired),
@@ -119,14 +102,9 @@ pub fn transition(
         (S::Expired | S::Failed, T::CheckoutOpened) => Ok(S::Pending),
         (S::Pending | S::Underpaid, T::CheckoutOpened) => Ok(from),
         (_, T::CheckoutOpened) => refuse(),
-        (
-            S::Pending | S::Processing | S::Underpaid | S::Expired | S::Failed,
-            T::CollectionClosed,
-        ) => Ok(if from == S::Underpaid {
-            S::Underpaid
-        } else {
-            S::Cancelled
-        }),
+        (S::Pending | S::Processing | S::Underpaid | S::Expired | S::Failed, T::CollectionClosed) => {
+            Ok(if from == S::Underpaid { S::Underpaid } else { S::Cancelled })
+        }
         (_, T::CollectionClosed) => refuse(),
     }
 }
@@ -144,33 +122,13 @@ mod tests {
             (S::Underpaid, T::PaymentDetected, S::Processing),
             (S::Expired, T::PaymentDetected, S::Processing),
             (S::Paid, T::PaymentDetected, S::Paid),
-            (
-                S::Processing,
-                T::PaymentCredited(Coverage::Partial),
-                S::Underpaid,
-            ),
+            (S::Processing, T::PaymentCredited(Coverage::Partial), S::Underpaid),
             (S::Processing, T::PaymentCredited(Coverage::Full), S::Paid),
-            (
-                S::Processing,
-                T::PaymentCredited(Coverage::Over),
-                S::Overpaid,
-            ),
+            (S::Processing, T::PaymentCredited(Coverage::Over), S::Overpaid),
             (S::Paid, T::PaymentCredited(Coverage::Over), S::Overpaid),
-            (
-                S::Cancelled,
-                T::PaymentCredited(Coverage::Full),
-                S::Cancelled,
-            ),
-            (
-                S::Processing,
-                T::PaymentFailed { has_credit: false },
-                S::Failed,
-            ),
-            (
-                S::Processing,
-                T::PaymentFailed { has_credit: true },
-                S::Underpaid,
-            ),
+            (S::Cancelled, T::PaymentCredited(Coverage::Full), S::Cancelled),
+            (S::Processing, T::PaymentFailed { has_credit: false }, S::Failed),
+            (S::Processing, T::PaymentFailed { has_credit: true }, S::Underpaid),
             (S::Paid, T::PaymentFailed { has_credit: true }, S::Paid),
             (S::Pending, T::CheckoutExpired, S::Expired),
             (S::Failed, T::CheckoutExpired, S::Expired),
@@ -181,11 +139,7 @@ mod tests {
             (S::Underpaid, T::CollectionClosed, S::Underpaid),
         ];
         for (from, trigger, expected) in cases {
-            assert_eq!(
-                transition(from, trigger),
-                Ok(expected),
-                "{from:?} {trigger:?}"
-            );
+            assert_eq!(transition(from, trigger), Ok(expected), "{from:?} {trigger:?}");
         }
     }
 
@@ -205,10 +159,7 @@ mod tests {
         ];
         for (from, trigger) in cases {
             assert!(
-                matches!(
-                    transition(from, trigger),
-                    Err(Error::InvoiceTransitionGuardFailed(_))
-                ),
+                matches!(transition(from, trigger), Err(Error::InvoiceTransitionGuardFailed(_))),
                 "{from:?} {trigger:?}"
             );
         }

@@ -188,12 +188,7 @@ impl Invoice {
     }
 
     pub fn log(&mut self, at: DateTime<Utc>, action: &str, actor: &str, detail: Option<String>) {
-        self.activity.push(Activity {
-            at,
-            action: action.to_owned(),
-            actor: actor.to_owned(),
-            detail,
-        });
+        self.activity.push(Activity { at, action: action.to_owned(), actor: actor.to_owned(), detail });
     }
 
     /// Formats an invoice number from the merchant's prefix and the sequence.

@@ -21,26 +21,14 @@ pub fn payment_data(p: &Payment) -> EventData {
         ("customerAmountCredited", s(&p.customer_amount_credited)),
         ("merchantAmountSettled", s(&p.merchant_amount_settled)),
         ("transactionHash", s(p.transaction_hash.as_str())),
-        (
-            "chainId",
-            EventData::Int(i64::try_from(p.chain_id).unwrap_or(i64::MAX)),
-        ),
+        ("chainId", EventData::Int(i64::try_from(p.chain_id).unwrap_or(i64::MAX))),
         ("tokenContract", s(&p.token_contract)),
         ("settlementWalletAddress", s(&p.settlement_wallet)),
-        (
-            "payerAddress",
-            EventData::opt_string(p.payer_address.as_ref()),
-        ),
-        (
-            "failureReason",
-            EventData::opt_string(p.failure_reason.as_ref()),
-        ),
+        ("payerAddress", EventData::opt_string(p.payer_address.as_ref())),
+        ("failureReason", EventData::opt_string(p.failure_reason.as_ref())),
         (
             "confirmedAt",
-            EventData::opt_string(
-                p.confirmed_at
-                    .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
-            ),
+            EventData::opt_string(p.confirmed_at.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))),
         ),
     ])
 }
@@ -48,22 +36,12 @@ pub fn payment_data(p: &Payment) -> EventData {
 /// The invoice facts carried in every invoice.* event: totals, cumulative credited amounts,
 /// settlement, platform fee, every credited payment id and the latest payment.
 pub fn invoice_data(invoice: &Invoice, payments: &[Payment]) -> EventData {
-    let credited: Vec<EventData> = payments
-        .iter()
-        .filter(|p| p.status.is_credited())
-        .map(|p| s(&p.id))
-        .collect();
-    let latest = payments
-        .iter()
-        .max_by_key(|p| (p.detected_at, p.id.clone()))
-        .map_or(EventData::Null, payment_data);
+    let credited: Vec<EventData> = payments.iter().filter(|p| p.status.is_credited()).map(|p| s(&p.id)).collect();
+    let latest = payments.iter().max_by_key(|p| (p.detected_at, p.id.clone())).map_or(EventData::Null, payment_data);
     EventData::map([
         ("object", s("invoice")),
         ("id", s(&invoice.id)),
-        (
-            "invoiceNumber",
-            EventData::opt_string(invoice.number.as_ref()),
-        ),
+        ("invoiceNumber", EventData::opt_string(invoice.number.as_ref())),
         ("collectionState", s(invoice.collection_state.as_str())),
         ("status", s(invoice.status.as_str())),
         ("currencyCode", s(invoice.fields.currency.symbol())),
@@ -76,13 +54,7 @@ pub fn invoice_data(invoice: &Invoice, payments: &[Payment]) -> EventData {
         ("netAmount", s(invoice.net_amount())),
         ("creditedPaymentIds", EventData::List(credited)),
         ("latestPayment", latest),
-        (
-            "externalReference",
-            EventData::opt_string(invoice.fields.external_reference.as_ref()),
-        ),
-        (
-            "reason",
-            EventData::opt_string(invoice.close_reason.as_ref()),
-        ),
+        ("externalReference", EventData::opt_string(invoice.fields.external_reference.as_ref())),
+        ("reason", EventData::opt_string(invoice.close_reason.as_ref())),
     ])
 }

@@ -50,11 +50,7 @@ fn total_limit() -> Amount {
 /// Computes the totals. Errors (all `INVALID_TOTAL`, naming the field): a discount above the
 /// subtotal (`discount`), a line or total beyond the service maximum (`lines` / `total`), and a
 /// total of zero (`lines`).
-pub fn compute_totals(
-    lines: &[PricedLine],
-    discount: Option<&Discount>,
-    taxes: &[Amount],
-) -> Result<Totals, Error> {
+pub fn compute_totals(lines: &[PricedLine], discount: Option<&Discount>, taxes: &[Amount]) -> Result<Totals, Error> {
     let limit = total_limit();
     let mut subtotal = Amount::zero();
     for (i, line) in lines.iter().enumerate() {
@@ -67,32 +63,19 @@ pub fn compute_totals(
         }
         subtotal = subtotal.add(&amount);
     }
-    let discount = discount
-        .map(|d| d.amount_on(&subtotal))
-        .unwrap_or_else(Amount::zero);
+    let discount = discount.map(|d| d.amount_on(&subtotal)).unwrap_or_else(Amount::zero);
     let after_discount = subtotal
         .checked_sub(&discount)
         .ok_or_else(|| Error::invalid_total("discount", "discount cannot exceed the subtotal"))?;
     let tax = taxes.iter().fold(Amount::zero(), |acc, t| acc.add(t));
     let total = after_discount.add(&tax);
     if total > limit {
-        return Err(Error::invalid_total(
-            "lines",
-            "the invoice total exceeds the maximum amount",
-        ));
+        return Err(Error::invalid_total("lines", "the invoice total exceeds the maximum amount"));
     }
     if total.is_zero() {
-        return Err(Error::invalid_total(
-            "lines",
-            "the invoice total must be greater than zero",
-        ));
+        return Err(Error::invalid_total("lines", "the invoice total must be greater than zero"));
     }
-    Ok(Totals {
-        subtotal,
-        discount,
-        tax,
-        total,
-    })
+    Ok(Totals { subtotal, discount, tax, total })
 }
 
 #[cfg(test)]
@@ -105,10 +88,7 @@ mod tests {
     }
 
     fn line(q: &str, u: &str) -> PricedLine {
-        PricedLine {
-            quantity: d(q),
-            unit_amount: d(u),
-        }
+        PricedLine { quantity: d(q), unit_amount: d(u) }
     }
 
     #[test]
@@ -127,21 +107,15 @@ mod tests {
 
     #[test]
     fn invalid_totals_name_their_field() {
-        let over = compute_totals(
-            &[line("1", "5")],
-            Some(&Discount::Fixed(d("5.000001"))),
-            &[],
-        );
+        let over = compute_totals(&[line("1", "5")], Some(&Discount::Fixed(d("5.000001"))), &[]);
         assert_eq!(over.unwrap_err().field(), Some("discount"));
         let zero = compute_totals(&[line("1", "0")], None, &[]);
         assert_eq!(zero.unwrap_err().field(), Some("lines"));
-        let full_discount =
-            compute_totals(&[line("1", "5")], Some(&Discount::Fixed(d("5"))), &[d("1")]);
+        let full_discount = compute_totals(&[line("1", "5")], Some(&Discount::Fixed(d("5"))), &[d("1")]);
         assert_eq!(full_discount.unwrap().total.to_string(), "1.000000");
         let huge = compute_totals(&[line("999999999", "999999999")], None, &[]);
         assert_eq!(huge.unwrap_err().field(), Some("lines[0]"));
-        let sum_too_big =
-            compute_totals(&[line("1", "999999999999999"), line("1", "1")], None, &[]);
+        let sum_too_big = compute_totals(&[line("1", "999999999999999"), line("1", "1")], None, &[]);
         assert_eq!(sum_too_big.unwrap_err().field(), Some("lines"));
     }
 

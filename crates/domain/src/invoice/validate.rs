@@ -62,9 +62,7 @@ pub fn check_len(field: &str, value: &str, min: usize, max: usize) -> Result<(),
 }
 
 fn check_opt(field: &str, value: &Option<String>, max: usize) -> Result<(), Error> {
-    value
-        .as_deref()
-        .map_or(Ok(()), |v| check_len(field, v, 0, max))
+    value.as_deref().map_or(Ok(()), |v| check_len(field, v, 0, max))
 }
 
 /// A plausible email: one `@`, a non-empty local part, a dotted domain, no spaces.
@@ -92,31 +90,23 @@ pub fn check_email(field: &str, value: &str) -> Result<(), Error> {
 pub fn expiry_minutes(field: &str, value: Option<i64>) -> Result<u32, Error> {
     match value {
         None => Ok(DEFAULT_EXPIRY_MINUTES),
-        Some(v) => u32::try_from(v)
-            .ok()
-            .filter(|m| (MIN_EXPIRY_MINUTES..=MAX_EXPIRY_MINUTES).contains(m))
-            .ok_or_else(|| Error::InvalidExpiry {
-                field: field.into(),
-                message: "must be an integer from 5 to 1440".into(),
-            }),
+        Some(v) => {
+            u32::try_from(v).ok().filter(|m| (MIN_EXPIRY_MINUTES..=MAX_EXPIRY_MINUTES).contains(m)).ok_or_else(|| {
+                Error::InvalidExpiry { field: field.into(), message: "must be an integer from 5 to 1440".into() }
+            })
+        }
     }
 }
 
 pub fn check_metadata(field: &str, metadata: &Option<Metadata>) -> Result<(), Error> {
     match metadata {
-        Some(m) if m.0.len() > MAX_METADATA_BYTES => {
-            Err(Error::validation(field, "must be at most 16 KiB"))
-        }
+        Some(m) if m.0.len() > MAX_METADATA_BYTES => Err(Error::validation(field, "must be at most 16 KiB")),
         _ => Ok(()),
     }
 }
 
 /// The settlement token must match the mode's (CURRENCY_MISMATCH).
-pub fn check_currency(
-    field: &str,
-    given: Option<Token>,
-    settlement: Token,
-) -> Result<Token, Error> {
+pub fn check_currency(field: &str, given: Option<Token>, settlement: Token) -> Result<Token, Error> {
     match given {
         Some(t) if t != settlement => Err(Error::CurrencyMismatch {
             field: field.into(),
@@ -126,25 +116,16 @@ pub fn check_currency(
     }
 }
 
-fn reminder(
-    input: &ReminderInput,
-    due_at: Option<DateTime<Utc>>,
-) -> Result<ReminderSchedule, Error> {
+fn reminder(input: &ReminderInput, due_at: Option<DateTime<Utc>>) -> Result<ReminderSchedule, Error> {
     let offsets = |field: &str, values: &Option<Vec<i64>>| -> Result<Vec<u8>, Error> {
         values
             .iter()
             .flatten()
             .enumerate()
             .map(|(i, v)| {
-                u8::try_from(*v)
-                    .ok()
-                    .filter(|d| (1..=30).contains(d))
-                    .ok_or_else(|| {
-                        Error::validation(
-                            format!("reminderSchedule.{field}[{i}]"),
-                            "must be an integer from 1 to 30",
-                        )
-                    })
+                u8::try_from(*v).ok().filter(|d| (1..=30).contains(d)).ok_or_else(|| {
+                    Error::validation(format!("reminderSchedule.{field}[{i}]"), "must be an integer from 1 to 30")
+                })
             })
             .collect()
     };
@@ -158,13 +139,9 @@ fn reminder(
     }
     let enabled = input.enabled.unwrap_or(true);
     if enabled && due_at.is_none() {
-        return Err(Error::validation(
-            "reminderSchedule.enabled",
-            "an enabled reminder schedule requires dueAt",
-        ));
+        return Err(Error::validation("reminderSchedule.enabled", "an enabled reminder schedule requires dueAt"));
     }
-    let no_timings =
-        input.days_before_due.is_none() && input.days_after_due.is_none() && input.on_due.is_none();
+    let no_timings = input.days_before_due.is_none() && input.days_after_due.is_none() && input.on_due.is_none();
     let on_due = if no_timings {
         before = vec![3];
         after = vec![7];
@@ -176,36 +153,20 @@ fn reminder(
     before.dedup();
     after.sort_unstable();
     after.dedup();
-    Ok(ReminderSchedule {
-        enabled,
-        days_before_due: before,
-        on_due,
-        days_after_due: after,
-    })
+    Ok(ReminderSchedule { enabled, days_before_due: before, on_due, days_after_due: after })
 }
 
 /// Checks every rule and computes the totals.
-pub fn build_fields(
-    input: DraftInput,
-    settlement: Token,
-) -> Result<(InvoiceFields, Totals), Error> {
+pub fn build_fields(input: DraftInput, settlement: Token) -> Result<(InvoiceFields, Totals), Error> {
     if input.lines.is_empty() || input.lines.len() > MAX_LINES {
         return Err(Error::validation("lines", "must hold 1-100 items"));
     }
     for (i, line) in input.lines.iter().enumerate() {
-        check_len(
-            &format!("lines[{i}].description"),
-            &line.description,
-            1,
-            500,
-        )?;
+        check_len(&format!("lines[{i}].description"), &line.description, 1, 500)?;
         check_opt(&format!("lines[{i}].id"), &line.id, 100)?;
         check_opt(&format!("lines[{i}].sku"), &line.sku, 100)?;
         if line.quantity.is_zero() {
-            return Err(Error::invalid_amount(
-                format!("lines[{i}].quantity"),
-                "must be greater than zero",
-            ));
+            return Err(Error::invalid_amount(format!("lines[{i}].quantity"), "must be greater than zero"));
         }
     }
     if let Some(c) = &input.customer {
@@ -223,39 +184,21 @@ pub fn build_fields(
         check_len(&format!("taxes[{i}].label"), &tax.label, 1, 120)?;
         check_opt(&format!("taxes[{i}].id"), &tax.id, 120)?;
         check_opt(&format!("taxes[{i}].jurisdiction"), &tax.jurisdiction, 120)?;
-        check_opt(
-            &format!("taxes[{i}].registrationReference"),
-            &tax.registration_reference,
-            120,
-        )?;
+        check_opt(&format!("taxes[{i}].registrationReference"), &tax.registration_reference, 120)?;
     }
     let currency = check_currency("currencyCode", input.currency, settlement)?;
-    let checkout_expires_in_minutes = expiry_minutes(
-        "checkoutExpiresInMinutes",
-        input.checkout_expires_in_minutes,
-    )?;
+    let checkout_expires_in_minutes = expiry_minutes("checkoutExpiresInMinutes", input.checkout_expires_in_minutes)?;
     check_opt("paymentTerms", &input.payment_terms, 4000)?;
     check_opt("memo", &input.memo, 2000)?;
     check_opt("footer", &input.footer, 2000)?;
     check_opt("purchaseOrderNumber", &input.purchase_order_number, 100)?;
-    check_opt(
-        "externalReference",
-        &input.external_reference,
-        MAX_EXTERNAL_REFERENCE_BYTES,
-    )?;
+    check_opt("externalReference", &input.external_reference, MAX_EXTERNAL_REFERENCE_BYTES)?;
     check_metadata("metadata", &input.metadata)?;
-    let reminder_schedule = input
-        .reminder_schedule
-        .as_ref()
-        .map(|r| reminder(r, input.due_at))
-        .transpose()?;
+    let reminder_schedule = input.reminder_schedule.as_ref().map(|r| reminder(r, input.due_at)).transpose()?;
     let priced: Vec<PricedLine> = input
         .lines
         .iter()
-        .map(|l| PricedLine {
-            quantity: l.quantity.clone(),
-            unit_amount: l.unit_amount.clone(),
-        })
+        .map(|l| PricedLine { quantity: l.quantity.clone(), unit_amount: l.unit_amount.clone() })
         .collect();
     let taxes: Vec<Amount> = input.taxes.iter().map(|t| t.amount.clone()).collect();
     let totals = compute_totals(&priced, input.discount.as_ref(), &taxes)?;
@@ -297,10 +240,7 @@ mod tests {
     }
 
     fn input() -> DraftInput {
-        DraftInput {
-            lines: vec![line("Widget")],
-            ..Default::default()
-        }
+        DraftInput { lines: vec![line("Widget")], ..Default::default() }
     }
 
     fn field(r: Result<(InvoiceFields, Totals), Error>) -> String {
@@ -310,61 +250,23 @@ mod tests {
     #[test]
     fn rules() {
         assert!(build_fields(input(), Token::Usdc).is_ok());
-        assert_eq!(
-            field(build_fields(DraftInput::default(), Token::Usdc)),
-            "lines"
-        );
-        let many = DraftInput {
-            lines: vec![line("x"); 101],
-            ..Default::default()
-        };
+        assert_eq!(field(build_fields(DraftInput::default(), Token::Usdc)), "lines");
+        let many = DraftInput { lines: vec![line("x"); 101], ..Default::default() };
         assert_eq!(field(build_fields(many, Token::Usdc)), "lines");
         // 500 bytes of a 2-byte character is 1000 bytes: too long.
-        let long = DraftInput {
-            lines: vec![line(&"é".repeat(251))],
-            ..Default::default()
-        };
-        assert_eq!(
-            field(build_fields(long, Token::Usdc)),
-            "lines[0].description"
-        );
-        let ok = DraftInput {
-            lines: vec![line(&"é".repeat(250))],
-            ..Default::default()
-        };
+        let long = DraftInput { lines: vec![line(&"é".repeat(251))], ..Default::default() };
+        assert_eq!(field(build_fields(long, Token::Usdc)), "lines[0].description");
+        let ok = DraftInput { lines: vec![line(&"é".repeat(250))], ..Default::default() };
         assert!(build_fields(ok, Token::Usdc).is_ok());
-        let cur = DraftInput {
-            currency: Some(Token::Usdt),
-            ..input()
-        };
-        assert!(matches!(
-            build_fields(cur, Token::Usdc),
-            Err(Error::CurrencyMismatch { .. })
-        ));
-        let exp = DraftInput {
-            checkout_expires_in_minutes: Some(4),
-            ..input()
-        };
-        assert!(matches!(
-            build_fields(exp, Token::Usdc),
-            Err(Error::InvalidExpiry { .. })
-        ));
-        let email = DraftInput {
-            customer: Some(Customer {
-                email: Some("nope".into()),
-                ..Default::default()
-            }),
-            ..input()
-        };
+        let cur = DraftInput { currency: Some(Token::Usdt), ..input() };
+        assert!(matches!(build_fields(cur, Token::Usdc), Err(Error::CurrencyMismatch { .. })));
+        let exp = DraftInput { checkout_expires_in_minutes: Some(4), ..input() };
+        assert!(matches!(build_fields(exp, Token::Usdc), Err(Error::InvalidExpiry { .. })));
+        let email =
+            DraftInput { customer: Some(Customer { email: Some("nope".into()), ..Default::default() }), ..input() };
         assert_eq!(field(build_fields(email, Token::Usdc)), "customer.email");
-        let rem = DraftInput {
-            reminder_schedule: Some(ReminderInput::default()),
-            ..input()
-        };
-        assert_eq!(
-            field(build_fields(rem, Token::Usdc)),
-            "reminderSchedule.enabled"
-        );
+        let rem = DraftInput { reminder_schedule: Some(ReminderInput::default()), ..input() };
+        assert_eq!(field(build_fields(rem, Token::Usdc)), "reminderSchedule.enabled");
         let rem = DraftInput {
             due_at: Some(Utc::now()),
             reminder_schedule: Some(ReminderInput {
@@ -377,26 +279,14 @@ mod tests {
         assert_eq!(field(build_fields(rem, Token::Usdc)), "reminderSchedule");
         let rem = DraftInput {
             due_at: Some(Utc::now()),
-            reminder_schedule: Some(ReminderInput {
-                days_after_due: Some(vec![31]),
-                ..Default::default()
-            }),
+            reminder_schedule: Some(ReminderInput { days_after_due: Some(vec![31]), ..Default::default() }),
             ..input()
         };
-        assert_eq!(
-            field(build_fields(rem, Token::Usdc)),
-            "reminderSchedule.daysAfterDue[0]"
-        );
-        let defaults = DraftInput {
-            due_at: Some(Utc::now()),
-            reminder_schedule: Some(ReminderInput::default()),
-            ..input()
-        };
+        assert_eq!(field(build_fields(rem, Token::Usdc)), "reminderSchedule.daysAfterDue[0]");
+        let defaults =
+            DraftInput { due_at: Some(Utc::now()), reminder_schedule: Some(ReminderInput::default()), ..input() };
         let (f, _) = build_fields(defaults, Token::Usdc).unwrap();
         let r = f.reminder_schedule.unwrap();
-        assert_eq!(
-            (r.days_before_due, r.on_due, r.days_after_due),
-            (vec![3], true, vec![7])
-        );
+        assert_eq!((r.days_before_due, r.on_due, r.days_after_due), (vec![3], true, vec![7]));
     }
 }

@@ -39,14 +39,9 @@ pub async fn list_events(
     let page = params.page()?;
     let event_type = params
         .get("type")
-        .map(|t| {
-            EventType::parse(t).ok_or_else(|| ApiError::validation("type", "Unknown event type."))
-        })
+        .map(|t| EventType::parse(t).ok_or_else(|| ApiError::validation("type", "Unknown event type.")))
         .transpose()?;
-    let result = state
-        .events
-        .list_events(&key.0.scope, event_type, &page)
-        .await?;
+    let result = state.events.list_events(&key.0.scope, event_type, &page).await?;
     let out = ListOut::new(result, |e| e.id.to_string(), EventOut::from);
     Ok(HttpResponse::Ok().json(success_body(&out)))
 }

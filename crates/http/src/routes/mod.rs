@@ -1,5 +1,9 @@
 //! Route handlers, one module per resource.
 
+pub mod checkout;
 pub mod events;
 pub mod health;
+pub mod hosted;
+pub mod invoices;
 pub mod openapi;
+pub mod test_helpers;

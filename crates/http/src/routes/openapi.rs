@@ -6,7 +6,5 @@ use actix_web::{HttpResponse, get, web};
 #[utoipa::path(tag = "meta", responses((status = 200, description = "OpenAPI 3.1 document", content_type = "application/json", body = Object)))]
 #[get("/openapi.json")]
 pub async fn openapi_json(doc: web::Data<crate::openapi::OpenApiJson>) -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type("application/json")
-        .body(doc.0.clone())
+    HttpResponse::Ok().content_type("application/json").body(doc.0.clone())
 }

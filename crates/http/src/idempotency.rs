@@ -1,0 +1,133 @@
+//! `Idempotency-Key` handling for mutations: the same key with the same method, path and body
+//! within 24 hours replays the stored status and body (`Idempotency-Replayed: true`); a
+//! changed request gives IDEMPOTENCY_KEY_CONFLICT; a request with the same key still in flight
+//! gets a 409 asking the client to retry; it is never executed twice.
+
+use std::future::Future;
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, ResponseError};
+use serde_json::{Value, json};
+use stablepay_domain::Scope;
+use stablepay_domain::ports::IdempotencyBegin;
+
+use crate::envelope::{request_id, success_body};
+use crate::error::{ApiError, ErrorCode};
+use crate::state::AppState;
+
+/// An in-progress claim older than this is considered abandoned by a crashed process.
+const STALE_AFTER_SECONDS: i64 = 60;
+
+/// The validated key of a request, if it sent one.
+pub fn key_of(req: &HttpRequest) -> Result<Option<String>, ApiError> {
+    let Some(value) = req.headers().get("idempotency-key") else { return Ok(None) };
+    let bad = || {
+        ApiError::field(
+            ErrorCode::INVALID_IDEMPOTENCY_KEY,
+            "Idempotency-Key",
+            "Idempotency-Key must be 1-255 visible ASCII characters without spaces.",
+        )
+    };
+    let text = value.to_str().map_err(|_| bad())?;
+    if text.is_empty() || text.len() > 255 || !text.bytes().all(|b| (0x21..=0x7e).contains(&b)) {
+        return Err(bad());
+    }
+    Ok(Some(text.to_owned()))
+}
+
+/// A rendered outcome: status and `data` (success) or the error.
+pub type Outcome = Result<(StatusCode, Value), ApiError>;
+
+fn render(outcome: &Outcome) -> (StatusCode, Value) {
+    match outcome {
+        Ok((status, data)) => (*status, success_body(data)),
+        Err(e) => (e.code.status(), crate::envelope::error_body(e.body())),
+    }
+}
+
+fn respond(status: StatusCode, body: String, extra: &[(&str, String)]) -> HttpResponse {
+    let mut b = HttpResponse::build(status);
+    b.content_type("application/json");
+    for (k, v) in extra {
+        b.insert_header((*k, v.as_str()));
+    }
+    b.body(body)
+}
+
+/// Runs `run` at most once per idempotency key (when the request has one).
+pub async fn execute<F, Fut>(state: &AppState, scope: &Scope, req: &HttpRequest, body: &[u8], run: F) -> HttpResponse
+where
+    F: FnOnce() -> Fut,
+    Fut: Future<Output = Outcome>,
+{
+    let key = match key_of(req) {
+        Ok(k) => k,
+        Err(e) => return e.error_response(),
+    };
+    let Some(key) = key else {
+        let outcome = run().await;
+        return match outcome {
+            Ok(_) => {
+                let (status, body) = render(&outcome);
+                respond(status, body.to_string(), &[])
+            }
+            Err(e) => e.error_response(),
+        };
+    };
+    let mut material = Vec::with_capacity(body.len() + 64);
+    material.extend_from_slice(req.method().as_str().as_bytes());
+    material.push(b'\n');
+    material.extend_from_slice(req.path().as_bytes());
+    material.push(b'\n');
+    material.extend_from_slice(body);
+    let fingerprint = state.crypto.sha256(&material);
+    let begun = match state.idempotency.begin(scope, &key, fingerprint, STALE_AFTER_SECONDS).await {
+        Ok(b) => b,
+        Err(e) => return ApiError::from(e).error_response(),
+    };
+    match begun {
+        IdempotencyBegin::Replay { status, body } => {
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
+            let original_id = serde_json::from_str::<Value>(&body)
+                .ok()
+                .and_then(|v| v["meta"]["requestId"].as_str().map(str::to_owned))
+                .unwrap_or_else(request_id);
+            respond(status, body, &[("Idempotency-Replayed", "true".into()), ("X-Request-Id", original_id)])
+        }
+        IdempotencyBegin::Conflict => ApiError::field(
+            ErrorCode::IDEMPOTENCY_KEY_CONFLICT,
+            "Idempotency-Key",
+            "This Idempotency-Key was used with a different request; use a new key for new input.",
+        )
+        .error_response(),
+        IdempotencyBegin::InProgress => ApiError::field(
+            ErrorCode::IDEMPOTENCY_KEY_CONFLICT,
+            "Idempotency-Key",
+            "A request with this Idempotency-Key is still in progress; wait and retry the same request.",
+        )
+        .with_details(json!({ "field": "Idempotency-Key", "reason": "in_progress" }))
+        .with_header("Retry-After", "1")
+        .error_response(),
+        IdempotencyBegin::Started => {
+            let outcome = run().await;
+            let (status, body) = render(&outcome);
+            let text = body.to_string();
+            // Server failures and concurrency conflicts may succeed on retry: forget the key so
+            // the retry executes. Everything else is stored and replayed.
+            let retryable =
+                status.is_server_error() || matches!(&outcome, Err(e) if e.code == ErrorCode::INVOICE_STATE_MISMATCH);
+            let stored = if retryable {
+                state.idempotency.abandon(scope, &key).await
+            } else {
+                state.idempotency.complete(scope, &key, status.as_u16(), &text).await
+            };
+            if let Err(e) = stored {
+                tracing::warn!(error = %e, "could not record the idempotent response");
+            }
+            match outcome {
+                Ok(_) => respond(status, text, &[]),
+                Err(e) => e.error_response(),
+            }
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! Hosted pages served to customers: the checkout page and the hosted invoice page. Plain
+//! server-rendered HTML that works without JavaScript. In test mode the checkout page offers
+//! "Simulate payment" (full, partial, over, failed), which runs the same verification and
+//! crediting as a real payment. Wallet connect and QR codes arrive with the hosted-page issue.
+
+use actix_web::http::header::{CACHE_CONTROL, CONTENT_TYPE, LOCATION};
+use actix_web::{HttpResponse, get, post, web};
+use stablepay_domain::billing::{InvoiceAggregate, PublicRef, TestPaymentInput};
+use stablepay_domain::checkout::CheckoutSession;
+use stablepay_domain::ids::{CheckoutSessionId, PublicToken};
+use stablepay_domain::merchant::POLYGON_CHAIN_ID;
+use stablepay_domain::{Error, Mode, Resource};
+
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::wire::timestamp;
+
+/// Escapes text for HTML.
+fn esc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn page(title: &str, body: &str, status: actix_web::http::StatusCode) -> HttpResponse {
+    let html = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+<title>{}</title><style>body{{font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a}}\
+dl{{display:grid;grid-template-columns:max-content 1fr;gap:.4rem 1rem}}dt{{color:#555}}dd{{margin:0;word-break:break-all}}\
+.amount{{font-size:2rem;font-weight:600}}.status{{display:inline-block;padding:.1rem .5rem;border-radius:.3rem;background:#eef}}\
+.test{{background:#fff4d6;padding:.5rem;border-radius:.3rem}}button{{margin:.2rem;padding:.4rem .8rem}}table{{border-collapse:collapse;width:100%}}\
+td,th{{border-bottom:1px solid #ddd;padding:.3rem;text-align:left}}</style></head><body>{}</body></html>",
+        esc(title),
+        body
+    );
+    HttpResponse::build(status)
+        .insert_header((CONTENT_TYPE, "text/html; charset=utf-8"))
+        .insert_header((CACHE_CONTROL, "no-store"))
+        .body(html)
+}
+
+fn not_found() -> HttpResponse {
+    page(
+        "Not found",
+        "<h1>Not found</h1><p>This payment page does not exist.</p>",
+        actix_web::http::StatusCode::NOT_FOUND,
+    )
+}
+
+fn payment_details(agg: &InvoiceAggregate, session: &CheckoutSession) -> String {
+    format!(
+        "<dl><dt>Amount due</dt><dd class=\"amount\">{amount} {token}</dd>\
+<dt>Token</dt><dd>{token} (contract {contract})</dd>\
+<dt>Network</dt><dd>Polygon (chain {chain})</dd>\
+<dt>Pay to</dt><dd><code>{wallet}</code></dd>\
+<dt>Status</dt><dd><span class=\"status\">{status}</span> · invoice {state}</dd>\
+<dt>Expires</dt><dd>{expires}</dd>\
+<dt>Invoice</dt><dd>{number}</dd></dl>",
+        amount = esc(&session.amount_due.to_string()),
+        token = esc(session.currency.symbol()),
+        contract = esc(session.currency.polygon_contract().as_str()),
+        chain = POLYGON_CHAIN_ID,
+        wallet = esc(session.settlement_wallet.as_str()),
+        status = esc(session.status.as_str()),
+        state = esc(agg.invoice.collection_state.as_str()),
+        expires = esc(&timestamp(session.expires_at)),
+        number = esc(agg.invoice.number.as_deref().unwrap_or("")),
+    )
+}
+
+/// The hosted checkout page.
+#[get("/checkout/{id}")]
+pub async fn checkout_page(state: web::Data<AppState>, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+    let Some(id) = CheckoutSessionId::parse(&id) else { return Ok(not_found()) };
+    let agg = match state.invoices.load_public(&PublicRef::Session(id.clone())).await {
+        Ok(a) => a,
+        Err(Error::NotFound(_)) => return Ok(not_found()),
+        Err(e) => return Err(e.into()),
+    };
+    let Some(session) = agg.session(&id) else { return Ok(not_found()) };
+    let now = state.clock.now(&session.scope).await?;
+    let mut body = format!("<h1>Pay {}</h1>", esc(agg.invoice.number.as_deref().unwrap_or("invoice")));
+    body.push_str(&payment_details(&agg, session));
+    if session.scope.mode == Mode::Test {
+        body.push_str("<p class=\"test\">Test mode: no real tokens move. Use the buttons to simulate a transfer.</p>");
+        if session.is_payable(now) {
+            body.push_str(&format!(
+                "<form method=\"post\" action=\"/checkout/{}/simulate\"><strong>Simulate payment</strong><br>",
+                esc(id.as_str())
+            ));
+            for (value, label) in [("full", "Full"), ("partial", "Partial"), ("over", "Over"), ("failed", "Failed")] {
+                body.push_str(&format!("<button type=\"submit\" name=\"outcome\" value=\"{value}\">{label}</button>"));
+            }
+            body.push_str("</form>");
+        }
+    } else {
+        body.push_str("<p>Send exactly the amount due of the token above on Polygon to the address shown. The page updates when the payment is verified.</p>");
+    }
+    if let Some(p) = agg.latest_payment_of(&id) {
+        body.push_str(&format!(
+            "<h2>Latest payment</h2><dl><dt>Status</dt><dd>{}</dd><dt>Received</dt><dd>{}</dd><dt>Transaction</dt><dd><code>{}</code></dd></dl>",
+            esc(p.status.as_str()),
+            esc(&p.amount_received.to_string()),
+            esc(p.transaction_hash.as_str())
+        ));
+    }
+    Ok(page("Checkout", &body, actix_web::http::StatusCode::OK))
+}
+
+/// Test mode: simulate a transfer from the checkout page's form.
+#[post("/checkout/{id}/simulate")]
+pub async fn simulate_from_page(
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    form: web::Bytes,
+) -> Result<HttpResponse, ApiError> {
+    let Some(id) = CheckoutSessionId::parse(&id) else { return Ok(not_found()) };
+    let agg = match state.invoices.load_public(&PublicRef::Session(id.clone())).await {
+        Ok(a) => a,
+        Err(Error::NotFound(_)) => return Ok(not_found()),
+        Err(e) => return Err(e.into()),
+    };
+    let session = agg.session(&id).ok_or(Error::NotFound(Resource::CheckoutSession))?;
+    if session.scope.mode != Mode::Test {
+        return Ok(not_found());
+    }
+    let outcome = std::str::from_utf8(&form)
+        .ok()
+        .and_then(|f| f.split('&').find_map(|pair| pair.strip_prefix("outcome=")))
+        .unwrap_or("full");
+    let due = session.amount_due.clone();
+    let (amount, succeed) = match outcome {
+        "partial" => {
+            let half = due.basis_points(5000);
+            (if half.is_zero() { due } else { half }, true)
+        }
+        "over" => (due.add(&due.basis_points(1000)).max(due.clone()), true),
+        "failed" => (due, false),
+        _ => (due, true),
+    };
+    let scope = session.scope.clone();
+    match state
+        .billing()
+        .pay_test(&scope, &id, TestPaymentInput { amount: Some(amount), transaction_hash: None, succeed })
+        .await
+    {
+        Ok(_) | Err(Error::CheckoutSessionNotPayable) => {}
+        Err(e) => return Err(e.into()),
+    }
+    Ok(HttpResponse::SeeOther().insert_header((LOCATION, format!("/checkout/{id}"))).finish())
+}
+
+/// The hosted invoice page.
+#[get("/i/{token}")]
+pub async fn invoice_page(state: web::Data<AppState>, token: web::Path<String>) -> Result<HttpResponse, ApiError> {
+    let Some(token) = PublicToken::parse(&token) else { return Ok(not_found()) };
+    let agg = match state.invoices.load_public(&PublicRef::Token(token)).await {
+        Ok(a) => a,
+        Err(Error::NotFound(_)) => return Ok(not_found()),
+        Err(e) => return Err(e.into()),
+    };
+    let inv = &agg.invoice;
+    let now = state.clock.now(&inv.scope).await?;
+    let mut body = format!("<h1>Invoice {}</h1>", esc(inv.number.as_deref().unwrap_or("")));
+    if !inv.fields.lines.is_empty() {
+        body.push_str("<table><tr><th>Item</th><th>Qty</th><th>Unit</th><th>Amount</th></tr>");
+        for l in &inv.fields.lines {
+            body.push_str(&format!(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&l.description),
+                esc(&l.quantity.to_string()),
+                esc(&l.unit_amount.to_string()),
+                esc(&l.amount().to_string())
+            ));
+        }
+        body.push_str("</table>");
+    }
+    let token = inv.fields.currency.symbol();
+    body.push_str(&format!(
+        "<dl><dt>Total</dt><dd>{} {token}</dd><dt>Paid</dt><dd>{} {token}</dd><dt>Remaining</dt><dd class=\"amount\">{} {token}</dd><dt>Status</dt><dd><span class=\"status\">{}</span></dd><dt>Network</dt><dd>Polygon (chain {})</dd><dt>Pay to</dt><dd><code>{}</code></dd></dl>",
+        esc(&inv.totals.total.to_string()),
+        esc(&inv.customer_amount_paid.to_string()),
+        esc(&inv.remaining().to_string()),
+        esc(inv.collection_state.as_str()),
+        POLYGON_CHAIN_ID,
+        esc(inv.settlement_wallet.as_str()),
+    ));
+    if let Some(memo) = &inv.fields.memo {
+        body.push_str(&format!("<p>{}</p>", esc(memo)));
+    }
+    let payable = agg.sessions.iter().rev().find(|s| s.is_payable(now));
+    match payable {
+        Some(s) => body.push_str(&format!("<p><a href=\"/checkout/{}\">Pay now</a></p>", esc(s.id.as_str()))),
+        None if inv.collection_state.is_collectible() => {
+            body.push_str("<p>No checkout is open for this invoice; contact the merchant.</p>")
+        }
+        None => {}
+    }
+    Ok(page("Invoice", &body, actix_web::http::StatusCode::OK))
+}

@@ -1,0 +1,538 @@
+//! Request bodies and their conversion into domain inputs ("parse, don't validate"): every
+//! failure names its field.
+
+use chrono::{DateTime, Utc};
+use serde::Deserialize;
+use serde_json::Value;
+use stablepay_domain::billing::{AmountOnlyInput, CheckoutInput};
+use stablepay_domain::invoice::validate::{DraftInput, ReminderInput};
+use stablepay_domain::invoice::{Customer, Discount, LineItem, MAX_METADATA_BYTES, Metadata, TaxLine};
+use stablepay_domain::merchant::{Token, WalletAddress};
+use stablepay_domain::money::{Amount, Decimal6, DecimalError, Percentage};
+use stablepay_domain::payment::TxHash;
+use stablepay_domain::url::HttpUrl;
+use utoipa::ToSchema;
+
+use crate::error::{ApiError, ErrorCode};
+
+const AMOUNT_PATTERN: &str = r"^[0-9]+(\.[0-9]{1,6})?$";
+
+/// Parses a decimal string (INVALID_AMOUNT naming `field`).
+pub fn amount(field: &str, text: &str, positive: bool) -> Result<Amount, ApiError> {
+    let parsed = if positive { Decimal6::parse_positive(text) } else { Decimal6::parse(text) };
+    parsed.map_err(|e: DecimalError| ApiError::field(ErrorCode::INVALID_AMOUNT, field, format!("{field} {e}.")))
+}
+
+fn url(field: &str, text: &Option<String>) -> Result<Option<HttpUrl>, ApiError> {
+    text.as_deref()
+        .map(|t| HttpUrl::parse(t).map_err(|e| ApiError::validation(field, format!("{field} {e}."))))
+        .transpose()
+}
+
+fn timestamp(field: &str, text: &Option<String>) -> Result<Option<DateTime<Utc>>, ApiError> {
+    text.as_deref()
+        .map(|t| {
+            DateTime::parse_from_rfc3339(t)
+                .map(|d| d.with_timezone(&Utc))
+                .map_err(|_| ApiError::validation(field, format!("{field} must be an RFC 3339 timestamp.")))
+        })
+        .transpose()
+}
+
+/// A JSON object of at most 16 KiB (compact form).
+pub fn metadata(field: &str, value: &Option<Value>) -> Result<Option<Metadata>, ApiError> {
+    match value {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Object(_)) => {
+            let text = value.as_ref().map(Value::to_string).unwrap_or_default();
+            if text.len() > MAX_METADATA_BYTES {
+                return Err(ApiError::validation(field, "metadata must be at most 16 KiB."));
+            }
+            Ok(Some(Metadata(text)))
+        }
+        Some(_) => Err(ApiError::validation(field, "metadata must be a JSON object.")),
+    }
+}
+
+fn currency(field: &str, text: &Option<String>) -> Result<Option<Token>, ApiError> {
+    text.as_deref()
+        .map(|t| {
+            Token::parse(t).ok_or_else(|| {
+                ApiError::field(
+                    ErrorCode::CURRENCY_MISMATCH,
+                    field,
+                    "currencyCode must be the mode's settlement token (USDC or USDT).",
+                )
+            })
+        })
+        .transpose()
+}
+
+/// `POST /v1/checkout-sessions` body.
+#[derive(Deserialize, ToSchema, Default)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CheckoutCreate {
+    /// Positive decimal string, at most 6 fractional digits.
+    #[schema(pattern = r"^[0-9]+(\.[0-9]{1,6})?$", example = "25.50")]
+    pub amount: String,
+    /// The merchant's own reference (up to 255 bytes).
+    #[schema(max_length = 255)]
+    pub external_reference: Option<String>,
+    /// Secret key only.
+    pub customer_email: Option<String>,
+    /// Secret key only: absolute http(s) URL.
+    pub success_url: Option<String>,
+    /// Secret key only: absolute http(s) URL.
+    pub cancel_url: Option<String>,
+    /// Secret key only: JSON object (up to 16 KiB) copied to the invoice.
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<Value>,
+    /// Secret key only: 5-1440, default 30.
+    #[schema(minimum = 5, maximum = 1440)]
+    pub expires_in_minutes: Option<i64>,
+}
+
+impl CheckoutCreate {
+    /// The first field a publishable key may not send.
+    pub fn secret_only_field(&self) -> Option<&'static str> {
+        [
+            ("customerEmail", self.customer_email.is_some()),
+            ("successUrl", self.success_url.is_some()),
+            ("cancelUrl", self.cancel_url.is_some()),
+            ("metadata", self.metadata.as_ref().is_some_and(|m| !m.is_null())),
+            ("expiresInMinutes", self.expires_in_minutes.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(name, present)| present.then_some(name))
+    }
+
+    pub fn into_domain(self) -> Result<CheckoutInput, ApiError> {
+        let _ = AMOUNT_PATTERN;
+        Ok(CheckoutInput {
+            amount: Some(amount("amount", &self.amount, true)?),
+            external_reference: self.external_reference,
+            customer_email: self.customer_email,
+            success_url: url("successUrl", &self.success_url)?,
+            cancel_url: url("cancelUrl", &self.cancel_url)?,
+            metadata: metadata("metadata", &self.metadata)?,
+            expires_in_minutes: self.expires_in_minutes,
+        })
+    }
+}
+
+/// A line item.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct LineIn {
+    #[schema(max_length = 100)]
+    pub id: Option<String>,
+    #[schema(max_length = 100)]
+    pub sku: Option<String>,
+    /// 1-500 UTF-8 bytes.
+    pub description: String,
+    /// Positive decimal string.
+    #[schema(pattern = r"^[0-9]+(\.[0-9]{1,6})?$", example = "2")]
+    pub quantity: String,
+    /// Non-negative decimal string.
+    #[schema(pattern = r"^[0-9]+(\.[0-9]{1,6})?$", example = "12.50")]
+    pub unit_amount: String,
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct CustomerIn {
+    pub name: Option<String>,
+    pub company: Option<String>,
+    pub email: Option<String>,
+    pub billing_address: Option<String>,
+}
+
+/// `{type: fixed, amount}` or `{type: percentage, percentage}`.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct DiscountIn {
+    /// `fixed` or `percentage`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[schema(pattern = r"^[0-9]+(\.[0-9]{1,6})?$")]
+    pub amount: Option<String>,
+    /// Decimal string 0-100.
+    #[schema(pattern = r"^[0-9]+(\.[0-9]{1,6})?$")]
+    pub percentage: Option<String>,
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TaxIn {
+    pub id: Option<String>,
+    /// 1-120 bytes.
+    pub label: String,
+    /// Non-negative decimal string.
+    #[schema(pattern = r"^[0-9]+(\.[0-9]{1,6})?$")]
+    pub amount: String,
+    pub jurisdiction: Option<String>,
+    pub registration_reference: Option<String>,
+}
+
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReminderIn {
+    pub enabled: Option<bool>,
+    pub days_before_due: Option<Vec<i64>>,
+    pub on_due: Option<bool>,
+    pub days_after_due: Option<Vec<i64>>,
+}
+
+/// `POST /v1/invoices` body: the itemized form (`lines` plus optional fields) or the legacy
+/// amount-only form (`amount`, `externalReference`, `metadata`).
+#[derive(Deserialize, ToSchema, Default)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct InvoiceCreate {
+    /// Legacy amount-only form: positive decimal string.
+    #[schema(pattern = r"^[0-9]+(\.[0-9]{1,6})?$")]
+    pub amount: Option<String>,
+    /// Itemized form: 1-100 items.
+    pub lines: Option<Vec<LineIn>>,
+    pub customer: Option<CustomerIn>,
+    /// Null clears it.
+    pub discount: Option<DiscountIn>,
+    pub taxes: Option<Vec<TaxIn>>,
+    /// USDC or USDT; must be the mode's settlement token.
+    pub currency_code: Option<String>,
+    /// RFC 3339 collection deadline.
+    pub due_at: Option<String>,
+    #[schema(minimum = 5, maximum = 1440)]
+    pub checkout_expires_in_minutes: Option<i64>,
+    pub payment_terms: Option<String>,
+    pub memo: Option<String>,
+    pub footer: Option<String>,
+    pub purchase_order_number: Option<String>,
+    pub external_reference: Option<String>,
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<Value>,
+    pub success_url: Option<String>,
+    pub cancel_url: Option<String>,
+    pub reminder_schedule: Option<ReminderIn>,
+    /// Issue immediately (default false).
+    pub issue: Option<bool>,
+    /// Send on issue; requires issue=true and a customer email.
+    pub send: Option<bool>,
+}
+
+/// The two creation forms.
+pub enum InvoiceForm {
+    Itemized { input: DraftInput, issue: bool, send: bool },
+    AmountOnly(AmountOnlyInput),
+}
+
+impl InvoiceCreate {
+    pub fn into_form(self) -> Result<InvoiceForm, ApiError> {
+        match (&self.amount, &self.lines) {
+            (Some(_), Some(_)) => Err(ApiError::validation(
+                "amount",
+                "Send either amount (amount-only form) or lines (itemized form), not both.",
+            )),
+            (Some(text), None) => {
+                let extra = [
+                    ("customer", self.customer.is_some()),
+                    ("discount", self.discount.is_some()),
+                    ("taxes", self.taxes.is_some()),
+                    ("currencyCode", self.currency_code.is_some()),
+                    ("dueAt", self.due_at.is_some()),
+                    ("checkoutExpiresInMinutes", self.checkout_expires_in_minutes.is_some()),
+                    ("paymentTerms", self.payment_terms.is_some()),
+                    ("memo", self.memo.is_some()),
+                    ("footer", self.footer.is_some()),
+                    ("purchaseOrderNumber", self.purchase_order_number.is_some()),
+                    ("successUrl", self.success_url.is_some()),
+                    ("cancelUrl", self.cancel_url.is_some()),
+                    ("reminderSchedule", self.reminder_schedule.is_some()),
+                    ("issue", self.issue.is_some()),
+                    ("send", self.send.is_some()),
+                ];
+                if let Some((name, _)) = extra.iter().find(|(_, present)| *present) {
+                    return Err(ApiError::validation(
+                        *name,
+                        format!("{name} is not part of the amount-only form (amount, externalReference, metadata)."),
+                    ));
+                }
+                Ok(InvoiceForm::AmountOnly(AmountOnlyInput {
+                    amount: Some(amount("amount", text, true)?),
+                    external_reference: self.external_reference,
+                    metadata: metadata("metadata", &self.metadata)?,
+                }))
+            }
+            (None, None) => {
+                Err(ApiError::validation("lines", "lines is required (or amount for the amount-only form)."))
+            }
+            (None, Some(_)) => {
+                let issue = self.issue.unwrap_or(false);
+                let send = self.send.unwrap_or(false);
+                Ok(InvoiceForm::Itemized { input: draft(DraftFields::from(self))?, issue, send })
+            }
+        }
+    }
+}
+
+/// `PATCH /v1/invoices/{id}` body: the current version and the complete replacement of the
+/// draft's editable fields (omitted fields are cleared).
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct InvoicePatch {
+    /// The invoice's current version.
+    pub version: i64,
+    pub lines: Vec<LineIn>,
+    pub customer: Option<CustomerIn>,
+    pub discount: Option<DiscountIn>,
+    pub taxes: Option<Vec<TaxIn>>,
+    pub currency_code: Option<String>,
+    pub due_at: Option<String>,
+    #[schema(minimum = 5, maximum = 1440)]
+    pub checkout_expires_in_minutes: Option<i64>,
+    pub payment_terms: Option<String>,
+    pub memo: Option<String>,
+    pub footer: Option<String>,
+    pub purchase_order_number: Option<String>,
+    pub external_reference: Option<String>,
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<Value>,
+    pub success_url: Option<String>,
+    pub cancel_url: Option<String>,
+    pub reminder_schedule: Option<ReminderIn>,
+}
+
+impl InvoicePatch {
+    pub fn into_domain(self) -> Result<(i64, DraftInput), ApiError> {
+        let version = self.version;
+        Ok((version, draft(DraftFields::from(self))?))
+    }
+}
+
+/// The shared itemized fields of creation and replacement.
+struct DraftFields {
+    lines: Vec<LineIn>,
+    customer: Option<CustomerIn>,
+    discount: Option<DiscountIn>,
+    taxes: Option<Vec<TaxIn>>,
+    currency_code: Option<String>,
+    due_at: Option<String>,
+    checkout_expires_in_minutes: Option<i64>,
+    payment_terms: Option<String>,
+    memo: Option<String>,
+    footer: Option<String>,
+    purchase_order_number: Option<String>,
+    external_reference: Option<String>,
+    metadata: Option<Value>,
+    success_url: Option<String>,
+    cancel_url: Option<String>,
+    reminder_schedule: Option<ReminderIn>,
+}
+
+macro_rules! draft_fields_from {
+    ($t:ty) => {
+        impl From<$t> for DraftFields {
+            fn from(b: $t) -> Self {
+                DraftFields {
+                    lines: b.lines.into_iter().flatten().collect(),
+                    customer: b.customer,
+                    discount: b.discount,
+                    taxes: b.taxes,
+                    currency_code: b.currency_code,
+                    due_at: b.due_at,
+                    checkout_expires_in_minutes: b.checkout_expires_in_minutes,
+                    payment_terms: b.payment_terms,
+                    memo: b.memo,
+                    footer: b.footer,
+                    purchase_order_number: b.purchase_order_number,
+                    external_reference: b.external_reference,
+                    metadata: b.metadata,
+                    success_url: b.success_url,
+                    cancel_url: b.cancel_url,
+                    reminder_schedule: b.reminder_schedule,
+                }
+            }
+        }
+    };
+}
+
+draft_fields_from!(InvoiceCreate);
+
+impl From<InvoicePatch> for DraftFields {
+    fn from(b: InvoicePatch) -> Self {
+        let create = InvoiceCreate {
+            lines: Some(b.lines),
+            customer: b.customer,
+            discount: b.discount,
+            taxes: b.taxes,
+            currency_code: b.currency_code,
+            due_at: b.due_at,
+            checkout_expires_in_minutes: b.checkout_expires_in_minutes,
+            payment_terms: b.payment_terms,
+            memo: b.memo,
+            footer: b.footer,
+            purchase_order_number: b.purchase_order_number,
+            external_reference: b.external_reference,
+            metadata: b.metadata,
+            success_url: b.success_url,
+            cancel_url: b.cancel_url,
+            reminder_schedule: b.reminder_schedule,
+            ..Default::default()
+        };
+        DraftFields::from(create)
+    }
+}
+
+fn draft(b: DraftFields) -> Result<DraftInput, ApiError> {
+    let lines = b
+        .lines
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| {
+            Ok(LineItem {
+                quantity: amount(&format!("lines[{i}].quantity"), &l.quantity, true)?,
+                unit_amount: amount(&format!("lines[{i}].unitAmount"), &l.unit_amount, false)?,
+                id: l.id,
+                sku: l.sku,
+                description: l.description,
+            })
+        })
+        .collect::<Result<Vec<_>, ApiError>>()?;
+    let discount = b
+        .discount
+        .map(|d| match (d.kind.as_str(), d.amount, d.percentage) {
+            ("fixed", Some(a), None) => Ok(Discount::Fixed(amount("discount.amount", &a, false)?)),
+            ("percentage", None, Some(p)) => Percentage::parse(&p).map(Discount::Percentage).map_err(|e| {
+                ApiError::field(ErrorCode::INVALID_AMOUNT, "discount.percentage", format!("discount.percentage {e}."))
+            }),
+            ("fixed", _, _) => {
+                Err(ApiError::validation("discount.amount", "A fixed discount needs amount (and no percentage)."))
+            }
+            ("percentage", _, _) => Err(ApiError::validation(
+                "discount.percentage",
+                "A percentage discount needs percentage (and no amount).",
+            )),
+            _ => Err(ApiError::validation("discount.type", "discount.type must be fixed or percentage.")),
+        })
+        .transpose()?;
+    let taxes = b
+        .taxes
+        .unwrap_or_default()
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| {
+            Ok(TaxLine {
+                amount: amount(&format!("taxes[{i}].amount"), &t.amount, false)?,
+                id: t.id,
+                label: t.label,
+                jurisdiction: t.jurisdiction,
+                registration_reference: t.registration_reference,
+            })
+        })
+        .collect::<Result<Vec<_>, ApiError>>()?;
+    Ok(DraftInput {
+        lines,
+        customer: b.customer.map(|c| Customer {
+            name: c.name,
+            company: c.company,
+            email: c.email,
+            billing_address: c.billing_address,
+        }),
+        discount,
+        taxes,
+        currency: currency("currencyCode", &b.currency_code)?,
+        due_at: timestamp("dueAt", &b.due_at)?,
+        checkout_expires_in_minutes: b.checkout_expires_in_minutes,
+        payment_terms: b.payment_terms,
+        memo: b.memo,
+        footer: b.footer,
+        purchase_order_number: b.purchase_order_number,
+        external_reference: b.external_reference,
+        metadata: metadata("metadata", &b.metadata)?,
+        success_url: url("successUrl", &b.success_url)?,
+        cancel_url: url("cancelUrl", &b.cancel_url)?,
+        reminder_schedule: b.reminder_schedule.map(|r| ReminderInput {
+            enabled: r.enabled,
+            days_before_due: r.days_before_due,
+            on_due: r.on_due,
+            days_after_due: r.days_after_due,
+        }),
+    })
+}
+
+/// `POST /v1/invoices/{id}/issue` body.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct IssueIn {
+    /// The invoice's current version.
+    pub version: i64,
+    /// Send the invoice by email on issue (needs a customer email).
+    pub send: Option<bool>,
+}
+
+/// Body of void, void-remaining and mark-uncollectible.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReasonIn {
+    /// Why (1-500 bytes); kept on the invoice and in its activity.
+    pub reason: String,
+}
+
+/// `POST /v1/invoices/{id}/refund-references` body.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RefundIn {
+    pub payment_id: String,
+    #[schema(pattern = r"^[0-9]+(\.[0-9]{1,6})?$")]
+    pub amount: String,
+    pub reason: String,
+    /// The refund transfer's hash (0x + 64 hex).
+    pub external_transaction_hash: String,
+    /// 137.
+    pub chain_id: i64,
+    pub token_contract: String,
+}
+
+impl RefundIn {
+    pub fn into_domain(self) -> Result<stablepay_domain::billing::RefundInput, ApiError> {
+        Ok(stablepay_domain::billing::RefundInput {
+            payment_id: stablepay_domain::ids::PaymentId::parse(&self.payment_id)
+                .ok_or_else(|| ApiError::validation("paymentId", "Not a payment id."))?,
+            amount: amount("amount", &self.amount, true)?,
+            reason: self.reason,
+            external_transaction_hash: TxHash::parse(&self.external_transaction_hash).ok_or_else(|| {
+                ApiError::field(
+                    ErrorCode::INVALID_TX_HASH,
+                    "externalTransactionHash",
+                    "Must be 0x followed by 64 hexadecimal digits.",
+                )
+            })?,
+            chain_id: u64::try_from(self.chain_id)
+                .map_err(|_| ApiError::validation("chainId", "chainId must be 137."))?,
+            token_contract: WalletAddress::parse(&self.token_contract).map_err(|e| {
+                ApiError::field(ErrorCode::INVALID_WALLET_ADDRESS, "tokenContract", format!("tokenContract {e}."))
+            })?,
+        })
+    }
+}
+
+/// `POST /v1/test-helpers/checkout-sessions/{id}/payments` body (all optional).
+#[derive(Deserialize, ToSchema, Default)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TestPaymentIn {
+    /// Default: the session's amountDue.
+    #[schema(pattern = r"^[0-9]+(\.[0-9]{1,6})?$")]
+    pub amount: Option<String>,
+    /// Default: a random hash.
+    pub transaction_hash: Option<String>,
+    /// `confirmed` (default) or `failed`.
+    pub outcome: Option<String>,
+}
+
+/// `POST /v1/test-helpers/clock/advance` body.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ClockAdvanceIn {
+    /// Seconds to move the test clock forward (1 to 316224000).
+    #[schema(minimum = 1, maximum = 316224000)]
+    pub seconds: i64,
+}

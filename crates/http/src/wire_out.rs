@@ -1,0 +1,550 @@
+//! Response bodies of checkout sessions, invoices and payments, rendered from domain values.
+
+use serde::Serialize;
+use serde_json::Value;
+use stablepay_domain::billing::InvoiceAggregate;
+use stablepay_domain::checkout::{CheckoutSession, CheckoutStatus};
+use stablepay_domain::invoice::{Discount, Invoice, RefundReference};
+use stablepay_domain::merchant::POLYGON_CHAIN_ID;
+use stablepay_domain::payment::Payment;
+use utoipa::ToSchema;
+
+use crate::wire::{Meta, timestamp};
+
+/// Where customers reach the hosted pages.
+pub struct Links<'a> {
+    pub base: &'a str,
+}
+
+impl Links<'_> {
+    pub fn checkout(&self, session: &CheckoutSession) -> String {
+        format!("{}/checkout/{}", self.base, session.id)
+    }
+
+    pub fn hosted_invoice(&self, invoice: &Invoice) -> Option<String> {
+        invoice.public_token.as_ref().map(|t| format!("{}/i/{}", self.base, t.as_str()))
+    }
+}
+
+/// A checkout session.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckoutSessionOut {
+    pub id: String,
+    /// Same value as id.
+    pub checkout_id: String,
+    /// The literal `checkout_session`.
+    pub object: String,
+    /// `test` or `live`.
+    pub mode: String,
+    /// `pending`, `completed`, `expired` or `cancelled`.
+    pub status: String,
+    /// collectionState of the linked invoice.
+    pub collection_state: String,
+    pub invoice_id: String,
+    pub invoice_number: Option<String>,
+    /// What this session collects; for a remainder checkout only the remainder.
+    pub amount_due: String,
+    /// Commercial invoice total.
+    pub total: String,
+    pub customer_amount_paid: String,
+    pub customer_amount_remaining: String,
+    /// USDC or USDT.
+    pub currency_code: String,
+    /// 137 (Polygon).
+    pub chain_id: u64,
+    pub token_symbol: String,
+    pub token_contract: String,
+    pub settlement_wallet_address: String,
+    pub external_reference: Option<String>,
+    pub checkout_url: String,
+    pub expires_at: String,
+    pub created_at: String,
+    /// Retrieval only, when completed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub completed_at: Option<String>,
+    /// Retrieval only: the latest payment on this session.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub payment_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub payment_status: Option<String>,
+    /// Retrieval only: hashes of the transfers seen for this session.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub transaction_hashes: Option<Vec<String>>,
+    /// Secret-key reads only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub platform_fee: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub net_amount: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected_merchant_settlement: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub merchant_amount_settled: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overpayment_amount: Option<String>,
+}
+
+/// What a rendering of a session includes.
+#[derive(Clone, Copy)]
+pub struct SessionView {
+    pub retrieval: bool,
+    pub secret: bool,
+}
+
+pub fn checkout_session(
+    agg: &InvoiceAggregate,
+    session: &CheckoutSession,
+    view: SessionView,
+    links: &Links<'_>,
+) -> CheckoutSessionOut {
+    let inv = &agg.invoice;
+    let payments: Vec<&Payment> = agg.payments.iter().filter(|p| p.checkout_session_id == session.id).collect();
+    let latest = payments.last();
+    CheckoutSessionOut {
+        id: session.id.to_string(),
+        checkout_id: session.id.to_string(),
+        object: "checkout_session".into(),
+        mode: session.scope.mode.as_str().into(),
+        status: session.status.as_str().into(),
+        collection_state: inv.collection_state.as_str().into(),
+        invoice_id: inv.id.to_string(),
+        invoice_number: inv.number.clone(),
+        amount_due: session.amount_due.to_string(),
+        total: inv.totals.total.to_string(),
+        customer_amount_paid: inv.customer_amount_paid.to_string(),
+        customer_amount_remaining: inv.remaining().to_string(),
+        currency_code: session.currency.symbol().into(),
+        chain_id: POLYGON_CHAIN_ID,
+        token_symbol: session.currency.symbol().into(),
+        token_contract: session.currency.polygon_contract().to_string(),
+        settlement_wallet_address: session.settlement_wallet.to_string(),
+        external_reference: session.external_reference.clone(),
+        checkout_url: links.checkout(session),
+        expires_at: timestamp(session.expires_at),
+        created_at: timestamp(session.created_at),
+        completed_at: view.retrieval.then(|| session.completed_at.map(timestamp)).flatten(),
+        payment_id: view.retrieval.then(|| latest.map(|p| p.id.to_string())).flatten(),
+        payment_status: view.retrieval.then(|| latest.map(|p| p.status.as_str().to_owned())).flatten(),
+        transaction_hashes: (view.retrieval && !payments.is_empty())
+            .then(|| payments.iter().map(|p| p.transaction_hash.as_str().to_owned()).collect()),
+        platform_fee: view.secret.then(|| inv.platform_fee().to_string()),
+        net_amount: view.secret.then(|| inv.net_amount().to_string()),
+        expected_merchant_settlement: view.secret.then(|| inv.net_amount().to_string()),
+        merchant_amount_settled: view.secret.then(|| inv.merchant_amount_settled.to_string()),
+        overpayment_amount: view.secret.then(|| inv.overpayment().to_string()),
+    }
+}
+
+/// A payment record.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PaymentOut {
+    pub id: String,
+    /// Same value as id.
+    pub payment_id: String,
+    /// The literal `payment`.
+    pub object: String,
+    pub mode: String,
+    /// duplicate, detected, validating, confirmed, failed, underpaid or overpaid.
+    pub status: String,
+    pub invoice_id: String,
+    pub checkout_session_id: String,
+    pub amount_expected: String,
+    pub amount_received: String,
+    pub customer_amount_credited: String,
+    pub merchant_amount_settled: String,
+    /// The transaction hash.
+    pub transaction_id: String,
+    pub chain_id: u64,
+    pub token_contract: String,
+    pub settlement_wallet_address: String,
+    /// What the chain showed about the payer.
+    pub payer: PayerOut,
+    pub failure_reason: Option<String>,
+    pub detected_at: String,
+    pub confirmed_at: Option<String>,
+}
+
+/// Payer evidence.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PayerOut {
+    /// Sender address, when the chain reports one.
+    pub address: Option<String>,
+    pub transaction_hash: String,
+}
+
+pub fn payment(p: &Payment) -> PaymentOut {
+    PaymentOut {
+        id: p.id.to_string(),
+        payment_id: p.id.to_string(),
+        object: "payment".into(),
+        mode: p.scope.mode.as_str().into(),
+        status: p.status.as_str().into(),
+        invoice_id: p.invoice_id.to_string(),
+        checkout_session_id: p.checkout_session_id.to_string(),
+        amount_expected: p.amount_expected.to_string(),
+        amount_received: p.amount_received.to_string(),
+        customer_amount_credited: p.customer_amount_credited.to_string(),
+        merchant_amount_settled: p.merchant_amount_settled.to_string(),
+        transaction_id: p.transaction_hash.as_str().into(),
+        chain_id: p.chain_id,
+        token_contract: p.token_contract.to_string(),
+        settlement_wallet_address: p.settlement_wallet.to_string(),
+        payer: PayerOut { address: p.payer_address.clone(), transaction_hash: p.transaction_hash.as_str().into() },
+        failure_reason: p.failure_reason.clone(),
+        detected_at: timestamp(p.detected_at),
+        confirmed_at: p.confirmed_at.map(timestamp),
+    }
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LineOut {
+    pub id: Option<String>,
+    pub sku: Option<String>,
+    pub description: String,
+    pub quantity: String,
+    pub unit_amount: String,
+    /// quantity x unitAmount, half-up at 6 decimals.
+    pub amount: String,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DiscountOut {
+    /// `fixed` or `percentage`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub amount: Option<String>,
+    pub percentage: Option<String>,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TaxOut {
+    pub id: Option<String>,
+    pub label: String,
+    pub amount: String,
+    pub jurisdiction: Option<String>,
+    pub registration_reference: Option<String>,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CustomerOut {
+    pub name: Option<String>,
+    pub company: Option<String>,
+    pub email: Option<String>,
+    pub billing_address: Option<String>,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReminderOut {
+    pub enabled: bool,
+    pub days_before_due: Vec<u8>,
+    pub on_due: bool,
+    pub days_after_due: Vec<u8>,
+}
+
+/// A checkout session as listed on its invoice.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InvoiceSessionOut {
+    pub id: String,
+    pub status: String,
+    pub amount_due: String,
+    pub checkout_url: String,
+    pub expires_at: String,
+    pub created_at: String,
+    pub completed_at: Option<String>,
+}
+
+/// The active checkout of an invoice.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CheckoutRefOut {
+    pub checkout_session_id: String,
+    pub checkout_url: String,
+    pub amount: String,
+    pub expires_at: String,
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RefundOut {
+    pub id: String,
+    pub payment_id: String,
+    pub amount: String,
+    pub reason: String,
+    pub external_transaction_hash: String,
+    pub chain_id: u64,
+    pub token_contract: String,
+    pub created_at: String,
+}
+
+pub fn refund(r: &RefundReference) -> RefundOut {
+    RefundOut {
+        id: r.id.to_string(),
+        payment_id: r.payment_id.to_string(),
+        amount: r.amount.to_string(),
+        reason: r.reason.clone(),
+        external_transaction_hash: r.external_transaction_hash.clone(),
+        chain_id: r.chain_id,
+        token_contract: r.token_contract.to_string(),
+        created_at: timestamp(r.created_at),
+    }
+}
+
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ActivityOut {
+    pub at: String,
+    pub action: String,
+    /// `api`, `system` or `test_helper`.
+    pub actor: String,
+    pub detail: Option<String>,
+}
+
+/// An invoice.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InvoiceOut {
+    pub id: String,
+    /// The literal `invoice`.
+    pub object: String,
+    pub mode: String,
+    /// `itemized` or `amount_only`.
+    pub kind: String,
+    /// Assigned on issue.
+    pub invoice_number: Option<String>,
+    /// Customer-facing page, on issue.
+    pub hosted_invoice_url: Option<String>,
+    /// draft, open, past_due, partially_paid, paid, void or uncollectible.
+    pub collection_state: String,
+    /// pending, processing, paid, underpaid, overpaid, expired, failed or cancelled.
+    pub status: String,
+    pub version: i64,
+    pub currency_code: String,
+    pub lines: Vec<LineOut>,
+    pub subtotal: String,
+    pub discount: Option<DiscountOut>,
+    pub discount_amount: String,
+    pub taxes: Vec<TaxOut>,
+    pub tax_amount: String,
+    pub total: String,
+    pub customer_amount_paid: String,
+    pub customer_amount_remaining: String,
+    pub overpayment_amount: String,
+    pub merchant_amount_settled: String,
+    pub platform_fee: String,
+    pub net_amount: String,
+    pub expected_merchant_settlement: String,
+    pub customer: Option<CustomerOut>,
+    pub due_at: Option<String>,
+    pub checkout_expires_in_minutes: u32,
+    pub payment_terms: Option<String>,
+    pub memo: Option<String>,
+    pub footer: Option<String>,
+    pub purchase_order_number: Option<String>,
+    pub external_reference: Option<String>,
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<Value>,
+    pub success_url: Option<String>,
+    pub cancel_url: Option<String>,
+    pub reminder_schedule: Option<ReminderOut>,
+    /// The checkout a customer can pay now, if any.
+    pub checkout: Option<CheckoutRefOut>,
+    pub checkout_sessions: Vec<InvoiceSessionOut>,
+    pub payments: Vec<PaymentOut>,
+    pub refund_references: Vec<RefundOut>,
+    pub activity: Vec<ActivityOut>,
+    pub close_reason: Option<String>,
+    pub issued_at: Option<String>,
+    pub paid_at: Option<String>,
+    pub closed_at: Option<String>,
+    pub created_at: String,
+    pub updated_at: String,
+}
+
+pub fn invoice(agg: &InvoiceAggregate, links: &Links<'_>, now: chrono::DateTime<chrono::Utc>) -> InvoiceOut {
+    let inv = &agg.invoice;
+    let f = &inv.fields;
+    let active = agg.sessions.iter().rev().find(|s| s.status == CheckoutStatus::Pending && s.expires_at > now);
+    InvoiceOut {
+        id: inv.id.to_string(),
+        object: "invoice".into(),
+        mode: inv.scope.mode.as_str().into(),
+        kind: inv.kind.as_str().into(),
+        invoice_number: inv.number.clone(),
+        hosted_invoice_url: links.hosted_invoice(inv),
+        collection_state: inv.collection_state.as_str().into(),
+        status: inv.status.as_str().into(),
+        version: inv.version,
+        currency_code: f.currency.symbol().into(),
+        lines: f
+            .lines
+            .iter()
+            .map(|l| LineOut {
+                id: l.id.clone(),
+                sku: l.sku.clone(),
+                description: l.description.clone(),
+                quantity: l.quantity.to_string(),
+                unit_amount: l.unit_amount.to_string(),
+                amount: l.amount().to_string(),
+            })
+            .collect(),
+        subtotal: inv.totals.subtotal.to_string(),
+        discount: f.discount.as_ref().map(|d| match d {
+            Discount::Fixed(a) => DiscountOut { kind: "fixed".into(), amount: Some(a.to_string()), percentage: None },
+            Discount::Percentage(p) => {
+                DiscountOut { kind: "percentage".into(), amount: None, percentage: Some(p.value().to_string()) }
+            }
+        }),
+        discount_amount: inv.totals.discount.to_string(),
+        taxes: f
+            .taxes
+            .iter()
+            .map(|t| TaxOut {
+                id: t.id.clone(),
+                label: t.label.clone(),
+                amount: t.amount.to_string(),
+                jurisdiction: t.jurisdiction.clone(),
+                registration_reference: t.registration_reference.clone(),
+            })
+            .collect(),
+        tax_amount: inv.totals.tax.to_string(),
+        total: inv.totals.total.to_string(),
+        customer_amount_paid: inv.customer_amount_paid.to_string(),
+        customer_amount_remaining: inv.remaining().to_string(),
+        overpayment_amount: inv.overpayment().to_string(),
+        merchant_amount_settled: inv.merchant_amount_settled.to_string(),
+        platform_fee: inv.platform_fee().to_string(),
+        net_amount: inv.net_amount().to_string(),
+        expected_merchant_settlement: inv.net_amount().to_string(),
+        customer: f.customer.as_ref().map(|c| CustomerOut {
+            name: c.name.clone(),
+            company: c.company.clone(),
+            email: c.email.clone(),
+            billing_address: c.billing_address.clone(),
+        }),
+        due_at: f.due_at.map(timestamp),
+        checkout_expires_in_minutes: f.checkout_expires_in_minutes,
+        payment_terms: f.payment_terms.clone(),
+        memo: f.memo.clone(),
+        footer: f.footer.clone(),
+        purchase_order_number: f.purchase_order_number.clone(),
+        external_reference: f.external_reference.clone(),
+        metadata: f.metadata.as_ref().and_then(|m| serde_json::from_str(&m.0).ok()),
+        success_url: f.success_url.as_ref().map(|u| u.as_str().to_owned()),
+        cancel_url: f.cancel_url.as_ref().map(|u| u.as_str().to_owned()),
+        reminder_schedule: f.reminder_schedule.as_ref().map(|r| ReminderOut {
+            enabled: r.enabled,
+            days_before_due: r.days_before_due.clone(),
+            on_due: r.on_due,
+            days_after_due: r.days_after_due.clone(),
+        }),
+        checkout: active.map(|s| CheckoutRefOut {
+            checkout_session_id: s.id.to_string(),
+            checkout_url: links.checkout(s),
+            amount: s.amount_due.to_string(),
+            expires_at: timestamp(s.expires_at),
+        }),
+        checkout_sessions: agg
+            .sessions
+            .iter()
+            .map(|s| InvoiceSessionOut {
+                id: s.id.to_string(),
+                status: s.status.as_str().into(),
+                amount_due: s.amount_due.to_string(),
+                checkout_url: links.checkout(s),
+                expires_at: timestamp(s.expires_at),
+                created_at: timestamp(s.created_at),
+                completed_at: s.completed_at.map(timestamp),
+            })
+            .collect(),
+        payments: agg.payments.iter().map(payment).collect(),
+        refund_references: inv.refunds.iter().map(refund).collect(),
+        activity: inv
+            .activity
+            .iter()
+            .map(|a| ActivityOut {
+                at: timestamp(a.at),
+                action: a.action.clone(),
+                actor: a.actor.clone(),
+                detail: a.detail.clone(),
+            })
+            .collect(),
+        close_reason: inv.close_reason.clone(),
+        issued_at: inv.issued_at.map(timestamp),
+        paid_at: inv.paid_at.map(timestamp),
+        closed_at: inv.closed_at.map(timestamp),
+        created_at: timestamp(inv.created_at),
+        updated_at: timestamp(inv.updated_at),
+    }
+}
+
+/// `POST /v1/invoices/{id}/checkout-sessions` answer.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RemainderCheckoutOut {
+    pub invoice_id: String,
+    pub checkout_session_id: String,
+    pub checkout_url: String,
+    /// The remainder this checkout collects.
+    pub amount: String,
+    /// When the checkout expires (same as expiresAt).
+    pub expiry: String,
+    pub expires_at: String,
+    /// True when an active checkout for the same remainder was returned.
+    pub reused: bool,
+}
+
+/// `POST /v1/invoices/{id}/refund-references` answer.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RefundRecordedOut {
+    pub invoice: InvoiceOut,
+    pub adjustment: RefundOut,
+}
+
+/// `POST /v1/test-helpers/clock/advance` answer.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClockOut {
+    /// Total offset of the test clock from real time.
+    pub offset_seconds: i64,
+    /// The test clock's time now.
+    pub now: String,
+    /// Invoices changed by the transitions that became due.
+    pub transitions_run: u64,
+}
+
+macro_rules! envelope {
+    ($(#[$doc:meta])* $name:ident, $data:ty) => {
+        $(#[$doc])*
+        #[derive(Serialize, ToSchema)]
+        pub struct $name {
+            /// Always true.
+            pub success: bool,
+            pub data: $data,
+            pub meta: Meta,
+        }
+    };
+}
+
+envelope!(/// A checkout session.
+    CheckoutSessionEnvelope, CheckoutSessionOut);
+envelope!(/// A payment.
+    PaymentEnvelope, PaymentOut);
+envelope!(/// An invoice.
+    InvoiceEnvelope, InvoiceOut);
+envelope!(/// A page of invoices.
+    InvoiceListEnvelope, crate::wire::ListOut<InvoiceOut>);
+envelope!(/// A remainder checkout.
+    RemainderCheckoutEnvelope, RemainderCheckoutOut);
+envelope!(/// A recorded refund reference.
+    RefundRecordedEnvelope, RefundRecordedOut);
+envelope!(/// The test clock.
+    ClockEnvelope, ClockOut);

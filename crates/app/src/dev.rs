@@ -44,15 +44,12 @@ pub async fn run(config: Config, adapters: Adapters) -> Result<()> {
 
 async fn load_or_create(adapters: &Adapters) -> Result<DevState> {
     let path = state_path();
-    if let Ok(text) = std::fs::read_to_string(&path) {
-        if let Ok(saved) = serde_json::from_str::<DevState>(&text) {
-            let id = MerchantId::parse(&saved.merchant_id);
-            if let Some(id) = id {
-                if adapters.store.get_merchant(&id).await.is_ok() {
-                    return Ok(saved);
-                }
-            }
-        }
+    if let Ok(text) = std::fs::read_to_string(&path)
+        && let Ok(saved) = serde_json::from_str::<DevState>(&text)
+        && let Some(id) = MerchantId::parse(&saved.merchant_id)
+        && adapters.store.get_merchant(&id).await.is_ok()
+    {
+        return Ok(saved);
     }
     let now = adapters.clock.system_now();
     let crypto = adapters.crypto.as_ref();

@@ -5,10 +5,7 @@ use std::sync::Arc;
 use actix_web::web;
 use stablepay_chain::ModalChain;
 use stablepay_domain::billing::Billing;
-use stablepay_domain::chain::Chain;
-use stablepay_domain::ports::{
-    ApiKeyStore, Clock, Crypto, EventStore, Health, IdempotencyStore, InvoiceStore, MerchantStore,
-};
+use stablepay_domain::ports::{ApiKeyStore, MerchantStore};
 use stablepay_http::AppState;
 use stablepay_postgres::{PgClock, PgStore, PoolSettings};
 
@@ -59,14 +56,14 @@ impl Adapters {
     pub fn http_state(&self, config: &Config) -> web::Data<AppState> {
         let store = Arc::new(self.store.clone());
         web::Data::new(AppState {
-            keys: store.clone() as Arc<dyn ApiKeyStore>,
-            crypto: self.crypto.clone() as Arc<dyn Crypto>,
-            clock: self.clock.clone() as Arc<dyn Clock>,
-            health: store.clone() as Arc<dyn Health>,
-            events: store.clone() as Arc<dyn EventStore>,
-            invoices: store.clone() as Arc<dyn InvoiceStore>,
-            idempotency: store as Arc<dyn IdempotencyStore>,
-            chain: self.chain.clone() as Arc<dyn Chain>,
+            keys: store.clone(),
+            crypto: self.crypto.clone(),
+            clock: self.clock.clone(),
+            health: store.clone(),
+            events: store.clone(),
+            invoices: store.clone(),
+            idempotency: store,
+            chain: self.chain.clone(),
             public_base_url: config.public_base_url.clone(),
         })
     }

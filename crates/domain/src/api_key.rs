@@ -221,7 +221,17 @@ mod tests {
         let crypto = SeqCrypto::default();
         let secret = ApiKeySecret::generate(&crypto, Mode::Test, KeyType::Secret);
         let good = record(&secret, &crypto);
-        let active = |key: ApiKey| Some(KeyLookup { key, merchant_status: MerchantStatus::Active });
+        let merchant = |status| Merchant {
+            id: MerchantId::from_trusted("mer_1".into()),
+            name: "Shop".into(),
+            website_origin: None,
+            status,
+            live: None,
+            fee_basis_points: 0,
+            invoice_prefix: "INV".into(),
+            created_at: now(),
+        };
+        let active = |key: ApiKey| Some(KeyLookup { key, merchant: merchant(MerchantStatus::Active) });
 
         let p = run(active(good.clone()), &secret).await.unwrap();
         assert_eq!(p.scope.mode, Mode::Test);
@@ -233,7 +243,7 @@ mod tests {
         assert_eq!(run(active(revoked), &secret).await, Err(Error::InvalidApiKey));
         let expired = ApiKey { expires_at: Some(now()), ..good.clone() };
         assert_eq!(run(active(expired), &secret).await, Err(Error::InvalidApiKey));
-        let suspended = Some(KeyLookup { key: good, merchant_status: MerchantStatus::Suspended });
+        let suspended = Some(KeyLookup { key: good, merchant: merchant(MerchantStatus::Suspended) });
         assert_eq!(run(suspended, &secret).await, Err(Error::AccountSuspended));
     }
 }

@@ -703,7 +703,11 @@ impl Billing<'_> {
         let agg = self.store.load_invoice(scope, &key).await?;
         let now = self.clock.now(scope).await?;
         let session = agg.session(session_id).ok_or(Error::NotFound(Resource::CheckoutSession))?;
-        if !session.is_payable(now) {
+        // A transfer can still reach a session whose invoice was closed (cancelled): that is the
+        // late payment the after_void / after_uncollectible events report. Expired and completed
+        // sessions take no more transfers.
+        let open_or_closed = matches!(session.status, CheckoutStatus::Pending | CheckoutStatus::Cancelled);
+        if !open_or_closed || now >= session.expires_at {
             return Err(Error::CheckoutSessionNotPayable);
         }
         let amount = input.amount.unwrap_or_else(|| session.amount_due.clone());

@@ -112,35 +112,45 @@ codes! {
 pub struct ApiError {
     pub code: ErrorCode,
     pub message: String,
-    pub details: Option<Value>,
+    extra: Box<Extra>,
+}
+
+/// The rarely set parts, boxed to keep `Result<_, ApiError>` small.
+#[derive(Debug, Clone, Default)]
+struct Extra {
+    details: Option<Value>,
     /// Extra response headers (Retry-After).
-    pub headers: Vec<(&'static str, String)>,
+    headers: Vec<(&'static str, String)>,
     /// The request id, when the error is rendered outside the request's scope.
-    pub request_id: Option<String>,
+    request_id: Option<String>,
 }
 
 impl ApiError {
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        Self { code, message: message.into(), details: None, headers: Vec::new(), request_id: None }
+        Self { code, message: message.into(), extra: Box::default() }
     }
 
     pub fn field(code: ErrorCode, field: impl Into<String>, message: impl Into<String>) -> Self {
         Self::new(code, message).with_details(json!({ "field": field.into() }))
     }
 
+    pub fn details(&self) -> Option<&Value> {
+        self.extra.details.as_ref()
+    }
+
     pub fn with_details(mut self, details: Value) -> Self {
-        self.details = Some(details);
+        self.extra.details = Some(details);
         self
     }
 
     pub fn with_header(mut self, name: &'static str, value: impl Into<String>) -> Self {
-        self.headers.push((name, value.into()));
+        self.extra.headers.push((name, value.into()));
         self
     }
 
     /// Carries the request id so the error can be rendered after the request's scope ended.
     pub fn for_request(mut self, request_id: &str) -> Self {
-        self.request_id = Some(request_id.to_owned());
+        self.extra.request_id = Some(request_id.to_owned());
         self
     }
 
@@ -154,7 +164,7 @@ impl ApiError {
 
     pub fn body(&self) -> Value {
         let mut error = json!({ "code": self.code.as_str(), "message": self.message });
-        if let (Some(details), Some(obj)) = (&self.details, error.as_object_mut()) {
+        if let (Some(details), Some(obj)) = (&self.extra.details, error.as_object_mut()) {
             obj.insert("details".into(), details.clone());
         }
         error
@@ -174,10 +184,10 @@ impl ResponseError for ApiError {
 
     fn error_response(&self) -> HttpResponse {
         let mut builder = HttpResponse::build(self.status_code());
-        for (name, value) in &self.headers {
+        for (name, value) in &self.extra.headers {
             builder.insert_header((*name, value.as_str()));
         }
-        match &self.request_id {
+        match &self.extra.request_id {
             Some(id) => {
                 builder.insert_header(("X-Request-Id", id.as_str()));
                 builder.json(envelope::error_body_with_id(self.body(), id))

@@ -184,7 +184,7 @@ mod tests {
 
     fn err(body: &str) -> (String, Option<String>) {
         let e = parse::<Body>(body.as_bytes()).unwrap_err();
-        let field = e.details.and_then(|d| d.get("field").and_then(|f| f.as_str()).map(str::to_owned));
+        let field = e.details().and_then(|d| d.get("field").and_then(|f| f.as_str()).map(str::to_owned));
         (e.code.as_str().to_owned(), field)
     }
 

@@ -221,7 +221,7 @@ pub struct InvoiceCreate {
 
 /// The two creation forms.
 pub enum InvoiceForm {
-    Itemized { input: DraftInput, issue: bool, send: bool },
+    Itemized { input: Box<DraftInput>, issue: bool, send: bool },
     AmountOnly(AmountOnlyInput),
 }
 
@@ -268,7 +268,7 @@ impl InvoiceCreate {
             (None, Some(_)) => {
                 let issue = self.issue.unwrap_or(false);
                 let send = self.send.unwrap_or(false);
-                Ok(InvoiceForm::Itemized { input: draft(DraftFields::from(self))?, issue, send })
+                Ok(InvoiceForm::Itemized { input: Box::new(draft(DraftFields::from(self))?), issue, send })
             }
         }
     }

@@ -2,5 +2,8 @@
 //! database. `DATABASE_URL` names the server (default postgres://postgres@127.0.0.1:5432/postgres).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod checkout;
 mod foundation;
+mod invoices;
+mod payments;
 mod support;

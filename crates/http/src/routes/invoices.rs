@@ -58,7 +58,7 @@ pub async fn create_invoice(
         let billing = state.billing();
         let agg = match input.into_form()? {
             InvoiceForm::Itemized { input, issue, send } => {
-                billing.create_invoice(&principal.merchant, &scope, input, issue, send).await?
+                billing.create_invoice(&principal.merchant, &scope, *input, issue, send).await?
             }
             InvoiceForm::AmountOnly(input) => billing.create_amount_only(&principal.merchant, &scope, input).await?,
         };

@@ -273,3 +273,17 @@ mod tests {
         assert_eq!(ErrorCode::MODE_MISMATCH.status().as_u16(), 409);
     }
 }
+
+#[cfg(test)]
+mod doc_tests {
+    use super::ErrorCode;
+
+    #[test]
+    fn docs_api_md_shows_the_same_table() {
+        let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/api.md")).unwrap();
+        for code in ErrorCode::ALL {
+            let row = format!("| {} | {} |", code.as_str(), code.status().as_u16());
+            assert!(doc.contains(&row), "docs/api.md lacks the row {row}");
+        }
+    }
+}

@@ -1,5 +1,284 @@
-//! `cargo xtask bench`: see docs/benchmarks.md.
+// Benchmark statistics (rates, percentiles) are floating point by nature; no money here.
+#![allow(clippy::float_arithmetic, clippy::as_conversions, clippy::cast_precision_loss)]
 
-pub fn run(_args: &[String]) -> Result<(), String> {
-    Err("the load benchmark arrives with the checkout and invoice routes".into())
+//! `cargo xtask bench [--seconds N] [--connections N]`: load benchmark of the release binary
+//! against a local PostgreSQL, next to PostgreSQL's own ceiling measured in the same run.
+//!
+//! 1. Builds `stablepay` in release mode, creates a fresh database, a merchant and a secret
+//!    test key, and starts `stablepay serve`.
+//! 2. Runs `../shared/bench/pgbench-ceiling/ceiling.sh` (PostgreSQL alone on one checkout
+//!    creation's write set and one invoice read).
+//! 3. Drives `POST /v1/checkout-sessions`, then `GET /v1/invoices/{id}` over the invoices it
+//!    created, from N keep-alive connections (a small closed-loop load generator: each
+//!    connection sends its next request when the previous answer arrived).
+//! 4. Prints throughput, p50/p99 latency, errors, the server's peak memory, and the ratios to
+//!    the ceiling, as the Markdown rows of docs/benchmarks.md.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::util;
+
+struct Options {
+    seconds: u64,
+    connections: usize,
+}
+
+fn options(args: &[String]) -> Result<Options, String> {
+    let mut o = Options { seconds: 15, connections: 32 };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let value = it.next().ok_or_else(|| format!("{a} needs a value"))?;
+        match a.as_str() {
+            "--seconds" => o.seconds = value.parse().map_err(|_| "--seconds takes a number")?,
+            "--connections" => o.connections = value.parse().map_err(|_| "--connections takes a number")?,
+            other => return Err(format!("unknown option {other}")),
+        }
+    }
+    Ok(o)
+}
+
+/// Called with each successful answer's body.
+type OnBody = Arc<dyn Fn(&[u8]) + Send + Sync>;
+/// Builds request `i` of connection `c`.
+type MakeRequest = Arc<dyn Fn(usize, usize) -> Vec<u8> + Send + Sync>;
+
+/// One measured phase.
+struct Phase {
+    name: &'static str,
+    requests: usize,
+    errors: usize,
+    elapsed: Duration,
+    latencies_us: Vec<u64>,
+}
+
+impl Phase {
+    fn rps(&self) -> f64 {
+        self.requests as f64 / self.elapsed.as_secs_f64()
+    }
+
+    fn percentile(&self, p: f64) -> f64 {
+        if self.latencies_us.is_empty() {
+            return 0.0;
+        }
+        let idx = ((self.latencies_us.len() as f64 - 1.0) * p).round() as usize;
+        self.latencies_us[idx] as f64 / 1000.0
+    }
+}
+
+/// Sends one request on a keep-alive connection and reads the whole answer; returns the status
+/// and body.
+fn exchange(stream: &mut BufReader<TcpStream>, request: &[u8]) -> Result<(u16, Vec<u8>), String> {
+    stream.get_mut().write_all(request).map_err(|e| e.to_string())?;
+    let mut line = String::new();
+    stream.read_line(&mut line).map_err(|e| e.to_string())?;
+    let status: u16 = line.split_whitespace().nth(1).and_then(|s| s.parse().ok()).ok_or("bad status line")?;
+    let mut length = 0usize;
+    loop {
+        line.clear();
+        stream.read_line(&mut line).map_err(|e| e.to_string())?;
+        let l = line.trim_end();
+        if l.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = l.split_once(':')
+            && k.eq_ignore_ascii_case("content-length")
+        {
+            length = v.trim().parse().map_err(|_| "bad length")?;
+        }
+    }
+    let mut body = vec![0u8; length];
+    stream.read_exact(&mut body).map_err(|e| e.to_string())?;
+    Ok((status, body))
+}
+
+fn connect(addr: &str) -> Result<BufReader<TcpStream>, String> {
+    let s = TcpStream::connect(addr).map_err(|e| e.to_string())?;
+    s.set_nodelay(true).map_err(|e| e.to_string())?;
+    Ok(BufReader::new(s))
+}
+
+/// Runs `make_request(connection, i)` from `connections` threads for `seconds`.
+fn load(
+    name: &'static str,
+    addr: &str,
+    connections: usize,
+    seconds: u64,
+    make_request: MakeRequest,
+    expect: u16,
+    on_body: OnBody,
+) -> Result<Phase, String> {
+    let errors = Arc::new(AtomicUsize::new(0));
+    let all = Arc::new(Mutex::new(Vec::new()));
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    let start = Instant::now();
+    let mut threads = Vec::new();
+    for c in 0..connections {
+        let addr = addr.to_owned();
+        let errors = errors.clone();
+        let all = all.clone();
+        let make_request = make_request.clone();
+        let on_body = on_body.clone();
+        threads.push(std::thread::spawn(move || {
+            let mut lat = Vec::with_capacity(100_000);
+            let Ok(mut conn) = connect(&addr) else {
+                errors.fetch_add(1, Ordering::Relaxed);
+                return;
+            };
+            let mut i = 0;
+            while Instant::now() < deadline {
+                let req = make_request(c, i);
+                let t = Instant::now();
+                match exchange(&mut conn, &req) {
+                    Ok((status, body)) if status == expect => {
+                        lat.push(u64::try_from(t.elapsed().as_micros()).unwrap_or(u64::MAX));
+                        on_body(&body);
+                    }
+                    Ok(_) => {
+                        errors.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err(_) => {
+                        errors.fetch_add(1, Ordering::Relaxed);
+                        match connect(&addr) {
+                            Ok(c) => conn = c,
+                            Err(_) => break,
+                        }
+                    }
+                }
+                i += 1;
+            }
+            if let Ok(mut a) = all.lock() {
+                a.extend(lat);
+            }
+        }));
+    }
+    for t in threads {
+        let _ = t.join();
+    }
+    let elapsed = start.elapsed();
+    let mut latencies_us = std::mem::take(&mut *all.lock().map_err(|_| "poisoned")?);
+    latencies_us.sort_unstable();
+    Ok(Phase { name, requests: latencies_us.len(), errors: errors.load(Ordering::Relaxed), elapsed, latencies_us })
+}
+
+fn peak_rss_mib(pid: u32) -> Option<(f64, f64)> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kb = |key: &str| -> Option<f64> {
+        status.lines().find(|l| l.starts_with(key))?.split_whitespace().nth(1)?.parse::<f64>().ok()
+    };
+    Some((kb("VmRSS:")? / 1024.0, kb("VmHWM:")? / 1024.0))
+}
+
+fn ceiling(seconds: u64) -> Result<(f64, f64), String> {
+    let script = util::root().join("../shared/bench/pgbench-ceiling/ceiling.sh");
+    let out = util::output(Command::new("bash").arg(&script).args(["127.0.0.1", "5432", &seconds.to_string()]))?;
+    let field = |k: &str| -> Option<f64> {
+        out.split_whitespace().find_map(|kv| kv.strip_prefix(k)?.strip_prefix('=')?.parse().ok())
+    };
+    Ok((field("write_tps").ok_or("no write_tps")?, field("read_tps_prepared").ok_or("no read_tps")?))
+}
+
+pub fn run(args: &[String]) -> Result<(), String> {
+    let o = options(args)?;
+    util::cargo(&["build", "--release", "--quiet", "-p", "stablepay"])?;
+    let binary = util::root().join("target/release/stablepay");
+    let db = format!("stablepay_bench_{}", std::process::id());
+    util::psql(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))?;
+    util::psql(&format!("CREATE DATABASE {db}"))?;
+    let result = (|| -> Result<(), String> {
+        let url = util::database_url_for(&db);
+        util::run(Command::new(&binary).arg("migrate").env("DATABASE_URL", &url).env("RUST_LOG", "warn"))?;
+        let (_, key) = util::merchant_and_key(&binary, &url, "test", "secret")?;
+        let pool = o.connections.to_string();
+        let (server, base) = util::serve(
+            &binary,
+            &url,
+            &[("STABLEPAY_DB_POOL_SIZE", pool.as_str()), ("STABLEPAY_HTTP_WORKERS", "2"), ("RUST_LOG", "warn")],
+        )?;
+        let pid = server.0.id();
+        let addr = base.trim_start_matches("http://").to_owned();
+
+        eprintln!("measuring PostgreSQL's ceiling ({}s per phase)...", o.seconds);
+        let (write_ceiling, read_ceiling) = ceiling(o.seconds)?;
+
+        let create_body = br#"{"amount":"10.50","externalReference":"bench"}"#;
+        let create_req = format!(
+            "POST /v1/checkout-sessions HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            create_body.len()
+        );
+        let mut create_bytes = create_req.into_bytes();
+        create_bytes.extend_from_slice(create_body);
+        let invoice_ids = Arc::new(Mutex::new(Vec::<String>::new()));
+        let ids_sink = invoice_ids.clone();
+        let collect: OnBody = Arc::new(move |body: &[u8]| {
+            let text = String::from_utf8_lossy(body);
+            if let Some(id) = util::json_field(&text, "invoiceId")
+                && let Ok(mut ids) = ids_sink.lock()
+                && ids.len() < 100_000
+            {
+                ids.push(id);
+            }
+        });
+        eprintln!("warming up...");
+        let cb = create_bytes.clone();
+        load("warm-up", &addr, o.connections, 3, Arc::new(move |_, _| cb.clone()), 201, collect.clone())?;
+        eprintln!("POST /v1/checkout-sessions for {}s...", o.seconds);
+        let cb = create_bytes.clone();
+        let create = load(
+            "POST /v1/checkout-sessions",
+            &addr,
+            o.connections,
+            o.seconds,
+            Arc::new(move |_, _| cb.clone()),
+            201,
+            collect,
+        )?;
+
+        let ids: Arc<Vec<String>> = Arc::new(invoice_ids.lock().map_err(|_| "poisoned")?.clone());
+        if ids.is_empty() {
+            return Err("no invoices were created".into());
+        }
+        let key2 = key.clone();
+        let addr2 = addr.clone();
+        let make_get: MakeRequest = Arc::new(move |c, i| {
+            let id = &ids[(c * 7919 + i * 104_729) % ids.len()];
+            format!("GET /v1/invoices/{id} HTTP/1.1\r\nHost: {addr2}\r\nAuthorization: Bearer {key2}\r\n\r\n")
+                .into_bytes()
+        });
+        eprintln!("GET /v1/invoices/{{id}} for {}s...", o.seconds);
+        let read = load("GET /v1/invoices/{id}", &addr, o.connections, o.seconds, make_get, 200, Arc::new(|_| {}))?;
+        let (rss, hwm) = peak_rss_mib(pid).unwrap_or((0.0, 0.0));
+        drop(server);
+
+        println!();
+        println!(
+            "connections: {}, seconds per phase: {}, server: 2 HTTP workers, pool {}",
+            o.connections, o.seconds, o.connections
+        );
+        println!("PostgreSQL ceiling: write {write_ceiling:.0}/s, read {read_ceiling:.0}/s (ceiling.sh, 32 clients)");
+        println!();
+        println!("| operation | requests/s | p50 ms | p99 ms | errors | ceiling/s | ratio |");
+        println!("| --- | --- | --- | --- | --- | --- | --- |");
+        for (phase, ceil) in [(&create, write_ceiling), (&read, read_ceiling)] {
+            println!(
+                "| {} | {:.0} | {:.2} | {:.2} | {} | {:.0} | {:.0} % |",
+                phase.name,
+                phase.rps(),
+                phase.percentile(0.50),
+                phase.percentile(0.99),
+                phase.errors,
+                ceil,
+                100.0 * phase.rps() / ceil
+            );
+        }
+        println!();
+        println!("server memory: RSS {rss:.1} MiB at the end, peak {hwm:.1} MiB");
+        Ok(())
+    })();
+    let _ = util::psql(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"));
+    result
 }

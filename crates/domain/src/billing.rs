@@ -947,11 +947,7 @@ fn credit(
     for s in agg.sessions.iter_mut().filter(|s| s.status == CheckoutStatus::Pending) {
         let this = s.id == session.id;
         if (this && session_paid >= s.amount_due) || invoice_settled {
-            s.status = if this {
-                CheckoutStatus::Completed
-            } else {
-                CheckoutStatus::Cancelled
-            };
+            s.status = if this { CheckoutStatus::Completed } else { CheckoutStatus::Cancelled };
             s.completed_at = Some(now);
             changed_sessions.push(s.id.clone());
         }

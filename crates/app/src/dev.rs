@@ -53,10 +53,16 @@ async fn load_or_create(adapters: &Adapters) -> Result<DevState> {
     }
     let now = adapters.clock.system_now();
     let crypto = adapters.crypto.as_ref();
-    let merchant =
-        operator::create_merchant(adapters.merchants(), crypto, now, "Demo merchant", Some("http://localhost"))
-            .await
-            .map_err(|e| msg(format!("creating the demo merchant: {e}")))?;
+    let merchant = operator::create_merchant(
+        adapters.merchants(),
+        crypto,
+        now,
+        "Demo merchant",
+        Some("http://localhost"),
+        Default::default(),
+    )
+    .await
+    .map_err(|e| msg(format!("creating the demo merchant: {e}")))?;
     let (_, secret) = operator::create_api_key(adapters.keys(), crypto, now, &merchant.id, Mode::Test, KeyType::Secret)
         .await
         .map_err(|e| msg(e.to_string()))?;

@@ -23,6 +23,12 @@ pub enum MerchantCommand {
         /// Reviewed website (its origin is kept for live return URLs).
         #[arg(long)]
         website: Option<String>,
+        /// Prefix of invoice numbers (1-20 of A-Z, 0-9, -); default INV.
+        #[arg(long)]
+        invoice_prefix: Option<String>,
+        /// Platform fee absorbed by the merchant, in basis points (0-10000); default 0.
+        #[arg(long)]
+        fee_bps: Option<u32>,
         #[arg(long)]
         json: bool,
     },
@@ -113,13 +119,15 @@ fn merchant_id(text: &str) -> Result<MerchantId, Error> {
 pub async fn merchant(command: MerchantCommand, adapters: &Adapters) -> ExitCode {
     let now = adapters.clock.system_now();
     match command {
-        MerchantCommand::Create { name, website, json } => {
+        MerchantCommand::Create { name, website, invoice_prefix, fee_bps, json } => {
+            let options = operator::MerchantOptions { invoice_prefix, fee_basis_points: fee_bps };
             let r = operator::create_merchant(
                 adapters.merchants(),
                 adapters.crypto.as_ref(),
                 now,
                 &name,
                 website.as_deref(),
+                options,
             )
             .await
             .map(|m| (json!({ "id": m.id.as_str() }), format!("created merchant {}", m.id)));

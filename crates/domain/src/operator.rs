@@ -13,14 +13,25 @@ use crate::url::HttpUrl;
 /// Longest merchant name, in UTF-8 bytes.
 pub const MAX_NAME_BYTES: usize = 200;
 
+/// Optional settings of a new merchant.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MerchantOptions {
+    /// Prefix of invoice numbers: 1-20 of `A-Z`, `0-9`, `-` (default `INV`).
+    pub invoice_prefix: Option<String>,
+    /// Platform fee in basis points, 0-10000 (default 0).
+    pub fee_basis_points: Option<u32>,
+}
+
 /// Creates an active merchant with test mode ready (simulated settlement) and live mode not yet
-/// activated. Errors: `Validation` on `name` (1-200 bytes) or `website` (absolute http(s) URL).
+/// activated. Errors: `Validation` on `name` (1-200 bytes), `website` (absolute http(s) URL),
+/// `invoicePrefix` or `feeBasisPoints`.
 pub async fn create_merchant(
     store: &dyn MerchantStore,
     crypto: &dyn Crypto,
     now: DateTime<Utc>,
     name: &str,
     website: Option<&str>,
+    options: MerchantOptions,
 ) -> Result<Merchant, Error> {
     let name = name.trim();
     if name.is_empty() || name.len() > MAX_NAME_BYTES {
@@ -30,14 +41,24 @@ pub async fn create_merchant(
         .map(|w| HttpUrl::parse(w).map(|u| u.origin().to_owned()))
         .transpose()
         .map_err(|e| Error::validation("website", e.to_string()))?;
+    let invoice_prefix = options.invoice_prefix.unwrap_or_else(|| "INV".to_owned());
+    let prefix_ok = (1..=20).contains(&invoice_prefix.len())
+        && invoice_prefix.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'-');
+    if !prefix_ok {
+        return Err(Error::validation("invoicePrefix", "invoice prefix must be 1-20 of A-Z, 0-9 and -"));
+    }
+    let fee_basis_points = options.fee_basis_points.unwrap_or(0);
+    if fee_basis_points > 10_000 {
+        return Err(Error::validation("feeBasisPoints", "fee must be 0-10000 basis points"));
+    }
     let merchant = Merchant {
         id: MerchantId::generate(crypto),
         name: name.to_owned(),
         website_origin,
         status: MerchantStatus::Active,
         live: None,
-        fee_basis_points: 0,
-        invoice_prefix: "INV".to_owned(),
+        fee_basis_points,
+        invoice_prefix,
         created_at: now,
     };
     store.insert_merchant(&merchant).await?;
@@ -107,16 +128,33 @@ mod tests {
         let crypto = SeqCrypto::default();
         let mut store = MockMerchantStore::new();
         store.expect_insert_merchant().times(1).returning(|_| Ok(()));
-        let m = create_merchant(&store, &crypto, Utc::now(), " Shop ", Some("https://Shop.example/x")).await.unwrap();
+        let m = create_merchant(
+            &store,
+            &crypto,
+            Utc::now(),
+            " Shop ",
+            Some("https://Shop.example/x"),
+            MerchantOptions::default(),
+        )
+        .await
+        .unwrap();
         assert_eq!(m.name, "Shop");
         assert_eq!(m.website_origin.as_deref(), Some("https://shop.example"));
         assert_eq!(m.status, MerchantStatus::Active);
 
         let empty = MockMerchantStore::new(); // no insert expected
-        let e = create_merchant(&empty, &crypto, Utc::now(), "  ", None).await.unwrap_err();
+        let e = create_merchant(&empty, &crypto, Utc::now(), "  ", None, MerchantOptions::default()).await.unwrap_err();
         assert_eq!(e.field(), Some("name"));
-        let e = create_merchant(&empty, &crypto, Utc::now(), "a", Some("ftp://x")).await.unwrap_err();
+        let e = create_merchant(&empty, &crypto, Utc::now(), "a", Some("ftp://x"), MerchantOptions::default())
+            .await
+            .unwrap_err();
         assert_eq!(e.field(), Some("website"));
+        let bad_prefix = MerchantOptions { invoice_prefix: Some("inv".into()), ..Default::default() };
+        let e = create_merchant(&empty, &crypto, Utc::now(), "a", None, bad_prefix).await.unwrap_err();
+        assert_eq!(e.field(), Some("invoicePrefix"));
+        let bad_fee = MerchantOptions { fee_basis_points: Some(10_001), ..Default::default() };
+        let e = create_merchant(&empty, &crypto, Utc::now(), "a", None, bad_fee).await.unwrap_err();
+        assert_eq!(e.field(), Some("feeBasisPoints"));
     }
 
     #[tokio::test]

@@ -248,3 +248,23 @@ async fn live_mode_needs_activation() {
         .await
         .assert_error(403, "API_KEY_FORBIDDEN");
 }
+
+#[tokio::test]
+async fn platform_fee_and_invoice_prefix_come_from_the_merchant() {
+    let app = TestApp::spawn().await;
+    let created =
+        app.cli_ok(&["merchant", "create", "--name", "Acme", "--invoice-prefix", "ACME", "--fee-bps", "250", "--json"]);
+    let id = created["id"].as_str().unwrap();
+    let key = app.create_key(id, "test", "secret");
+    let cs = app.post(&key, "/v1/checkout-sessions", json!({"amount": "10"})).await.ok(201).clone();
+    assert_eq!(cs["invoiceNumber"], "ACME-000001");
+    assert_eq!(cs["platformFee"], "0.250000");
+    assert_eq!(cs["netAmount"], "9.750000");
+    assert_eq!(cs["expectedMerchantSettlement"], "9.750000");
+    let (ok, out) = app.cli(&["merchant", "create", "--name", "Bad", "--fee-bps", "10001", "--json"]);
+    assert!(!ok);
+    assert_eq!(out["error"]["details"]["field"], "feeBasisPoints");
+    let (ok, out) = app.cli(&["merchant", "create", "--name", "Bad", "--invoice-prefix", "inv x", "--json"]);
+    assert!(!ok);
+    assert_eq!(out["error"]["details"]["field"], "invoicePrefix");
+}

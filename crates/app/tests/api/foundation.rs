@@ -185,3 +185,33 @@ async fn bad_configuration_stops_start_up_naming_the_value() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("STABLEPAY_BIND"));
 }
+
+#[tokio::test]
+async fn the_service_recovers_when_the_database_returns() {
+    use crate::support::Proxy;
+    let db = TestDb::new().await;
+    let mut proxy = Proxy::start("127.0.0.1:5432").await;
+    let via_proxy = db.url().replace("127.0.0.1:5432", &format!("127.0.0.1:{}", proxy.port));
+    let env = [("DATABASE_URL", via_proxy), ("STABLEPAY_DB_TIMEOUT_MS", "1000".to_owned())];
+    let app = TestApp::spawn_with(db, &env, &["--no-worker"]).await;
+    let m = app.merchant("Shop"); // the CLI talks to the database directly
+    app.get(&m.sk_test, "/v1/events").await.ok(200);
+
+    proxy.cut();
+    let down = app.get(&m.sk_test, "/v1/events").await;
+    down.assert_error(503, "SERVICE_UNAVAILABLE");
+    app.request(Method::GET, "/readyz", None, &[], None).await.assert_error(503, "SERVICE_UNAVAILABLE");
+    app.request(Method::GET, "/healthz", None, &[], None).await.ok(200);
+
+    proxy.restore().await;
+    let mut recovered = false;
+    for _ in 0..50 {
+        if app.get(&m.sk_test, "/v1/events").await.status.as_u16() == 200 {
+            recovered = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert!(recovered, "the service did not recover after the database came back");
+    app.request(Method::GET, "/readyz", None, &[], None).await.ok(200);
+}

@@ -313,3 +313,57 @@ pub fn count_by(items: &[Value], field: &str) -> HashMap<String, usize> {
     }
     map
 }
+
+/// A TCP proxy in front of PostgreSQL that a test can cut and restore, to see the service
+/// answer 503 while the database is away and recover by itself when it returns.
+pub struct Proxy {
+    pub port: u16,
+    target: String,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl Proxy {
+    pub async fn start(target: &str) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let mut p = Self { port, target: target.to_owned(), task: None };
+        p.task = Some(tokio::spawn(Self::serve(listener, p.target.clone())));
+        p
+    }
+
+    async fn serve(listener: tokio::net::TcpListener, target: String) {
+        let mut conns = tokio::task::JoinSet::new();
+        while let Ok((mut inbound, _)) = listener.accept().await {
+            let target = target.clone();
+            conns.spawn(async move {
+                if let Ok(mut outbound) = tokio::net::TcpStream::connect(&target).await {
+                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                }
+            });
+        }
+    }
+
+    /// Drops the listener and every open connection (the JoinSet aborts them).
+    pub fn cut(&mut self) {
+        if let Some(t) = self.task.take() {
+            t.abort();
+        }
+    }
+
+    /// Listens again on the same port.
+    pub async fn restore(&mut self) {
+        let listener = loop {
+            match tokio::net::TcpListener::bind(("127.0.0.1", self.port)).await {
+                Ok(l) => break l,
+                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            }
+        };
+        self.task = Some(tokio::spawn(Self::serve(listener, self.target.clone())));
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.cut();
+    }
+}

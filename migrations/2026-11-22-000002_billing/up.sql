@@ -16,14 +16,15 @@ CREATE TABLE invoices (
     mode                     text NOT NULL CHECK (mode IN ('test', 'live')),
     kind                     text NOT NULL CHECK (kind IN ('itemized', 'amount_only')),
     number                   text,
+    -- Itemized invoices are numbered at issue, amount-only ones at their first credited payment.
+    number_prefix            text NOT NULL,
     public_token             text UNIQUE,
     collection_state         text NOT NULL,
     status                   text NOT NULL,
     version                  bigint NOT NULL,
     currency                 text NOT NULL CHECK (currency IN ('USDC', 'USDT')),
-    subtotal                 numeric(38, 6) NOT NULL,
-    discount_amount          numeric(38, 6) NOT NULL,
-    tax_amount               numeric(38, 6) NOT NULL,
+    -- {subtotal, discount, tax} as exact decimal strings.
+    breakdown                jsonb NOT NULL,
     total                    numeric(38, 6) NOT NULL CHECK (total > 0),
     customer_amount_paid     numeric(38, 6) NOT NULL CHECK (customer_amount_paid >= 0),
     merchant_amount_settled  numeric(38, 6) NOT NULL CHECK (merchant_amount_settled >= 0),
@@ -32,6 +33,8 @@ CREATE TABLE invoices (
     due_at                   timestamptz,
     past_due_at              timestamptz,
     close_reason             text,
+    -- How many payment rows the invoice has (reads skip the payments query when zero).
+    payment_count            integer NOT NULL DEFAULT 0,
     -- The commercial fields (lines, customer, discount, taxes, texts, metadata, URLs,
     -- reminder schedule) in the store's own JSON encoding.
     fields                   jsonb NOT NULL,

@@ -118,6 +118,9 @@ pub struct ApiKey {
 pub struct KeyLookup {
     pub key: ApiKey,
     pub merchant: Merchant,
+    /// The merchant's test-clock offset in seconds (read with the key, so a request needs no
+    /// second query for its test-mode time).
+    pub test_clock_offset_seconds: i64,
 }
 
 /// Who is calling: the merchant and mode selected by the key, and the key's capability.
@@ -127,6 +130,8 @@ pub struct Principal {
     pub key_type: KeyType,
     pub key_id: ApiKeyId,
     pub merchant: Merchant,
+    /// The merchant's test-clock offset when the key was checked.
+    pub test_clock_offset_seconds: i64,
 }
 
 /// Authenticates a presented key.
@@ -157,6 +162,7 @@ pub async fn authenticate(
         key_type: key.key_type,
         key_id: key.id,
         merchant: found.merchant,
+        test_clock_offset_seconds: found.test_clock_offset_seconds,
     })
 }
 
@@ -231,7 +237,9 @@ mod tests {
             invoice_prefix: "INV".into(),
             created_at: now(),
         };
-        let active = |key: ApiKey| Some(KeyLookup { key, merchant: merchant(MerchantStatus::Active) });
+        let active = |key: ApiKey| {
+            Some(KeyLookup { key, merchant: merchant(MerchantStatus::Active), test_clock_offset_seconds: 0 })
+        };
 
         let p = run(active(good.clone()), &secret).await.unwrap();
         assert_eq!(p.scope.mode, Mode::Test);
@@ -243,7 +251,8 @@ mod tests {
         assert_eq!(run(active(revoked), &secret).await, Err(Error::InvalidApiKey));
         let expired = ApiKey { expires_at: Some(now()), ..good.clone() };
         assert_eq!(run(active(expired), &secret).await, Err(Error::InvalidApiKey));
-        let suspended = Some(KeyLookup { key: good, merchant: merchant(MerchantStatus::Suspended) });
+        let suspended =
+            Some(KeyLookup { key: good, merchant: merchant(MerchantStatus::Suspended), test_clock_offset_seconds: 0 });
         assert_eq!(run(suspended, &secret).await, Err(Error::AccountSuspended));
     }
 }

@@ -267,6 +267,7 @@ fn new_invoice(
         scope: scope.clone(),
         kind,
         number: None,
+        number_prefix: merchant.invoice_prefix.clone(),
         public_token: None,
         fields,
         totals,
@@ -292,11 +293,13 @@ fn new_invoice(
     invoice
 }
 
-/// Issues a draft inside `change`: number, hosted token, first checkout and invoice.issued.
+/// Makes an invoice collectible inside `change`: hosted token and first checkout. An itemized
+/// draft is issued (number and invoice.issued); an amount-only invoice is payable at once and
+/// is numbered when its first payment is credited, so creating checkouts never queues on the
+/// merchant's number sequence and abandoned checkouts consume no numbers.
 fn issue_into(
     change: &mut InvoiceChange,
     crypto: &dyn Crypto,
-    merchant: &Merchant,
     now: DateTime<Utc>,
     customer_email: Option<String>,
 ) -> Result<(), Error> {
@@ -310,9 +313,11 @@ fn issue_into(
     let session = new_session(crypto, invoice, invoice.totals.total.clone(), now, customer_email);
     change.changed_sessions.push(session.id.clone());
     change.aggregate.sessions.push(session);
-    change.assign_number = Some(merchant.invoice_prefix.clone());
-    for e in t.events {
-        change.events.push(event(crypto, e, None, now));
+    if change.aggregate.invoice.kind == InvoiceKind::Itemized {
+        change.assign_number = Some(change.aggregate.invoice.number_prefix.clone());
+        for e in t.events {
+            change.events.push(event(crypto, e, None, now));
+        }
     }
     Ok(())
 }
@@ -407,7 +412,7 @@ impl Billing<'_> {
             new_invoice(self.crypto, merchant, scope, &settlement, InvoiceKind::AmountOnly, fields, totals, now);
         let mut change =
             InvoiceChange::new(InvoiceAggregate { invoice, sessions: Vec::new(), payments: Vec::new() }, None);
-        issue_into(&mut change, self.crypto, merchant, now, input.customer_email)?;
+        issue_into(&mut change, self.crypto, now, input.customer_email)?;
         self.save_new(change).await
     }
 
@@ -435,7 +440,7 @@ impl Billing<'_> {
             InvoiceChange::new(InvoiceAggregate { invoice, sessions: Vec::new(), payments: Vec::new() }, None);
         if issue {
             let email = change.aggregate.invoice.fields.customer.as_ref().and_then(|c| c.email.clone());
-            issue_into(&mut change, self.crypto, merchant, now, email)?;
+            issue_into(&mut change, self.crypto, now, email)?;
         }
         self.save_new(change).await
     }
@@ -493,7 +498,6 @@ impl Billing<'_> {
     /// `POST /v1/invoices/{id}/issue`.
     pub async fn issue(
         &self,
-        merchant: &Merchant,
         scope: &Scope,
         key: &InvoiceKey,
         version: i64,
@@ -510,7 +514,7 @@ impl Billing<'_> {
             }
             let email = inv.fields.customer.as_ref().and_then(|c| c.email.clone());
             let mut change = InvoiceChange::new(agg, None);
-            issue_into(&mut change, self.crypto, merchant, now, email)?;
+            issue_into(&mut change, self.crypto, now, email)?;
             Ok(Some(change))
         })
         .await
@@ -876,6 +880,7 @@ fn credit(
         }
     };
     let mut events = Vec::new();
+    let mut number = None;
     let inv = &mut agg.invoice;
     if duplicate {
         step(&mut payment, PaymentTrigger::DuplicateTransaction);
@@ -924,6 +929,9 @@ fn credit(
                     inv.paid_at = Some(now);
                 }
                 inv.log(now, "payment_credited", actor, Some(format!("{} via {}", amount, payment.id)));
+                if inv.number.is_none() {
+                    number = Some(inv.number_prefix.clone());
+                }
                 match payment.status {
                     PaymentStatus::Underpaid => {
                         events.push(event(crypto, EventType::PaymentUnderpaid, Some(payment.id.clone()), now))
@@ -958,6 +966,7 @@ fn credit(
     change.changed_payments.push(id);
     change.changed_sessions = changed_sessions;
     change.events = events;
+    change.assign_number = number;
     change
 }
 

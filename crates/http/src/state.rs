@@ -2,6 +2,11 @@
 
 use std::sync::Arc;
 
+use async_trait::async_trait;
+use chrono::{DateTime, Duration, Utc};
+use stablepay_domain::api_key::Principal;
+use stablepay_domain::{Error, Mode, Scope};
+
 use stablepay_domain::billing::Billing;
 use stablepay_domain::chain::Chain;
 use stablepay_domain::ids::random_base62;
@@ -22,18 +27,52 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// The billing use cases over this state's ports.
+    /// The billing use cases over this state's ports (reading the clock from the store).
     pub fn billing(&self) -> Billing<'_> {
-        Billing {
-            store: self.invoices.as_ref(),
-            crypto: self.crypto.as_ref(),
-            clock: self.clock.as_ref(),
-            chain: self.chain.as_ref(),
+        self.billing_with(self.clock.as_ref())
+    }
+
+    /// The billing use cases with a given clock (a request's own, see [`RequestClock`]).
+    pub fn billing_with<'a>(&'a self, clock: &'a dyn Clock) -> Billing<'a> {
+        Billing { store: self.invoices.as_ref(), crypto: self.crypto.as_ref(), clock, chain: self.chain.as_ref() }
+    }
+
+    /// The clock of a request: its merchant's test-clock offset came with the key lookup.
+    pub fn clock_for(&self, principal: &Principal) -> RequestClock {
+        RequestClock {
+            scope: principal.scope.clone(),
+            offset: Duration::seconds(principal.test_clock_offset_seconds),
+            fallback: self.clock.clone(),
         }
     }
 
     /// A new request id: `req_` + 22 base62 characters.
     pub fn new_request_id(&self) -> String {
         format!("req_{}", random_base62(self.crypto.as_ref(), 22))
+    }
+}
+
+/// A request's clock: the real time, plus the test-clock offset read with the request's key in
+/// test mode. Other scopes fall back to the store's clock.
+pub struct RequestClock {
+    scope: Scope,
+    offset: Duration,
+    fallback: Arc<dyn Clock>,
+}
+
+#[async_trait]
+impl Clock for RequestClock {
+    async fn now(&self, scope: &Scope) -> Result<DateTime<Utc>, Error> {
+        if *scope != self.scope {
+            return self.fallback.now(scope).await;
+        }
+        Ok(match scope.mode {
+            Mode::Test => Utc::now() + self.offset,
+            Mode::Live => Utc::now(),
+        })
+    }
+
+    fn system_now(&self) -> DateTime<Utc> {
+        Utc::now()
     }
 }

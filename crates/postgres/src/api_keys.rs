@@ -12,7 +12,7 @@ use stablepay_domain::{Error, Mode, Resource};
 use crate::PgStore;
 use crate::error::db;
 use crate::merchants::MerchantRow;
-use crate::schema::{api_keys, merchants};
+use crate::schema::{api_keys, merchants, test_clocks};
 
 #[derive(Queryable, Selectable, Insertable)]
 #[diesel(table_name = api_keys, check_for_backend(diesel::pg::Pg))]
@@ -77,15 +77,24 @@ impl ApiKeyStore for PgStore {
 
     async fn find_key_by_digest(&self, digest: [u8; 32]) -> Result<Option<KeyLookup>, Error> {
         let mut conn = self.conn().await?;
-        let found: Option<(ApiKeyRow, MerchantRow)> = api_keys::table
+        let found: Option<(ApiKeyRow, MerchantRow, i64)> = api_keys::table
             .inner_join(merchants::table)
+            .inner_join(test_clocks::table.on(test_clocks::merchant_id.eq(api_keys::merchant_id)))
             .filter(api_keys::digest.eq(digest.as_slice()))
-            .select((ApiKeyRow::as_select(), MerchantRow::as_select()))
+            .select((ApiKeyRow::as_select(), MerchantRow::as_select(), test_clocks::offset_seconds))
             .first(&mut conn)
             .await
             .optional()
             .map_err(db)?;
-        found.map(|(row, merchant)| Ok(KeyLookup { merchant: merchant.try_into()?, key: row.try_into()? })).transpose()
+        found
+            .map(|(row, merchant, offset)| {
+                Ok(KeyLookup {
+                    merchant: merchant.try_into()?,
+                    key: row.try_into()?,
+                    test_clock_offset_seconds: offset,
+                })
+            })
+            .transpose()
     }
 
     async fn revoke_key(&self, id: &ApiKeyId, at: DateTime<Utc>) -> Result<(), Error> {

@@ -285,3 +285,18 @@ pub(crate) fn decode_refunds(value: Value) -> Result<Vec<RefundReference>, Error
         })
         .collect()
 }
+
+/// The subtotal, discount and tax of an invoice (the total has its own numeric column).
+pub(crate) fn encode_breakdown(t: &stablepay_domain::invoice::Totals) -> Value {
+    serde_json::json!({ "subtotal": t.subtotal.to_string(), "discount": t.discount.to_string(), "tax": t.tax.to_string() })
+}
+
+pub(crate) fn decode_breakdown(value: &Value, total: Amount) -> Result<stablepay_domain::invoice::Totals, Error> {
+    let get = |k: &str| value.get(k).and_then(Value::as_str).ok_or_else(|| corrupt("breakdown")).and_then(amount);
+    Ok(stablepay_domain::invoice::Totals {
+        subtotal: get("subtotal")?,
+        discount: get("discount")?,
+        tax: get("tax")?,
+        total,
+    })
+}

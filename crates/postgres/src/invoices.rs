@@ -14,7 +14,7 @@ use serde_json::Value;
 use stablepay_domain::billing::{InvoiceAggregate, InvoiceChange, InvoiceKey, PublicRef};
 use stablepay_domain::checkout::{CheckoutSession, CheckoutStatus};
 use stablepay_domain::ids::{CheckoutSessionId, InvoiceId, MerchantId, PaymentId, PublicToken};
-use stablepay_domain::invoice::{CollectionState, Invoice, InvoiceKind, LifecycleStatus, Totals};
+use stablepay_domain::invoice::{CollectionState, Invoice, InvoiceKind, LifecycleStatus};
 use stablepay_domain::merchant::{Token, WalletAddress};
 use stablepay_domain::payment::{Payment, PaymentStatus, TxHash};
 use stablepay_domain::ports::{InvoiceStore, Page, PageRequest};
@@ -42,14 +42,13 @@ struct InvoiceRow {
     mode: String,
     kind: String,
     number: Option<String>,
+    number_prefix: String,
     public_token: Option<String>,
     collection_state: String,
     status: String,
     version: i64,
     currency: String,
-    subtotal: BigDecimal,
-    discount_amount: BigDecimal,
-    tax_amount: BigDecimal,
+    breakdown: Value,
     total: BigDecimal,
     customer_amount_paid: BigDecimal,
     merchant_amount_settled: BigDecimal,
@@ -58,6 +57,7 @@ struct InvoiceRow {
     due_at: Option<DateTime<Utc>>,
     past_due_at: Option<DateTime<Utc>>,
     close_reason: Option<String>,
+    payment_count: i32,
     fields: Value,
     refunds: Value,
     activity: Value,
@@ -70,21 +70,20 @@ struct InvoiceRow {
 }
 
 impl InvoiceRow {
-    fn from_domain(i: &Invoice) -> Result<Self, Error> {
+    fn from_domain(i: &Invoice, payment_count: usize) -> Result<Self, Error> {
         Ok(Self {
             id: i.id.to_string(),
             merchant_id: i.scope.merchant_id.to_string(),
             mode: i.scope.mode.as_str().to_owned(),
             kind: i.kind.as_str().to_owned(),
             number: i.number.clone(),
+            number_prefix: i.number_prefix.clone(),
             public_token: i.public_token.as_ref().map(|t| t.as_str().to_owned()),
             collection_state: i.collection_state.as_str().to_owned(),
             status: i.status.as_str().to_owned(),
             version: i.version,
             currency: i.fields.currency.symbol().to_owned(),
-            subtotal: i.totals.subtotal.as_bigdecimal().clone(),
-            discount_amount: i.totals.discount.as_bigdecimal().clone(),
-            tax_amount: i.totals.tax.as_bigdecimal().clone(),
+            breakdown: codec::encode_breakdown(&i.totals),
             total: i.totals.total.as_bigdecimal().clone(),
             customer_amount_paid: i.customer_amount_paid.as_bigdecimal().clone(),
             merchant_amount_settled: i.merchant_amount_settled.as_bigdecimal().clone(),
@@ -93,6 +92,7 @@ impl InvoiceRow {
             due_at: i.fields.due_at,
             past_due_at: i.past_due_at,
             close_reason: i.close_reason.clone(),
+            payment_count: i32::try_from(payment_count).map_err(|_| corrupt("payment count"))?,
             fields: codec::encode_fields(&i.fields)?,
             refunds: codec::encode_refunds(&i.refunds)?,
             activity: codec::encode_activity(&i.activity)?,
@@ -111,12 +111,7 @@ impl InvoiceRow {
             kind: InvoiceKind::parse(&self.kind).ok_or_else(|| corrupt("kind"))?,
             collection_state: CollectionState::parse(&self.collection_state).ok_or_else(|| corrupt("state"))?,
             status: LifecycleStatus::parse(&self.status).ok_or_else(|| corrupt("status"))?,
-            totals: Totals {
-                subtotal: numeric(self.subtotal)?,
-                discount: numeric(self.discount_amount)?,
-                tax: numeric(self.tax_amount)?,
-                total: numeric(self.total)?,
-            },
+            totals: codec::decode_breakdown(&self.breakdown, numeric(self.total)?)?,
             customer_amount_paid: numeric(self.customer_amount_paid)?,
             merchant_amount_settled: numeric(self.merchant_amount_settled)?,
             fee_basis_points: u32::try_from(self.fee_basis_points).map_err(|_| corrupt("fee"))?,
@@ -125,6 +120,7 @@ impl InvoiceRow {
             activity: codec::decode_activity(self.activity)?,
             id: InvoiceId::from_trusted(self.id),
             number: self.number,
+            number_prefix: self.number_prefix,
             public_token: self.public_token.map(PublicToken::from_trusted),
             version: self.version,
             settlement_wallet: WalletAddress::from_trusted(self.settlement_wallet),
@@ -305,6 +301,7 @@ impl TxError {
 async fn children(
     conn: &mut AsyncPgConnection,
     ids: &[String],
+    with_payments: &[String],
 ) -> Result<(HashMap<String, Vec<CheckoutSession>>, HashMap<String, Vec<Payment>>), Error> {
     let sessions: Vec<SessionRow> = checkout_sessions::table
         .filter(checkout_sessions::invoice_id.eq_any(ids))
@@ -313,13 +310,17 @@ async fn children(
         .load(conn)
         .await
         .map_err(db)?;
-    let pays: Vec<PaymentRow> = payments::table
-        .filter(payments::invoice_id.eq_any(ids))
-        .select(PaymentRow::as_select())
-        .order((payments::detected_at.asc(), payments::id.asc()))
-        .load(conn)
-        .await
-        .map_err(db)?;
+    let pays: Vec<PaymentRow> = if with_payments.is_empty() {
+        Vec::new()
+    } else {
+        payments::table
+            .filter(payments::invoice_id.eq_any(with_payments))
+            .select(PaymentRow::as_select())
+            .order((payments::detected_at.asc(), payments::id.asc()))
+            .load(conn)
+            .await
+            .map_err(db)?
+    };
     let mut s_map: HashMap<String, Vec<CheckoutSession>> = HashMap::new();
     for row in sessions {
         s_map.entry(row.invoice_id.clone()).or_default().push(row.into_domain()?);
@@ -333,7 +334,8 @@ async fn children(
 
 async fn assemble(conn: &mut AsyncPgConnection, rows: Vec<InvoiceRow>) -> Result<Vec<InvoiceAggregate>, Error> {
     let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
-    let (mut sessions, mut pays) = children(conn, &ids).await?;
+    let with_payments: Vec<String> = rows.iter().filter(|r| r.payment_count > 0).map(|r| r.id.clone()).collect();
+    let (mut sessions, mut pays) = children(conn, &ids, &with_payments).await?;
     rows.into_iter()
         .map(|row| {
             let id = row.id.clone();
@@ -446,10 +448,54 @@ FROM due WHERE invoices.id = due.id
 RETURNING invoices.merchant_id, invoices.mode, invoices.id
 "#;
 
+/// One invoice by id, with its sessions in the same query (a left join) and its payments only
+/// when it has any: one round trip for the common read.
+async fn load_by_id(conn: &mut AsyncPgConnection, scope: &Scope, id: &InvoiceId) -> Result<InvoiceAggregate, Error> {
+    let rows: Vec<(InvoiceRow, Option<SessionRow>)> = invoices::table
+        .left_join(checkout_sessions::table.on(checkout_sessions::invoice_id.eq(invoices::id)))
+        .filter(invoices::id.eq(id.as_str()))
+        .filter(invoices::merchant_id.eq(scope.merchant_id.as_str()))
+        .select((InvoiceRow::as_select(), Option::<SessionRow>::as_select()))
+        .order((checkout_sessions::created_at.asc(), checkout_sessions::id.asc()))
+        .load(conn)
+        .await
+        .map_err(db)?;
+    let mut sessions = Vec::with_capacity(rows.len());
+    let mut invoice = None;
+    for (row, session) in rows {
+        if let Some(s) = session {
+            sessions.push(s.into_domain()?);
+        }
+        if invoice.is_none() {
+            invoice = Some(row);
+        }
+    }
+    let row = invoice.ok_or(Error::NotFound(Resource::Invoice))?;
+    if row.mode != scope.mode.as_str() {
+        return Err(Error::ModeMismatch);
+    }
+    let payments = if row.payment_count == 0 {
+        Vec::new()
+    } else {
+        let pays: Vec<PaymentRow> = payments::table
+            .filter(payments::invoice_id.eq(&row.id))
+            .select(PaymentRow::as_select())
+            .order((payments::detected_at.asc(), payments::id.asc()))
+            .load(conn)
+            .await
+            .map_err(db)?;
+        pays.into_iter().map(PaymentRow::into_domain).collect::<Result<_, _>>()?
+    };
+    Ok(InvoiceAggregate { invoice: row.into_domain()?, sessions, payments })
+}
+
 #[async_trait]
 impl InvoiceStore for PgStore {
     async fn load_invoice(&self, scope: &Scope, key: &InvoiceKey) -> Result<InvoiceAggregate, Error> {
         let mut conn = self.conn().await?;
+        if let InvoiceKey::Id(id) = key {
+            return load_by_id(&mut conn, scope, id).await;
+        }
         let row = find_invoice_row(&mut conn, scope, key).await?;
         let mut list = assemble(&mut conn, vec![row]).await?;
         list.pop().ok_or_else(|| Error::Internal("invoice vanished".into()))
@@ -554,12 +600,12 @@ impl InvoiceStore for PgStore {
                 match change.expected_lock_version {
                     None => {
                         agg.invoice.lock_version = 1;
-                        let row = InvoiceRow::from_domain(&agg.invoice).map_err(TxError::Domain)?;
+                        let row = InvoiceRow::from_domain(&agg.invoice, agg.payments.len()).map_err(TxError::Domain)?;
                         diesel::insert_into(invoices::table).values(&row).execute(conn).await?;
                     }
                     Some(expected) => {
                         agg.invoice.lock_version = expected + 1;
-                        let row = InvoiceRow::from_domain(&agg.invoice).map_err(TxError::Domain)?;
+                        let row = InvoiceRow::from_domain(&agg.invoice, agg.payments.len()).map_err(TxError::Domain)?;
                         let n = diesel::update(
                             invoices::table
                                 .filter(invoices::id.eq(agg.invoice.id.as_str()))

@@ -42,7 +42,8 @@ async fn create_with_secret_key_returns_every_field() {
     assert_eq!(cs["tokenContract"], "0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359");
     assert!(cs["settlementWalletAddress"].as_str().unwrap().starts_with("0x"));
     assert_eq!(cs["externalReference"], "order-1");
-    assert_eq!(cs["invoiceNumber"], "INV-000001");
+    // Amount-only invoices are numbered when their first payment is credited.
+    assert!(cs["invoiceNumber"].is_null());
     let url = cs["checkoutUrl"].as_str().unwrap();
     assert_eq!(url, format!("{}/checkout/{}", app.base, cs["id"].as_str().unwrap()));
     let created = chrono::DateTime::parse_from_rfc3339(cs["createdAt"].as_str().unwrap()).unwrap();
@@ -233,8 +234,7 @@ async fn live_mode_needs_activation() {
     assert_eq!(cs["currencyCode"], "USDT");
     assert_eq!(cs["settlementWalletAddress"], "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed");
     assert_eq!(cs["tokenContract"], "0xc2132D05D31c914a87C6611C10748AEb04B58e8F");
-    // Live and test numbering are separate.
-    assert_eq!(cs["invoiceNumber"], "INV-000001");
+    assert!(cs["invoiceNumber"].is_null());
     // Test helpers refuse live keys.
     let res = app
         .post(
@@ -257,7 +257,12 @@ async fn platform_fee_and_invoice_prefix_come_from_the_merchant() {
     let id = created["id"].as_str().unwrap();
     let key = app.create_key(id, "test", "secret");
     let cs = app.post(&key, "/v1/checkout-sessions", json!({"amount": "10"})).await.ok(201).clone();
-    assert_eq!(cs["invoiceNumber"], "ACME-000001");
+    let cs_id = cs["id"].as_str().unwrap();
+    app.post(&key, &format!("/v1/test-helpers/checkout-sessions/{cs_id}/payments"), json!({"amount": "1"}))
+        .await
+        .ok(201);
+    let paid = app.get(&key, &format!("/v1/checkout-sessions/{cs_id}")).await.ok(200).clone();
+    assert_eq!(paid["invoiceNumber"], "ACME-000001");
     assert_eq!(cs["platformFee"], "0.250000");
     assert_eq!(cs["netAmount"], "9.750000");
     assert_eq!(cs["expectedMerchantSettlement"], "9.750000");

@@ -178,12 +178,25 @@ async fn numbers_are_sequential_per_mode_and_skip_drafts() {
     let direct = app.post(&m.sk_test, "/v1/invoices", body).await.ok(201).clone();
     assert_eq!(direct["invoiceNumber"], "INV-000003");
     assert_eq!(direct["collectionState"], "open");
+    // Amount-only invoices are payable at once and numbered by their first credited payment;
+    // an unpaid one consumes no number.
+    let unpaid = app.post(&m.sk_test, "/v1/invoices", json!({"amount": "3"})).await.ok(201).clone();
+    assert!(unpaid["invoiceNumber"].is_null());
     let legacy =
         app.post(&m.sk_test, "/v1/invoices", json!({"amount": "7", "externalReference": "x"})).await.ok(201).clone();
-    assert_eq!(legacy["invoiceNumber"], "INV-000004");
+    assert!(legacy["invoiceNumber"].is_null());
     assert_eq!(legacy["kind"], "amount_only");
     assert_eq!(legacy["collectionState"], "open");
     assert!(legacy["checkout"]["checkoutUrl"].is_string());
+    let cs = legacy["checkout"]["checkoutSessionId"].as_str().unwrap();
+    let pay = format!("/v1/test-helpers/checkout-sessions/{cs}/payments");
+    app.post(&m.sk_test, &pay, json!({"amount": "1"})).await.ok(201);
+    app.post(&m.sk_test, &pay, json!({"amount": "1"})).await.ok(201);
+    let numbered = app.get(&m.sk_test, &path(&legacy, "")).await.ok(200).clone();
+    assert_eq!(numbered["invoiceNumber"], "INV-000004");
+    let d4 = create_draft(&app, &m).await;
+    let i4 = app.post(&m.sk_test, &path(&d4, "/issue"), json!({"version": 1})).await.ok(200).clone();
+    assert_eq!(i4["invoiceNumber"], "INV-000005");
 }
 
 #[tokio::test]

@@ -166,7 +166,7 @@ async fn fifty_concurrent_identical_requests_create_one_resource() {
     assert_eq!(ids.len(), 1, "every success names the same session");
     let rows = app.db.query("SELECT count(*) AS n FROM checkout_sessions").await;
     assert_eq!(rows[0].get::<_, i64>("n"), 1);
-    let rows = app.db.query("SELECT count(*) AS n FROM events").await;
+    let rows = app.db.query("SELECT count(*) AS n FROM invoices").await;
     assert_eq!(rows[0].get::<_, i64>("n"), 1);
 }
 

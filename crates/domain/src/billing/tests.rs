@@ -54,10 +54,11 @@ fn issued(total: &str, now: DateTime<Utc>) -> InvoiceAggregate {
     let totals = Totals { subtotal: d(total), discount: Amount::zero(), tax: Amount::zero(), total: d(total) };
     let invoice = new_invoice(&crypto, &m, &scope(), &settlement, InvoiceKind::AmountOnly, fields, totals, now);
     let mut change = InvoiceChange::new(InvoiceAggregate { invoice, sessions: vec![], payments: vec![] }, None);
-    issue_into(&mut change, &crypto, &m, now, None).unwrap();
-    assert_eq!(change.assign_number.as_deref(), Some("INV"));
-    change.finalize(Some(7));
-    assert_eq!(change.aggregate.invoice.number.as_deref(), Some("INV-000007"));
+    issue_into(&mut change, &crypto, now, None).unwrap();
+    // Amount-only: payable at once, numbered when first paid, no invoice.issued.
+    assert_eq!(change.assign_number, None);
+    assert!(change.events.is_empty());
+    assert_eq!(change.aggregate.invoice.collection_state, CollectionState::Open);
     change.aggregate
 }
 
@@ -86,8 +87,13 @@ fn partial_then_full_payment() {
     assert_eq!(c.aggregate.payments[0].status, PaymentStatus::Underpaid);
     assert_eq!(types(&c), vec![EventType::InvoicePartiallyPaid, EventType::PaymentUnderpaid]);
     assert_eq!(c.aggregate.sessions[0].status, CheckoutStatus::Pending);
+    // The first credited payment numbers an amount-only invoice.
+    assert_eq!(c.assign_number.as_deref(), Some("INV"));
+    let mut numbered = c;
+    numbered.finalize(Some(7));
+    assert_eq!(numbered.aggregate.invoice.number.as_deref(), Some("INV-000007"));
 
-    let agg = c.aggregate;
+    let agg = numbered.aggregate;
     let c = credit(&crypto, agg, &session, &tx(2), verified("6"), false, now, "test");
     let inv = &c.aggregate.invoice;
     assert_eq!(inv.collection_state, CollectionState::Paid);
@@ -97,9 +103,10 @@ fn partial_then_full_payment() {
     assert_eq!(c.aggregate.sessions[0].status, CheckoutStatus::Completed);
     assert_eq!(types(&c), vec![EventType::InvoicePaid, EventType::PaymentUnderpaid]);
     // invoice.paid data carries every credited payment id.
+    assert_eq!(c.assign_number, None, "an invoice is numbered once");
     let mut change = c;
-    let events = change.finalize(Some(99));
-    assert_eq!(change.aggregate.invoice.number.as_deref(), Some("INV-000007"), "a payment assigns no number");
+    let events = change.finalize(None);
+    assert_eq!(change.aggregate.invoice.number.as_deref(), Some("INV-000007"));
     let crate::event::EventData::Map(pairs) = &events[0].data else { panic!() };
     let ids = pairs.iter().find(|(k, _)| k == "creditedPaymentIds").unwrap();
     assert!(matches!(&ids.1, crate::event::EventData::List(l) if l.len() == 2));

@@ -137,6 +137,9 @@ pub struct Invoice {
     pub scope: Scope,
     pub kind: InvoiceKind,
     pub number: Option<String>,
+    /// The merchant's number prefix when the invoice was created. Itemized invoices are
+    /// numbered at issue; amount-only invoices when their first payment is credited.
+    pub number_prefix: String,
     /// Token of the hosted invoice page; set at issue.
     pub public_token: Option<PublicToken>,
     pub fields: InvoiceFields,

@@ -50,7 +50,8 @@ pub async fn create_checkout_session(
     let scope = principal.scope.clone();
     idempotency::execute(&state, &scope, &req, &raw, || async {
         let input = input.into_domain()?;
-        let agg = state.billing().create_checkout(&principal.merchant, &scope, input).await?;
+        let clock = state.clock_for(&principal);
+        let agg = state.billing_with(&clock).create_checkout(&principal.merchant, &scope, input).await?;
         let session = agg.sessions.first().ok_or_else(ApiError::internal)?;
         let view = SessionView { retrieval: false, secret: principal.key_type == KeyType::Secret };
         let out = checkout_session(&agg, session, view, &Links { base: &state.public_base_url });

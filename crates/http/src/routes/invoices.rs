@@ -5,6 +5,7 @@ use actix_web::{HttpRequest, HttpResponse, get, patch, post, web};
 use stablepay_domain::billing::{CloseAction, InvoiceAggregate, InvoiceKey};
 use stablepay_domain::ids::InvoiceId;
 use stablepay_domain::invoice::CollectionState;
+use stablepay_domain::ports::Clock;
 use stablepay_domain::{Error, Resource, Scope};
 
 use crate::auth::SecretKey;
@@ -29,8 +30,14 @@ fn key(segment: &str, allow_number: bool) -> Result<InvoiceKey, ApiError> {
     Err(Error::NotFound(Resource::Invoice).into())
 }
 
-async fn render(state: &AppState, scope: &Scope, agg: &InvoiceAggregate, status: StatusCode) -> Outcome {
-    let now = state.clock.now(scope).await?;
+async fn render(
+    state: &AppState,
+    clock: &dyn Clock,
+    scope: &Scope,
+    agg: &InvoiceAggregate,
+    status: StatusCode,
+) -> Outcome {
+    let now = clock.now(scope).await?;
     let out = invoice(agg, &Links { base: &state.public_base_url }, now);
     Ok((status, serde_json::to_value(out).map_err(|_| ApiError::internal())?))
 }
@@ -52,17 +59,18 @@ pub async fn create_invoice(
     body: ApiJson<InvoiceCreate>,
 ) -> HttpResponse {
     let principal = key.0;
+    let clock = state.clock_for(&principal);
     let scope = principal.scope.clone();
     let ApiJson(input, raw) = body;
     idempotency::execute(&state, &scope, &req, &raw, || async {
-        let billing = state.billing();
+        let billing = state.billing_with(&clock);
         let agg = match input.into_form()? {
             InvoiceForm::Itemized { input, issue, send } => {
                 billing.create_invoice(&principal.merchant, &scope, *input, issue, send).await?
             }
             InvoiceForm::AmountOnly(input) => billing.create_amount_only(&principal.merchant, &scope, input).await?,
         };
-        render(&state, &scope, &agg, StatusCode::CREATED).await
+        render(&state, &clock, &scope, &agg, StatusCode::CREATED).await
     })
     .await
 }
@@ -84,6 +92,7 @@ pub async fn list_invoices(
     key: SecretKey,
     state: web::Data<AppState>,
 ) -> Result<HttpResponse, ApiError> {
+    let clock = state.clock_for(&key.0);
     let scope = key.0.scope;
     let params = QueryParams::parse(&req, &["limit", "startingAfter", "collectionState"])?;
     let page = params.page()?;
@@ -94,7 +103,7 @@ pub async fn list_invoices(
         })
         .transpose()?;
     let result = state.invoices.list_invoices(&scope, filter, &page).await?;
-    let now = state.clock.now(&scope).await?;
+    let now = clock.now(&scope).await?;
     let links = Links { base: &state.public_base_url };
     let out = ListOut::new(result, |a| a.invoice.id.to_string(), |a| invoice(&a, &links, now));
     Ok(HttpResponse::Ok().json(success_body(&out)))
@@ -113,9 +122,10 @@ pub async fn get_invoice(
     state: web::Data<AppState>,
     id: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
+    let clock = state.clock_for(&key.0);
     let scope = key.0.scope;
     let agg = state.invoices.load_invoice(&scope, &key_or_number(&id)?).await?;
-    let (status, data) = render(&state, &scope, &agg, StatusCode::OK).await?;
+    let (status, data) = render(&state, &clock, &scope, &agg, StatusCode::OK).await?;
     Ok(HttpResponse::build(status).json(success_body(&data)))
 }
 
@@ -140,13 +150,14 @@ pub async fn update_invoice(
     body: ApiJson<InvoicePatch>,
 ) -> HttpResponse {
     let principal = key.0;
+    let clock = state.clock_for(&principal);
     let scope = principal.scope.clone();
     let ApiJson(input, raw) = body;
     idempotency::execute(&state, &scope, &req, &raw, || async {
         let k = self::key(&id, false)?;
         let (version, draft) = input.into_domain()?;
-        let agg = state.billing().update_draft(&principal.merchant, &scope, &k, version, draft).await?;
-        render(&state, &scope, &agg, StatusCode::OK).await
+        let agg = state.billing_with(&clock).update_draft(&principal.merchant, &scope, &k, version, draft).await?;
+        render(&state, &clock, &scope, &agg, StatusCode::OK).await
     })
     .await
 }
@@ -168,13 +179,13 @@ pub async fn issue_invoice(
     body: ApiJson<IssueIn>,
 ) -> HttpResponse {
     let principal = key.0;
+    let clock = state.clock_for(&principal);
     let scope = principal.scope.clone();
     let ApiJson(input, raw) = body;
     idempotency::execute(&state, &scope, &req, &raw, || async {
         let k = self::key(&id, false)?;
-        let agg =
-            state.billing().issue(&principal.merchant, &scope, &k, input.version, input.send.unwrap_or(false)).await?;
-        render(&state, &scope, &agg, StatusCode::OK).await
+        let agg = state.billing_with(&clock).issue(&scope, &k, input.version, input.send.unwrap_or(false)).await?;
+        render(&state, &clock, &scope, &agg, StatusCode::OK).await
     })
     .await
 }
@@ -193,10 +204,11 @@ pub async fn open_checkout(
     state: web::Data<AppState>,
     id: web::Path<String>,
 ) -> HttpResponse {
+    let clock = state.clock_for(&key.0);
     let scope = key.0.scope;
     idempotency::execute(&state, &scope, &req, &[], || async {
         let k = self::key(&id, false)?;
-        let opened = state.billing().open_checkout(&scope, &k).await?;
+        let opened = state.billing_with(&clock).open_checkout(&scope, &k).await?;
         let session = opened.aggregate.session(&opened.session_id).ok_or_else(ApiError::internal)?;
         let links = Links { base: &state.public_base_url };
         let expires = crate::wire::timestamp(session.expires_at);
@@ -222,12 +234,13 @@ async fn close(
     body: ApiJson<ReasonIn>,
     action: CloseAction,
 ) -> HttpResponse {
+    let clock = state.clock_for(&key.0);
     let scope = key.0.scope;
     let ApiJson(input, raw) = body;
     idempotency::execute(&state, &scope, &req, &raw, || async {
         let k = self::key(&id, false)?;
-        let agg = state.billing().close(&scope, &k, action, &input.reason).await?;
-        render(&state, &scope, &agg, StatusCode::OK).await
+        let agg = state.billing_with(&clock).close(&scope, &k, action, &input.reason).await?;
+        render(&state, &clock, &scope, &agg, StatusCode::OK).await
     })
     .await
 }
@@ -305,13 +318,14 @@ pub async fn refund_reference(
     id: web::Path<String>,
     body: ApiJson<RefundIn>,
 ) -> HttpResponse {
+    let clock = state.clock_for(&key.0);
     let scope = key.0.scope;
     let ApiJson(input, raw) = body;
     idempotency::execute(&state, &scope, &req, &raw, || async {
         let k = self::key(&id, false)?;
         let input = input.into_domain()?;
-        let (agg, refund_id) = state.billing().record_refund(&scope, &k, input).await?;
-        let (_, inv) = render(&state, &scope, &agg, StatusCode::OK).await?;
+        let (agg, refund_id) = state.billing_with(&clock).record_refund(&scope, &k, input).await?;
+        let (_, inv) = render(&state, &clock, &scope, &agg, StatusCode::OK).await?;
         let adjustment =
             agg.invoice.refunds.iter().find(|r| r.id == refund_id).map(refund).ok_or_else(ApiError::internal)?;
         let adjustment = serde_json::to_value(adjustment).map_err(|_| ApiError::internal())?;
@@ -335,11 +349,12 @@ pub async fn duplicate_invoice(
     id: web::Path<String>,
 ) -> HttpResponse {
     let principal = key.0;
+    let clock = state.clock_for(&principal);
     let scope = principal.scope.clone();
     idempotency::execute(&state, &scope, &req, &[], || async {
         let k = self::key(&id, false)?;
-        let agg = state.billing().duplicate(&principal.merchant, &scope, &k).await?;
-        render(&state, &scope, &agg, StatusCode::CREATED).await
+        let agg = state.billing_with(&clock).duplicate(&principal.merchant, &scope, &k).await?;
+        render(&state, &clock, &scope, &agg, StatusCode::CREATED).await
     })
     .await
 }

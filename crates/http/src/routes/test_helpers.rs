@@ -37,6 +37,7 @@ pub async fn simulate_payment(
     id: web::Path<String>,
     body: OptionalJson<TestPaymentIn>,
 ) -> HttpResponse {
+    let clock = state.clock_for(&key.0);
     let scope = key.0.scope;
     let OptionalJson(input, raw) = body;
     idempotency::execute(&state, &scope, &req, &raw, || async {
@@ -63,7 +64,7 @@ pub async fn simulate_payment(
                 .transpose()?,
             succeed,
         };
-        let (p, _) = state.billing().pay_test(&scope, &id, parsed).await?;
+        let (p, _) = state.billing_with(&clock).pay_test(&scope, &id, parsed).await?;
         Ok((StatusCode::CREATED, serde_json::to_value(payment(&p)).map_err(|_| ApiError::internal())?))
     })
     .await

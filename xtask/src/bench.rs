@@ -1,7 +1,7 @@
 // Benchmark statistics (rates, percentiles) are floating point by nature; no money here.
 #![allow(clippy::float_arithmetic, clippy::as_conversions, clippy::cast_precision_loss)]
 
-//! `cargo xtask bench [--seconds N] [--connections N]`: load benchmark of the release binary
+//! `cargo xtask bench [--seconds N] [--connections N] [--workers N]`: load benchmark of the release binary
 //! against a local PostgreSQL, next to PostgreSQL's own ceiling measured in the same run.
 //!
 //! 1. Builds `stablepay` in release mode, creates a fresh database, a merchant and a secret
@@ -26,16 +26,18 @@ use crate::util;
 struct Options {
     seconds: u64,
     connections: usize,
+    workers: usize,
 }
 
 fn options(args: &[String]) -> Result<Options, String> {
-    let mut o = Options { seconds: 15, connections: 32 };
+    let mut o = Options { seconds: 15, connections: 32, workers: 2 };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let value = it.next().ok_or_else(|| format!("{a} needs a value"))?;
         match a.as_str() {
             "--seconds" => o.seconds = value.parse().map_err(|_| "--seconds takes a number")?,
             "--connections" => o.connections = value.parse().map_err(|_| "--connections takes a number")?,
+            "--workers" => o.workers = value.parse().map_err(|_| "--workers takes a number")?,
             other => return Err(format!("unknown option {other}")),
         }
     }
@@ -194,10 +196,15 @@ pub fn run(args: &[String]) -> Result<(), String> {
         util::run(Command::new(&binary).arg("migrate").env("DATABASE_URL", &url).env("RUST_LOG", "warn"))?;
         let (_, key) = util::merchant_and_key(&binary, &url, "test", "secret")?;
         let pool = o.connections.to_string();
+        let workers = o.workers.to_string();
         let (server, base) = util::serve(
             &binary,
             &url,
-            &[("STABLEPAY_DB_POOL_SIZE", pool.as_str()), ("STABLEPAY_HTTP_WORKERS", "2"), ("RUST_LOG", "warn")],
+            &[
+                ("STABLEPAY_DB_POOL_SIZE", pool.as_str()),
+                ("STABLEPAY_HTTP_WORKERS", workers.as_str()),
+                ("RUST_LOG", "warn"),
+            ],
         )?;
         let pid = server.0.id();
         let addr = base.trim_start_matches("http://").to_owned();

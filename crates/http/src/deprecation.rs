@@ -33,6 +33,11 @@ pub fn install(list: Vec<Deprecated>) {
     let _ = DEPRECATIONS.set(list);
 }
 
+/// Whether any operation is deprecated.
+pub(crate) fn any() -> bool {
+    !registry().is_empty()
+}
+
 pub(crate) fn lookup(method: &Method, pattern: Option<&str>) -> Option<Deprecated> {
     let pattern = pattern?;
     registry().iter().copied().find(|d| d.method.eq_ignore_ascii_case(method.as_str()) && d.path == pattern)

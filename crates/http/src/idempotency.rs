@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use stablepay_domain::Scope;
 use stablepay_domain::ports::IdempotencyBegin;
 
-use crate::envelope::{request_id, success_body};
+use crate::envelope::{request_id, success_text};
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
 
@@ -35,13 +35,13 @@ pub fn key_of(req: &HttpRequest) -> Result<Option<String>, ApiError> {
     Ok(Some(text.to_owned()))
 }
 
-/// A rendered outcome: status and `data` (success) or the error.
-pub type Outcome = Result<(StatusCode, Value), ApiError>;
+/// A rendered outcome: status and the serialized `data` (success), or the error.
+pub type Outcome = Result<(StatusCode, String), ApiError>;
 
-fn render(outcome: &Outcome) -> (StatusCode, Value) {
+fn render(outcome: &Outcome) -> (StatusCode, String) {
     match outcome {
-        Ok((status, data)) => (*status, success_body(data)),
-        Err(e) => (e.code.status(), crate::envelope::error_body(e.body())),
+        Ok((status, data)) => (*status, success_text(data)),
+        Err(e) => (e.code.status(), crate::envelope::error_body(e.body()).to_string()),
     }
 }
 
@@ -69,7 +69,7 @@ where
         return match outcome {
             Ok(_) => {
                 let (status, body) = render(&outcome);
-                respond(status, body.to_string(), &[])
+                respond(status, body, &[])
             }
             Err(e) => e.error_response(),
         };
@@ -110,8 +110,7 @@ where
         .error_response(),
         IdempotencyBegin::Started => {
             let outcome = run().await;
-            let (status, body) = render(&outcome);
-            let text = body.to_string();
+            let (status, text) = render(&outcome);
             // Server failures and concurrency conflicts may succeed on retry: forget the key so
             // the retry executes. Everything else is stored and replayed.
             let retryable =

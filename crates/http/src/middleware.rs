@@ -71,7 +71,9 @@ where
             status = tracing::field::Empty,
             merchant = tracing::field::Empty,
         );
-        let deprecated = deprecation::lookup(req.method(), req.match_pattern().as_deref());
+        // Matching the route again costs a regex pass; only do it when something is deprecated.
+        let deprecated =
+            if deprecation::any() { deprecation::lookup(req.method(), req.match_pattern().as_deref()) } else { None };
         let too_large = declared_length(&req).is_some_and(|n| n > MAX_BODY_BYTES);
         let id_for_scope = request_id.clone();
         let fut = async move {

@@ -8,17 +8,13 @@ use stablepay_domain::ids::{CheckoutSessionId, PaymentId};
 use stablepay_domain::{Error, Resource};
 
 use crate::auth::{AnyKey, SecretKey};
-use crate::envelope::success_body;
+use crate::envelope::{ok, to_data};
 use crate::error::{ApiError, ErrorCode};
 use crate::idempotency;
 use crate::json::ApiJson;
 use crate::state::AppState;
 use crate::wire_in::CheckoutCreate;
 use crate::wire_out::{Links, SessionView, checkout_session, payment};
-
-fn to_json<T: serde::Serialize>(value: &T) -> Result<serde_json::Value, ApiError> {
-    serde_json::to_value(value).map_err(|_| ApiError::internal())
-}
 
 /// Create a hosted checkout and its linked invoice. A publishable key may send only amount and
 /// externalReference.
@@ -55,7 +51,7 @@ pub async fn create_checkout_session(
         let session = agg.sessions.first().ok_or_else(ApiError::internal)?;
         let view = SessionView { retrieval: false, secret: principal.key_type == KeyType::Secret };
         let out = checkout_session(&agg, session, view, &Links { base: &state.public_base_url });
-        Ok((StatusCode::CREATED, to_json(&out)?))
+        Ok((StatusCode::CREATED, to_data(&out)?))
     })
     .await
 }
@@ -79,7 +75,7 @@ pub async fn get_checkout_session(
     let session = agg.session(&id).ok_or(Error::NotFound(Resource::CheckoutSession))?;
     let view = SessionView { retrieval: true, secret: principal.key_type == KeyType::Secret };
     let out = checkout_session(&agg, session, view, &Links { base: &state.public_base_url });
-    Ok(HttpResponse::Ok().json(success_body(&out)))
+    ok(StatusCode::OK, &out)
 }
 
 /// Retrieve a payment record.
@@ -97,5 +93,5 @@ pub async fn get_payment(
 ) -> Result<HttpResponse, ApiError> {
     let id = PaymentId::parse(&id).ok_or(Error::NotFound(Resource::Payment))?;
     let p = state.invoices.get_payment(&key.0.scope, &id).await?;
-    Ok(HttpResponse::Ok().json(success_body(&payment(&p))))
+    ok(StatusCode::OK, &payment(&p))
 }

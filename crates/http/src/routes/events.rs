@@ -6,7 +6,9 @@ use stablepay_domain::ids::EventId;
 use stablepay_domain::{Error, Resource};
 
 use crate::auth::SecretKey;
-use crate::envelope::success_body;
+use actix_web::http::StatusCode;
+
+use crate::envelope::ok;
 use crate::error::ApiError;
 use crate::query::QueryParams;
 use crate::state::AppState;
@@ -43,7 +45,7 @@ pub async fn list_events(
         .transpose()?;
     let result = state.events.list_events(&key.0.scope, event_type, &page).await?;
     let out = ListOut::new(result, |e| e.id.to_string(), EventOut::from);
-    Ok(HttpResponse::Ok().json(success_body(&out)))
+    ok(StatusCode::OK, &out)
 }
 
 /// Retrieve one event.
@@ -68,5 +70,5 @@ pub async fn get_event(
 ) -> Result<HttpResponse, ApiError> {
     let id = EventId::parse(&id).ok_or(Error::NotFound(Resource::Event))?;
     let event = state.events.get_event(&key.0.scope, &id).await?;
-    Ok(HttpResponse::Ok().json(success_body(&EventOut::from(event))))
+    ok(StatusCode::OK, &EventOut::from(event))
 }

@@ -9,7 +9,7 @@ use stablepay_domain::ports::Clock;
 use stablepay_domain::{Error, Resource, Scope};
 
 use crate::auth::SecretKey;
-use crate::envelope::success_body;
+use crate::envelope::{ok, to_data};
 use crate::error::ApiError;
 use crate::idempotency::{self, Outcome};
 use crate::json::ApiJson;
@@ -17,7 +17,7 @@ use crate::query::QueryParams;
 use crate::state::AppState;
 use crate::wire::ListOut;
 use crate::wire_in::{InvoiceCreate, InvoiceForm, InvoicePatch, IssueIn, ReasonIn, RefundIn};
-use crate::wire_out::{Links, RemainderCheckoutOut, invoice, refund};
+use crate::wire_out::{InvoiceOut, Links, RefundRecordedOut, RemainderCheckoutOut, invoice, refund};
 
 /// A path segment: an invoice id, or (for reads) an issued invoice number.
 fn key(segment: &str, allow_number: bool) -> Result<InvoiceKey, ApiError> {
@@ -30,6 +30,16 @@ fn key(segment: &str, allow_number: bool) -> Result<InvoiceKey, ApiError> {
     Err(Error::NotFound(Resource::Invoice).into())
 }
 
+async fn view(
+    state: &AppState,
+    clock: &dyn Clock,
+    scope: &Scope,
+    agg: &InvoiceAggregate,
+) -> Result<InvoiceOut, ApiError> {
+    let now = clock.now(scope).await?;
+    Ok(invoice(agg, &Links { base: &state.public_base_url }, now))
+}
+
 async fn render(
     state: &AppState,
     clock: &dyn Clock,
@@ -37,9 +47,7 @@ async fn render(
     agg: &InvoiceAggregate,
     status: StatusCode,
 ) -> Outcome {
-    let now = clock.now(scope).await?;
-    let out = invoice(agg, &Links { base: &state.public_base_url }, now);
-    Ok((status, serde_json::to_value(out).map_err(|_| ApiError::internal())?))
+    Ok((status, to_data(&view(state, clock, scope, agg).await?)?))
 }
 
 /// Create an itemized draft (or issue it at once), or a legacy amount-only invoice that is
@@ -106,7 +114,7 @@ pub async fn list_invoices(
     let now = clock.now(&scope).await?;
     let links = Links { base: &state.public_base_url };
     let out = ListOut::new(result, |a| a.invoice.id.to_string(), |a| invoice(&a, &links, now));
-    Ok(HttpResponse::Ok().json(success_body(&out)))
+    ok(StatusCode::OK, &out)
 }
 
 /// Retrieve an invoice by id or by its issued invoice number.
@@ -125,8 +133,7 @@ pub async fn get_invoice(
     let clock = state.clock_for(&key.0);
     let scope = key.0.scope;
     let agg = state.invoices.load_invoice(&scope, &key_or_number(&id)?).await?;
-    let (status, data) = render(&state, &clock, &scope, &agg, StatusCode::OK).await?;
-    Ok(HttpResponse::build(status).json(success_body(&data)))
+    ok(StatusCode::OK, &view(&state, &clock, &scope, &agg).await?)
 }
 
 fn key_or_number(segment: &str) -> Result<InvoiceKey, ApiError> {
@@ -221,7 +228,7 @@ pub async fn open_checkout(
             expires_at: expires,
             reused: opened.reused,
         };
-        Ok((StatusCode::CREATED, serde_json::to_value(out).map_err(|_| ApiError::internal())?))
+        Ok((StatusCode::CREATED, to_data(&out)?))
     })
     .await
 }
@@ -325,11 +332,10 @@ pub async fn refund_reference(
         let k = self::key(&id, false)?;
         let input = input.into_domain()?;
         let (agg, refund_id) = state.billing_with(&clock).record_refund(&scope, &k, input).await?;
-        let (_, inv) = render(&state, &clock, &scope, &agg, StatusCode::OK).await?;
         let adjustment =
             agg.invoice.refunds.iter().find(|r| r.id == refund_id).map(refund).ok_or_else(ApiError::internal)?;
-        let adjustment = serde_json::to_value(adjustment).map_err(|_| ApiError::internal())?;
-        Ok((StatusCode::CREATED, serde_json::json!({ "invoice": inv, "adjustment": adjustment })))
+        let out = RefundRecordedOut { invoice: view(&state, &clock, &scope, &agg).await?, adjustment };
+        Ok((StatusCode::CREATED, to_data(&out)?))
     })
     .await
 }

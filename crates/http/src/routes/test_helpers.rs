@@ -65,7 +65,7 @@ pub async fn simulate_payment(
             succeed,
         };
         let (p, _) = state.billing_with(&clock).pay_test(&scope, &id, parsed).await?;
-        Ok((StatusCode::CREATED, serde_json::to_value(payment(&p)).map_err(|_| ApiError::internal())?))
+        Ok((StatusCode::CREATED, crate::envelope::to_data(&payment(&p))?))
     })
     .await
 }
@@ -91,10 +91,8 @@ pub async fn advance_clock(
     idempotency::execute(&state, &scope, &req, &raw, || async {
         let (offset, done) = state.billing().advance_test_clock(&scope, input.seconds).await?;
         let now = state.clock.now(&scope).await?;
-        Ok((
-            StatusCode::OK,
-            json!({ "offsetSeconds": offset, "now": timestamp(now), "transitionsRun": u64::try_from(done).unwrap_or(0) }),
-        ))
+        let out = json!({ "offsetSeconds": offset, "now": timestamp(now), "transitionsRun": u64::try_from(done).unwrap_or(0) });
+        Ok((StatusCode::OK, crate::envelope::to_data(&out)?))
     })
     .await
 }

@@ -3,7 +3,7 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 use serde_json::{Map, Value};
 use stablepay_domain::event::{Event, EventData, EventType};
 use stablepay_domain::ids::{EventId, MerchantId};
@@ -41,7 +41,7 @@ pub(crate) fn decode(value: &Value) -> EventData {
 
 #[derive(Insertable)]
 #[diesel(table_name = events)]
-struct NewEventRow<'a> {
+pub(crate) struct NewEventRow<'a> {
     id: &'a str,
     merchant_id: &'a str,
     mode: &'a str,
@@ -50,13 +50,9 @@ struct NewEventRow<'a> {
     created_at: DateTime<Utc>,
 }
 
-/// Inserts events inside the caller's transaction.
-pub(crate) async fn insert(conn: &mut AsyncPgConnection, list: &[Event]) -> Result<(), diesel::result::Error> {
-    if list.is_empty() {
-        return Ok(());
-    }
-    let rows: Vec<NewEventRow<'_>> = list
-        .iter()
+/// Outbox rows of `list`, inserted by the caller inside the transaction of its change.
+pub(crate) fn rows(list: &[Event]) -> Vec<NewEventRow<'_>> {
+    list.iter()
         .map(|e| NewEventRow {
             id: e.id.as_str(),
             merchant_id: e.scope.merchant_id.as_str(),
@@ -65,9 +61,7 @@ pub(crate) async fn insert(conn: &mut AsyncPgConnection, list: &[Event]) -> Resu
             data: encode(&e.data),
             created_at: e.created_at,
         })
-        .collect();
-    diesel::insert_into(events::table).values(&rows).execute(conn).await?;
-    Ok(())
+        .collect()
 }
 
 #[derive(Queryable, Selectable)]

@@ -7,9 +7,10 @@ use async_trait::async_trait;
 use bigdecimal::BigDecimal;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use diesel::result::{DatabaseErrorKind, Error as DieselError, QueryResult};
 use diesel::sql_types::{BigInt, Integer, Nullable, Text};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use futures_util::future::{BoxFuture, try_join_all};
 use serde_json::Value;
 use stablepay_domain::billing::{InvoiceAggregate, InvoiceChange, InvoiceKey, PublicRef};
 use stablepay_domain::checkout::{CheckoutSession, CheckoutStatus};
@@ -24,7 +25,7 @@ use stablepay_domain::{Error, Mode, Resource, Scope};
 use crate::PgStore;
 use crate::codec::{self, numeric};
 use crate::error::db;
-use crate::schema::{checkout_sessions, invoice_counters, invoices, payments, test_clocks};
+use crate::schema::{checkout_sessions, events, invoice_counters, invoices, payments, test_clocks};
 
 fn corrupt(what: &str) -> Error {
     Error::Internal(format!("stored record is corrupt: {what}"))
@@ -597,60 +598,71 @@ impl InvoiceStore for PgStore {
                 };
                 let events = change.finalize(seq);
                 let agg = &mut change.aggregate;
+                agg.invoice.lock_version = change.expected_lock_version.map_or(1, |v| v + 1);
+                let invoice_row = InvoiceRow::from_domain(&agg.invoice, agg.payments.len()).map_err(TxError::Domain)?;
+                let session_rows: Vec<SessionRow> = change
+                    .changed_sessions
+                    .iter()
+                    .filter_map(|id| agg.sessions.iter().find(|s| &s.id == id))
+                    .map(SessionRow::from_domain)
+                    .collect();
+                let payment_rows: Vec<PaymentRow> = change
+                    .changed_payments
+                    .iter()
+                    .filter_map(|id| agg.payments.iter().find(|p| &p.id == id))
+                    .map(PaymentRow::from_domain)
+                    .collect::<Result<_, _>>()
+                    .map_err(TxError::Domain)?;
+                let event_rows = crate::events::rows(&events);
+                // Every write of the change is sent at once (pipelined on this connection) and
+                // PostgreSQL runs them in order inside the transaction: one round trip.
+                let mut c: &AsyncPgConnection = conn;
+                let mut writes: Vec<BoxFuture<'_, QueryResult<usize>>> = Vec::new();
                 match change.expected_lock_version {
-                    None => {
-                        agg.invoice.lock_version = 1;
-                        let row = InvoiceRow::from_domain(&agg.invoice, agg.payments.len()).map_err(TxError::Domain)?;
-                        diesel::insert_into(invoices::table).values(&row).execute(conn).await?;
-                    }
-                    Some(expected) => {
-                        agg.invoice.lock_version = expected + 1;
-                        let row = InvoiceRow::from_domain(&agg.invoice, agg.payments.len()).map_err(TxError::Domain)?;
-                        let n = diesel::update(
+                    None => writes.push(diesel::insert_into(invoices::table).values(&invoice_row).execute(&mut c)),
+                    Some(expected) => writes.push(
+                        diesel::update(
                             invoices::table
                                 .filter(invoices::id.eq(agg.invoice.id.as_str()))
                                 .filter(invoices::merchant_id.eq(scope.merchant_id.as_str()))
                                 .filter(invoices::mode.eq(scope.mode.as_str()))
                                 .filter(invoices::lock_version.eq(expected)),
                         )
-                        .set((&row, invoices::lease_until.eq(None::<DateTime<Utc>>)))
-                        .execute(conn)
-                        .await?;
-                        if n == 0 {
-                            return Err(TxError::Domain(Error::InvoiceStateMismatch));
-                        }
-                    }
+                        .set((&invoice_row, invoices::lease_until.eq(None::<DateTime<Utc>>)))
+                        .execute(&mut c),
+                    ),
                 }
-                for id in &change.changed_sessions {
-                    let Some(s) = agg.sessions.iter().find(|s| &s.id == id) else {
-                        continue;
-                    };
-                    let row = SessionRow::from_domain(s);
-                    diesel::insert_into(checkout_sessions::table)
-                        .values(&row)
-                        .on_conflict(checkout_sessions::id)
-                        .do_update()
-                        .set((
-                            checkout_sessions::status.eq(&row.status),
-                            checkout_sessions::completed_at.eq(row.completed_at),
-                        ))
-                        .execute(conn)
-                        .await?;
+                for row in &session_rows {
+                    writes.push(
+                        diesel::insert_into(checkout_sessions::table)
+                            .values(row)
+                            .on_conflict(checkout_sessions::id)
+                            .do_update()
+                            .set((
+                                checkout_sessions::status.eq(&row.status),
+                                checkout_sessions::completed_at.eq(row.completed_at),
+                            ))
+                            .execute(&mut c),
+                    );
                 }
-                for id in &change.changed_payments {
-                    let Some(p) = agg.payments.iter().find(|p| &p.id == id) else {
-                        continue;
-                    };
-                    let row = PaymentRow::from_domain(p).map_err(TxError::Domain)?;
-                    diesel::insert_into(payments::table)
-                        .values(&row)
-                        .on_conflict(payments::id)
-                        .do_update()
-                        .set((payments::status.eq(&row.status), payments::failure_reason.eq(&row.failure_reason)))
-                        .execute(conn)
-                        .await?;
+                for row in &payment_rows {
+                    writes.push(
+                        diesel::insert_into(payments::table)
+                            .values(row)
+                            .on_conflict(payments::id)
+                            .do_update()
+                            .set((payments::status.eq(&row.status), payments::failure_reason.eq(&row.failure_reason)))
+                            .execute(&mut c),
+                    );
                 }
-                crate::events::insert(conn, &events).await?;
+                if !event_rows.is_empty() {
+                    writes.push(diesel::insert_into(events::table).values(&event_rows).execute(&mut c));
+                }
+                let counts = try_join_all(writes).await?;
+                if <[usize]>::first(&counts) == Some(&0) {
+                    // The invoice changed since it was loaded: nothing of this change stays.
+                    return Err(TxError::Domain(Error::InvoiceStateMismatch));
+                }
                 Ok(())
             })
             .await;

@@ -41,6 +41,7 @@ pub struct ErrorEnvelope {
     pub meta: Meta,
 }
 
+/// Declares a success envelope type `{success, data: $data, meta}` for the OpenAPI document.
 macro_rules! envelope {
     ($(#[$doc:meta])* $name:ident, $data:ty) => {
         $(#[$doc])*
@@ -59,6 +60,8 @@ macro_rules! envelope {
 pub struct HealthOut {
     pub status: String,
 }
+
+pub(crate) use envelope;
 
 envelope!(/// Health envelope.
     HealthEnvelope, HealthOut);

@@ -9,7 +9,7 @@ use stablepay_domain::merchant::POLYGON_CHAIN_ID;
 use stablepay_domain::payment::Payment;
 use utoipa::ToSchema;
 
-use crate::wire::{Meta, timestamp};
+use crate::wire::{Meta, envelope, timestamp};
 
 /// Where customers reach the hosted pages.
 pub struct Links<'a> {
@@ -519,19 +519,6 @@ pub struct ClockOut {
     pub now: String,
     /// Invoices changed by the transitions that became due.
     pub transitions_run: u64,
-}
-
-macro_rules! envelope {
-    ($(#[$doc:meta])* $name:ident, $data:ty) => {
-        $(#[$doc])*
-        #[derive(Serialize, ToSchema)]
-        pub struct $name {
-            /// Always true.
-            pub success: bool,
-            pub data: $data,
-            pub meta: Meta,
-        }
-    };
 }
 
 envelope!(/// A checkout session.

@@ -1,9 +1,13 @@
 use super::*;
+use crate::chain::Verdict;
 use crate::ids::MerchantId;
+use crate::invoice::{InvoiceFields, LifecycleStatus};
 use crate::merchant::MerchantStatus;
 use crate::money::Decimal6;
+use crate::payment::PaymentStatus;
 use crate::ports::{MockClock, MockInvoiceStore};
 use crate::testing::SeqCrypto;
+use chrono::Duration;
 
 fn d(s: &str) -> Amount {
     Decimal6::parse(s).unwrap()

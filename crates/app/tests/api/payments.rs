@@ -344,3 +344,71 @@ async fn hosted_checkout_page_simulates_payments_without_javascript() {
         .unwrap();
     assert_eq!(refused.status().as_u16(), 404);
 }
+
+#[tokio::test]
+async fn several_workers_apply_each_transition_once() {
+    let db = crate::support::TestDb::new().await;
+    let app = TestApp::spawn_with(db, &[("STABLEPAY_WORKER_INTERVAL_MS", "20".to_owned())], &[]).await;
+    let m = app.merchant("Shop");
+    let mut ids = Vec::new();
+    for i in 0..30 {
+        let cs = app
+            .post(&m.sk_test, "/v1/checkout-sessions", json!({"amount": format!("{}.5", i + 1)}))
+            .await
+            .ok(201)
+            .clone();
+        ids.push(cs["invoiceId"].as_str().unwrap().to_owned());
+    }
+    // Two more worker processes beside the server's own.
+    let workers: Vec<_> = (0..2)
+        .map(|_| {
+            tokio::process::Command::new(crate::support::BIN)
+                .arg("worker")
+                .env("DATABASE_URL", app.db.url())
+                .env("STABLEPAY_WORKER_INTERVAL_MS", "20")
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .kill_on_drop(true)
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    app.db.query("UPDATE checkout_sessions SET expires_at = now() - interval '1 second'").await;
+    let mut expired = 0;
+    for _ in 0..150 {
+        let rows = app.db.query("SELECT count(*) AS n FROM invoices WHERE status = 'expired'").await;
+        expired = rows[0].get::<_, i64>("n");
+        if expired == 30 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(expired, 30);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let rows = app
+        .db
+        .query("SELECT count(*) AS n, count(DISTINCT data->>'id') AS d FROM events WHERE type = 'invoice.expired'")
+        .await;
+    assert_eq!(rows[0].get::<_, i64>("n"), 30, "exactly one invoice.expired per invoice");
+    assert_eq!(rows[0].get::<_, i64>("d"), 30);
+    drop(workers);
+    // The events page through without gaps or duplicates.
+    let mut seen = HashSet::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let q = match &cursor {
+            None => "/v1/events?type=invoice.expired&limit=7".to_owned(),
+            Some(c) => format!("/v1/events?type=invoice.expired&limit=7&startingAfter={c}"),
+        };
+        let page = app.get(&m.sk_test, &q).await.ok(200).clone();
+        for e in page["items"].as_array().unwrap() {
+            assert!(seen.insert(e["id"].as_str().unwrap().to_owned()), "duplicate across pages");
+        }
+        match page["nextCursor"].as_str() {
+            Some(c) => cursor = Some(c.to_owned()),
+            None => break,
+        }
+    }
+    assert_eq!(seen.len(), 30);
+}

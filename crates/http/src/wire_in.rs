@@ -268,7 +268,7 @@ impl InvoiceCreate {
             (None, Some(_)) => {
                 let issue = self.issue.unwrap_or(false);
                 let send = self.send.unwrap_or(false);
-                Ok(InvoiceForm::Itemized { input: Box::new(draft(DraftFields::from(self))?), issue, send })
+                Ok(InvoiceForm::Itemized { input: Box::new(draft(self)?), issue, send })
             }
         }
     }
@@ -304,62 +304,13 @@ pub struct InvoicePatch {
 impl InvoicePatch {
     pub fn into_domain(self) -> Result<(i64, DraftInput), ApiError> {
         let version = self.version;
-        Ok((version, draft(DraftFields::from(self))?))
+        Ok((version, draft(InvoiceCreate::from(self))?))
     }
 }
 
-/// The shared itemized fields of creation and replacement.
-struct DraftFields {
-    lines: Vec<LineIn>,
-    customer: Option<CustomerIn>,
-    discount: Option<DiscountIn>,
-    taxes: Option<Vec<TaxIn>>,
-    currency_code: Option<String>,
-    due_at: Option<String>,
-    checkout_expires_in_minutes: Option<i64>,
-    payment_terms: Option<String>,
-    memo: Option<String>,
-    footer: Option<String>,
-    purchase_order_number: Option<String>,
-    external_reference: Option<String>,
-    metadata: Option<Value>,
-    success_url: Option<String>,
-    cancel_url: Option<String>,
-    reminder_schedule: Option<ReminderIn>,
-}
-
-macro_rules! draft_fields_from {
-    ($t:ty) => {
-        impl From<$t> for DraftFields {
-            fn from(b: $t) -> Self {
-                DraftFields {
-                    lines: b.lines.into_iter().flatten().collect(),
-                    customer: b.customer,
-                    discount: b.discount,
-                    taxes: b.taxes,
-                    currency_code: b.currency_code,
-                    due_at: b.due_at,
-                    checkout_expires_in_minutes: b.checkout_expires_in_minutes,
-                    payment_terms: b.payment_terms,
-                    memo: b.memo,
-                    footer: b.footer,
-                    purchase_order_number: b.purchase_order_number,
-                    external_reference: b.external_reference,
-                    metadata: b.metadata,
-                    success_url: b.success_url,
-                    cancel_url: b.cancel_url,
-                    reminder_schedule: b.reminder_schedule,
-                }
-            }
-        }
-    };
-}
-
-draft_fields_from!(InvoiceCreate);
-
-impl From<InvoicePatch> for DraftFields {
+impl From<InvoicePatch> for InvoiceCreate {
     fn from(b: InvoicePatch) -> Self {
-        let create = InvoiceCreate {
+        InvoiceCreate {
             lines: Some(b.lines),
             customer: b.customer,
             discount: b.discount,
@@ -377,15 +328,16 @@ impl From<InvoicePatch> for DraftFields {
             cancel_url: b.cancel_url,
             reminder_schedule: b.reminder_schedule,
             ..Default::default()
-        };
-        DraftFields::from(create)
+        }
     }
 }
 
-fn draft(b: DraftFields) -> Result<DraftInput, ApiError> {
+/// The itemized fields of a creation or replacement body, parsed.
+fn draft(b: InvoiceCreate) -> Result<DraftInput, ApiError> {
     let lines = b
         .lines
         .into_iter()
+        .flatten()
         .enumerate()
         .map(|(i, l)| {
             Ok(LineItem {

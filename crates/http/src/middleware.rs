@@ -67,7 +67,7 @@ where
             "request",
             request_id = %request_id,
             method = %req.method(),
-            path = %req.path(),
+            path = %loggable_path(req.path()),
             status = tracing::field::Empty,
             merchant = tracing::field::Empty,
         );
@@ -128,4 +128,21 @@ pub fn too_large_error() -> ApiError {
 fn error_response(req: ServiceRequest, err: ApiError) -> ServiceResponse<BoxBody> {
     let res: HttpResponse = err.error_response();
     req.into_response(res)
+}
+
+/// The path as logged: the hosted invoice page's token is a credential, so it is masked.
+fn loggable_path(path: &str) -> std::borrow::Cow<'_, str> {
+    match path.strip_prefix("/i/") {
+        Some(_) => std::borrow::Cow::Borrowed("/i/[token]"),
+        None => std::borrow::Cow::Borrowed(path),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn hosted_invoice_tokens_are_masked_in_logs() {
+        assert_eq!(super::loggable_path("/i/abcDEF123"), "/i/[token]");
+        assert_eq!(super::loggable_path("/v1/invoices/inv_1"), "/v1/invoices/inv_1");
+    }
 }

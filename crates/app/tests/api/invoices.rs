@@ -550,3 +550,21 @@ async fn duplicate_and_unavailable_features() {
     body["send"] = json!(true);
     app.post(&m.sk_test, "/v1/invoices", body).await.assert_error(422, "FEATURE_UNAVAILABLE");
 }
+
+#[tokio::test]
+async fn hosted_invoice_tokens_never_reach_the_logs() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    let mut body = draft_body();
+    body["issue"] = json!(true);
+    let inv = app.post(&m.sk_test, "/v1/invoices", body).await.ok(201).clone();
+    let url = inv["hostedInvoiceUrl"].as_str().unwrap();
+    let token = url.rsplit('/').next().unwrap();
+    assert_eq!(app.http.get(url).send().await.unwrap().status().as_u16(), 200);
+    let bad = app.http.get(format!("{}/i/{}", app.base, "x".repeat(43))).send().await.unwrap();
+    assert_eq!(bad.status().as_u16(), 404);
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let logs = app.logs();
+    assert!(logs.contains("/i/[token]"), "the page request is logged");
+    assert!(!logs.contains(token), "the token leaked into the logs");
+}

@@ -257,8 +257,12 @@ pub(super) fn credit(
     for s in agg.sessions.iter_mut().filter(|s| s.status == CheckoutStatus::Pending) {
         let this = s.id == session.id;
         if (this && session_paid >= s.amount_due) || invoice_settled {
-            s.status = if this { CheckoutStatus::Completed } else { CheckoutStatus::Cancelled };
-            s.completed_at = Some(now);
+            if this {
+                s.status = CheckoutStatus::Completed;
+                s.completed_at = Some(now);
+            } else {
+                s.status = CheckoutStatus::Cancelled;
+            }
             changed_sessions.push(s.id.clone());
         }
     }

@@ -695,15 +695,18 @@ impl Billing<'_> {
             if batch.is_empty() {
                 break;
             }
+            let mut changed = 0;
             for (scope, id) in &batch {
                 match self.process_due(scope, id).await {
-                    Ok(true) => done += 1,
+                    Ok(true) => changed += 1,
                     Ok(false) => {}
                     Err(Error::NotFound(_)) => {}
                     Err(e) => return Err(e),
                 }
             }
-            if batch.len() < 100 {
+            done += changed;
+            // A short batch is the last; a batch where nothing changed would only repeat.
+            if batch.len() < 100 || changed == 0 {
                 break;
             }
         }

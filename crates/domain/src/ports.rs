@@ -133,8 +133,9 @@ pub trait InvoiceStore: Send + Sync {
     async fn get_payment(&self, scope: &Scope, id: &PaymentId) -> Result<Payment, Error>;
     /// Claims up to `limit` invoices with due time-based work (pending checkouts past expiry,
     /// collectible invoices past their due date), each for `lease_seconds`, skipping rows
-    /// other workers hold. `only` restricts the claim to one scope. Each scope's own clock
-    /// decides what is due.
+    /// other workers hold. `only` restricts the claim to one scope and then ignores leases (the
+    /// caller wants every due transition of that scope done before it answers). Each scope's
+    /// own clock decides what is due.
     async fn claim_due(
         &self,
         only: Option<Scope>,

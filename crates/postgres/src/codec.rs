@@ -5,6 +5,8 @@ use bigdecimal::BigDecimal;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+use crate::json_bytes::JsonBytes;
 use stablepay_domain::Error;
 use stablepay_domain::ids::{PaymentId, RefundReferenceId};
 use stablepay_domain::invoice::{
@@ -86,7 +88,7 @@ struct StoredFields {
     reminder_schedule: Option<StoredReminder>,
 }
 
-pub(crate) fn encode_fields(f: &InvoiceFields) -> Result<Value, Error> {
+pub(crate) fn encode_fields(f: &InvoiceFields) -> Result<JsonBytes, Error> {
     let stored = StoredFields {
         lines: f
             .lines
@@ -147,11 +149,15 @@ pub(crate) fn encode_fields(f: &InvoiceFields) -> Result<Value, Error> {
             days_after_due: r.days_after_due.clone(),
         }),
     };
-    serde_json::to_value(stored).map_err(|e| Error::Internal(e.to_string()))
+    to_bytes(&stored)
 }
 
-pub(crate) fn decode_fields(value: Value) -> Result<InvoiceFields, Error> {
-    let s: StoredFields = serde_json::from_value(value).map_err(|_| corrupt("fields"))?;
+fn to_bytes<T: Serialize>(value: &T) -> Result<JsonBytes, Error> {
+    serde_json::to_vec(value).map(JsonBytes).map_err(|e| Error::Internal(e.to_string()))
+}
+
+pub(crate) fn decode_fields(value: &JsonBytes) -> Result<InvoiceFields, Error> {
+    let s: StoredFields = serde_json::from_slice(&value.0).map_err(|_| corrupt("fields"))?;
     let discount = match (s.discount_fixed, s.discount_percentage) {
         (Some(a), _) => Some(Discount::Fixed(amount(&a)?)),
         (None, Some(p)) => Some(Discount::Percentage(Percentage::parse(&p).map_err(|_| corrupt("percentage"))?)),
@@ -220,7 +226,7 @@ struct StoredActivity {
     detail: Option<String>,
 }
 
-pub(crate) fn encode_activity(list: &[Activity]) -> Result<Value, Error> {
+pub(crate) fn encode_activity(list: &[Activity]) -> Result<JsonBytes, Error> {
     let stored: Vec<StoredActivity> = list
         .iter()
         .map(|a| StoredActivity {
@@ -230,11 +236,11 @@ pub(crate) fn encode_activity(list: &[Activity]) -> Result<Value, Error> {
             detail: a.detail.clone(),
         })
         .collect();
-    serde_json::to_value(stored).map_err(|e| Error::Internal(e.to_string()))
+    to_bytes(&stored)
 }
 
-pub(crate) fn decode_activity(value: Value) -> Result<Vec<Activity>, Error> {
-    let stored: Vec<StoredActivity> = serde_json::from_value(value).map_err(|_| corrupt("activity"))?;
+pub(crate) fn decode_activity(value: &JsonBytes) -> Result<Vec<Activity>, Error> {
+    let stored: Vec<StoredActivity> = serde_json::from_slice(&value.0).map_err(|_| corrupt("activity"))?;
     Ok(stored.into_iter().map(|a| Activity { at: a.at, action: a.action, actor: a.actor, detail: a.detail }).collect())
 }
 
@@ -250,7 +256,7 @@ struct StoredRefund {
     created_at: DateTime<Utc>,
 }
 
-pub(crate) fn encode_refunds(list: &[RefundReference]) -> Result<Value, Error> {
+pub(crate) fn encode_refunds(list: &[RefundReference]) -> Result<JsonBytes, Error> {
     let stored: Vec<StoredRefund> = list
         .iter()
         .map(|r| StoredRefund {
@@ -264,11 +270,11 @@ pub(crate) fn encode_refunds(list: &[RefundReference]) -> Result<Value, Error> {
             created_at: r.created_at,
         })
         .collect();
-    serde_json::to_value(stored).map_err(|e| Error::Internal(e.to_string()))
+    to_bytes(&stored)
 }
 
-pub(crate) fn decode_refunds(value: Value) -> Result<Vec<RefundReference>, Error> {
-    let stored: Vec<StoredRefund> = serde_json::from_value(value).map_err(|_| corrupt("refunds"))?;
+pub(crate) fn decode_refunds(value: &JsonBytes) -> Result<Vec<RefundReference>, Error> {
+    let stored: Vec<StoredRefund> = serde_json::from_slice(&value.0).map_err(|_| corrupt("refunds"))?;
     stored
         .into_iter()
         .map(|r| {
@@ -286,17 +292,28 @@ pub(crate) fn decode_refunds(value: Value) -> Result<Vec<RefundReference>, Error
         .collect()
 }
 
-/// The subtotal, discount and tax of an invoice (the total has its own numeric column).
-pub(crate) fn encode_breakdown(t: &stablepay_domain::invoice::Totals) -> Value {
-    serde_json::json!({ "subtotal": t.subtotal.to_string(), "discount": t.discount.to_string(), "tax": t.tax.to_string() })
+#[derive(Serialize, Deserialize)]
+struct StoredBreakdown {
+    subtotal: String,
+    discount: String,
+    tax: String,
 }
 
-pub(crate) fn decode_breakdown(value: &Value, total: Amount) -> Result<stablepay_domain::invoice::Totals, Error> {
-    let get = |k: &str| value.get(k).and_then(Value::as_str).ok_or_else(|| corrupt("breakdown")).and_then(amount);
+/// The subtotal, discount and tax of an invoice (the total has its own numeric column).
+pub(crate) fn encode_breakdown(t: &stablepay_domain::invoice::Totals) -> Result<JsonBytes, Error> {
+    to_bytes(&StoredBreakdown {
+        subtotal: t.subtotal.to_string(),
+        discount: t.discount.to_string(),
+        tax: t.tax.to_string(),
+    })
+}
+
+pub(crate) fn decode_breakdown(value: &JsonBytes, total: Amount) -> Result<stablepay_domain::invoice::Totals, Error> {
+    let b: StoredBreakdown = serde_json::from_slice(&value.0).map_err(|_| corrupt("breakdown"))?;
     Ok(stablepay_domain::invoice::Totals {
-        subtotal: get("subtotal")?,
-        discount: get("discount")?,
-        tax: get("tax")?,
+        subtotal: amount(&b.subtotal)?,
+        discount: amount(&b.discount)?,
+        tax: amount(&b.tax)?,
         total,
     })
 }

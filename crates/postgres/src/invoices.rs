@@ -11,7 +11,6 @@ use diesel::result::{DatabaseErrorKind, Error as DieselError, QueryResult};
 use diesel::sql_types::{BigInt, Integer, Nullable, Text};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use futures_util::future::{BoxFuture, try_join_all};
-use serde_json::Value;
 use stablepay_domain::billing::{InvoiceAggregate, InvoiceChange, InvoiceKey, PublicRef};
 use stablepay_domain::checkout::{CheckoutSession, CheckoutStatus};
 use stablepay_domain::ids::{CheckoutSessionId, InvoiceId, MerchantId, PaymentId, PublicToken};
@@ -25,6 +24,7 @@ use stablepay_domain::{Error, Mode, Resource, Scope};
 use crate::PgStore;
 use crate::codec::{self, numeric};
 use crate::error::db;
+use crate::json_bytes::JsonBytes;
 use crate::schema::{checkout_sessions, events, invoice_counters, invoices, payments, test_clocks};
 
 fn corrupt(what: &str) -> Error {
@@ -49,7 +49,7 @@ struct InvoiceRow {
     status: String,
     version: i64,
     currency: String,
-    breakdown: Value,
+    breakdown: JsonBytes,
     total: BigDecimal,
     customer_amount_paid: BigDecimal,
     merchant_amount_settled: BigDecimal,
@@ -59,9 +59,9 @@ struct InvoiceRow {
     past_due_at: Option<DateTime<Utc>>,
     close_reason: Option<String>,
     payment_count: i32,
-    fields: Value,
-    refunds: Value,
-    activity: Value,
+    fields: JsonBytes,
+    refunds: JsonBytes,
+    activity: JsonBytes,
     issued_at: Option<DateTime<Utc>>,
     paid_at: Option<DateTime<Utc>>,
     closed_at: Option<DateTime<Utc>>,
@@ -84,7 +84,7 @@ impl InvoiceRow {
             status: i.status.as_str().to_owned(),
             version: i.version,
             currency: i.fields.currency.symbol().to_owned(),
-            breakdown: codec::encode_breakdown(&i.totals),
+            breakdown: codec::encode_breakdown(&i.totals)?,
             total: i.totals.total.as_bigdecimal().clone(),
             customer_amount_paid: i.customer_amount_paid.as_bigdecimal().clone(),
             merchant_amount_settled: i.merchant_amount_settled.as_bigdecimal().clone(),
@@ -116,9 +116,9 @@ impl InvoiceRow {
             customer_amount_paid: numeric(self.customer_amount_paid)?,
             merchant_amount_settled: numeric(self.merchant_amount_settled)?,
             fee_basis_points: u32::try_from(self.fee_basis_points).map_err(|_| corrupt("fee"))?,
-            fields: codec::decode_fields(self.fields)?,
-            refunds: codec::decode_refunds(self.refunds)?,
-            activity: codec::decode_activity(self.activity)?,
+            fields: codec::decode_fields(&self.fields)?,
+            refunds: codec::decode_refunds(&self.refunds)?,
+            activity: codec::decode_activity(&self.activity)?,
             id: InvoiceId::from_trusted(self.id),
             number: self.number,
             number_prefix: self.number_prefix,

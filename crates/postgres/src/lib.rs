@@ -11,6 +11,7 @@ mod error;
 mod events;
 mod idempotency;
 mod invoices;
+mod json_bytes;
 mod merchants;
 mod migrate;
 mod pool;

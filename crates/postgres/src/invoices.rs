@@ -37,37 +37,37 @@ fn mode(text: &str) -> Result<Mode, Error> {
 
 #[derive(Queryable, Selectable, Insertable, AsChangeset)]
 #[diesel(table_name = invoices, check_for_backend(diesel::pg::Pg), treat_none_as_null = true)]
-struct InvoiceRow {
-    id: String,
-    merchant_id: String,
-    mode: String,
-    kind: String,
-    number: Option<String>,
-    number_prefix: String,
-    public_token: Option<String>,
-    collection_state: String,
-    status: String,
-    version: i64,
-    currency: String,
-    breakdown: JsonBytes,
-    total: BigDecimal,
-    customer_amount_paid: BigDecimal,
-    merchant_amount_settled: BigDecimal,
-    fee_basis_points: i32,
-    settlement_wallet: String,
-    due_at: Option<DateTime<Utc>>,
-    past_due_at: Option<DateTime<Utc>>,
-    close_reason: Option<String>,
-    payment_count: i32,
-    fields: JsonBytes,
-    refunds: JsonBytes,
-    activity: JsonBytes,
-    issued_at: Option<DateTime<Utc>>,
-    paid_at: Option<DateTime<Utc>>,
-    closed_at: Option<DateTime<Utc>>,
-    created_at: DateTime<Utc>,
-    updated_at: DateTime<Utc>,
-    lock_version: i64,
+pub(crate) struct InvoiceRow {
+    pub(crate) id: String,
+    pub(crate) merchant_id: String,
+    pub(crate) mode: String,
+    pub(crate) kind: String,
+    pub(crate) number: Option<String>,
+    pub(crate) number_prefix: String,
+    pub(crate) public_token: Option<String>,
+    pub(crate) collection_state: String,
+    pub(crate) status: String,
+    pub(crate) version: i64,
+    pub(crate) currency: String,
+    pub(crate) breakdown: JsonBytes,
+    pub(crate) total: BigDecimal,
+    pub(crate) customer_amount_paid: BigDecimal,
+    pub(crate) merchant_amount_settled: BigDecimal,
+    pub(crate) fee_basis_points: i32,
+    pub(crate) settlement_wallet: String,
+    pub(crate) due_at: Option<DateTime<Utc>>,
+    pub(crate) past_due_at: Option<DateTime<Utc>>,
+    pub(crate) close_reason: Option<String>,
+    pub(crate) payment_count: i32,
+    pub(crate) fields: JsonBytes,
+    pub(crate) refunds: JsonBytes,
+    pub(crate) activity: JsonBytes,
+    pub(crate) issued_at: Option<DateTime<Utc>>,
+    pub(crate) paid_at: Option<DateTime<Utc>>,
+    pub(crate) closed_at: Option<DateTime<Utc>>,
+    pub(crate) created_at: DateTime<Utc>,
+    pub(crate) updated_at: DateTime<Utc>,
+    pub(crate) lock_version: i64,
 }
 
 impl InvoiceRow {
@@ -139,22 +139,22 @@ impl InvoiceRow {
 
 #[derive(Queryable, Selectable, Insertable)]
 #[diesel(table_name = checkout_sessions, check_for_backend(diesel::pg::Pg))]
-struct SessionRow {
-    id: String,
-    invoice_id: String,
-    merchant_id: String,
-    mode: String,
-    status: String,
-    amount_due: BigDecimal,
-    currency: String,
-    settlement_wallet: String,
-    external_reference: Option<String>,
-    customer_email: Option<String>,
-    success_url: Option<String>,
-    cancel_url: Option<String>,
-    expires_at: DateTime<Utc>,
-    created_at: DateTime<Utc>,
-    completed_at: Option<DateTime<Utc>>,
+pub(crate) struct SessionRow {
+    pub(crate) id: String,
+    pub(crate) invoice_id: String,
+    pub(crate) merchant_id: String,
+    pub(crate) mode: String,
+    pub(crate) status: String,
+    pub(crate) amount_due: BigDecimal,
+    pub(crate) currency: String,
+    pub(crate) settlement_wallet: String,
+    pub(crate) external_reference: Option<String>,
+    pub(crate) customer_email: Option<String>,
+    pub(crate) success_url: Option<String>,
+    pub(crate) cancel_url: Option<String>,
+    pub(crate) expires_at: DateTime<Utc>,
+    pub(crate) created_at: DateTime<Utc>,
+    pub(crate) completed_at: Option<DateTime<Utc>>,
 }
 
 impl SessionRow {
@@ -578,6 +578,27 @@ impl InvoiceStore for PgStore {
 
     async fn save_invoice(&self, mut change: InvoiceChange) -> Result<InvoiceAggregate, Error> {
         let mut conn = self.conn().await?;
+        let plain_creation = change.expected_lock_version.is_none()
+            && change.assign_number.is_none()
+            && change.changed_payments.is_empty()
+            && change.events.is_empty()
+            && change.changed_sessions.len() == 1
+            && change.aggregate.sessions.len() == 1;
+        if plain_creation {
+            // A new invoice and its checkout, nothing else: one atomic statement.
+            let _ = change.finalize(None);
+            let agg = &mut change.aggregate;
+            agg.invoice.lock_version = 1;
+            let invoice = InvoiceRow::from_domain(&agg.invoice, 0)?;
+            let session = <[CheckoutSession]>::first(&agg.sessions)
+                .map(SessionRow::from_domain)
+                .ok_or_else(|| corrupt("session"))?;
+            crate::create_statement::InsertInvoiceWithSession { invoice: &invoice, session: &session }
+                .execute(&mut conn)
+                .await
+                .map_err(|e| TxError::Db(e).into_domain())?;
+            return Ok(change.aggregate);
+        }
         let scope = change.aggregate.invoice.scope.clone();
         let result = conn
             .transaction::<_, TxError, _>(async |conn| {

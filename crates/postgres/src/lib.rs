@@ -7,6 +7,7 @@
 mod api_keys;
 mod clock;
 mod codec;
+mod create_statement;
 mod error;
 mod events;
 mod idempotency;

@@ -1,7 +1,8 @@
 // Benchmark statistics (rates, percentiles) are floating point by nature; no money here.
 #![allow(clippy::float_arithmetic, clippy::as_conversions, clippy::cast_precision_loss)]
 
-//! `cargo xtask bench [--seconds N] [--connections N] [--workers N]`: load benchmark of the release binary
+//! `cargo xtask bench [--seconds N] [--connections N] [--workers N] [--pool N]` (pool defaults
+//! to the number of connections): load benchmark of the release binary
 //! against a local PostgreSQL, next to PostgreSQL's own ceiling measured in the same run.
 //!
 //! 1. Builds `stablepay` in release mode, creates a fresh database, a merchant and a secret
@@ -27,10 +28,11 @@ struct Options {
     seconds: u64,
     connections: usize,
     workers: usize,
+    pool: Option<usize>,
 }
 
 fn options(args: &[String]) -> Result<Options, String> {
-    let mut o = Options { seconds: 15, connections: 32, workers: 2 };
+    let mut o = Options { seconds: 15, connections: 32, workers: 2, pool: None };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let value = it.next().ok_or_else(|| format!("{a} needs a value"))?;
@@ -38,6 +40,7 @@ fn options(args: &[String]) -> Result<Options, String> {
             "--seconds" => o.seconds = value.parse().map_err(|_| "--seconds takes a number")?,
             "--connections" => o.connections = value.parse().map_err(|_| "--connections takes a number")?,
             "--workers" => o.workers = value.parse().map_err(|_| "--workers takes a number")?,
+            "--pool" => o.pool = Some(value.parse().map_err(|_| "--pool takes a number")?),
             other => return Err(format!("unknown option {other}")),
         }
     }
@@ -195,7 +198,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
         let url = util::database_url_for(&db);
         util::run(Command::new(&binary).arg("migrate").env("DATABASE_URL", &url).env("RUST_LOG", "warn"))?;
         let (_, key) = util::merchant_and_key(&binary, &url, "test", "secret")?;
-        let pool = o.connections.to_string();
+        let pool_size = o.pool.unwrap_or(o.connections);
+        let pool = pool_size.to_string();
         let workers = o.workers.to_string();
         let (server, base) = util::serve(
             &binary,
@@ -263,8 +267,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
 
         println!();
         println!(
-            "connections: {}, seconds per phase: {}, server: 2 HTTP workers, pool {}",
-            o.connections, o.seconds, o.connections
+            "connections: {}, seconds per phase: {}, server: {} HTTP workers, pool {}",
+            o.connections, o.seconds, o.workers, pool_size
         );
         println!("PostgreSQL ceiling: write {write_ceiling:.0}/s, read {read_ceiling:.0}/s (ceiling.sh, 32 clients)");
         println!();

@@ -18,8 +18,10 @@ pub async fn serve(mut config: Config, adapters: Adapters, with_worker: bool) ->
     if !config.public_base_url_explicit {
         config.public_base_url = format!("http://{local}");
     }
-    let state = adapters.http_state(&config);
-    let server = HttpServer::new(move || stablepay_http::build_app(state.clone()))
+    let worker_config = config.clone();
+    let worker_adapters = adapters.clone();
+    // The factory runs once in each HTTP worker thread: each worker builds its own state.
+    let server = HttpServer::new(move || stablepay_http::build_app(worker_adapters.http_state(&worker_config)))
         .workers(config.http_workers)
         .shutdown_timeout(10)
         .listen(listener)

@@ -53,12 +53,18 @@ impl Adapters {
         }
     }
 
+    /// The state of one HTTP worker. Each worker gets its own connection pool (its share of
+    /// `STABLEPAY_DB_POOL_SIZE`): a connection's driver runs on the thread that opened it, so a
+    /// pool shared by workers would cross threads twice on every query.
     pub fn http_state(&self, config: &Config) -> web::Data<AppState> {
-        let store = Arc::new(self.store.clone());
+        let share = (config.db_pool_size / config.http_workers.max(1)).max(1);
+        let own = PgStore::connect(&config.database_url, &PoolSettings { max_size: share, timeout: config.db_timeout });
+        // Building a pool only fails on settings that already built the shared one.
+        let store = Arc::new(own.unwrap_or_else(|_| self.store.clone()));
         web::Data::new(AppState {
             keys: store.clone(),
             crypto: self.crypto.clone(),
-            clock: self.clock.clone(),
+            clock: Arc::new(PgClock::new((*store).clone())),
             health: store.clone(),
             events: store.clone(),
             invoices: store.clone(),

@@ -136,7 +136,7 @@ envelope!(/// A page of events.
 /// The error answers every authenticated route may give (each in the error envelope; clients
 /// branch on `error.code`).
 #[derive(utoipa::IntoResponses)]
-#[allow(dead_code)]
+#[allow(dead_code)] // documentation only: never constructed, read by the OpenAPI derive
 pub enum Errors {
     /// VALIDATION_ERROR (details.field names the field or header), INVALID_AMOUNT, INVALID_EXPIRY,
     /// INVALID_WALLET_ADDRESS, INVALID_TX_HASH, INVALID_IDEMPOTENCY_KEY.

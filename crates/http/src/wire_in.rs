@@ -15,8 +15,6 @@ use utoipa::ToSchema;
 
 use crate::error::{ApiError, ErrorCode};
 
-const AMOUNT_PATTERN: &str = r"^[0-9]+(\.[0-9]{1,6})?$";
-
 /// Parses a decimal string (INVALID_AMOUNT naming `field`).
 pub fn amount(field: &str, text: &str, positive: bool) -> Result<Amount, ApiError> {
     let parsed = if positive { Decimal6::parse_positive(text) } else { Decimal6::parse(text) };
@@ -107,7 +105,6 @@ impl CheckoutCreate {
     }
 
     pub fn into_domain(self) -> Result<CheckoutInput, ApiError> {
-        let _ = AMOUNT_PATTERN;
         Ok(CheckoutInput {
             amount: Some(amount("amount", &self.amount, true)?),
             external_reference: self.external_reference,

@@ -67,7 +67,6 @@ pub(crate) fn rows(list: &[Event]) -> Vec<NewEventRow<'_>> {
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = events, check_for_backend(diesel::pg::Pg))]
 struct EventRow {
-    seq: i64,
     id: String,
     merchant_id: String,
     mode: String,
@@ -81,7 +80,6 @@ impl TryFrom<EventRow> for Event {
 
     fn try_from(row: EventRow) -> Result<Self, Error> {
         let corrupt = || Error::Internal(format!("event {} is corrupt", row.id));
-        let _ = row.seq;
         Ok(Event {
             scope: Scope::new(
                 MerchantId::from_trusted(row.merchant_id.clone()),

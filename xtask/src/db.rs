@@ -1,13 +1,13 @@
-//! `cargo xtask db`: a throwaway local PostgreSQL (trust auth, 127.0.0.1:5432) from the system's
-//! binaries, when none is running. Data lives in target/pgdata; stop it with
-//! `pg_ctl -D target/pgdata stop`.
+//! `cargo xtask db [--port N]`: a throwaway local PostgreSQL (trust auth, 127.0.0.1:5432 by
+//! default) from the system's binaries, when none is running. Data lives in
+//! target/pgdata-<port>; stop it with `pg_ctl -D target/pgdata-<port> stop`.
 
 use std::process::Command;
 
 use crate::util;
 
-fn running() -> bool {
-    Command::new("pg_isready").args(["-h", "127.0.0.1", "-p", "5432", "-q"]).status().is_ok_and(|s| s.success())
+fn running(port: &str) -> bool {
+    Command::new("pg_isready").args(["-h", "127.0.0.1", "-p", port, "-q"]).status().is_ok_and(|s| s.success())
 }
 
 fn bin_dir() -> Result<std::path::PathBuf, String> {
@@ -20,13 +20,19 @@ fn bin_dir() -> Result<std::path::PathBuf, String> {
     dirs.pop().ok_or_else(|| "no initdb found under /usr/lib/postgresql/*/bin".to_string())
 }
 
-pub fn run() -> Result<(), String> {
-    if running() {
-        println!("PostgreSQL is already running on 127.0.0.1:5432");
+/// `cargo xtask db [--port N]` (default 5432).
+pub fn run(args: &[String]) -> Result<(), String> {
+    let port = match args {
+        [] => "5432".to_owned(),
+        [flag, p] if flag == "--port" && p.parse::<u16>().is_ok() => p.clone(),
+        _ => return Err("usage: cargo xtask db [--port N]".into()),
+    };
+    if running(&port) {
+        println!("PostgreSQL is already running on 127.0.0.1:{port}");
         return Ok(());
     }
     let bin = bin_dir()?;
-    let data = util::root().join("target/pgdata");
+    let data = util::root().join(format!("target/pgdata-{port}"));
     let as_postgres = |program: &str| {
         // initdb and postgres refuse to run as root; use the postgres user when we are root.
         let mut cmd = if is_root() {
@@ -47,15 +53,20 @@ pub fn run() -> Result<(), String> {
         }
         util::run(as_postgres("initdb").args(["-U", "postgres", "--auth=trust", "-D"]).arg(&data))?;
     }
+    let options = format!("-p {port} -k /tmp -h 127.0.0.1");
     util::run(
         as_postgres("pg_ctl")
             .arg("-D")
             .arg(&data)
-            .args(["-o", "-p 5432 -k /tmp -h 127.0.0.1", "-l"])
+            .args(["-o", &options, "-l"])
             .arg(data.join("log"))
             .args(["-w", "start"]),
     )?;
-    println!("PostgreSQL started on 127.0.0.1:5432 (data in {})", data.display());
+    println!(
+        "PostgreSQL started on 127.0.0.1:{port} (data in {}; stop: pg_ctl -D {} stop)",
+        data.display(),
+        data.display()
+    );
     Ok(())
 }
 

@@ -20,7 +20,7 @@ fn main() -> ExitCode {
     let result = match task {
         "ci" => ci(),
         "schemathesis" => schemathesis::run(),
-        "db" => db::run(),
+        "db" => db::run(&args[1..]),
         "bench" => bench::run(&args[1..]),
         "openapi" => util::cargo(&["run", "--quiet", "-p", "stablepay", "--", "openapi"]),
         _ => {

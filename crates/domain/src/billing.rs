@@ -220,10 +220,6 @@ pub struct Billing<'a> {
 }
 
 impl Billing<'_> {
-    async fn save_new(&self, change: InvoiceChange) -> Result<InvoiceAggregate, Error> {
-        self.store.save_invoice(change).await
-    }
-
     /// Load, decide, save; retried on concurrent change. `decide` returns `None` when there is
     /// nothing to change.
     async fn mutate<F>(&self, scope: &Scope, key: &InvoiceKey, decide: F) -> Result<InvoiceAggregate, Error>
@@ -295,7 +291,7 @@ impl Billing<'_> {
         let mut change =
             InvoiceChange::new(InvoiceAggregate { invoice, sessions: Vec::new(), payments: Vec::new() }, None);
         issue_into(&mut change, self.crypto, now, input.customer_email)?;
-        self.save_new(change).await
+        self.store.save_invoice(change).await
     }
 
     /// `POST /v1/invoices`, itemized form: a draft (version 1), or issued at once.
@@ -324,7 +320,7 @@ impl Billing<'_> {
             let email = change.aggregate.invoice.fields.customer.as_ref().and_then(|c| c.email.clone());
             issue_into(&mut change, self.crypto, now, email)?;
         }
-        self.save_new(change).await
+        self.store.save_invoice(change).await
     }
 
     /// `POST /v1/invoices`, legacy amount-only form: payable at once.
@@ -550,13 +546,8 @@ impl Billing<'_> {
         let mut fields = source.fields.clone();
         if let Some(amount) = fields.amount.take() {
             let description = fields.external_reference.clone().unwrap_or_else(|| "Amount due".to_owned());
-            fields.lines = vec![LineItem {
-                id: None,
-                sku: None,
-                description,
-                quantity: Amount::parse("1").unwrap_or_else(|_| Amount::zero()),
-                unit_amount: amount,
-            }];
+            fields.lines =
+                vec![LineItem { id: None, sku: None, description, quantity: Amount::one(), unit_amount: amount }];
         }
         fields.currency = settlement.token;
         let mut invoice = new_invoice(
@@ -570,11 +561,12 @@ impl Billing<'_> {
             now,
         );
         invoice.log(now, "duplicated_from", "api", Some(source.id.to_string()));
-        self.save_new(InvoiceChange::new(
-            InvoiceAggregate { invoice, sessions: Vec::new(), payments: Vec::new() },
-            None,
-        ))
-        .await
+        self.store
+            .save_invoice(InvoiceChange::new(
+                InvoiceAggregate { invoice, sessions: Vec::new(), payments: Vec::new() },
+                None,
+            ))
+            .await
     }
 
     /// Test helper: simulate a transfer to a checkout and run it through verification and
@@ -671,19 +663,14 @@ impl Billing<'_> {
     /// Runs the time-based transitions of one invoice that are due at its scope's time.
     /// Idempotent: a second run finds nothing to do.
     pub async fn process_due(&self, scope: &Scope, id: &InvoiceId) -> Result<bool, Error> {
-        let mut changed = false;
-        let changed_ref = std::sync::Mutex::new(&mut changed);
+        let changed = std::sync::atomic::AtomicBool::new(false);
         self.mutate(scope, &InvoiceKey::Id(id.clone()), |agg, now| {
             let change = due_transitions(self.crypto, agg, now);
-            if change.is_some()
-                && let Ok(mut c) = changed_ref.lock()
-            {
-                **c = true;
-            }
+            changed.store(change.is_some(), std::sync::atomic::Ordering::Relaxed);
             Ok(change)
         })
         .await?;
-        Ok(changed)
+        Ok(changed.into_inner())
     }
 
     /// Claims and runs due work until none is left (or `max_rounds` batches); returns how many

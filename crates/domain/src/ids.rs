@@ -30,8 +30,7 @@ pub fn base62(bytes: &[u8], len: usize) -> String {
 
 /// Random base62 text of `len` characters with at least `len * 5.95` bits of entropy.
 pub fn random_base62(crypto: &dyn Crypto, len: usize) -> String {
-    // 62^len < 256^(len*3/4+1); draw enough bytes that the encoding is uniform enough and
-    // every position is random.
+    // len random bytes (8 bits each) reduced to len base62 digits (about 5.95 bits each).
     let mut bytes = vec![0u8; len];
     crypto.fill_random(&mut bytes);
     base62(&bytes, len)

@@ -103,6 +103,10 @@ impl Decimal6 {
         Some(Self(value.with_scale_round(SCALE, RoundingMode::HalfUp)))
     }
 
+    pub fn one() -> Self {
+        Self(BigDecimal::from(1u32).with_scale(SCALE))
+    }
+
     pub fn zero() -> Self {
         Self(BigDecimal::zero().with_scale(SCALE))
     }

@@ -7,8 +7,8 @@ use actix_web::dev::Payload;
 use actix_web::http::header::AUTHORIZATION;
 use actix_web::{FromRequest, HttpRequest, web};
 use futures_util::future::LocalBoxFuture;
+use stablepay_domain::Mode;
 use stablepay_domain::api_key::{ApiKeySecret, KeyType, Principal, authenticate};
-use stablepay_domain::{Error, Mode};
 
 use crate::error::{ApiError, ErrorCode};
 use crate::state::AppState;
@@ -42,18 +42,7 @@ async fn principal(req: HttpRequest) -> Result<Principal, ApiError> {
 }
 
 fn forbidden(message: &str) -> ApiError {
-    ApiError::from(Error::ApiKeyForbidden).tap_message(message)
-}
-
-trait TapMessage {
-    fn tap_message(self, message: &str) -> Self;
-}
-
-impl TapMessage for ApiError {
-    fn tap_message(mut self, message: &str) -> Self {
-        self.message = message.to_owned();
-        self
-    }
+    ApiError::new(ErrorCode::API_KEY_FORBIDDEN, message)
 }
 
 /// Any valid key (publishable or secret).

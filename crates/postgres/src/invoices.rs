@@ -349,56 +349,50 @@ async fn assemble(conn: &mut AsyncPgConnection, rows: Vec<InvoiceRow>) -> Result
         .collect()
 }
 
-/// The id's row for this merchant, or NOT_FOUND / MODE_MISMATCH.
-async fn find_invoice_row(conn: &mut AsyncPgConnection, scope: &Scope, key: &InvoiceKey) -> Result<InvoiceRow, Error> {
-    let merchant = scope.merchant_id.as_str();
-    let (row, not_found): (Option<InvoiceRow>, Resource) = match key {
-        InvoiceKey::Id(id) => (
-            invoices::table
-                .filter(invoices::id.eq(id.as_str()))
-                .filter(invoices::merchant_id.eq(merchant))
-                .select(InvoiceRow::as_select())
-                .first(conn)
-                .await
-                .optional()
-                .map_err(db)?,
-            Resource::Invoice,
-        ),
-        InvoiceKey::Number(number) => (
-            invoices::table
-                .filter(invoices::number.eq(number))
-                .filter(invoices::merchant_id.eq(merchant))
-                .filter(invoices::mode.eq(scope.mode.as_str()))
-                .select(InvoiceRow::as_select())
-                .first(conn)
-                .await
-                .optional()
-                .map_err(db)?,
-            Resource::Invoice,
-        ),
-        InvoiceKey::Session(session) => {
-            let invoice_id: Option<String> = checkout_sessions::table
-                .filter(checkout_sessions::id.eq(session.as_str()))
-                .filter(checkout_sessions::merchant_id.eq(merchant))
-                .select(checkout_sessions::invoice_id)
-                .first(conn)
-                .await
-                .optional()
-                .map_err(db)?;
-            let row = match invoice_id {
-                None => None,
-                Some(id) => {
-                    invoices::table.find(id).select(InvoiceRow::as_select()).first(conn).await.optional().map_err(db)?
-                }
-            };
-            (row, Resource::CheckoutSession)
-        }
-    };
+/// A found row of this merchant, or NOT_FOUND; MODE_MISMATCH when it is of the other mode.
+fn in_scope(row: Option<InvoiceRow>, scope: &Scope, not_found: Resource) -> Result<InvoiceRow, Error> {
     let row = row.ok_or(Error::NotFound(not_found))?;
     if row.mode != scope.mode.as_str() {
         return Err(Error::ModeMismatch);
     }
     Ok(row)
+}
+
+/// The invoice with this issued number in this merchant and mode.
+async fn find_by_number(conn: &mut AsyncPgConnection, scope: &Scope, number: &str) -> Result<InvoiceRow, Error> {
+    let row = invoices::table
+        .filter(invoices::number.eq(number))
+        .filter(invoices::merchant_id.eq(scope.merchant_id.as_str()))
+        .filter(invoices::mode.eq(scope.mode.as_str()))
+        .select(InvoiceRow::as_select())
+        .first(conn)
+        .await
+        .optional()
+        .map_err(db)?;
+    in_scope(row, scope, Resource::Invoice)
+}
+
+/// The invoice of a checkout session of this merchant.
+async fn find_by_session(
+    conn: &mut AsyncPgConnection,
+    scope: &Scope,
+    session: &CheckoutSessionId,
+) -> Result<InvoiceRow, Error> {
+    let invoice_id: Option<String> = checkout_sessions::table
+        .filter(checkout_sessions::id.eq(session.as_str()))
+        .filter(checkout_sessions::merchant_id.eq(scope.merchant_id.as_str()))
+        .select(checkout_sessions::invoice_id)
+        .first(conn)
+        .await
+        .optional()
+        .map_err(db)?;
+    let row = match invoice_id {
+        None => None,
+        Some(id) => {
+            invoices::table.find(id).select(InvoiceRow::as_select()).first(conn).await.optional().map_err(db)?
+        }
+    };
+    in_scope(row, scope, Resource::CheckoutSession)
 }
 
 #[derive(QueryableByName)]
@@ -473,10 +467,7 @@ async fn load_by_id(conn: &mut AsyncPgConnection, scope: &Scope, id: &InvoiceId)
             invoice = Some(row);
         }
     }
-    let row = invoice.ok_or(Error::NotFound(Resource::Invoice))?;
-    if row.mode != scope.mode.as_str() {
-        return Err(Error::ModeMismatch);
-    }
+    let row = in_scope(invoice, scope, Resource::Invoice)?;
     let payments = if row.payment_count == 0 {
         Vec::new()
     } else {
@@ -496,10 +487,11 @@ async fn load_by_id(conn: &mut AsyncPgConnection, scope: &Scope, id: &InvoiceId)
 impl InvoiceStore for PgStore {
     async fn load_invoice(&self, scope: &Scope, key: &InvoiceKey) -> Result<InvoiceAggregate, Error> {
         let mut conn = self.conn().await?;
-        if let InvoiceKey::Id(id) = key {
-            return load_by_id(&mut conn, scope, id).await;
-        }
-        let row = find_invoice_row(&mut conn, scope, key).await?;
+        let row = match key {
+            InvoiceKey::Id(id) => return load_by_id(&mut conn, scope, id).await,
+            InvoiceKey::Number(number) => find_by_number(&mut conn, scope, number).await?,
+            InvoiceKey::Session(session) => find_by_session(&mut conn, scope, session).await?,
+        };
         let mut list = assemble(&mut conn, vec![row]).await?;
         list.pop().ok_or_else(|| Error::Internal("invoice vanished".into()))
     }

@@ -51,10 +51,13 @@ async fn the_whole_story_in_test_mode() {
     body["lines"] = json!([{"description": "Consulting", "quantity": "2", "unitAmount": "50"}]);
     body["discount"] = Value::Null;
     body["taxes"] = json!([]);
+    body.as_object_mut().unwrap().remove("memo");
     let updated = app.patch(&m.sk_test, &path(&draft, ""), body.clone()).await.ok(200).clone();
     assert_eq!(updated["version"], 2);
     assert_eq!(updated["total"], "100.000000");
     assert!(updated["discount"].is_null());
+    assert!(updated["memo"].is_null(), "a field omitted from the replacement is cleared");
+    assert_eq!(updated["customer"]["name"], "Ada");
     // A stale version is refused and changes nothing.
     let stale = app.patch(&m.sk_test, &path(&draft, ""), body).await;
     assert_eq!(stale.assert_error(409, "INVOICE_VERSION_CONFLICT").as_deref(), Some("version"));
@@ -376,6 +379,67 @@ async fn creation_field_rules() {
         (json!({"amount": "5", "lines": [line.clone()]}), 400, "VALIDATION_ERROR", "amount"),
         (json!({"amount": "5", "memo": "x"}), 400, "VALIDATION_ERROR", "memo"),
         (json!({"amount": "0"}), 400, "INVALID_AMOUNT", "amount"),
+        (json!({"lines": [line.clone()], "footer": "f".repeat(2001)}), 400, "VALIDATION_ERROR", "footer"),
+        (
+            json!({"lines": [line.clone()], "externalReference": "r".repeat(256)}),
+            400,
+            "VALIDATION_ERROR",
+            "externalReference",
+        ),
+        (
+            json!({"lines": [line.clone()], "customer": {"company": "c".repeat(201)}}),
+            400,
+            "VALIDATION_ERROR",
+            "customer.company",
+        ),
+        (
+            json!({"lines": [line.clone()], "customer": {"billingAddress": "a".repeat(1001)}}),
+            400,
+            "VALIDATION_ERROR",
+            "customer.billingAddress",
+        ),
+        (
+            json!({"lines": [line.clone()], "customer": {"email": format!("{}@example.com", "e".repeat(310))}}),
+            400,
+            "VALIDATION_ERROR",
+            "customer.email",
+        ),
+        (
+            json!({"lines": [{"description": "x", "quantity": "1", "unitAmount": "1", "id": "i".repeat(101)}]}),
+            400,
+            "VALIDATION_ERROR",
+            "lines[0].id",
+        ),
+        (
+            json!({"lines": [line.clone()], "taxes": [{"label": "t", "amount": "1", "id": "i".repeat(121)}]}),
+            400,
+            "VALIDATION_ERROR",
+            "taxes[0].id",
+        ),
+        (
+            json!({"lines": [line.clone()], "taxes": [{"label": "t", "amount": "1", "jurisdiction": "j".repeat(121)}]}),
+            400,
+            "VALIDATION_ERROR",
+            "taxes[0].jurisdiction",
+        ),
+        (
+            json!({"lines": [line.clone()], "taxes": [{"label": "t", "amount": "1", "registrationReference": "r".repeat(121)}]}),
+            400,
+            "VALIDATION_ERROR",
+            "taxes[0].registrationReference",
+        ),
+        (
+            json!({"lines": [line.clone()], "taxes": [{"label": "l".repeat(121), "amount": "1"}]}),
+            400,
+            "VALIDATION_ERROR",
+            "taxes[0].label",
+        ),
+        (
+            json!({"lines": [line.clone()], "dueAt": "2030-01-01T00:00:00Z", "reminderSchedule": {"daysBeforeDue": [0]}}),
+            400,
+            "VALIDATION_ERROR",
+            "reminderSchedule.daysBeforeDue[0]",
+        ),
     ];
     for (body, status, code, field) in cases {
         let res = app.post(&m.sk_test, "/v1/invoices", body.clone()).await;

@@ -18,14 +18,17 @@ pub async fn serve(mut config: Config, adapters: Adapters, with_worker: bool) ->
     if !config.public_base_url_explicit {
         config.public_base_url = format!("http://{local}");
     }
-    let worker_config = config.clone();
-    let worker_adapters = adapters.clone();
-    // The factory runs once in each HTTP worker thread: each worker builds its own state.
-    let server = HttpServer::new(move || stablepay_http::build_app(worker_adapters.http_state(&worker_config)))
-        .workers(config.http_workers)
-        .shutdown_timeout(10)
-        .listen(listener)
-        .map_err(|e| msg(format!("STABLEPAY_BIND: cannot listen on {local}: {e}")))?;
+    let states = adapters.http_states(&config)?;
+    let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    // The factory runs once in each HTTP worker thread: each worker takes its own state.
+    let server = HttpServer::new(move || {
+        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % states.len().max(1);
+        stablepay_http::build_app(states[i].clone())
+    })
+    .workers(config.http_workers)
+    .shutdown_timeout(10)
+    .listen(listener)
+    .map_err(|e| msg(format!("STABLEPAY_BIND: cannot listen on {local}: {e}")))?;
     let addrs = server.addrs();
     let server = server.run();
     for addr in &addrs {

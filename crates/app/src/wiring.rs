@@ -31,7 +31,7 @@ impl Adapters {
         Ok(Self {
             clock: Arc::new(PgClock::new(store.clone())),
             crypto: Arc::new(RingCrypto::new()),
-            chain: Arc::new(ModalChain::default()),
+            chain: Arc::new(ModalChain),
             store,
         })
     }
@@ -53,25 +53,33 @@ impl Adapters {
         }
     }
 
-    /// The state of one HTTP worker. Each worker gets its own connection pool (its share of
+    /// The states of the HTTP workers, built before the server starts (a bad setting stops
+    /// start-up). Each worker gets its own connection pool (its share of
     /// `STABLEPAY_DB_POOL_SIZE`): a connection's driver runs on the thread that opened it, so a
     /// pool shared by workers would cross threads twice on every query.
-    pub fn http_state(&self, config: &Config) -> web::Data<AppState> {
+    pub fn http_states(&self, config: &Config) -> anyhow_lite::Result<Vec<web::Data<AppState>>> {
         let share = (config.db_pool_size / config.http_workers.max(1)).max(1);
-        let own = PgStore::connect(&config.database_url, &PoolSettings { max_size: share, timeout: config.db_timeout });
-        // Building a pool only fails on settings that already built the shared one.
-        let store = Arc::new(own.unwrap_or_else(|_| self.store.clone()));
-        web::Data::new(AppState {
-            keys: store.clone(),
-            crypto: self.crypto.clone(),
-            clock: Arc::new(PgClock::new((*store).clone())),
-            health: store.clone(),
-            events: store.clone(),
-            invoices: store.clone(),
-            idempotency: store,
-            chain: self.chain.clone(),
-            public_base_url: config.public_base_url.clone(),
-        })
+        (0..config.http_workers.max(1))
+            .map(|_| {
+                let store = PgStore::connect(
+                    &config.database_url,
+                    &PoolSettings { max_size: share, timeout: config.db_timeout },
+                )
+                .map_err(|e| anyhow_lite::msg(format!("database pool: {e}")))?;
+                let store = Arc::new(store);
+                Ok(web::Data::new(AppState {
+                    keys: store.clone(),
+                    crypto: self.crypto.clone(),
+                    clock: Arc::new(PgClock::new((*store).clone())),
+                    health: store.clone(),
+                    events: store.clone(),
+                    invoices: store.clone(),
+                    idempotency: store,
+                    chain: self.chain.clone(),
+                    public_base_url: config.public_base_url.clone(),
+                }))
+            })
+            .collect()
     }
 }
 

@@ -1,6 +1,7 @@
-//! API keys: format, hashing and the authentication use case.
+//! API keys: format, hashing, records, and who a key makes the caller.
 //!
 //! A key is `{pk|sk}_{test|live}_` followed by 40 base62 characters (about 238 random bits).
+//! Authentication itself is the use case in `authentication`.
 //! Only its SHA-256 digest and a short display prefix are stored; the plaintext exists once,
 //! in the answer to its creation.
 
@@ -8,11 +9,10 @@ use std::fmt;
 
 use chrono::{DateTime, Utc};
 
-use crate::error::Error;
+use crate::crypto::Crypto;
 use crate::ids::{ApiKeyId, MerchantId, random_base62};
-use crate::merchant::{Merchant, MerchantStatus};
+use crate::merchant::Merchant;
 use crate::mode::{Mode, Scope};
-use crate::ports::{ApiKeyStore, Crypto};
 
 /// Length of the random part of a key.
 pub const KEY_RANDOM_LEN: usize = 40;
@@ -134,63 +134,10 @@ pub struct Principal {
     pub test_clock_offset_seconds: i64,
 }
 
-/// Authenticates a presented key.
-///
-/// Errors: [`Error::InvalidApiKey`] for a malformed, unknown, revoked or expired key;
-/// [`Error::AccountSuspended`] when the key's merchant is suspended; store failures as they are.
-pub async fn authenticate(
-    store: &dyn ApiKeyStore,
-    crypto: &dyn Crypto,
-    presented: &ApiKeySecret,
-    now: DateTime<Utc>,
-) -> Result<Principal, Error> {
-    let (mode, key_type) = presented.classify().ok_or(Error::InvalidApiKey)?;
-    let found = store.find_key_by_digest(presented.digest(crypto)).await?.ok_or(Error::InvalidApiKey)?;
-    let key = found.key;
-    let usable = key.revoked_at.is_none()
-        && key.expires_at.is_none_or(|at| at > now)
-        && key.mode == mode
-        && key.key_type == key_type;
-    if !usable {
-        return Err(Error::InvalidApiKey);
-    }
-    if found.merchant.status == MerchantStatus::Suspended {
-        return Err(Error::AccountSuspended);
-    }
-    Ok(Principal {
-        scope: Scope::new(key.merchant_id, key.mode),
-        key_type: key.key_type,
-        key_id: key.id,
-        merchant: found.merchant,
-        test_clock_offset_seconds: found.test_clock_offset_seconds,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ports::MockApiKeyStore;
     use crate::testing::SeqCrypto;
-    use chrono::TimeZone;
-
-    fn now() -> DateTime<Utc> {
-        Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).single().unwrap()
-    }
-
-    fn record(secret: &ApiKeySecret, crypto: &SeqCrypto) -> ApiKey {
-        let (mode, key_type) = secret.classify().unwrap();
-        ApiKey {
-            id: ApiKeyId::from_trusted("key_1".into()),
-            merchant_id: MerchantId::from_trusted("mer_1".into()),
-            mode,
-            key_type,
-            digest: secret.digest(crypto),
-            display_prefix: secret.display_prefix(),
-            created_at: now(),
-            expires_at: None,
-            revoked_at: None,
-        }
-    }
 
     #[test]
     fn generated_keys_classify_and_hide() {
@@ -213,46 +160,5 @@ mod tests {
         ] {
             assert_eq!(ApiKeySecret::presented(bad).classify(), None, "{bad}");
         }
-    }
-
-    async fn run(lookup: Option<KeyLookup>, presented: &ApiKeySecret) -> Result<Principal, Error> {
-        let crypto = SeqCrypto::default();
-        let mut store = MockApiKeyStore::new();
-        store.expect_find_key_by_digest().returning(move |_| Ok(lookup.clone()));
-        authenticate(&store, &crypto, presented, now()).await
-    }
-
-    #[tokio::test]
-    async fn authentication_cases() {
-        let crypto = SeqCrypto::default();
-        let secret = ApiKeySecret::generate(&crypto, Mode::Test, KeyType::Secret);
-        let good = record(&secret, &crypto);
-        let merchant = |status| Merchant {
-            id: MerchantId::from_trusted("mer_1".into()),
-            name: "Shop".into(),
-            website_origin: None,
-            status,
-            live: None,
-            fee_basis_points: 0,
-            invoice_prefix: "INV".into(),
-            created_at: now(),
-        };
-        let active = |key: ApiKey| {
-            Some(KeyLookup { key, merchant: merchant(MerchantStatus::Active), test_clock_offset_seconds: 0 })
-        };
-
-        let p = run(active(good.clone()), &secret).await.unwrap();
-        assert_eq!(p.scope.mode, Mode::Test);
-        assert_eq!(p.key_type, KeyType::Secret);
-
-        assert_eq!(run(None, &secret).await, Err(Error::InvalidApiKey));
-        assert_eq!(run(None, &ApiKeySecret::presented("nope")).await, Err(Error::InvalidApiKey));
-        let revoked = ApiKey { revoked_at: Some(now()), ..good.clone() };
-        assert_eq!(run(active(revoked), &secret).await, Err(Error::InvalidApiKey));
-        let expired = ApiKey { expires_at: Some(now()), ..good.clone() };
-        assert_eq!(run(active(expired), &secret).await, Err(Error::InvalidApiKey));
-        let suspended =
-            Some(KeyLookup { key: good, merchant: merchant(MerchantStatus::Suspended), test_clock_offset_seconds: 0 });
-        assert_eq!(run(suspended, &secret).await, Err(Error::AccountSuspended));
     }
 }

@@ -8,7 +8,7 @@ use crate::error::Error;
 use crate::merchant::WalletAddress;
 use crate::mode::Scope;
 use crate::money::Amount;
-use crate::payment::TxHash;
+use crate::payment::{FailureReason, TxHash};
 
 /// A token transfer as the chain reports it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,11 +36,8 @@ pub enum Observation {
 #[async_trait]
 pub trait Chain: Send + Sync {
     /// What the chain says of `tx` for `scope`'s mode. Errors: `Unavailable` when the chain
-    /// cannot be asked now.
+    /// cannot be asked now; `FeatureUnavailable` when the mode's chain is not configured.
     async fn observe(&self, scope: &Scope, tx: &TxHash) -> Result<Observation, Error>;
-    /// Test mode only: make a simulated transfer observable. Errors: `FeatureUnavailable` in
-    /// live mode.
-    async fn simulate(&self, scope: &Scope, transfer: ObservedTransfer) -> Result<(), Error>;
 }
 
 /// What a payment must match.
@@ -57,33 +54,34 @@ pub struct Expected {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
     Verified { amount: Amount, sender: Option<String>, at: DateTime<Utc> },
-    Failed { reason: String },
+    Failed { reason: FailureReason },
 }
 
 /// Checks chain id, token contract, recipient, success, expiry and a non-zero amount.
 pub fn verify(expected: &Expected, observation: &Observation) -> Verdict {
-    let fail = |reason: &str| Verdict::Failed { reason: reason.to_owned() };
+    use FailureReason as R;
+    let fail = |reason| Verdict::Failed { reason };
     let t = match observation {
-        Observation::NotFound => return fail("transaction_not_found"),
+        Observation::NotFound => return fail(R::TransactionNotFound),
         Observation::Found(t) => t,
     };
     if !t.succeeded {
-        return fail("transaction_reverted");
+        return fail(R::TransactionReverted);
     }
     if t.chain_id != expected.chain_id {
-        return fail("wrong_chain");
+        return fail(R::WrongChain);
     }
     if t.token_contract != expected.token_contract {
-        return fail("wrong_token_contract");
+        return fail(R::WrongTokenContract);
     }
     if t.recipient != expected.recipient {
-        return fail("wrong_recipient");
+        return fail(R::WrongRecipient);
     }
     if t.block_time >= expected.expires_at {
-        return fail("checkout_expired");
+        return fail(R::CheckoutExpired);
     }
     if t.amount.is_zero() {
-        return fail("zero_amount");
+        return fail(R::ZeroAmount);
     }
     Verdict::Verified { amount: t.amount.clone(), sender: t.sender.clone(), at: t.block_time }
 }
@@ -125,18 +123,19 @@ mod tests {
             Verdict::Failed { reason } => reason,
             v => panic!("{v:?}"),
         };
-        assert_eq!(reason(ObservedTransfer { succeeded: false, ..t.clone() }), "transaction_reverted");
-        assert_eq!(reason(ObservedTransfer { chain_id: 1, ..t.clone() }), "wrong_chain");
+        use FailureReason as R;
+        assert_eq!(reason(ObservedTransfer { succeeded: false, ..t.clone() }), R::TransactionReverted);
+        assert_eq!(reason(ObservedTransfer { chain_id: 1, ..t.clone() }), R::WrongChain);
         assert_eq!(
             reason(ObservedTransfer { token_contract: Token::Usdt.polygon_contract(), ..t.clone() }),
-            "wrong_token_contract"
+            R::WrongTokenContract
         );
         assert_eq!(
             reason(ObservedTransfer { recipient: Token::Usdt.polygon_contract(), ..t.clone() }),
-            "wrong_recipient"
+            R::WrongRecipient
         );
-        assert_eq!(reason(ObservedTransfer { block_time: e.expires_at, ..t.clone() }), "checkout_expired");
-        assert_eq!(reason(ObservedTransfer { amount: Decimal6::zero(), ..t.clone() }), "zero_amount");
+        assert_eq!(reason(ObservedTransfer { block_time: e.expires_at, ..t.clone() }), R::CheckoutExpired);
+        assert_eq!(reason(ObservedTransfer { amount: Decimal6::zero(), ..t.clone() }), R::ZeroAmount);
         assert!(matches!(verify(&e, &Observation::NotFound), Verdict::Failed { .. }));
     }
 }

@@ -1,5 +1,9 @@
 //! The domain's error type. Each variant is one stable, documented outcome; the HTTP adapter
 //! maps each to its public code and status (see `docs/api.md`).
+//!
+//! Field-level errors name the domain's own field path in snake case (`lines[2].unit_amount`,
+//! `customer.email`, `expires_in_minutes`); adapters translate it to their own naming (the
+//! HTTP adapter to the JSON path, `lines[2].unitAmount`).
 
 /// The kinds of resource a NOT_FOUND can name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,6 +67,9 @@ pub enum Error {
     /// The id exists for this merchant but in the other mode.
     #[error("the resource belongs to the other mode")]
     ModeMismatch,
+    /// A list cursor that is not an item of the list (of this merchant and mode).
+    #[error("the cursor is not an item of this list")]
+    InvalidCursor,
 
     #[error("the invoice changed state before the operation completed")]
     InvoiceStateMismatch,
@@ -78,6 +85,10 @@ pub enum Error {
     InvoiceVersionConflict { provided: i64, current: i64 },
     #[error("the checkout session is expired, terminal or not ready")]
     CheckoutSessionNotPayable,
+    /// A store outcome: the transaction hash was already credited to another payment. The
+    /// use case records the attempt as a duplicate instead; it never reaches a client.
+    #[error("the transaction was already credited")]
+    DuplicateTransaction,
 
     /// The store could not be reached; the caller may retry.
     #[error("storage unavailable")]

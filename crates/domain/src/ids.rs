@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use crate::ports::Crypto;
+use crate::crypto::Crypto;
 
 const BASE62: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 

@@ -4,10 +4,15 @@
 //! This crate does no I/O and depends on no I/O crate; its entities carry no serde or diesel
 //! derives. Adapters own their wire and row types and convert at their edge.
 
+// Values and models first, then ports, then use cases; imports run in that direction only
+// (tests/layering.rs).
 pub mod api_key;
+pub mod authentication;
 pub mod billing;
 pub mod chain;
 pub mod checkout;
+pub mod clock;
+pub mod crypto;
 pub mod error;
 pub mod event;
 pub mod ids;
@@ -16,6 +21,7 @@ pub mod merchant;
 pub mod mode;
 pub mod money;
 pub mod operator;
+pub mod page;
 pub mod payment;
 pub mod payment_link;
 pub mod ports;

@@ -5,7 +5,9 @@ use std::fmt;
 use chrono::{DateTime, Utc};
 use tiny_keccak::{Hasher, Keccak};
 
+use crate::error::Error;
 use crate::ids::MerchantId;
+use crate::mode::Mode;
 
 /// Polygon PoS mainnet, the only settlement chain.
 pub const POLYGON_CHAIN_ID: u64 = 137;
@@ -161,6 +163,31 @@ pub struct Merchant {
     /// Prefix of issued invoice numbers.
     pub invoice_prefix: String,
     pub created_at: DateTime<Utc>,
+}
+
+/// Where and in what a mode settles.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settlement {
+    pub wallet: WalletAddress,
+    pub token: Token,
+}
+
+impl Merchant {
+    /// Test mode settles to a simulated wallet (no configuration needed) in the merchant's live
+    /// token (USDC until activated); live mode needs activation (ACTIVE_MERCHANT_REQUIRED).
+    pub fn settlement(&self, mode: Mode) -> Result<Settlement, Error> {
+        match mode {
+            Mode::Test => Ok(Settlement {
+                wallet: test_settlement_wallet(&self.id),
+                token: self.live.as_ref().map_or(Token::Usdc, |l| l.token),
+            }),
+            Mode::Live => self
+                .live
+                .as_ref()
+                .map(|l| Settlement { wallet: l.wallet.clone(), token: l.token })
+                .ok_or(Error::ActiveMerchantRequired),
+        }
+    }
 }
 
 /// The simulated settlement wallet of test mode: deterministic per merchant, never a real

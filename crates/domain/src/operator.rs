@@ -3,11 +3,12 @@
 use chrono::{DateTime, Utc};
 
 use crate::api_key::{ApiKey, ApiKeySecret, KeyType};
+use crate::crypto::Crypto;
 use crate::error::Error;
 use crate::ids::{ApiKeyId, MerchantId};
 use crate::merchant::{LiveSettlement, Merchant, MerchantStatus, Token, WalletAddress};
 use crate::mode::Mode;
-use crate::ports::{ApiKeyStore, Crypto, MerchantStore};
+use crate::ports::{ApiKeyStore, MerchantStore};
 use crate::url::HttpUrl;
 
 /// Longest merchant name, in UTF-8 bytes.
@@ -24,7 +25,7 @@ pub struct MerchantOptions {
 
 /// Creates an active merchant with test mode ready (simulated settlement) and live mode not yet
 /// activated. Errors: `Validation` on `name` (1-200 bytes), `website` (absolute http(s) URL),
-/// `invoicePrefix` or `feeBasisPoints`.
+/// `invoice_prefix` or `fee_basis_points`.
 pub async fn create_merchant(
     store: &dyn MerchantStore,
     crypto: &dyn Crypto,
@@ -45,11 +46,11 @@ pub async fn create_merchant(
     let prefix_ok = (1..=20).contains(&invoice_prefix.len())
         && invoice_prefix.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'-');
     if !prefix_ok {
-        return Err(Error::validation("invoicePrefix", "invoice prefix must be 1-20 of A-Z, 0-9 and -"));
+        return Err(Error::validation("invoice_prefix", "invoice prefix must be 1-20 of A-Z, 0-9 and -"));
     }
     let fee_basis_points = options.fee_basis_points.unwrap_or(0);
     if fee_basis_points > 10_000 {
-        return Err(Error::validation("feeBasisPoints", "fee must be 0-10000 basis points"));
+        return Err(Error::validation("fee_basis_points", "fee must be 0-10000 basis points"));
     }
     let merchant = Merchant {
         id: MerchantId::generate(crypto),
@@ -66,7 +67,7 @@ pub async fn create_merchant(
 }
 
 /// Activates live mode with a settlement wallet. Errors: `InvalidWalletAddress` on
-/// `settlementWallet`; `NotFound(Merchant)`.
+/// `settlement_wallet`; `NotFound(Merchant)`.
 pub async fn activate_merchant(
     store: &dyn MerchantStore,
     now: DateTime<Utc>,
@@ -75,7 +76,7 @@ pub async fn activate_merchant(
     token: Token,
 ) -> Result<LiveSettlement, Error> {
     let wallet = WalletAddress::parse(wallet)
-        .map_err(|e| Error::InvalidWalletAddress { field: "settlementWallet".into(), message: e.to_string() })?;
+        .map_err(|e| Error::InvalidWalletAddress { field: "settlement_wallet".into(), message: e.to_string() })?;
     let live = LiveSettlement { wallet, token, activated_at: now };
     store.set_live_settlement(id, &live).await?;
     Ok(live)
@@ -151,10 +152,10 @@ mod tests {
         assert_eq!(e.field(), Some("website"));
         let bad_prefix = MerchantOptions { invoice_prefix: Some("inv".into()), ..Default::default() };
         let e = create_merchant(&empty, &crypto, Utc::now(), "a", None, bad_prefix).await.unwrap_err();
-        assert_eq!(e.field(), Some("invoicePrefix"));
+        assert_eq!(e.field(), Some("invoice_prefix"));
         let bad_fee = MerchantOptions { fee_basis_points: Some(10_001), ..Default::default() };
         let e = create_merchant(&empty, &crypto, Utc::now(), "a", None, bad_fee).await.unwrap_err();
-        assert_eq!(e.field(), Some("feeBasisPoints"));
+        assert_eq!(e.field(), Some("fee_basis_points"));
     }
 
     #[tokio::test]

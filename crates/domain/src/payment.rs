@@ -2,11 +2,14 @@
 
 use chrono::{DateTime, Utc};
 
+use crate::crypto::Crypto;
 use crate::error::Error;
 use crate::ids::{CheckoutSessionId, InvoiceId, PaymentId};
 use crate::merchant::WalletAddress;
 use crate::mode::Scope;
 use crate::money::Amount;
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// A transaction hash: `0x` + 64 hex digits, kept lower-case.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -20,6 +23,19 @@ impl TxHash {
 
     pub fn from_trusted(value: String) -> Self {
         Self(value)
+    }
+
+    /// A random hash (simulated transfers of test mode).
+    pub fn generate(crypto: &dyn Crypto) -> Self {
+        let mut bytes = [0u8; 32];
+        crypto.fill_random(&mut bytes);
+        let mut text = String::with_capacity(66);
+        text.push_str("0x");
+        for b in bytes {
+            text.push(char::from(HEX[usize::from(b >> 4)]));
+            text.push(char::from(HEX[usize::from(b & 0x0f)]));
+        }
+        Self(text)
     }
 
     pub fn as_str(&self) -> &str {
@@ -49,9 +65,56 @@ pub struct Payment {
     pub settlement_wallet: WalletAddress,
     /// The sender of the transfer, when known.
     pub payer_address: Option<String>,
-    pub failure_reason: Option<String>,
+    pub failure_reason: Option<FailureReason>,
     pub detected_at: DateTime<Utc>,
     pub confirmed_at: Option<DateTime<Utc>>,
+}
+
+/// Why a payment was not credited.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FailureReason {
+    /// The chain does not know the transaction.
+    TransactionNotFound,
+    /// The transaction failed onchain.
+    TransactionReverted,
+    WrongChain,
+    WrongTokenContract,
+    WrongRecipient,
+    /// The transfer was mined after the checkout expired.
+    CheckoutExpired,
+    ZeroAmount,
+    /// The transaction was already credited to another payment.
+    DuplicateTransaction,
+}
+
+impl FailureReason {
+    pub const ALL: [FailureReason; 8] = [
+        Self::TransactionNotFound,
+        Self::TransactionReverted,
+        Self::WrongChain,
+        Self::WrongTokenContract,
+        Self::WrongRecipient,
+        Self::CheckoutExpired,
+        Self::ZeroAmount,
+        Self::DuplicateTransaction,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::TransactionNotFound => "transaction_not_found",
+            Self::TransactionReverted => "transaction_reverted",
+            Self::WrongChain => "wrong_chain",
+            Self::WrongTokenContract => "wrong_token_contract",
+            Self::WrongRecipient => "wrong_recipient",
+            Self::CheckoutExpired => "checkout_expired",
+            Self::ZeroAmount => "zero_amount",
+            Self::DuplicateTransaction => "duplicate_transaction",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|r| r.as_str() == value)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -180,6 +243,9 @@ mod tests {
         assert_eq!(credited, vec![S::Confirmed, S::Underpaid, S::Overpaid]);
         for s in PaymentStatus::ALL {
             assert_eq!(PaymentStatus::parse(s.as_str()), Some(s));
+        }
+        for r in FailureReason::ALL {
+            assert_eq!(FailureReason::parse(r.as_str()), Some(r));
         }
     }
 }

@@ -1,4 +1,10 @@
-//! Ports: the traits adapters implement. Each method's doc states its error contract.
+//! Ports: every trait an adapter implements, in one place for adapters and admin tooling.
+//! Each method's doc states its error contract.
+//!
+//! The small stores are defined here. The ports that belong to one area are defined there and
+//! re-exported: [`Crypto`] (`crypto`), [`Clock`] (`clock`), [`Chain`] (`chain`) and
+//! [`InvoiceStore`] (`invoice::ports`). Inside the crate, modules import a port from where it
+//! is defined, never through this file, so imports run one way (see `tests/layering.rs`).
 //!
 //! Every store method that touches merchant data takes the [`Scope`] (merchant and mode) or
 //! the merchant id it acts for; adapters must filter by it, so an id of another merchant is
@@ -7,35 +13,21 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
+pub use crate::chain::Chain;
+pub use crate::clock::Clock;
+pub use crate::crypto::Crypto;
+pub use crate::invoice::ports::InvoiceStore;
+pub use crate::page::{Page, PageRequest};
+
+#[cfg(any(test, feature = "mocks"))]
+pub use crate::{chain::MockChain, clock::MockClock, crypto::MockCrypto, invoice::ports::MockInvoiceStore};
+
 use crate::api_key::{ApiKey, KeyLookup};
-use crate::billing::{InvoiceAggregate, InvoiceChange, InvoiceKey, PublicRef};
 use crate::error::Error;
 use crate::event::{Event, EventType};
-use crate::ids::{ApiKeyId, EventId, MerchantId, PaymentId};
-use crate::invoice::CollectionState;
+use crate::ids::{ApiKeyId, EventId, MerchantId};
 use crate::merchant::{LiveSettlement, Merchant, MerchantStatus};
 use crate::mode::Scope;
-use crate::payment::{Payment, TxHash};
-
-/// Randomness and digests.
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
-pub trait Crypto: Send + Sync {
-    /// Fills `buf` from a cryptographically secure source.
-    fn fill_random(&self, buf: &mut [u8]);
-    /// SHA-256 of `data`.
-    fn sha256(&self, data: &[u8]) -> [u8; 32];
-}
-
-/// The time. It can differ per merchant and mode: test mode has a clock the merchant can move
-/// forward (test helpers); live mode always reads the real time.
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
-#[async_trait]
-pub trait Clock: Send + Sync {
-    /// The current time for `scope`. Errors: `Unavailable` when the offset cannot be read.
-    async fn now(&self, scope: &Scope) -> Result<DateTime<Utc>, Error>;
-    /// The real time, for things that belong to no merchant.
-    fn system_now(&self) -> DateTime<Utc>;
-}
 
 /// Merchant accounts (operator level).
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
@@ -71,28 +63,12 @@ pub trait Health: Send + Sync {
     async fn ready(&self) -> Result<(), Error>;
 }
 
-/// A page request of a cursor-paginated list (newest first).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PageRequest {
-    /// 1-100.
-    pub limit: u32,
-    /// The id of the last item of the previous page.
-    pub starting_after: Option<String>,
-}
-
-/// One page of a list; `has_more` tells whether items follow the last one.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Page<T> {
-    pub items: Vec<T>,
-    pub has_more: bool,
-}
-
 /// The outbox, read side.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
 pub trait EventStore: Send + Sync {
-    /// Events of `scope`, newest first. Errors: `Validation { field: "startingAfter" }` when the
-    /// cursor is not an event of this scope.
+    /// Events of `scope`, newest first. Errors: `InvalidCursor` when `starting_after` is not
+    /// an event of this scope.
     async fn list_events(
         &self,
         scope: &Scope,
@@ -101,49 +77,6 @@ pub trait EventStore: Send + Sync {
     ) -> Result<Page<Event>, Error>;
     /// Errors: `NotFound(Event)`; `ModeMismatch` for an event of the other mode.
     async fn get_event(&self, scope: &Scope, id: &EventId) -> Result<Event, Error>;
-}
-
-/// Invoices with their checkout sessions and payments (one aggregate, saved atomically with
-/// its events).
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
-#[async_trait]
-pub trait InvoiceStore: Send + Sync {
-    /// Errors: `NotFound(Invoice)` (or `NotFound(CheckoutSession)` for a session key) when no
-    /// such record exists for the merchant; `ModeMismatch` when it exists in the other mode.
-    async fn load_invoice(&self, scope: &Scope, key: &InvoiceKey) -> Result<InvoiceAggregate, Error>;
-    /// The one read without a scope: the hosted pages find an invoice by its unguessable
-    /// session id or public token. Errors: `NotFound(CheckoutSession)` / `NotFound(Invoice)`.
-    async fn load_public(&self, reference: &PublicRef) -> Result<InvoiceAggregate, Error>;
-    /// Invoices of `scope`, newest first. Errors: `Validation { field: "startingAfter" }`.
-    async fn list_invoices(
-        &self,
-        scope: &Scope,
-        state: Option<CollectionState>,
-        page: &PageRequest,
-    ) -> Result<Page<InvoiceAggregate>, Error>;
-    /// Writes the change in one transaction: the invoice (inserted, or updated only if its
-    /// stored lock version is `expected_lock_version`), the changed sessions and payments, the
-    /// next invoice number when asked, and the events. Returns the saved aggregate.
-    /// Errors: `InvoiceStateMismatch` when the invoice changed meanwhile or a transaction
-    /// hash was taken concurrently (the caller reloads and retries).
-    async fn save_invoice(&self, change: InvoiceChange) -> Result<InvoiceAggregate, Error>;
-    /// The payment (of any merchant) that already used this transaction hash, if any.
-    async fn payment_using_tx(&self, chain_id: u64, tx: &TxHash) -> Result<Option<PaymentId>, Error>;
-    /// Errors: `NotFound(Payment)`, `ModeMismatch`.
-    async fn get_payment(&self, scope: &Scope, id: &PaymentId) -> Result<Payment, Error>;
-    /// Claims up to `limit` invoices with due time-based work (pending checkouts past expiry,
-    /// collectible invoices past their due date), each for `lease_seconds`, skipping rows
-    /// other workers hold. `only` restricts the claim to one scope and then ignores leases (the
-    /// caller wants every due transition of that scope done before it answers). Each scope's
-    /// own clock decides what is due.
-    async fn claim_due(
-        &self,
-        only: Option<Scope>,
-        limit: u32,
-        lease_seconds: u32,
-    ) -> Result<Vec<(Scope, crate::ids::InvoiceId)>, Error>;
-    /// Moves the merchant's test clock forward; returns the new offset in seconds.
-    async fn advance_test_clock(&self, merchant: &MerchantId, seconds: i64) -> Result<i64, Error>;
 }
 
 /// What an idempotency key says about a request.

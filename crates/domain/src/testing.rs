@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::ports::Crypto;
+use crate::crypto::Crypto;
 
 /// Fills random buffers from a counter and "hashes" by folding bytes: deterministic, distinct
 /// per call, and never to be used outside tests.

@@ -6,12 +6,55 @@
 use actix_web::dev::Payload;
 use actix_web::http::header::AUTHORIZATION;
 use actix_web::{FromRequest, HttpRequest, web};
+use chrono::{DateTime, Utc};
 use futures_util::future::LocalBoxFuture;
-use stablepay_domain::Mode;
-use stablepay_domain::api_key::{ApiKeySecret, KeyType, Principal, authenticate};
+use stablepay_domain::api_key::{ApiKeySecret, KeyType, Principal};
+use stablepay_domain::authentication::authenticate;
+use stablepay_domain::billing::Billing;
+use stablepay_domain::clock::Clock;
+use stablepay_domain::{Mode, Scope};
 
 use crate::error::{ApiError, ErrorCode};
-use crate::state::AppState;
+use crate::state::{AppState, RequestClock};
+use crate::wire_out::Links;
+
+/// An authenticated request's context: the application state, who is calling (merchant, mode,
+/// key type) and the caller's clock. Cheap to clone; a handler moves it into its work.
+#[derive(Clone)]
+pub struct Caller {
+    pub state: web::Data<AppState>,
+    pub principal: Principal,
+    pub clock: RequestClock,
+}
+
+impl Caller {
+    fn new(state: web::Data<AppState>, principal: Principal) -> Self {
+        let clock = state.clock_for(&principal);
+        Self { state, principal, clock }
+    }
+
+    pub fn scope(&self) -> &Scope {
+        &self.principal.scope
+    }
+
+    pub fn is_secret(&self) -> bool {
+        self.principal.key_type == KeyType::Secret
+    }
+
+    /// The billing use cases on the caller's clock.
+    pub fn billing(&self) -> Billing<'_> {
+        self.state.billing_with(&self.clock)
+    }
+
+    /// The caller's time (its test clock in test mode).
+    pub async fn now(&self) -> Result<DateTime<Utc>, ApiError> {
+        Ok(self.clock.now(self.scope()).await?)
+    }
+
+    pub fn links(&self) -> Links<'_> {
+        Links { base: &self.state.public_base_url }
+    }
+}
 
 fn presented_key(req: &HttpRequest) -> Result<ApiKeySecret, ApiError> {
     let invalid = || ApiError::new(ErrorCode::INVALID_API_KEY, "The API key is invalid, revoked or expired.");
@@ -32,13 +75,13 @@ fn presented_key(req: &HttpRequest) -> Result<ApiKeySecret, ApiError> {
     ))
 }
 
-async fn principal(req: HttpRequest) -> Result<Principal, ApiError> {
+async fn caller(req: HttpRequest) -> Result<Caller, ApiError> {
     let presented = presented_key(&req)?;
     let state = req.app_data::<web::Data<AppState>>().ok_or_else(ApiError::internal)?.clone();
     let now = state.clock.system_now();
     let principal = authenticate(state.keys.as_ref(), state.crypto.as_ref(), &presented, now).await?;
     tracing::Span::current().record("merchant", principal.scope.merchant_id.as_str());
-    Ok(principal)
+    Ok(Caller::new(state, principal))
 }
 
 fn forbidden(message: &str) -> ApiError {
@@ -46,7 +89,7 @@ fn forbidden(message: &str) -> ApiError {
 }
 
 /// Any valid key (publishable or secret).
-pub struct AnyKey(pub Principal);
+pub struct AnyKey(pub Caller);
 
 impl FromRequest for AnyKey {
     type Error = ApiError;
@@ -54,12 +97,12 @@ impl FromRequest for AnyKey {
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let req = req.clone();
-        Box::pin(async move { principal(req).await.map(AnyKey) })
+        Box::pin(async move { caller(req).await.map(AnyKey) })
     }
 }
 
 /// A secret key.
-pub struct SecretKey(pub Principal);
+pub struct SecretKey(pub Caller);
 
 impl FromRequest for SecretKey {
     type Error = ApiError;
@@ -68,17 +111,17 @@ impl FromRequest for SecretKey {
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let req = req.clone();
         Box::pin(async move {
-            let p = principal(req).await?;
-            if p.key_type != KeyType::Secret {
+            let c = caller(req).await?;
+            if !c.is_secret() {
                 return Err(forbidden("This operation requires a secret key."));
             }
-            Ok(SecretKey(p))
+            Ok(SecretKey(c))
         })
     }
 }
 
 /// A secret test-mode key (test helpers).
-pub struct SecretTestKey(pub Principal);
+pub struct SecretTestKey(pub Caller);
 
 impl FromRequest for SecretTestKey {
     type Error = ApiError;
@@ -87,11 +130,11 @@ impl FromRequest for SecretTestKey {
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let req = req.clone();
         Box::pin(async move {
-            let p = principal(req).await?;
-            if p.key_type != KeyType::Secret || p.scope.mode != Mode::Test {
+            let c = caller(req).await?;
+            if !c.is_secret() || c.scope().mode != Mode::Test {
                 return Err(forbidden("Test helpers require a secret test-mode key."));
             }
-            Ok(SecretTestKey(p))
+            Ok(SecretTestKey(c))
         })
     }
 }

@@ -204,10 +204,32 @@ fn not_found(resource: Resource) -> ApiError {
     }
 }
 
+/// The JSON path of a domain field path: every snake_case name becomes camelCase
+/// (`lines[2].unit_amount` is `lines[2].unitAmount`), and the domain's `currency` is the wire's
+/// `currencyCode`.
+pub fn json_path(domain: &str) -> String {
+    if domain == "currency" {
+        return "currencyCode".to_owned();
+    }
+    let mut out = String::with_capacity(domain.len());
+    let mut upper = false;
+    for c in domain.chars() {
+        match c {
+            '_' => upper = true,
+            c if upper => {
+                out.extend(c.to_uppercase());
+                upper = false;
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 impl From<DomainError> for ApiError {
     fn from(err: DomainError) -> Self {
         use ErrorCode as C;
-        let field = err.field().map(str::to_owned);
+        let field = err.field().map(json_path);
         let message = err.to_string();
         let with_field = |code: ErrorCode| match &field {
             Some(f) => ApiError::field(code, f.clone(), message.clone()),
@@ -234,7 +256,14 @@ impl From<DomainError> for ApiError {
             DomainError::ModeMismatch => {
                 ApiError::new(C::MODE_MISMATCH, "The resource belongs to the other mode; use a key of that mode.")
             }
-            DomainError::InvoiceStateMismatch => with_field(C::INVOICE_STATE_MISMATCH),
+            DomainError::InvalidCursor => ApiError::validation(
+                "startingAfter",
+                "startingAfter must be the nextCursor of a page of this list (with unchanged filters).",
+            ),
+            DomainError::InvoiceStateMismatch | DomainError::DuplicateTransaction => ApiError::new(
+                C::INVOICE_STATE_MISMATCH,
+                "The invoice changed state before the operation completed; retry.",
+            ),
             DomainError::InvoiceTransitionGuardFailed(_) => with_field(C::INVOICE_TRANSITION_GUARD_FAILED),
             DomainError::InvoiceAlreadyIssued => with_field(C::INVOICE_ALREADY_ISSUED),
             DomainError::InvoiceNotEditable => with_field(C::INVOICE_NOT_EDITABLE),
@@ -259,6 +288,28 @@ impl From<DomainError> for ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn domain_fields_become_json_paths() {
+        for (domain, wire) in [
+            ("amount", "amount"),
+            ("expires_in_minutes", "expiresInMinutes"),
+            ("lines[2].unit_amount", "lines[2].unitAmount"),
+            ("reminder_schedule.days_after_due[0]", "reminderSchedule.daysAfterDue[0]"),
+            ("customer.billing_address", "customer.billingAddress"),
+            ("currency", "currencyCode"),
+            ("settlement_wallet", "settlementWallet"),
+        ] {
+            assert_eq!(json_path(domain), wire);
+        }
+        let e = ApiError::from(DomainError::validation("taxes[1].registration_reference", "too long"));
+        assert_eq!(e.details().unwrap()["field"], "taxes[1].registrationReference");
+        let e = ApiError::from(DomainError::InvalidCursor);
+        assert_eq!(
+            (e.code, e.details().unwrap()["field"].as_str()),
+            (ErrorCode::VALIDATION_ERROR, Some("startingAfter"))
+        );
+    }
 
     #[test]
     fn every_code_has_a_status_in_its_class() {

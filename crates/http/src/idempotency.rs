@@ -8,12 +8,11 @@ use std::future::Future;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, ResponseError};
 use serde_json::{Value, json};
-use stablepay_domain::Scope;
 use stablepay_domain::ports::IdempotencyBegin;
 
+use crate::auth::Caller;
 use crate::envelope::{request_id, success_text};
 use crate::error::{ApiError, ErrorCode};
-use crate::state::AppState;
 
 /// An in-progress claim older than this is considered abandoned by a crashed process.
 const STALE_AFTER_SECONDS: i64 = 60;
@@ -54,18 +53,20 @@ fn respond(status: StatusCode, body: String, extra: &[(&str, String)]) -> HttpRe
     b.body(body)
 }
 
-/// Runs `run` at most once per idempotency key (when the request has one).
-pub async fn execute<F, Fut>(state: &AppState, scope: &Scope, req: &HttpRequest, body: &[u8], run: F) -> HttpResponse
+/// Runs `run` with the caller at most once per idempotency key (when the request has one).
+pub async fn execute<F, Fut>(caller: Caller, req: &HttpRequest, body: &[u8], run: F) -> HttpResponse
 where
-    F: FnOnce() -> Fut,
-    Fut: Future<Output = Outcome>,
+    F: FnOnce(Caller) -> Fut + 'static,
+    Fut: Future<Output = Outcome> + 'static,
 {
     let key = match key_of(req) {
         Ok(k) => k,
         Err(e) => return e.error_response(),
     };
+    let state = caller.state.clone();
+    let scope = caller.scope().clone();
     let Some(key) = key else {
-        let outcome = run().await;
+        let outcome = run(caller).await;
         return match outcome {
             Ok(_) => {
                 let (status, body) = render(&outcome);
@@ -81,7 +82,7 @@ where
     material.push(b'\n');
     material.extend_from_slice(body);
     let fingerprint = state.crypto.sha256(&material);
-    let begun = match state.idempotency.begin(scope, &key, fingerprint, STALE_AFTER_SECONDS).await {
+    let begun = match state.idempotency.begin(&scope, &key, fingerprint, STALE_AFTER_SECONDS).await {
         Ok(b) => b,
         Err(e) => return ApiError::from(e).error_response(),
     };
@@ -109,16 +110,16 @@ where
         .with_header("Retry-After", "1")
         .error_response(),
         IdempotencyBegin::Started => {
-            let outcome = run().await;
+            let outcome = run(caller).await;
             let (status, text) = render(&outcome);
             // Server failures and concurrency conflicts may succeed on retry: forget the key so
             // the retry executes. Everything else is stored and replayed.
             let retryable =
                 status.is_server_error() || matches!(&outcome, Err(e) if e.code == ErrorCode::INVOICE_STATE_MISMATCH);
             let stored = if retryable {
-                state.idempotency.abandon(scope, &key).await
+                state.idempotency.abandon(&scope, &key).await
             } else {
-                state.idempotency.complete(scope, &key, status.as_u16(), &text).await
+                state.idempotency.complete(&scope, &key, status.as_u16(), &text).await
             };
             if let Err(e) = stored {
                 tracing::warn!(error = %e, "could not record the idempotent response");

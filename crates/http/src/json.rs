@@ -110,6 +110,15 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     Ok(value)
 }
 
+/// Deserializes an already parsed JSON value (a body whose form was chosen on its members),
+/// with the same precise errors as [`parse`].
+pub fn from_value<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, ApiError> {
+    serde_path_to_error::deserialize(value).map_err(|err| {
+        let path = err.path().to_string();
+        describe(&path, err.inner())
+    })
+}
+
 fn join(path: &str, field: &str) -> String {
     if path.is_empty() || path == "." { field.to_owned() } else { format!("{path}.{field}") }
 }

@@ -3,14 +3,14 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use stablepay_domain::api_key::Principal;
-use stablepay_domain::{Error, Mode, Scope};
-
 use stablepay_domain::billing::Billing;
 use stablepay_domain::chain::Chain;
+use stablepay_domain::clock::{Clock, time_in_mode};
 use stablepay_domain::ids::random_base62;
-use stablepay_domain::ports::{ApiKeyStore, Clock, Crypto, EventStore, Health, IdempotencyStore, InvoiceStore};
+use stablepay_domain::ports::{ApiKeyStore, Crypto, EventStore, Health, IdempotencyStore, InvoiceStore};
+use stablepay_domain::{Error, Scope};
 
 /// The application state handed to every handler.
 pub struct AppState {
@@ -41,7 +41,7 @@ impl AppState {
     pub fn clock_for(&self, principal: &Principal) -> RequestClock {
         RequestClock {
             scope: principal.scope.clone(),
-            offset: Duration::seconds(principal.test_clock_offset_seconds),
+            offset_seconds: principal.test_clock_offset_seconds,
             fallback: self.clock.clone(),
         }
     }
@@ -52,11 +52,12 @@ impl AppState {
     }
 }
 
-/// A request's clock: the real time, plus the test-clock offset read with the request's key in
-/// test mode. Other scopes fall back to the store's clock.
+/// A request's clock: the domain's time of the request's scope, from the test-clock offset read
+/// with the request's key. Other scopes fall back to the store's clock.
+#[derive(Clone)]
 pub struct RequestClock {
     scope: Scope,
-    offset: Duration,
+    offset_seconds: i64,
     fallback: Arc<dyn Clock>,
 }
 
@@ -66,10 +67,7 @@ impl Clock for RequestClock {
         if *scope != self.scope {
             return self.fallback.now(scope).await;
         }
-        Ok(match scope.mode {
-            Mode::Test => Utc::now() + self.offset,
-            Mode::Live => Utc::now(),
-        })
+        time_in_mode(Utc::now(), scope.mode, self.offset_seconds)
     }
 
     fn system_now(&self) -> DateTime<Utc> {

@@ -81,6 +81,17 @@ impl<T> ListOut<T> {
         let next_cursor = if page.has_more { page.items.last().map(&id) } else { None };
         Self { items: page.items.into_iter().map(render).collect(), has_more: page.has_more, next_cursor }
     }
+
+    /// Like [`ListOut::new`] with a rendering that can fail.
+    pub fn try_new<D, E>(
+        page: Page<D>,
+        id: impl Fn(&D) -> String,
+        render: impl Fn(D) -> Result<T, E>,
+    ) -> Result<Self, E> {
+        let next_cursor = if page.has_more { page.items.last().map(&id) } else { None };
+        let items = page.items.into_iter().map(render).collect::<Result<_, E>>()?;
+        Ok(Self { items, has_more: page.has_more, next_cursor })
+    }
 }
 
 /// An event (the spec's event envelope).

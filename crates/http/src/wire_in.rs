@@ -3,10 +3,11 @@
 
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use stablepay_domain::billing::{AmountOnlyInput, CheckoutInput};
+use stablepay_domain::invoice::model::{Customer, InvoiceContent, LineItem, MAX_METADATA_BYTES, Metadata, TaxLine};
+use stablepay_domain::invoice::totals::Discount;
 use stablepay_domain::invoice::validate::{DraftInput, ReminderInput};
-use stablepay_domain::invoice::{Customer, Discount, LineItem, MAX_METADATA_BYTES, Metadata, TaxLine};
 use stablepay_domain::merchant::{Token, WalletAddress};
 use stablepay_domain::money::{Amount, Decimal6, DecimalError, Percentage};
 use stablepay_domain::payment::TxHash;
@@ -14,6 +15,7 @@ use stablepay_domain::url::HttpUrl;
 use utoipa::ToSchema;
 
 use crate::error::{ApiError, ErrorCode};
+use crate::json::from_value;
 
 /// Parses a decimal string (INVALID_AMOUNT naming `field`).
 pub fn amount(field: &str, text: &str, positive: bool) -> Result<Amount, ApiError> {
@@ -46,7 +48,7 @@ pub fn metadata(field: &str, value: &Option<Value>) -> Result<Option<Metadata>, 
             if text.len() > MAX_METADATA_BYTES {
                 return Err(ApiError::validation(field, "metadata must be at most 16 KiB."));
             }
-            Ok(Some(Metadata(text)))
+            Ok(Some(Metadata::from_json_object_text(text)))
         }
         Some(_) => Err(ApiError::validation(field, "metadata must be a JSON object.")),
     }
@@ -180,19 +182,17 @@ pub struct ReminderIn {
     pub days_after_due: Option<Vec<i64>>,
 }
 
-/// `POST /v1/invoices` body: the itemized form (`lines` plus optional fields) or the legacy
-/// amount-only form (`amount`, `externalReference`, `metadata`).
-#[derive(Deserialize, ToSchema, Default)]
+/// The itemized fields of an invoice: the one field list of creation (with `issue`, `send`)
+/// and of a draft replacement (with `version`).
+#[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct InvoiceCreate {
-    /// Legacy amount-only form: positive decimal string.
-    #[schema(pattern = r"^[0-9]+(\.[0-9]{1,6})?$")]
-    pub amount: Option<String>,
-    /// Itemized form: 1-100 items.
-    pub lines: Option<Vec<LineIn>>,
+pub struct ItemizedIn {
+    /// 1-100 items.
+    pub lines: Vec<LineIn>,
     pub customer: Option<CustomerIn>,
-    /// Null clears it.
+    /// Null or omitted: no discount.
     pub discount: Option<DiscountIn>,
+    /// Up to 100 tax lines.
     pub taxes: Option<Vec<TaxIn>>,
     /// USDC or USDT; must be the mode's settlement token.
     pub currency_code: Option<String>,
@@ -210,10 +210,51 @@ pub struct InvoiceCreate {
     pub success_url: Option<String>,
     pub cancel_url: Option<String>,
     pub reminder_schedule: Option<ReminderIn>,
+}
+
+/// `POST /v1/invoices` itemized form: the itemized fields, plus `issue` and `send`.
+#[derive(ToSchema)]
+#[allow(dead_code)] // documentation only: the body is parsed by `invoice_form`
+pub struct ItemizedCreateIn {
+    #[serde(flatten)]
+    pub fields: ItemizedIn,
     /// Issue immediately (default false).
     pub issue: Option<bool>,
     /// Send on issue; requires issue=true and a customer email.
     pub send: Option<bool>,
+}
+
+/// `POST /v1/invoices` legacy amount-only form.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AmountOnlyIn {
+    /// Positive decimal string.
+    #[schema(pattern = r"^[0-9]+(\.[0-9]{1,6})?$")]
+    pub amount: String,
+    pub external_reference: Option<String>,
+    #[schema(value_type = Option<Object>)]
+    pub metadata: Option<Value>,
+}
+
+/// `POST /v1/invoices` body: the itemized form (`lines` plus optional fields) or the legacy
+/// amount-only form (`amount`, `externalReference`, `metadata`).
+#[derive(ToSchema)]
+#[serde(untagged)]
+#[allow(dead_code, clippy::large_enum_variant)] // documentation only: the body is parsed by `invoice_form`
+pub enum InvoiceCreate {
+    Itemized(ItemizedCreateIn),
+    AmountOnly(AmountOnlyIn),
+}
+
+/// `PATCH /v1/invoices/{id}` body: the current version and the complete replacement of the
+/// draft's editable fields (omitted fields are cleared).
+#[derive(ToSchema)]
+#[allow(dead_code)] // documentation only: the body is parsed by `invoice_patch`
+pub struct InvoicePatch {
+    /// The invoice's current version.
+    pub version: i64,
+    #[serde(flatten)]
+    pub fields: ItemizedIn,
 }
 
 /// The two creation forms.
@@ -222,133 +263,146 @@ pub enum InvoiceForm {
     AmountOnly(AmountOnlyInput),
 }
 
-impl InvoiceCreate {
-    pub fn into_form(self) -> Result<InvoiceForm, ApiError> {
-        match (&self.amount, &self.lines) {
-            (Some(_), Some(_)) => Err(ApiError::validation(
-                "amount",
-                "Send either amount (amount-only form) or lines (itemized form), not both.",
-            )),
-            (Some(text), None) => {
-                let extra = [
-                    ("customer", self.customer.is_some()),
-                    ("discount", self.discount.is_some()),
-                    ("taxes", self.taxes.is_some()),
-                    ("currencyCode", self.currency_code.is_some()),
-                    ("dueAt", self.due_at.is_some()),
-                    ("checkoutExpiresInMinutes", self.checkout_expires_in_minutes.is_some()),
-                    ("paymentTerms", self.payment_terms.is_some()),
-                    ("memo", self.memo.is_some()),
-                    ("footer", self.footer.is_some()),
-                    ("purchaseOrderNumber", self.purchase_order_number.is_some()),
-                    ("successUrl", self.success_url.is_some()),
-                    ("cancelUrl", self.cancel_url.is_some()),
-                    ("reminderSchedule", self.reminder_schedule.is_some()),
-                    ("issue", self.issue.is_some()),
-                    ("send", self.send.is_some()),
-                ];
-                if let Some((name, _)) = extra.iter().find(|(_, present)| *present) {
-                    return Err(ApiError::validation(
-                        *name,
-                        format!("{name} is not part of the amount-only form (amount, externalReference, metadata)."),
-                    ));
+fn object(body: Value) -> Result<Map<String, Value>, ApiError> {
+    match body {
+        Value::Object(map) => Ok(map),
+        _ => Err(ApiError::validation("body", "A JSON object body is required.")),
+    }
+}
+
+/// Removes `name` from `map`: absent or null is `None`, otherwise it must be a boolean.
+fn take_bool(map: &mut Map<String, Value>, name: &str) -> Result<Option<bool>, ApiError> {
+    match map.remove(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(b)),
+        Some(_) => Err(ApiError::validation(name, format!("{name} must be a boolean."))),
+    }
+}
+
+/// Parses a `POST /v1/invoices` body into its form. A body with `amount` is the amount-only
+/// form; any other is itemized.
+pub fn invoice_form(body: Value) -> Result<InvoiceForm, ApiError> {
+    let mut map = object(body)?;
+    match (map.contains_key("amount"), map.contains_key("lines")) {
+        (true, true) => Err(ApiError::validation(
+            "amount",
+            "Send either amount (amount-only form) or lines (itemized form), not both.",
+        )),
+        (true, false) => {
+            let input: AmountOnlyIn = from_value(Value::Object(map)).map_err(|mut e| {
+                if let Some(field) = e.details().and_then(|d| d["field"].as_str()).map(str::to_owned)
+                    && e.message.starts_with("Unknown field")
+                {
+                    e.message =
+                        format!("{field} is not part of the amount-only form (amount, externalReference, metadata).");
                 }
-                Ok(InvoiceForm::AmountOnly(AmountOnlyInput {
-                    amount: Some(amount("amount", text, true)?),
-                    external_reference: self.external_reference,
-                    metadata: metadata("metadata", &self.metadata)?,
-                }))
-            }
-            (None, None) => {
-                Err(ApiError::validation("lines", "lines is required (or amount for the amount-only form)."))
-            }
-            (None, Some(_)) => {
-                let issue = self.issue.unwrap_or(false);
-                let send = self.send.unwrap_or(false);
-                Ok(InvoiceForm::Itemized { input: Box::new(draft(self)?), issue, send })
-            }
+                e
+            })?;
+            Ok(InvoiceForm::AmountOnly(AmountOnlyInput {
+                amount: Some(amount("amount", &input.amount, true)?),
+                external_reference: input.external_reference,
+                metadata: metadata("metadata", &input.metadata)?,
+            }))
+        }
+        (false, _) => {
+            let issue = take_bool(&mut map, "issue")?.unwrap_or(false);
+            let send = take_bool(&mut map, "send")?.unwrap_or(false);
+            let fields: ItemizedIn = from_value(Value::Object(map))?;
+            Ok(InvoiceForm::Itemized { input: Box::new(fields.try_into()?), issue, send })
         }
     }
 }
 
-/// `PATCH /v1/invoices/{id}` body: the current version and the complete replacement of the
-/// draft's editable fields (omitted fields are cleared).
-#[derive(Deserialize, ToSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-pub struct InvoicePatch {
-    /// The invoice's current version.
-    pub version: i64,
-    pub lines: Vec<LineIn>,
-    pub customer: Option<CustomerIn>,
-    pub discount: Option<DiscountIn>,
-    pub taxes: Option<Vec<TaxIn>>,
-    pub currency_code: Option<String>,
-    pub due_at: Option<String>,
-    #[schema(minimum = 5, maximum = 1440)]
-    pub checkout_expires_in_minutes: Option<i64>,
-    pub payment_terms: Option<String>,
-    pub memo: Option<String>,
-    pub footer: Option<String>,
-    pub purchase_order_number: Option<String>,
-    pub external_reference: Option<String>,
-    #[schema(value_type = Option<Object>)]
-    pub metadata: Option<Value>,
-    pub success_url: Option<String>,
-    pub cancel_url: Option<String>,
-    pub reminder_schedule: Option<ReminderIn>,
+/// Parses a `PATCH /v1/invoices/{id}` body: the version and the replacement fields.
+pub fn invoice_patch(body: Value) -> Result<(i64, DraftInput), ApiError> {
+    let mut map = object(body)?;
+    let version = match map.remove("version") {
+        None => return Err(ApiError::validation("version", "version is required.")),
+        Some(v) => v.as_i64().ok_or_else(|| ApiError::validation("version", "version must be an integer."))?,
+    };
+    let fields: ItemizedIn = from_value(Value::Object(map))?;
+    Ok((version, fields.try_into()?))
 }
 
-impl InvoicePatch {
-    pub fn into_domain(self) -> Result<(i64, DraftInput), ApiError> {
-        let version = self.version;
-        Ok((version, draft(InvoiceCreate::from(self))?))
-    }
-}
+impl TryFrom<ItemizedIn> for DraftInput {
+    type Error = ApiError;
 
-impl From<InvoicePatch> for InvoiceCreate {
-    fn from(b: InvoicePatch) -> Self {
-        InvoiceCreate {
-            lines: Some(b.lines),
-            customer: b.customer,
-            discount: b.discount,
-            taxes: b.taxes,
-            currency_code: b.currency_code,
-            due_at: b.due_at,
-            checkout_expires_in_minutes: b.checkout_expires_in_minutes,
+    fn try_from(b: ItemizedIn) -> Result<Self, ApiError> {
+        let lines = b
+            .lines
+            .into_iter()
+            .enumerate()
+            .map(|(i, l)| {
+                Ok(LineItem {
+                    quantity: amount(&format!("lines[{i}].quantity"), &l.quantity, true)?,
+                    unit_amount: amount(&format!("lines[{i}].unitAmount"), &l.unit_amount, false)?,
+                    id: l.id,
+                    sku: l.sku,
+                    description: l.description,
+                })
+            })
+            .collect::<Result<Vec<_>, ApiError>>()?;
+        let taxes = b
+            .taxes
+            .unwrap_or_default()
+            .into_iter()
+            .enumerate()
+            .map(|(i, t)| {
+                Ok(TaxLine {
+                    amount: amount(&format!("taxes[{i}].amount"), &t.amount, false)?,
+                    id: t.id,
+                    label: t.label,
+                    jurisdiction: t.jurisdiction,
+                    registration_reference: t.registration_reference,
+                })
+            })
+            .collect::<Result<Vec<_>, ApiError>>()?;
+        let content = InvoiceContent {
+            lines,
+            customer: b.customer.map(Customer::from),
+            discount: b.discount.map(Discount::try_from).transpose()?,
+            taxes,
+            due_at: timestamp("dueAt", &b.due_at)?,
             payment_terms: b.payment_terms,
             memo: b.memo,
             footer: b.footer,
             purchase_order_number: b.purchase_order_number,
             external_reference: b.external_reference,
-            metadata: b.metadata,
-            success_url: b.success_url,
-            cancel_url: b.cancel_url,
-            reminder_schedule: b.reminder_schedule,
-            ..Default::default()
+            metadata: metadata("metadata", &b.metadata)?,
+            success_url: url("successUrl", &b.success_url)?,
+            cancel_url: url("cancelUrl", &b.cancel_url)?,
+        };
+        Ok(DraftInput {
+            content,
+            currency: currency("currencyCode", &b.currency_code)?,
+            checkout_expires_in_minutes: b.checkout_expires_in_minutes,
+            reminder_schedule: b.reminder_schedule.map(ReminderInput::from),
+        })
+    }
+}
+
+impl From<CustomerIn> for Customer {
+    fn from(c: CustomerIn) -> Self {
+        Customer { name: c.name, company: c.company, email: c.email, billing_address: c.billing_address }
+    }
+}
+
+impl From<ReminderIn> for ReminderInput {
+    fn from(r: ReminderIn) -> Self {
+        ReminderInput {
+            enabled: r.enabled,
+            days_before_due: r.days_before_due,
+            on_due: r.on_due,
+            days_after_due: r.days_after_due,
         }
     }
 }
 
-/// The itemized fields of a creation or replacement body, parsed.
-fn draft(b: InvoiceCreate) -> Result<DraftInput, ApiError> {
-    let lines = b
-        .lines
-        .into_iter()
-        .flatten()
-        .enumerate()
-        .map(|(i, l)| {
-            Ok(LineItem {
-                quantity: amount(&format!("lines[{i}].quantity"), &l.quantity, true)?,
-                unit_amount: amount(&format!("lines[{i}].unitAmount"), &l.unit_amount, false)?,
-                id: l.id,
-                sku: l.sku,
-                description: l.description,
-            })
-        })
-        .collect::<Result<Vec<_>, ApiError>>()?;
-    let discount = b
-        .discount
-        .map(|d| match (d.kind.as_str(), d.amount, d.percentage) {
+impl TryFrom<DiscountIn> for Discount {
+    type Error = ApiError;
+
+    fn try_from(d: DiscountIn) -> Result<Self, ApiError> {
+        match (d.kind.as_str(), d.amount, d.percentage) {
             ("fixed", Some(a), None) => Ok(Discount::Fixed(amount("discount.amount", &a, false)?)),
             ("percentage", None, Some(p)) => Percentage::parse(&p).map(Discount::Percentage).map_err(|e| {
                 ApiError::field(ErrorCode::INVALID_AMOUNT, "discount.percentage", format!("discount.percentage {e}."))
@@ -361,51 +415,8 @@ fn draft(b: InvoiceCreate) -> Result<DraftInput, ApiError> {
                 "A percentage discount needs percentage (and no amount).",
             )),
             _ => Err(ApiError::validation("discount.type", "discount.type must be fixed or percentage.")),
-        })
-        .transpose()?;
-    let taxes = b
-        .taxes
-        .unwrap_or_default()
-        .into_iter()
-        .enumerate()
-        .map(|(i, t)| {
-            Ok(TaxLine {
-                amount: amount(&format!("taxes[{i}].amount"), &t.amount, false)?,
-                id: t.id,
-                label: t.label,
-                jurisdiction: t.jurisdiction,
-                registration_reference: t.registration_reference,
-            })
-        })
-        .collect::<Result<Vec<_>, ApiError>>()?;
-    Ok(DraftInput {
-        lines,
-        customer: b.customer.map(|c| Customer {
-            name: c.name,
-            company: c.company,
-            email: c.email,
-            billing_address: c.billing_address,
-        }),
-        discount,
-        taxes,
-        currency: currency("currencyCode", &b.currency_code)?,
-        due_at: timestamp("dueAt", &b.due_at)?,
-        checkout_expires_in_minutes: b.checkout_expires_in_minutes,
-        payment_terms: b.payment_terms,
-        memo: b.memo,
-        footer: b.footer,
-        purchase_order_number: b.purchase_order_number,
-        external_reference: b.external_reference,
-        metadata: metadata("metadata", &b.metadata)?,
-        success_url: url("successUrl", &b.success_url)?,
-        cancel_url: url("cancelUrl", &b.cancel_url)?,
-        reminder_schedule: b.reminder_schedule.map(|r| ReminderInput {
-            enabled: r.enabled,
-            days_before_due: r.days_before_due,
-            on_due: r.on_due,
-            days_after_due: r.days_after_due,
-        }),
-    })
+        }
+    }
 }
 
 /// `POST /v1/invoices/{id}/issue` body.

@@ -1,14 +1,19 @@
 //! Response bodies of checkout sessions, invoices and payments, rendered from domain values.
 
+use chrono::{DateTime, Utc};
 use serde::Serialize;
-use serde_json::Value;
-use stablepay_domain::billing::InvoiceAggregate;
-use stablepay_domain::checkout::{CheckoutSession, CheckoutStatus};
-use stablepay_domain::invoice::{Discount, Invoice, RefundReference};
+use serde_json::value::RawValue;
+use stablepay_domain::checkout::CheckoutSession;
+use stablepay_domain::invoice::aggregate::InvoiceAggregate;
+use stablepay_domain::invoice::model::{
+    Activity, Customer, Invoice, LineItem, Metadata, RefundReference, ReminderSchedule, TaxLine,
+};
+use stablepay_domain::invoice::totals::Discount;
 use stablepay_domain::merchant::POLYGON_CHAIN_ID;
 use stablepay_domain::payment::Payment;
 use utoipa::ToSchema;
 
+use crate::error::ApiError;
 use crate::wire::{Meta, envelope, timestamp};
 
 /// Where customers reach the hosted pages.
@@ -192,7 +197,7 @@ pub fn payment(p: &Payment) -> PaymentOut {
         token_contract: p.token_contract.to_string(),
         settlement_wallet_address: p.settlement_wallet.to_string(),
         payer: PayerOut { address: p.payer_address.clone(), transaction_hash: p.transaction_hash.as_str().into() },
-        failure_reason: p.failure_reason.clone(),
+        failure_reason: p.failure_reason.map(|r| r.as_str().to_owned()),
         detected_at: timestamp(p.detected_at),
         confirmed_at: p.confirmed_at.map(timestamp),
     }
@@ -248,6 +253,75 @@ pub struct ReminderOut {
     pub days_after_due: Vec<u8>,
 }
 
+impl From<&LineItem> for LineOut {
+    fn from(l: &LineItem) -> Self {
+        LineOut {
+            id: l.id.clone(),
+            sku: l.sku.clone(),
+            description: l.description.clone(),
+            quantity: l.quantity.to_string(),
+            unit_amount: l.unit_amount.to_string(),
+            amount: l.amount().to_string(),
+        }
+    }
+}
+
+impl From<&Discount> for DiscountOut {
+    fn from(d: &Discount) -> Self {
+        match d {
+            Discount::Fixed(a) => DiscountOut { kind: "fixed".into(), amount: Some(a.to_string()), percentage: None },
+            Discount::Percentage(p) => {
+                DiscountOut { kind: "percentage".into(), amount: None, percentage: Some(p.value().to_string()) }
+            }
+        }
+    }
+}
+
+impl From<&TaxLine> for TaxOut {
+    fn from(t: &TaxLine) -> Self {
+        TaxOut {
+            id: t.id.clone(),
+            label: t.label.clone(),
+            amount: t.amount.to_string(),
+            jurisdiction: t.jurisdiction.clone(),
+            registration_reference: t.registration_reference.clone(),
+        }
+    }
+}
+
+impl From<&Customer> for CustomerOut {
+    fn from(c: &Customer) -> Self {
+        CustomerOut {
+            name: c.name.clone(),
+            company: c.company.clone(),
+            email: c.email.clone(),
+            billing_address: c.billing_address.clone(),
+        }
+    }
+}
+
+impl From<&ReminderSchedule> for ReminderOut {
+    fn from(r: &ReminderSchedule) -> Self {
+        ReminderOut {
+            enabled: r.enabled,
+            days_before_due: r.days_before_due.clone(),
+            on_due: r.on_due,
+            days_after_due: r.days_after_due.clone(),
+        }
+    }
+}
+
+impl From<&Activity> for ActivityOut {
+    fn from(a: &Activity) -> Self {
+        ActivityOut {
+            at: timestamp(a.at),
+            action: a.action.as_str().into(),
+            actor: a.actor.as_str().into(),
+            detail: a.detail.clone(),
+        }
+    }
+}
+
 /// A checkout session as listed on its invoice.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -290,7 +364,7 @@ pub fn refund(r: &RefundReference) -> RefundOut {
         payment_id: r.payment_id.to_string(),
         amount: r.amount.to_string(),
         reason: r.reason.clone(),
-        external_transaction_hash: r.external_transaction_hash.clone(),
+        external_transaction_hash: r.external_transaction_hash.as_str().to_owned(),
         chain_id: r.chain_id,
         token_contract: r.token_contract.to_string(),
         created_at: timestamp(r.created_at),
@@ -350,7 +424,7 @@ pub struct InvoiceOut {
     pub purchase_order_number: Option<String>,
     pub external_reference: Option<String>,
     #[schema(value_type = Option<Object>)]
-    pub metadata: Option<Value>,
+    pub metadata: Option<Box<RawValue>>,
     pub success_url: Option<String>,
     pub cancel_url: Option<String>,
     pub reminder_schedule: Option<ReminderOut>,
@@ -368,11 +442,20 @@ pub struct InvoiceOut {
     pub updated_at: String,
 }
 
-pub fn invoice(agg: &InvoiceAggregate, links: &Links<'_>, now: chrono::DateTime<chrono::Utc>) -> InvoiceOut {
+/// The merchant's metadata object, embedded as the JSON text it was stored as.
+fn metadata(m: &Metadata) -> Result<Box<RawValue>, ApiError> {
+    RawValue::from_string(m.as_str().to_owned()).map_err(|e| {
+        tracing::error!(error = %e, "stored metadata is not JSON");
+        ApiError::internal()
+    })
+}
+
+pub fn invoice(agg: &InvoiceAggregate, links: &Links<'_>, now: DateTime<Utc>) -> Result<InvoiceOut, ApiError> {
     let inv = &agg.invoice;
     let f = &inv.fields;
-    let active = agg.sessions.iter().rev().find(|s| s.status == CheckoutStatus::Pending && s.expires_at > now);
-    InvoiceOut {
+    let c = &f.content;
+    let active = agg.sessions.iter().rev().find(|s| s.is_payable(now));
+    Ok(InvoiceOut {
         id: inv.id.to_string(),
         object: "invoice".into(),
         mode: inv.scope.mode.as_str().into(),
@@ -383,37 +466,11 @@ pub fn invoice(agg: &InvoiceAggregate, links: &Links<'_>, now: chrono::DateTime<
         status: inv.status.as_str().into(),
         version: inv.version,
         currency_code: f.currency.symbol().into(),
-        lines: f
-            .lines
-            .iter()
-            .map(|l| LineOut {
-                id: l.id.clone(),
-                sku: l.sku.clone(),
-                description: l.description.clone(),
-                quantity: l.quantity.to_string(),
-                unit_amount: l.unit_amount.to_string(),
-                amount: l.amount().to_string(),
-            })
-            .collect(),
+        lines: c.lines.iter().map(LineOut::from).collect(),
         subtotal: inv.totals.subtotal.to_string(),
-        discount: f.discount.as_ref().map(|d| match d {
-            Discount::Fixed(a) => DiscountOut { kind: "fixed".into(), amount: Some(a.to_string()), percentage: None },
-            Discount::Percentage(p) => {
-                DiscountOut { kind: "percentage".into(), amount: None, percentage: Some(p.value().to_string()) }
-            }
-        }),
+        discount: c.discount.as_ref().map(DiscountOut::from),
         discount_amount: inv.totals.discount.to_string(),
-        taxes: f
-            .taxes
-            .iter()
-            .map(|t| TaxOut {
-                id: t.id.clone(),
-                label: t.label.clone(),
-                amount: t.amount.to_string(),
-                jurisdiction: t.jurisdiction.clone(),
-                registration_reference: t.registration_reference.clone(),
-            })
-            .collect(),
+        taxes: c.taxes.iter().map(TaxOut::from).collect(),
         tax_amount: inv.totals.tax.to_string(),
         total: inv.totals.total.to_string(),
         customer_amount_paid: inv.customer_amount_paid.to_string(),
@@ -423,65 +480,48 @@ pub fn invoice(agg: &InvoiceAggregate, links: &Links<'_>, now: chrono::DateTime<
         platform_fee: inv.platform_fee().to_string(),
         net_amount: inv.net_amount().to_string(),
         expected_merchant_settlement: inv.net_amount().to_string(),
-        customer: f.customer.as_ref().map(|c| CustomerOut {
-            name: c.name.clone(),
-            company: c.company.clone(),
-            email: c.email.clone(),
-            billing_address: c.billing_address.clone(),
-        }),
-        due_at: f.due_at.map(timestamp),
+        customer: c.customer.as_ref().map(CustomerOut::from),
+        due_at: c.due_at.map(timestamp),
         checkout_expires_in_minutes: f.checkout_expires_in_minutes,
-        payment_terms: f.payment_terms.clone(),
-        memo: f.memo.clone(),
-        footer: f.footer.clone(),
-        purchase_order_number: f.purchase_order_number.clone(),
-        external_reference: f.external_reference.clone(),
-        metadata: f.metadata.as_ref().and_then(|m| serde_json::from_str(&m.0).ok()),
-        success_url: f.success_url.as_ref().map(|u| u.as_str().to_owned()),
-        cancel_url: f.cancel_url.as_ref().map(|u| u.as_str().to_owned()),
-        reminder_schedule: f.reminder_schedule.as_ref().map(|r| ReminderOut {
-            enabled: r.enabled,
-            days_before_due: r.days_before_due.clone(),
-            on_due: r.on_due,
-            days_after_due: r.days_after_due.clone(),
-        }),
+        payment_terms: c.payment_terms.clone(),
+        memo: c.memo.clone(),
+        footer: c.footer.clone(),
+        purchase_order_number: c.purchase_order_number.clone(),
+        external_reference: c.external_reference.clone(),
+        metadata: c.metadata.as_ref().map(metadata).transpose()?,
+        success_url: c.success_url.as_ref().map(|u| u.as_str().to_owned()),
+        cancel_url: c.cancel_url.as_ref().map(|u| u.as_str().to_owned()),
+        reminder_schedule: f.reminder_schedule.as_ref().map(ReminderOut::from),
         checkout: active.map(|s| CheckoutRefOut {
             checkout_session_id: s.id.to_string(),
             checkout_url: links.checkout(s),
             amount: s.amount_due.to_string(),
             expires_at: timestamp(s.expires_at),
         }),
-        checkout_sessions: agg
-            .sessions
-            .iter()
-            .map(|s| InvoiceSessionOut {
-                id: s.id.to_string(),
-                status: s.status.as_str().into(),
-                amount_due: s.amount_due.to_string(),
-                checkout_url: links.checkout(s),
-                expires_at: timestamp(s.expires_at),
-                created_at: timestamp(s.created_at),
-                completed_at: s.completed_at.map(timestamp),
-            })
-            .collect(),
+        checkout_sessions: agg.sessions.iter().map(|s| InvoiceSessionOut::of(s, links)).collect(),
         payments: agg.payments.iter().map(payment).collect(),
         refund_references: inv.refunds.iter().map(refund).collect(),
-        activity: inv
-            .activity
-            .iter()
-            .map(|a| ActivityOut {
-                at: timestamp(a.at),
-                action: a.action.clone(),
-                actor: a.actor.clone(),
-                detail: a.detail.clone(),
-            })
-            .collect(),
+        activity: inv.activity.iter().map(ActivityOut::from).collect(),
         close_reason: inv.close_reason.clone(),
         issued_at: inv.issued_at.map(timestamp),
         paid_at: inv.paid_at.map(timestamp),
         closed_at: inv.closed_at.map(timestamp),
         created_at: timestamp(inv.created_at),
         updated_at: timestamp(inv.updated_at),
+    })
+}
+
+impl InvoiceSessionOut {
+    fn of(s: &CheckoutSession, links: &Links<'_>) -> Self {
+        InvoiceSessionOut {
+            id: s.id.to_string(),
+            status: s.status.as_str().into(),
+            amount_due: s.amount_due.to_string(),
+            checkout_url: links.checkout(s),
+            expires_at: timestamp(s.expires_at),
+            created_at: timestamp(s.created_at),
+            completed_at: s.completed_at.map(timestamp),
+        }
     }
 }
 

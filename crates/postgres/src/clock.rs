@@ -1,10 +1,11 @@
-//! The clock port: real time, plus the merchant's test-clock offset in test mode.
+//! The clock port: real time, plus the merchant's test-clock offset in test mode (the rule
+//! itself is the domain's `clock::time_in_mode`).
 
 use async_trait::async_trait;
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use stablepay_domain::ports::Clock;
+use stablepay_domain::clock::{Clock, time_in_mode};
 use stablepay_domain::{Error, Mode, Scope};
 
 use crate::PgStore;
@@ -38,7 +39,7 @@ impl Clock for PgClock {
             .await
             .optional()
             .map_err(db)?;
-        Ok(real + Duration::seconds(offset.unwrap_or(0)))
+        time_in_mode(real, scope.mode, offset.unwrap_or(0))
     }
 
     fn system_now(&self) -> DateTime<Utc> {

@@ -9,11 +9,14 @@ use serde_json::Value;
 use crate::json_bytes::JsonBytes;
 use stablepay_domain::Error;
 use stablepay_domain::ids::{PaymentId, RefundReferenceId};
-use stablepay_domain::invoice::{
-    Activity, Customer, Discount, InvoiceFields, LineItem, Metadata, RefundReference, ReminderSchedule, TaxLine,
+use stablepay_domain::invoice::model::{
+    Activity, ActivityAction, Actor, Customer, InvoiceContent, InvoiceFields, LineItem, Metadata, RefundReference,
+    ReminderSchedule, TaxLine,
 };
+use stablepay_domain::invoice::totals::{Discount, Totals};
 use stablepay_domain::merchant::{Token, WalletAddress};
 use stablepay_domain::money::{Amount, Decimal6, Percentage};
+use stablepay_domain::payment::TxHash;
 use stablepay_domain::url::HttpUrl;
 
 fn corrupt(what: &str) -> Error {
@@ -88,66 +91,126 @@ struct StoredFields {
     reminder_schedule: Option<StoredReminder>,
 }
 
-pub(crate) fn encode_fields(f: &InvoiceFields) -> Result<JsonBytes, Error> {
-    let stored = StoredFields {
-        lines: f
-            .lines
-            .iter()
-            .map(|l| StoredLine {
-                id: l.id.clone(),
-                sku: l.sku.clone(),
-                description: l.description.clone(),
-                quantity: l.quantity.to_string(),
-                unit_amount: l.unit_amount.to_string(),
-            })
-            .collect(),
-        amount: f.amount.as_ref().map(ToString::to_string),
-        customer: f.customer.as_ref().map(|c| StoredCustomer {
+impl From<&LineItem> for StoredLine {
+    fn from(l: &LineItem) -> Self {
+        Self {
+            id: l.id.clone(),
+            sku: l.sku.clone(),
+            description: l.description.clone(),
+            quantity: l.quantity.to_string(),
+            unit_amount: l.unit_amount.to_string(),
+        }
+    }
+}
+
+impl TryFrom<StoredLine> for LineItem {
+    type Error = Error;
+    fn try_from(l: StoredLine) -> Result<Self, Error> {
+        Ok(LineItem {
+            quantity: amount(&l.quantity)?,
+            unit_amount: amount(&l.unit_amount)?,
+            id: l.id,
+            sku: l.sku,
+            description: l.description,
+        })
+    }
+}
+
+impl From<&Customer> for StoredCustomer {
+    fn from(c: &Customer) -> Self {
+        Self {
             name: c.name.clone(),
             company: c.company.clone(),
             email: c.email.clone(),
             billing_address: c.billing_address.clone(),
-        }),
-        discount_fixed: match &f.discount {
-            Some(Discount::Fixed(a)) => Some(a.to_string()),
-            _ => None,
-        },
-        discount_percentage: match &f.discount {
-            Some(Discount::Percentage(p)) => Some(p.value().to_string()),
-            _ => None,
-        },
-        taxes: f
-            .taxes
-            .iter()
-            .map(|t| StoredTax {
-                id: t.id.clone(),
-                label: t.label.clone(),
-                amount: t.amount.to_string(),
-                jurisdiction: t.jurisdiction.clone(),
-                registration_reference: t.registration_reference.clone(),
-            })
-            .collect(),
-        currency: f.currency.symbol().to_owned(),
-        due_at: f.due_at,
-        checkout_expires_in_minutes: f.checkout_expires_in_minutes,
-        payment_terms: f.payment_terms.clone(),
-        memo: f.memo.clone(),
-        footer: f.footer.clone(),
-        purchase_order_number: f.purchase_order_number.clone(),
-        external_reference: f.external_reference.clone(),
-        metadata: f
-            .metadata
-            .as_ref()
-            .map(|m| serde_json::from_str(&m.0).map_err(|_| Error::Internal("metadata is not JSON".into())))
-            .transpose()?,
-        success_url: f.success_url.as_ref().map(|u| u.as_str().to_owned()),
-        cancel_url: f.cancel_url.as_ref().map(|u| u.as_str().to_owned()),
-        reminder_schedule: f.reminder_schedule.as_ref().map(|r| StoredReminder {
+        }
+    }
+}
+
+impl From<StoredCustomer> for Customer {
+    fn from(c: StoredCustomer) -> Self {
+        Customer { name: c.name, company: c.company, email: c.email, billing_address: c.billing_address }
+    }
+}
+
+impl From<&TaxLine> for StoredTax {
+    fn from(t: &TaxLine) -> Self {
+        Self {
+            id: t.id.clone(),
+            label: t.label.clone(),
+            amount: t.amount.to_string(),
+            jurisdiction: t.jurisdiction.clone(),
+            registration_reference: t.registration_reference.clone(),
+        }
+    }
+}
+
+impl TryFrom<StoredTax> for TaxLine {
+    type Error = Error;
+    fn try_from(t: StoredTax) -> Result<Self, Error> {
+        Ok(TaxLine {
+            amount: amount(&t.amount)?,
+            id: t.id,
+            label: t.label,
+            jurisdiction: t.jurisdiction,
+            registration_reference: t.registration_reference,
+        })
+    }
+}
+
+impl From<&ReminderSchedule> for StoredReminder {
+    fn from(r: &ReminderSchedule) -> Self {
+        Self {
             enabled: r.enabled,
             days_before_due: r.days_before_due.clone(),
             on_due: r.on_due,
             days_after_due: r.days_after_due.clone(),
-        }),
+        }
+    }
+}
+
+impl From<StoredReminder> for ReminderSchedule {
+    fn from(r: StoredReminder) -> Self {
+        ReminderSchedule {
+            enabled: r.enabled,
+            days_before_due: r.days_before_due,
+            on_due: r.on_due,
+            days_after_due: r.days_after_due,
+        }
+    }
+}
+
+pub(crate) fn encode_fields(f: &InvoiceFields) -> Result<JsonBytes, Error> {
+    let c = &f.content;
+    let (discount_fixed, discount_percentage) = match &c.discount {
+        Some(Discount::Fixed(a)) => (Some(a.to_string()), None),
+        Some(Discount::Percentage(p)) => (None, Some(p.value().to_string())),
+        None => (None, None),
+    };
+    let metadata = c
+        .metadata
+        .as_ref()
+        .map(|m| serde_json::from_str(m.as_str()).map_err(|_| Error::Internal("metadata is not JSON".into())))
+        .transpose()?;
+    let stored = StoredFields {
+        lines: c.lines.iter().map(StoredLine::from).collect(),
+        amount: f.amount.as_ref().map(ToString::to_string),
+        customer: c.customer.as_ref().map(StoredCustomer::from),
+        discount_fixed,
+        discount_percentage,
+        taxes: c.taxes.iter().map(StoredTax::from).collect(),
+        currency: f.currency.symbol().to_owned(),
+        due_at: c.due_at,
+        checkout_expires_in_minutes: f.checkout_expires_in_minutes,
+        payment_terms: c.payment_terms.clone(),
+        memo: c.memo.clone(),
+        footer: c.footer.clone(),
+        purchase_order_number: c.purchase_order_number.clone(),
+        external_reference: c.external_reference.clone(),
+        metadata,
+        success_url: c.success_url.as_ref().map(|u| u.as_str().to_owned()),
+        cancel_url: c.cancel_url.as_ref().map(|u| u.as_str().to_owned()),
+        reminder_schedule: f.reminder_schedule.as_ref().map(StoredReminder::from),
     };
     to_bytes(&stored)
 }
@@ -163,58 +226,27 @@ pub(crate) fn decode_fields(value: &JsonBytes) -> Result<InvoiceFields, Error> {
         (None, Some(p)) => Some(Discount::Percentage(Percentage::parse(&p).map_err(|_| corrupt("percentage"))?)),
         _ => None,
     };
-    Ok(InvoiceFields {
-        lines: s
-            .lines
-            .into_iter()
-            .map(|l| {
-                Ok(LineItem {
-                    quantity: amount(&l.quantity)?,
-                    unit_amount: amount(&l.unit_amount)?,
-                    id: l.id,
-                    sku: l.sku,
-                    description: l.description,
-                })
-            })
-            .collect::<Result<_, Error>>()?,
-        amount: s.amount.as_deref().map(amount).transpose()?,
-        customer: s.customer.map(|c| Customer {
-            name: c.name,
-            company: c.company,
-            email: c.email,
-            billing_address: c.billing_address,
-        }),
+    let content = InvoiceContent {
+        lines: s.lines.into_iter().map(LineItem::try_from).collect::<Result<_, Error>>()?,
+        customer: s.customer.map(Customer::from),
         discount,
-        taxes: s
-            .taxes
-            .into_iter()
-            .map(|t| {
-                Ok(TaxLine {
-                    amount: amount(&t.amount)?,
-                    id: t.id,
-                    label: t.label,
-                    jurisdiction: t.jurisdiction,
-                    registration_reference: t.registration_reference,
-                })
-            })
-            .collect::<Result<_, Error>>()?,
-        currency: Token::parse(&s.currency).ok_or_else(|| corrupt("currency"))?,
+        taxes: s.taxes.into_iter().map(TaxLine::try_from).collect::<Result<_, Error>>()?,
         due_at: s.due_at,
-        checkout_expires_in_minutes: s.checkout_expires_in_minutes,
         payment_terms: s.payment_terms,
         memo: s.memo,
         footer: s.footer,
         purchase_order_number: s.purchase_order_number,
         external_reference: s.external_reference,
-        metadata: s.metadata.map(|m| Metadata(m.to_string())),
+        metadata: s.metadata.map(|m| Metadata::from_json_object_text(m.to_string())),
         success_url: url(&s.success_url)?,
         cancel_url: url(&s.cancel_url)?,
-        reminder_schedule: s.reminder_schedule.map(|r| ReminderSchedule {
-            enabled: r.enabled,
-            days_before_due: r.days_before_due,
-            on_due: r.on_due,
-            days_after_due: r.days_after_due,
-        }),
+    };
+    Ok(InvoiceFields {
+        content,
+        amount: s.amount.as_deref().map(amount).transpose()?,
+        currency: Token::parse(&s.currency).ok_or_else(|| corrupt("currency"))?,
+        checkout_expires_in_minutes: s.checkout_expires_in_minutes,
+        reminder_schedule: s.reminder_schedule.map(ReminderSchedule::from),
     })
 }
 
@@ -231,8 +263,8 @@ pub(crate) fn encode_activity(list: &[Activity]) -> Result<JsonBytes, Error> {
         .iter()
         .map(|a| StoredActivity {
             at: a.at,
-            action: a.action.clone(),
-            actor: a.actor.clone(),
+            action: a.action.as_str().to_owned(),
+            actor: a.actor.as_str().to_owned(),
             detail: a.detail.clone(),
         })
         .collect();
@@ -241,7 +273,17 @@ pub(crate) fn encode_activity(list: &[Activity]) -> Result<JsonBytes, Error> {
 
 pub(crate) fn decode_activity(value: &JsonBytes) -> Result<Vec<Activity>, Error> {
     let stored: Vec<StoredActivity> = serde_json::from_slice(&value.0).map_err(|_| corrupt("activity"))?;
-    Ok(stored.into_iter().map(|a| Activity { at: a.at, action: a.action, actor: a.actor, detail: a.detail }).collect())
+    stored
+        .into_iter()
+        .map(|a| {
+            Ok(Activity {
+                at: a.at,
+                action: ActivityAction::parse(&a.action).ok_or_else(|| corrupt("activity action"))?,
+                actor: Actor::parse(&a.actor).ok_or_else(|| corrupt("activity actor"))?,
+                detail: a.detail,
+            })
+        })
+        .collect()
 }
 
 #[derive(Serialize, Deserialize)]
@@ -264,7 +306,7 @@ pub(crate) fn encode_refunds(list: &[RefundReference]) -> Result<JsonBytes, Erro
             payment_id: r.payment_id.to_string(),
             amount: r.amount.to_string(),
             reason: r.reason.clone(),
-            external_transaction_hash: r.external_transaction_hash.clone(),
+            external_transaction_hash: r.external_transaction_hash.as_str().to_owned(),
             chain_id: r.chain_id,
             token_contract: r.token_contract.to_string(),
             created_at: r.created_at,
@@ -283,7 +325,8 @@ pub(crate) fn decode_refunds(value: &JsonBytes) -> Result<Vec<RefundReference>, 
                 payment_id: PaymentId::from_trusted(r.payment_id),
                 amount: amount(&r.amount)?,
                 reason: r.reason,
-                external_transaction_hash: r.external_transaction_hash,
+                external_transaction_hash: TxHash::parse(&r.external_transaction_hash)
+                    .ok_or_else(|| corrupt("refund hash"))?,
                 chain_id: r.chain_id,
                 token_contract: WalletAddress::from_trusted(r.token_contract),
                 created_at: r.created_at,
@@ -300,7 +343,7 @@ struct StoredBreakdown {
 }
 
 /// The subtotal, discount and tax of an invoice (the total has its own numeric column).
-pub(crate) fn encode_breakdown(t: &stablepay_domain::invoice::Totals) -> Result<JsonBytes, Error> {
+pub(crate) fn encode_breakdown(t: &Totals) -> Result<JsonBytes, Error> {
     to_bytes(&StoredBreakdown {
         subtotal: t.subtotal.to_string(),
         discount: t.discount.to_string(),
@@ -308,12 +351,7 @@ pub(crate) fn encode_breakdown(t: &stablepay_domain::invoice::Totals) -> Result<
     })
 }
 
-pub(crate) fn decode_breakdown(value: &JsonBytes, total: Amount) -> Result<stablepay_domain::invoice::Totals, Error> {
+pub(crate) fn decode_breakdown(value: &JsonBytes, total: Amount) -> Result<Totals, Error> {
     let b: StoredBreakdown = serde_json::from_slice(&value.0).map_err(|_| corrupt("breakdown"))?;
-    Ok(stablepay_domain::invoice::Totals {
-        subtotal: amount(&b.subtotal)?,
-        discount: amount(&b.discount)?,
-        tax: amount(&b.tax)?,
-        total,
-    })
+    Ok(Totals { subtotal: amount(&b.subtotal)?, discount: amount(&b.discount)?, tax: amount(&b.tax)?, total })
 }

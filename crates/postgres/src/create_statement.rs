@@ -9,7 +9,7 @@ use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::sql_types::{Int4, Int8, Jsonb, Nullable, Numeric, Text, Timestamptz};
 
-use crate::invoices::{InvoiceRow, SessionRow};
+use crate::invoices::rows::{InvoiceRow, SessionRow};
 use crate::json_bytes::JsonBytes;
 
 pub(crate) struct InsertInvoiceWithSession<'a> {

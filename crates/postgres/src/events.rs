@@ -7,7 +7,8 @@ use diesel_async::RunQueryDsl;
 use serde_json::{Map, Value};
 use stablepay_domain::event::{Event, EventData, EventType};
 use stablepay_domain::ids::{EventId, MerchantId};
-use stablepay_domain::ports::{EventStore, Page, PageRequest};
+use stablepay_domain::page::{Page, PageRequest};
+use stablepay_domain::ports::EventStore;
 use stablepay_domain::{Error, Mode, Resource, Scope};
 
 use crate::PgStore;
@@ -122,7 +123,7 @@ impl EventStore for PgStore {
                 .await
                 .optional()
                 .map_err(db)?;
-            let seq = seq.ok_or_else(|| Error::validation("startingAfter", "not an event of this list"))?;
+            let seq = seq.ok_or(Error::InvalidCursor)?;
             query = query.filter(events::seq.lt(seq));
         }
         let mut rows: Vec<EventRow> = query.load(&mut conn).await.map_err(db)?;

@@ -1,47 +1,39 @@
-//! The pure decisions behind the billing use cases: building records, crediting a payment,
-//! and the time-based transitions. No I/O; every function is tested in `tests.rs`.
-
-use std::cmp::Ordering;
+//! The pure decisions behind the merchant's invoice actions: building new records, editing,
+//! issuing, opening a remainder checkout, closing collection, recording refunds. No I/O; each
+//! takes the current aggregate and the time and returns what to save and what to answer.
 
 use chrono::{DateTime, Duration, Utc};
 
-use super::{InvoiceAggregate, InvoiceChange, PendingEvent, Settlement};
-use crate::chain::Verdict;
+use crate::billing::input::{CheckoutInput, CloseAction, MAX_REASON_BYTES, RefundInput};
 use crate::checkout::{CheckoutSession, CheckoutStatus};
+use crate::crypto::Crypto;
 use crate::error::Error;
 use crate::event::EventType;
-use crate::ids::{CheckoutSessionId, EventId, InvoiceId, PaymentId, PublicToken};
-use crate::invoice::validate::{self, check_len};
-use crate::invoice::{
-    CollectionState, CollectionTrigger, Coverage, Invoice, InvoiceFields, InvoiceKind, LifecycleStatus,
-    LifecycleTrigger, Totals, collection, lifecycle,
+use crate::ids::{CheckoutSessionId, InvoiceId, PublicToken, RefundReferenceId};
+use crate::invoice::aggregate::{Decision, InvoiceAggregate, InvoiceChange};
+use crate::invoice::collection::{self, CollectionState, CollectionTrigger};
+use crate::invoice::lifecycle::{self, LifecycleStatus, LifecycleTrigger};
+use crate::invoice::model::{
+    ActivityAction, Actor, Customer, Invoice, InvoiceContent, InvoiceFields, InvoiceKind, LineItem, RefundReference,
 };
-use crate::merchant::{Merchant, POLYGON_CHAIN_ID};
+use crate::invoice::totals::Totals;
+use crate::invoice::validate::{self, DraftInput, check_len};
+use crate::merchant::{Merchant, Settlement};
 use crate::mode::Scope;
 use crate::money::Amount;
-use crate::payment::{self as pay, Payment, PaymentStatus, PaymentTrigger, TxHash};
-use crate::ports::Crypto;
 
-use super::MAX_REASON_BYTES;
-
-pub(super) fn event(
-    crypto: &dyn Crypto,
-    event_type: EventType,
-    payment_id: Option<PaymentId>,
-    at: DateTime<Utc>,
-) -> PendingEvent {
-    PendingEvent { id: EventId::generate(crypto), event_type, payment_id, created_at: at }
-}
-
+/// A new checkout session of `invoice` collecting `amount_due`.
 pub(super) fn new_session(
     crypto: &dyn Crypto,
     invoice: &Invoice,
     amount_due: Amount,
     now: DateTime<Utc>,
-    customer_email: Option<String>,
-) -> CheckoutSession {
+) -> Result<CheckoutSession, Error> {
     let f = &invoice.fields;
-    CheckoutSession {
+    let expires_at = now
+        .checked_add_signed(Duration::minutes(i64::from(f.checkout_expires_in_minutes)))
+        .ok_or_else(|| Error::Internal("checkout expiry out of range".into()))?;
+    Ok(CheckoutSession {
         id: CheckoutSessionId::generate(crypto),
         scope: invoice.scope.clone(),
         invoice_id: invoice.id.clone(),
@@ -49,25 +41,24 @@ pub(super) fn new_session(
         amount_due,
         currency: f.currency,
         settlement_wallet: invoice.settlement_wallet.clone(),
-        external_reference: f.external_reference.clone(),
-        customer_email,
-        success_url: f.success_url.clone(),
-        cancel_url: f.cancel_url.clone(),
-        expires_at: now + Duration::minutes(i64::from(f.checkout_expires_in_minutes)),
+        external_reference: f.content.external_reference.clone(),
+        customer_email: f.content.customer_email().map(str::to_owned),
+        success_url: f.content.success_url.clone(),
+        cancel_url: f.content.cancel_url.clone(),
+        expires_at,
         created_at: now,
         completed_at: None,
-    }
+    })
 }
 
-#[allow(clippy::too_many_arguments)]
+/// A new invoice of `merchant` in `scope`, logged as created.
 pub(super) fn new_invoice(
     crypto: &dyn Crypto,
     merchant: &Merchant,
     scope: &Scope,
-    settlement: &Settlement,
+    settlement: Settlement,
     kind: InvoiceKind,
-    fields: InvoiceFields,
-    totals: Totals,
+    (fields, totals): (InvoiceFields, Totals),
     now: DateTime<Utc>,
 ) -> Invoice {
     let mut invoice = Invoice {
@@ -85,7 +76,7 @@ pub(super) fn new_invoice(
         customer_amount_paid: Amount::zero(),
         merchant_amount_settled: Amount::zero(),
         fee_basis_points: merchant.fee_basis_points,
-        settlement_wallet: settlement.wallet.clone(),
+        settlement_wallet: settlement.wallet,
         close_reason: None,
         refunds: Vec::new(),
         activity: Vec::new(),
@@ -97,7 +88,7 @@ pub(super) fn new_invoice(
         updated_at: now,
         lock_version: 0,
     };
-    invoice.log(now, "created", "api", None);
+    invoice.log(now, ActivityAction::Created, Actor::Api, None);
     invoice
 }
 
@@ -105,216 +96,275 @@ pub(super) fn new_invoice(
 /// draft is issued (number and invoice.issued); an amount-only invoice is payable at once and
 /// is numbered when its first payment is credited, so creating checkouts never queues on the
 /// merchant's number sequence and abandoned checkouts consume no numbers.
-pub(super) fn issue_into(
-    change: &mut InvoiceChange,
-    crypto: &dyn Crypto,
-    now: DateTime<Utc>,
-    customer_email: Option<String>,
-) -> Result<(), Error> {
+pub(super) fn issue_into(change: &mut InvoiceChange, crypto: &dyn Crypto, now: DateTime<Utc>) -> Result<(), Error> {
     let invoice = &mut change.aggregate.invoice;
     let t = collection::transition(invoice.collection_state, CollectionTrigger::Issue)?;
     invoice.collection_state = t.to;
     invoice.public_token = Some(PublicToken::generate(crypto));
     invoice.issued_at = Some(now);
-    invoice.updated_at = now;
-    invoice.log(now, "issued", "api", None);
-    let session = new_session(crypto, invoice, invoice.totals.total.clone(), now, customer_email);
-    change.changed_sessions.push(session.id.clone());
-    change.aggregate.sessions.push(session);
-    if change.aggregate.invoice.kind == InvoiceKind::Itemized {
-        change.assign_number = Some(change.aggregate.invoice.number_prefix.clone());
+    invoice.log(now, ActivityAction::Issued, Actor::Api, None);
+    let session = new_session(crypto, invoice, invoice.totals.total.clone(), now)?;
+    let itemized = invoice.kind == InvoiceKind::Itemized;
+    let prefix = invoice.number_prefix.clone();
+    change.push_session(session);
+    if itemized {
+        change.assign_number = Some(prefix);
         for e in t.events {
-            change.events.push(event(crypto, e, None, now));
+            change.emit(crypto, e, None, now);
         }
     }
     Ok(())
 }
 
+/// A new amount-only invoice, payable at once, with its checkout.
+pub(super) fn checkout(
+    crypto: &dyn Crypto,
+    merchant: &Merchant,
+    scope: &Scope,
+    input: CheckoutInput,
+    now: DateTime<Utc>,
+) -> Result<InvoiceChange, Error> {
+    let amount = input.amount.ok_or_else(|| Error::validation("amount", "amount is required"))?;
+    if amount.is_zero() {
+        return Err(Error::invalid_amount("amount", "must be greater than zero"));
+    }
+    let minutes = validate::expiry_minutes("expires_in_minutes", input.expires_in_minutes)?;
+    if let Some(r) = &input.external_reference {
+        check_len("external_reference", r, 0, validate::MAX_EXTERNAL_REFERENCE_BYTES)?;
+    }
+    if let Some(email) = &input.customer_email {
+        validate::check_email("customer_email", email)?;
+    }
+    validate::check_metadata("metadata", &input.metadata)?;
+    let settlement = merchant.settlement(scope.mode)?;
+    let content = InvoiceContent {
+        customer: input.customer_email.map(|email| Customer { email: Some(email), ..Default::default() }),
+        external_reference: input.external_reference,
+        metadata: input.metadata,
+        success_url: input.success_url,
+        cancel_url: input.cancel_url,
+        ..Default::default()
+    };
+    let fields = InvoiceFields {
+        content,
+        amount: Some(amount.clone()),
+        currency: settlement.token,
+        checkout_expires_in_minutes: minutes,
+        reminder_schedule: None,
+    };
+    let totals = Totals::of_amount(amount);
+    let invoice = new_invoice(crypto, merchant, scope, settlement, InvoiceKind::AmountOnly, (fields, totals), now);
+    let mut change = InvoiceChange::create(InvoiceAggregate::new(invoice));
+    issue_into(&mut change, crypto, now)?;
+    Ok(change)
+}
+
+/// A new itemized draft, or an issued invoice when `issue`.
+pub(super) fn itemized(
+    crypto: &dyn Crypto,
+    merchant: &Merchant,
+    scope: &Scope,
+    input: DraftInput,
+    (issue, send): (bool, bool),
+    now: DateTime<Utc>,
+) -> Result<InvoiceChange, Error> {
+    if send && !issue {
+        return Err(Error::validation("send", "send=true requires issue=true"));
+    }
+    let settlement = merchant.settlement(scope.mode)?;
+    let built = validate::build_fields(input, settlement.token)?;
+    if send {
+        check_send(&built.0.content)?;
+    }
+    let invoice = new_invoice(crypto, merchant, scope, settlement, InvoiceKind::Itemized, built, now);
+    let mut change = InvoiceChange::create(InvoiceAggregate::new(invoice));
+    if issue {
+        issue_into(&mut change, crypto, now)?;
+    }
+    Ok(change)
+}
+
+/// A new draft with the commercial fields of `source` (an amount-only source becomes one line).
+pub(super) fn duplicate(
+    crypto: &dyn Crypto,
+    merchant: &Merchant,
+    scope: &Scope,
+    source: &Invoice,
+    now: DateTime<Utc>,
+) -> Result<InvoiceChange, Error> {
+    let settlement = merchant.settlement(scope.mode)?;
+    let mut fields = source.fields.clone();
+    if let Some(amount) = fields.amount.take() {
+        let description = fields.content.external_reference.clone().unwrap_or_else(|| "Amount due".to_owned());
+        fields.content.lines =
+            vec![LineItem { id: None, sku: None, description, quantity: Amount::one(), unit_amount: amount }];
+    }
+    fields.currency = settlement.token;
+    let kind = InvoiceKind::Itemized;
+    let mut invoice = new_invoice(crypto, merchant, scope, settlement, kind, (fields, source.totals.clone()), now);
+    invoice.log(now, ActivityAction::DuplicatedFrom, Actor::Api, Some(source.id.to_string()));
+    Ok(InvoiceChange::create(InvoiceAggregate::new(invoice)))
+}
+
+fn check_version(invoice: &Invoice, version: i64) -> Result<(), Error> {
+    if version != invoice.version {
+        return Err(Error::InvoiceVersionConflict { provided: version, current: invoice.version });
+    }
+    Ok(())
+}
+
+/// PATCH: the draft's fields replaced at `version`.
+pub(super) fn update(
+    current: &InvoiceAggregate,
+    version: i64,
+    (fields, totals): &(InvoiceFields, Totals),
+    now: DateTime<Utc>,
+) -> Result<Decision<()>, Error> {
+    collection::transition(current.invoice.collection_state, CollectionTrigger::Edit)?;
+    if current.invoice.kind != InvoiceKind::Itemized {
+        return Err(Error::InvoiceNotEditable);
+    }
+    check_version(&current.invoice, version)?;
+    let mut change = InvoiceChange::update(current.clone());
+    let inv = &mut change.aggregate.invoice;
+    inv.fields = fields.clone();
+    inv.totals = totals.clone();
+    inv.version += 1;
+    let detail = format!("version {}", inv.version);
+    inv.log(now, ActivityAction::Updated, Actor::Api, Some(detail));
+    Ok(Decision::of(change))
+}
+
+/// Issue the draft at `version`.
+pub(super) fn issue(
+    crypto: &dyn Crypto,
+    current: &InvoiceAggregate,
+    version: i64,
+    send: bool,
+    now: DateTime<Utc>,
+) -> Result<Decision<()>, Error> {
+    collection::transition(current.invoice.collection_state, CollectionTrigger::Issue)?;
+    check_version(&current.invoice, version)?;
+    if send {
+        check_send(&current.invoice.fields.content)?;
+    }
+    let mut change = InvoiceChange::update(current.clone());
+    issue_into(&mut change, crypto, now)?;
+    Ok(Decision::of(change))
+}
+
+/// A checkout for the collectible remainder; an active one for the same remainder is reused.
+/// The answer is the session and whether it was reused.
+pub(super) fn open_checkout(
+    crypto: &dyn Crypto,
+    current: &InvoiceAggregate,
+    now: DateTime<Utc>,
+) -> Result<Decision<(CheckoutSessionId, bool)>, Error> {
+    let remaining = current.invoice.remaining();
+    if !current.invoice.collection_state.is_collectible() || remaining.is_zero() {
+        return Err(Error::InvoiceNotPayable);
+    }
+    if let Some(s) = current.sessions.iter().rev().find(|s| s.is_payable(now) && s.amount_due == remaining) {
+        return Ok(Decision::unchanged((s.id.clone(), true)));
+    }
+    let mut change = InvoiceChange::update(current.clone());
+    let inv = &mut change.aggregate.invoice;
+    inv.status = lifecycle::transition(inv.status, LifecycleTrigger::CheckoutOpened)?;
+    let session = new_session(crypto, inv, remaining, now)?;
+    let id = session.id.clone();
+    inv.log(now, ActivityAction::CheckoutOpened, Actor::Api, Some(id.to_string()));
+    change.push_session(session);
+    Ok(Decision::save(change, (id, false)))
+}
+
+/// Void, void-remaining or mark-uncollectible with `reason`; pending checkouts are cancelled.
+pub(super) fn close(
+    crypto: &dyn Crypto,
+    current: &InvoiceAggregate,
+    action: CloseAction,
+    reason: &str,
+    now: DateTime<Utc>,
+) -> Result<Decision<()>, Error> {
+    let has_payments = !current.invoice.customer_amount_paid.is_zero();
+    let (trigger, activity) = match action {
+        CloseAction::Void => (CollectionTrigger::Void, ActivityAction::Voided),
+        CloseAction::VoidRemaining => {
+            (CollectionTrigger::VoidRemaining { has_payments }, ActivityAction::VoidRemaining)
+        }
+        CloseAction::MarkUncollectible => (CollectionTrigger::MarkUncollectible, ActivityAction::MarkedUncollectible),
+    };
+    let t = collection::transition(current.invoice.collection_state, trigger)?;
+    let mut change = InvoiceChange::update(current.clone());
+    let agg = &mut change.aggregate;
+    let inv = &mut agg.invoice;
+    inv.collection_state = t.to;
+    inv.status = lifecycle::transition(inv.status, LifecycleTrigger::CollectionClosed)?;
+    inv.close_reason = Some(reason.to_owned());
+    inv.closed_at = Some(now);
+    inv.log(now, activity, Actor::Api, Some(reason.to_owned()));
+    for s in agg.sessions.iter_mut().filter(|s| s.status == CheckoutStatus::Pending) {
+        s.status = CheckoutStatus::Cancelled;
+        change.changed_sessions.push(s.id.clone());
+    }
+    for e in t.events {
+        change.emit(crypto, e, None, now);
+    }
+    Ok(Decision::of(change))
+}
+
+/// Records a refund made elsewhere against a credited payment of the invoice.
+pub(super) fn refund(
+    crypto: &dyn Crypto,
+    current: &InvoiceAggregate,
+    input: &RefundInput,
+    (id, reason): (&RefundReferenceId, &str),
+    now: DateTime<Utc>,
+) -> Result<Decision<()>, Error> {
+    if current.invoice.collection_state == CollectionState::Draft {
+        return Err(Error::InvoiceTransitionGuardFailed("a draft has no payments to refund".into()));
+    }
+    let payment = current
+        .payment(&input.payment_id)
+        .filter(|p| p.status.is_credited())
+        .ok_or_else(|| Error::validation("payment_id", "not a credited payment of this invoice"))?;
+    let refunded = current
+        .invoice
+        .refunds
+        .iter()
+        .filter(|r| r.payment_id == input.payment_id)
+        .fold(Amount::zero(), |acc, r| acc.add(&r.amount));
+    if refunded.add(&input.amount) > payment.customer_amount_credited {
+        return Err(Error::invalid_amount("amount", "exceeds what is left to refund of the payment"));
+    }
+    let mut change = InvoiceChange::update(current.clone());
+    let inv = &mut change.aggregate.invoice;
+    inv.refunds.push(RefundReference {
+        id: id.clone(),
+        payment_id: input.payment_id.clone(),
+        amount: input.amount.clone(),
+        reason: reason.to_owned(),
+        external_transaction_hash: input.external_transaction_hash.clone(),
+        chain_id: input.chain_id,
+        token_contract: input.token_contract.clone(),
+        created_at: now,
+    });
+    let detail = format!("{} of {}", input.amount, input.payment_id);
+    inv.log(now, ActivityAction::RefundRecorded, Actor::Api, Some(detail));
+    change.emit(crypto, EventType::InvoiceRefundRecorded, None, now);
+    Ok(Decision::of(change))
+}
+
+/// A close or refund reason: trimmed, 1-500 bytes.
 pub(super) fn check_reason(reason: &str) -> Result<String, Error> {
     let reason = reason.trim();
     check_len("reason", reason, 1, MAX_REASON_BYTES)?;
     Ok(reason.to_owned())
 }
 
-pub(super) fn check_send(fields: &InvoiceFields) -> Result<(), Error> {
-    let email = fields.customer.as_ref().and_then(|c| c.email.as_deref());
-    if !email.is_some_and(validate::is_valid_email) {
+fn check_send(content: &InvoiceContent) -> Result<(), Error> {
+    if !content.customer_email().is_some_and(validate::is_valid_email) {
         return Err(Error::CustomerEmailRequired { field: "customer.email".into() });
     }
     // Email delivery arrives with its own issue; until then nothing is issued half-way.
     Err(Error::FeatureUnavailable("sending invoices by email"))
-}
-
-/// The pure crediting decision for one verified (or failed, or duplicate) transfer.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn credit(
-    crypto: &dyn Crypto,
-    mut agg: InvoiceAggregate,
-    session: &CheckoutSession,
-    tx: &TxHash,
-    verdict: Verdict,
-    duplicate: bool,
-    now: DateTime<Utc>,
-    actor: &str,
-) -> InvoiceChange {
-    let mut payment = Payment {
-        id: PaymentId::generate(crypto),
-        scope: agg.invoice.scope.clone(),
-        invoice_id: agg.invoice.id.clone(),
-        checkout_session_id: session.id.clone(),
-        status: PaymentStatus::Detected,
-        amount_expected: session.amount_due.clone(),
-        amount_received: Amount::zero(),
-        customer_amount_credited: Amount::zero(),
-        merchant_amount_settled: Amount::zero(),
-        transaction_hash: tx.clone(),
-        chain_id: POLYGON_CHAIN_ID,
-        token_contract: session.currency.polygon_contract(),
-        settlement_wallet: session.settlement_wallet.clone(),
-        payer_address: None,
-        failure_reason: None,
-        detected_at: now,
-        confirmed_at: None,
-    };
-    let step = |p: &mut Payment, t: PaymentTrigger| {
-        if let Ok(next) = pay::transition(p.status, t) {
-            p.status = next;
-        }
-    };
-    let mut events = Vec::new();
-    let mut number = None;
-    let inv = &mut agg.invoice;
-    if duplicate {
-        step(&mut payment, PaymentTrigger::DuplicateTransaction);
-        payment.failure_reason = Some("duplicate_transaction".into());
-        inv.log(now, "payment_duplicate", actor, Some(tx.as_str().to_owned()));
-    } else {
-        step(&mut payment, PaymentTrigger::VerificationStarted);
-        inv.status = lifecycle::transition(inv.status, LifecycleTrigger::PaymentDetected).unwrap_or(inv.status);
-        match verdict {
-            Verdict::Failed { reason } => {
-                step(&mut payment, PaymentTrigger::VerificationFailed);
-                payment.failure_reason = Some(reason.clone());
-                let has_credit = !inv.customer_amount_paid.is_zero();
-                inv.status = lifecycle::transition(inv.status, LifecycleTrigger::PaymentFailed { has_credit })
-                    .unwrap_or(inv.status);
-                inv.log(now, "payment_failed", actor, Some(reason));
-                events.push(event(crypto, EventType::PaymentFailed, Some(payment.id.clone()), now));
-            }
-            Verdict::Verified { amount, sender, at } => {
-                let cmp = amount.cmp(&payment.amount_expected);
-                step(&mut payment, PaymentTrigger::Verified(cmp));
-                payment.amount_received = amount.clone();
-                payment.customer_amount_credited = amount.clone();
-                payment.merchant_amount_settled = amount.clone();
-                payment.payer_address = sender;
-                payment.confirmed_at = Some(at);
-                inv.customer_amount_paid = inv.customer_amount_paid.add(&amount);
-                inv.merchant_amount_settled = inv.merchant_amount_settled.add(&amount);
-                let total = inv.totals.total.clone();
-                let coverage = match inv.customer_amount_paid.cmp(&total) {
-                    Ordering::Less => Coverage::Partial,
-                    Ordering::Equal => Coverage::Full,
-                    Ordering::Greater => Coverage::Over,
-                };
-                let trigger = CollectionTrigger::PaymentCredited {
-                    remaining_zero: coverage != Coverage::Partial,
-                    over: coverage == Coverage::Over,
-                };
-                if let Ok(t) = collection::transition(inv.collection_state, trigger) {
-                    inv.collection_state = t.to;
-                    events.extend(t.events.into_iter().map(|e| event(crypto, e, None, now)));
-                }
-                inv.status = lifecycle::transition(inv.status, LifecycleTrigger::PaymentCredited(coverage))
-                    .unwrap_or(inv.status);
-                if coverage != Coverage::Partial && inv.paid_at.is_none() && !inv.collection_state.is_closed() {
-                    inv.paid_at = Some(now);
-                }
-                inv.log(now, "payment_credited", actor, Some(format!("{} via {}", amount, payment.id)));
-                if inv.number.is_none() {
-                    number = Some(inv.number_prefix.clone());
-                }
-                match payment.status {
-                    PaymentStatus::Underpaid => {
-                        events.push(event(crypto, EventType::PaymentUnderpaid, Some(payment.id.clone()), now))
-                    }
-                    PaymentStatus::Overpaid => {
-                        events.push(event(crypto, EventType::PaymentOverpaid, Some(payment.id.clone()), now))
-                    }
-                    _ => {}
-                }
-            }
-        }
-    }
-    inv.updated_at = now;
-    let invoice_settled = inv.remaining().is_zero();
-    let session_paid = agg
-        .payments
-        .iter()
-        .filter(|p| p.checkout_session_id == session.id)
-        .fold(payment.customer_amount_credited.clone(), |acc, p| acc.add(&p.customer_amount_credited));
-    let mut changed_sessions = Vec::new();
-    for s in agg.sessions.iter_mut().filter(|s| s.status == CheckoutStatus::Pending) {
-        let this = s.id == session.id;
-        if (this && session_paid >= s.amount_due) || invoice_settled {
-            if this {
-                s.status = CheckoutStatus::Completed;
-                s.completed_at = Some(now);
-            } else {
-                s.status = CheckoutStatus::Cancelled;
-            }
-            changed_sessions.push(s.id.clone());
-        }
-    }
-    let id = payment.id.clone();
-    agg.payments.push(payment);
-    let mut change = InvoiceChange::new(agg, None);
-    change.changed_payments.push(id);
-    change.changed_sessions = changed_sessions;
-    change.events = events;
-    change.assign_number = number;
-    change
-}
-
-/// The pure time-based decision: expire checkouts, expire the invoice, mark past due.
-pub(super) fn due_transitions(
-    crypto: &dyn Crypto,
-    mut agg: InvoiceAggregate,
-    now: DateTime<Utc>,
-) -> Option<InvoiceChange> {
-    let mut changed_sessions = Vec::new();
-    let mut events = Vec::new();
-    for s in agg.sessions.iter_mut().filter(|s| s.status == CheckoutStatus::Pending && s.expires_at <= now) {
-        s.status = CheckoutStatus::Expired;
-        changed_sessions.push(s.id.clone());
-    }
-    let inv = &mut agg.invoice;
-    let any_pending = agg.sessions.iter().any(|s| s.status == CheckoutStatus::Pending);
-    let mut touched = !changed_sessions.is_empty();
-    if !changed_sessions.is_empty()
-        && !any_pending
-        && inv.collection_state.is_collectible()
-        && let Ok(next) = lifecycle::transition(inv.status, LifecycleTrigger::CheckoutExpired)
-    {
-        inv.status = next;
-        inv.log(now, "expired", "system", None);
-        events.push(event(crypto, EventType::InvoiceExpired, None, now));
-    }
-    let past_due =
-        inv.fields.due_at.is_some_and(|d| d <= now) && inv.past_due_at.is_none() && !inv.remaining().is_zero();
-    if past_due && let Ok(t) = collection::transition(inv.collection_state, CollectionTrigger::DueDatePassed) {
-        inv.collection_state = t.to;
-        inv.past_due_at = Some(now);
-        inv.log(now, "past_due", "system", None);
-        events.extend(t.events.into_iter().map(|e| event(crypto, e, None, now)));
-        touched = true;
-    }
-    if !touched {
-        return None;
-    }
-    inv.updated_at = now;
-    let mut change = InvoiceChange::new(agg, None);
-    change.changed_sessions = changed_sessions;
-    change.events = events;
-    Some(change)
 }

@@ -97,7 +97,9 @@ pub fn transition(from: CollectionState, trigger: CollectionTrigger) -> Result<C
         (S::Draft, T::Issue) => to(S::Open, &[E::InvoiceIssued]),
         (_, T::Issue) => Err(Error::InvoiceAlreadyIssued),
         (S::Open | S::PartiallyPaid, T::DueDatePassed) => to(S::PastDue, &[E::InvoicePastDue]),
-        (_, T::DueDatePassed) => guard("only an issued invoice with a collectible remainder becomes past due"),
+        // Explicit no-ops: a draft is not collectible yet, a past-due invoice already is, and a
+        // paid or closed one has nothing left to collect.
+        (S::Draft | S::PastDue | S::Paid | S::Void | S::Uncollectible, T::DueDatePassed) => to(from, &[]),
         (S::Draft, T::PaymentCredited { .. }) => Err(Error::InvoiceNotPayable),
         (S::Open | S::PastDue | S::PartiallyPaid, T::PaymentCredited { remaining_zero: false, .. }) => {
             let next = if from == S::PastDue { S::PastDue } else { S::PartiallyPaid };
@@ -144,6 +146,11 @@ mod tests {
             (S::Draft, T::Issue, S::Open, &[E::InvoiceIssued]),
             (S::Open, T::DueDatePassed, S::PastDue, &[E::InvoicePastDue]),
             (S::PartiallyPaid, T::DueDatePassed, S::PastDue, &[E::InvoicePastDue]),
+            (S::Draft, T::DueDatePassed, S::Draft, &[]),
+            (S::PastDue, T::DueDatePassed, S::PastDue, &[]),
+            (S::Paid, T::DueDatePassed, S::Paid, &[]),
+            (S::Void, T::DueDatePassed, S::Void, &[]),
+            (S::Uncollectible, T::DueDatePassed, S::Uncollectible, &[]),
             (S::Open, PART, S::PartiallyPaid, &[E::InvoicePartiallyPaid]),
             (S::PartiallyPaid, PART, S::PartiallyPaid, &[E::InvoicePartiallyPaid]),
             (S::PastDue, PART, S::PastDue, &[E::InvoicePartiallyPaid]),
@@ -182,10 +189,6 @@ mod tests {
             (S::Void, T::Edit, |e| *e == Error::InvoiceNotEditable),
             (S::Open, T::Issue, |e| *e == Error::InvoiceAlreadyIssued),
             (S::Paid, T::Issue, |e| *e == Error::InvoiceAlreadyIssued),
-            (S::Draft, T::DueDatePassed, guard),
-            (S::PastDue, T::DueDatePassed, guard),
-            (S::Paid, T::DueDatePassed, guard),
-            (S::Void, T::DueDatePassed, guard),
             (S::Draft, FULL, |e| *e == Error::InvoiceNotPayable),
             (S::Draft, T::Void, guard),
             (S::Paid, T::Void, guard),

@@ -98,7 +98,11 @@ pub fn transition(from: LifecycleStatus, trigger: LifecycleTrigger) -> Result<Li
         (S::Paid | S::Overpaid | S::Cancelled, T::PaymentFailed { .. }) => Ok(from),
         (S::Underpaid, T::PaymentFailed { has_credit: false }) => refuse(),
         (S::Pending | S::Failed, T::CheckoutExpired) => Ok(S::Expired),
-        (_, T::CheckoutExpired) => refuse(),
+        // Explicit no-ops: an invoice with credited payments, or a closed or already expired
+        // one, does not expire with its checkout.
+        (S::Underpaid | S::Paid | S::Overpaid | S::Cancelled | S::Expired, T::CheckoutExpired) => Ok(from),
+        // Processing lasts only inside one crediting decision; it is never stored.
+        (S::Processing, T::CheckoutExpired) => refuse(),
         (S::Expired | S::Failed, T::CheckoutOpened) => Ok(S::Pending),
         (S::Pending | S::Underpaid, T::CheckoutOpened) => Ok(from),
         (_, T::CheckoutOpened) => refuse(),
@@ -132,6 +136,11 @@ mod tests {
             (S::Paid, T::PaymentFailed { has_credit: true }, S::Paid),
             (S::Pending, T::CheckoutExpired, S::Expired),
             (S::Failed, T::CheckoutExpired, S::Expired),
+            (S::Underpaid, T::CheckoutExpired, S::Underpaid),
+            (S::Paid, T::CheckoutExpired, S::Paid),
+            (S::Overpaid, T::CheckoutExpired, S::Overpaid),
+            (S::Cancelled, T::CheckoutExpired, S::Cancelled),
+            (S::Expired, T::CheckoutExpired, S::Expired),
             (S::Expired, T::CheckoutOpened, S::Pending),
             (S::Underpaid, T::CheckoutOpened, S::Underpaid),
             (S::Pending, T::CollectionClosed, S::Cancelled),
@@ -146,10 +155,7 @@ mod tests {
     #[test]
     fn refused() {
         let cases = [
-            (S::Underpaid, T::CheckoutExpired),
-            (S::Paid, T::CheckoutExpired),
             (S::Processing, T::CheckoutExpired),
-            (S::Expired, T::CheckoutExpired),
             (S::Paid, T::CheckoutOpened),
             (S::Cancelled, T::CheckoutOpened),
             (S::Paid, T::CollectionClosed),

@@ -1,20 +1,34 @@
-//! The invoice entity, its editable fields and its activity log.
+//! The invoice entity, its commercial fields and its activity log.
 
 use chrono::{DateTime, Utc};
 
 use crate::ids::{InvoiceId, PaymentId, PublicToken, RefundReferenceId};
-use crate::invoice::{CollectionState, Discount, LifecycleStatus, Totals};
+use crate::invoice::collection::CollectionState;
+use crate::invoice::lifecycle::LifecycleStatus;
+use crate::invoice::totals::{Discount, Totals};
 use crate::merchant::{Token, WalletAddress};
 use crate::mode::Scope;
 use crate::money::{Amount, Quantity};
+use crate::payment::TxHash;
 use crate::url::HttpUrl;
 
-/// A JSON object supplied by the merchant, kept as its canonical text (at most 16 KiB). The
-/// domain never looks inside it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Metadata(pub String);
-
 pub const MAX_METADATA_BYTES: usize = 16 * 1024;
+
+/// A JSON object supplied by the merchant, kept as its compact text (at most 16 KiB). The
+/// domain never looks inside it; the adapter that builds one vouches that it is a JSON object.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Metadata(String);
+
+impl Metadata {
+    /// Wraps the compact text of a JSON object. The caller has parsed it as an object.
+    pub fn from_json_object_text(text: String) -> Self {
+        Self(text)
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
 
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Customer {
@@ -81,19 +95,17 @@ impl InvoiceKind {
     }
 }
 
-/// The commercial fields: everything a draft replacement (PATCH) sets. Locked after issue.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct InvoiceFields {
+/// What the merchant writes on an invoice, kept as given once its rules are checked. A draft
+/// replacement (PATCH) sets all of it; omitted parts are cleared.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct InvoiceContent {
     /// Empty for an amount-only invoice.
     pub lines: Vec<LineItem>,
-    /// The amount of an amount-only invoice.
-    pub amount: Option<Amount>,
     pub customer: Option<Customer>,
     pub discount: Option<Discount>,
     pub taxes: Vec<TaxLine>,
-    pub currency: Token,
+    /// The collection deadline (separate from checkout expiry).
     pub due_at: Option<DateTime<Utc>>,
-    pub checkout_expires_in_minutes: u32,
     pub payment_terms: Option<String>,
     pub memo: Option<String>,
     pub footer: Option<String>,
@@ -102,19 +114,120 @@ pub struct InvoiceFields {
     pub metadata: Option<Metadata>,
     pub success_url: Option<HttpUrl>,
     pub cancel_url: Option<HttpUrl>,
+}
+
+impl InvoiceContent {
+    pub fn customer_email(&self) -> Option<&str> {
+        self.customer.as_ref().and_then(|c| c.email.as_deref())
+    }
+}
+
+/// The commercial fields: the content and what the service settled from it (token, checkout
+/// expiry, reminder schedule, the amount of an amount-only invoice). Locked after issue.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InvoiceFields {
+    pub content: InvoiceContent,
+    /// The amount of an amount-only invoice.
+    pub amount: Option<Amount>,
+    pub currency: Token,
+    pub checkout_expires_in_minutes: u32,
     pub reminder_schedule: Option<ReminderSchedule>,
+}
+
+/// What an activity entry records.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ActivityAction {
+    Created,
+    Updated,
+    Issued,
+    CheckoutOpened,
+    PaymentCredited,
+    PaymentFailed,
+    PaymentDuplicate,
+    PastDue,
+    Expired,
+    Voided,
+    VoidRemaining,
+    MarkedUncollectible,
+    RefundRecorded,
+    DuplicatedFrom,
+}
+
+impl ActivityAction {
+    pub const ALL: [ActivityAction; 14] = [
+        Self::Created,
+        Self::Updated,
+        Self::Issued,
+        Self::CheckoutOpened,
+        Self::PaymentCredited,
+        Self::PaymentFailed,
+        Self::PaymentDuplicate,
+        Self::PastDue,
+        Self::Expired,
+        Self::Voided,
+        Self::VoidRemaining,
+        Self::MarkedUncollectible,
+        Self::RefundRecorded,
+        Self::DuplicatedFrom,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Created => "created",
+            Self::Updated => "updated",
+            Self::Issued => "issued",
+            Self::CheckoutOpened => "checkout_opened",
+            Self::PaymentCredited => "payment_credited",
+            Self::PaymentFailed => "payment_failed",
+            Self::PaymentDuplicate => "payment_duplicate",
+            Self::PastDue => "past_due",
+            Self::Expired => "expired",
+            Self::Voided => "voided",
+            Self::VoidRemaining => "void_remaining",
+            Self::MarkedUncollectible => "marked_uncollectible",
+            Self::RefundRecorded => "refund_recorded",
+            Self::DuplicatedFrom => "duplicated_from",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|a| a.as_str() == value)
+    }
+}
+
+/// Who caused a change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Actor {
+    /// A merchant's API key.
+    Api,
+    /// The service itself: the worker, or onchain verification.
+    System,
+    /// A test-mode helper (simulated payments, the test clock).
+    TestHelper,
+}
+
+impl Actor {
+    pub const ALL: [Actor; 3] = [Self::Api, Self::System, Self::TestHelper];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Api => "api",
+            Self::System => "system",
+            Self::TestHelper => "test_helper",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|a| a.as_str() == value)
+    }
 }
 
 /// Who did what, when (newest last).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Activity {
     pub at: DateTime<Utc>,
-    /// `created`, `updated`, `issued`, `checkout_opened`, `payment_credited`, `payment_failed`,
-    /// `payment_duplicate`, `past_due`, `expired`, `voided`, `void_remaining`,
-    /// `marked_uncollectible`, `refund_recorded`, `duplicated_from`.
-    pub action: String,
-    /// `api` (a merchant key), `system` (worker/verification), `test_helper`.
-    pub actor: String,
+    pub action: ActivityAction,
+    pub actor: Actor,
     pub detail: Option<String>,
 }
 
@@ -125,7 +238,7 @@ pub struct RefundReference {
     pub payment_id: PaymentId,
     pub amount: Amount,
     pub reason: String,
-    pub external_transaction_hash: String,
+    pub external_transaction_hash: TxHash,
     pub chain_id: u64,
     pub token_contract: WalletAddress,
     pub created_at: DateTime<Utc>,
@@ -190,12 +303,30 @@ impl Invoice {
         self.totals.total.saturating_sub(&self.platform_fee())
     }
 
-    pub fn log(&mut self, at: DateTime<Utc>, action: &str, actor: &str, detail: Option<String>) {
-        self.activity.push(Activity { at, action: action.to_owned(), actor: actor.to_owned(), detail });
+    /// Appends an activity entry and marks the invoice updated at `at`.
+    pub fn log(&mut self, at: DateTime<Utc>, action: ActivityAction, actor: Actor, detail: Option<String>) {
+        self.activity.push(Activity { at, action, actor, detail });
+        self.updated_at = at;
     }
 
     /// Formats an invoice number from the merchant's prefix and the sequence.
     pub fn format_number(prefix: &str, seq: i64) -> String {
         format!("{prefix}-{seq:06}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for a in ActivityAction::ALL {
+            assert_eq!(ActivityAction::parse(a.as_str()), Some(a));
+        }
+        for a in Actor::ALL {
+            assert_eq!(Actor::parse(a.as_str()), Some(a));
+        }
+        assert_eq!(Actor::parse("robot"), None);
     }
 }

@@ -25,7 +25,7 @@ pub fn payment_data(p: &Payment) -> EventData {
         ("tokenContract", s(&p.token_contract)),
         ("settlementWalletAddress", s(&p.settlement_wallet)),
         ("payerAddress", EventData::opt_string(p.payer_address.as_ref())),
-        ("failureReason", EventData::opt_string(p.failure_reason.as_ref())),
+        ("failureReason", EventData::opt_string(p.failure_reason.map(|r| r.as_str()))),
         (
             "confirmedAt",
             EventData::opt_string(p.confirmed_at.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))),
@@ -54,7 +54,7 @@ pub fn invoice_data(invoice: &Invoice, payments: &[Payment]) -> EventData {
         ("netAmount", s(invoice.net_amount())),
         ("creditedPaymentIds", EventData::List(credited)),
         ("latestPayment", latest),
-        ("externalReference", EventData::opt_string(invoice.fields.external_reference.as_ref())),
+        ("externalReference", EventData::opt_string(invoice.fields.content.external_reference.as_ref())),
         ("reason", EventData::opt_string(invoice.close_reason.as_ref())),
     ])
 }

@@ -41,6 +41,13 @@ pub struct Totals {
     pub total: Amount,
 }
 
+impl Totals {
+    /// The totals of an amount-only invoice: the amount is its subtotal and its total.
+    pub fn of_amount(amount: Amount) -> Self {
+        Self { subtotal: amount.clone(), discount: Amount::zero(), tax: Amount::zero(), total: amount }
+    }
+}
+
 /// The largest total the service accepts (exclusive): 10^15.
 fn total_limit() -> Amount {
     // 15 nines and six: the largest accepted value; anything above it is refused.

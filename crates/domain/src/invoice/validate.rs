@@ -6,13 +6,10 @@ use chrono::{DateTime, Utc};
 
 use crate::checkout::{DEFAULT_EXPIRY_MINUTES, MAX_EXPIRY_MINUTES, MIN_EXPIRY_MINUTES};
 use crate::error::Error;
-use crate::invoice::model::{
-    Customer, InvoiceFields, LineItem, MAX_METADATA_BYTES, Metadata, ReminderSchedule, TaxLine,
-};
-use crate::invoice::{Discount, PricedLine, Totals, compute_totals};
+use crate::invoice::model::{InvoiceContent, InvoiceFields, MAX_METADATA_BYTES, Metadata, ReminderSchedule};
+use crate::invoice::totals::{PricedLine, Totals, compute_totals};
 use crate::merchant::Token;
 use crate::money::Amount;
-use crate::url::HttpUrl;
 
 /// A reminder schedule as given.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -23,24 +20,13 @@ pub struct ReminderInput {
     pub days_after_due: Option<Vec<i64>>,
 }
 
-/// An itemized invoice's fields as given (types parsed, rules not yet checked).
+/// An itemized invoice as given: its content (types parsed, rules not yet checked) and the
+/// settings the service settles (token, checkout expiry, reminder schedule).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DraftInput {
-    pub lines: Vec<LineItem>,
-    pub customer: Option<Customer>,
-    pub discount: Option<Discount>,
-    pub taxes: Vec<TaxLine>,
+    pub content: InvoiceContent,
     pub currency: Option<Token>,
-    pub due_at: Option<DateTime<Utc>>,
     pub checkout_expires_in_minutes: Option<i64>,
-    pub payment_terms: Option<String>,
-    pub memo: Option<String>,
-    pub footer: Option<String>,
-    pub purchase_order_number: Option<String>,
-    pub external_reference: Option<String>,
-    pub metadata: Option<Metadata>,
-    pub success_url: Option<HttpUrl>,
-    pub cancel_url: Option<HttpUrl>,
     pub reminder_schedule: Option<ReminderInput>,
 }
 
@@ -100,7 +86,7 @@ pub fn expiry_minutes(field: &str, value: Option<i64>) -> Result<u32, Error> {
 
 pub fn check_metadata(field: &str, metadata: &Option<Metadata>) -> Result<(), Error> {
     match metadata {
-        Some(m) if m.0.len() > MAX_METADATA_BYTES => Err(Error::validation(field, "must be at most 16 KiB")),
+        Some(m) if m.as_str().len() > MAX_METADATA_BYTES => Err(Error::validation(field, "must be at most 16 KiB")),
         _ => Ok(()),
     }
 }
@@ -124,22 +110,22 @@ fn reminder(input: &ReminderInput, due_at: Option<DateTime<Utc>>) -> Result<Remi
             .enumerate()
             .map(|(i, v)| {
                 u8::try_from(*v).ok().filter(|d| (1..=30).contains(d)).ok_or_else(|| {
-                    Error::validation(format!("reminderSchedule.{field}[{i}]"), "must be an integer from 1 to 30")
+                    Error::validation(format!("reminder_schedule.{field}[{i}]"), "must be an integer from 1 to 30")
                 })
             })
             .collect()
     };
-    let mut before = offsets("daysBeforeDue", &input.days_before_due)?;
-    let mut after = offsets("daysAfterDue", &input.days_after_due)?;
+    let mut before = offsets("days_before_due", &input.days_before_due)?;
+    let mut after = offsets("days_after_due", &input.days_after_due)?;
     if before.len() + after.len() > 6 {
         return Err(Error::validation(
-            "reminderSchedule",
+            "reminder_schedule",
             "at most six offsets in daysBeforeDue and daysAfterDue combined",
         ));
     }
     let enabled = input.enabled.unwrap_or(true);
     if enabled && due_at.is_none() {
-        return Err(Error::validation("reminderSchedule.enabled", "an enabled reminder schedule requires dueAt"));
+        return Err(Error::validation("reminder_schedule.enabled", "an enabled reminder schedule requires dueAt"));
     }
     let no_timings = input.days_before_due.is_none() && input.days_after_due.is_none() && input.on_due.is_none();
     let on_due = if no_timings {
@@ -156,12 +142,12 @@ fn reminder(input: &ReminderInput, due_at: Option<DateTime<Utc>>) -> Result<Remi
     Ok(ReminderSchedule { enabled, days_before_due: before, on_due, days_after_due: after })
 }
 
-/// Checks every rule and computes the totals.
-pub fn build_fields(input: DraftInput, settlement: Token) -> Result<(InvoiceFields, Totals), Error> {
-    if input.lines.is_empty() || input.lines.len() > MAX_LINES {
+/// Checks the rules of an invoice's content (byte limits, line and tax counts, email).
+pub fn check_content(c: &InvoiceContent) -> Result<(), Error> {
+    if c.lines.is_empty() || c.lines.len() > MAX_LINES {
         return Err(Error::validation("lines", "must hold 1-100 items"));
     }
-    for (i, line) in input.lines.iter().enumerate() {
+    for (i, line) in c.lines.iter().enumerate() {
         check_len(&format!("lines[{i}].description"), &line.description, 1, 500)?;
         check_opt(&format!("lines[{i}].id"), &line.id, 100)?;
         check_opt(&format!("lines[{i}].sku"), &line.sku, 100)?;
@@ -169,64 +155,53 @@ pub fn build_fields(input: DraftInput, settlement: Token) -> Result<(InvoiceFiel
             return Err(Error::invalid_amount(format!("lines[{i}].quantity"), "must be greater than zero"));
         }
     }
-    if let Some(c) = &input.customer {
-        check_opt("customer.name", &c.name, 200)?;
-        check_opt("customer.company", &c.company, 200)?;
-        check_opt("customer.billingAddress", &c.billing_address, 1000)?;
-        if let Some(email) = &c.email {
+    if let Some(customer) = &c.customer {
+        check_opt("customer.name", &customer.name, 200)?;
+        check_opt("customer.company", &customer.company, 200)?;
+        check_opt("customer.billing_address", &customer.billing_address, 1000)?;
+        if let Some(email) = &customer.email {
             check_email("customer.email", email)?;
         }
     }
-    if input.taxes.len() > MAX_TAX_LINES {
+    if c.taxes.len() > MAX_TAX_LINES {
         return Err(Error::validation("taxes", "at most 100 tax lines"));
     }
-    for (i, tax) in input.taxes.iter().enumerate() {
+    for (i, tax) in c.taxes.iter().enumerate() {
         check_len(&format!("taxes[{i}].label"), &tax.label, 1, 120)?;
         check_opt(&format!("taxes[{i}].id"), &tax.id, 120)?;
         check_opt(&format!("taxes[{i}].jurisdiction"), &tax.jurisdiction, 120)?;
-        check_opt(&format!("taxes[{i}].registrationReference"), &tax.registration_reference, 120)?;
+        check_opt(&format!("taxes[{i}].registration_reference"), &tax.registration_reference, 120)?;
     }
-    let currency = check_currency("currencyCode", input.currency, settlement)?;
-    let checkout_expires_in_minutes = expiry_minutes("checkoutExpiresInMinutes", input.checkout_expires_in_minutes)?;
-    check_opt("paymentTerms", &input.payment_terms, 4000)?;
-    check_opt("memo", &input.memo, 2000)?;
-    check_opt("footer", &input.footer, 2000)?;
-    check_opt("purchaseOrderNumber", &input.purchase_order_number, 100)?;
-    check_opt("externalReference", &input.external_reference, MAX_EXTERNAL_REFERENCE_BYTES)?;
-    check_metadata("metadata", &input.metadata)?;
-    let reminder_schedule = input.reminder_schedule.as_ref().map(|r| reminder(r, input.due_at)).transpose()?;
-    let priced: Vec<PricedLine> = input
+    check_opt("payment_terms", &c.payment_terms, 4000)?;
+    check_opt("memo", &c.memo, 2000)?;
+    check_opt("footer", &c.footer, 2000)?;
+    check_opt("purchase_order_number", &c.purchase_order_number, 100)?;
+    check_opt("external_reference", &c.external_reference, MAX_EXTERNAL_REFERENCE_BYTES)?;
+    check_metadata("metadata", &c.metadata)
+}
+
+/// Checks every rule of an itemized invoice and computes its totals.
+pub fn build_fields(input: DraftInput, settlement: Token) -> Result<(InvoiceFields, Totals), Error> {
+    let DraftInput { content, currency, checkout_expires_in_minutes, reminder_schedule } = input;
+    check_content(&content)?;
+    let currency = check_currency("currency", currency, settlement)?;
+    let checkout_expires_in_minutes = expiry_minutes("checkout_expires_in_minutes", checkout_expires_in_minutes)?;
+    let reminder_schedule = reminder_schedule.as_ref().map(|r| reminder(r, content.due_at)).transpose()?;
+    let priced: Vec<PricedLine> = content
         .lines
         .iter()
         .map(|l| PricedLine { quantity: l.quantity.clone(), unit_amount: l.unit_amount.clone() })
         .collect();
-    let taxes: Vec<Amount> = input.taxes.iter().map(|t| t.amount.clone()).collect();
-    let totals = compute_totals(&priced, input.discount.as_ref(), &taxes)?;
-    let fields = InvoiceFields {
-        lines: input.lines,
-        amount: None,
-        customer: input.customer,
-        discount: input.discount,
-        taxes: input.taxes,
-        currency,
-        due_at: input.due_at,
-        checkout_expires_in_minutes,
-        payment_terms: input.payment_terms,
-        memo: input.memo,
-        footer: input.footer,
-        purchase_order_number: input.purchase_order_number,
-        external_reference: input.external_reference,
-        metadata: input.metadata,
-        success_url: input.success_url,
-        cancel_url: input.cancel_url,
-        reminder_schedule,
-    };
+    let taxes: Vec<Amount> = content.taxes.iter().map(|t| t.amount.clone()).collect();
+    let totals = compute_totals(&priced, content.discount.as_ref(), &taxes)?;
+    let fields = InvoiceFields { content, amount: None, currency, checkout_expires_in_minutes, reminder_schedule };
     Ok((fields, totals))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::invoice::model::{Customer, LineItem};
     use crate::money::Decimal6;
 
     fn line(desc: &str) -> LineItem {
@@ -239,8 +214,12 @@ mod tests {
         }
     }
 
+    fn with_lines(lines: Vec<LineItem>) -> DraftInput {
+        DraftInput { content: InvoiceContent { lines, ..Default::default() }, ..Default::default() }
+    }
+
     fn input() -> DraftInput {
-        DraftInput { lines: vec![line("Widget")], ..Default::default() }
+        with_lines(vec![line("Widget")])
     }
 
     fn field(r: Result<(InvoiceFields, Totals), Error>) -> String {
@@ -251,40 +230,37 @@ mod tests {
     fn rules() {
         assert!(build_fields(input(), Token::Usdc).is_ok());
         assert_eq!(field(build_fields(DraftInput::default(), Token::Usdc)), "lines");
-        let many = DraftInput { lines: vec![line("x"); 101], ..Default::default() };
+        let many = with_lines(vec![line("x"); 101]);
         assert_eq!(field(build_fields(many, Token::Usdc)), "lines");
         // 500 bytes of a 2-byte character is 1000 bytes: too long.
-        let long = DraftInput { lines: vec![line(&"é".repeat(251))], ..Default::default() };
+        let long = with_lines(vec![line(&"é".repeat(251))]);
         assert_eq!(field(build_fields(long, Token::Usdc)), "lines[0].description");
-        let ok = DraftInput { lines: vec![line(&"é".repeat(250))], ..Default::default() };
+        let ok = with_lines(vec![line(&"é".repeat(250))]);
         assert!(build_fields(ok, Token::Usdc).is_ok());
         let cur = DraftInput { currency: Some(Token::Usdt), ..input() };
         assert!(matches!(build_fields(cur, Token::Usdc), Err(Error::CurrencyMismatch { .. })));
         let exp = DraftInput { checkout_expires_in_minutes: Some(4), ..input() };
         assert!(matches!(build_fields(exp, Token::Usdc), Err(Error::InvalidExpiry { .. })));
-        let email =
-            DraftInput { customer: Some(Customer { email: Some("nope".into()), ..Default::default() }), ..input() };
+        let mut email = input();
+        email.content.customer = Some(Customer { email: Some("nope".into()), ..Default::default() });
         assert_eq!(field(build_fields(email, Token::Usdc)), "customer.email");
         let rem = DraftInput { reminder_schedule: Some(ReminderInput::default()), ..input() };
-        assert_eq!(field(build_fields(rem, Token::Usdc)), "reminderSchedule.enabled");
-        let rem = DraftInput {
-            due_at: Some(Utc::now()),
-            reminder_schedule: Some(ReminderInput {
-                days_before_due: Some(vec![1, 2, 3, 4]),
-                days_after_due: Some(vec![1, 2, 3]),
-                ..Default::default()
-            }),
-            ..input()
+        assert_eq!(field(build_fields(rem, Token::Usdc)), "reminder_schedule.enabled");
+        let due = |reminder: ReminderInput| {
+            let mut d = input();
+            d.content.due_at = Some(Utc::now());
+            d.reminder_schedule = Some(reminder);
+            d
         };
-        assert_eq!(field(build_fields(rem, Token::Usdc)), "reminderSchedule");
-        let rem = DraftInput {
-            due_at: Some(Utc::now()),
-            reminder_schedule: Some(ReminderInput { days_after_due: Some(vec![31]), ..Default::default() }),
-            ..input()
-        };
-        assert_eq!(field(build_fields(rem, Token::Usdc)), "reminderSchedule.daysAfterDue[0]");
-        let defaults =
-            DraftInput { due_at: Some(Utc::now()), reminder_schedule: Some(ReminderInput::default()), ..input() };
+        let rem = due(ReminderInput {
+            days_before_due: Some(vec![1, 2, 3, 4]),
+            days_after_due: Some(vec![1, 2, 3]),
+            ..Default::default()
+        });
+        assert_eq!(field(build_fields(rem, Token::Usdc)), "reminder_schedule");
+        let rem = due(ReminderInput { days_after_due: Some(vec![31]), ..Default::default() });
+        assert_eq!(field(build_fields(rem, Token::Usdc)), "reminder_schedule.days_after_due[0]");
+        let defaults = due(ReminderInput::default());
         let (f, _) = build_fields(defaults, Token::Usdc).unwrap();
         let r = f.reminder_schedule.unwrap();
         assert_eq!((r.days_before_due, r.on_due, r.days_after_due), (vec![3], true, vec![7]));

@@ -1,8 +1,7 @@
 //! Checkout sessions and payments.
 
 use actix_web::http::StatusCode;
-use actix_web::{HttpRequest, HttpResponse, get, post, web};
-use stablepay_domain::api_key::KeyType;
+use actix_web::{HttpRequest, HttpResponse, ResponseError, get, post, web};
 use stablepay_domain::billing::InvoiceKey;
 use stablepay_domain::ids::{CheckoutSessionId, PaymentId};
 use stablepay_domain::{Error, Resource};
@@ -12,9 +11,8 @@ use crate::envelope::{ok, to_data};
 use crate::error::{ApiError, ErrorCode};
 use crate::idempotency;
 use crate::json::ApiJson;
-use crate::state::AppState;
 use crate::wire_in::CheckoutCreate;
-use crate::wire_out::{Links, SessionView, checkout_session, payment};
+use crate::wire_out::{SessionView, checkout_session, payment};
 
 /// Create a hosted checkout and its linked invoice. A publishable key may send only amount and
 /// externalReference.
@@ -28,29 +26,25 @@ use crate::wire_out::{Links, SessionView, checkout_session, payment};
 #[post("/checkout-sessions")]
 pub async fn create_checkout_session(
     req: HttpRequest,
-    key: AnyKey,
-    state: web::Data<AppState>,
+    AnyKey(caller): AnyKey,
     body: ApiJson<CheckoutCreate>,
 ) -> HttpResponse {
-    let principal = key.0;
     let ApiJson(input, raw) = body;
-    if principal.key_type == KeyType::Publishable
+    if !caller.is_secret()
         && let Some(field) = input.secret_only_field()
     {
-        return actix_web::ResponseError::error_response(&ApiError::field(
+        return ApiError::field(
             ErrorCode::PUBLIC_KEY_FIELD_NOT_ALLOWED,
             field,
             format!("A publishable key may send only amount and externalReference; {field} needs a secret key."),
-        ));
+        )
+        .error_response();
     }
-    let scope = principal.scope.clone();
-    idempotency::execute(&state, &scope, &req, &raw, || async {
-        let input = input.into_domain()?;
-        let clock = state.clock_for(&principal);
-        let agg = state.billing_with(&clock).create_checkout(&principal.merchant, &scope, input).await?;
+    idempotency::execute(caller, &req, &raw, move |c| async move {
+        let agg = c.billing().create_checkout(&c.principal.merchant, c.scope(), input.into_domain()?).await?;
         let session = agg.sessions.first().ok_or_else(ApiError::internal)?;
-        let view = SessionView { retrieval: false, secret: principal.key_type == KeyType::Secret };
-        let out = checkout_session(&agg, session, view, &Links { base: &state.public_base_url });
+        let view = SessionView { retrieval: false, secret: c.is_secret() };
+        let out = checkout_session(&agg, session, view, &c.links());
         Ok((StatusCode::CREATED, to_data(&out)?))
     })
     .await
@@ -64,18 +58,12 @@ pub async fn create_checkout_session(
     security(("bearer" = []), ("apiKey" = []))
 )]
 #[get("/checkout-sessions/{id}")]
-pub async fn get_checkout_session(
-    key: AnyKey,
-    state: web::Data<AppState>,
-    id: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
-    let principal = key.0;
+pub async fn get_checkout_session(AnyKey(c): AnyKey, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
     let id = CheckoutSessionId::parse(&id).ok_or(Error::NotFound(Resource::CheckoutSession))?;
-    let agg = state.invoices.load_invoice(&principal.scope, &InvoiceKey::Session(id.clone())).await?;
+    let agg = c.state.invoices.load_invoice(c.scope(), &InvoiceKey::Session(id.clone())).await?;
     let session = agg.session(&id).ok_or(Error::NotFound(Resource::CheckoutSession))?;
-    let view = SessionView { retrieval: true, secret: principal.key_type == KeyType::Secret };
-    let out = checkout_session(&agg, session, view, &Links { base: &state.public_base_url });
-    ok(StatusCode::OK, &out)
+    let view = SessionView { retrieval: true, secret: c.is_secret() };
+    ok(StatusCode::OK, &checkout_session(&agg, session, view, &c.links()))
 }
 
 /// Retrieve a payment record.
@@ -86,12 +74,8 @@ pub async fn get_checkout_session(
     security(("bearer" = []), ("apiKey" = []))
 )]
 #[get("/payments/{id}")]
-pub async fn get_payment(
-    key: SecretKey,
-    state: web::Data<AppState>,
-    id: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
+pub async fn get_payment(SecretKey(c): SecretKey, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
     let id = PaymentId::parse(&id).ok_or(Error::NotFound(Resource::Payment))?;
-    let p = state.invoices.get_payment(&key.0.scope, &id).await?;
+    let p = c.state.invoices.get_payment(c.scope(), &id).await?;
     ok(StatusCode::OK, &payment(&p))
 }

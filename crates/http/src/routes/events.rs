@@ -11,7 +11,6 @@ use actix_web::http::StatusCode;
 use crate::envelope::ok;
 use crate::error::ApiError;
 use crate::query::QueryParams;
-use crate::state::AppState;
 use crate::wire::{EventOut, ListOut};
 
 /// List events, newest first.
@@ -32,18 +31,14 @@ use crate::wire::{EventOut, ListOut};
     security(("bearer" = []), ("apiKey" = []))
 )]
 #[get("/events")]
-pub async fn list_events(
-    req: HttpRequest,
-    key: SecretKey,
-    state: web::Data<AppState>,
-) -> Result<HttpResponse, ApiError> {
+pub async fn list_events(req: HttpRequest, SecretKey(c): SecretKey) -> Result<HttpResponse, ApiError> {
     let params = QueryParams::parse(&req, &["limit", "startingAfter", "type"])?;
     let page = params.page()?;
     let event_type = params
         .get("type")
         .map(|t| EventType::parse(t).ok_or_else(|| ApiError::validation("type", "Unknown event type.")))
         .transpose()?;
-    let result = state.events.list_events(&key.0.scope, event_type, &page).await?;
+    let result = c.state.events.list_events(c.scope(), event_type, &page).await?;
     let out = ListOut::new(result, |e| e.id.to_string(), EventOut::from);
     ok(StatusCode::OK, &out)
 }
@@ -63,12 +58,8 @@ pub async fn list_events(
     security(("bearer" = []), ("apiKey" = []))
 )]
 #[get("/events/{id}")]
-pub async fn get_event(
-    key: SecretKey,
-    state: web::Data<AppState>,
-    id: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
+pub async fn get_event(SecretKey(c): SecretKey, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
     let id = EventId::parse(&id).ok_or(Error::NotFound(Resource::Event))?;
-    let event = state.events.get_event(&key.0.scope, &id).await?;
+    let event = c.state.events.get_event(c.scope(), &id).await?;
     ok(StatusCode::OK, &EventOut::from(event))
 }

@@ -171,9 +171,9 @@ pub async fn invoice_page(state: web::Data<AppState>, token: web::Path<String>) 
     let inv = &agg.invoice;
     let now = state.clock.now(&inv.scope).await?;
     let mut body = format!("<h1>Invoice {}</h1>", esc(inv.number.as_deref().unwrap_or("")));
-    if !inv.fields.lines.is_empty() {
+    if !inv.fields.content.lines.is_empty() {
         body.push_str("<table><tr><th>Item</th><th>Qty</th><th>Unit</th><th>Amount</th></tr>");
-        for l in &inv.fields.lines {
+        for l in &inv.fields.content.lines {
             body.push_str(&format!(
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 esc(&l.description),
@@ -194,7 +194,7 @@ pub async fn invoice_page(state: web::Data<AppState>, token: web::Path<String>) 
         POLYGON_CHAIN_ID,
         esc(inv.settlement_wallet.as_str()),
     ));
-    if let Some(memo) = &inv.fields.memo {
+    if let Some(memo) = &inv.fields.content.memo {
         body.push_str(&format!("<p>{}</p>", esc(memo)));
     }
     let payable = agg.sessions.iter().rev().find(|s| s.is_payable(now));

@@ -2,22 +2,21 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, get, patch, post, web};
+use serde_json::Value;
 use stablepay_domain::billing::{CloseAction, InvoiceAggregate, InvoiceKey};
 use stablepay_domain::ids::InvoiceId;
-use stablepay_domain::invoice::CollectionState;
-use stablepay_domain::ports::Clock;
-use stablepay_domain::{Error, Resource, Scope};
+use stablepay_domain::invoice::collection::CollectionState;
+use stablepay_domain::{Error, Resource};
 
-use crate::auth::SecretKey;
+use crate::auth::{Caller, SecretKey};
 use crate::envelope::{ok, to_data};
 use crate::error::ApiError;
 use crate::idempotency::{self, Outcome};
 use crate::json::ApiJson;
 use crate::query::QueryParams;
-use crate::state::AppState;
 use crate::wire::ListOut;
-use crate::wire_in::{InvoiceCreate, InvoiceForm, InvoicePatch, IssueIn, ReasonIn, RefundIn};
-use crate::wire_out::{InvoiceOut, Links, RefundRecordedOut, RemainderCheckoutOut, invoice, refund};
+use crate::wire_in::{self, InvoiceForm, IssueIn, ReasonIn, RefundIn};
+use crate::wire_out::{InvoiceOut, RefundRecordedOut, RemainderCheckoutOut, invoice, refund};
 
 /// A path segment: an invoice id, or (for reads) an issued invoice number.
 fn key(segment: &str, allow_number: bool) -> Result<InvoiceKey, ApiError> {
@@ -30,55 +29,35 @@ fn key(segment: &str, allow_number: bool) -> Result<InvoiceKey, ApiError> {
     Err(Error::NotFound(Resource::Invoice).into())
 }
 
-async fn view(
-    state: &AppState,
-    clock: &dyn Clock,
-    scope: &Scope,
-    agg: &InvoiceAggregate,
-) -> Result<InvoiceOut, ApiError> {
-    let now = clock.now(scope).await?;
-    Ok(invoice(agg, &Links { base: &state.public_base_url }, now))
+async fn view(c: &Caller, agg: &InvoiceAggregate) -> Result<InvoiceOut, ApiError> {
+    invoice(agg, &c.links(), c.now().await?)
 }
 
-async fn render(
-    state: &AppState,
-    clock: &dyn Clock,
-    scope: &Scope,
-    agg: &InvoiceAggregate,
-    status: StatusCode,
-) -> Outcome {
-    Ok((status, to_data(&view(state, clock, scope, agg).await?)?))
+async fn render(c: &Caller, agg: &InvoiceAggregate, status: StatusCode) -> Outcome {
+    Ok((status, to_data(&view(c, agg).await?)?))
 }
 
 /// Create an itemized draft (or issue it at once), or a legacy amount-only invoice that is
 /// payable at once.
 #[utoipa::path(
     tag = "invoices",
-    request_body = InvoiceCreate,
+    request_body = crate::wire_in::InvoiceCreate,
     params(("Idempotency-Key" = Option<String>, Header, description = "Replays the first answer")),
     responses((status = 201, description = "The invoice", body = crate::wire_out::InvoiceEnvelope), crate::wire::Errors),
     security(("bearer" = []), ("apiKey" = []))
 )]
 #[post("/invoices")]
-pub async fn create_invoice(
-    req: HttpRequest,
-    key: SecretKey,
-    state: web::Data<AppState>,
-    body: ApiJson<InvoiceCreate>,
-) -> HttpResponse {
-    let principal = key.0;
-    let clock = state.clock_for(&principal);
-    let scope = principal.scope.clone();
+pub async fn create_invoice(req: HttpRequest, SecretKey(caller): SecretKey, body: ApiJson<Value>) -> HttpResponse {
     let ApiJson(input, raw) = body;
-    idempotency::execute(&state, &scope, &req, &raw, || async {
-        let billing = state.billing_with(&clock);
-        let agg = match input.into_form()? {
+    idempotency::execute(caller, &req, &raw, move |c| async move {
+        let m = &c.principal.merchant;
+        let agg = match wire_in::invoice_form(input)? {
             InvoiceForm::Itemized { input, issue, send } => {
-                billing.create_invoice(&principal.merchant, &scope, *input, issue, send).await?
+                c.billing().create_invoice(m, c.scope(), *input, issue, send).await?
             }
-            InvoiceForm::AmountOnly(input) => billing.create_amount_only(&principal.merchant, &scope, input).await?,
+            InvoiceForm::AmountOnly(input) => c.billing().create_amount_only(m, c.scope(), input).await?,
         };
-        render(&state, &clock, &scope, &agg, StatusCode::CREATED).await
+        render(&c, &agg, StatusCode::CREATED).await
     })
     .await
 }
@@ -95,13 +74,7 @@ pub async fn create_invoice(
     security(("bearer" = []), ("apiKey" = []))
 )]
 #[get("/invoices")]
-pub async fn list_invoices(
-    req: HttpRequest,
-    key: SecretKey,
-    state: web::Data<AppState>,
-) -> Result<HttpResponse, ApiError> {
-    let clock = state.clock_for(&key.0);
-    let scope = key.0.scope;
+pub async fn list_invoices(req: HttpRequest, SecretKey(c): SecretKey) -> Result<HttpResponse, ApiError> {
     let params = QueryParams::parse(&req, &["limit", "startingAfter", "collectionState"])?;
     let page = params.page()?;
     let filter = params
@@ -110,10 +83,9 @@ pub async fn list_invoices(
             CollectionState::parse(s).ok_or_else(|| ApiError::validation("collectionState", "Unknown collectionState."))
         })
         .transpose()?;
-    let result = state.invoices.list_invoices(&scope, filter, &page).await?;
-    let now = clock.now(&scope).await?;
-    let links = Links { base: &state.public_base_url };
-    let out = ListOut::new(result, |a| a.invoice.id.to_string(), |a| invoice(&a, &links, now));
+    let result = c.state.invoices.list_invoices(c.scope(), filter, &page).await?;
+    let (now, links) = (c.now().await?, c.links());
+    let out = ListOut::try_new(result, |a| a.invoice.id.to_string(), |a| invoice(&a, &links, now))?;
     ok(StatusCode::OK, &out)
 }
 
@@ -125,25 +97,15 @@ pub async fn list_invoices(
     security(("bearer" = []), ("apiKey" = []))
 )]
 #[get("/invoices/{id}")]
-pub async fn get_invoice(
-    key: SecretKey,
-    state: web::Data<AppState>,
-    id: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
-    let clock = state.clock_for(&key.0);
-    let scope = key.0.scope;
-    let agg = state.invoices.load_invoice(&scope, &key_or_number(&id)?).await?;
-    ok(StatusCode::OK, &view(&state, &clock, &scope, &agg).await?)
-}
-
-fn key_or_number(segment: &str) -> Result<InvoiceKey, ApiError> {
-    key(segment, true)
+pub async fn get_invoice(SecretKey(c): SecretKey, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+    let agg = c.state.invoices.load_invoice(c.scope(), &key(&id, true)?).await?;
+    ok(StatusCode::OK, &view(&c, &agg).await?)
 }
 
 /// Replace a draft's editable fields (all of them) at its current version.
 #[utoipa::path(
     tag = "invoices",
-    request_body = InvoicePatch,
+    request_body = crate::wire_in::InvoicePatch,
     params(("id" = String, Path, description = "Invoice id"), ("Idempotency-Key" = Option<String>, Header, description = "Replays the first answer")),
     responses((status = 200, description = "The updated draft with its new version", body = crate::wire_out::InvoiceEnvelope), crate::wire::Errors),
     security(("bearer" = []), ("apiKey" = []))
@@ -151,20 +113,16 @@ fn key_or_number(segment: &str) -> Result<InvoiceKey, ApiError> {
 #[patch("/invoices/{id}")]
 pub async fn update_invoice(
     req: HttpRequest,
-    key: SecretKey,
-    state: web::Data<AppState>,
+    SecretKey(caller): SecretKey,
     id: web::Path<String>,
-    body: ApiJson<InvoicePatch>,
+    body: ApiJson<Value>,
 ) -> HttpResponse {
-    let principal = key.0;
-    let clock = state.clock_for(&principal);
-    let scope = principal.scope.clone();
     let ApiJson(input, raw) = body;
-    idempotency::execute(&state, &scope, &req, &raw, || async {
-        let k = self::key(&id, false)?;
-        let (version, draft) = input.into_domain()?;
-        let agg = state.billing_with(&clock).update_draft(&principal.merchant, &scope, &k, version, draft).await?;
-        render(&state, &clock, &scope, &agg, StatusCode::OK).await
+    idempotency::execute(caller, &req, &raw, move |c| async move {
+        let k = key(&id, false)?;
+        let (version, draft) = wire_in::invoice_patch(input)?;
+        let agg = c.billing().update_draft(&c.principal.merchant, c.scope(), &k, version, draft).await?;
+        render(&c, &agg, StatusCode::OK).await
     })
     .await
 }
@@ -180,19 +138,14 @@ pub async fn update_invoice(
 #[post("/invoices/{id}/issue")]
 pub async fn issue_invoice(
     req: HttpRequest,
-    key: SecretKey,
-    state: web::Data<AppState>,
+    SecretKey(caller): SecretKey,
     id: web::Path<String>,
     body: ApiJson<IssueIn>,
 ) -> HttpResponse {
-    let principal = key.0;
-    let clock = state.clock_for(&principal);
-    let scope = principal.scope.clone();
     let ApiJson(input, raw) = body;
-    idempotency::execute(&state, &scope, &req, &raw, || async {
-        let k = self::key(&id, false)?;
-        let agg = state.billing_with(&clock).issue(&scope, &k, input.version, input.send.unwrap_or(false)).await?;
-        render(&state, &clock, &scope, &agg, StatusCode::OK).await
+    idempotency::execute(caller, &req, &raw, move |c| async move {
+        let agg = c.billing().issue(c.scope(), &key(&id, false)?, input.version, input.send.unwrap_or(false)).await?;
+        render(&c, &agg, StatusCode::OK).await
     })
     .await
 }
@@ -205,24 +158,15 @@ pub async fn issue_invoice(
     security(("bearer" = []), ("apiKey" = []))
 )]
 #[post("/invoices/{id}/checkout-sessions")]
-pub async fn open_checkout(
-    req: HttpRequest,
-    key: SecretKey,
-    state: web::Data<AppState>,
-    id: web::Path<String>,
-) -> HttpResponse {
-    let clock = state.clock_for(&key.0);
-    let scope = key.0.scope;
-    idempotency::execute(&state, &scope, &req, &[], || async {
-        let k = self::key(&id, false)?;
-        let opened = state.billing_with(&clock).open_checkout(&scope, &k).await?;
+pub async fn open_checkout(req: HttpRequest, SecretKey(caller): SecretKey, id: web::Path<String>) -> HttpResponse {
+    idempotency::execute(caller, &req, &[], move |c| async move {
+        let opened = c.billing().open_checkout(c.scope(), &key(&id, false)?).await?;
         let session = opened.aggregate.session(&opened.session_id).ok_or_else(ApiError::internal)?;
-        let links = Links { base: &state.public_base_url };
         let expires = crate::wire::timestamp(session.expires_at);
         let out = RemainderCheckoutOut {
             invoice_id: opened.aggregate.invoice.id.to_string(),
             checkout_session_id: session.id.to_string(),
-            checkout_url: links.checkout(session),
+            checkout_url: c.links().checkout(session),
             amount: session.amount_due.to_string(),
             expiry: expires.clone(),
             expires_at: expires,
@@ -235,19 +179,15 @@ pub async fn open_checkout(
 
 async fn close(
     req: HttpRequest,
-    key: SecretKey,
-    state: web::Data<AppState>,
-    id: String,
+    caller: Caller,
+    id: web::Path<String>,
     body: ApiJson<ReasonIn>,
     action: CloseAction,
 ) -> HttpResponse {
-    let clock = state.clock_for(&key.0);
-    let scope = key.0.scope;
     let ApiJson(input, raw) = body;
-    idempotency::execute(&state, &scope, &req, &raw, || async {
-        let k = self::key(&id, false)?;
-        let agg = state.billing_with(&clock).close(&scope, &k, action, &input.reason).await?;
-        render(&state, &clock, &scope, &agg, StatusCode::OK).await
+    idempotency::execute(caller, &req, &raw, move |c| async move {
+        let agg = c.billing().close(c.scope(), &key(&id, false)?, action, &input.reason).await?;
+        render(&c, &agg, StatusCode::OK).await
     })
     .await
 }
@@ -263,12 +203,11 @@ async fn close(
 #[post("/invoices/{id}/void")]
 pub async fn void_invoice(
     req: HttpRequest,
-    key: SecretKey,
-    state: web::Data<AppState>,
+    SecretKey(caller): SecretKey,
     id: web::Path<String>,
     body: ApiJson<ReasonIn>,
 ) -> HttpResponse {
-    close(req, key, state, id.into_inner(), body, CloseAction::Void).await
+    close(req, caller, id, body, CloseAction::Void).await
 }
 
 /// Close the remaining collection of a partially paid invoice. Received payments stay.
@@ -282,12 +221,11 @@ pub async fn void_invoice(
 #[post("/invoices/{id}/void-remaining")]
 pub async fn void_remaining(
     req: HttpRequest,
-    key: SecretKey,
-    state: web::Data<AppState>,
+    SecretKey(caller): SecretKey,
     id: web::Path<String>,
     body: ApiJson<ReasonIn>,
 ) -> HttpResponse {
-    close(req, key, state, id.into_inner(), body, CloseAction::VoidRemaining).await
+    close(req, caller, id, body, CloseAction::VoidRemaining).await
 }
 
 /// Mark the remaining collection uncollectible. Onchain payments are unchanged.
@@ -301,12 +239,11 @@ pub async fn void_remaining(
 #[post("/invoices/{id}/mark-uncollectible")]
 pub async fn mark_uncollectible(
     req: HttpRequest,
-    key: SecretKey,
-    state: web::Data<AppState>,
+    SecretKey(caller): SecretKey,
     id: web::Path<String>,
     body: ApiJson<ReasonIn>,
 ) -> HttpResponse {
-    close(req, key, state, id.into_inner(), body, CloseAction::MarkUncollectible).await
+    close(req, caller, id, body, CloseAction::MarkUncollectible).await
 }
 
 /// Record a refund performed outside the service (never executed nor verified by it).
@@ -320,21 +257,17 @@ pub async fn mark_uncollectible(
 #[post("/invoices/{id}/refund-references")]
 pub async fn refund_reference(
     req: HttpRequest,
-    key: SecretKey,
-    state: web::Data<AppState>,
+    SecretKey(caller): SecretKey,
     id: web::Path<String>,
     body: ApiJson<RefundIn>,
 ) -> HttpResponse {
-    let clock = state.clock_for(&key.0);
-    let scope = key.0.scope;
     let ApiJson(input, raw) = body;
-    idempotency::execute(&state, &scope, &req, &raw, || async {
-        let k = self::key(&id, false)?;
-        let input = input.into_domain()?;
-        let (agg, refund_id) = state.billing_with(&clock).record_refund(&scope, &k, input).await?;
+    idempotency::execute(caller, &req, &raw, move |c| async move {
+        let k = key(&id, false)?;
+        let (agg, refund_id) = c.billing().record_refund(c.scope(), &k, input.into_domain()?).await?;
         let adjustment =
             agg.invoice.refunds.iter().find(|r| r.id == refund_id).map(refund).ok_or_else(ApiError::internal)?;
-        let out = RefundRecordedOut { invoice: view(&state, &clock, &scope, &agg).await?, adjustment };
+        let out = RefundRecordedOut { invoice: view(&c, &agg).await?, adjustment };
         Ok((StatusCode::CREATED, to_data(&out)?))
     })
     .await
@@ -348,26 +281,17 @@ pub async fn refund_reference(
     security(("bearer" = []), ("apiKey" = []))
 )]
 #[post("/invoices/{id}/duplicate")]
-pub async fn duplicate_invoice(
-    req: HttpRequest,
-    key: SecretKey,
-    state: web::Data<AppState>,
-    id: web::Path<String>,
-) -> HttpResponse {
-    let principal = key.0;
-    let clock = state.clock_for(&principal);
-    let scope = principal.scope.clone();
-    idempotency::execute(&state, &scope, &req, &[], || async {
-        let k = self::key(&id, false)?;
-        let agg = state.billing_with(&clock).duplicate(&principal.merchant, &scope, &k).await?;
-        render(&state, &clock, &scope, &agg, StatusCode::CREATED).await
+pub async fn duplicate_invoice(req: HttpRequest, SecretKey(caller): SecretKey, id: web::Path<String>) -> HttpResponse {
+    idempotency::execute(caller, &req, &[], move |c| async move {
+        let agg = c.billing().duplicate(&c.principal.merchant, c.scope(), &key(&id, false)?).await?;
+        render(&c, &agg, StatusCode::CREATED).await
     })
     .await
 }
 
-async fn unavailable(state: &AppState, scope: &Scope, id: &str, what: &'static str) -> Result<HttpResponse, ApiError> {
+async fn unavailable(c: &Caller, id: &str, what: &'static str) -> Result<HttpResponse, ApiError> {
     // The invoice must exist for this merchant and mode; the capability itself comes later.
-    state.invoices.load_invoice(scope, &key(id, false)?).await?;
+    c.state.invoices.load_invoice(c.scope(), &key(id, false)?).await?;
     Err(Error::FeatureUnavailable(what).into())
 }
 
@@ -379,12 +303,8 @@ async fn unavailable(state: &AppState, scope: &Scope, id: &str, what: &'static s
     security(("bearer" = []), ("apiKey" = []))
 )]
 #[post("/invoices/{id}/send")]
-pub async fn send_invoice(
-    key: SecretKey,
-    state: web::Data<AppState>,
-    id: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
-    unavailable(&state, &key.0.scope, &id, "sending invoices by email").await
+pub async fn send_invoice(SecretKey(c): SecretKey, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+    unavailable(&c, &id, "sending invoices by email").await
 }
 
 /// Send a payment reminder (FEATURE_UNAVAILABLE until email delivery exists).
@@ -395,12 +315,8 @@ pub async fn send_invoice(
     security(("bearer" = []), ("apiKey" = []))
 )]
 #[post("/invoices/{id}/remind")]
-pub async fn remind_invoice(
-    key: SecretKey,
-    state: web::Data<AppState>,
-    id: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
-    unavailable(&state, &key.0.scope, &id, "invoice reminders").await
+pub async fn remind_invoice(SecretKey(c): SecretKey, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+    unavailable(&c, &id, "invoice reminders").await
 }
 
 /// The invoice as a PDF (FEATURE_UNAVAILABLE until the PDF issue).
@@ -411,10 +327,6 @@ pub async fn remind_invoice(
     security(("bearer" = []), ("apiKey" = []))
 )]
 #[get("/invoices/{id}/pdf")]
-pub async fn invoice_pdf(
-    key: SecretKey,
-    state: web::Data<AppState>,
-    id: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
-    unavailable(&state, &key.0.scope, &id, "invoice PDFs").await
+pub async fn invoice_pdf(SecretKey(c): SecretKey, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+    unavailable(&c, &id, "invoice PDFs").await
 }

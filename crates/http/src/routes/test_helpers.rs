@@ -2,20 +2,19 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, post, web};
-use serde_json::json;
 use stablepay_domain::billing::TestPaymentInput;
 use stablepay_domain::ids::CheckoutSessionId;
 use stablepay_domain::payment::TxHash;
 use stablepay_domain::{Error, Resource};
 
 use crate::auth::SecretTestKey;
+use crate::envelope::to_data;
 use crate::error::{ApiError, ErrorCode};
 use crate::idempotency;
 use crate::json::{ApiJson, OptionalJson};
-use crate::state::AppState;
 use crate::wire::timestamp;
 use crate::wire_in::{ClockAdvanceIn, TestPaymentIn, amount};
-use crate::wire_out::payment;
+use crate::wire_out::{ClockOut, payment};
 
 /// Simulate a transfer to a checkout: it goes through the same verification and crediting as a
 /// live payment, and the answer is the payment record once verification has finished.
@@ -32,15 +31,12 @@ use crate::wire_out::payment;
 #[post("/test-helpers/checkout-sessions/{id}/payments")]
 pub async fn simulate_payment(
     req: HttpRequest,
-    key: SecretTestKey,
-    state: web::Data<AppState>,
+    SecretTestKey(caller): SecretTestKey,
     id: web::Path<String>,
     body: OptionalJson<TestPaymentIn>,
 ) -> HttpResponse {
-    let clock = state.clock_for(&key.0);
-    let scope = key.0.scope;
     let OptionalJson(input, raw) = body;
-    idempotency::execute(&state, &scope, &req, &raw, || async {
+    idempotency::execute(caller, &req, &raw, move |c| async move {
         let id = CheckoutSessionId::parse(&id).ok_or(Error::NotFound(Resource::CheckoutSession))?;
         let succeed = match input.outcome.as_deref() {
             None | Some("confirmed") => true,
@@ -64,8 +60,8 @@ pub async fn simulate_payment(
                 .transpose()?,
             succeed,
         };
-        let (p, _) = state.billing_with(&clock).pay_test(&scope, &id, parsed).await?;
-        Ok((StatusCode::CREATED, crate::envelope::to_data(&payment(&p))?))
+        let (p, _) = c.billing().pay_test(c.scope(), &id, parsed).await?;
+        Ok((StatusCode::CREATED, to_data(&payment(&p))?))
     })
     .await
 }
@@ -82,17 +78,18 @@ pub async fn simulate_payment(
 #[post("/test-helpers/clock/advance")]
 pub async fn advance_clock(
     req: HttpRequest,
-    key: SecretTestKey,
-    state: web::Data<AppState>,
+    SecretTestKey(caller): SecretTestKey,
     body: ApiJson<ClockAdvanceIn>,
 ) -> HttpResponse {
-    let scope = key.0.scope;
     let ApiJson(input, raw) = body;
-    idempotency::execute(&state, &scope, &req, &raw, || async {
-        let (offset, done) = state.billing().advance_test_clock(&scope, input.seconds).await?;
-        let now = state.clock.now(&scope).await?;
-        let out = json!({ "offsetSeconds": offset, "now": timestamp(now), "transitionsRun": u64::try_from(done).unwrap_or(0) });
-        Ok((StatusCode::OK, crate::envelope::to_data(&out)?))
+    idempotency::execute(caller, &req, &raw, move |c| async move {
+        // The request's own clock holds the offset from before the advance: read the store's.
+        let state = &c.state;
+        let (offset, done) = state.billing().advance_test_clock(c.scope(), input.seconds).await?;
+        let now = state.clock.now(c.scope()).await?;
+        let out =
+            ClockOut { offset_seconds: offset, now: timestamp(now), transitions_run: u64::try_from(done).unwrap_or(0) };
+        Ok((StatusCode::OK, to_data(&out)?))
     })
     .await
 }

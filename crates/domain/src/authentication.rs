@@ -1,0 +1,114 @@
+//! Authentication: which merchant, mode and capability a presented API key gives.
+
+use chrono::{DateTime, Utc};
+
+use crate::api_key::{ApiKeySecret, Principal};
+use crate::crypto::Crypto;
+use crate::error::Error;
+use crate::merchant::MerchantStatus;
+use crate::mode::Scope;
+use crate::ports::ApiKeyStore;
+
+/// Authenticates a presented key.
+///
+/// Errors: [`Error::InvalidApiKey`] for a malformed, unknown, revoked or expired key;
+/// [`Error::AccountSuspended`] when the key's merchant is suspended; store failures as they are.
+pub async fn authenticate(
+    store: &dyn ApiKeyStore,
+    crypto: &dyn Crypto,
+    presented: &ApiKeySecret,
+    now: DateTime<Utc>,
+) -> Result<Principal, Error> {
+    let (mode, key_type) = presented.classify().ok_or(Error::InvalidApiKey)?;
+    let found = store.find_key_by_digest(presented.digest(crypto)).await?.ok_or(Error::InvalidApiKey)?;
+    let key = found.key;
+    let usable = key.revoked_at.is_none()
+        && key.expires_at.is_none_or(|at| at > now)
+        && key.mode == mode
+        && key.key_type == key_type;
+    if !usable {
+        return Err(Error::InvalidApiKey);
+    }
+    if found.merchant.status == MerchantStatus::Suspended {
+        return Err(Error::AccountSuspended);
+    }
+    Ok(Principal {
+        scope: Scope::new(key.merchant_id, key.mode),
+        key_type: key.key_type,
+        key_id: key.id,
+        merchant: found.merchant,
+        test_clock_offset_seconds: found.test_clock_offset_seconds,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api_key::{ApiKey, KeyLookup, KeyType};
+    use crate::ids::{ApiKeyId, MerchantId};
+    use crate::merchant::Merchant;
+    use crate::mode::Mode;
+    use crate::ports::MockApiKeyStore;
+    use crate::testing::SeqCrypto;
+    use chrono::TimeZone;
+
+    fn now() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).single().unwrap()
+    }
+
+    fn record(secret: &ApiKeySecret, crypto: &SeqCrypto) -> ApiKey {
+        let (mode, key_type) = secret.classify().unwrap();
+        ApiKey {
+            id: ApiKeyId::from_trusted("key_1".into()),
+            merchant_id: MerchantId::from_trusted("mer_1".into()),
+            mode,
+            key_type,
+            digest: secret.digest(crypto),
+            display_prefix: secret.display_prefix(),
+            created_at: now(),
+            expires_at: None,
+            revoked_at: None,
+        }
+    }
+
+    async fn run(lookup: Option<KeyLookup>, presented: &ApiKeySecret) -> Result<Principal, Error> {
+        let crypto = SeqCrypto::default();
+        let mut store = MockApiKeyStore::new();
+        store.expect_find_key_by_digest().returning(move |_| Ok(lookup.clone()));
+        authenticate(&store, &crypto, presented, now()).await
+    }
+
+    #[tokio::test]
+    async fn authentication_cases() {
+        let crypto = SeqCrypto::default();
+        let secret = ApiKeySecret::generate(&crypto, Mode::Test, KeyType::Secret);
+        let good = record(&secret, &crypto);
+        let merchant = |status| Merchant {
+            id: MerchantId::from_trusted("mer_1".into()),
+            name: "Shop".into(),
+            website_origin: None,
+            status,
+            live: None,
+            fee_basis_points: 0,
+            invoice_prefix: "INV".into(),
+            created_at: now(),
+        };
+        let active = |key: ApiKey| {
+            Some(KeyLookup { key, merchant: merchant(MerchantStatus::Active), test_clock_offset_seconds: 0 })
+        };
+
+        let p = run(active(good.clone()), &secret).await.unwrap();
+        assert_eq!(p.scope.mode, Mode::Test);
+        assert_eq!(p.key_type, KeyType::Secret);
+
+        assert_eq!(run(None, &secret).await, Err(Error::InvalidApiKey));
+        assert_eq!(run(None, &ApiKeySecret::presented("nope")).await, Err(Error::InvalidApiKey));
+        let revoked = ApiKey { revoked_at: Some(now()), ..good.clone() };
+        assert_eq!(run(active(revoked), &secret).await, Err(Error::InvalidApiKey));
+        let expired = ApiKey { expires_at: Some(now()), ..good.clone() };
+        assert_eq!(run(active(expired), &secret).await, Err(Error::InvalidApiKey));
+        let suspended =
+            Some(KeyLookup { key: good, merchant: merchant(MerchantStatus::Suspended), test_clock_offset_seconds: 0 });
+        assert_eq!(run(suspended, &secret).await, Err(Error::AccountSuspended));
+    }
+}

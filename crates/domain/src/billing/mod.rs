@@ -1,0 +1,322 @@
+//! Billing use cases: checkout sessions, invoices and payments.
+//!
+//! Every mutation follows one pattern: load the invoice aggregate, decide with a pure function
+//! (`decide`, `credit`, `due`) what to save and what to answer, and save it all in one
+//! transaction guarded by the aggregate's lock version. When another writer got there first
+//! the store answers `InvoiceStateMismatch` and the use case reloads and decides again (a few
+//! times), so concurrent requests, payments and workers never lose an update or emit an event
+//! twice.
+
+mod credit;
+mod decide;
+mod due;
+pub mod input;
+
+use chrono::{DateTime, Utc};
+
+pub use crate::invoice::aggregate::{InvoiceAggregate, InvoiceKey, PublicRef};
+pub use input::{
+    AmountOnlyInput, CheckoutInput, CloseAction, MAX_REASON_BYTES, OpenedCheckout, RefundInput, TestPaymentInput,
+};
+
+use crate::chain::{Chain, Observation, ObservedTransfer};
+use crate::checkout::{CheckoutSession, CheckoutStatus};
+use crate::clock::{Clock, MAX_TEST_CLOCK_ADVANCE_SECONDS};
+use crate::crypto::Crypto;
+use crate::error::{Error, Resource};
+use crate::ids::{CheckoutSessionId, InvoiceId, RefundReferenceId};
+use crate::invoice::aggregate::Decision;
+use crate::invoice::model::Actor;
+use crate::invoice::ports::InvoiceStore;
+use crate::invoice::validate::{self, DraftInput};
+use crate::merchant::{Merchant, POLYGON_CHAIN_ID};
+use crate::mode::{Mode, Scope};
+use crate::payment::{Payment, TxHash};
+
+/// How many times a use case reloads and retries after a concurrent change.
+const MAX_ATTEMPTS: usize = 8;
+
+/// The billing use cases over their ports.
+pub struct Billing<'a> {
+    pub store: &'a dyn InvoiceStore,
+    pub crypto: &'a dyn Crypto,
+    pub clock: &'a dyn Clock,
+    pub chain: &'a dyn Chain,
+}
+
+impl Billing<'_> {
+    /// Load, decide, save; decided again on a concurrent change. Answers the saved (or, when
+    /// the decision changes nothing, the loaded) aggregate and the decision's output.
+    async fn mutate<T>(
+        &self,
+        scope: &Scope,
+        key: &InvoiceKey,
+        decide: impl Fn(&InvoiceAggregate, DateTime<Utc>) -> Result<Decision<T>, Error>,
+    ) -> Result<(InvoiceAggregate, T), Error> {
+        for _ in 0..MAX_ATTEMPTS {
+            let current = self.store.load_invoice(scope, key).await?;
+            let now = self.clock.now(scope).await?;
+            let Decision { change, output } = decide(&current, now)?;
+            let Some(change) = change else { return Ok((current, output)) };
+            match self.store.save_invoice(change).await {
+                Err(Error::InvoiceStateMismatch) => continue,
+                Err(e) => return Err(e),
+                Ok(saved) => return Ok((saved, output)),
+            }
+        }
+        Err(Error::InvoiceStateMismatch)
+    }
+
+    /// `POST /v1/checkout-sessions`: an amount-only invoice, payable at once, and its checkout.
+    pub async fn create_checkout(
+        &self,
+        merchant: &Merchant,
+        scope: &Scope,
+        input: CheckoutInput,
+    ) -> Result<InvoiceAggregate, Error> {
+        let now = self.clock.now(scope).await?;
+        let change = decide::checkout(self.crypto, merchant, scope, input, now)?;
+        self.store.save_invoice(change).await
+    }
+
+    /// `POST /v1/invoices`, itemized form: a draft (version 1), or issued at once.
+    pub async fn create_invoice(
+        &self,
+        merchant: &Merchant,
+        scope: &Scope,
+        input: DraftInput,
+        issue: bool,
+        send: bool,
+    ) -> Result<InvoiceAggregate, Error> {
+        let now = self.clock.now(scope).await?;
+        let change = decide::itemized(self.crypto, merchant, scope, input, (issue, send), now)?;
+        self.store.save_invoice(change).await
+    }
+
+    /// `POST /v1/invoices`, legacy amount-only form: payable at once.
+    pub async fn create_amount_only(
+        &self,
+        merchant: &Merchant,
+        scope: &Scope,
+        input: AmountOnlyInput,
+    ) -> Result<InvoiceAggregate, Error> {
+        self.create_checkout(merchant, scope, input.into()).await
+    }
+
+    /// `PATCH /v1/invoices/{id}`: full replacement of a draft's fields at `version`.
+    pub async fn update_draft(
+        &self,
+        merchant: &Merchant,
+        scope: &Scope,
+        key: &InvoiceKey,
+        version: i64,
+        input: DraftInput,
+    ) -> Result<InvoiceAggregate, Error> {
+        let settlement = merchant.settlement(scope.mode)?;
+        let built = validate::build_fields(input, settlement.token)?;
+        let (saved, ()) = self.mutate(scope, key, |agg, now| decide::update(agg, version, &built, now)).await?;
+        Ok(saved)
+    }
+
+    /// `POST /v1/invoices/{id}/issue`.
+    pub async fn issue(
+        &self,
+        scope: &Scope,
+        key: &InvoiceKey,
+        version: i64,
+        send: bool,
+    ) -> Result<InvoiceAggregate, Error> {
+        let (saved, ()) =
+            self.mutate(scope, key, |agg, now| decide::issue(self.crypto, agg, version, send, now)).await?;
+        Ok(saved)
+    }
+
+    /// `POST /v1/invoices/{id}/checkout-sessions`: a checkout for the collectible remainder,
+    /// reusing an active one for the same remainder.
+    pub async fn open_checkout(&self, scope: &Scope, key: &InvoiceKey) -> Result<OpenedCheckout, Error> {
+        let (aggregate, (session_id, reused)) =
+            self.mutate(scope, key, |agg, now| decide::open_checkout(self.crypto, agg, now)).await?;
+        Ok(OpenedCheckout { aggregate, session_id, reused })
+    }
+
+    /// Void, void-remaining or mark-uncollectible, with a reason. Payment records stay.
+    pub async fn close(
+        &self,
+        scope: &Scope,
+        key: &InvoiceKey,
+        action: CloseAction,
+        reason: &str,
+    ) -> Result<InvoiceAggregate, Error> {
+        let reason = decide::check_reason(reason)?;
+        let (saved, ()) =
+            self.mutate(scope, key, |agg, now| decide::close(self.crypto, agg, action, &reason, now)).await?;
+        Ok(saved)
+    }
+
+    /// `POST /v1/invoices/{id}/refund-references`: records a refund made elsewhere.
+    pub async fn record_refund(
+        &self,
+        scope: &Scope,
+        key: &InvoiceKey,
+        input: RefundInput,
+    ) -> Result<(InvoiceAggregate, RefundReferenceId), Error> {
+        let reason = decide::check_reason(&input.reason)?;
+        if input.amount.is_zero() {
+            return Err(Error::invalid_amount("amount", "must be greater than zero"));
+        }
+        if input.chain_id != POLYGON_CHAIN_ID {
+            return Err(Error::validation("chain_id", "must be 137 (Polygon)"));
+        }
+        let id = RefundReferenceId::generate(self.crypto);
+        let (saved, ()) =
+            self.mutate(scope, key, |agg, now| decide::refund(self.crypto, agg, &input, (&id, &reason), now)).await?;
+        Ok((saved, id))
+    }
+
+    /// `POST /v1/invoices/{id}/duplicate`: a new draft with the same commercial fields.
+    pub async fn duplicate(
+        &self,
+        merchant: &Merchant,
+        scope: &Scope,
+        key: &InvoiceKey,
+    ) -> Result<InvoiceAggregate, Error> {
+        let source = self.store.load_invoice(scope, key).await?.invoice;
+        let now = self.clock.now(scope).await?;
+        let change = decide::duplicate(self.crypto, merchant, scope, &source, now)?;
+        self.store.save_invoice(change).await
+    }
+
+    /// Test helper: simulate a transfer to a checkout and run it through verification and
+    /// crediting, exactly as a live payment would go. The session must be payable when the
+    /// transfer is credited (checked in the same decision, so concurrent simulations cannot
+    /// pay an already completed session). Returns the payment and its invoice.
+    pub async fn pay_test(
+        &self,
+        scope: &Scope,
+        session_id: &CheckoutSessionId,
+        input: TestPaymentInput,
+    ) -> Result<(Payment, InvoiceAggregate), Error> {
+        if scope.mode != Mode::Test {
+            return Err(Error::ApiKeyForbidden);
+        }
+        if input.amount.as_ref().is_some_and(|a| a.is_zero()) {
+            return Err(Error::invalid_amount("amount", "must be greater than zero"));
+        }
+        let tx = input.transaction_hash.clone().unwrap_or_else(|| TxHash::generate(self.crypto));
+        let simulate = |session: &CheckoutSession, now: DateTime<Utc>| {
+            // A transfer can still reach a session whose invoice was closed (cancelled): that
+            // is the late payment the after_void / after_uncollectible events report. Expired
+            // and completed sessions take no more transfers.
+            let open = matches!(session.status, CheckoutStatus::Pending | CheckoutStatus::Cancelled);
+            if !open || now >= session.expires_at {
+                return Err(Error::CheckoutSessionNotPayable);
+            }
+            Ok(Observation::Found(ObservedTransfer {
+                tx_hash: tx.clone(),
+                chain_id: POLYGON_CHAIN_ID,
+                token_contract: session.currency.polygon_contract(),
+                recipient: session.settlement_wallet.clone(),
+                sender: None,
+                amount: input.amount.clone().unwrap_or_else(|| session.amount_due.clone()),
+                succeeded: input.succeed,
+                block_time: now,
+            }))
+        };
+        self.settle(scope, session_id, &tx, simulate, Actor::TestHelper).await
+    }
+
+    /// Verifies the transfer `tx` for a checkout against the chain and records the payment:
+    /// credited, failed or duplicate. The same crediting serves test and live mode; only where
+    /// the observation comes from differs.
+    pub async fn record_payment(
+        &self,
+        scope: &Scope,
+        session_id: &CheckoutSessionId,
+        tx: &TxHash,
+        actor: Actor,
+    ) -> Result<(Payment, InvoiceAggregate), Error> {
+        let observation = self.chain.observe(scope, tx).await?;
+        self.settle(scope, session_id, tx, |_, _| Ok(observation.clone()), actor).await
+    }
+
+    /// Credits one transfer to a session, decided against the current aggregate. When the
+    /// store reports the hash as already credited elsewhere, the attempt is decided again and
+    /// recorded as a duplicate.
+    async fn settle(
+        &self,
+        scope: &Scope,
+        session_id: &CheckoutSessionId,
+        tx: &TxHash,
+        observe: impl Fn(&CheckoutSession, DateTime<Utc>) -> Result<Observation, Error>,
+        actor: Actor,
+    ) -> Result<(Payment, InvoiceAggregate), Error> {
+        let key = InvoiceKey::Session(session_id.clone());
+        let decide = |duplicate: bool| {
+            let observe = &observe;
+            move |agg: &InvoiceAggregate, now: DateTime<Utc>| {
+                let session = agg.session(session_id).ok_or(Error::NotFound(Resource::CheckoutSession))?;
+                let observation = observe(session, now)?;
+                let transfer = credit::Transfer { session, tx, observation: &observation, duplicate, actor };
+                credit::credit(self.crypto, agg, transfer, now)
+            }
+        };
+        let (saved, payment_id) = match self.mutate(scope, &key, decide(false)).await {
+            Err(Error::DuplicateTransaction) => self.mutate(scope, &key, decide(true)).await?,
+            other => other?,
+        };
+        let payment = saved.payment(&payment_id).cloned().ok_or_else(|| Error::Internal("payment not saved".into()))?;
+        Ok((payment, saved))
+    }
+
+    /// Runs the time-based transitions of one invoice that are due at its scope's time.
+    /// Idempotent: a second run finds nothing to do. Answers whether anything changed.
+    pub async fn process_due(&self, scope: &Scope, id: &InvoiceId) -> Result<bool, Error> {
+        let (_, changed) =
+            self.mutate(scope, &InvoiceKey::Id(id.clone()), |agg, now| due::due(self.crypto, agg, now)).await?;
+        Ok(changed)
+    }
+
+    /// Claims and runs due work until none is left (or `max_rounds` batches); returns how many
+    /// invoices changed. `only` limits it to one scope (the test clock).
+    pub async fn run_due(&self, only: Option<&Scope>, max_rounds: usize) -> Result<usize, Error> {
+        let mut done = 0;
+        for _ in 0..max_rounds {
+            let batch = self.store.claim_due(only.cloned(), 100, 30).await?;
+            if batch.is_empty() {
+                break;
+            }
+            let mut changed = 0;
+            for (scope, id) in &batch {
+                match self.process_due(scope, id).await {
+                    Ok(true) => changed += 1,
+                    Ok(false) => {}
+                    Err(Error::NotFound(_)) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            done += changed;
+            // A short batch is the last; a batch where nothing changed would only repeat.
+            if batch.len() < 100 || changed == 0 {
+                break;
+            }
+        }
+        Ok(done)
+    }
+
+    /// Test helper: moves the merchant's test clock forward and runs what became due.
+    /// Returns the new offset in seconds and how many invoices changed.
+    pub async fn advance_test_clock(&self, scope: &Scope, seconds: i64) -> Result<(i64, usize), Error> {
+        if scope.mode != Mode::Test {
+            return Err(Error::ApiKeyForbidden);
+        }
+        if !(1..=MAX_TEST_CLOCK_ADVANCE_SECONDS).contains(&seconds) {
+            return Err(Error::validation("seconds", "must be an integer from 1 to 316224000"));
+        }
+        let offset = self.store.advance_test_clock(&scope.merchant_id, seconds).await?;
+        let done = self.run_due(Some(scope), 1000).await?;
+        Ok((offset, done))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,202 @@
+//! The invoice aggregate (an invoice with its checkout sessions and payments), how it is
+//! addressed, and what a use case decides about it: an atomic [`InvoiceChange`] for the store
+//! and the answer the use case returns ([`Decision`]).
+
+use chrono::{DateTime, Utc};
+
+use crate::checkout::CheckoutSession;
+use crate::crypto::Crypto;
+use crate::event::{Event, EventType};
+use crate::ids::{CheckoutSessionId, EventId, InvoiceId, PaymentId, PublicToken};
+use crate::invoice::model::Invoice;
+use crate::invoice::snapshot;
+use crate::payment::Payment;
+
+/// How an invoice is addressed by a merchant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum InvoiceKey {
+    Id(InvoiceId),
+    /// An issued invoice number (GET only).
+    Number(String),
+    /// The invoice of a checkout session.
+    Session(CheckoutSessionId),
+}
+
+/// How the public hosted pages address an invoice: by an unguessable reference, never by a
+/// merchant's scope.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PublicRef {
+    /// The hosted checkout page of a session.
+    Session(CheckoutSessionId),
+    /// The hosted invoice page's token.
+    Token(PublicToken),
+}
+
+/// An invoice with its checkout sessions and payments (oldest first).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InvoiceAggregate {
+    pub invoice: Invoice,
+    pub sessions: Vec<CheckoutSession>,
+    pub payments: Vec<Payment>,
+}
+
+impl InvoiceAggregate {
+    /// A new invoice with no sessions or payments yet.
+    pub fn new(invoice: Invoice) -> Self {
+        Self { invoice, sessions: Vec::new(), payments: Vec::new() }
+    }
+
+    pub fn session(&self, id: &CheckoutSessionId) -> Option<&CheckoutSession> {
+        self.sessions.iter().find(|s| &s.id == id)
+    }
+
+    pub fn payment(&self, id: &PaymentId) -> Option<&Payment> {
+        self.payments.iter().find(|p| &p.id == id)
+    }
+
+    /// The newest payment on a session.
+    pub fn latest_payment_of(&self, session: &CheckoutSessionId) -> Option<&Payment> {
+        self.payments.iter().rev().find(|p| &p.checkout_session_id == session)
+    }
+}
+
+/// An event decided by a use case; its data is rendered from the final state when saved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PendingEvent {
+    pub id: EventId,
+    pub event_type: EventType,
+    /// For payment.* events: the payment it is about.
+    pub payment_id: Option<PaymentId>,
+    pub created_at: DateTime<Utc>,
+}
+
+impl PendingEvent {
+    pub fn new(crypto: &dyn Crypto, event_type: EventType, payment_id: Option<PaymentId>, at: DateTime<Utc>) -> Self {
+        Self { id: EventId::generate(crypto), event_type, payment_id, created_at: at }
+    }
+}
+
+/// What a save is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChangeKind {
+    /// A new invoice: inserted with every session of the aggregate.
+    Create,
+    /// An existing invoice, written only if its stored lock version still equals
+    /// `expected_lock_version` (the version it was loaded with).
+    Update { expected_lock_version: i64 },
+}
+
+/// One atomic change of an invoice aggregate: the store writes all of it, with its events and
+/// (when asked) the next invoice number, in one transaction, or nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InvoiceChange {
+    pub kind: ChangeKind,
+    /// The new state.
+    pub aggregate: InvoiceAggregate,
+    /// Assign the next invoice number with this prefix.
+    pub assign_number: Option<String>,
+    /// Sessions to insert or update.
+    pub changed_sessions: Vec<CheckoutSessionId>,
+    /// Payments to insert or update.
+    pub changed_payments: Vec<PaymentId>,
+    pub events: Vec<PendingEvent>,
+}
+
+impl InvoiceChange {
+    /// Creates `aggregate`'s invoice and every session it holds.
+    pub fn create(aggregate: InvoiceAggregate) -> Self {
+        let changed_sessions = aggregate.sessions.iter().map(|s| s.id.clone()).collect();
+        Self::with(ChangeKind::Create, aggregate, changed_sessions)
+    }
+
+    /// Updates an invoice loaded at `aggregate.invoice.lock_version`.
+    pub fn update(aggregate: InvoiceAggregate) -> Self {
+        let kind = ChangeKind::Update { expected_lock_version: aggregate.invoice.lock_version };
+        Self::with(kind, aggregate, Vec::new())
+    }
+
+    fn with(kind: ChangeKind, aggregate: InvoiceAggregate, changed_sessions: Vec<CheckoutSessionId>) -> Self {
+        Self {
+            kind,
+            aggregate,
+            assign_number: None,
+            changed_sessions,
+            changed_payments: Vec::new(),
+            events: Vec::new(),
+        }
+    }
+
+    /// Adds a new session to the aggregate and to what is written.
+    pub fn push_session(&mut self, session: CheckoutSession) {
+        self.changed_sessions.push(session.id.clone());
+        self.aggregate.sessions.push(session);
+    }
+
+    /// Adds a new payment to the aggregate and to what is written.
+    pub fn push_payment(&mut self, payment: Payment) {
+        self.changed_payments.push(payment.id.clone());
+        self.aggregate.payments.push(payment);
+    }
+
+    /// Emits an event about the invoice (or, with `payment`, about that payment).
+    pub fn emit(&mut self, crypto: &dyn Crypto, event_type: EventType, payment: Option<PaymentId>, at: DateTime<Utc>) {
+        self.events.push(PendingEvent::new(crypto, event_type, payment, at));
+    }
+
+    /// Called by the store inside its transaction: sets the allocated number (when one was
+    /// asked for) and the lock version the row will have, and renders the events from the
+    /// final state.
+    pub fn finalize(&mut self, number_seq: Option<i64>) -> Vec<Event> {
+        if let (Some(prefix), Some(seq)) = (&self.assign_number, number_seq) {
+            self.aggregate.invoice.number = Some(Invoice::format_number(prefix, seq));
+        }
+        self.aggregate.invoice.lock_version = match self.kind {
+            ChangeKind::Create => 1,
+            ChangeKind::Update { expected_lock_version } => expected_lock_version + 1,
+        };
+        let agg = &self.aggregate;
+        self.events
+            .iter()
+            .map(|e| {
+                let data = match e.payment_id.as_ref().and_then(|id| agg.payment(id)) {
+                    Some(p) => snapshot::payment_data(p),
+                    None => snapshot::invoice_data(&agg.invoice, &agg.payments),
+                };
+                Event {
+                    id: e.id.clone(),
+                    scope: agg.invoice.scope.clone(),
+                    event_type: e.event_type,
+                    created_at: e.created_at,
+                    data,
+                }
+            })
+            .collect()
+    }
+}
+
+/// What a use case decided after looking at the current aggregate: the change to save (none
+/// when there is nothing to do) and the answer it returns once the change is saved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decision<T> {
+    pub change: Option<InvoiceChange>,
+    pub output: T,
+}
+
+impl<T> Decision<T> {
+    /// Nothing to save; answer `output`.
+    pub fn unchanged(output: T) -> Self {
+        Self { change: None, output }
+    }
+
+    /// Save `change`, then answer `output`.
+    pub fn save(change: InvoiceChange, output: T) -> Self {
+        Self { change: Some(change), output }
+    }
+}
+
+impl Decision<()> {
+    /// Save `change`; the answer is the saved aggregate.
+    pub fn of(change: InvoiceChange) -> Self {
+        Self::save(change, ())
+    }
+}

@@ -1,0 +1,60 @@
+//! The invoice store port: invoices with their checkout sessions and payments, saved as one
+//! aggregate together with the events the change emits.
+
+use async_trait::async_trait;
+
+use crate::error::Error;
+use crate::ids::{InvoiceId, MerchantId, PaymentId};
+use crate::invoice::aggregate::{InvoiceAggregate, InvoiceChange, InvoiceKey, PublicRef};
+use crate::invoice::collection::CollectionState;
+use crate::mode::Scope;
+use crate::page::{Page, PageRequest};
+use crate::payment::Payment;
+
+/// Invoices with their checkout sessions and payments (one aggregate, saved atomically with
+/// its events). Every method but [`InvoiceStore::load_public`] and
+/// [`InvoiceStore::claim_due`] is scoped: an id of another merchant is `NotFound`, one of the
+/// same merchant's other mode `ModeMismatch`.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait InvoiceStore: Send + Sync {
+    /// Errors: `NotFound(Invoice)` (or `NotFound(CheckoutSession)` for a session key) when no
+    /// such record exists for the merchant; `ModeMismatch` when it exists in the other mode.
+    async fn load_invoice(&self, scope: &Scope, key: &InvoiceKey) -> Result<InvoiceAggregate, Error>;
+    /// The one read without a scope: the hosted pages find an invoice by its unguessable
+    /// session id or public token. Errors: `NotFound(CheckoutSession)` / `NotFound(Invoice)`.
+    async fn load_public(&self, reference: &PublicRef) -> Result<InvoiceAggregate, Error>;
+    /// Invoices of `scope`, newest first. Errors: `InvalidCursor` when `starting_after` is not
+    /// an invoice of this scope.
+    async fn list_invoices(
+        &self,
+        scope: &Scope,
+        state: Option<CollectionState>,
+        page: &PageRequest,
+    ) -> Result<Page<InvoiceAggregate>, Error>;
+    /// Writes the change in one transaction, as its [`ChangeKind`](crate::invoice::aggregate::ChangeKind)
+    /// says: the invoice (inserted, or updated only if its stored lock version is the expected
+    /// one), the changed sessions and payments, the next invoice number when asked, and the
+    /// events. Returns the saved aggregate (with its number and new lock version).
+    /// Errors: `InvoiceStateMismatch` when the invoice changed meanwhile (the caller reloads
+    /// and decides again); `DuplicateTransaction` when a payment the change credits uses a
+    /// transaction hash that another credited payment already used (nothing is written).
+    async fn save_invoice(&self, change: InvoiceChange) -> Result<InvoiceAggregate, Error>;
+    /// Errors: `NotFound(Payment)`, `ModeMismatch`.
+    async fn get_payment(&self, scope: &Scope, id: &PaymentId) -> Result<Payment, Error>;
+    /// Claims up to `limit` invoices with due time-based work (pending checkouts past expiry,
+    /// collectible invoices past their due date), each for `lease_seconds`, skipping rows
+    /// other workers hold. `only` restricts the claim to one scope and then ignores leases (the
+    /// caller wants every due transition of that scope done before it answers). Each scope's
+    /// own clock decides what is due.
+    async fn claim_due(
+        &self,
+        only: Option<Scope>,
+        limit: u32,
+        lease_seconds: u32,
+    ) -> Result<Vec<(Scope, InvoiceId)>, Error>;
+    /// Moves the merchant's test clock forward by `seconds`; returns the new total offset in
+    /// seconds. Errors: `NotFound(Merchant)`; `Validation { field: "seconds" }` when the total
+    /// would exceed [`MAX_TEST_CLOCK_OFFSET_SECONDS`](crate::clock::MAX_TEST_CLOCK_OFFSET_SECONDS).
+    async fn advance_test_clock(&self, merchant: &MerchantId, seconds: i64) -> Result<i64, Error>;
+}

@@ -1,0 +1,17 @@
+//! Cursor pagination as the store ports take and answer it (newest first).
+
+/// A page request of a cursor-paginated list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PageRequest {
+    /// 1-100.
+    pub limit: u32,
+    /// The id of the last item of the previous page.
+    pub starting_after: Option<String>,
+}
+
+/// One page of a list; `has_more` tells whether items follow the last one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    pub has_more: bool,
+}

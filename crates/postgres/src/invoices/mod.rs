@@ -1,0 +1,84 @@
+//! Invoice aggregates: invoices, checkout sessions and payments, saved atomically with their
+//! events and (when asked) the next invoice number. `rows` holds the row types, `read` the
+//! queries, `write` the atomic save, `due` the time-based work.
+
+mod due;
+mod read;
+pub(crate) mod rows;
+mod write;
+
+use async_trait::async_trait;
+use diesel::prelude::*;
+use diesel_async::RunQueryDsl;
+use stablepay_domain::ids::{InvoiceId, MerchantId, PaymentId};
+use stablepay_domain::invoice::aggregate::{InvoiceAggregate, InvoiceChange, InvoiceKey, PublicRef};
+use stablepay_domain::invoice::collection::CollectionState;
+use stablepay_domain::invoice::ports::InvoiceStore;
+use stablepay_domain::page::{Page, PageRequest};
+use stablepay_domain::payment::Payment;
+use stablepay_domain::{Error, Resource, Scope};
+
+use crate::PgStore;
+use crate::error::db;
+use crate::schema::payments;
+use rows::PaymentRow;
+
+#[async_trait]
+impl InvoiceStore for PgStore {
+    async fn load_invoice(&self, scope: &Scope, key: &InvoiceKey) -> Result<InvoiceAggregate, Error> {
+        let mut conn = self.conn().await?;
+        let row = match key {
+            InvoiceKey::Id(id) => return read::load_by_id(&mut conn, scope, id).await,
+            InvoiceKey::Number(number) => read::find_by_number(&mut conn, scope, number).await?,
+            InvoiceKey::Session(session) => read::find_by_session(&mut conn, scope, session).await?,
+        };
+        read::one(&mut conn, row).await
+    }
+
+    async fn load_public(&self, reference: &PublicRef) -> Result<InvoiceAggregate, Error> {
+        read::load_public(&mut *self.conn().await?, reference).await
+    }
+
+    async fn list_invoices(
+        &self,
+        scope: &Scope,
+        state: Option<CollectionState>,
+        page: &PageRequest,
+    ) -> Result<Page<InvoiceAggregate>, Error> {
+        read::list(&mut *self.conn().await?, scope, state, page).await
+    }
+
+    async fn save_invoice(&self, change: InvoiceChange) -> Result<InvoiceAggregate, Error> {
+        write::save(&mut *self.conn().await?, change).await
+    }
+
+    async fn get_payment(&self, scope: &Scope, id: &PaymentId) -> Result<Payment, Error> {
+        let mut conn = self.conn().await?;
+        let row: Option<PaymentRow> = payments::table
+            .filter(payments::id.eq(id.as_str()))
+            .filter(payments::merchant_id.eq(scope.merchant_id.as_str()))
+            .select(PaymentRow::as_select())
+            .first(&mut conn)
+            .await
+            .optional()
+            .map_err(db)?;
+        let row = row.ok_or(Error::NotFound(Resource::Payment))?;
+        if row.mode != scope.mode.as_str() {
+            return Err(Error::ModeMismatch);
+        }
+        row.into_domain()
+    }
+
+    async fn claim_due(
+        &self,
+        only: Option<Scope>,
+        limit: u32,
+        lease_seconds: u32,
+    ) -> Result<Vec<(Scope, InvoiceId)>, Error> {
+        due::claim(&mut *self.conn().await?, only, limit, lease_seconds).await
+    }
+
+    async fn advance_test_clock(&self, merchant: &MerchantId, seconds: i64) -> Result<i64, Error> {
+        due::advance_test_clock(&mut *self.conn().await?, merchant, seconds).await
+    }
+}

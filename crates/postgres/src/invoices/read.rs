@@ -1,0 +1,234 @@
+//! Reads: an invoice aggregate by id, number, session or public reference, and pages of them.
+//! Every scoped read filters by merchant; a row of the other mode is MODE_MISMATCH.
+
+use std::collections::HashMap;
+
+use diesel::prelude::*;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use stablepay_domain::checkout::CheckoutSession;
+use stablepay_domain::ids::{CheckoutSessionId, InvoiceId};
+use stablepay_domain::invoice::aggregate::{InvoiceAggregate, PublicRef};
+use stablepay_domain::invoice::collection::CollectionState;
+use stablepay_domain::page::{Page, PageRequest};
+use stablepay_domain::payment::Payment;
+use stablepay_domain::{Error, Resource, Scope};
+
+use crate::error::db;
+use crate::invoices::rows::{InvoiceRow, PaymentRow, SessionRow};
+use crate::schema::{checkout_sessions, invoices, payments};
+
+/// Loads sessions and payments of several invoices.
+pub(super) async fn children(
+    conn: &mut AsyncPgConnection,
+    ids: &[String],
+    with_payments: &[String],
+) -> Result<(HashMap<String, Vec<CheckoutSession>>, HashMap<String, Vec<Payment>>), Error> {
+    let sessions: Vec<SessionRow> = checkout_sessions::table
+        .filter(checkout_sessions::invoice_id.eq_any(ids))
+        .select(SessionRow::as_select())
+        .order((checkout_sessions::created_at.asc(), checkout_sessions::id.asc()))
+        .load(conn)
+        .await
+        .map_err(db)?;
+    let pays: Vec<PaymentRow> = if with_payments.is_empty() {
+        Vec::new()
+    } else {
+        payments::table
+            .filter(payments::invoice_id.eq_any(with_payments))
+            .select(PaymentRow::as_select())
+            .order((payments::detected_at.asc(), payments::id.asc()))
+            .load(conn)
+            .await
+            .map_err(db)?
+    };
+    let mut s_map: HashMap<String, Vec<CheckoutSession>> = HashMap::new();
+    for row in sessions {
+        s_map.entry(row.invoice_id.clone()).or_default().push(row.into_domain()?);
+    }
+    let mut p_map: HashMap<String, Vec<Payment>> = HashMap::new();
+    for row in pays {
+        p_map.entry(row.invoice_id.clone()).or_default().push(row.into_domain()?);
+    }
+    Ok((s_map, p_map))
+}
+
+pub(super) async fn assemble(
+    conn: &mut AsyncPgConnection,
+    rows: Vec<InvoiceRow>,
+) -> Result<Vec<InvoiceAggregate>, Error> {
+    let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
+    let with_payments: Vec<String> = rows.iter().filter(|r| r.payment_count > 0).map(|r| r.id.clone()).collect();
+    let (mut sessions, mut pays) = children(conn, &ids, &with_payments).await?;
+    rows.into_iter()
+        .map(|row| {
+            let id = row.id.clone();
+            Ok(InvoiceAggregate {
+                invoice: row.into_domain()?,
+                sessions: sessions.remove(&id).unwrap_or_default(),
+                payments: pays.remove(&id).unwrap_or_default(),
+            })
+        })
+        .collect()
+}
+
+/// A found row of this merchant, or NOT_FOUND; MODE_MISMATCH when it is of the other mode.
+fn in_scope(row: Option<InvoiceRow>, scope: &Scope, not_found: Resource) -> Result<InvoiceRow, Error> {
+    let row = row.ok_or(Error::NotFound(not_found))?;
+    if row.mode != scope.mode.as_str() {
+        return Err(Error::ModeMismatch);
+    }
+    Ok(row)
+}
+
+/// The invoice with this issued number in this merchant and mode.
+pub(super) async fn find_by_number(
+    conn: &mut AsyncPgConnection,
+    scope: &Scope,
+    number: &str,
+) -> Result<InvoiceRow, Error> {
+    let row = invoices::table
+        .filter(invoices::number.eq(number))
+        .filter(invoices::merchant_id.eq(scope.merchant_id.as_str()))
+        .filter(invoices::mode.eq(scope.mode.as_str()))
+        .select(InvoiceRow::as_select())
+        .first(conn)
+        .await
+        .optional()
+        .map_err(db)?;
+    in_scope(row, scope, Resource::Invoice)
+}
+
+/// The invoice of a checkout session of this merchant.
+pub(super) async fn find_by_session(
+    conn: &mut AsyncPgConnection,
+    scope: &Scope,
+    session: &CheckoutSessionId,
+) -> Result<InvoiceRow, Error> {
+    let invoice_id: Option<String> = checkout_sessions::table
+        .filter(checkout_sessions::id.eq(session.as_str()))
+        .filter(checkout_sessions::merchant_id.eq(scope.merchant_id.as_str()))
+        .select(checkout_sessions::invoice_id)
+        .first(conn)
+        .await
+        .optional()
+        .map_err(db)?;
+    let row = match invoice_id {
+        None => None,
+        Some(id) => {
+            invoices::table.find(id).select(InvoiceRow::as_select()).first(conn).await.optional().map_err(db)?
+        }
+    };
+    in_scope(row, scope, Resource::CheckoutSession)
+}
+
+/// One invoice by id, with its sessions in the same query (a left join) and its payments only
+/// when it has any: one round trip for the common read.
+pub(super) async fn load_by_id(
+    conn: &mut AsyncPgConnection,
+    scope: &Scope,
+    id: &InvoiceId,
+) -> Result<InvoiceAggregate, Error> {
+    let rows: Vec<(InvoiceRow, Option<SessionRow>)> = invoices::table
+        .left_join(checkout_sessions::table.on(checkout_sessions::invoice_id.eq(invoices::id)))
+        .filter(invoices::id.eq(id.as_str()))
+        .filter(invoices::merchant_id.eq(scope.merchant_id.as_str()))
+        .select((InvoiceRow::as_select(), Option::<SessionRow>::as_select()))
+        .order((checkout_sessions::created_at.asc(), checkout_sessions::id.asc()))
+        .load(conn)
+        .await
+        .map_err(db)?;
+    let mut sessions = Vec::with_capacity(rows.len());
+    let mut invoice = None;
+    for (row, session) in rows {
+        if let Some(s) = session {
+            sessions.push(s.into_domain()?);
+        }
+        if invoice.is_none() {
+            invoice = Some(row);
+        }
+    }
+    let row = in_scope(invoice, scope, Resource::Invoice)?;
+    let payments = if row.payment_count == 0 {
+        Vec::new()
+    } else {
+        let pays: Vec<PaymentRow> = payments::table
+            .filter(payments::invoice_id.eq(&row.id))
+            .select(PaymentRow::as_select())
+            .order((payments::detected_at.asc(), payments::id.asc()))
+            .load(conn)
+            .await
+            .map_err(db)?;
+        pays.into_iter().map(PaymentRow::into_domain).collect::<Result<_, _>>()?
+    };
+    Ok(InvoiceAggregate { invoice: row.into_domain()?, sessions, payments })
+}
+
+/// The aggregate an unguessable public reference names (no scope: hosted pages).
+pub(super) async fn load_public(
+    conn: &mut AsyncPgConnection,
+    reference: &PublicRef,
+) -> Result<InvoiceAggregate, Error> {
+    let row: Option<InvoiceRow> = match reference {
+        PublicRef::Session(id) => {
+            let invoice_id: Option<String> = checkout_sessions::table
+                .find(id.as_str())
+                .select(checkout_sessions::invoice_id)
+                .first(conn)
+                .await
+                .optional()
+                .map_err(db)?;
+            let Some(invoice_id) = invoice_id else { return Err(Error::NotFound(Resource::CheckoutSession)) };
+            invoices::table.find(invoice_id).select(InvoiceRow::as_select()).first(conn).await.optional().map_err(db)?
+        }
+        PublicRef::Token(token) => invoices::table
+            .filter(invoices::public_token.eq(token.as_str()))
+            .select(InvoiceRow::as_select())
+            .first(conn)
+            .await
+            .optional()
+            .map_err(db)?,
+    };
+    let row = row.ok_or(Error::NotFound(Resource::Invoice))?;
+    one(conn, row).await
+}
+
+/// The aggregate of one invoice row.
+pub(super) async fn one(conn: &mut AsyncPgConnection, row: InvoiceRow) -> Result<InvoiceAggregate, Error> {
+    assemble(conn, vec![row]).await?.pop().ok_or_else(|| Error::Internal("invoice vanished".into()))
+}
+
+/// A page of the scope's invoices, newest first (by insertion sequence).
+pub(super) async fn list(
+    conn: &mut AsyncPgConnection,
+    scope: &Scope,
+    state: Option<CollectionState>,
+    page: &PageRequest,
+) -> Result<Page<InvoiceAggregate>, Error> {
+    let limit = usize::try_from(page.limit).unwrap_or(100);
+    let mut query = invoices::table
+        .filter(invoices::merchant_id.eq(scope.merchant_id.as_str()))
+        .filter(invoices::mode.eq(scope.mode.as_str()))
+        .select(InvoiceRow::as_select())
+        .order(invoices::seq.desc())
+        .limit(i64::from(page.limit) + 1)
+        .into_boxed();
+    if let Some(state) = state {
+        query = query.filter(invoices::collection_state.eq(state.as_str()));
+    }
+    if let Some(cursor) = &page.starting_after {
+        let seq: Option<i64> = invoices::table
+            .filter(invoices::id.eq(cursor))
+            .filter(invoices::merchant_id.eq(scope.merchant_id.as_str()))
+            .filter(invoices::mode.eq(scope.mode.as_str()))
+            .select(invoices::seq)
+            .first(conn)
+            .await
+            .optional()
+            .map_err(db)?;
+        query = query.filter(invoices::seq.lt(seq.ok_or(Error::InvalidCursor)?));
+    }
+    let mut rows: Vec<InvoiceRow> = query.load(conn).await.map_err(db)?;
+    let has_more = rows.len() > limit;
+    rows.truncate(limit);
+    Ok(Page { items: assemble(conn, rows).await?, has_more })
+}

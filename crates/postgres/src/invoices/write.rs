@@ -1,0 +1,195 @@
+//! Writes: one [`InvoiceChange`] saved atomically, as its [`ChangeKind`] says.
+//!
+//! A creation that writes only the invoice and one session (a checkout) is one prepared
+//! statement (`create_statement`), atomic on its own. Every other save is one transaction whose
+//! writes (invoice, sessions, payments, events) are sent pipelined on its connection: one round
+//! trip after the optional number allocation.
+
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel::result::{DatabaseErrorKind, Error as DieselError, QueryResult};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use futures_util::future::{BoxFuture, try_join_all};
+use stablepay_domain::event::Event;
+use stablepay_domain::invoice::aggregate::{ChangeKind, InvoiceAggregate, InvoiceChange};
+use stablepay_domain::{Error, Scope};
+
+use crate::create_statement::InsertInvoiceWithSession;
+use crate::error::db;
+use crate::invoices::rows::{InvoiceRow, PaymentRow, SessionRow, corrupt};
+use crate::schema::{checkout_sessions, events, invoice_counters, invoices, payments};
+
+/// The unique index that lets a transaction hash be credited once.
+const TX_ONCE_INDEX: &str = "payments_tx_once";
+
+/// Failure inside a transaction: a database error, or a domain outcome that rolls it back.
+pub(super) enum TxError {
+    Db(DieselError),
+    Domain(Error),
+}
+
+impl From<DieselError> for TxError {
+    fn from(e: DieselError) -> Self {
+        TxError::Db(e)
+    }
+}
+
+impl TxError {
+    pub(super) fn into_domain(self) -> Error {
+        match self {
+            TxError::Domain(e) => e,
+            TxError::Db(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info))
+                if info.constraint_name() == Some(TX_ONCE_INDEX) =>
+            {
+                Error::DuplicateTransaction
+            }
+            // An invoice number raced, or the row changed: the caller reloads and decides again.
+            TxError::Db(DieselError::DatabaseError(
+                DatabaseErrorKind::UniqueViolation | DatabaseErrorKind::SerializationFailure,
+                _,
+            )) => Error::InvoiceStateMismatch,
+            TxError::Db(e) => db(e),
+        }
+    }
+}
+
+/// Saves `change`; answers the saved aggregate (numbered, with its new lock version).
+pub(super) async fn save(conn: &mut AsyncPgConnection, mut change: InvoiceChange) -> Result<InvoiceAggregate, Error> {
+    if one_statement(&change) {
+        change.finalize(None);
+        let agg = &change.aggregate;
+        let invoice = InvoiceRow::from_domain(&agg.invoice, 0)?;
+        let session = <[_]>::first(&agg.sessions).map(SessionRow::from_domain).ok_or_else(|| corrupt("session"))?;
+        InsertInvoiceWithSession { invoice: &invoice, session: &session }
+            .execute(conn)
+            .await
+            .map_err(|e| TxError::Db(e).into_domain())?;
+        return Ok(change.aggregate);
+    }
+    conn.transaction::<_, TxError, _>(async |conn| write_all(conn, &mut change).await)
+        .await
+        .map_err(TxError::into_domain)?;
+    Ok(change.aggregate)
+}
+
+/// A creation of an invoice with its one checkout, nothing else: no number, no events.
+fn one_statement(change: &InvoiceChange) -> bool {
+    change.kind == ChangeKind::Create
+        && change.aggregate.sessions.len() == 1
+        && change.changed_payments.is_empty()
+        && change.events.is_empty()
+        && change.assign_number.is_none()
+}
+
+/// Allocates the scope's next invoice number (inside the caller's transaction).
+async fn next_number(conn: &mut AsyncPgConnection, scope: &Scope) -> QueryResult<i64> {
+    diesel::insert_into(invoice_counters::table)
+        .values((
+            invoice_counters::merchant_id.eq(scope.merchant_id.as_str()),
+            invoice_counters::mode.eq(scope.mode.as_str()),
+            invoice_counters::last_seq.eq(1i64),
+        ))
+        .on_conflict((invoice_counters::merchant_id, invoice_counters::mode))
+        .do_update()
+        .set(invoice_counters::last_seq.eq(invoice_counters::last_seq + 1))
+        .returning(invoice_counters::last_seq)
+        .get_result(conn)
+        .await
+}
+
+/// The rows one change writes.
+struct Rows<'e> {
+    invoice: InvoiceRow,
+    sessions: Vec<SessionRow>,
+    payments: Vec<PaymentRow>,
+    events: Vec<crate::events::NewEventRow<'e>>,
+}
+
+impl<'e> Rows<'e> {
+    fn of(change: &InvoiceChange, events: &'e [Event]) -> Result<Self, Error> {
+        let agg = &change.aggregate;
+        Ok(Self {
+            invoice: InvoiceRow::from_domain(&agg.invoice, agg.payments.len())?,
+            sessions: change
+                .changed_sessions
+                .iter()
+                .filter_map(|id| agg.session(id))
+                .map(SessionRow::from_domain)
+                .collect(),
+            payments: change
+                .changed_payments
+                .iter()
+                .filter_map(|id| agg.payment(id))
+                .map(PaymentRow::from_domain)
+                .collect::<Result<_, _>>()?,
+            events: crate::events::rows(events),
+        })
+    }
+}
+
+/// Every write of a change, inside its transaction.
+async fn write_all(conn: &mut AsyncPgConnection, change: &mut InvoiceChange) -> Result<(), TxError> {
+    let scope = change.aggregate.invoice.scope.clone();
+    let seq = match change.assign_number {
+        None => None,
+        Some(_) => Some(next_number(conn, &scope).await?),
+    };
+    let events = change.finalize(seq);
+    let rows = Rows::of(change, &events).map_err(TxError::Domain)?;
+    let counts = pipelined(conn, change.kind, &scope, &rows).await?;
+    // (`<[_]>::first` because diesel's prelude also has a `first`.)
+    if <[usize]>::first(&counts) == Some(&0) {
+        // The invoice changed since it was loaded: nothing of this change stays.
+        return Err(TxError::Domain(Error::InvoiceStateMismatch));
+    }
+    Ok(())
+}
+
+/// Sends every write at once (pipelined on this connection); PostgreSQL runs them in order
+/// inside the transaction. The first count is the invoice's.
+async fn pipelined(
+    conn: &mut AsyncPgConnection,
+    kind: ChangeKind,
+    scope: &Scope,
+    rows: &Rows<'_>,
+) -> QueryResult<Vec<usize>> {
+    let mut c: &AsyncPgConnection = conn;
+    let mut writes: Vec<BoxFuture<'_, QueryResult<usize>>> = Vec::new();
+    let invoice = &rows.invoice;
+    writes.push(match kind {
+        ChangeKind::Create => diesel::insert_into(invoices::table).values(invoice).execute(&mut c),
+        ChangeKind::Update { expected_lock_version } => diesel::update(
+            invoices::table
+                .filter(invoices::id.eq(&invoice.id))
+                .filter(invoices::merchant_id.eq(scope.merchant_id.as_str()))
+                .filter(invoices::mode.eq(scope.mode.as_str()))
+                .filter(invoices::lock_version.eq(expected_lock_version)),
+        )
+        .set((invoice, invoices::lease_until.eq(None::<DateTime<Utc>>)))
+        .execute(&mut c),
+    });
+    for row in &rows.sessions {
+        writes.push(
+            diesel::insert_into(checkout_sessions::table)
+                .values(row)
+                .on_conflict(checkout_sessions::id)
+                .do_update()
+                .set((checkout_sessions::status.eq(&row.status), checkout_sessions::completed_at.eq(row.completed_at)))
+                .execute(&mut c),
+        );
+    }
+    for row in &rows.payments {
+        writes.push(
+            diesel::insert_into(payments::table)
+                .values(row)
+                .on_conflict(payments::id)
+                .do_update()
+                .set((payments::status.eq(&row.status), payments::failure_reason.eq(&row.failure_reason)))
+                .execute(&mut c),
+        );
+    }
+    if !rows.events.is_empty() {
+        writes.push(diesel::insert_into(events::table).values(&rows.events).execute(&mut c));
+    }
+    try_join_all(writes).await
+}

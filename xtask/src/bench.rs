@@ -7,7 +7,7 @@
 //!
 //! 1. Builds `stablepay` in release mode, creates a fresh database, a merchant and a secret
 //!    test key, and starts `stablepay serve`.
-//! 2. Runs `../shared/bench/pgbench-ceiling/ceiling.sh` (PostgreSQL alone on one checkout
+//! 2. Runs `xtask/bench/pgbench-ceiling/ceiling.sh` (PostgreSQL alone on one checkout
 //!    creation's write set and one invoice read).
 //! 3. Drives `POST /v1/checkout-sessions`, then `GET /v1/invoices/{id}` over the invoices it
 //!    created, from N keep-alive connections (a small closed-loop load generator: each
@@ -179,7 +179,7 @@ fn peak_rss_mib(pid: u32) -> Option<(f64, f64)> {
 }
 
 fn ceiling(seconds: u64) -> Result<(f64, f64), String> {
-    let script = util::root().join("../shared/bench/pgbench-ceiling/ceiling.sh");
+    let script = util::root().join("xtask/bench/pgbench-ceiling/ceiling.sh");
     let out = util::output(Command::new("bash").arg(&script).args(["127.0.0.1", "5432", &seconds.to_string()]))?;
     let field = |k: &str| -> Option<f64> {
         out.split_whitespace().find_map(|kv| kv.strip_prefix(k)?.strip_prefix('=')?.parse().ok())

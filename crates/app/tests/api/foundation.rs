@@ -4,7 +4,7 @@
 use reqwest::Method;
 use serde_json::json;
 
-use crate::support::{TestApp, TestDb};
+use crate::support::{TestApp, fresh_db};
 
 #[tokio::test]
 async fn success_envelope_and_request_id() {
@@ -104,7 +104,7 @@ async fn health_and_readiness() {
 #[tokio::test]
 async fn database_unavailable_is_503_and_health_stays_up() {
     // Point the service at a port where nothing listens.
-    let db = TestDb::new().await;
+    let db = fresh_db().await;
     let env = [
         ("DATABASE_URL", "postgres://postgres@127.0.0.1:9/none".to_owned()),
         ("STABLEPAY_DB_TIMEOUT_MS", "500".to_owned()),
@@ -189,7 +189,7 @@ async fn bad_configuration_stops_start_up_naming_the_value() {
 #[tokio::test]
 async fn the_service_recovers_when_the_database_returns() {
     use crate::support::Proxy;
-    let db = TestDb::new().await;
+    let db = fresh_db().await;
     let mut proxy = Proxy::start("127.0.0.1:5432").await;
     let via_proxy = db.url().replace("127.0.0.1:5432", &format!("127.0.0.1:{}", proxy.port));
     let env = [("DATABASE_URL", via_proxy), ("STABLEPAY_DB_TIMEOUT_MS", "1000".to_owned())];

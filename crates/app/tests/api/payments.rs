@@ -258,7 +258,7 @@ async fn the_test_clock_expires_checkouts_and_marks_past_due() {
 
 #[tokio::test]
 async fn the_worker_expires_checkouts_on_its_own() {
-    let db = crate::support::TestDb::new().await;
+    let db = crate::support::fresh_db().await;
     let app = TestApp::spawn_with(db, &[("STABLEPAY_WORKER_INTERVAL_MS", "100".to_owned())], &[]).await;
     let m = app.merchant("Shop");
     let cs = checkout(&app, &m, "5").await;
@@ -347,7 +347,7 @@ async fn hosted_checkout_page_simulates_payments_without_javascript() {
 
 #[tokio::test]
 async fn several_workers_apply_each_transition_once() {
-    let db = crate::support::TestDb::new().await;
+    let db = crate::support::fresh_db().await;
     let app = TestApp::spawn_with(db, &[("STABLEPAY_WORKER_INTERVAL_MS", "20".to_owned())], &[]).await;
     let m = app.merchant("Shop");
     let mut ids = Vec::new();

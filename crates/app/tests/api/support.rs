@@ -1,9 +1,9 @@
-//! Test support: a fresh database per test (copied from a template migrated once), the real
-//! `stablepay` binary serving it on a random port, and small HTTP and CLI helpers.
+//! Test support: a fresh database per test (`stablepay-test-db`: copied from a template migrated
+//! once), the real `stablepay` binary serving it on a random port, and small HTTP and CLI
+//! helpers.
 
 use std::collections::HashMap;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use reqwest::{Method, StatusCode};
@@ -13,110 +13,16 @@ use tokio::process::{Child, Command};
 
 pub const BIN: &str = env!("CARGO_BIN_EXE_stablepay");
 
-fn admin_url() -> String {
-    std::env::var("DATABASE_URL").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/postgres".into())
-}
+pub use stablepay_test_db::TestDb;
 
-/// `admin_url` with its database name replaced.
-pub fn db_url(name: &str) -> String {
-    let base = admin_url();
-    let cut = base.rfind('/').unwrap();
-    format!("{}/{}", &base[..cut], name)
-}
-
-async fn admin() -> tokio_postgres::Client {
-    let (client, conn) =
-        tokio_postgres::connect(&admin_url(), tokio_postgres::NoTls).await.expect("connect to PostgreSQL");
-    tokio::spawn(conn);
-    client
-}
-
-/// The template's name follows the migrations' content, so a changed migration makes a new one.
-fn template_name() -> String {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../migrations");
-    let mut entries: Vec<_> = walk(&dir);
-    entries.sort();
-    let mut hash: u64 = 0xcbf29ce484222325;
-    for path in entries {
-        for b in path.to_string_lossy().bytes().chain(std::fs::read(&path).unwrap()) {
-            hash ^= u64::from(b);
-            hash = hash.wrapping_mul(0x100000001b3);
-        }
-    }
-    format!("stablepay_tpl_{:016x}", hash)
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() { out.extend(walk(&path)) } else { out.push(path) }
-    }
-    out
-}
-
-async fn ensure_template(client: &tokio_postgres::Client) -> String {
-    let name = template_name();
-    client.execute("SELECT pg_advisory_lock(7355608)", &[]).await.unwrap();
-    let exists = client.query_opt("SELECT 1 FROM pg_database WHERE datname = $1", &[&name]).await.unwrap().is_some();
-    if !exists {
-        let building = format!("{name}_building");
-        client.batch_execute(&format!("DROP DATABASE IF EXISTS {building} WITH (FORCE)")).await.unwrap();
-        client.batch_execute(&format!("CREATE DATABASE {building}")).await.unwrap();
+/// A fresh database for one test; the template is migrated by the binary itself.
+pub async fn fresh_db() -> TestDb {
+    TestDb::new(|url| async move {
         let out =
-            std::process::Command::new(BIN).arg("migrate").env("DATABASE_URL", db_url(&building)).output().unwrap();
-        assert!(out.status.success(), "migrate failed: {}", String::from_utf8_lossy(&out.stderr));
-        client.batch_execute(&format!("ALTER DATABASE {building} RENAME TO {name}")).await.unwrap();
-    }
-    client.execute("SELECT pg_advisory_unlock(7355608)", &[]).await.unwrap();
-    name
-}
-
-static COUNTER: AtomicU64 = AtomicU64::new(0);
-
-/// A fresh database for one test, dropped when the value is dropped.
-pub struct TestDb {
-    pub name: String,
-}
-
-impl TestDb {
-    pub async fn new() -> Self {
-        let client = admin().await;
-        let template = ensure_template(&client).await;
-        let name = format!(
-            "stablepay_t_{}_{}_{}",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed),
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos()
-        );
-        client.batch_execute(&format!("CREATE DATABASE {name} TEMPLATE {template}")).await.unwrap();
-        Self { name }
-    }
-
-    pub fn url(&self) -> String {
-        db_url(&self.name)
-    }
-
-    /// Runs SQL against this database (for assertions on what was stored).
-    pub async fn query(&self, sql: &str) -> Vec<tokio_postgres::Row> {
-        let (client, conn) = tokio_postgres::connect(&self.url(), tokio_postgres::NoTls).await.unwrap();
-        tokio::spawn(conn);
-        client.query(sql, &[]).await.unwrap()
-    }
-}
-
-impl Drop for TestDb {
-    fn drop(&mut self) {
-        let name = self.name.clone();
-        let _ = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-            rt.block_on(async {
-                let client = admin().await;
-                let _ = client.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)")).await;
-            });
-        })
-        .join();
-    }
+            Command::new(BIN).arg("migrate").env("DATABASE_URL", &url).output().await.map_err(|e| e.to_string())?;
+        if out.status.success() { Ok(()) } else { Err(String::from_utf8_lossy(&out.stderr).into_owned()) }
+    })
+    .await
 }
 
 /// A running `stablepay serve` on its own database.
@@ -174,7 +80,7 @@ impl Response {
 
 impl TestApp {
     pub async fn spawn() -> Self {
-        Self::spawn_with(TestDb::new().await, &[], &[]).await
+        Self::spawn_with(fresh_db().await, &[], &[]).await
     }
 
     pub async fn spawn_with(db: TestDb, env: &[(&str, String)], args: &[&str]) -> Self {

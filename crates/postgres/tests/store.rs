@@ -1,0 +1,321 @@
+//! The store port's contract, checked against a real PostgreSQL (a fresh database per test):
+//! scoping by merchant and mode, optimistic locking, leases of due work, the once-only
+//! transaction hash, numbering, the test clock's cap, and that the database's CHECK lists are
+//! the domain's enumerations. A second store adapter would have to pass the same tests.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::BTreeSet;
+
+use chrono::Utc;
+use stablepay_domain::billing::{Billing, CheckoutInput, InvoiceAggregate, InvoiceKey, TestPaymentInput};
+use stablepay_domain::chain::MockChain;
+use stablepay_domain::clock::{Clock, MAX_TEST_CLOCK_OFFSET_SECONDS};
+use stablepay_domain::event::EventType;
+use stablepay_domain::ids::{EventId, MerchantId, PaymentId};
+use stablepay_domain::invoice::aggregate::InvoiceChange;
+use stablepay_domain::invoice::collection::CollectionState;
+use stablepay_domain::invoice::lifecycle::LifecycleStatus;
+use stablepay_domain::invoice::model::{InvoiceContent, LineItem};
+use stablepay_domain::invoice::validate::DraftInput;
+use stablepay_domain::merchant::Merchant;
+use stablepay_domain::money::{Amount, Decimal6};
+use stablepay_domain::operator;
+use stablepay_domain::page::PageRequest;
+use stablepay_domain::payment::{FailureReason, Payment, PaymentStatus, TxHash};
+use stablepay_domain::ports::{EventStore, InvoiceStore};
+use stablepay_domain::testing::SeqCrypto;
+use stablepay_domain::{Error, Mode, Resource, Scope};
+use stablepay_postgres::{PgClock, PgStore, PoolSettings};
+use stablepay_test_db::TestDb;
+
+struct Fixture {
+    db: TestDb,
+    store: PgStore,
+    clock: PgClock,
+    crypto: SeqCrypto,
+    chain: MockChain,
+}
+
+impl Fixture {
+    async fn new() -> Self {
+        let db = TestDb::new(|url| async move {
+            stablepay_postgres::run_migrations(&url).await.map(|_| ()).map_err(|e| e.to_string())
+        })
+        .await;
+        let settings = PoolSettings { max_size: 8, ..PoolSettings::default() };
+        let store = PgStore::connect(&db.url(), &settings).unwrap();
+        let clock = PgClock::new(store.clone());
+        Self { db, store, clock, crypto: SeqCrypto::default(), chain: MockChain::new() }
+    }
+
+    fn billing(&self) -> Billing<'_> {
+        Billing { store: &self.store, crypto: &self.crypto, clock: &self.clock, chain: &self.chain }
+    }
+
+    async fn merchant(&self, name: &str) -> Merchant {
+        operator::create_merchant(&self.store, &self.crypto, Utc::now(), name, None, Default::default()).await.unwrap()
+    }
+
+    async fn checkout(&self, m: &Merchant, amount: &str) -> InvoiceAggregate {
+        let input = CheckoutInput { amount: Some(d(amount)), ..Default::default() };
+        self.billing().create_checkout(m, &test(m), input).await.unwrap()
+    }
+
+    /// The values a CHECK constraint allows.
+    async fn check_values(&self, constraint: &str) -> BTreeSet<String> {
+        let rows = self
+            .db
+            .query(&format!("SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = '{constraint}'"))
+            .await;
+        let def: String = rows[0].get(0);
+        def.split('\'').skip(1).step_by(2).map(str::to_owned).collect()
+    }
+}
+
+fn d(s: &str) -> Amount {
+    Decimal6::parse(s).unwrap()
+}
+
+fn test(m: &Merchant) -> Scope {
+    Scope::new(m.id.clone(), Mode::Test)
+}
+
+fn live(m: &Merchant) -> Scope {
+    Scope::new(m.id.clone(), Mode::Live)
+}
+
+fn page() -> PageRequest {
+    PageRequest { limit: 100, starting_after: None }
+}
+
+/// A change crediting `amount` to the first session of `agg` through transaction `tx`.
+fn credited(crypto: &SeqCrypto, agg: &InvoiceAggregate, tx: &TxHash, amount: &str) -> InvoiceChange {
+    let s = &agg.sessions[0];
+    let now = Utc::now();
+    let mut change = InvoiceChange::update(agg.clone());
+    change.aggregate.invoice.customer_amount_paid = d(amount);
+    change.push_payment(Payment {
+        id: PaymentId::generate(crypto),
+        scope: s.scope.clone(),
+        invoice_id: s.invoice_id.clone(),
+        checkout_session_id: s.id.clone(),
+        status: PaymentStatus::Confirmed,
+        amount_expected: s.amount_due.clone(),
+        amount_received: d(amount),
+        customer_amount_credited: d(amount),
+        merchant_amount_settled: d(amount),
+        transaction_hash: tx.clone(),
+        chain_id: 137,
+        token_contract: s.currency.polygon_contract(),
+        settlement_wallet: s.settlement_wallet.clone(),
+        payer_address: None,
+        failure_reason: None,
+        detected_at: now,
+        confirmed_at: Some(now),
+    });
+    change
+}
+
+fn hash(n: u8) -> TxHash {
+    TxHash::parse(&format!("0x{}", format!("{n:02x}").repeat(32))).unwrap()
+}
+
+#[tokio::test]
+async fn every_read_is_scoped_by_merchant_and_mode() {
+    let f = Fixture::new().await;
+    let (a, b) = (f.merchant("A").await, f.merchant("B").await);
+    let agg = f.checkout(&a, "10").await;
+    let (id, session) = (agg.invoice.id.clone(), agg.sessions[0].id.clone());
+    let input = TestPaymentInput { amount: None, transaction_hash: None, succeed: true };
+    let (payment, paid) = f.billing().pay_test(&test(&a), &session, input).await.unwrap();
+    let number = paid.invoice.number.clone().unwrap();
+
+    let store = &f.store;
+    for key in [InvoiceKey::Id(id.clone()), InvoiceKey::Number(number.clone())] {
+        assert_eq!(store.load_invoice(&test(&a), &key).await.unwrap().invoice.id, id);
+        assert_eq!(store.load_invoice(&test(&b), &key).await, Err(Error::NotFound(Resource::Invoice)), "{key:?}");
+    }
+    assert_eq!(store.load_invoice(&live(&a), &InvoiceKey::Id(id.clone())).await, Err(Error::ModeMismatch));
+    // A number is per merchant and mode: the other mode simply has no such number.
+    assert_eq!(
+        store.load_invoice(&live(&a), &InvoiceKey::Number(number)).await,
+        Err(Error::NotFound(Resource::Invoice))
+    );
+    let by_session = InvoiceKey::Session(session);
+    assert_eq!(store.load_invoice(&test(&b), &by_session).await, Err(Error::NotFound(Resource::CheckoutSession)));
+    assert_eq!(store.load_invoice(&live(&a), &by_session).await, Err(Error::ModeMismatch));
+
+    assert_eq!(store.get_payment(&test(&a), &payment.id).await.unwrap().transaction_hash, payment.transaction_hash);
+    assert_eq!(store.get_payment(&test(&b), &payment.id).await, Err(Error::NotFound(Resource::Payment)));
+    assert_eq!(store.get_payment(&live(&a), &payment.id).await, Err(Error::ModeMismatch));
+
+    assert_eq!(store.list_invoices(&test(&a), None, &page()).await.unwrap().items.len(), 1);
+    assert!(store.list_invoices(&test(&b), None, &page()).await.unwrap().items.is_empty());
+    assert!(store.list_invoices(&live(&a), None, &page()).await.unwrap().items.is_empty());
+    let foreign = PageRequest { limit: 10, starting_after: Some(id.to_string()) };
+    assert_eq!(store.list_invoices(&test(&b), None, &foreign).await, Err(Error::InvalidCursor));
+
+    let events = store.list_events(&test(&a), None, &page()).await.unwrap().items;
+    assert!(!events.is_empty());
+    assert!(store.list_events(&test(&b), None, &page()).await.unwrap().items.is_empty());
+    let event: &EventId = &events[0].id;
+    assert_eq!(store.get_event(&test(&b), event).await, Err(Error::NotFound(Resource::Event)));
+    assert_eq!(store.get_event(&live(&a), event).await, Err(Error::ModeMismatch));
+    let foreign = PageRequest { limit: 10, starting_after: Some(event.to_string()) };
+    assert_eq!(store.list_events(&test(&b), None, &foreign).await, Err(Error::InvalidCursor));
+}
+
+#[tokio::test]
+async fn a_stale_lock_version_writes_nothing() {
+    let f = Fixture::new().await;
+    let a = f.merchant("A").await;
+    let loaded = f.checkout(&a, "10").await;
+    assert_eq!(loaded.invoice.lock_version, 1);
+
+    let mut first = InvoiceChange::update(loaded.clone());
+    first.aggregate.invoice.close_reason = Some("first".into());
+    first.emit(&f.crypto, EventType::InvoiceVoided, None, Utc::now());
+    let saved = f.store.save_invoice(first).await.unwrap();
+    assert_eq!(saved.invoice.lock_version, 2);
+
+    // A change decided on the same (now stale) aggregate: refused, and none of it is written.
+    let mut second = InvoiceChange::update(loaded.clone());
+    second.aggregate.invoice.close_reason = Some("second".into());
+    second.emit(&f.crypto, EventType::InvoiceVoided, None, Utc::now());
+    let payment = credited(&f.crypto, &loaded, &hash(1), "10").aggregate.payments.remove(0);
+    second.push_payment(payment);
+    assert_eq!(f.store.save_invoice(second).await, Err(Error::InvoiceStateMismatch));
+
+    let now = f.store.load_invoice(&test(&a), &InvoiceKey::Id(loaded.invoice.id.clone())).await.unwrap();
+    assert_eq!(now.invoice.close_reason.as_deref(), Some("first"));
+    assert_eq!(now.invoice.lock_version, 2);
+    assert!(now.payments.is_empty());
+    assert_eq!(f.store.list_events(&test(&a), None, &page()).await.unwrap().items.len(), 1);
+}
+
+#[tokio::test]
+async fn a_transaction_hash_is_credited_once_even_under_concurrency() {
+    let f = Fixture::new().await;
+    let a = f.merchant("A").await;
+    let (one, two) = (f.checkout(&a, "10").await, f.checkout(&a, "10").await);
+    let tx = hash(7);
+    let (r1, r2) = tokio::join!(
+        f.store.save_invoice(credited(&f.crypto, &one, &tx, "10")),
+        f.store.save_invoice(credited(&f.crypto, &two, &tx, "10")),
+    );
+    let mut outcomes = [r1.map(|_| ()), r2.map(|_| ())];
+    outcomes.sort_by_key(|r| r.is_ok());
+    assert_eq!(outcomes, [Err(Error::DuplicateTransaction), Ok(())]);
+    let rows = f.db.query(&format!("SELECT count(*) FROM payments WHERE transaction_hash = '{}'", tx.as_str())).await;
+    assert_eq!(rows[0].get::<_, i64>(0), 1);
+
+    // Recorded as a duplicate (never credited), the same hash may be stored again.
+    let third = f.checkout(&a, "10").await;
+    let mut dup = credited(&f.crypto, &third, &tx, "0");
+    dup.aggregate.payments[0].status = PaymentStatus::Duplicate;
+    dup.aggregate.payments[0].failure_reason = Some(FailureReason::DuplicateTransaction);
+    dup.aggregate.invoice.customer_amount_paid = Amount::zero();
+    let saved = f.store.save_invoice(dup).await.unwrap();
+    assert_eq!(saved.payments[0].status, PaymentStatus::Duplicate);
+}
+
+#[tokio::test]
+async fn two_claimers_share_due_work_without_overlap() {
+    let f = Fixture::new().await;
+    let (a, b) = (f.merchant("A").await, f.merchant("B").await);
+    for _ in 0..30 {
+        f.checkout(&a, "1").await;
+    }
+    // B's checkouts are not due: only A's test clock moves past their expiry.
+    for _ in 0..3 {
+        f.checkout(&b, "1").await;
+    }
+    assert!(f.store.claim_due(None, 100, 30).await.unwrap().is_empty(), "nothing is due yet");
+    assert_eq!(f.store.advance_test_clock(&a.id, 31 * 60).await, Ok(31 * 60));
+
+    let (x, y) = tokio::join!(f.store.claim_due(None, 20, 30), f.store.claim_due(None, 20, 30));
+    let (x, y) = (x.unwrap(), y.unwrap());
+    let xs: BTreeSet<_> = x.iter().map(|(_, id)| id.clone()).collect();
+    let ys: BTreeSet<_> = y.iter().map(|(_, id)| id.clone()).collect();
+    assert!(xs.is_disjoint(&ys), "a due invoice was claimed twice");
+    assert_eq!(xs.len() + ys.len(), 30);
+    assert!(x.iter().chain(&y).all(|(scope, _)| *scope == test(&a)));
+    // Leased: a third claimer finds nothing, but a scoped run (the test clock) sees them all.
+    assert!(f.store.claim_due(None, 100, 30).await.unwrap().is_empty());
+    assert_eq!(f.store.claim_due(Some(test(&a)), 100, 30).await.unwrap().len(), 30);
+    assert!(f.store.claim_due(Some(test(&b)), 100, 30).await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn creations_number_in_their_transaction() {
+    let f = Fixture::new().await;
+    let a = f.merchant("A").await;
+    let draft = |description: &str| DraftInput {
+        content: InvoiceContent {
+            lines: vec![LineItem {
+                id: None,
+                sku: None,
+                description: description.into(),
+                quantity: d("2"),
+                unit_amount: d("2.5"),
+            }],
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let mut numbers = Vec::new();
+    for n in 0..3 {
+        let agg = f.billing().create_invoice(&a, &test(&a), draft(&format!("item {n}")), true, false).await.unwrap();
+        assert_eq!(agg.invoice.collection_state, CollectionState::Open);
+        assert_eq!(agg.invoice.status, LifecycleStatus::Pending);
+        numbers.push(agg.invoice.number.unwrap());
+    }
+    assert_eq!(numbers, ["INV-000001", "INV-000002", "INV-000003"]);
+    // A draft takes no number, and the other mode has its own sequence.
+    let draft_only = f.billing().create_invoice(&a, &test(&a), draft("later"), false, false).await.unwrap();
+    assert_eq!(draft_only.invoice.number, None);
+    let issued = f.store.list_events(&test(&a), Some(EventType::InvoiceIssued), &page()).await.unwrap();
+    assert_eq!(issued.items.len(), 3);
+}
+
+#[tokio::test]
+async fn the_test_clock_is_capped_at_a_hundred_years() {
+    let f = Fixture::new().await;
+    let a = f.merchant("A").await;
+    let store = &f.store;
+    assert_eq!(
+        store.advance_test_clock(&a.id, MAX_TEST_CLOCK_OFFSET_SECONDS - 10).await,
+        Ok(MAX_TEST_CLOCK_OFFSET_SECONDS - 10)
+    );
+    let err = store.advance_test_clock(&a.id, 11).await.unwrap_err();
+    assert_eq!(err.field(), Some("seconds"));
+    assert_eq!(store.advance_test_clock(&a.id, 10).await, Ok(MAX_TEST_CLOCK_OFFSET_SECONDS));
+    let nobody = MerchantId::from_trusted("mer_nobody".into());
+    assert_eq!(store.advance_test_clock(&nobody, 1).await, Err(Error::NotFound(Resource::Merchant)));
+    // The capped clock still tells a valid time, and due work still runs.
+    assert!(f.clock.now(&test(&a)).await.unwrap() > Utc::now());
+    assert!(store.claim_due(None, 10, 30).await.is_ok());
+}
+
+#[tokio::test]
+async fn check_constraints_list_the_domain_enumerations() {
+    let f = Fixture::new().await;
+    let names = |values: Vec<&str>| values.into_iter().map(str::to_owned).collect::<BTreeSet<_>>();
+    assert_eq!(
+        f.check_values("invoices_collection_state_check").await,
+        names(CollectionState::ALL.iter().map(|s| s.as_str()).collect())
+    );
+    assert_eq!(
+        f.check_values("invoices_status_check").await,
+        names(LifecycleStatus::ALL.iter().map(|s| s.as_str()).collect())
+    );
+    assert_eq!(
+        f.check_values("payments_status_check").await,
+        names(PaymentStatus::ALL.iter().map(|s| s.as_str()).collect())
+    );
+    assert_eq!(
+        f.check_values("payments_failure_reason_check").await,
+        names(FailureReason::ALL.iter().map(|s| s.as_str()).collect())
+    );
+    assert_eq!(f.check_values("events_type_check").await, names(EventType::ALL.iter().map(|s| s.as_str()).collect()));
+}

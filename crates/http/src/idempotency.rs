@@ -2,16 +2,24 @@
 //! within 24 hours replays the stored status and body (`Idempotency-Replayed: true`); a
 //! changed request gives IDEMPOTENCY_KEY_CONFLICT; a request with the same key still in flight
 //! gets a 409 asking the client to retry; it is never executed twice.
+//!
+//! A claimed request runs in a task of its own, which finishes the work and records the answer
+//! even when the client hangs up (actix drops the handler then): a client that times out and
+//! retries gets the replay, never a second execution.
 
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, ResponseError};
 use serde_json::{Value, json};
 use stablepay_domain::ports::IdempotencyBegin;
 
+use futures_util::FutureExt;
+use tracing::Instrument;
+
 use crate::auth::Caller;
-use crate::envelope::{request_id, success_text};
+use crate::envelope::{REQUEST_ID, request_id, success_text};
 use crate::error::{ApiError, ErrorCode};
 
 /// An in-progress claim older than this is considered abandoned by a crashed process.
@@ -82,10 +90,21 @@ where
     material.push(b'\n');
     material.extend_from_slice(body);
     let fingerprint = state.crypto.sha256(&material);
-    let begun = match state.idempotency.begin(&scope, &key, fingerprint, STALE_AFTER_SECONDS).await {
-        Ok(b) => b,
-        Err(e) => return ApiError::from(e).error_response(),
+    // From the claim on, the request runs in its own task (with the request's id and span): a
+    // client that hangs up drops this handler, never a claim without its work or its answer.
+    let keyed = async move {
+        match state.idempotency.begin(&scope, &key, fingerprint, STALE_AFTER_SECONDS).await {
+            Err(e) => ApiError::from(e).error_response(),
+            Ok(IdempotencyBegin::Started) => run_claimed(caller, &key, run).await,
+            Ok(other) => answer_known(other),
+        }
     };
+    let task = REQUEST_ID.scope(request_id(), keyed.instrument(tracing::Span::current()));
+    actix_web::rt::spawn(task).await.unwrap_or_else(|_| ApiError::internal().error_response())
+}
+
+/// The answer for a key that was used before: its replay, a conflict, or "still running".
+fn answer_known(begun: IdempotencyBegin) -> HttpResponse {
     match begun {
         IdempotencyBegin::Replay { status, body } => {
             let status = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
@@ -101,7 +120,7 @@ where
             "This Idempotency-Key was used with a different request; use a new key for new input.",
         )
         .error_response(),
-        IdempotencyBegin::InProgress => ApiError::field(
+        IdempotencyBegin::InProgress | IdempotencyBegin::Started => ApiError::field(
             ErrorCode::IDEMPOTENCY_KEY_CONFLICT,
             "Idempotency-Key",
             "A request with this Idempotency-Key is still in progress; wait and retry the same request.",
@@ -109,25 +128,37 @@ where
         .with_details(json!({ "field": "Idempotency-Key", "reason": "in_progress" }))
         .with_header("Retry-After", "1")
         .error_response(),
-        IdempotencyBegin::Started => {
-            let outcome = run(caller).await;
-            let (status, text) = render(&outcome);
-            // Server failures and concurrency conflicts may succeed on retry: forget the key so
-            // the retry executes. Everything else is stored and replayed.
-            let retryable =
-                status.is_server_error() || matches!(&outcome, Err(e) if e.code == ErrorCode::INVOICE_STATE_MISMATCH);
-            let stored = if retryable {
-                state.idempotency.abandon(&scope, &key).await
-            } else {
-                state.idempotency.complete(&scope, &key, status.as_u16(), &text).await
-            };
-            if let Err(e) = stored {
-                tracing::warn!(error = %e, "could not record the idempotent response");
-            }
-            match outcome {
-                Ok(_) => respond(status, text, &[]),
-                Err(e) => e.error_response(),
-            }
-        }
+    }
+}
+
+/// Runs a claimed request and records its answer (or releases the key when a retry may do
+/// better). A panic is answered 500 and releases the key.
+async fn run_claimed<F, Fut>(caller: Caller, key: &str, run: F) -> HttpResponse
+where
+    F: FnOnce(Caller) -> Fut,
+    Fut: Future<Output = Outcome>,
+{
+    let state = caller.state.clone();
+    let scope = caller.scope().clone();
+    let outcome = AssertUnwindSafe(run(caller)).catch_unwind().await.unwrap_or_else(|_| {
+        tracing::error!("handler panicked");
+        Err(ApiError::internal())
+    });
+    let (status, text) = render(&outcome);
+    // Server failures and concurrency conflicts may succeed on retry: forget the key so the
+    // retry executes. Everything else is stored and replayed.
+    let retryable =
+        status.is_server_error() || matches!(&outcome, Err(e) if e.code == ErrorCode::INVOICE_STATE_MISMATCH);
+    let stored = if retryable {
+        state.idempotency.abandon(&scope, key).await
+    } else {
+        state.idempotency.complete(&scope, key, status.as_u16(), &text).await
+    };
+    if let Err(e) = stored {
+        tracing::warn!(error = %e, "could not record the idempotent response");
+    }
+    match outcome {
+        Ok(_) => respond(status, text, &[]),
+        Err(e) => e.error_response(),
     }
 }

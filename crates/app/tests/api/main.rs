@@ -4,6 +4,7 @@
 
 mod checkout;
 mod foundation;
+mod hardening;
 mod invoices;
 mod payments;
 mod support;

@@ -242,21 +242,37 @@ fn open_checkout_answers_the_session_it_chose() {
     assert_eq!(change.aggregate.session(&id).unwrap().amount_due, d("6"));
 }
 
-#[tokio::test]
-async fn a_concurrent_change_is_reloaded_and_retried() {
-    let crypto = SeqCrypto::default();
-    let now = Utc::now();
-    let agg = issued("10", now);
+/// A store that loads `agg` twice and answers the two saves with `save(call number, change)`,
+/// and a clock at `now`.
+fn twice(
+    agg: &InvoiceAggregate,
+    now: DateTime<Utc>,
+    mut save: impl FnMut(u32, InvoiceChange) -> Result<InvoiceAggregate, Error> + Send + 'static,
+) -> (MockInvoiceStore, MockClock) {
     let mut store = MockInvoiceStore::new();
     let loaded = agg.clone();
     store.expect_load_invoice().times(2).returning(move |_, _| Ok(loaded.clone()));
     let mut calls = 0;
     store.expect_save_invoice().times(2).returning(move |change| {
         calls += 1;
-        if calls == 1 { Err(Error::InvoiceStateMismatch) } else { Ok(change.aggregate) }
+        save(calls, change)
     });
     let mut clock = MockClock::new();
     clock.expect_now().returning(move |_| Ok(now));
+    (store, clock)
+}
+
+#[tokio::test]
+async fn a_concurrent_change_is_reloaded_and_retried() {
+    let crypto = SeqCrypto::default();
+    let now = Utc::now();
+    let agg = issued("10", now);
+    let (store, clock) =
+        twice(
+            &agg,
+            now,
+            |call, change| if call == 1 { Err(Error::InvoiceStateMismatch) } else { Ok(change.aggregate) },
+        );
     let chain = MockChain::new();
     let billing = Billing { store: &store, crypto: &crypto, clock: &clock, chain: &chain };
     let out = billing
@@ -276,14 +292,9 @@ async fn a_hash_credited_elsewhere_is_recorded_as_a_duplicate() {
     let crypto = SeqCrypto::default();
     let now = Utc::now();
     let agg = issued("10", now);
-    let mut store = MockInvoiceStore::new();
-    let loaded = agg.clone();
-    store.expect_load_invoice().times(2).returning(move |_, _| Ok(loaded.clone()));
-    let mut calls = 0;
-    store.expect_save_invoice().times(2).returning(move |change| {
-        calls += 1;
+    let (store, clock) = twice(&agg, now, |call, change| {
         let p = &change.aggregate.payments[0];
-        if calls == 1 {
+        if call == 1 {
             assert_eq!(p.status, PaymentStatus::Confirmed);
             Err(Error::DuplicateTransaction)
         } else {
@@ -291,8 +302,6 @@ async fn a_hash_credited_elsewhere_is_recorded_as_a_duplicate() {
             Ok(change.aggregate)
         }
     });
-    let mut clock = MockClock::new();
-    clock.expect_now().returning(move |_| Ok(now));
     let chain = MockChain::new();
     let billing = Billing { store: &store, crypto: &crypto, clock: &clock, chain: &chain };
     let input = TestPaymentInput { amount: None, transaction_hash: Some(tx(3)), succeed: true };

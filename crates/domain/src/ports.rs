@@ -22,7 +22,7 @@ pub use crate::page::{Page, PageRequest};
 #[cfg(any(test, feature = "mocks"))]
 pub use crate::{chain::MockChain, clock::MockClock, crypto::MockCrypto, invoice::ports::MockInvoiceStore};
 
-use crate::api_key::{ApiKey, KeyLookup};
+use crate::api_key::{ApiKey, KeyLookup, KeyType};
 use crate::error::Error;
 use crate::event::{Event, EventType};
 use crate::ids::{ApiKeyId, EventId, MerchantId};
@@ -92,8 +92,16 @@ pub enum IdempotencyBegin {
     Conflict,
 }
 
-/// Saved responses of idempotent requests, per merchant and mode. The response is stored as
-/// opaque status and body; only the HTTP adapter interprets them.
+/// Whose idempotency key it is: keys are separate per merchant, mode and key type, so a
+/// publishable key (public, in browsers) can never claim or read a secret-key request's answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IdempotencyNamespace {
+    pub scope: Scope,
+    pub key_type: KeyType,
+}
+
+/// Saved responses of idempotent requests, per namespace. The response is stored as opaque
+/// status and body; only the HTTP adapter interprets them.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
 pub trait IdempotencyStore: Send + Sync {
@@ -101,15 +109,16 @@ pub trait IdempotencyStore: Send + Sync {
     /// an in-progress claim older than `stale_after_seconds` is taken over.
     async fn begin(
         &self,
-        scope: &Scope,
+        namespace: &IdempotencyNamespace,
         key: &str,
         fingerprint: [u8; 32],
         stale_after_seconds: i64,
     ) -> Result<IdempotencyBegin, Error>;
     /// Stores the response for replay.
-    async fn complete(&self, scope: &Scope, key: &str, status: u16, body: &str) -> Result<(), Error>;
+    async fn complete(&self, namespace: &IdempotencyNamespace, key: &str, status: u16, body: &str)
+    -> Result<(), Error>;
     /// Forgets the claim (the request failed in a way a retry may fix).
-    async fn abandon(&self, scope: &Scope, key: &str) -> Result<(), Error>;
+    async fn abandon(&self, namespace: &IdempotencyNamespace, key: &str) -> Result<(), Error>;
     /// Deletes keys older than 24 hours; returns how many.
     async fn purge_expired(&self) -> Result<u64, Error>;
 }

@@ -13,7 +13,7 @@ use std::panic::AssertUnwindSafe;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, ResponseError};
 use serde_json::{Value, json};
-use stablepay_domain::ports::IdempotencyBegin;
+use stablepay_domain::ports::{IdempotencyBegin, IdempotencyNamespace};
 
 use futures_util::FutureExt;
 use tracing::Instrument;
@@ -61,6 +61,11 @@ fn respond(status: StatusCode, body: String, extra: &[(&str, String)]) -> HttpRe
     b.body(body)
 }
 
+/// Keys are separate per merchant, mode and key type (publishable keys are public).
+fn namespace(caller: &Caller) -> IdempotencyNamespace {
+    IdempotencyNamespace { scope: caller.scope().clone(), key_type: caller.principal.key_type }
+}
+
 /// Runs `run` with the caller at most once per idempotency key (when the request has one).
 pub async fn execute<F, Fut>(caller: Caller, req: &HttpRequest, body: &[u8], run: F) -> HttpResponse
 where
@@ -72,7 +77,7 @@ where
         Err(e) => return e.error_response(),
     };
     let state = caller.state.clone();
-    let scope = caller.scope().clone();
+    let namespace = namespace(&caller);
     let Some(key) = key else {
         let outcome = run(caller).await;
         return match outcome {
@@ -93,7 +98,7 @@ where
     // From the claim on, the request runs in its own task (with the request's id and span): a
     // client that hangs up drops this handler, never a claim without its work or its answer.
     let keyed = async move {
-        match state.idempotency.begin(&scope, &key, fingerprint, STALE_AFTER_SECONDS).await {
+        match state.idempotency.begin(&namespace, &key, fingerprint, STALE_AFTER_SECONDS).await {
             Err(e) => ApiError::from(e).error_response(),
             Ok(IdempotencyBegin::Started) => run_claimed(caller, &key, run).await,
             Ok(other) => answer_known(other),
@@ -139,7 +144,7 @@ where
     Fut: Future<Output = Outcome>,
 {
     let state = caller.state.clone();
-    let scope = caller.scope().clone();
+    let namespace = namespace(&caller);
     let outcome = AssertUnwindSafe(run(caller)).catch_unwind().await.unwrap_or_else(|_| {
         tracing::error!("handler panicked");
         Err(ApiError::internal())
@@ -150,9 +155,9 @@ where
     let retryable =
         status.is_server_error() || matches!(&outcome, Err(e) if e.code == ErrorCode::INVOICE_STATE_MISMATCH);
     let stored = if retryable {
-        state.idempotency.abandon(&scope, key).await
+        state.idempotency.abandon(&namespace, key).await
     } else {
-        state.idempotency.complete(&scope, key, status.as_u16(), &text).await
+        state.idempotency.complete(&namespace, key, status.as_u16(), &text).await
     };
     if let Err(e) = stored {
         tracing::warn!(error = %e, "could not record the idempotent response");

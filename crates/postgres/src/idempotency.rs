@@ -1,12 +1,12 @@
-//! Idempotency keys: one row per merchant, mode and key, holding the request fingerprint and,
-//! once done, the response to replay for 24 hours.
+//! Idempotency keys: one row per merchant, mode, key type and key, holding the request
+//! fingerprint and, once done, the response to replay for 24 hours.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Duration, Utc};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use stablepay_domain::ports::{IdempotencyBegin, IdempotencyStore};
-use stablepay_domain::{Error, Scope};
+use stablepay_domain::Error;
+use stablepay_domain::ports::{IdempotencyBegin, IdempotencyNamespace, IdempotencyStore};
 
 use crate::PgStore;
 use crate::error::db;
@@ -15,24 +15,29 @@ use crate::schema::idempotency_keys as k;
 /// How long a key is remembered.
 pub const WINDOW_HOURS: i64 = 24;
 
+/// The key columns of a namespace.
+fn columns(n: &IdempotencyNamespace) -> (&str, &str, &str) {
+    (n.scope.merchant_id.as_str(), n.scope.mode.as_str(), n.key_type.as_str())
+}
+
 #[async_trait]
 impl IdempotencyStore for PgStore {
     async fn begin(
         &self,
-        scope: &Scope,
+        namespace: &IdempotencyNamespace,
         key: &str,
         fingerprint: [u8; 32],
         stale_after_seconds: i64,
     ) -> Result<IdempotencyBegin, Error> {
         let mut conn = self.conn().await?;
-        let merchant = scope.merchant_id.as_str();
-        let mode = scope.mode.as_str();
+        let (merchant, mode, key_type) = columns(namespace);
         for _ in 0..3 {
             let now = Utc::now();
             let inserted = diesel::insert_into(k::table)
                 .values((
                     k::merchant_id.eq(merchant),
                     k::mode.eq(mode),
+                    k::key_type.eq(key_type),
                     k::key.eq(key),
                     k::fingerprint.eq(fingerprint.as_slice()),
                     k::state.eq("in_progress"),
@@ -46,7 +51,7 @@ impl IdempotencyStore for PgStore {
                 return Ok(IdempotencyBegin::Started);
             }
             let row: Option<(Vec<u8>, String, Option<i32>, Option<String>, DateTime<Utc>)> = k::table
-                .find((merchant, mode, key))
+                .find((merchant, mode, key_type, key))
                 .select((k::fingerprint, k::state, k::response_status, k::response_body, k::created_at))
                 .first(&mut conn)
                 .await
@@ -55,7 +60,7 @@ impl IdempotencyStore for PgStore {
             let Some((stored_fp, state, status, body, created_at)) = row else {
                 continue;
             };
-            let this_key = k::table.find((merchant, mode, key)).filter(k::created_at.eq(created_at));
+            let this_key = k::table.find((merchant, mode, key_type, key)).filter(k::created_at.eq(created_at));
             if created_at < now - Duration::hours(WINDOW_HOURS) {
                 // Outside the replay window: forget it and claim afresh.
                 diesel::delete(this_key).execute(&mut conn).await.map_err(db)?;
@@ -82,9 +87,16 @@ impl IdempotencyStore for PgStore {
         Ok(IdempotencyBegin::InProgress)
     }
 
-    async fn complete(&self, scope: &Scope, key: &str, status: u16, body: &str) -> Result<(), Error> {
+    async fn complete(
+        &self,
+        namespace: &IdempotencyNamespace,
+        key: &str,
+        status: u16,
+        body: &str,
+    ) -> Result<(), Error> {
         let mut conn = self.conn().await?;
-        diesel::update(k::table.find((scope.merchant_id.as_str(), scope.mode.as_str(), key)))
+        let (merchant, mode, key_type) = columns(namespace);
+        diesel::update(k::table.find((merchant, mode, key_type, key)))
             .set((k::state.eq("completed"), k::response_status.eq(i32::from(status)), k::response_body.eq(body)))
             .execute(&mut conn)
             .await
@@ -92,14 +104,13 @@ impl IdempotencyStore for PgStore {
         Ok(())
     }
 
-    async fn abandon(&self, scope: &Scope, key: &str) -> Result<(), Error> {
+    async fn abandon(&self, namespace: &IdempotencyNamespace, key: &str) -> Result<(), Error> {
         let mut conn = self.conn().await?;
-        diesel::delete(
-            k::table.find((scope.merchant_id.as_str(), scope.mode.as_str(), key)).filter(k::state.eq("in_progress")),
-        )
-        .execute(&mut conn)
-        .await
-        .map_err(db)?;
+        let (merchant, mode, key_type) = columns(namespace);
+        diesel::delete(k::table.find((merchant, mode, key_type, key)).filter(k::state.eq("in_progress")))
+            .execute(&mut conn)
+            .await
+            .map_err(db)?;
         Ok(())
     }
 

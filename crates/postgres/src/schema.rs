@@ -140,9 +140,10 @@ diesel::table! {
 }
 
 diesel::table! {
-    idempotency_keys (merchant_id, mode, key) {
+    idempotency_keys (merchant_id, mode, key_type, key) {
         merchant_id -> Text,
         mode -> Text,
+        key_type -> Text,
         key -> Text,
         fingerprint -> Bytea,
         state -> Text,

@@ -61,6 +61,10 @@ impl Fixture {
         self.billing().create_checkout(m, &test(m), input).await.unwrap()
     }
 
+    async fn store_merchant(&self, id: &MerchantId) -> Merchant {
+        stablepay_domain::ports::MerchantStore::get_merchant(&self.store, id).await.unwrap()
+    }
+
     /// The values a CHECK constraint allows.
     async fn check_values(&self, constraint: &str) -> BTreeSet<String> {
         let rows = self
@@ -217,6 +221,41 @@ async fn a_transaction_hash_is_credited_once_even_under_concurrency() {
     dup.aggregate.invoice.customer_amount_paid = Amount::zero();
     let saved = f.store.save_invoice(dup).await.unwrap();
     assert_eq!(saved.payments[0].status, PaymentStatus::Duplicate);
+}
+
+/// Test-mode hashes are simulated: each merchant has its own. A live hash is credited once in
+/// the whole service. A failed (uncredited) attempt blocks nothing.
+#[tokio::test]
+async fn hash_uniqueness_is_per_merchant_in_test_mode_and_global_in_live_mode() {
+    let f = Fixture::new().await;
+    let (a, b) = (f.merchant("A").await, f.merchant("B").await);
+    let tx = hash(9);
+    for m in [&a, &b] {
+        let agg = f.checkout(m, "5").await;
+        f.store.save_invoice(credited(&f.crypto, &agg, &tx, "5")).await.unwrap();
+    }
+    let again = f.checkout(&a, "5").await;
+    assert_eq!(f.store.save_invoice(credited(&f.crypto, &again, &tx, "5")).await, Err(Error::DuplicateTransaction));
+
+    let wallet = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed";
+    let token = stablepay_domain::merchant::Token::Usdc;
+    let mut live_checkouts = Vec::new();
+    for m in [&a, &b] {
+        operator::activate_merchant(&f.store, Utc::now(), &m.id, wallet, token).await.unwrap();
+        let m = f.store_merchant(&m.id).await;
+        let input = CheckoutInput { amount: Some(d("5")), ..Default::default() };
+        live_checkouts.push(f.billing().create_checkout(&m, &live(&m), input).await.unwrap());
+    }
+    let live_tx = hash(10);
+    let mut failed = credited(&f.crypto, &live_checkouts[0], &live_tx, "0");
+    failed.aggregate.payments[0].status = PaymentStatus::Failed;
+    failed.aggregate.payments[0].failure_reason = Some(FailureReason::TransactionNotFound);
+    failed.aggregate.invoice.customer_amount_paid = Amount::zero();
+    f.store.save_invoice(failed).await.unwrap();
+    let first = f.store.load_invoice(&live(&a), &InvoiceKey::Id(live_checkouts[0].invoice.id.clone())).await.unwrap();
+    f.store.save_invoice(credited(&f.crypto, &first, &live_tx, "5")).await.unwrap();
+    let other = credited(&f.crypto, &live_checkouts[1], &live_tx, "5");
+    assert_eq!(f.store.save_invoice(other).await, Err(Error::DuplicateTransaction));
 }
 
 #[tokio::test]

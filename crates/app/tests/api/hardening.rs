@@ -89,3 +89,58 @@ async fn a_client_that_hangs_up_gets_the_replay_of_the_one_execution() {
     assert_eq!(twice, 0, "a hung-up request was executed twice");
     assert_eq!(count(&app, "SELECT count(*) FROM checkout_sessions").await, i64::from(n));
 }
+
+/// H4: a test-mode transaction hash of one merchant never touches another's payments (and so
+/// tells nothing about it); within one merchant a hash is credited once.
+#[tokio::test]
+async fn test_mode_hashes_belong_to_their_merchant() {
+    let app = TestApp::spawn().await;
+    let (a, b) = (app.merchant("A"), app.merchant("B"));
+    let hash = format!("0x{}", "ab".repeat(32));
+    let pay = |key: String, cs: String| {
+        let app = &app;
+        let hash = hash.clone();
+        async move {
+            let path = format!("/v1/test-helpers/checkout-sessions/{cs}/payments");
+            app.post(&key, &path, json!({ "transactionHash": hash })).await
+        }
+    };
+    let checkout = |key: String| {
+        let app = &app;
+        async move {
+            let r = app.post(&key, "/v1/checkout-sessions", json!({ "amount": "3.00" })).await;
+            r.ok(201)["id"].as_str().unwrap().to_owned()
+        }
+    };
+    let first = pay(a.sk_test.clone(), checkout(a.sk_test.clone()).await).await;
+    assert_eq!(first.ok(201)["status"], "confirmed");
+    let other_merchant = pay(b.sk_test.clone(), checkout(b.sk_test.clone()).await).await;
+    assert_eq!(other_merchant.ok(201)["status"], "confirmed", "merchant B's payment must not be a duplicate of A's");
+    let again = pay(a.sk_test.clone(), checkout(a.sk_test.clone()).await).await;
+    let again = again.ok(201);
+    assert_eq!(
+        (again["status"].as_str(), again["customerAmountCredited"].as_str()),
+        (Some("duplicate"), Some("0.000000"))
+    );
+}
+
+/// M1: a publishable key (public, in browsers) and the merchant's secret key have separate
+/// idempotency namespaces: neither blocks nor reads the other's request.
+#[tokio::test]
+async fn publishable_and_secret_keys_have_separate_idempotency_keys() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    let public = app.post_idem(&m.pk_test, "/v1/checkout-sessions", "order-2001", json!({ "amount": "5.00" })).await;
+    let public_id = public.ok(201)["id"].as_str().unwrap().to_owned();
+    let backend = json!({ "amount": "5.00", "customerEmail": "buyer@example.com", "metadata": { "order": 2001 } });
+    let secret = app.post_idem(&m.sk_test, "/v1/checkout-sessions", "order-2001", backend.clone()).await;
+    let data = secret.ok(201);
+    assert_eq!(secret.header("idempotency-replayed"), None);
+    assert_ne!(data["id"].as_str(), Some(public_id.as_str()));
+    assert!(data["platformFee"].is_string(), "the secret-key answer carries the secret-only fields");
+    let replay = app.post_idem(&m.sk_test, "/v1/checkout-sessions", "order-2001", backend).await;
+    assert_eq!(replay.header("idempotency-replayed"), Some("true"));
+    assert_eq!(replay.ok(201)["id"], data["id"]);
+    let replay = app.post_idem(&m.pk_test, "/v1/checkout-sessions", "order-2001", json!({ "amount": "5.00" })).await;
+    assert_eq!(replay.ok(201)["id"].as_str(), Some(public_id.as_str()));
+}

@@ -19,8 +19,9 @@ use crate::error::db;
 use crate::invoices::rows::{InvoiceRow, PaymentRow, SessionRow, corrupt};
 use crate::schema::{checkout_sessions, events, invoice_counters, invoices, payments};
 
-/// The unique index that lets a transaction hash be credited once.
-const TX_ONCE_INDEX: &str = "payments_tx_once";
+/// The unique indexes that let a transaction hash be credited once: per merchant in test mode
+/// (simulated hashes), across the service in live mode.
+const TX_ONCE_INDEXES: [&str; 2] = ["payments_tx_once_live", "payments_tx_once_test"];
 
 /// Failure inside a transaction: a database error, or a domain outcome that rolls it back.
 pub(super) enum TxError {
@@ -39,7 +40,7 @@ impl TxError {
         match self {
             TxError::Domain(e) => e,
             TxError::Db(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info))
-                if info.constraint_name() == Some(TX_ONCE_INDEX) =>
+                if info.constraint_name().is_some_and(|c| TX_ONCE_INDEXES.contains(&c)) =>
             {
                 Error::DuplicateTransaction
             }

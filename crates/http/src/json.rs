@@ -94,11 +94,58 @@ pub(crate) async fn read_limited(payload: &mut Payload) -> Result<Vec<u8>, ApiEr
     Ok(body)
 }
 
+/// Whether a JSON text holds an escaped NUL character (`\u0000`) in a string or a key. (A raw
+/// NUL byte is not valid JSON at all.) Outside strings JSON has no backslashes, so a linear scan
+/// over escape pairs is exact.
+fn has_nul_escape(bytes: &[u8]) -> bool {
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\\' {
+            if bytes.get(i + 1) == Some(&b'u') && bytes.get(i + 2..i + 6) == Some(b"0000".as_slice()) {
+                return true;
+            }
+            i += 2;
+        } else {
+            i += 1;
+        }
+    }
+    false
+}
+
+/// The JSON path of the first string (or object key) holding a NUL character.
+fn nul_path(value: &serde_json::Value, path: &str) -> Option<String> {
+    use serde_json::Value;
+    match value {
+        Value::String(s) if s.contains('\0') => Some(path.to_owned()),
+        Value::Array(items) => items.iter().enumerate().find_map(|(i, v)| nul_path(v, &format!("{path}[{i}]"))),
+        Value::Object(map) => map.iter().find_map(|(k, v)| {
+            if k.contains('\0') {
+                Some(if path.is_empty() { "body".to_owned() } else { path.to_owned() })
+            } else {
+                nul_path(v, &join(path, k))
+            }
+        }),
+        _ => None,
+    }
+}
+
+/// Refuses a body whose strings hold NUL (PostgreSQL's text cannot store it), naming the field.
+fn refuse_nul(bytes: &[u8]) -> Result<(), ApiError> {
+    if !has_nul_escape(bytes) {
+        return Ok(());
+    }
+    let value: serde_json::Value =
+        serde_json::from_slice(bytes).map_err(|e| ApiError::validation("body", format!("Malformed JSON: {e}")))?;
+    let field = nul_path(&value, "").unwrap_or_else(|| "body".to_owned());
+    Err(ApiError::validation(field, "Text must not contain the NUL character (U+0000)."))
+}
+
 /// Deserializes `bytes`, mapping failures to precise errors.
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::validation("body", "A JSON object body is required."));
     }
+    refuse_nul(bytes)?;
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let result: Result<T, _> = serde_path_to_error::deserialize(&mut de);
     let value = result.map_err(|err| {
@@ -218,5 +265,21 @@ mod tests {
             ("INVALID_AMOUNT".into(), Some("lines[1].unitAmount".into()))
         );
         assert_eq!(err(r#"{"amount":"1"} x"#), ("VALIDATION_ERROR".into(), Some("body".into())));
+    }
+
+    #[test]
+    fn nul_characters_are_refused_naming_the_field() {
+        assert_eq!(err(r#"{"amount":"1\u0000"}"#), ("VALIDATION_ERROR".into(), Some("amount".into())));
+        assert_eq!(
+            err(r#"{"amount":"1","lines":[{"unitAmount":"1"},{"unitAmount":"\u0000"}]}"#),
+            ("VALIDATION_ERROR".into(), Some("lines[1].unitAmount".into()))
+        );
+        assert_eq!(
+            err(r#"{"amount":"1","customer":{"email":"a\u0000@b.c"}}"#),
+            ("VALIDATION_ERROR".into(), Some("customer.email".into()))
+        );
+        // An escaped backslash followed by "u0000" is plain text, not NUL.
+        assert!(parse::<serde_json::Value>(br#"{"a":"\\u0000"}"#).is_ok());
+        assert!(has_nul_escape(br#"{"a\u0000":1}"#));
     }
 }

@@ -75,10 +75,14 @@ where
         let deprecated =
             if deprecation::any() { deprecation::lookup(req.method(), req.match_pattern().as_deref()) } else { None };
         let too_large = declared_length(&req).is_some_and(|n| n > MAX_BODY_BYTES);
+        let nul_in_path = req.uri().path().contains("%00");
         let id_for_scope = request_id.clone();
         let fut = async move {
             let result = if too_large {
                 Ok(error_response(req, too_large_error()))
+            } else if nul_in_path {
+                let err = ApiError::validation("path", "The path must not contain the NUL character (%00).");
+                Ok(error_response(req, err))
             } else {
                 match AssertUnwindSafe(service.call(req)).catch_unwind().await {
                     Ok(Ok(res)) => Ok(res.map_into_boxed_body()),

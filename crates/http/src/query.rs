@@ -17,6 +17,9 @@ impl QueryParams {
             let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
             let name = decode(name).ok_or_else(|| ApiError::validation("query", "Malformed query string."))?;
             let value = decode(value).ok_or_else(|| ApiError::validation(name.clone(), "Malformed query value."))?;
+            if name.contains('\0') || value.contains('\0') {
+                return Err(ApiError::validation(name, "Query parameters must not contain the NUL character."));
+            }
             if !allowed.contains(&name.as_str()) {
                 return Err(ApiError::validation(name.clone(), format!("Unknown query parameter {name}.")));
             }

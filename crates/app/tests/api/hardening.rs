@@ -144,3 +144,43 @@ async fn publishable_and_secret_keys_have_separate_idempotency_keys() {
     let replay = app.post_idem(&m.pk_test, "/v1/checkout-sessions", "order-2001", json!({ "amount": "5.00" })).await;
     assert_eq!(replay.ok(201)["id"].as_str(), Some(public_id.as_str()));
 }
+
+/// M2: a NUL character (U+0000) anywhere a client can put text is a 400 naming the field, and
+/// changes nothing (PostgreSQL's text cannot store it; it used to be a 500).
+#[tokio::test]
+async fn nul_characters_are_refused_naming_the_field() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    let nul = "a\u{0}b";
+    let cases = [
+        ("/v1/checkout-sessions", json!({ "amount": "5.00", "externalReference": nul }), "externalReference"),
+        ("/v1/checkout-sessions", json!({ "amount": "5.00", "metadata": { "note": nul } }), "metadata.note"),
+        (
+            "/v1/invoices",
+            json!({ "lines": [{ "description": nul, "quantity": "1", "unitAmount": "1" }] }),
+            "lines[0].description",
+        ),
+        (
+            "/v1/invoices",
+            json!({ "lines": [{ "description": "x", "quantity": "1", "unitAmount": "1" }], "memo": nul }),
+            "memo",
+        ),
+    ];
+    for (path, body, field) in cases {
+        let r = app.post(&m.sk_test, path, body).await;
+        assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some(field), "{path} {field}");
+    }
+    let cs = app.post(&m.sk_test, "/v1/checkout-sessions", json!({ "amount": "5.00" })).await.ok(201).clone();
+    let invoice = cs["invoiceId"].as_str().unwrap();
+    let r = app.post(&m.sk_test, &format!("/v1/invoices/{invoice}/void"), json!({ "reason": nul })).await;
+    assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("reason"));
+    let r = app.get(&m.sk_test, "/v1/invoices/INV%00").await;
+    assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("path"));
+    let r = app.get(&m.sk_test, "/v1/invoices?startingAfter=inv_%00").await;
+    assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("startingAfter"));
+    let r = app.get(&m.sk_test, "/v1/events?type=%00").await;
+    assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("type"));
+    // Nothing was written but the one good checkout, and nothing failed inside.
+    assert_eq!(count(&app, "SELECT count(*) FROM invoices").await, 1);
+    assert!(!app.logs().contains("ERROR"), "{}", app.logs());
+}

@@ -1,3 +1,6 @@
+DROP TABLE invoice_due_failures;
+DROP INDEX invoices_due_test;
+DROP INDEX checkout_sessions_expiring_test;
 DELETE FROM idempotency_keys WHERE key_type = 'publishable';
 ALTER TABLE idempotency_keys DROP CONSTRAINT idempotency_keys_pkey;
 ALTER TABLE idempotency_keys ADD PRIMARY KEY (merchant_id, mode, key);

@@ -13,3 +13,17 @@ ALTER TABLE idempotency_keys
 ALTER TABLE idempotency_keys DROP CONSTRAINT idempotency_keys_pkey;
 ALTER TABLE idempotency_keys ADD PRIMARY KEY (merchant_id, mode, key_type, key);
 ALTER TABLE idempotency_keys ALTER COLUMN key_type DROP DEFAULT;
+
+-- H3: due work is judged by each merchant's own clock (one merchant's test clock far ahead
+-- touches only its own rows), and an invoice whose due work keeps failing backs off.
+CREATE INDEX checkout_sessions_expiring_test ON checkout_sessions (merchant_id, expires_at)
+    WHERE status = 'pending' AND mode = 'test';
+CREATE INDEX invoices_due_test ON invoices (merchant_id, due_at)
+    WHERE past_due_at IS NULL AND due_at IS NOT NULL AND collection_state IN ('open', 'partially_paid')
+      AND mode = 'test';
+CREATE TABLE invoice_due_failures (
+    invoice_id      text PRIMARY KEY REFERENCES invoices (id),
+    failures        integer NOT NULL,
+    last_failed_at  timestamptz NOT NULL,
+    last_error      text NOT NULL
+);

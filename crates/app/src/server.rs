@@ -1,8 +1,10 @@
 //! `serve` and `worker`: the HTTP API and the background worker.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::HttpServer;
+use stablepay_http::status::WorkerStatus;
 use tokio::sync::watch;
 
 use crate::config::Config;
@@ -18,7 +20,10 @@ pub async fn serve(mut config: Config, adapters: Adapters, with_worker: bool) ->
     if !config.public_base_url_explicit {
         config.public_base_url = format!("http://{local}");
     }
-    let states = adapters.http_states(&config)?;
+    let now = chrono::Utc::now();
+    let status =
+        Arc::new(if with_worker { WorkerStatus::running(config.worker_interval, now) } else { WorkerStatus::off(now) });
+    let states = adapters.http_states(&config, &status)?;
     let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     // The factory runs once in each HTTP worker thread: each worker takes its own state.
     let server = HttpServer::new(move || {
@@ -41,7 +46,7 @@ pub async fn serve(mut config: Config, adapters: Adapters, with_worker: bool) ->
     let worker_task = with_worker.then(|| {
         let adapters = adapters.clone();
         let interval = config.worker_interval;
-        tokio::spawn(async move { worker::run(adapters, interval, stop_rx).await })
+        tokio::spawn(async move { worker::run(adapters, interval, stop_rx, status).await })
     });
     let result = server.await.map_err(|e| msg(format!("HTTP server: {e}")));
     let _ = stop_tx.send(true);
@@ -54,7 +59,8 @@ pub async fn serve(mut config: Config, adapters: Adapters, with_worker: bool) ->
 /// Runs only the worker until SIGINT/SIGTERM.
 pub async fn run_worker(config: Config, adapters: Adapters) -> Result<()> {
     let (stop_tx, stop_rx) = watch::channel(false);
-    let task = tokio::spawn(worker::run(adapters, config.worker_interval, stop_rx));
+    let status = Arc::new(WorkerStatus::running(config.worker_interval, chrono::Utc::now()));
+    let task = tokio::spawn(worker::run(adapters, config.worker_interval, stop_rx, status));
     shutdown_signal().await;
     let _ = stop_tx.send(true);
     let _ = task.await;

@@ -7,6 +7,7 @@ use stablepay_chain::ModalChain;
 use stablepay_domain::billing::Billing;
 use stablepay_domain::ports::{ApiKeyStore, MerchantStore};
 use stablepay_http::AppState;
+use stablepay_http::status::WorkerStatus;
 use stablepay_postgres::{PgClock, PgStore, PoolSettings};
 
 use crate::config::Config;
@@ -57,7 +58,11 @@ impl Adapters {
     /// start-up). Each worker gets its own connection pool (its share of
     /// `STABLEPAY_DB_POOL_SIZE`): a connection's driver runs on the thread that opened it, so a
     /// pool shared by workers would cross threads twice on every query.
-    pub fn http_states(&self, config: &Config) -> anyhow_lite::Result<Vec<web::Data<AppState>>> {
+    pub fn http_states(
+        &self,
+        config: &Config,
+        worker: &Arc<WorkerStatus>,
+    ) -> anyhow_lite::Result<Vec<web::Data<AppState>>> {
         let share = (config.db_pool_size / config.http_workers.max(1)).max(1);
         (0..config.http_workers.max(1))
             .map(|_| {
@@ -76,6 +81,7 @@ impl Adapters {
                     invoices: store.clone(),
                     idempotency: store,
                     chain: self.chain.clone(),
+                    worker: worker.clone(),
                     public_base_url: config.public_base_url.clone(),
                 }))
             })

@@ -1,28 +1,73 @@
 //! The worker runtime: runs the time-based jobs on a schedule until told to stop.
 //!
 //! Every job claims its rows with `FOR UPDATE SKIP LOCKED` and is idempotent, so any number of
-//! workers (in `serve` processes or `worker` processes) can run at once.
+//! workers (in `serve` processes or `worker` processes) can run at once. The loop is supervised:
+//! a pass that fails or panics is logged, counted in the worker's status (readiness and
+//! metrics show it), and the loop goes on after a backoff. It never ends but on `stop`.
 
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::FutureExt;
+use stablepay_http::status::WorkerStatus;
 use tokio::sync::watch;
 
 use crate::wiring::Adapters;
 
-pub async fn run(adapters: Adapters, interval: Duration, mut stop: watch::Receiver<bool>) {
+/// The longest wait after failed passes.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+pub async fn run(adapters: Adapters, interval: Duration, mut stop: watch::Receiver<bool>, status: Arc<WorkerStatus>) {
     tracing::info!(interval_ms = interval.as_millis(), "worker started");
     loop {
-        match crate::jobs::run_due(&adapters).await {
-            Ok(done) if done > 0 => {
-                tracing::info!(transitions = done, "worker ran due transitions")
+        let pass = AssertUnwindSafe(crate::jobs::run_due(&adapters)).catch_unwind().await;
+        let failures_in_a_row = match pass {
+            Ok(Ok(report)) => {
+                status.pass_succeeded(chrono::Utc::now(), report.changed, report.failed.len());
+                if report.changed > 0 {
+                    tracing::info!(transitions = report.changed, "worker ran due transitions");
+                }
+                0
             }
-            Ok(_) => {}
-            Err(e) => tracing::warn!(error = %e, "worker pass failed; retrying next tick"),
-        }
+            Ok(Err(e)) => {
+                let n = status.pass_failed();
+                tracing::warn!(error = %e, failures_in_a_row = n, "worker pass failed; retrying after a backoff");
+                n
+            }
+            Err(_) => {
+                let n = status.panicked();
+                tracing::error!(failures_in_a_row = n, "worker pass panicked; restarting it after a backoff");
+                n
+            }
+        };
+        let wait = backoff(interval, failures_in_a_row);
         tokio::select! {
-            _ = tokio::time::sleep(interval) => {}
+            _ = tokio::time::sleep(wait) => {}
             _ = stop.changed() => break,
         }
     }
     tracing::info!("worker stopped");
+}
+
+/// The interval, doubled per failure in a row, at most [`MAX_BACKOFF`] (never below the
+/// interval).
+fn backoff(interval: Duration, failures_in_a_row: u64) -> Duration {
+    let doubled = interval.saturating_mul(1u32 << failures_in_a_row.min(16));
+    doubled.min(MAX_BACKOFF.max(interval))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_a_cap() {
+        let s = Duration::from_secs(1);
+        assert_eq!(backoff(s, 0), s);
+        assert_eq!(backoff(s, 1), Duration::from_secs(2));
+        assert_eq!(backoff(s, 4), Duration::from_secs(16));
+        assert_eq!(backoff(s, 9), MAX_BACKOFF);
+        assert_eq!(backoff(Duration::from_secs(60), 3), Duration::from_secs(60));
+    }
 }

@@ -15,6 +15,7 @@ pub mod openapi;
 pub mod query;
 pub mod routes;
 pub mod state;
+pub mod status;
 pub mod wire;
 pub mod wire_in;
 pub mod wire_out;
@@ -55,6 +56,7 @@ fn routes_app() -> utoipa_actix_web::UtoipaApp<
         .openapi(openapi::ApiDoc::openapi())
         .service(routes::health::healthz)
         .service(routes::health::readyz)
+        .service(routes::health::metrics)
         .service(
             scope::scope("/v1")
                 .service(routes::openapi::openapi_json)
@@ -131,6 +133,7 @@ mod tests {
             invoices: Arc::new(MockInvoiceStore::new()),
             idempotency: Arc::new(MockIdempotencyStore::new()),
             chain: Arc::new(stablepay_domain::chain::MockChain::new()),
+            worker: Arc::new(status::WorkerStatus::off(chrono::Utc::now())),
             public_base_url: "http://test".into(),
         })
     }

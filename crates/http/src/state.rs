@@ -22,6 +22,8 @@ pub struct AppState {
     pub invoices: Arc<dyn InvoiceStore>,
     pub idempotency: Arc<dyn IdempotencyStore>,
     pub chain: Arc<dyn Chain>,
+    /// The background worker of this process, as readiness and metrics show it.
+    pub worker: Arc<crate::status::WorkerStatus>,
     /// Base URL of this service as customers reach it (checkoutUrl, hostedInvoiceUrl).
     pub public_base_url: String,
 }

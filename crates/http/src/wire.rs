@@ -66,6 +66,18 @@ pub(crate) use envelope;
 envelope!(/// Health envelope.
     HealthEnvelope, HealthOut);
 
+/// Readiness answer.
+#[derive(Serialize, ToSchema)]
+pub struct ReadyOut {
+    /// `ready`.
+    pub status: String,
+    /// This process's background worker.
+    pub worker: crate::status::WorkerSnapshot,
+}
+
+envelope!(/// Readiness envelope.
+    ReadyEnvelope, ReadyOut);
+
 /// A page of a cursor-paginated list.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

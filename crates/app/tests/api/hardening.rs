@@ -184,3 +184,79 @@ async fn nul_characters_are_refused_naming_the_field() {
     assert_eq!(count(&app, "SELECT count(*) FROM invoices").await, 1);
     assert!(!app.logs().contains("ERROR"), "{}", app.logs());
 }
+
+/// H3: the test clock's total offset is capped (100 years): a test key cannot push time out of
+/// range for the service. Another merchant's clock is untouched.
+#[tokio::test]
+async fn the_test_clock_stops_at_a_hundred_years() {
+    let app = TestApp::spawn().await;
+    let (a, b) = (app.merchant("A"), app.merchant("B"));
+    let theirs = app.post(&b.sk_test, "/v1/checkout-sessions", json!({ "amount": "1.00" })).await.ok(201).clone();
+    let ten_years = json!({ "seconds": 316_224_000 });
+    let mut offset = 0;
+    for _ in 0..9 {
+        let r = app.post(&a.sk_test, "/v1/test-helpers/clock/advance", ten_years.clone()).await;
+        offset = r.ok(200)["offsetSeconds"].as_i64().unwrap();
+    }
+    assert_eq!(offset, 9 * 316_224_000);
+    let r = app.post(&a.sk_test, "/v1/test-helpers/clock/advance", ten_years).await;
+    assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("seconds"));
+    let rest = 3_155_760_000 - offset;
+    let r = app.post(&a.sk_test, "/v1/test-helpers/clock/advance", json!({ "seconds": rest })).await;
+    assert_eq!(r.ok(200)["offsetSeconds"], 3_155_760_000i64);
+    // Time still works for A, and B's checkout is judged by B's own clock.
+    let cs = app.post(&a.sk_test, "/v1/checkout-sessions", json!({ "amount": "1.00" })).await;
+    assert!(cs.ok(201)["expiresAt"].as_str().unwrap().starts_with("21"), "{}", cs.body);
+    let id = theirs["id"].as_str().unwrap();
+    assert_eq!(app.get(&b.sk_test, &format!("/v1/checkout-sessions/{id}")).await.ok(200)["status"], "pending");
+    assert!(!app.logs().contains("ERROR"), "{}", app.logs());
+}
+
+/// H3: an invoice whose due work fails is backed off and reported, and the worker goes on with
+/// the others; readiness and metrics show it.
+#[tokio::test]
+async fn a_failing_invoice_does_not_stop_the_worker() {
+    let env = [("STABLEPAY_WORKER_INTERVAL_MS", "100".to_string())];
+    let app = TestApp::spawn_with(crate::support::fresh_db().await, &env, &[]).await;
+    let m = app.merchant("Shop");
+    let mut sessions = Vec::new();
+    for _ in 0..3 {
+        let cs = app.post(&m.sk_test, "/v1/checkout-sessions", json!({ "amount": "1.00" })).await.ok(201).clone();
+        sessions.push((cs["id"].as_str().unwrap().to_owned(), cs["invoiceId"].as_str().unwrap().to_owned()));
+    }
+    let broken = &sessions[1].1;
+    app.db.query(&format!("UPDATE invoices SET fields = '\"broken\"' WHERE id = '{broken}'")).await;
+    app.db.query("UPDATE checkout_sessions SET expires_at = now() - interval '1 second'").await;
+
+    for (cs, invoice) in [&sessions[0], &sessions[2]] {
+        let mut status = String::new();
+        for _ in 0..100 {
+            let r = app.get(&m.sk_test, &format!("/v1/checkout-sessions/{cs}")).await;
+            status = r.ok(200)["status"].as_str().unwrap().to_owned();
+            if status == "expired" {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert_eq!(status, "expired", "{invoice} was not expired while another invoice failed");
+    }
+    let failed = app
+        .db
+        .query(&format!(
+            "SELECT failures, lease_until > now() + interval '20 seconds' FROM invoice_due_failures f \
+             JOIN invoices i ON i.id = f.invoice_id WHERE f.invoice_id = '{broken}'"
+        ))
+        .await;
+    assert_eq!(failed.len(), 1, "the failing invoice was not backed off");
+    assert!(failed[0].get::<_, i32>(0) >= 1);
+    assert!(failed[0].get::<_, bool>(1), "the backoff lease is longer than a claim's");
+
+    let ready = app.send(app.http.get(app.url("/readyz"))).await;
+    let worker = &ready.ok(200)["worker"];
+    assert!(worker["itemsFailed"].as_u64().unwrap() >= 1, "{worker}");
+    assert_eq!(worker["restarts"], 0);
+    let metrics = app.http.get(app.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    assert!(metrics.contains("stablepay_worker_up 1"), "{metrics}");
+    assert!(!metrics.contains("stablepay_worker_items_failed_total 0\n"), "{metrics}");
+    assert!(app.logs().contains("due work of an invoice failed"));
+}

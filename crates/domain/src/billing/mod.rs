@@ -36,6 +36,28 @@ use crate::payment::{Payment, TxHash};
 /// How many times a use case reloads and retries after a concurrent change.
 const MAX_ATTEMPTS: usize = 8;
 
+/// How many invoices one claim of due work takes.
+const DUE_BATCH: u32 = 100;
+
+/// What a run of due work did.
+#[derive(Debug, Default, PartialEq)]
+pub struct DueReport {
+    /// Invoices that changed.
+    pub changed: usize,
+    /// Invoices whose work failed; each was backed off and is retried later.
+    pub failed: Vec<DueFailure>,
+}
+
+/// One invoice whose due work failed.
+#[derive(Debug, PartialEq)]
+pub struct DueFailure {
+    pub scope: Scope,
+    pub invoice: InvoiceId,
+    pub error: Error,
+    /// Failures in a row, this one included.
+    pub failures: u32,
+}
+
 /// The billing use cases over their ports.
 pub struct Billing<'a> {
     pub store: &'a dyn InvoiceStore,
@@ -276,36 +298,42 @@ impl Billing<'_> {
         Ok(changed)
     }
 
-    /// Claims and runs due work until none is left (or `max_rounds` batches); returns how many
-    /// invoices changed. `only` limits it to one scope (the test clock).
-    pub async fn run_due(&self, only: Option<&Scope>, max_rounds: usize) -> Result<usize, Error> {
-        let mut done = 0;
+    /// Claims and runs due work until none is left (or `max_rounds` batches). `only` limits it
+    /// to one scope (the test clock). An invoice whose work fails is backed off and reported,
+    /// and the run goes on with the others; only an unreachable store stops it.
+    pub async fn run_due(&self, only: Option<&Scope>, max_rounds: usize) -> Result<DueReport, Error> {
+        let mut report = DueReport::default();
         for _ in 0..max_rounds {
-            let batch = self.store.claim_due(only.cloned(), 100, 30).await?;
-            if batch.is_empty() {
-                break;
-            }
+            let batch = self.store.claim_due(only.cloned(), DUE_BATCH, 30).await?;
             let mut changed = 0;
             for (scope, id) in &batch {
                 match self.process_due(scope, id).await {
                     Ok(true) => changed += 1,
-                    Ok(false) => {}
-                    Err(Error::NotFound(_)) => {}
-                    Err(e) => return Err(e),
+                    Ok(false) | Err(Error::NotFound(_)) => {}
+                    Err(Error::Unavailable) => return Err(Error::Unavailable),
+                    Err(e) => {
+                        let failures = self.store.defer_due(scope, id, &e.to_string()).await?;
+                        report.failed.push(DueFailure {
+                            scope: scope.clone(),
+                            invoice: id.clone(),
+                            error: e,
+                            failures,
+                        });
+                    }
                 }
             }
-            done += changed;
+            report.changed += changed;
             // A short batch is the last; a batch where nothing changed would only repeat.
-            if batch.len() < 100 || changed == 0 {
+            if batch.len() < usize::try_from(DUE_BATCH).unwrap_or(100) || changed == 0 {
                 break;
             }
         }
-        Ok(done)
+        Ok(report)
     }
 
     /// Test helper: moves the merchant's test clock forward and runs what became due.
-    /// Returns the new offset in seconds and how many invoices changed.
-    pub async fn advance_test_clock(&self, scope: &Scope, seconds: i64) -> Result<(i64, usize), Error> {
+    /// Returns the new offset in seconds and what ran.
+    pub async fn advance_test_clock(&self, scope: &Scope, seconds: i64) -> Result<(i64, DueReport), Error> {
         if scope.mode != Mode::Test {
             return Err(Error::ApiKeyForbidden);
         }
@@ -313,8 +341,8 @@ impl Billing<'_> {
             return Err(Error::validation("seconds", "must be an integer from 1 to 316224000"));
         }
         let offset = self.store.advance_test_clock(&scope.merchant_id, seconds).await?;
-        let done = self.run_due(Some(scope), 1000).await?;
-        Ok((offset, done))
+        let report = self.run_due(Some(scope), 1000).await?;
+        Ok((offset, report))
     }
 }
 

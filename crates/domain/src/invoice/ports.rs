@@ -53,6 +53,10 @@ pub trait InvoiceStore: Send + Sync {
         limit: u32,
         lease_seconds: u32,
     ) -> Result<Vec<(Scope, InvoiceId)>, Error>;
+    /// Backs off an invoice whose due work failed with `error` (for operators): a longer lease,
+    /// 30 s doubled per failure in a row, at most an hour. Answers the failures in a row.
+    /// Errors: `NotFound(Invoice)`.
+    async fn defer_due(&self, scope: &Scope, id: &InvoiceId, error: &str) -> Result<u32, Error>;
     /// Moves the merchant's test clock forward by `seconds`; returns the new total offset in
     /// seconds. Errors: `NotFound(Merchant)`; `Validation { field: "seconds" }` when the total
     /// would exceed [`MAX_TEST_CLOCK_OFFSET_SECONDS`](crate::clock::MAX_TEST_CLOCK_OFFSET_SECONDS).

@@ -85,10 +85,13 @@ pub async fn advance_clock(
     idempotency::execute(caller, &req, &raw, move |c| async move {
         // The request's own clock holds the offset from before the advance: read the store's.
         let state = &c.state;
-        let (offset, done) = state.billing().advance_test_clock(c.scope(), input.seconds).await?;
+        let (offset, report) = state.billing().advance_test_clock(c.scope(), input.seconds).await?;
+        for f in &report.failed {
+            tracing::error!(invoice = %f.invoice, failures = f.failures, error = %f.error, "due work failed; backed off");
+        }
         let now = state.clock.now(c.scope()).await?;
-        let out =
-            ClockOut { offset_seconds: offset, now: timestamp(now), transitions_run: u64::try_from(done).unwrap_or(0) };
+        let transitions_run = u64::try_from(report.changed).unwrap_or(0);
+        let out = ClockOut { offset_seconds: offset, now: timestamp(now), transitions_run };
         Ok((StatusCode::OK, to_data(&out)?))
     })
     .await

@@ -22,37 +22,36 @@ struct DueRow {
     id: String,
 }
 
-/// Claims invoices with due work. Each scope's clock (real time plus the test offset in test
-/// mode) decides what is due; claimed rows get a lease so other workers skip them.
+/// Claims invoices with due work. Each row is judged by its own scope's clock: real time in
+/// live mode, real time plus the merchant's offset in test mode. Anything due in real time is
+/// found by range scans of the partial indexes; only merchants whose test clock runs ahead
+/// (offset > 0) add their own test rows (per-merchant indexes), so one merchant's clock never
+/// widens the search for the others. Claimed rows get a lease so other workers skip them; a
+/// scoped run (`$1`, the test clock helper) ignores leases so it answers only after every due
+/// transition of its scope ran (processing is idempotent and optimistically locked).
 const CLAIM_DUE: &str = r#"
-WITH horizon AS (
-    SELECT now() + make_interval(secs => COALESCE(max(offset_seconds), 0)) AS latest FROM test_clocks
+WITH ahead AS (
+    SELECT merchant_id, now() + make_interval(secs => offset_seconds) AS horizon
+    FROM test_clocks WHERE offset_seconds > 0 AND ($1::text IS NULL OR merchant_id = $1)
 ), candidates AS (
-    SELECT s.invoice_id AS id FROM checkout_sessions s, horizon
-    WHERE s.status = 'pending' AND s.expires_at <= horizon.latest
+    SELECT s.invoice_id AS id FROM checkout_sessions s
+    WHERE s.status = 'pending' AND s.expires_at <= now()
     UNION
-    SELECT i.id FROM invoices i, horizon
+    SELECT s.invoice_id FROM ahead a JOIN checkout_sessions s
+      ON s.merchant_id = a.merchant_id AND s.mode = 'test' AND s.status = 'pending' AND s.expires_at <= a.horizon
+    UNION
+    SELECT i.id FROM invoices i
     WHERE i.past_due_at IS NULL AND i.due_at IS NOT NULL
-      AND i.collection_state IN ('open', 'partially_paid') AND i.due_at <= horizon.latest
+      AND i.collection_state IN ('open', 'partially_paid') AND i.due_at <= now()
+    UNION
+    SELECT i.id FROM ahead a JOIN invoices i
+      ON i.merchant_id = a.merchant_id AND i.mode = 'test' AND i.past_due_at IS NULL AND i.due_at IS NOT NULL
+     AND i.collection_state IN ('open', 'partially_paid') AND i.due_at <= a.horizon
 ), due AS (
     SELECT i.id FROM invoices i
     JOIN candidates c ON c.id = i.id
-    JOIN test_clocks t ON t.merchant_id = i.merchant_id
-    -- A scoped run (the test clock helper) ignores leases so it answers only after every due
-    -- transition of its scope ran; processing is idempotent and optimistically locked.
     WHERE (i.lease_until IS NULL OR i.lease_until < now() OR $1::text IS NOT NULL)
       AND ($1::text IS NULL OR (i.merchant_id = $1 AND i.mode = $2))
-      AND (
-        EXISTS (
-          SELECT 1 FROM checkout_sessions s
-          WHERE s.invoice_id = i.id AND s.status = 'pending'
-            AND s.expires_at <= now() + CASE WHEN i.mode = 'test'
-                THEN make_interval(secs => t.offset_seconds) ELSE interval '0' END)
-        OR (i.past_due_at IS NULL AND i.due_at IS NOT NULL
-            AND i.collection_state IN ('open', 'partially_paid')
-            AND i.due_at <= now() + CASE WHEN i.mode = 'test'
-                THEN make_interval(secs => t.offset_seconds) ELSE interval '0' END)
-      )
     ORDER BY i.id
     LIMIT $3
     FOR UPDATE OF i SKIP LOCKED
@@ -82,6 +81,49 @@ pub(super) async fn claim(
             Ok((Scope::new(MerchantId::from_trusted(r.merchant_id), mode(&r.mode)?), InvoiceId::from_trusted(r.id)))
         })
         .collect()
+}
+
+/// Records a failure of an invoice's due work and pushes its lease: 30 s doubled per failure
+/// in a row, at most an hour. A failure more than two hours after the previous one starts the
+/// count again. Answers how many times in a row it failed.
+const DEFER_DUE: &str = r#"
+WITH failed AS (
+    INSERT INTO invoice_due_failures AS f (invoice_id, failures, last_failed_at, last_error)
+    SELECT id, 1, now(), $4 FROM invoices WHERE id = $1 AND merchant_id = $2 AND mode = $3
+    ON CONFLICT (invoice_id) DO UPDATE SET
+        failures = CASE WHEN f.last_failed_at < now() - interval '2 hours' THEN 1 ELSE f.failures + 1 END,
+        last_failed_at = now(),
+        last_error = EXCLUDED.last_error
+    RETURNING f.invoice_id, f.failures
+)
+UPDATE invoices SET lease_until = now() + make_interval(secs => least(3600, 30 * power(2, least(failed.failures - 1, 7))))
+FROM failed WHERE invoices.id = failed.invoice_id
+RETURNING failed.failures
+"#;
+
+#[derive(QueryableByName)]
+struct Failures {
+    #[diesel(sql_type = Integer)]
+    failures: i32,
+}
+
+pub(super) async fn defer(
+    conn: &mut AsyncPgConnection,
+    scope: &Scope,
+    id: &InvoiceId,
+    error: &str,
+) -> Result<u32, Error> {
+    let row: Option<Failures> = diesel::sql_query(DEFER_DUE)
+        .bind::<Text, _>(id.as_str())
+        .bind::<Text, _>(scope.merchant_id.as_str())
+        .bind::<Text, _>(scope.mode.as_str())
+        .bind::<Text, _>(error)
+        .get_result(conn)
+        .await
+        .optional()
+        .map_err(db)?;
+    let row = row.ok_or(Error::NotFound(Resource::Invoice))?;
+    Ok(u32::try_from(row.failures).unwrap_or(0))
 }
 
 /// Moves the merchant's test clock forward by `seconds`, never past the cap.

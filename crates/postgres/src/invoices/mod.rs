@@ -78,6 +78,10 @@ impl InvoiceStore for PgStore {
         due::claim(&mut *self.conn().await?, only, limit, lease_seconds).await
     }
 
+    async fn defer_due(&self, scope: &Scope, id: &InvoiceId, error: &str) -> Result<u32, Error> {
+        due::defer(&mut *self.conn().await?, scope, id, error).await
+    }
+
     async fn advance_test_clock(&self, merchant: &MerchantId, seconds: i64) -> Result<i64, Error> {
         due::advance_test_clock(&mut *self.conn().await?, merchant, seconds).await
     }

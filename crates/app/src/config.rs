@@ -23,6 +23,12 @@ pub struct Config {
     pub http_workers: usize,
     /// How often the worker looks for due work.
     pub worker_interval: Duration,
+    /// How long a client may take to send a request body (408 after).
+    pub body_timeout: Duration,
+    /// Connections served at once by this process (more wait in the listen backlog).
+    pub max_connections: usize,
+    /// Memory that request bodies being read may hold at once, in MiB.
+    pub body_memory_mib: usize,
 }
 
 /// The TOML file's keys (all optional; same names as the environment without the prefix,
@@ -37,6 +43,9 @@ struct FileConfig {
     db_timeout_ms: Option<String>,
     http_workers: Option<String>,
     worker_interval_ms: Option<String>,
+    body_timeout_ms: Option<String>,
+    max_connections: Option<String>,
+    body_memory_mib: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -96,6 +105,9 @@ impl Config {
         let http_workers = number("STABLEPAY_HTTP_WORKERS", &from_file.http_workers, "2", 1, 256)?;
         let worker_interval =
             number("STABLEPAY_WORKER_INTERVAL_MS", &from_file.worker_interval_ms, "1000", 10, 3_600_000)?;
+        let body_timeout = number("STABLEPAY_BODY_TIMEOUT_MS", &from_file.body_timeout_ms, "10000", 100, 600_000)?;
+        let max_connections = number("STABLEPAY_MAX_CONNECTIONS", &from_file.max_connections, "1024", 1, 1_000_000)?;
+        let body_memory_mib = number("STABLEPAY_BODY_MEMORY_MIB", &from_file.body_memory_mib, "256", 1, 65_536)?;
         Ok(Self {
             database_url,
             bind,
@@ -105,6 +117,9 @@ impl Config {
             db_timeout: Duration::from_millis(db_timeout),
             http_workers: usize::try_from(http_workers).unwrap_or(2),
             worker_interval: Duration::from_millis(worker_interval),
+            body_timeout: Duration::from_millis(body_timeout),
+            max_connections: usize::try_from(max_connections).unwrap_or(1024),
+            body_memory_mib: usize::try_from(body_memory_mib).unwrap_or(256),
         })
     }
 }

@@ -17,6 +17,12 @@ use clap::{Parser, Subcommand};
 use crate::config::Config;
 use crate::wiring::Adapters;
 
+/// jemalloc, with a background thread returning freed memory to the operating system within
+/// about a second (`.cargo/config.toml` sets its configuration), so a burst of large requests
+/// does not leave the process holding it (glibc's allocator kept it: docs/benchmarks.md).
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 #[derive(Parser)]
 #[command(name = "stablepay", version, about = "Non-custodial stablecoin checkout and invoicing API")]
 struct Cli {

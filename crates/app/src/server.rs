@@ -26,11 +26,17 @@ pub async fn serve(mut config: Config, adapters: Adapters, with_worker: bool) ->
     let states = adapters.http_states(&config, &status)?;
     let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     // The factory runs once in each HTTP worker thread: each worker takes its own state.
+    let max_connections = connection_cap(config.max_connections);
     let server = HttpServer::new(move || {
         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % states.len().max(1);
         stablepay_http::build_app(states[i].clone())
     })
     .workers(config.http_workers)
+    // actix's cap is per worker; the configured one is for the process.
+    .max_connections(max_connections.div_ceil(config.http_workers.max(1)))
+    // The request head must arrive within 5 s; a body within STABLEPAY_BODY_TIMEOUT_MS.
+    .client_request_timeout(Duration::from_secs(5))
+    .keep_alive(Duration::from_secs(5))
     .shutdown_timeout(10)
     .listen(listener)
     .map_err(|e| msg(format!("STABLEPAY_BIND: cannot listen on {local}: {e}")))?;
@@ -54,6 +60,31 @@ pub async fn serve(mut config: Config, adapters: Adapters, with_worker: bool) ->
         let _ = tokio::time::timeout(Duration::from_secs(10), task).await;
     }
     result
+}
+
+/// Descriptors kept free for everything but client connections (database pools, files).
+const RESERVED_DESCRIPTORS: usize = 256;
+
+/// The process's connection cap: the configured one, lowered (with a warning) when the limit
+/// on open files could not hold it, so a flood of connections is queued, not fatal.
+fn connection_cap(configured: usize) -> usize {
+    let limit = std::fs::read_to_string("/proc/self/limits").ok().and_then(|text| {
+        let line = text.lines().find(|l| l.starts_with("Max open files"))?;
+        line.split_whitespace().nth(3)?.parse::<usize>().ok()
+    });
+    match limit {
+        Some(limit) if configured + RESERVED_DESCRIPTORS > limit => {
+            let cap = limit.saturating_sub(RESERVED_DESCRIPTORS).max(1);
+            tracing::warn!(
+                configured,
+                open_files_limit = limit,
+                cap,
+                "STABLEPAY_MAX_CONNECTIONS lowered to fit the open-files limit"
+            );
+            cap
+        }
+        _ => configured,
+    }
 }
 
 /// Runs only the worker until SIGINT/SIGTERM.

@@ -7,6 +7,7 @@ use stablepay_chain::ModalChain;
 use stablepay_domain::billing::Billing;
 use stablepay_domain::ports::{ApiKeyStore, MerchantStore};
 use stablepay_http::AppState;
+use stablepay_http::state::RequestLimits;
 use stablepay_http::status::WorkerStatus;
 use stablepay_postgres::{PgClock, PgStore, PoolSettings};
 
@@ -64,6 +65,7 @@ impl Adapters {
         worker: &Arc<WorkerStatus>,
     ) -> anyhow_lite::Result<Vec<web::Data<AppState>>> {
         let share = (config.db_pool_size / config.http_workers.max(1)).max(1);
+        let limits = Arc::new(RequestLimits::new(config.body_timeout, config.body_memory_mib));
         (0..config.http_workers.max(1))
             .map(|_| {
                 let store = PgStore::connect(
@@ -82,6 +84,7 @@ impl Adapters {
                     idempotency: store,
                     chain: self.chain.clone(),
                     worker: worker.clone(),
+                    limits: limits.clone(),
                     public_base_url: config.public_base_url.clone(),
                 }))
             })

@@ -12,8 +12,9 @@ use crate::envelope;
 
 macro_rules! codes {
     ($($name:ident => $status:ident),* $(,)?) => {
-        /// Every error code of the spec, plus SERVICE_UNAVAILABLE (503, the database is
-        /// unreachable), an addition the spec's versioning rules allow.
+        /// Every error code of the spec, plus SERVICE_UNAVAILABLE (503: the database is
+        /// unreachable, or the service is shedding load) and REQUEST_TIMEOUT (408: the body did
+        /// not arrive in time), additions the spec's versioning rules allow.
         #[allow(non_camel_case_types)]
         #[derive(Clone, Copy, Debug, PartialEq, Eq)]
         pub enum ErrorCode { $($name),* }
@@ -101,6 +102,7 @@ codes! {
     SECRET_OVERLAP_EXPIRED => CONFLICT,
     REQUEST_ERROR => BAD_GATEWAY,
     REQUEST_TOO_LARGE => PAYLOAD_TOO_LARGE,
+    REQUEST_TIMEOUT => REQUEST_TIMEOUT,
     RATE_LIMIT_EXCEEDED => TOO_MANY_REQUESTS,
     INTERNAL_SERVER_ERROR => INTERNAL_SERVER_ERROR,
     INTERNAL_JOB_UNAUTHORIZED => UNAUTHORIZED,
@@ -315,7 +317,7 @@ mod tests {
     fn every_code_has_a_status_in_its_class() {
         for code in ErrorCode::ALL {
             let s = code.status().as_u16();
-            assert!([400, 401, 403, 404, 409, 413, 422, 429, 500, 502, 503].contains(&s), "{code:?}");
+            assert!([400, 401, 403, 404, 408, 409, 413, 422, 429, 500, 502, 503].contains(&s), "{code:?}");
         }
         assert_eq!(ErrorCode::REQUEST_TOO_LARGE.status().as_u16(), 413);
         assert_eq!(ErrorCode::API_KEY_REQUIRED.status().as_u16(), 401);

@@ -3,13 +3,15 @@
 
 use actix_web::dev::Payload;
 use actix_web::http::header::CONTENT_TYPE;
-use actix_web::{FromRequest, HttpRequest};
+use actix_web::{FromRequest, HttpRequest, web};
 use futures_util::StreamExt;
 use futures_util::future::LocalBoxFuture;
 use serde::de::DeserializeOwned;
+use tokio::sync::OwnedSemaphorePermit;
 
 use crate::error::{ApiError, ErrorCode};
 use crate::middleware::{MAX_BODY_BYTES, too_large_error};
+use crate::state::AppState;
 
 /// Field names whose type errors are INVALID_AMOUNT rather than VALIDATION_ERROR: a JSON
 /// number where a decimal string is required is an invalid amount.
@@ -31,9 +33,10 @@ impl<T: DeserializeOwned + Default + 'static> FromRequest for OptionalJson<T> {
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
         let content_type_ok = is_json(req);
+        let req = req.clone();
         let mut payload = payload.take();
         Box::pin(async move {
-            let bytes = read_limited(&mut payload).await?;
+            let bytes = read_body(&req, &mut payload).await?;
             if bytes.iter().all(u8::is_ascii_whitespace) {
                 return Ok(OptionalJson(T::default(), bytes));
             }
@@ -67,9 +70,10 @@ impl<T: DeserializeOwned + 'static> FromRequest for ApiJson<T> {
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
         let content_type_ok = is_json(req);
+        let req = req.clone();
         let mut payload = payload.take();
         Box::pin(async move {
-            let bytes = read_limited(&mut payload).await?;
+            let bytes = read_body(&req, &mut payload).await?;
             if !content_type_ok {
                 return Err(content_type_error());
             }
@@ -78,10 +82,25 @@ impl<T: DeserializeOwned + 'static> FromRequest for ApiJson<T> {
     }
 }
 
-/// Reads the body, refusing more than 1 MiB.
-pub(crate) async fn read_limited(payload: &mut Payload) -> Result<Vec<u8>, ApiError> {
+/// How long a body waits for room in the memory budget before the request is turned away. Short
+/// on purpose: a body that is not being read still pins actix's buffers of its connection.
+const BUDGET_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
+
+fn kib(bytes: usize) -> u32 {
+    u32::try_from(bytes.div_ceil(1024)).unwrap_or(u32::MAX)
+}
+
+/// Reads the body: at most 1 MiB (413), within the body deadline (408, and the connection is
+/// closed), holding room in the process's body budget for its buffer while it arrives (503
+/// when the budget stays full).
+pub(crate) async fn read_body(req: &HttpRequest, payload: &mut Payload) -> Result<Vec<u8>, ApiError> {
+    let limits = req.app_data::<web::Data<AppState>>().map(|s| s.limits.clone()).unwrap_or_default();
+    let deadline = tokio::time::Instant::now() + limits.body_timeout;
     let mut body = Vec::new();
-    while let Some(chunk) = payload.next().await {
+    let mut held: Option<OwnedSemaphorePermit> = None;
+    loop {
+        let next = tokio::time::timeout_at(deadline, payload.next()).await.map_err(|_| body_timeout())?;
+        let Some(chunk) = next else { break };
         let chunk = chunk.map_err(|e| match e {
             actix_web::error::PayloadError::Overflow => too_large_error(),
             other => ApiError::validation("body", format!("The request body could not be read: {other}")),
@@ -89,9 +108,40 @@ pub(crate) async fn read_limited(payload: &mut Payload) -> Result<Vec<u8>, ApiEr
         if body.len() + chunk.len() > MAX_BODY_BYTES {
             return Err(too_large_error());
         }
+        let needed = body.len() + chunk.len();
+        if needed > body.capacity() {
+            // Room for the larger buffer is taken from the budget before it is allocated.
+            let target = needed.max(body.capacity().saturating_mul(2)).min(MAX_BODY_BYTES);
+            let need = kib(target).saturating_sub(held.as_ref().map_or(0, kib_of));
+            if need > 0 {
+                let more = tokio::time::timeout(BUDGET_WAIT, limits.body_budget.clone().acquire_many_owned(need))
+                    .await
+                    .map_err(|_| busy())?
+                    .map_err(|_| ApiError::internal())?;
+                match held.as_mut() {
+                    Some(p) => p.merge(more),
+                    None => held = Some(more),
+                }
+            }
+            body.reserve_exact(target - body.len());
+        }
         body.extend_from_slice(&chunk);
     }
     Ok(body)
+}
+
+fn kib_of(permit: &OwnedSemaphorePermit) -> u32 {
+    u32::try_from(permit.num_permits()).unwrap_or(u32::MAX)
+}
+
+fn body_timeout() -> ApiError {
+    ApiError::new(ErrorCode::REQUEST_TIMEOUT, "The request body did not arrive in time.")
+        .with_header("Connection", "close")
+}
+
+fn busy() -> ApiError {
+    ApiError::new(ErrorCode::SERVICE_UNAVAILABLE, "The service is reading too many large requests; retry shortly.")
+        .with_header("Retry-After", "1")
 }
 
 /// Whether a JSON text holds an escaped NUL character (`\u0000`) in a string or a key. (A raw

@@ -134,6 +134,7 @@ mod tests {
             idempotency: Arc::new(MockIdempotencyStore::new()),
             chain: Arc::new(stablepay_domain::chain::MockChain::new()),
             worker: Arc::new(status::WorkerStatus::off(chrono::Utc::now())),
+            limits: Arc::default(),
             public_base_url: "http://test".into(),
         })
     }

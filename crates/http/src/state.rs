@@ -24,6 +24,8 @@ pub struct AppState {
     pub chain: Arc<dyn Chain>,
     /// The background worker of this process, as readiness and metrics show it.
     pub worker: Arc<crate::status::WorkerStatus>,
+    /// What one client may make this process hold (shared by every HTTP worker).
+    pub limits: Arc<RequestLimits>,
     /// Base URL of this service as customers reach it (checkoutUrl, hostedInvoiceUrl).
     pub public_base_url: String,
 }
@@ -51,6 +53,28 @@ impl AppState {
     /// A new request id: `req_` + 22 base62 characters.
     pub fn new_request_id(&self) -> String {
         format!("req_{}", random_base62(self.crypto.as_ref(), 22))
+    }
+}
+
+/// What clients may make the service hold: how long a body may take to arrive, and how much
+/// memory the bodies being read may hold together.
+#[derive(Debug)]
+pub struct RequestLimits {
+    pub body_timeout: std::time::Duration,
+    /// One permit per KiB of body buffer, for every body being read in this process.
+    pub body_budget: Arc<tokio::sync::Semaphore>,
+}
+
+impl RequestLimits {
+    pub fn new(body_timeout: std::time::Duration, body_memory_mib: usize) -> Self {
+        Self { body_timeout, body_budget: Arc::new(tokio::sync::Semaphore::new(body_memory_mib.saturating_mul(1024))) }
+    }
+}
+
+impl Default for RequestLimits {
+    /// 10 seconds per body, 256 MiB of bodies at once.
+    fn default() -> Self {
+        Self::new(std::time::Duration::from_secs(10), 256)
     }
 }
 

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use serde_json::json;
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::support::TestApp;
@@ -259,4 +259,85 @@ async fn a_failing_invoice_does_not_stop_the_worker() {
     assert!(metrics.contains("stablepay_worker_up 1"), "{metrics}");
     assert!(!metrics.contains("stablepay_worker_items_failed_total 0\n"), "{metrics}");
     assert!(app.logs().contains("due work of an invoice failed"));
+}
+
+/// Reads until the server closes the connection (or `limit` passes); answers what arrived.
+async fn read_until_closed(stream: &mut TcpStream, limit: Duration) -> String {
+    let mut buf = Vec::new();
+    let _ = tokio::time::timeout(limit, stream.read_to_end(&mut buf)).await;
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+/// H2: a body that never finishes is cut at the body deadline with 408 in the envelope, and
+/// the connection is closed (before the fix it stayed open for 90 s).
+#[tokio::test]
+async fn a_stalled_body_is_cut_at_the_deadline() {
+    let env = [("STABLEPAY_BODY_TIMEOUT_MS", "1000".to_string())];
+    let app = TestApp::spawn_with(crate::support::fresh_db().await, &env, &[]).await;
+    let m = app.merchant("Shop");
+    for path in ["/v1/checkout-sessions", "/checkout/cs_0000000000000000000000/simulate"] {
+        let head = post_head(&app, path, &m.sk_test, None, 100);
+        let mut stream = raw_request(&app, &head, b"{\"amount\":").await;
+        let start = std::time::Instant::now();
+        let answer = read_until_closed(&mut stream, Duration::from_secs(10)).await;
+        let took = start.elapsed();
+        assert!(answer.starts_with("HTTP/1.1 408"), "{path}: {answer}");
+        assert!(answer.contains("\"code\":\"REQUEST_TIMEOUT\""), "{answer}");
+        assert!(took >= Duration::from_millis(900) && took < Duration::from_secs(4), "{path}: closed after {took:?}");
+    }
+    // Ordinary requests are unaffected.
+    app.post(&m.sk_test, "/v1/checkout-sessions", json!({ "amount": "1.00" })).await.ok(201);
+}
+
+/// H2: many clients stalling their bodies cannot hold more connections than the cap, and
+/// health checks and ordinary requests still get answered.
+#[tokio::test]
+async fn stalled_clients_cannot_take_the_service_down() {
+    let env = [("STABLEPAY_BODY_TIMEOUT_MS", "1500".to_string()), ("STABLEPAY_MAX_CONNECTIONS", "100".to_string())];
+    let app = TestApp::spawn_with(crate::support::fresh_db().await, &env, &[]).await;
+    let m = app.merchant("Shop");
+    app.post(&m.sk_test, "/v1/checkout-sessions", json!({ "amount": "1.00" })).await.ok(201);
+    let idle = app.open_files();
+    let mut stalled = Vec::new();
+    for _ in 0..250 {
+        let head = post_head(&app, "/v1/checkout-sessions", &m.sk_test, None, 1000);
+        stalled.push(raw_request(&app, &head, b"{\"amount\":").await);
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let held = app.open_files();
+    assert!(held <= idle + 100 + 8, "the server holds {held} files with {idle} idle: the connection cap did not hold");
+
+    let start = std::time::Instant::now();
+    let health = app.send(app.http.get(app.url("/healthz"))).await;
+    health.ok(200);
+    let r = app.post(&m.sk_test, "/v1/checkout-sessions", json!({ "amount": "2.00" })).await;
+    r.ok(201);
+    assert!(start.elapsed() < Duration::from_secs(8), "answered only after {:?}", start.elapsed());
+    drop(stalled);
+}
+
+/// H2: memory taken by bursts of large bodies goes back to the operating system afterwards
+/// (with glibc's allocator RSS stayed hundreds of MiB higher, and climbed with each burst).
+#[tokio::test]
+async fn memory_returns_after_bursts_of_large_bodies() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    app.post(&m.sk_test, "/v1/checkout-sessions", json!({ "amount": "1.00" })).await.ok(201);
+    let idle = app.rss_mib();
+    let chunk = vec![b' '; 1_040_000];
+    for round in 0..2 {
+        let mut senders = Vec::new();
+        for _ in 0..300 {
+            let head = post_head(&app, "/v1/checkout-sessions", &m.sk_test, None, 1_048_000);
+            senders.push(raw_request(&app, &head, &chunk).await);
+        }
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        let peak = app.rss_mib();
+        drop(senders);
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let after = app.rss_mib();
+        eprintln!("round {round}: RSS idle {idle} MiB, during the burst {peak} MiB, after {after} MiB");
+        assert!(peak > idle + 50, "the burst did not reach the server ({idle} -> {peak} MiB)");
+        assert!(after <= idle + 64, "RSS stayed at {after} MiB after burst {round} (idle {idle} MiB, peak {peak} MiB)");
+    }
 }

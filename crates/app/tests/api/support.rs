@@ -199,6 +199,31 @@ impl TestApp {
         self.send(req).await
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id().unwrap_or(0)
+    }
+
+    /// The server's resident memory, in MiB.
+    pub fn rss_mib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
+        let kb: u64 = status
+            .lines()
+            .find(|l| l.starts_with("VmRSS:"))
+            .unwrap()
+            .split_whitespace()
+            .nth(1)
+            .unwrap()
+            .parse()
+            .unwrap();
+        kb / 1024
+    }
+
+    /// How many files (sockets included) the server holds open.
+    pub fn open_files(&self) -> usize {
+        std::fs::read_dir(format!("/proc/{}/fd", self.pid())).unwrap().count()
+    }
+
     pub fn logs(&self) -> String {
         std::fs::read_to_string(&self.stderr_path).unwrap_or_default()
     }

@@ -4,7 +4,7 @@
 //! crediting as a real payment. Wallet connect and QR codes arrive with the hosted-page issue.
 
 use actix_web::http::header::{CACHE_CONTROL, CONTENT_TYPE, LOCATION};
-use actix_web::{HttpResponse, get, post, web};
+use actix_web::{HttpRequest, HttpResponse, get, post, web};
 use stablepay_domain::billing::{InvoiceAggregate, PublicRef, TestPaymentInput};
 use stablepay_domain::checkout::CheckoutSession;
 use stablepay_domain::ids::{CheckoutSessionId, PublicToken};
@@ -119,10 +119,13 @@ pub async fn checkout_page(state: web::Data<AppState>, id: web::Path<String>) ->
 /// Test mode: simulate a transfer from the checkout page's form.
 #[post("/checkout/{id}/simulate")]
 pub async fn simulate_from_page(
+    req: HttpRequest,
     state: web::Data<AppState>,
     id: web::Path<String>,
-    form: web::Bytes,
+    payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
+    // The same body rules as the API: 1 MiB, the body deadline, answers in the envelope.
+    let form = crate::json::read_body(&req, &mut payload.into_inner()).await?;
     let Some(id) = CheckoutSessionId::parse(&id) else { return Ok(not_found()) };
     let agg = match state.invoices.load_public(&PublicRef::Session(id.clone())).await {
         Ok(a) => a,

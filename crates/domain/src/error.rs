@@ -5,6 +5,15 @@
 //! `customer.email`, `expires_in_minutes`); adapters translate it to their own naming (the
 //! HTTP adapter to the JSON path, `lines[2].unitAmount`).
 
+/// What an invoice can accumulate, each with its documented limit
+/// (`invoice::model::MAX_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Limit {
+    DraftVersions,
+    CheckoutSessions,
+    PaymentRecords,
+}
+
 /// The kinds of resource a NOT_FOUND can name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Resource {
@@ -85,6 +94,13 @@ pub enum Error {
     InvoiceVersionConflict { provided: i64, current: i64 },
     #[error("the checkout session is expired, terminal or not ready")]
     CheckoutSessionNotPayable,
+    /// The invoice holds as much of something as it may (see [`Limit`]); nothing is changed.
+    #[error("the invoice reached its limit of {limit} {}", match .what {
+        Limit::DraftVersions => "draft versions",
+        Limit::CheckoutSessions => "checkout sessions",
+        Limit::PaymentRecords => "payment records",
+    })]
+    LimitReached { what: Limit, limit: usize },
     /// A store outcome: the transaction hash was already credited to another payment. The
     /// use case records the attempt as a duplicate instead; it never reaches a client.
     #[error("the transaction was already credited")]

@@ -31,6 +31,6 @@ pub mod webhook;
 #[cfg(any(test, feature = "mocks"))]
 pub mod testing;
 
-pub use error::{Error, Resource};
+pub use error::{Error, Limit, Resource};
 pub use mode::{Mode, Scope};
 pub use money::Amount;

@@ -6,7 +6,7 @@
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, ResponseError};
 use serde_json::{Value, json};
-use stablepay_domain::{Error as DomainError, Resource};
+use stablepay_domain::{Error as DomainError, Limit, Resource};
 
 use crate::envelope;
 
@@ -275,6 +275,15 @@ impl From<DomainError> for ApiError {
                     .with_details(json!({ "field": "version", "currentVersion": current }))
             }
             DomainError::CheckoutSessionNotPayable => with_field(C::CHECKOUT_SESSION_NOT_PAYABLE),
+            DomainError::LimitReached { what, limit } => {
+                let code = match what {
+                    Limit::DraftVersions => C::INVOICE_NOT_EDITABLE,
+                    Limit::CheckoutSessions => C::INVOICE_NOT_PAYABLE,
+                    Limit::PaymentRecords => C::CHECKOUT_SESSION_NOT_PAYABLE,
+                };
+                ApiError::new(code, format!("{message}."))
+                    .with_details(json!({ "reason": "limit_reached", "limit": limit }))
+            }
             DomainError::Unavailable => {
                 ApiError::new(C::SERVICE_UNAVAILABLE, "The service is temporarily unavailable. Retry with backoff.")
                     .with_header("Retry-After", "1")

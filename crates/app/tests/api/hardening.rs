@@ -341,3 +341,101 @@ async fn memory_returns_after_bursts_of_large_bodies() {
         assert!(after <= idle + 64, "RSS stayed at {after} MiB after burst {round} (idle {idle} MiB, peak {peak} MiB)");
     }
 }
+
+/// Low: what one invoice accumulates is bounded: a draft takes at most 200 versions, and an
+/// invoice keeps at most 200 payment records (the probe left 2,001 activity entries and 500
+/// payment rows). Refusals name the limit and change nothing.
+#[tokio::test]
+async fn an_invoice_accumulates_only_so_much() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    let line = json!([{ "description": "Work", "quantity": "1", "unitAmount": "5" }]);
+    let draft = app.post(&m.sk_test, "/v1/invoices", json!({ "lines": line })).await.ok(201).clone();
+    let path = format!("/v1/invoices/{}", draft["id"].as_str().unwrap());
+    for version in 1..200 {
+        app.patch(&m.sk_test, &path, json!({ "version": version, "lines": line })).await.ok(200);
+    }
+    let r = app.patch(&m.sk_test, &path, json!({ "version": 200, "lines": line })).await;
+    r.assert_error(409, "INVOICE_NOT_EDITABLE");
+    assert_eq!(
+        (r.body["error"]["details"]["reason"].as_str(), r.body["error"]["details"]["limit"].as_u64()),
+        (Some("limit_reached"), Some(200))
+    );
+    let inv = app.get(&m.sk_test, &path).await.ok(200).clone();
+    assert_eq!(inv["version"], 200);
+    assert_eq!(inv["activity"].as_array().unwrap().len(), 200);
+    // Duplicating starts a fresh draft.
+    app.post(&m.sk_test, &format!("{path}/duplicate"), json!({})).await.ok(201);
+
+    let cs = app.post(&m.sk_test, "/v1/checkout-sessions", json!({ "amount": "10.00" })).await.ok(201).clone();
+    let pay = format!("/v1/test-helpers/checkout-sessions/{}/payments", cs["id"].as_str().unwrap());
+    for _ in 0..200 {
+        app.post(&m.sk_test, &pay, json!({ "outcome": "failed" })).await.ok(201);
+    }
+    let r = app.post(&m.sk_test, &pay, json!({ "outcome": "failed" })).await;
+    r.assert_error(409, "CHECKOUT_SESSION_NOT_PAYABLE");
+    assert_eq!(r.body["error"]["details"]["limit"], 200);
+    let rows = count(
+        &app,
+        &format!("SELECT count(*) FROM payments WHERE invoice_id = '{}'", cs["invoiceId"].as_str().unwrap()),
+    )
+    .await;
+    assert_eq!(rows, 200);
+}
+
+/// Low: twenty simultaneous full test payments on one 10.00 checkout credit 10.00 once; the
+/// session takes no more once it is completed (the probe saw 50.00 credited).
+#[tokio::test]
+async fn simultaneous_test_payments_credit_a_checkout_once() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    let cs = app.post(&m.sk_test, "/v1/checkout-sessions", json!({ "amount": "10.00" })).await.ok(201).clone();
+    let pay = format!("/v1/test-helpers/checkout-sessions/{}/payments", cs["id"].as_str().unwrap());
+    let answers = futures_util::future::join_all((0..20).map(|_| app.post(&m.sk_test, &pay, json!({})))).await;
+    let confirmed = answers.iter().filter(|r| r.status.as_u16() == 201).count();
+    assert_eq!(confirmed, 1, "{:?}", answers.iter().map(|r| r.body.to_string()).collect::<Vec<_>>());
+    for r in answers.iter().filter(|r| r.status.as_u16() != 201) {
+        r.assert_error(409, "CHECKOUT_SESSION_NOT_PAYABLE");
+    }
+    let inv = app.get(&m.sk_test, &format!("/v1/invoices/{}", cs["invoiceId"].as_str().unwrap())).await.ok(200).clone();
+    assert_eq!(inv["customerAmountPaid"], "10.000000");
+    assert_eq!(inv["payments"].as_array().unwrap().len(), 1);
+}
+
+/// Low: hosted pages carry security headers; the test-mode simulate form refuses posts from
+/// other sites, and an oversized form is a 413 in the envelope.
+#[tokio::test]
+async fn hosted_pages_are_locked_down() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    let cs = app.post(&m.sk_test, "/v1/checkout-sessions", json!({ "amount": "10.00" })).await.ok(201).clone();
+    let url = cs["checkoutUrl"].as_str().unwrap().to_owned();
+    let page = app.http.get(&url).send().await.unwrap();
+    let h = page.headers();
+    assert!(h["content-security-policy"].to_str().unwrap().contains("frame-ancestors 'none'"));
+    assert_eq!(h["x-content-type-options"], "nosniff");
+    assert_eq!(h["referrer-policy"], "no-referrer");
+    assert_eq!(h["x-frame-options"], "DENY");
+
+    let no_redirect = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let post = |origin: Option<&str>| {
+        let mut r = no_redirect.post(format!("{url}/simulate")).body("outcome=full");
+        if let Some(o) = origin {
+            r = r.header("Origin", o);
+        }
+        r.send()
+    };
+    for origin in [Some("https://evil.example"), None] {
+        assert_eq!(post(origin).await.unwrap().status().as_u16(), 403, "{origin:?}");
+    }
+    let inv = format!("/v1/invoices/{}", cs["invoiceId"].as_str().unwrap());
+    assert_eq!(app.get(&m.sk_test, &inv).await.ok(200)["customerAmountPaid"], "0.000000");
+    assert_eq!(post(Some(&app.base)).await.unwrap().status().as_u16(), 303);
+    assert_eq!(app.get(&m.sk_test, &inv).await.ok(200)["customerAmountPaid"], "10.000000");
+
+    // A chunked form body over 1 MiB (no Content-Length to refuse it early).
+    let chunks: Vec<Result<Vec<u8>, std::io::Error>> = (0..20).map(|_| Ok(vec![b'a'; 100_000])).collect();
+    let big = reqwest::Body::wrap_stream(futures_util::stream::iter(chunks));
+    let r = app.send(app.http.post(format!("{url}/simulate")).header("Origin", &app.base).body(big)).await;
+    r.assert_error(413, "REQUEST_TOO_LARGE");
+}

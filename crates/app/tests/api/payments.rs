@@ -312,8 +312,10 @@ async fn hosted_checkout_page_simulates_payments_without_javascript() {
     }
     assert!(!html.contains("<script"), "the page works without JavaScript");
     let no_redirect = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    // As a browser posts the page's form: with the page's origin.
     let posted = no_redirect
         .post(format!("{url}/simulate"))
+        .header("Origin", &app.base)
         .header("Content-Type", "application/x-www-form-urlencoded")
         .body("outcome=partial")
         .send()
@@ -323,7 +325,7 @@ async fn hosted_checkout_page_simulates_payments_without_javascript() {
     let inv = invoice_of(&app, &m, &cs).await;
     assert_eq!(inv["collectionState"], "partially_paid");
     assert_eq!(inv["customerAmountPaid"], "5.000000");
-    no_redirect.post(format!("{url}/simulate")).body("outcome=full").send().await.unwrap();
+    no_redirect.post(format!("{url}/simulate")).header("Origin", &app.base).body("outcome=full").send().await.unwrap();
     let inv = invoice_of(&app, &m, &cs).await;
     assert_eq!(inv["collectionState"], "paid");
     let html = app.http.get(url).send().await.unwrap().text().await.unwrap();
@@ -344,6 +346,7 @@ async fn hosted_checkout_page_simulates_payments_without_javascript() {
     assert!(!html.contains("Simulate payment"));
     let refused = no_redirect
         .post(format!("{}/simulate", live["checkoutUrl"].as_str().unwrap()))
+        .header("Origin", &app.base)
         .body("outcome=full")
         .send()
         .await

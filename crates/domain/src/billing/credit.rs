@@ -12,14 +12,15 @@ use chrono::{DateTime, Utc};
 use crate::chain::{Expected, Observation, Verdict, verify};
 use crate::checkout::{CheckoutSession, CheckoutStatus};
 use crate::crypto::Crypto;
-use crate::error::Error;
+use crate::error::{Error, Limit};
 use crate::event::EventType;
 use crate::ids::PaymentId;
 use crate::invoice::aggregate::{Decision, InvoiceAggregate, InvoiceChange};
 use crate::invoice::collection::{self, CollectionTrigger};
 use crate::invoice::lifecycle::{self, Coverage, LifecycleTrigger};
-use crate::invoice::model::{ActivityAction, Actor};
+use crate::invoice::model::{ActivityAction, Actor, MAX_PAYMENT_RECORDS};
 use crate::merchant::POLYGON_CHAIN_ID;
+use crate::mode::Mode;
 use crate::money::Amount;
 use crate::payment::{self as pay, FailureReason, Payment, PaymentStatus, PaymentTrigger, TxHash};
 
@@ -61,6 +62,10 @@ pub(super) fn credit(
                 accept(crypto, &mut change, &mut payment, amount, (now, actor))?;
             }
         }
+    }
+    let full = current.payments.len() >= MAX_PAYMENT_RECORDS;
+    if full && (!payment.status.is_credited() || payment.scope.mode == Mode::Test) {
+        return Err(Error::LimitReached { what: Limit::PaymentRecords, limit: MAX_PAYMENT_RECORDS });
     }
     settle_sessions(&mut change, transfer.session, &payment, now);
     let id = payment.id.clone();

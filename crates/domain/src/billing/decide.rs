@@ -7,14 +7,15 @@ use chrono::{DateTime, Duration, Utc};
 use crate::billing::input::{CheckoutInput, CloseAction, MAX_REASON_BYTES, RefundInput};
 use crate::checkout::{CheckoutSession, CheckoutStatus};
 use crate::crypto::Crypto;
-use crate::error::Error;
+use crate::error::{Error, Limit};
 use crate::event::EventType;
 use crate::ids::{CheckoutSessionId, InvoiceId, PublicToken, RefundReferenceId};
 use crate::invoice::aggregate::{Decision, InvoiceAggregate, InvoiceChange};
 use crate::invoice::collection::{self, CollectionState, CollectionTrigger};
 use crate::invoice::lifecycle::{self, LifecycleStatus, LifecycleTrigger};
 use crate::invoice::model::{
-    ActivityAction, Actor, Customer, Invoice, InvoiceContent, InvoiceFields, InvoiceKind, LineItem, RefundReference,
+    ActivityAction, Actor, Customer, Invoice, InvoiceContent, InvoiceFields, InvoiceKind, LineItem,
+    MAX_CHECKOUT_SESSIONS, MAX_DRAFT_VERSIONS, RefundReference,
 };
 use crate::invoice::totals::Totals;
 use crate::invoice::validate::{self, DraftInput, check_len};
@@ -225,6 +226,12 @@ pub(super) fn update(
         return Err(Error::InvoiceNotEditable);
     }
     check_version(&current.invoice, version)?;
+    if current.invoice.version >= MAX_DRAFT_VERSIONS {
+        return Err(Error::LimitReached {
+            what: Limit::DraftVersions,
+            limit: usize::try_from(MAX_DRAFT_VERSIONS).unwrap_or(0),
+        });
+    }
     let mut change = InvoiceChange::update(current.clone());
     let inv = &mut change.aggregate.invoice;
     inv.fields = fields.clone();
@@ -266,6 +273,9 @@ pub(super) fn open_checkout(
     }
     if let Some(s) = current.sessions.iter().rev().find(|s| s.is_payable(now) && s.amount_due == remaining) {
         return Ok(Decision::unchanged((s.id.clone(), true)));
+    }
+    if current.sessions.len() >= MAX_CHECKOUT_SESSIONS {
+        return Err(Error::LimitReached { what: Limit::CheckoutSessions, limit: MAX_CHECKOUT_SESSIONS });
     }
     let mut change = InvoiceChange::update(current.clone());
     let inv = &mut change.aggregate.invoice;

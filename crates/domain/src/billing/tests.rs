@@ -309,3 +309,61 @@ async fn a_hash_credited_elsewhere_is_recorded_as_a_duplicate() {
     assert_eq!(payment.status, PaymentStatus::Duplicate);
     assert_eq!(saved.invoice.customer_amount_paid, Amount::zero());
 }
+
+#[test]
+fn an_invoice_accumulates_only_so_much() {
+    use crate::error::Limit;
+    use crate::invoice::model::{MAX_CHECKOUT_SESSIONS, MAX_DRAFT_VERSIONS, MAX_PAYMENT_RECORDS};
+    let crypto = SeqCrypto::default();
+    let now = Utc::now();
+    // Draft versions.
+    let mut draft = issued("10", now);
+    draft.invoice.collection_state = CollectionState::Draft;
+    draft.invoice.kind = crate::invoice::model::InvoiceKind::Itemized;
+    draft.invoice.version = MAX_DRAFT_VERSIONS;
+    let built = (draft.invoice.fields.clone(), draft.invoice.totals.clone());
+    let err = decide::update(&draft, MAX_DRAFT_VERSIONS, &built, now).unwrap_err();
+    assert!(matches!(err, Error::LimitReached { what: Limit::DraftVersions, .. }), "{err:?}");
+    draft.invoice.version = MAX_DRAFT_VERSIONS - 1;
+    assert!(decide::update(&draft, MAX_DRAFT_VERSIONS - 1, &built, now).is_ok());
+
+    // Checkout sessions: a full invoice still reuses a payable session, but opens no new one.
+    let mut many = pay(&issued("10", now), &sent(&issued("10", now), "4", now), false, now).aggregate;
+    let template = many.sessions[0].clone();
+    while many.sessions.len() < MAX_CHECKOUT_SESSIONS {
+        let mut s = template.clone();
+        s.id = crate::ids::CheckoutSessionId::generate(&crypto);
+        s.status = CheckoutStatus::Expired;
+        many.sessions.push(s);
+    }
+    let err = decide::open_checkout(&crypto, &many, now).unwrap_err();
+    assert!(matches!(err, Error::LimitReached { what: Limit::CheckoutSessions, .. }), "{err:?}");
+
+    // Payment records: a full invoice refuses a failed attempt and any test-mode transfer, but
+    // records a verified live transfer (money the merchant received).
+    let mut full = issued("10", now);
+    let paid = pay(&full, &Observation::NotFound, false, now).aggregate.payments[0].clone();
+    full.payments = vec![paid; MAX_PAYMENT_RECORDS];
+    let session = full.sessions[0].clone();
+    for (observation, duplicate) in
+        [(Observation::NotFound, false), (sent(&full, "1", now), false), (sent(&full, "1", now), true)]
+    {
+        let transfer =
+            credit::Transfer { session: &session, tx: &tx(5), observation: &observation, duplicate, actor: Actor::Api };
+        let err = credit::credit(&crypto, &full, transfer, now).unwrap_err();
+        assert!(matches!(err, Error::LimitReached { what: Limit::PaymentRecords, .. }), "{err:?}");
+    }
+    let mut live = full.clone();
+    live.invoice.scope.mode = Mode::Live;
+    let mut live_session = session.clone();
+    live_session.scope.mode = Mode::Live;
+    let observation = sent(&live, "1", now);
+    let transfer = credit::Transfer {
+        session: &live_session,
+        tx: &tx(5),
+        observation: &observation,
+        duplicate: false,
+        actor: Actor::System,
+    };
+    assert!(credit::credit(&crypto, &live, transfer, now).is_ok());
+}

@@ -14,6 +14,15 @@ use crate::url::HttpUrl;
 
 pub const MAX_METADATA_BYTES: usize = 16 * 1024;
 
+/// A draft accepts this many versions (PATCHes); beyond, duplicate it into a fresh draft.
+pub const MAX_DRAFT_VERSIONS: i64 = 200;
+/// An invoice holds at most this many checkout sessions (remainder checkouts included).
+pub const MAX_CHECKOUT_SESSIONS: usize = 100;
+/// An invoice keeps at most this many payment records. Beyond, attempts that would not be
+/// credited (failed, duplicate) and every simulated transfer are refused; a verified live
+/// transfer is always recorded (it is money the merchant received).
+pub const MAX_PAYMENT_RECORDS: usize = 200;
+
 /// A JSON object supplied by the merchant, kept as its compact text (at most 16 KiB). The
 /// domain never looks inside it; the adapter that builds one vouches that it is a JSON object.
 #[derive(Clone, Debug, PartialEq, Eq)]

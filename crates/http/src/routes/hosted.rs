@@ -9,6 +9,7 @@ use stablepay_domain::billing::{InvoiceAggregate, PublicRef, TestPaymentInput};
 use stablepay_domain::checkout::CheckoutSession;
 use stablepay_domain::ids::{CheckoutSessionId, PublicToken};
 use stablepay_domain::merchant::POLYGON_CHAIN_ID;
+use stablepay_domain::url::HttpUrl;
 use stablepay_domain::{Error, Mode, Resource};
 
 use crate::error::ApiError;
@@ -42,10 +43,35 @@ td,th{{border-bottom:1px solid #ddd;padding:.3rem;text-align:left}}</style></hea
         esc(title),
         body
     );
-    HttpResponse::build(status)
-        .insert_header((CONTENT_TYPE, "text/html; charset=utf-8"))
-        .insert_header((CACHE_CONTROL, "no-store"))
-        .body(html)
+    let mut res = HttpResponse::build(status);
+    res.insert_header((CONTENT_TYPE, "text/html; charset=utf-8"));
+    secure(&mut res);
+    res.body(html)
+}
+
+/// The headers every hosted page carries: no caching, no framing by other sites, no scripts or
+/// outside resources, forms posting only here, no MIME sniffing, and no referrer (the hosted
+/// invoice URL holds its access token).
+fn secure(res: &mut actix_web::HttpResponseBuilder) {
+    res.insert_header((CACHE_CONTROL, "no-store"))
+        .insert_header((
+            "Content-Security-Policy",
+            "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; \
+             frame-ancestors 'none'; base-uri 'none'",
+        ))
+        .insert_header(("X-Frame-Options", "DENY"))
+        .insert_header(("X-Content-Type-Options", "nosniff"))
+        .insert_header(("Referrer-Policy", "no-referrer"));
+}
+
+/// Whether a form post comes from this service's own pages: its `Origin` (or, without one, its
+/// `Referer`) must be the public base URL's origin. Browsers send one of them with every form
+/// post, so a page of another site cannot post the form (cross-site request forgery).
+fn same_origin(req: &HttpRequest, public_base_url: &str) -> bool {
+    let Ok(ours) = HttpUrl::parse(public_base_url) else { return false };
+    let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
+    let theirs = header("origin").or_else(|| header("referer"));
+    theirs.and_then(|t| HttpUrl::parse(t).ok()).is_some_and(|t| t.origin() == ours.origin())
 }
 
 fn not_found() -> HttpResponse {
@@ -126,6 +152,13 @@ pub async fn simulate_from_page(
 ) -> Result<HttpResponse, ApiError> {
     // The same body rules as the API: 1 MiB, the body deadline, answers in the envelope.
     let form = crate::json::read_body(&req, &mut payload.into_inner()).await?;
+    if !same_origin(&req, &state.public_base_url) {
+        return Ok(page(
+            "Forbidden",
+            "<h1>Forbidden</h1><p>This form can only be sent from its own checkout page.</p>",
+            actix_web::http::StatusCode::FORBIDDEN,
+        ));
+    }
     let Some(id) = CheckoutSessionId::parse(&id) else { return Ok(not_found()) };
     let agg = match state.invoices.load_public(&PublicRef::Session(id.clone())).await {
         Ok(a) => a,
@@ -159,7 +192,10 @@ pub async fn simulate_from_page(
         Ok(_) | Err(Error::CheckoutSessionNotPayable) => {}
         Err(e) => return Err(e.into()),
     }
-    Ok(HttpResponse::SeeOther().insert_header((LOCATION, format!("/checkout/{id}"))).finish())
+    let mut res = HttpResponse::SeeOther();
+    res.insert_header((LOCATION, format!("/checkout/{id}")));
+    secure(&mut res);
+    Ok(res.finish())
 }
 
 /// The hosted invoice page.

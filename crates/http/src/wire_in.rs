@@ -212,17 +212,9 @@ pub struct ItemizedIn {
     pub reminder_schedule: Option<ReminderIn>,
 }
 
-/// `POST /v1/invoices` itemized form: the itemized fields, plus `issue` and `send`.
-#[derive(ToSchema)]
-#[allow(dead_code)] // documentation only: the body is parsed by `invoice_form`
-pub struct ItemizedCreateIn {
-    #[serde(flatten)]
-    pub fields: ItemizedIn,
-    /// Issue immediately (default false).
-    pub issue: Option<bool>,
-    /// Send on issue; requires issue=true and a customer email.
-    pub send: Option<bool>,
-}
+/// `POST /v1/invoices` itemized form: the itemized fields, plus `issue` and `send`. (Its schema
+/// is `ItemizedIn`'s object with those two properties added: one closed object.)
+pub struct ItemizedCreateIn;
 
 /// `POST /v1/invoices` legacy amount-only form.
 #[derive(Deserialize, ToSchema)]
@@ -240,21 +232,79 @@ pub struct AmountOnlyIn {
 /// amount-only form (`amount`, `externalReference`, `metadata`).
 #[derive(ToSchema)]
 #[serde(untagged)]
-#[allow(dead_code, clippy::large_enum_variant)] // documentation only: the body is parsed by `invoice_form`
+#[allow(dead_code)] // documentation only: the body is parsed by `invoice_form`
 pub enum InvoiceCreate {
     Itemized(ItemizedCreateIn),
     AmountOnly(AmountOnlyIn),
 }
 
 /// `PATCH /v1/invoices/{id}` body: the current version and the complete replacement of the
-/// draft's editable fields (omitted fields are cleared).
-#[derive(ToSchema)]
-#[allow(dead_code)] // documentation only: the body is parsed by `invoice_patch`
-pub struct InvoicePatch {
-    /// The invoice's current version.
-    pub version: i64,
-    #[serde(flatten)]
-    pub fields: ItemizedIn,
+/// draft's editable fields (omitted fields are cleared). Its schema is `ItemizedIn`'s object
+/// with `version` added.
+pub struct InvoicePatch;
+
+/// `ItemizedIn`'s schema object with `extra` properties added (required when so marked).
+fn itemized_with(
+    description: &str,
+    extra: Vec<(&str, utoipa::openapi::RefOr<utoipa::openapi::Schema>, bool)>,
+) -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+    use utoipa::PartialSchema;
+    use utoipa::openapi::{RefOr, Schema};
+    let mut schema = ItemizedIn::schema();
+    if let RefOr::T(Schema::Object(object)) = &mut schema {
+        object.description = Some(description.to_owned());
+        for (name, property, required) in extra {
+            object.properties.insert(name.to_owned(), property);
+            if required {
+                object.required.push(name.to_owned());
+            }
+        }
+    }
+    schema
+}
+
+fn boolean(description: &str) -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+    utoipa::openapi::ObjectBuilder::new()
+        .schema_type(utoipa::openapi::schema::Type::Boolean)
+        .description(Some(description))
+        .into()
+}
+
+impl utoipa::PartialSchema for ItemizedCreateIn {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+        itemized_with(
+            "The itemized form of POST /v1/invoices: lines plus optional fields, issue and send.",
+            vec![
+                ("issue", boolean("Issue immediately (default false)."), false),
+                ("send", boolean("Send on issue; requires issue=true and a customer email."), false),
+            ],
+        )
+    }
+}
+
+impl ToSchema for ItemizedCreateIn {
+    fn schemas(schemas: &mut Vec<(String, utoipa::openapi::RefOr<utoipa::openapi::Schema>)>) {
+        ItemizedIn::schemas(schemas);
+    }
+}
+
+impl utoipa::PartialSchema for InvoicePatch {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::Schema> {
+        let version = utoipa::openapi::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::Integer)
+            .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(utoipa::openapi::KnownFormat::Int64)))
+            .description(Some("The invoice's current version."));
+        itemized_with(
+            "PATCH /v1/invoices/{id}: the current version and the complete replacement of the draft's fields.",
+            vec![("version", version.into(), true)],
+        )
+    }
+}
+
+impl ToSchema for InvoicePatch {
+    fn schemas(schemas: &mut Vec<(String, utoipa::openapi::RefOr<utoipa::openapi::Schema>)>) {
+        ItemizedIn::schemas(schemas);
+    }
 }
 
 /// The two creation forms.

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde::Deserialize;
+use stablepay_domain::merchant::{Token, WalletAddress};
 use stablepay_domain::url::HttpUrl;
 
 pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
@@ -29,6 +30,26 @@ pub struct Config {
     pub max_connections: usize,
     /// Memory that request bodies being read may hold at once, in MiB.
     pub body_memory_mib: usize,
+    /// Live verification's chain.
+    pub chain: ChainConfig,
+}
+
+/// The live chain: where to ask, which chain and tokens to expect, how often to look.
+#[derive(Clone, Debug)]
+pub struct ChainConfig {
+    /// JSON-RPC endpoints, tried in order (none: live payments wait with a diagnostic).
+    pub rpc_urls: Vec<String>,
+    pub chain_id: u64,
+    /// Depth that counts as final where a node has no `finalized` tag.
+    pub confirmations: u64,
+    pub usdc: WalletAddress,
+    pub usdt: WalletAddress,
+    /// How often the worker verifies payments in flight and follows transfers.
+    pub poll: Duration,
+    /// How long a reported hash may stay unknown to the chain before it fails as not found.
+    pub not_found_after: Duration,
+    /// The longest wait for one RPC answer.
+    pub request_timeout: Duration,
 }
 
 /// The TOML file's keys (all optional; same names as the environment without the prefix,
@@ -46,6 +67,14 @@ struct FileConfig {
     body_timeout_ms: Option<String>,
     max_connections: Option<String>,
     body_memory_mib: Option<String>,
+    chain_rpc_urls: Option<String>,
+    chain_id: Option<String>,
+    chain_confirmations: Option<String>,
+    usdc_contract: Option<String>,
+    usdt_contract: Option<String>,
+    chain_poll_ms: Option<String>,
+    chain_not_found_seconds: Option<String>,
+    chain_timeout_ms: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -108,6 +137,44 @@ impl Config {
         let body_timeout = number("STABLEPAY_BODY_TIMEOUT_MS", &from_file.body_timeout_ms, "10000", 100, 600_000)?;
         let max_connections = number("STABLEPAY_MAX_CONNECTIONS", &from_file.max_connections, "1024", 1, 1_000_000)?;
         let body_memory_mib = number("STABLEPAY_BODY_MEMORY_MIB", &from_file.body_memory_mib, "256", 1, 65_536)?;
+        let contract = |name: &'static str, file_value: &Option<String>, token: Token| {
+            let text = pick(name, file_value, token.polygon_contract().as_str());
+            WalletAddress::parse(&text).map_err(|e| bad(name, &text, &e.to_string()))
+        };
+        let urls_text = pick("STABLEPAY_CHAIN_RPC_URLS", &from_file.chain_rpc_urls, "");
+        let rpc_urls: Vec<String> =
+            urls_text.split(',').map(str::trim).filter(|u| !u.is_empty()).map(str::to_owned).collect();
+        if let Some(bad_url) = rpc_urls.iter().find(|u| HttpUrl::parse(u).is_err()) {
+            return Err(bad("STABLEPAY_CHAIN_RPC_URLS", bad_url, "must be comma-separated http(s) URLs"));
+        }
+        let chain = ChainConfig {
+            rpc_urls,
+            chain_id: number("STABLEPAY_CHAIN_ID", &from_file.chain_id, "137", 1, u64::from(u32::MAX))?,
+            confirmations: number("STABLEPAY_CHAIN_CONFIRMATIONS", &from_file.chain_confirmations, "128", 1, 10_000)?,
+            usdc: contract("STABLEPAY_USDC_CONTRACT", &from_file.usdc_contract, Token::Usdc)?,
+            usdt: contract("STABLEPAY_USDT_CONTRACT", &from_file.usdt_contract, Token::Usdt)?,
+            poll: Duration::from_millis(number(
+                "STABLEPAY_CHAIN_POLL_MS",
+                &from_file.chain_poll_ms,
+                "500",
+                50,
+                600_000,
+            )?),
+            not_found_after: Duration::from_secs(number(
+                "STABLEPAY_CHAIN_NOT_FOUND_SECONDS",
+                &from_file.chain_not_found_seconds,
+                "600",
+                1,
+                86_400,
+            )?),
+            request_timeout: Duration::from_millis(number(
+                "STABLEPAY_CHAIN_TIMEOUT_MS",
+                &from_file.chain_timeout_ms,
+                "5000",
+                100,
+                120_000,
+            )?),
+        };
         Ok(Self {
             database_url,
             bind,
@@ -120,6 +187,7 @@ impl Config {
             body_timeout: Duration::from_millis(body_timeout),
             max_connections: usize::try_from(max_connections).unwrap_or(1024),
             body_memory_mib: usize::try_from(body_memory_mib).unwrap_or(256),
+            chain,
         })
     }
 }
@@ -140,6 +208,12 @@ mod tests {
         assert_eq!(c.database_url, DEFAULT_DATABASE_URL);
         assert_eq!(c.bind.to_string(), "127.0.0.1:8080");
         assert_eq!(c.public_base_url, "http://127.0.0.1:8080");
+        assert!(c.chain.rpc_urls.is_empty());
+        assert_eq!(c.chain.chain_id, 137);
+        assert_eq!(c.chain.usdc.as_str(), "0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359");
+        assert_eq!(c.chain.usdt.as_str(), "0xc2132D05D31c914a87C6611C10748AEb04B58e8F");
+        let c = load(&[("STABLEPAY_CHAIN_RPC_URLS", " http://a.example:8545 , https://b.example ")]).unwrap();
+        assert_eq!(c.chain.rpc_urls, ["http://a.example:8545", "https://b.example"]);
     }
 
     #[test]
@@ -150,6 +224,9 @@ mod tests {
             ("STABLEPAY_PUBLIC_BASE_URL", "ftp://x"),
             ("STABLEPAY_DB_POOL_SIZE", "0"),
             ("STABLEPAY_HTTP_WORKERS", "many"),
+            ("STABLEPAY_CHAIN_RPC_URLS", "http://ok.example,ftp://x"),
+            ("STABLEPAY_USDC_CONTRACT", "0x12"),
+            ("STABLEPAY_CHAIN_ID", "0"),
         ] {
             let err = load(&[(name, value)]).unwrap_err().to_string();
             assert!(err.starts_with(name), "{err}");

@@ -27,3 +27,74 @@ pub async fn run_due(adapters: &Adapters) -> Result<DueReport, Error> {
     }
     Ok(report)
 }
+
+/// Payments verified in parallel by one pass.
+const VERIFY_CONCURRENCY: usize = 16;
+/// Payments claimed by one pass.
+const VERIFY_BATCH: u32 = 256;
+
+/// What one chain pass did.
+#[derive(Debug, Default)]
+pub struct ChainReport {
+    pub verified: usize,
+    pub settled: usize,
+    pub deferred: usize,
+    pub detected: usize,
+    pub unattributed: usize,
+}
+
+/// One pass over the live chain: follow transfers into merchants' wallets (when an RPC endpoint
+/// is configured), then verify every payment in flight whose check is due. A payment the chain
+/// cannot be asked about now waits with a diagnostic and is checked again after a backoff.
+pub async fn chain_pass(adapters: &Adapters, poll: std::time::Duration) -> Result<ChainReport, Error> {
+    use futures_util::StreamExt;
+    use stablepay_domain::billing::Settled;
+    use stablepay_domain::billing::watch::Watch;
+    use stablepay_domain::ports::InvoiceStore;
+
+    let billing = adapters.billing();
+    let mut report = ChainReport::default();
+    if adapters.chain.is_live() {
+        match (Watch { billing: &billing, store: &adapters.store }).follow().await {
+            Ok(w) => {
+                report.detected = w.detected.len();
+                report.unattributed = w.unattributed;
+            }
+            Err(e) => tracing::warn!(error = %e, "following the chain failed; retrying next pass"),
+        }
+    }
+    let lease = u32::try_from(poll.as_millis().saturating_mul(2)).unwrap_or(u32::MAX).max(200);
+    let claimed = adapters.store.claim_payments(VERIFY_BATCH, lease).await?;
+    report.verified = claimed.len();
+    let outcomes: Vec<_> = futures_util::stream::iter(claimed)
+        .map(|(scope, id, tx)| {
+            let billing = &billing;
+            async move {
+                let outcome = billing.verify_payment(&scope, &id, &tx).await;
+                (scope, id, outcome)
+            }
+        })
+        .buffer_unordered(VERIFY_CONCURRENCY)
+        .collect()
+        .await;
+    for (scope, id, outcome) in outcomes {
+        let (seconds, diagnostic) = match outcome {
+            Ok(Settled::Waiting | Settled::Validating | Settled::Reorganized | Settled::AlreadySettled) => continue,
+            Ok(_) => {
+                report.settled += 1;
+                continue;
+            }
+            Err(Error::Unavailable) => (5, "the chain RPC endpoints do not answer; retrying".to_owned()),
+            Err(Error::ChainUnavailable(reason)) => (30, reason),
+            Err(e) => {
+                tracing::error!(payment = %id, error = %e, "verifying a payment failed; retrying later");
+                (30, "verification failed inside the service; retrying".to_owned())
+            }
+        };
+        report.deferred += 1;
+        if let Err(e) = adapters.store.defer_payment(&scope, &id, seconds, &diagnostic).await {
+            tracing::warn!(payment = %id, error = %e, "could not defer a payment");
+        }
+    }
+    Ok(report)
+}

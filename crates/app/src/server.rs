@@ -48,18 +48,44 @@ pub async fn serve(mut config: Config, adapters: Adapters, with_worker: bool) ->
     }
     tracing::info!(addresses = ?addrs, public_base_url = %config.public_base_url, "HTTP API started");
 
+    check_chain(&adapters).await;
     let (stop_tx, stop_rx) = watch::channel(false);
-    let worker_task = with_worker.then(|| {
-        let adapters = adapters.clone();
-        let interval = config.worker_interval;
-        tokio::spawn(async move { worker::run(adapters, interval, stop_rx, status).await })
-    });
+    let workers = if with_worker { spawn_workers(&config, &adapters, stop_rx, status) } else { Vec::new() };
     let result = server.await.map_err(|e| msg(format!("HTTP server: {e}")));
     let _ = stop_tx.send(true);
-    if let Some(task) = worker_task {
+    for task in workers {
         let _ = tokio::time::timeout(Duration::from_secs(10), task).await;
     }
     result
+}
+
+/// The background loops: due work, and the live chain (verification and detection).
+fn spawn_workers(
+    config: &Config,
+    adapters: &Adapters,
+    stop: watch::Receiver<bool>,
+    status: Arc<WorkerStatus>,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    let (due, chain) = (adapters.clone(), adapters.clone());
+    let (interval, poll) = (config.worker_interval, config.chain.poll);
+    let (stop_due, stop_chain) = (stop.clone(), stop);
+    let status_chain = status.clone();
+    vec![
+        tokio::spawn(async move { worker::run(due, interval, stop_due, status).await }),
+        tokio::spawn(async move { worker::run_chain(chain, poll, stop_chain, status_chain).await }),
+    ]
+}
+
+/// At start: says whether live payments can be verified (the chain id of the endpoints is
+/// checked; a mismatch is also what readiness reports).
+async fn check_chain(adapters: &Adapters) {
+    use stablepay_domain::chain::{Chain, ChainHealth};
+    match adapters.chain.health().await {
+        ChainHealth::Off => tracing::warn!("no chain RPC endpoint configured: live payments wait as detected"),
+        ChainHealth::Ok => tracing::info!(chain_id = adapters.chain_settings.chain_id, "chain RPC endpoint ready"),
+        ChainHealth::Unreachable(d) => tracing::warn!(detail = %d, "chain RPC endpoints do not answer yet"),
+        ChainHealth::WrongChain(d) => tracing::error!(detail = %d, "live payments are not verified"),
+    }
 }
 
 /// Descriptors kept free for everything but client connections (database pools, files).
@@ -91,10 +117,13 @@ fn connection_cap(configured: usize) -> usize {
 pub async fn run_worker(config: Config, adapters: Adapters) -> Result<()> {
     let (stop_tx, stop_rx) = watch::channel(false);
     let status = Arc::new(WorkerStatus::running(config.worker_interval, chrono::Utc::now()));
-    let task = tokio::spawn(worker::run(adapters, config.worker_interval, stop_rx, status));
+    check_chain(&adapters).await;
+    let tasks = spawn_workers(&config, &adapters, stop_rx, status);
     shutdown_signal().await;
     let _ = stop_tx.send(true);
-    let _ = task.await;
+    for task in tasks {
+        let _ = task.await;
+    }
     Ok(())
 }
 

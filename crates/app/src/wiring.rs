@@ -3,8 +3,9 @@
 use std::sync::Arc;
 
 use actix_web::web;
-use stablepay_chain::ModalChain;
+use stablepay_chain::{ModalChain, RpcSettings};
 use stablepay_domain::billing::Billing;
+use stablepay_domain::merchant::ChainSettings;
 use stablepay_domain::ports::{ApiKeyStore, MerchantStore};
 use stablepay_http::AppState;
 use stablepay_http::state::RequestLimits;
@@ -21,6 +22,7 @@ pub struct Adapters {
     pub crypto: Arc<RingCrypto>,
     pub clock: Arc<PgClock>,
     pub chain: Arc<ModalChain>,
+    pub chain_settings: ChainSettings,
 }
 
 impl Adapters {
@@ -30,10 +32,26 @@ impl Adapters {
             &PoolSettings { max_size: config.db_pool_size, timeout: config.db_timeout },
         )
         .map_err(|e| anyhow_lite::msg(format!("database pool: {e}")))?;
+        let c = &config.chain;
+        let rpc = RpcSettings {
+            urls: c.rpc_urls.clone(),
+            chain_id: c.chain_id,
+            confirmations: c.confirmations,
+            request_timeout: c.request_timeout,
+        };
+        let chain = ModalChain::new(rpc).map_err(|e| anyhow_lite::msg(format!("STABLEPAY_CHAIN_RPC_URLS: {e}")))?;
+        let chain_settings = ChainSettings {
+            chain_id: c.chain_id,
+            usdc: c.usdc.clone(),
+            usdt: c.usdt.clone(),
+            not_found_after: chrono::Duration::from_std(c.not_found_after)
+                .map_err(|_| anyhow_lite::msg("STABLEPAY_CHAIN_NOT_FOUND_SECONDS: out of range"))?,
+        };
         Ok(Self {
             clock: Arc::new(PgClock::new(store.clone())),
             crypto: Arc::new(RingCrypto::new()),
-            chain: Arc::new(ModalChain),
+            chain: Arc::new(chain),
+            chain_settings,
             store,
         })
     }
@@ -52,6 +70,7 @@ impl Adapters {
             crypto: self.crypto.as_ref(),
             clock: self.clock.as_ref(),
             chain: self.chain.as_ref(),
+            settings: &self.chain_settings,
         }
     }
 
@@ -81,10 +100,12 @@ impl Adapters {
                     health: store.clone(),
                     events: store.clone(),
                     invoices: store.clone(),
+                    watch: store.clone(),
                     idempotency: store,
                     chain: self.chain.clone(),
                     worker: worker.clone(),
                     limits: limits.clone(),
+                    chain_settings: self.chain_settings.clone(),
                     public_base_url: config.public_base_url.clone(),
                 }))
             })

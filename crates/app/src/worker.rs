@@ -50,6 +50,38 @@ pub async fn run(adapters: Adapters, interval: Duration, mut stop: watch::Receiv
     tracing::info!("worker stopped");
 }
 
+/// The chain loop: verifies payments in flight and follows transfers every `poll`, supervised
+/// like the due-work loop (a pass that fails or panics is logged and the loop goes on).
+pub async fn run_chain(adapters: Adapters, poll: Duration, mut stop: watch::Receiver<bool>, status: Arc<WorkerStatus>) {
+    tracing::info!(poll_ms = poll.as_millis(), live = adapters.chain.is_live(), "chain worker started");
+    let mut failures_in_a_row: u64 = 0;
+    loop {
+        let pass = AssertUnwindSafe(crate::jobs::chain_pass(&adapters, poll)).catch_unwind().await;
+        failures_in_a_row = match pass {
+            Ok(Ok(report)) => {
+                if report.settled + report.detected + report.unattributed > 0 {
+                    tracing::info!(?report, "chain pass");
+                }
+                0
+            }
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "chain pass failed; retrying after a backoff");
+                failures_in_a_row + 1
+            }
+            Err(_) => {
+                let n = status.panicked();
+                tracing::error!(failures_in_a_row = n, "chain pass panicked; restarting it after a backoff");
+                failures_in_a_row + 1
+            }
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(backoff(poll, failures_in_a_row)) => {}
+            _ = stop.changed() => break,
+        }
+    }
+    tracing::info!("chain worker stopped");
+}
+
 /// The interval, doubled per failure in a row, at most [`MAX_BACKOFF`] (never below the
 /// interval).
 fn backoff(interval: Duration, failures_in_a_row: u64) -> Duration {

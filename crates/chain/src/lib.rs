@@ -1,27 +1,126 @@
-//! Chain adapter of stablepay: what verification asks of the chain.
+//! Chain adapter of stablepay: what verification and detection ask of the chain. This is the
+//! only crate that knows JSON-RPC.
 //!
-//! Test mode is simulated: the test helpers build the simulated transfer and credit it in the
-//! same decision (the domain's `Billing::pay_test`), so the test-mode chain itself knows no
-//! transfers and answers `NotFound` for any hash submitted otherwise. Live mode on Polygon
-//! (JSON-RPC with alloy) arrives with its own issue; until then live verification answers
-//! `FeatureUnavailable`. This is the only crate that will know JSON-RPC.
+//! Live mode reads Polygon (or any EVM chain with the configured chain id) through its own RPC
+//! endpoints with alloy's JSON-RPC client: receipts, blocks, the `finalized` block and
+//! `Transfer` logs. Endpoints are tried in order; one that answers for another chain id is
+//! never used. Test mode is simulated inside the crediting decision (the test helpers build the
+//! transfer), so the test-mode chain knows no transfers.
+
+mod rpc;
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use stablepay_domain::chain::{Chain, Observation};
+use stablepay_domain::chain::{Chain, ChainHealth, LoggedTransfer, Observation};
+use stablepay_domain::merchant::WalletAddress;
 use stablepay_domain::payment::TxHash;
 use stablepay_domain::{Error, Mode, Scope};
 
-/// The chain for both modes: simulated in test mode; live mode is not wired yet.
-#[derive(Default)]
-pub struct ModalChain;
+use rpc::Endpoints;
+pub use rpc::RpcSettings;
+
+/// The chain for both modes: test mode knows no transfers; live mode asks the configured
+/// endpoints, or waits with a diagnostic when there are none.
+pub struct ModalChain {
+    live: Option<Endpoints>,
+    health: Mutex<Option<(Instant, ChainHealth)>>,
+}
+
+/// How long readiness trusts what the adapter last learned of the chain.
+const HEALTH_TTL: Duration = Duration::from_secs(10);
+
+impl ModalChain {
+    /// Test mode only: live payments wait (no RPC endpoint configured).
+    pub fn without_live() -> Self {
+        Self { live: None, health: Mutex::new(None) }
+    }
+
+    /// Live verification through `settings.urls` (none: as [`ModalChain::without_live`]).
+    pub fn new(settings: RpcSettings) -> Result<Self, Error> {
+        let live = if settings.urls.is_empty() { None } else { Some(Endpoints::new(settings)?) };
+        Ok(Self { live, health: Mutex::new(None) })
+    }
+
+    /// Whether live verification has endpoints to ask.
+    pub fn is_live(&self) -> bool {
+        self.live.is_some()
+    }
+
+    fn live(&self) -> Result<&Endpoints, Error> {
+        self.live.as_ref().ok_or_else(|| {
+            Error::ChainUnavailable("no chain RPC endpoint is configured (STABLEPAY_CHAIN_RPC_URLS)".into())
+        })
+    }
+
+    /// Remembers what a call taught about the chain, for readiness.
+    fn learn<T>(&self, result: &Result<T, Error>) {
+        let health = match result {
+            Ok(_) => ChainHealth::Ok,
+            Err(Error::ChainUnavailable(reason)) if self.live.is_some() => ChainHealth::WrongChain(reason.clone()),
+            Err(Error::ChainUnavailable(_)) => ChainHealth::Off,
+            Err(e) => ChainHealth::Unreachable(e.to_string()),
+        };
+        if let Ok(mut h) = self.health.lock() {
+            *h = Some((Instant::now(), health));
+        }
+    }
+}
 
 #[async_trait]
 impl Chain for ModalChain {
-    async fn observe(&self, scope: &Scope, _tx: &TxHash) -> Result<Observation, Error> {
+    async fn observe(&self, scope: &Scope, tx: &TxHash) -> Result<Observation, Error> {
         match scope.mode {
             Mode::Test => Ok(Observation::NotFound),
-            Mode::Live => Err(Error::FeatureUnavailable("live-mode onchain verification")),
+            Mode::Live => {
+                let result = match self.live() {
+                    Ok(live) => live.observe(tx).await,
+                    Err(e) => Err(e),
+                };
+                self.learn(&result);
+                result
+            }
         }
+    }
+
+    async fn health(&self) -> ChainHealth {
+        if self.live.is_none() {
+            return ChainHealth::Off;
+        }
+        let known = self.health.lock().ok().and_then(|h| h.clone());
+        if let Some((at, health)) = known
+            && at.elapsed() < HEALTH_TTL
+        {
+            return health;
+        }
+        let result = self.final_head().await;
+        self.learn(&result);
+        self.health.lock().ok().and_then(|h| h.clone()).map_or(ChainHealth::Off, |(_, h)| h)
+    }
+
+    async fn final_head(&self) -> Result<u64, Error> {
+        let result = match self.live() {
+            Ok(live) => live.final_head().await,
+            Err(e) => Err(e),
+        };
+        self.learn(&result);
+        result
+    }
+
+    async fn transfers(
+        &self,
+        from: u64,
+        to: u64,
+        tokens: &[WalletAddress],
+        wallets: &[WalletAddress],
+    ) -> Result<Vec<LoggedTransfer>, Error> {
+        let result = match self.live() {
+            Ok(live) => live.transfers(from, to, tokens, wallets).await,
+            Err(e) => Err(e),
+        };
+        self.learn(&result);
+        result
     }
 }
 
@@ -31,12 +130,13 @@ mod tests {
     use stablepay_domain::ids::MerchantId;
 
     #[tokio::test]
-    async fn test_mode_knows_no_transfers_and_live_is_not_wired() {
-        let chain = ModalChain;
+    async fn test_mode_knows_no_transfers_and_live_waits_without_an_endpoint() {
+        let chain = ModalChain::without_live();
         let tx = TxHash::parse(&format!("0x{}", "1".repeat(64))).unwrap();
         let test = Scope::new(MerchantId::from_trusted("mer_a".into()), Mode::Test);
         assert_eq!(chain.observe(&test, &tx).await.unwrap(), Observation::NotFound);
         let live = Scope::new(MerchantId::from_trusted("mer_a".into()), Mode::Live);
-        assert!(matches!(chain.observe(&live, &tx).await, Err(Error::FeatureUnavailable(_))));
+        assert!(matches!(chain.observe(&live, &tx).await, Err(Error::ChainUnavailable(_))));
+        assert_eq!(chain.health().await, ChainHealth::Off);
     }
 }

@@ -52,6 +52,9 @@ pub struct CheckoutSession {
     /// What this session collects (for a remainder checkout, only the remainder).
     pub amount_due: Amount,
     pub currency: Token,
+    /// The chain and token contract a transfer must use (configured when it was created).
+    pub chain_id: u64,
+    pub token_contract: WalletAddress,
     pub settlement_wallet: WalletAddress,
     pub external_reference: Option<String>,
     pub customer_email: Option<String>,

@@ -106,6 +106,10 @@ pub enum Error {
     #[error("the transaction was already credited")]
     DuplicateTransaction,
 
+    /// The chain cannot be used as configured (no RPC endpoint, or the node is on another
+    /// chain); the text says why, for operators. Payments wait until it is fixed.
+    #[error("the chain is not usable: {0}")]
+    ChainUnavailable(String),
     /// The store could not be reached; the caller may retry.
     #[error("storage unavailable")]
     Unavailable,

@@ -23,10 +23,11 @@ pub enum EventType {
     PaymentFailed,
     PaymentUnderpaid,
     PaymentOverpaid,
+    PaymentUnattributed,
 }
 
 impl EventType {
-    pub const ALL: [EventType; 16] = [
+    pub const ALL: [EventType; 17] = [
         Self::InvoiceIssued,
         Self::InvoicePaid,
         Self::InvoicePartiallyPaid,
@@ -43,6 +44,7 @@ impl EventType {
         Self::PaymentFailed,
         Self::PaymentUnderpaid,
         Self::PaymentOverpaid,
+        Self::PaymentUnattributed,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -63,6 +65,7 @@ impl EventType {
             Self::PaymentFailed => "payment.failed",
             Self::PaymentUnderpaid => "payment.underpaid",
             Self::PaymentOverpaid => "payment.overpaid",
+            Self::PaymentUnattributed => "payment.unattributed",
         }
     }
 

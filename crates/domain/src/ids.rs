@@ -105,6 +105,8 @@ id_type!(/// An event.
     EventId, "evt_");
 id_type!(/// A refund reference recorded on an invoice.
     RefundReferenceId, "rfr_");
+id_type!(/// A transfer into a merchant's wallet that no checkout could be credited with.
+    UnattributedTransferId, "utr_");
 
 /// An unguessable public token (hosted invoice page, public payment link): 43 base62
 /// characters, about 256 bits.

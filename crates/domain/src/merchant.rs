@@ -45,6 +45,43 @@ impl Token {
     }
 }
 
+/// The settlement chain and its token contracts, as the operator configured them (Polygon's
+/// by default). A checkout records the contract it expects when it is created.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChainSettings {
+    pub chain_id: u64,
+    pub usdc: WalletAddress,
+    pub usdt: WalletAddress,
+    /// How long a submitted hash may stay unknown to the chain before its payment fails as
+    /// `transaction_not_found` (10 minutes by default).
+    pub not_found_after: chrono::Duration,
+}
+
+impl Default for ChainSettings {
+    fn default() -> Self {
+        Self {
+            chain_id: POLYGON_CHAIN_ID,
+            usdc: Token::Usdc.polygon_contract(),
+            usdt: Token::Usdt.polygon_contract(),
+            not_found_after: chrono::Duration::minutes(10),
+        }
+    }
+}
+
+impl ChainSettings {
+    pub fn contract(&self, token: Token) -> &WalletAddress {
+        match token {
+            Token::Usdc => &self.usdc,
+            Token::Usdt => &self.usdt,
+        }
+    }
+
+    /// The token whose contract this is, if any.
+    pub fn token_of(&self, contract: &WalletAddress) -> Option<Token> {
+        [Token::Usdc, Token::Usdt].into_iter().find(|t| self.contract(*t) == contract)
+    }
+}
+
 /// Why an EVM address was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AddressError {

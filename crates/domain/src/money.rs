@@ -95,6 +95,16 @@ impl Decimal6 {
         (scaled == value).then_some(Self(scaled))
     }
 
+    /// An amount from a token's integer count of its smallest units: USDC and USDT have six
+    /// decimals, so `1500000` units are `1.500000`. `None` for anything but ASCII digits.
+    pub fn from_units(digits: &str) -> Option<Self> {
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let units = bigdecimal::num_bigint::BigInt::from_str(digits).ok()?;
+        Some(Self(BigDecimal::new(units, SCALE)))
+    }
+
     /// Rounds any non-negative decimal half-up to six places.
     pub fn round_half_up(value: &BigDecimal) -> Option<Self> {
         if *value < BigDecimal::zero() {
@@ -248,6 +258,17 @@ mod tests {
         assert_eq!(Decimal6::parse_positive("0.000000"), Err(NotPositive));
         assert_eq!(Percentage::parse("100.000001"), Err(OutOfRange));
         assert!(Percentage::parse("100").is_ok());
+    }
+
+    #[test]
+    fn amounts_from_token_units() {
+        assert_eq!(Decimal6::from_units("1500000").unwrap().to_string(), "1.500000");
+        assert_eq!(Decimal6::from_units("1").unwrap().to_string(), "0.000001");
+        assert_eq!(Decimal6::from_units("0").unwrap(), Decimal6::zero());
+        let big = "115792089237316195423570985008687907853269984665640564039457584007913129639935";
+        assert!(Decimal6::from_units(big).is_some(), "any uint256 is representable exactly");
+        assert_eq!(Decimal6::from_units("-1"), None);
+        assert_eq!(Decimal6::from_units(""), None);
     }
 
     #[test]

@@ -43,6 +43,14 @@ impl TxHash {
     }
 }
 
+/// A block a transaction was included in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockRef {
+    pub number: u64,
+    /// `0x` + 64 hex digits, lower-case.
+    pub hash: String,
+}
+
 /// A payment attempt and what verification found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Payment {
@@ -66,8 +74,20 @@ pub struct Payment {
     /// The sender of the transfer, when known.
     pub payer_address: Option<String>,
     pub failure_reason: Option<FailureReason>,
+    /// The block the transfer was seen in (while validating, and once credited).
+    pub block: Option<BlockRef>,
+    /// Why verification is waiting, when it cannot go on now (no chain configured, node down).
+    pub diagnostic: Option<String>,
     pub detected_at: DateTime<Utc>,
     pub confirmed_at: Option<DateTime<Utc>>,
+}
+
+impl Payment {
+    /// Still being verified: detected (not yet seen, or seen no more after a reorganisation)
+    /// or validating (seen in a block that is not final yet).
+    pub fn in_flight(&self) -> bool {
+        matches!(self.status, PaymentStatus::Detected | PaymentStatus::Validating)
+    }
 }
 
 /// Why a payment was not credited.
@@ -175,8 +195,10 @@ impl PaymentStatus {
 /// The outcome of verifying a transfer against what was expected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PaymentTrigger {
-    /// Verification began.
+    /// The transfer was seen in a block that passes every check (final or not yet).
     VerificationStarted,
+    /// The block it was seen in was reorganised away before it became final.
+    Reorganized,
     /// The transaction hash is already used by another payment.
     DuplicateTransaction,
     /// Verified; the received amount compared to the expected amount.
@@ -193,6 +215,7 @@ pub fn transition(from: PaymentStatus, trigger: PaymentTrigger) -> Result<Paymen
     use std::cmp::Ordering::*;
     match (from, trigger) {
         (S::Detected, T::VerificationStarted) => Ok(S::Validating),
+        (S::Validating, T::Reorganized) => Ok(S::Detected),
         (S::Detected | S::Validating, T::DuplicateTransaction) => Ok(S::Duplicate),
         (S::Validating, T::Verified(Equal)) => Ok(S::Confirmed),
         (S::Validating, T::Verified(Less)) => Ok(S::Underpaid),
@@ -216,6 +239,7 @@ mod tests {
     fn table() {
         let allowed = [
             (S::Detected, T::VerificationStarted, S::Validating),
+            (S::Validating, T::Reorganized, S::Detected),
             (S::Detected, T::DuplicateTransaction, S::Duplicate),
             (S::Validating, T::DuplicateTransaction, S::Duplicate),
             (S::Validating, T::Verified(Equal), S::Confirmed),
@@ -227,7 +251,13 @@ mod tests {
         for (from, trigger, to) in allowed {
             assert_eq!(transition(from, trigger), Ok(to), "{from:?} {trigger:?}");
         }
-        let triggers = [T::VerificationStarted, T::DuplicateTransaction, T::Verified(Equal), T::VerificationFailed];
+        let triggers = [
+            T::VerificationStarted,
+            T::Reorganized,
+            T::DuplicateTransaction,
+            T::Verified(Equal),
+            T::VerificationFailed,
+        ];
         for from in PaymentStatus::ALL.into_iter().filter(|s| s.is_terminal()) {
             for trigger in triggers {
                 assert!(transition(from, trigger).is_err(), "{from:?} {trigger:?}");
@@ -235,6 +265,7 @@ mod tests {
         }
         assert!(transition(S::Validating, T::VerificationStarted).is_err());
         assert!(transition(S::Detected, T::Verified(Equal)).is_err());
+        assert!(transition(S::Detected, T::Reorganized).is_err());
     }
 
     #[test]

@@ -23,11 +23,14 @@ pub use crate::page::{Page, PageRequest};
 pub use crate::{chain::MockChain, clock::MockClock, crypto::MockCrypto, invoice::ports::MockInvoiceStore};
 
 use crate::api_key::{ApiKey, KeyLookup, KeyType};
+use crate::chain::{OpenCheckout, UnattributedTransfer};
 use crate::error::Error;
 use crate::event::{Event, EventType};
 use crate::ids::{ApiKeyId, EventId, MerchantId};
+use crate::merchant::WalletAddress;
 use crate::merchant::{LiveSettlement, Merchant, MerchantStatus};
 use crate::mode::Scope;
+use crate::payment::TxHash;
 
 /// Merchant accounts (operator level).
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
@@ -77,6 +80,36 @@ pub trait EventStore: Send + Sync {
     ) -> Result<Page<Event>, Error>;
     /// Errors: `NotFound(Event)`; `ModeMismatch` for an event of the other mode.
     async fn get_event(&self, scope: &Scope, id: &EventId) -> Result<Event, Error>;
+}
+
+/// What following the chain for transfers needs from the store.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait WatchStore: Send + Sync {
+    /// The next block to scan on `chain_id`; `None` before the first scan.
+    async fn scan_cursor(&self, chain_id: u64) -> Result<Option<u64>, Error>;
+    /// Moves the cursor from `from` (`None`: not started) to `to`. Answers false when another
+    /// worker moved it first (scanning is idempotent, so nothing is lost either way).
+    async fn move_cursor(&self, chain_id: u64, from: Option<u64>, to: u64) -> Result<bool, Error>;
+    /// The live settlement wallets of activated merchants.
+    async fn watched_wallets(&self) -> Result<Vec<WalletAddress>, Error>;
+    /// The merchants whose live settlement wallet is `wallet`.
+    async fn merchants_with_wallet(&self, wallet: &WalletAddress) -> Result<Vec<MerchantId>, Error>;
+    /// Live checkouts paying into `wallet` with `token_contract` that are pending and not
+    /// expired at `at`, of every merchant.
+    async fn open_checkouts(
+        &self,
+        wallet: &WalletAddress,
+        token_contract: &WalletAddress,
+        at: DateTime<Utc>,
+    ) -> Result<Vec<OpenCheckout>, Error>;
+    /// Whether a live payment on `chain_id` already uses `tx` (it is being, or was, verified).
+    async fn live_payment_exists(&self, chain_id: u64, tx: &TxHash) -> Result<bool, Error>;
+    /// Records an unattributed transfer with its event in one transaction, once per merchant,
+    /// transaction and log; answers false when it was recorded before.
+    async fn record_unattributed(&self, transfer: &UnattributedTransfer, event: &Event) -> Result<bool, Error>;
+    /// Unattributed transfers of `scope`, newest first. Errors: `InvalidCursor`.
+    async fn list_unattributed(&self, scope: &Scope, page: &PageRequest) -> Result<Page<UnattributedTransfer>, Error>;
 }
 
 /// What an idempotency key says about a request.

@@ -284,6 +284,10 @@ impl From<DomainError> for ApiError {
                 ApiError::new(code, format!("{message}."))
                     .with_details(json!({ "reason": "limit_reached", "limit": limit }))
             }
+            DomainError::ChainUnavailable(reason) => {
+                tracing::warn!(reason = %reason, "chain unavailable");
+                ApiError::new(C::FEATURE_UNAVAILABLE, "Live onchain verification is not available now.")
+            }
             DomainError::Unavailable => {
                 ApiError::new(C::SERVICE_UNAVAILABLE, "The service is temporarily unavailable. Retry with backoff.")
                     .with_header("Retry-After", "1")

@@ -80,7 +80,9 @@ fn routes_app() -> utoipa_actix_web::UtoipaApp<
                 .service(routes::test_helpers::simulate_payment)
                 .service(routes::test_helpers::advance_clock)
                 .service(routes::events::list_events)
-                .service(routes::events::get_event),
+                .service(routes::events::get_event)
+                .service(routes::events::list_unattributed)
+                .service(routes::public::submit_payment),
         )
 }
 
@@ -135,6 +137,8 @@ mod tests {
             chain: Arc::new(stablepay_domain::chain::MockChain::new()),
             worker: Arc::new(status::WorkerStatus::off(chrono::Utc::now())),
             limits: Arc::default(),
+            watch: Arc::new(stablepay_domain::ports::MockWatchStore::new()),
+            chain_settings: stablepay_domain::merchant::ChainSettings::default(),
             public_base_url: "http://test".into(),
         })
     }

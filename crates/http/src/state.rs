@@ -9,7 +9,8 @@ use stablepay_domain::billing::Billing;
 use stablepay_domain::chain::Chain;
 use stablepay_domain::clock::{Clock, time_in_mode};
 use stablepay_domain::ids::random_base62;
-use stablepay_domain::ports::{ApiKeyStore, Crypto, EventStore, Health, IdempotencyStore, InvoiceStore};
+use stablepay_domain::merchant::ChainSettings;
+use stablepay_domain::ports::{ApiKeyStore, Crypto, EventStore, Health, IdempotencyStore, InvoiceStore, WatchStore};
 use stablepay_domain::{Error, Scope};
 
 /// The application state handed to every handler.
@@ -26,6 +27,10 @@ pub struct AppState {
     pub worker: Arc<crate::status::WorkerStatus>,
     /// What one client may make this process hold (shared by every HTTP worker).
     pub limits: Arc<RequestLimits>,
+    /// The follower's store (unattributed transfers).
+    pub watch: Arc<dyn WatchStore>,
+    /// The settlement chain and token contracts new checkouts expect.
+    pub chain_settings: ChainSettings,
     /// Base URL of this service as customers reach it (checkoutUrl, hostedInvoiceUrl).
     pub public_base_url: String,
 }
@@ -38,7 +43,13 @@ impl AppState {
 
     /// The billing use cases with a given clock (a request's own, see [`RequestClock`]).
     pub fn billing_with<'a>(&'a self, clock: &'a dyn Clock) -> Billing<'a> {
-        Billing { store: self.invoices.as_ref(), crypto: self.crypto.as_ref(), clock, chain: self.chain.as_ref() }
+        Billing {
+            store: self.invoices.as_ref(),
+            crypto: self.crypto.as_ref(),
+            clock,
+            chain: self.chain.as_ref(),
+            settings: &self.chain_settings,
+        }
     }
 
     /// The clock of a request: its merchant's test-clock offset came with the key lookup.

@@ -73,6 +73,30 @@ pub struct ReadyOut {
     pub status: String,
     /// This process's background worker.
     pub worker: crate::status::WorkerSnapshot,
+    /// Live verification's chain.
+    pub chain: ChainOut,
+}
+
+/// Whether live payments can be verified.
+#[derive(Serialize, ToSchema, Debug)]
+pub struct ChainOut {
+    /// `off` (no RPC endpoint configured: live payments wait as detected), `ok`,
+    /// `unreachable` (verification retries) or `wrong_chain` (readiness fails).
+    pub state: String,
+    pub detail: Option<String>,
+}
+
+impl From<stablepay_domain::chain::ChainHealth> for ChainOut {
+    fn from(h: stablepay_domain::chain::ChainHealth) -> Self {
+        use stablepay_domain::chain::ChainHealth as H;
+        let (state, detail) = match h {
+            H::Off => ("off", None),
+            H::Ok => ("ok", None),
+            H::Unreachable(d) => ("unreachable", Some(d)),
+            H::WrongChain(d) => ("wrong_chain", Some(d)),
+        };
+        Self { state: state.into(), detail }
+    }
 }
 
 envelope!(/// Readiness envelope.

@@ -3,13 +3,13 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::value::RawValue;
+use stablepay_domain::chain::UnattributedTransfer;
 use stablepay_domain::checkout::CheckoutSession;
 use stablepay_domain::invoice::aggregate::InvoiceAggregate;
 use stablepay_domain::invoice::model::{
     Activity, Customer, Invoice, LineItem, Metadata, RefundReference, ReminderSchedule, TaxLine,
 };
 use stablepay_domain::invoice::totals::Discount;
-use stablepay_domain::merchant::POLYGON_CHAIN_ID;
 use stablepay_domain::payment::Payment;
 use utoipa::ToSchema;
 
@@ -119,9 +119,9 @@ pub fn checkout_session(
         customer_amount_paid: inv.customer_amount_paid.to_string(),
         customer_amount_remaining: inv.remaining().to_string(),
         currency_code: session.currency.symbol().into(),
-        chain_id: POLYGON_CHAIN_ID,
+        chain_id: session.chain_id,
         token_symbol: session.currency.symbol().into(),
-        token_contract: session.currency.polygon_contract().to_string(),
+        token_contract: session.token_contract.to_string(),
         settlement_wallet_address: session.settlement_wallet.to_string(),
         external_reference: session.external_reference.clone(),
         checkout_url: links.checkout(session),
@@ -166,8 +166,20 @@ pub struct PaymentOut {
     /// What the chain showed about the payer.
     pub payer: PayerOut,
     pub failure_reason: Option<String>,
+    /// The block the transfer was seen in (while validating, and once credited).
+    pub block: Option<BlockOut>,
+    /// Why verification is waiting, when it cannot go on now (for example no chain endpoint).
+    pub diagnostic: Option<String>,
     pub detected_at: String,
     pub confirmed_at: Option<String>,
+}
+
+/// A block of the chain.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BlockOut {
+    pub number: u64,
+    pub hash: String,
 }
 
 /// Payer evidence.
@@ -198,6 +210,8 @@ pub fn payment(p: &Payment) -> PaymentOut {
         settlement_wallet_address: p.settlement_wallet.to_string(),
         payer: PayerOut { address: p.payer_address.clone(), transaction_hash: p.transaction_hash.as_str().into() },
         failure_reason: p.failure_reason.map(|r| r.as_str().to_owned()),
+        block: p.block.as_ref().map(|b| BlockOut { number: b.number, hash: b.hash.clone() }),
+        diagnostic: p.diagnostic.clone(),
         detected_at: timestamp(p.detected_at),
         confirmed_at: p.confirmed_at.map(timestamp),
     }
@@ -575,3 +589,80 @@ envelope!(/// A recorded refund reference.
     RefundRecordedEnvelope, RefundRecordedOut);
 envelope!(/// The test clock.
     ClockEnvelope, ClockOut);
+
+/// A payment as the public submission route shows it: no merchant data.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SubmittedPaymentOut {
+    pub id: String,
+    /// The literal `payment`.
+    pub object: String,
+    /// detected, validating, confirmed, underpaid, overpaid, failed or duplicate.
+    pub status: String,
+    pub checkout_session_id: String,
+    pub transaction_hash: String,
+    pub failure_reason: Option<String>,
+}
+
+impl From<&Payment> for SubmittedPaymentOut {
+    fn from(p: &Payment) -> Self {
+        Self {
+            id: p.id.to_string(),
+            object: "payment".into(),
+            status: p.status.as_str().into(),
+            checkout_session_id: p.checkout_session_id.to_string(),
+            transaction_hash: p.transaction_hash.as_str().into(),
+            failure_reason: p.failure_reason.map(|r| r.as_str().to_owned()),
+        }
+    }
+}
+
+/// A transfer into the merchant's live wallet that no checkout could be credited with.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UnattributedTransferOut {
+    pub id: String,
+    /// The literal `unattributed_transfer`.
+    pub object: String,
+    pub mode: String,
+    pub chain_id: u64,
+    pub transaction_hash: String,
+    pub log_index: u64,
+    pub block: BlockOut,
+    /// USDC or USDT.
+    pub currency_code: String,
+    pub token_contract: String,
+    pub from: String,
+    pub to: String,
+    pub amount: String,
+    /// no_open_checkout, no_matching_amount or several_matching_checkouts.
+    pub reason: String,
+    pub detected_at: String,
+}
+
+impl From<UnattributedTransfer> for UnattributedTransferOut {
+    fn from(t: UnattributedTransfer) -> Self {
+        let l = t.logged;
+        Self {
+            id: t.id.to_string(),
+            object: "unattributed_transfer".into(),
+            mode: t.scope.mode.as_str().into(),
+            chain_id: t.chain_id,
+            transaction_hash: l.tx_hash.as_str().into(),
+            log_index: l.log_index,
+            block: BlockOut { number: l.block.number, hash: l.block.hash },
+            currency_code: t.token.symbol().into(),
+            token_contract: l.transfer.token_contract.to_string(),
+            from: l.transfer.from.to_string(),
+            to: l.transfer.to.to_string(),
+            amount: l.transfer.amount.to_string(),
+            reason: t.reason.as_str().into(),
+            detected_at: timestamp(t.detected_at),
+        }
+    }
+}
+
+envelope!(/// A reported payment.
+    SubmittedPaymentEnvelope, SubmittedPaymentOut);
+envelope!(/// A page of unattributed transfers.
+    UnattributedListEnvelope, crate::wire::ListOut<UnattributedTransferOut>);

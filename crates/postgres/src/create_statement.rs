@@ -121,7 +121,7 @@ impl QueryFragment<Pg> for InsertInvoiceWithSession<'_> {
         out.push_sql(
             ") RETURNING id) INSERT INTO checkout_sessions (id, invoice_id, merchant_id, mode, status, amount_due, \
              currency, settlement_wallet, external_reference, customer_email, success_url, cancel_url, expires_at, \
-             created_at, completed_at) SELECT ",
+             created_at, completed_at, chain_id, token_contract) SELECT ",
         );
         let mut b = Binds { out: out.reborrow(), first: true };
         b.text(&s.id)?;
@@ -139,6 +139,8 @@ impl QueryFragment<Pg> for InsertInvoiceWithSession<'_> {
         b.at(&s.expires_at)?;
         b.at(&s.created_at)?;
         b.opt_at(&s.completed_at)?;
+        b.i64(&s.chain_id)?;
+        b.text(&s.token_contract)?;
         out.push_sql(" FROM inv");
         Ok(())
     }

@@ -17,6 +17,7 @@ mod merchants;
 mod migrate;
 mod pool;
 pub mod schema;
+mod watch;
 
 pub use clock::PgClock;
 pub use migrate::run_migrations;

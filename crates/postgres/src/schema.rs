@@ -113,6 +113,8 @@ diesel::table! {
         expires_at -> Timestamptz,
         created_at -> Timestamptz,
         completed_at -> Nullable<Timestamptz>,
+        chain_id -> Int8,
+        token_contract -> Text,
     }
 }
 
@@ -136,6 +138,38 @@ diesel::table! {
         failure_reason -> Nullable<Text>,
         detected_at -> Timestamptz,
         confirmed_at -> Nullable<Timestamptz>,
+        block_number -> Nullable<Int8>,
+        block_hash -> Nullable<Text>,
+        diagnostic -> Nullable<Text>,
+        next_check_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    chain_cursors (chain_id) {
+        chain_id -> Int8,
+        next_block -> Int8,
+    }
+}
+
+diesel::table! {
+    unattributed_transfers (id) {
+        seq -> Int8,
+        id -> Text,
+        merchant_id -> Text,
+        mode -> Text,
+        chain_id -> Int8,
+        transaction_hash -> Text,
+        log_index -> Int8,
+        block_number -> Int8,
+        block_hash -> Text,
+        currency -> Text,
+        token_contract -> Text,
+        from_address -> Text,
+        to_address -> Text,
+        amount -> Numeric,
+        reason -> Text,
+        detected_at -> Timestamptz,
     }
 }
 
@@ -163,4 +197,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     checkout_sessions,
     payments,
     idempotency_keys,
+    chain_cursors,
+    unattributed_transfers,
 );

@@ -17,7 +17,7 @@ use stablepay_domain::invoice::collection::CollectionState;
 use stablepay_domain::invoice::lifecycle::LifecycleStatus;
 use stablepay_domain::invoice::model::{InvoiceContent, LineItem};
 use stablepay_domain::invoice::validate::DraftInput;
-use stablepay_domain::merchant::Merchant;
+use stablepay_domain::merchant::{ChainSettings, Merchant};
 use stablepay_domain::money::{Amount, Decimal6};
 use stablepay_domain::operator;
 use stablepay_domain::page::PageRequest;
@@ -34,6 +34,7 @@ struct Fixture {
     clock: PgClock,
     crypto: SeqCrypto,
     chain: MockChain,
+    settings: ChainSettings,
 }
 
 impl Fixture {
@@ -45,11 +46,24 @@ impl Fixture {
         let settings = PoolSettings { max_size: 8, ..PoolSettings::default() };
         let store = PgStore::connect(&db.url(), &settings).unwrap();
         let clock = PgClock::new(store.clone());
-        Self { db, store, clock, crypto: SeqCrypto::default(), chain: MockChain::new() }
+        Self {
+            db,
+            store,
+            clock,
+            crypto: SeqCrypto::default(),
+            chain: MockChain::new(),
+            settings: ChainSettings::default(),
+        }
     }
 
     fn billing(&self) -> Billing<'_> {
-        Billing { store: &self.store, crypto: &self.crypto, clock: &self.clock, chain: &self.chain }
+        Billing {
+            store: &self.store,
+            crypto: &self.crypto,
+            clock: &self.clock,
+            chain: &self.chain,
+            settings: &self.settings,
+        }
     }
 
     async fn merchant(&self, name: &str) -> Merchant {
@@ -110,10 +124,12 @@ fn credited(crypto: &SeqCrypto, agg: &InvoiceAggregate, tx: &TxHash, amount: &st
         merchant_amount_settled: d(amount),
         transaction_hash: tx.clone(),
         chain_id: 137,
-        token_contract: s.currency.polygon_contract(),
+        token_contract: s.token_contract.clone(),
         settlement_wallet: s.settlement_wallet.clone(),
         payer_address: None,
         failure_reason: None,
+        block: None,
+        diagnostic: None,
         detected_at: now,
         confirmed_at: Some(now),
     });

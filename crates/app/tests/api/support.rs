@@ -84,6 +84,8 @@ impl TestApp {
     }
 
     pub async fn spawn_with(db: TestDb, env: &[(&str, String)], args: &[&str]) -> Self {
+        // reqwest's TLS (rustls) needs a crypto provider; the service uses ring, so do the tests.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let stderr_path = std::env::temp_dir().join(format!("{}.stderr", db.name));
         let stderr = std::fs::File::create(&stderr_path).unwrap();
         let mut cmd = Command::new(BIN);

@@ -19,13 +19,13 @@ use crate::invoice::model::{
 };
 use crate::invoice::totals::Totals;
 use crate::invoice::validate::{self, DraftInput, check_len};
-use crate::merchant::{Merchant, Settlement};
+use crate::merchant::{ChainSettings, Merchant, Settlement};
 use crate::mode::Scope;
 use crate::money::Amount;
 
-/// A new checkout session of `invoice` collecting `amount_due`.
+/// A new checkout session of `invoice` collecting `amount_due`, on the configured chain.
 pub(super) fn new_session(
-    crypto: &dyn Crypto,
+    (crypto, chain): (&dyn Crypto, &ChainSettings),
     invoice: &Invoice,
     amount_due: Amount,
     now: DateTime<Utc>,
@@ -41,6 +41,8 @@ pub(super) fn new_session(
         status: CheckoutStatus::Pending,
         amount_due,
         currency: f.currency,
+        chain_id: chain.chain_id,
+        token_contract: chain.contract(f.currency).clone(),
         settlement_wallet: invoice.settlement_wallet.clone(),
         external_reference: f.content.external_reference.clone(),
         customer_email: f.content.customer_email().map(str::to_owned),
@@ -97,14 +99,19 @@ pub(super) fn new_invoice(
 /// draft is issued (number and invoice.issued); an amount-only invoice is payable at once and
 /// is numbered when its first payment is credited, so creating checkouts never queues on the
 /// merchant's number sequence and abandoned checkouts consume no numbers.
-pub(super) fn issue_into(change: &mut InvoiceChange, crypto: &dyn Crypto, now: DateTime<Utc>) -> Result<(), Error> {
+pub(super) fn issue_into(
+    change: &mut InvoiceChange,
+    ctx: (&dyn Crypto, &ChainSettings),
+    now: DateTime<Utc>,
+) -> Result<(), Error> {
+    let crypto = ctx.0;
     let invoice = &mut change.aggregate.invoice;
     let t = collection::transition(invoice.collection_state, CollectionTrigger::Issue)?;
     invoice.collection_state = t.to;
     invoice.public_token = Some(PublicToken::generate(crypto));
     invoice.issued_at = Some(now);
     invoice.log(now, ActivityAction::Issued, Actor::Api, None);
-    let session = new_session(crypto, invoice, invoice.totals.total.clone(), now)?;
+    let session = new_session(ctx, invoice, invoice.totals.total.clone(), now)?;
     let itemized = invoice.kind == InvoiceKind::Itemized;
     let prefix = invoice.number_prefix.clone();
     change.push_session(session);
@@ -119,7 +126,7 @@ pub(super) fn issue_into(change: &mut InvoiceChange, crypto: &dyn Crypto, now: D
 
 /// A new amount-only invoice, payable at once, with its checkout.
 pub(super) fn checkout(
-    crypto: &dyn Crypto,
+    ctx: (&dyn Crypto, &ChainSettings),
     merchant: &Merchant,
     scope: &Scope,
     input: CheckoutInput,
@@ -154,15 +161,15 @@ pub(super) fn checkout(
         reminder_schedule: None,
     };
     let totals = Totals::of_amount(amount);
-    let invoice = new_invoice(crypto, merchant, scope, settlement, InvoiceKind::AmountOnly, (fields, totals), now);
+    let invoice = new_invoice(ctx.0, merchant, scope, settlement, InvoiceKind::AmountOnly, (fields, totals), now);
     let mut change = InvoiceChange::create(InvoiceAggregate::new(invoice));
-    issue_into(&mut change, crypto, now)?;
+    issue_into(&mut change, ctx, now)?;
     Ok(change)
 }
 
 /// A new itemized draft, or an issued invoice when `issue`.
 pub(super) fn itemized(
-    crypto: &dyn Crypto,
+    ctx: (&dyn Crypto, &ChainSettings),
     merchant: &Merchant,
     scope: &Scope,
     input: DraftInput,
@@ -177,10 +184,10 @@ pub(super) fn itemized(
     if send {
         check_send(&built.0.content)?;
     }
-    let invoice = new_invoice(crypto, merchant, scope, settlement, InvoiceKind::Itemized, built, now);
+    let invoice = new_invoice(ctx.0, merchant, scope, settlement, InvoiceKind::Itemized, built, now);
     let mut change = InvoiceChange::create(InvoiceAggregate::new(invoice));
     if issue {
-        issue_into(&mut change, crypto, now)?;
+        issue_into(&mut change, ctx, now)?;
     }
     Ok(change)
 }
@@ -244,7 +251,7 @@ pub(super) fn update(
 
 /// Issue the draft at `version`.
 pub(super) fn issue(
-    crypto: &dyn Crypto,
+    ctx: (&dyn Crypto, &ChainSettings),
     current: &InvoiceAggregate,
     version: i64,
     send: bool,
@@ -256,14 +263,14 @@ pub(super) fn issue(
         check_send(&current.invoice.fields.content)?;
     }
     let mut change = InvoiceChange::update(current.clone());
-    issue_into(&mut change, crypto, now)?;
+    issue_into(&mut change, ctx, now)?;
     Ok(Decision::of(change))
 }
 
 /// A checkout for the collectible remainder; an active one for the same remainder is reused.
 /// The answer is the session and whether it was reused.
 pub(super) fn open_checkout(
-    crypto: &dyn Crypto,
+    ctx: (&dyn Crypto, &ChainSettings),
     current: &InvoiceAggregate,
     now: DateTime<Utc>,
 ) -> Result<Decision<(CheckoutSessionId, bool)>, Error> {
@@ -280,7 +287,7 @@ pub(super) fn open_checkout(
     let mut change = InvoiceChange::update(current.clone());
     let inv = &mut change.aggregate.invoice;
     inv.status = lifecycle::transition(inv.status, LifecycleTrigger::CheckoutOpened)?;
-    let session = new_session(crypto, inv, remaining, now)?;
+    let session = new_session(ctx, inv, remaining, now)?;
     let id = session.id.clone();
     inv.log(now, ActivityAction::CheckoutOpened, Actor::Api, Some(id.to_string()));
     change.push_session(session);

@@ -4,7 +4,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::checkout::CheckoutStatus;
+use crate::checkout::{CheckoutSession, CheckoutStatus};
 use crate::crypto::Crypto;
 use crate::error::Error;
 use crate::event::EventType;
@@ -13,13 +13,21 @@ use crate::invoice::collection::{self, CollectionTrigger};
 use crate::invoice::lifecycle::{self, LifecycleStatus, LifecycleTrigger};
 use crate::invoice::model::{ActivityAction, Actor};
 
+/// A pending session past its expiry, with no payment still being verified on it (a transfer
+/// mined before the expiry may still pay it: it expires once its payments are settled).
+fn expiring(agg: &InvoiceAggregate, s: &CheckoutSession, now: DateTime<Utc>) -> bool {
+    s.status == CheckoutStatus::Pending
+        && s.expires_at <= now
+        && !agg.payments.iter().any(|p| p.checkout_session_id == s.id && p.in_flight())
+}
+
 /// What is due on `current` at `now`. The answer tells whether anything changed.
 pub(super) fn due(
     crypto: &dyn Crypto,
     current: &InvoiceAggregate,
     now: DateTime<Utc>,
 ) -> Result<Decision<bool>, Error> {
-    let expiring = current.sessions.iter().any(|s| s.status == CheckoutStatus::Pending && s.expires_at <= now);
+    let expiring = current.sessions.iter().any(|s| expiring(current, s, now));
     let inv = &current.invoice;
     let past_due = inv.fields.content.due_at.is_some_and(|d| d <= now)
         && inv.past_due_at.is_none()
@@ -43,8 +51,15 @@ pub(super) fn due(
 /// expires too, unless something was paid or collection is closed (the lifecycle machine's
 /// explicit no-ops).
 fn expire_sessions(crypto: &dyn Crypto, change: &mut InvoiceChange, now: DateTime<Utc>) -> Result<(), Error> {
+    let ids: Vec<_> = change
+        .aggregate
+        .sessions
+        .iter()
+        .filter(|s| expiring(&change.aggregate, s, now))
+        .map(|s| s.id.clone())
+        .collect();
     let agg = &mut change.aggregate;
-    for s in agg.sessions.iter_mut().filter(|s| s.status == CheckoutStatus::Pending && s.expires_at <= now) {
+    for s in agg.sessions.iter_mut().filter(|s| ids.contains(&s.id)) {
         s.status = CheckoutStatus::Expired;
         change.changed_sessions.push(s.id.clone());
     }

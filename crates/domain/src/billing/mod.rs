@@ -11,25 +11,26 @@ mod credit;
 mod decide;
 mod due;
 pub mod input;
+pub mod watch;
 
 use chrono::{DateTime, Utc};
 
 pub use crate::invoice::aggregate::{InvoiceAggregate, InvoiceKey, PublicRef};
+pub use credit::Settled;
 pub use input::{
     AmountOnlyInput, CheckoutInput, CloseAction, MAX_REASON_BYTES, OpenedCheckout, RefundInput, TestPaymentInput,
 };
 
-use crate::chain::{Chain, Observation, ObservedTransfer};
-use crate::checkout::{CheckoutSession, CheckoutStatus};
+use crate::chain::Chain;
 use crate::clock::{Clock, MAX_TEST_CLOCK_ADVANCE_SECONDS};
 use crate::crypto::Crypto;
-use crate::error::{Error, Resource};
-use crate::ids::{CheckoutSessionId, InvoiceId, RefundReferenceId};
+use crate::error::Error;
+use crate::ids::{CheckoutSessionId, InvoiceId, PaymentId, RefundReferenceId};
 use crate::invoice::aggregate::Decision;
 use crate::invoice::model::Actor;
 use crate::invoice::ports::InvoiceStore;
 use crate::invoice::validate::{self, DraftInput};
-use crate::merchant::{Merchant, POLYGON_CHAIN_ID};
+use crate::merchant::{ChainSettings, Merchant, POLYGON_CHAIN_ID};
 use crate::mode::{Mode, Scope};
 use crate::payment::{Payment, TxHash};
 
@@ -64,9 +65,15 @@ pub struct Billing<'a> {
     pub crypto: &'a dyn Crypto,
     pub clock: &'a dyn Clock,
     pub chain: &'a dyn Chain,
+    /// The settlement chain and token contracts new checkouts expect.
+    pub settings: &'a ChainSettings,
 }
 
 impl Billing<'_> {
+    fn ctx(&self) -> (&dyn Crypto, &ChainSettings) {
+        (self.crypto, self.settings)
+    }
+
     /// Load, decide, save; decided again on a concurrent change. Answers the saved (or, when
     /// the decision changes nothing, the loaded) aggregate and the decision's output.
     async fn mutate<T>(
@@ -97,7 +104,7 @@ impl Billing<'_> {
         input: CheckoutInput,
     ) -> Result<InvoiceAggregate, Error> {
         let now = self.clock.now(scope).await?;
-        let change = decide::checkout(self.crypto, merchant, scope, input, now)?;
+        let change = decide::checkout(self.ctx(), merchant, scope, input, now)?;
         self.store.save_invoice(change).await
     }
 
@@ -111,7 +118,7 @@ impl Billing<'_> {
         send: bool,
     ) -> Result<InvoiceAggregate, Error> {
         let now = self.clock.now(scope).await?;
-        let change = decide::itemized(self.crypto, merchant, scope, input, (issue, send), now)?;
+        let change = decide::itemized(self.ctx(), merchant, scope, input, (issue, send), now)?;
         self.store.save_invoice(change).await
     }
 
@@ -149,7 +156,7 @@ impl Billing<'_> {
         send: bool,
     ) -> Result<InvoiceAggregate, Error> {
         let (saved, ()) =
-            self.mutate(scope, key, |agg, now| decide::issue(self.crypto, agg, version, send, now)).await?;
+            self.mutate(scope, key, |agg, now| decide::issue(self.ctx(), agg, version, send, now)).await?;
         Ok(saved)
     }
 
@@ -157,7 +164,7 @@ impl Billing<'_> {
     /// reusing an active one for the same remainder.
     pub async fn open_checkout(&self, scope: &Scope, key: &InvoiceKey) -> Result<OpenedCheckout, Error> {
         let (aggregate, (session_id, reused)) =
-            self.mutate(scope, key, |agg, now| decide::open_checkout(self.crypto, agg, now)).await?;
+            self.mutate(scope, key, |agg, now| decide::open_checkout(self.ctx(), agg, now)).await?;
         Ok(OpenedCheckout { aggregate, session_id, reused })
     }
 
@@ -209,9 +216,10 @@ impl Billing<'_> {
     }
 
     /// Test helper: simulate a transfer to a checkout and run it through verification and
-    /// crediting, exactly as a live payment would go. The session must be payable when the
-    /// transfer is credited (checked in the same decision, so concurrent simulations cannot
-    /// pay an already completed session). Returns the payment and its invoice.
+    /// crediting, exactly as a live payment would go (as a final transfer). The session must be
+    /// payable when the transfer is credited (checked in the same decision, so concurrent
+    /// simulations cannot pay an already completed session). Returns the payment and its
+    /// invoice.
     pub async fn pay_test(
         &self,
         scope: &Scope,
@@ -225,69 +233,82 @@ impl Billing<'_> {
             return Err(Error::invalid_amount("amount", "must be greater than zero"));
         }
         let tx = input.transaction_hash.clone().unwrap_or_else(|| TxHash::generate(self.crypto));
-        let simulate = |session: &CheckoutSession, now: DateTime<Utc>| {
-            // A transfer can still reach a session whose invoice was closed (cancelled): that
-            // is the late payment the after_void / after_uncollectible events report. Expired
-            // and completed sessions take no more transfers.
-            let open = matches!(session.status, CheckoutStatus::Pending | CheckoutStatus::Cancelled);
-            if !open || now >= session.expires_at {
-                return Err(Error::CheckoutSessionNotPayable);
-            }
-            Ok(Observation::Found(ObservedTransfer {
-                tx_hash: tx.clone(),
-                chain_id: POLYGON_CHAIN_ID,
-                token_contract: session.currency.polygon_contract(),
-                recipient: session.settlement_wallet.clone(),
-                sender: None,
-                amount: input.amount.clone().unwrap_or_else(|| session.amount_due.clone()),
-                succeeded: input.succeed,
-                block_time: now,
-            }))
-        };
-        self.settle(scope, session_id, &tx, simulate, Actor::TestHelper).await
-    }
-
-    /// Verifies the transfer `tx` for a checkout against the chain and records the payment:
-    /// credited, failed or duplicate. The same crediting serves test and live mode; only where
-    /// the observation comes from differs.
-    pub async fn record_payment(
-        &self,
-        scope: &Scope,
-        session_id: &CheckoutSessionId,
-        tx: &TxHash,
-        actor: Actor,
-    ) -> Result<(Payment, InvoiceAggregate), Error> {
-        let observation = self.chain.observe(scope, tx).await?;
-        self.settle(scope, session_id, tx, |_, _| Ok(observation.clone()), actor).await
-    }
-
-    /// Credits one transfer to a session, decided against the current aggregate. When the
-    /// store reports the hash as already credited elsewhere, the attempt is decided again and
-    /// recorded as a duplicate.
-    async fn settle(
-        &self,
-        scope: &Scope,
-        session_id: &CheckoutSessionId,
-        tx: &TxHash,
-        observe: impl Fn(&CheckoutSession, DateTime<Utc>) -> Result<Observation, Error>,
-        actor: Actor,
-    ) -> Result<(Payment, InvoiceAggregate), Error> {
         let key = InvoiceKey::Session(session_id.clone());
         let decide = |duplicate: bool| {
-            let observe = &observe;
+            let (tx, input) = (&tx, &input);
             move |agg: &InvoiceAggregate, now: DateTime<Utc>| {
-                let session = agg.session(session_id).ok_or(Error::NotFound(Resource::CheckoutSession))?;
-                let observation = observe(session, now)?;
-                let transfer = credit::Transfer { session, tx, observation: &observation, duplicate, actor };
-                credit::credit(self.crypto, agg, transfer, now)
+                let transfer = (input.amount.as_ref(), input.succeed, duplicate);
+                credit::simulated(self.crypto, agg, (session_id, tx), transfer, now)
             }
         };
-        let (saved, payment_id) = match self.mutate(scope, &key, decide(false)).await {
+        let (saved, id) = match self.mutate(scope, &key, decide(false)).await {
             Err(Error::DuplicateTransaction) => self.mutate(scope, &key, decide(true)).await?,
             other => other?,
         };
-        let payment = saved.payment(&payment_id).cloned().ok_or_else(|| Error::Internal("payment not saved".into()))?;
+        let payment = saved.payment(&id).cloned().ok_or_else(|| Error::Internal("payment not saved".into()))?;
         Ok((payment, saved))
+    }
+
+    /// A customer reports the hash of a transfer to a live checkout (the unguessable session id
+    /// is the capability, as for the hosted page): recorded as `detected` and verified by the
+    /// worker. The same hash on the same session answers the same payment.
+    /// Errors: `NotFound(CheckoutSession)`; `CheckoutSessionNotPayable` for an expired or
+    /// completed session; `FeatureUnavailable` in test mode (simulate transfers instead).
+    pub async fn submit_payment(&self, session_id: &CheckoutSessionId, tx: &TxHash) -> Result<Payment, Error> {
+        let public = self.store.load_public(&PublicRef::Session(session_id.clone())).await?;
+        let scope = public.invoice.scope.clone();
+        if scope.mode == Mode::Test {
+            return Err(Error::FeatureUnavailable(
+                "reporting transactions in test mode: simulate transfers with the test helpers",
+            ));
+        }
+        self.report(&scope, session_id, tx, (credit::Origin::Submitted, Actor::Api)).await
+    }
+
+    /// The chain follower saw transfer `tx` to the wallet of checkout `session_id` and could
+    /// attribute it: recorded as `detected` for verification (never refused: it is money seen
+    /// arriving).
+    pub async fn record_detected(
+        &self,
+        scope: &Scope,
+        session_id: &CheckoutSessionId,
+        tx: &TxHash,
+    ) -> Result<Payment, Error> {
+        self.report(scope, session_id, tx, (credit::Origin::Detected, Actor::System)).await
+    }
+
+    async fn report(
+        &self,
+        scope: &Scope,
+        session_id: &CheckoutSessionId,
+        tx: &TxHash,
+        how: (credit::Origin, Actor),
+    ) -> Result<Payment, Error> {
+        let key = InvoiceKey::Session(session_id.clone());
+        let (saved, id) =
+            self.mutate(scope, &key, |agg, now| credit::reported(self.crypto, agg, (session_id, tx), how, now)).await?;
+        saved.payment(&id).cloned().ok_or_else(|| Error::Internal("payment not saved".into()))
+    }
+
+    /// Verifies an in-flight payment against the chain and records what it found: still
+    /// waiting, validating (not final yet), back to detected (reorganised), credited, failed
+    /// or duplicate. Errors from the chain (`Unavailable`, `FeatureUnavailable`) are returned
+    /// untouched: the payment stays as it is and the caller retries later.
+    pub async fn verify_payment(&self, scope: &Scope, id: &PaymentId, tx: &TxHash) -> Result<Settled, Error> {
+        let observation = self.chain.observe(scope, tx).await?;
+        let key = InvoiceKey::Payment(id.clone());
+        let wait = credit::NotFoundAfter(self.settings.not_found_after);
+        let decide = |duplicate: bool| {
+            let observation = &observation;
+            move |agg: &InvoiceAggregate, now: DateTime<Utc>| {
+                credit::verified(self.crypto, agg, id, (observation, duplicate), (now, wait))
+            }
+        };
+        let (_, settled) = match self.mutate(scope, &key, decide(false)).await {
+            Err(Error::DuplicateTransaction) => self.mutate(scope, &key, decide(true)).await?,
+            other => other?,
+        };
+        Ok(settled)
     }
 
     /// Runs the time-based transitions of one invoice that are due at its scope's time.

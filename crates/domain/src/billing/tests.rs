@@ -1,5 +1,6 @@
 use super::*;
-use crate::chain::MockChain;
+use crate::chain::{MockChain, Observation, ObservedTransaction, TokenTransfer};
+use crate::checkout::CheckoutStatus;
 use crate::clock::MockClock;
 use crate::event::EventType;
 use crate::ids::MerchantId;
@@ -8,8 +9,9 @@ use crate::invoice::collection::CollectionState;
 use crate::invoice::lifecycle::LifecycleStatus;
 use crate::invoice::model::{ActivityAction, Actor};
 use crate::invoice::ports::MockInvoiceStore;
-use crate::merchant::MerchantStatus;
+use crate::merchant::{ChainSettings, MerchantStatus, WalletAddress};
 use crate::money::{Amount, Decimal6};
+use crate::payment::{BlockRef, TxHash};
 use crate::payment::{FailureReason, PaymentStatus};
 use crate::testing::SeqCrypto;
 use chrono::Duration;
@@ -40,7 +42,7 @@ fn scope() -> Scope {
 fn issued(total: &str, now: DateTime<Utc>) -> InvoiceAggregate {
     let crypto = SeqCrypto::default();
     let input = CheckoutInput { amount: Some(d(total)), ..Default::default() };
-    let mut change = decide::checkout(&crypto, &merchant(), &scope(), input, now).unwrap();
+    let mut change = decide::checkout((&crypto, &ChainSettings::default()), &merchant(), &scope(), input, now).unwrap();
     // Amount-only: payable at once, numbered when first paid, no invoice.issued.
     assert_eq!(change.kind, ChangeKind::Create);
     assert_eq!(change.assign_number, None);
@@ -51,34 +53,68 @@ fn issued(total: &str, now: DateTime<Utc>) -> InvoiceAggregate {
     change.aggregate
 }
 
+fn ctx_of<'a>(
+    crypto: &'a SeqCrypto,
+    settings: &'a ChainSettings,
+) -> (&'a dyn crate::crypto::Crypto, &'a ChainSettings) {
+    (crypto, settings)
+}
+
 fn tx(n: u8) -> TxHash {
     TxHash::parse(&format!("0x{}", format!("{n:02x}").repeat(32))).unwrap()
 }
 
-/// What the chain would report for a transfer of `amount` to the first session.
+/// What the chain would report for a final transfer of `amount` to the first session.
 fn sent(agg: &InvoiceAggregate, amount: &str, now: DateTime<Utc>) -> Observation {
+    seen(agg, amount, now, true)
+}
+
+fn seen(agg: &InvoiceAggregate, amount: &str, now: DateTime<Utc>, finalized: bool) -> Observation {
     let s = &agg.sessions[0];
-    Observation::Found(ObservedTransfer {
+    let payer = WalletAddress::parse(&format!("0x{}", "11".repeat(20))).unwrap();
+    Observation::Included(ObservedTransaction {
         tx_hash: tx(9),
         chain_id: POLYGON_CHAIN_ID,
-        token_contract: s.currency.polygon_contract(),
-        recipient: s.settlement_wallet.clone(),
-        sender: Some("0xpayer".into()),
-        amount: d(amount),
         succeeded: true,
+        block: BlockRef { number: 5, hash: format!("0x{}", "55".repeat(32)) },
         block_time: now,
+        sender: Some(payer.clone()),
+        transfers: vec![TokenTransfer {
+            token_contract: s.token_contract.clone(),
+            from: payer,
+            to: s.settlement_wallet.clone(),
+            amount: d(amount),
+        }],
+        finalized,
     })
 }
 
+/// Records an attempt on the first session and settles it from `observation` at once.
 fn pay(agg: &InvoiceAggregate, observation: &Observation, duplicate: bool, now: DateTime<Utc>) -> InvoiceChange {
-    let crypto = SeqCrypto::default();
-    let session = &agg.sessions[0];
-    let transfer = credit::Transfer { session, tx: &tx(1), observation, duplicate, actor: Actor::TestHelper };
-    let decision = credit::credit(&crypto, agg, transfer, now).unwrap();
-    let change = decision.change.unwrap();
-    assert_eq!(change.changed_payments, vec![decision.output]);
+    let (change, _) = try_pay(agg, observation, duplicate, now).unwrap();
     assert_eq!(change.kind, ChangeKind::Update { expected_lock_version: agg.invoice.lock_version });
     change
+}
+
+fn try_pay(
+    agg: &InvoiceAggregate,
+    observation: &Observation,
+    duplicate: bool,
+    now: DateTime<Utc>,
+) -> Result<(InvoiceChange, credit::Settled), Error> {
+    let crypto = SeqCrypto::default();
+    // Distinct ids for each payment of the aggregate (the sequence starts over per instance).
+    for _ in 0..=agg.payments.len() * 4 {
+        crate::crypto::Crypto::fill_random(&crypto, &mut [0u8; 1]);
+    }
+    let mut change = InvoiceChange::update(agg.clone());
+    let how = (credit::Origin::Simulated, Actor::TestHelper);
+    let id = credit::attempt_into(&crypto, &mut change, &agg.sessions[0].id, &tx(1), how, now)?;
+    let wait = credit::NotFoundAfter(Duration::zero());
+    let settled =
+        credit::settle_into(&crypto, &mut change, &id, (observation, duplicate), (now, Actor::TestHelper, wait))?;
+    assert_eq!(change.changed_payments, vec![id]);
+    Ok((change, settled))
 }
 
 fn types(change: &InvoiceChange) -> Vec<EventType> {
@@ -90,11 +126,12 @@ fn partial_then_full_payment() {
     let now = Utc::now();
     let agg = issued("10", now);
     let c = pay(&agg, &sent(&agg, "4", now), false, now);
+    assert_eq!(c.aggregate.payments[0].block.as_ref().map(|b| b.number), Some(5));
     assert_eq!(c.aggregate.invoice.collection_state, CollectionState::PartiallyPaid);
     assert_eq!(c.aggregate.invoice.status, LifecycleStatus::Underpaid);
     assert_eq!(c.aggregate.invoice.remaining(), d("6"));
     assert_eq!(c.aggregate.payments[0].status, PaymentStatus::Underpaid);
-    assert_eq!(c.aggregate.payments[0].payer_address.as_deref(), Some("0xpayer"));
+    assert_eq!(c.aggregate.payments[0].payer_address.as_deref(), Some("0x1111111111111111111111111111111111111111"));
     assert_eq!(types(&c), vec![EventType::InvoicePartiallyPaid, EventType::PaymentUnderpaid]);
     assert_eq!(c.aggregate.sessions[0].status, CheckoutStatus::Pending);
     // The first credited payment numbers an amount-only invoice.
@@ -169,23 +206,90 @@ fn refused_steps_are_errors() {
     // A transfer to a draft's session (drafts have none) is refused by the collection machine.
     let mut draft = issued("10", now);
     draft.invoice.collection_state = CollectionState::Draft;
-    let session = &draft.sessions[0];
     let observation = sent(&draft, "10", now);
-    let transfer =
-        credit::Transfer { session, tx: &tx(1), observation: &observation, duplicate: false, actor: Actor::Api };
-    assert_eq!(credit::credit(&crypto, &draft, transfer, now), Err(Error::InvoiceNotPayable));
+    assert_eq!(try_pay(&draft, &observation, false, now).unwrap_err(), Error::InvoiceNotPayable);
 
     // Opening a checkout on a paid invoice is refused, not a silent no-op.
     let paid = pay(&issued("10", now), &observation, false, now).aggregate;
-    assert_eq!(decide::open_checkout(&crypto, &paid, now), Err(Error::InvoiceNotPayable));
+    let settings = ChainSettings::default();
+    let ctx = ctx_of(&crypto, &settings);
+    assert_eq!(decide::open_checkout(ctx, &paid, now), Err(Error::InvoiceNotPayable));
     // Closing a paid invoice is refused by the collection machine.
     let err = decide::close(&crypto, &paid, CloseAction::Void, "x", now).unwrap_err();
     assert!(matches!(err, Error::InvoiceTransitionGuardFailed(_)), "{err:?}");
-    // A processing status (never stored) makes expiry refuse rather than guess.
+    // A processing status (never stored without a payment in flight) makes expiry refuse
+    // rather than guess.
     let mut processing = issued("10", now);
     processing.invoice.status = LifecycleStatus::Processing;
     let err = due::due(&crypto, &processing, now + Duration::minutes(31)).unwrap_err();
     assert!(matches!(err, Error::InvoiceTransitionGuardFailed(_)), "{err:?}");
+}
+
+/// Live verification: detected until seen, validating until final, back to detected when the
+/// block is reorganised away, credited only once final; an unknown hash waits, then fails.
+#[test]
+fn a_payment_is_credited_only_once_final() {
+    let crypto = SeqCrypto::default();
+    let now = Utc::now();
+    let agg = issued("10", now);
+    let mut change = InvoiceChange::update(agg.clone());
+    let how = (credit::Origin::Submitted, Actor::Api);
+    let id = credit::attempt_into(&crypto, &mut change, &agg.sessions[0].id, &tx(1), how, now).unwrap();
+    assert_eq!(change.aggregate.invoice.status, LifecycleStatus::Processing);
+    let detected = change.aggregate;
+    assert_eq!(detected.payment(&id).unwrap().status, PaymentStatus::Detected);
+    let wait = credit::NotFoundAfter(Duration::minutes(10));
+    let verify = |agg: &InvoiceAggregate, observation: &Observation, at: DateTime<Utc>| {
+        credit::verified(&crypto, agg, &id, (observation, false), (at, wait)).unwrap()
+    };
+
+    // Not seen yet: nothing changes, until the wait is over.
+    assert_eq!(verify(&detected, &Observation::NotFound, now), Decision::unchanged(credit::Settled::Waiting));
+    let gave_up = verify(&detected, &Observation::NotFound, now + Duration::minutes(11));
+    assert_eq!(gave_up.output, credit::Settled::Failed(FailureReason::TransactionNotFound));
+    assert_eq!(gave_up.change.unwrap().aggregate.invoice.status, LifecycleStatus::Failed);
+
+    // Seen, not final: validating, nothing credited; the same again changes nothing.
+    let pending = seen(&detected, "10", now, false);
+    let validating = verify(&detected, &pending, now);
+    assert_eq!(validating.output, credit::Settled::Validating);
+    let validating = validating.change.unwrap().aggregate;
+    let p = validating.payment(&id).unwrap();
+    assert_eq!((p.status, &p.customer_amount_credited), (PaymentStatus::Validating, &Amount::zero()));
+    assert_eq!(validating.invoice.customer_amount_paid, Amount::zero());
+    assert_eq!(verify(&validating, &pending, now), Decision::unchanged(credit::Settled::Waiting));
+
+    // Reorganised away before finality: back to detected.
+    let reorged = verify(&validating, &Observation::NotFound, now);
+    assert_eq!(reorged.output, credit::Settled::Reorganized);
+    let reorged = reorged.change.unwrap().aggregate;
+    assert_eq!(reorged.payment(&id).unwrap().status, PaymentStatus::Detected);
+    assert_eq!(reorged.payment(&id).unwrap().block, None);
+
+    // Final: credited.
+    let credited = verify(&validating, &sent(&detected, "10", now), now);
+    assert_eq!(credited.output, credit::Settled::Credited(PaymentStatus::Confirmed));
+    let change = credited.change.unwrap();
+    assert_eq!(change.aggregate.invoice.collection_state, CollectionState::Paid);
+    assert_eq!(types(&change), vec![EventType::InvoicePaid]);
+    // Settled payments are not settled again.
+    let again = verify(&change.aggregate, &sent(&detected, "10", now), now);
+    assert_eq!(again, Decision::unchanged(credit::Settled::AlreadySettled));
+}
+
+/// A checkout does not expire while a payment on it is still being verified (a transfer mined
+/// before the expiry may still pay it).
+#[test]
+fn a_payment_in_flight_holds_its_checkout_open() {
+    let crypto = SeqCrypto::default();
+    let now = Utc::now();
+    let agg = issued("10", now);
+    let mut change = InvoiceChange::update(agg.clone());
+    let how = (credit::Origin::Submitted, Actor::Api);
+    credit::attempt_into(&crypto, &mut change, &agg.sessions[0].id, &tx(1), how, now).unwrap();
+    let later = now + Duration::minutes(31);
+    assert_eq!(due::due(&crypto, &change.aggregate, later).unwrap(), Decision::unchanged(false));
+    assert!(due::due(&crypto, &agg, later).unwrap().output);
 }
 
 #[test]
@@ -230,11 +334,13 @@ fn open_checkout_answers_the_session_it_chose() {
     let now = Utc::now();
     let agg = issued("10", now);
     // The first session asks for the whole remainder: it is reused, nothing is saved.
-    let reuse = decide::open_checkout(&crypto, &agg, now).unwrap();
+    let settings = ChainSettings::default();
+    let ctx = ctx_of(&crypto, &settings);
+    let reuse = decide::open_checkout(ctx, &agg, now).unwrap();
     assert_eq!(reuse, Decision::unchanged((agg.sessions[0].id.clone(), true)));
     // After a partial payment a new session for the remainder is opened.
     let partly = pay(&agg, &sent(&agg, "4", now), false, now).aggregate;
-    let opened = decide::open_checkout(&crypto, &partly, now).unwrap();
+    let opened = decide::open_checkout(ctx, &partly, now).unwrap();
     let (id, reused) = opened.output.clone();
     assert!(!reused);
     let change = opened.change.unwrap();
@@ -274,7 +380,8 @@ async fn a_concurrent_change_is_reloaded_and_retried() {
             |call, change| if call == 1 { Err(Error::InvoiceStateMismatch) } else { Ok(change.aggregate) },
         );
     let chain = MockChain::new();
-    let billing = Billing { store: &store, crypto: &crypto, clock: &clock, chain: &chain };
+    let settings = ChainSettings::default();
+    let billing = Billing { store: &store, crypto: &crypto, clock: &clock, chain: &chain, settings: &settings };
     let out = billing
         .close(&scope(), &InvoiceKey::Id(agg.invoice.id.clone()), CloseAction::Void, "customer left")
         .await
@@ -303,7 +410,8 @@ async fn a_hash_credited_elsewhere_is_recorded_as_a_duplicate() {
         }
     });
     let chain = MockChain::new();
-    let billing = Billing { store: &store, crypto: &crypto, clock: &clock, chain: &chain };
+    let settings = ChainSettings::default();
+    let billing = Billing { store: &store, crypto: &crypto, clock: &clock, chain: &chain, settings: &settings };
     let input = TestPaymentInput { amount: None, transaction_hash: Some(tx(3)), succeed: true };
     let (payment, saved) = billing.pay_test(&scope(), &agg.sessions[0].id, input).await.unwrap();
     assert_eq!(payment.status, PaymentStatus::Duplicate);
@@ -336,34 +444,22 @@ fn an_invoice_accumulates_only_so_much() {
         s.status = CheckoutStatus::Expired;
         many.sessions.push(s);
     }
-    let err = decide::open_checkout(&crypto, &many, now).unwrap_err();
+    let settings = ChainSettings::default();
+    let ctx = ctx_of(&crypto, &settings);
+    let err = decide::open_checkout(ctx, &many, now).unwrap_err();
     assert!(matches!(err, Error::LimitReached { what: Limit::CheckoutSessions, .. }), "{err:?}");
 
-    // Payment records: a full invoice refuses a failed attempt and any test-mode transfer, but
-    // records a verified live transfer (money the merchant received).
+    // Payment records: a full invoice refuses simulated and reported attempts, but records a
+    // transfer the follower saw arriving (money the merchant received).
     let mut full = issued("10", now);
-    let paid = pay(&full, &Observation::NotFound, false, now).aggregate.payments[0].clone();
-    full.payments = vec![paid; MAX_PAYMENT_RECORDS];
-    let session = full.sessions[0].clone();
-    for (observation, duplicate) in
-        [(Observation::NotFound, false), (sent(&full, "1", now), false), (sent(&full, "1", now), true)]
-    {
-        let transfer =
-            credit::Transfer { session: &session, tx: &tx(5), observation: &observation, duplicate, actor: Actor::Api };
-        let err = credit::credit(&crypto, &full, transfer, now).unwrap_err();
-        assert!(matches!(err, Error::LimitReached { what: Limit::PaymentRecords, .. }), "{err:?}");
+    let failed = pay(&full, &Observation::NotFound, false, now).aggregate.payments[0].clone();
+    full.payments = vec![failed; MAX_PAYMENT_RECORDS];
+    for origin in [credit::Origin::Simulated, credit::Origin::Submitted] {
+        let mut change = InvoiceChange::update(full.clone());
+        let err = credit::attempt_into(&crypto, &mut change, &full.sessions[0].id, &tx(5), (origin, Actor::Api), now);
+        assert!(matches!(err, Err(Error::LimitReached { what: Limit::PaymentRecords, .. })), "{err:?}");
     }
-    let mut live = full.clone();
-    live.invoice.scope.mode = Mode::Live;
-    let mut live_session = session.clone();
-    live_session.scope.mode = Mode::Live;
-    let observation = sent(&live, "1", now);
-    let transfer = credit::Transfer {
-        session: &live_session,
-        tx: &tx(5),
-        observation: &observation,
-        duplicate: false,
-        actor: Actor::System,
-    };
-    assert!(credit::credit(&crypto, &live, transfer, now).is_ok());
+    let mut change = InvoiceChange::update(full.clone());
+    let detected = (credit::Origin::Detected, Actor::System);
+    assert!(credit::attempt_into(&crypto, &mut change, &full.sessions[0].id, &tx(5), detected, now).is_ok());
 }

@@ -20,6 +20,8 @@ pub enum InvoiceKey {
     Number(String),
     /// The invoice of a checkout session.
     Session(CheckoutSessionId),
+    /// The invoice of a payment.
+    Payment(PaymentId),
 }
 
 /// How the public hosted pages address an invoice: by an unguessable reference, never by a

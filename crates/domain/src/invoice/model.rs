@@ -150,6 +150,7 @@ pub enum ActivityAction {
     Updated,
     Issued,
     CheckoutOpened,
+    PaymentDetected,
     PaymentCredited,
     PaymentFailed,
     PaymentDuplicate,
@@ -163,11 +164,12 @@ pub enum ActivityAction {
 }
 
 impl ActivityAction {
-    pub const ALL: [ActivityAction; 14] = [
+    pub const ALL: [ActivityAction; 15] = [
         Self::Created,
         Self::Updated,
         Self::Issued,
         Self::CheckoutOpened,
+        Self::PaymentDetected,
         Self::PaymentCredited,
         Self::PaymentFailed,
         Self::PaymentDuplicate,
@@ -186,6 +188,7 @@ impl ActivityAction {
             Self::Updated => "updated",
             Self::Issued => "issued",
             Self::CheckoutOpened => "checkout_opened",
+            Self::PaymentDetected => "payment_detected",
             Self::PaymentCredited => "payment_credited",
             Self::PaymentFailed => "payment_failed",
             Self::PaymentDuplicate => "payment_duplicate",

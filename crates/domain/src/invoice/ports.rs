@@ -9,7 +9,7 @@ use crate::invoice::aggregate::{InvoiceAggregate, InvoiceChange, InvoiceKey, Pub
 use crate::invoice::collection::CollectionState;
 use crate::mode::Scope;
 use crate::page::{Page, PageRequest};
-use crate::payment::Payment;
+use crate::payment::{Payment, TxHash};
 
 /// Invoices with their checkout sessions and payments (one aggregate, saved atomically with
 /// its events). Every method but [`InvoiceStore::load_public`] and
@@ -57,6 +57,13 @@ pub trait InvoiceStore: Send + Sync {
     /// 30 s doubled per failure in a row, at most an hour. Answers the failures in a row.
     /// Errors: `NotFound(Invoice)`.
     async fn defer_due(&self, scope: &Scope, id: &InvoiceId, error: &str) -> Result<u32, Error>;
+    /// Claims up to `limit` live payments still being verified (detected or validating) whose
+    /// next check is due, each for `lease_ms` milliseconds (other workers skip them meanwhile;
+    /// a check that changes nothing leaves the payment to be looked at again after that).
+    async fn claim_payments(&self, limit: u32, lease_ms: u32) -> Result<Vec<(Scope, PaymentId, TxHash)>, Error>;
+    /// Records why a payment's verification waits (`diagnostic`) and checks it again after
+    /// `seconds`. Errors: `NotFound(Payment)`.
+    async fn defer_payment(&self, scope: &Scope, id: &PaymentId, seconds: u32, diagnostic: &str) -> Result<(), Error>;
     /// Moves the merchant's test clock forward by `seconds`; returns the new total offset in
     /// seconds. Errors: `NotFound(Merchant)`; `Validation { field: "seconds" }` when the total
     /// would exceed [`MAX_TEST_CLOCK_OFFSET_SECONDS`](crate::clock::MAX_TEST_CLOCK_OFFSET_SECONDS).

@@ -63,3 +63,28 @@ pub async fn get_event(SecretKey(c): SecretKey, id: web::Path<String>) -> Result
     let event = c.state.events.get_event(c.scope(), &id).await?;
     ok(StatusCode::OK, &EventOut::from(event))
 }
+
+/// List transfers into the merchant's live wallet that no checkout could be credited with
+/// (each also announced by a `payment.unattributed` event), newest first.
+#[utoipa::path(
+    tag = "events",
+    params(
+        ("limit" = Option<u32>, Query, description = "Page size 1-100, default 25", minimum = 1, maximum = 100),
+        ("startingAfter" = Option<String>, Query, description = "nextCursor of the previous page"),
+    ),
+    responses(
+        (status = 200, description = "A page of unattributed transfers", body = crate::wire_out::UnattributedListEnvelope),
+        (status = 400, description = "VALIDATION_ERROR", body = crate::wire::ErrorEnvelope),
+        (status = 401, description = "API_KEY_REQUIRED, INVALID_API_KEY", body = crate::wire::ErrorEnvelope),
+        (status = 403, description = "API_KEY_FORBIDDEN, ACCOUNT_SUSPENDED", body = crate::wire::ErrorEnvelope),
+        (status = 503, description = "SERVICE_UNAVAILABLE", body = crate::wire::ErrorEnvelope),
+    ),
+    security(("bearer" = []), ("apiKey" = []))
+)]
+#[get("/unattributed-transfers")]
+pub async fn list_unattributed(req: HttpRequest, SecretKey(c): SecretKey) -> Result<HttpResponse, ApiError> {
+    let page = QueryParams::parse(&req, &["limit", "startingAfter"])?.page()?;
+    let result = c.state.watch.list_unattributed(c.scope(), &page).await?;
+    let out = ListOut::new(result, |t| t.id.to_string(), crate::wire_out::UnattributedTransferOut::from);
+    ok(StatusCode::OK, &out)
+}

@@ -6,4 +6,5 @@ pub mod health;
 pub mod hosted;
 pub mod invoices;
 pub mod openapi;
+pub mod public;
 pub mod test_helpers;

@@ -5,12 +5,13 @@ use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Integer, Nullable, Text};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use stablepay_domain::clock::MAX_TEST_CLOCK_OFFSET_SECONDS;
-use stablepay_domain::ids::{InvoiceId, MerchantId};
+use stablepay_domain::ids::{InvoiceId, MerchantId, PaymentId};
+use stablepay_domain::payment::TxHash;
 use stablepay_domain::{Error, Resource, Scope};
 
 use crate::error::db;
 use crate::invoices::rows::mode;
-use crate::schema::{merchants, test_clocks};
+use crate::schema::{merchants, payments, test_clocks};
 
 #[derive(QueryableByName)]
 struct DueRow {
@@ -35,7 +36,9 @@ WITH ahead AS (
     FROM test_clocks WHERE offset_seconds > 0 AND ($1::text IS NULL OR merchant_id = $1)
 ), candidates AS (
     SELECT s.invoice_id AS id FROM checkout_sessions s
-    WHERE s.status = 'pending' AND s.expires_at <= now()
+    WHERE s.status = 'pending' AND s.expires_at <= now() AND NOT EXISTS (
+        -- A checkout with a payment still being verified expires once it is settled.
+        SELECT 1 FROM payments p WHERE p.checkout_session_id = s.id AND p.status IN ('detected', 'validating'))
     UNION
     SELECT s.invoice_id FROM ahead a JOIN checkout_sessions s
       ON s.merchant_id = a.merchant_id AND s.mode = 'test' AND s.status = 'pending' AND s.expires_at <= a.horizon
@@ -157,4 +160,81 @@ pub(super) async fn advance_test_clock(
         "seconds",
         format!("the test clock may run at most {MAX_TEST_CLOCK_OFFSET_SECONDS} seconds (100 years) ahead in total"),
     ))
+}
+
+/// Claims live payments in verification whose next check is due: their next check moves
+/// `lease_ms` milliseconds ahead, so other workers skip them meanwhile and a payment whose check
+/// changed nothing is looked at again after that.
+const CLAIM_PAYMENTS: &str = r#"
+WITH due AS (
+    SELECT id FROM payments
+    WHERE status IN ('detected', 'validating') AND mode = 'live'
+      AND (next_check_at IS NULL OR next_check_at <= now())
+    ORDER BY next_check_at NULLS FIRST
+    LIMIT $1
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE payments SET next_check_at = now() + make_interval(secs => $2 / 1000.0)
+FROM due WHERE payments.id = due.id
+RETURNING payments.merchant_id, payments.mode, payments.id, payments.transaction_hash
+"#;
+
+#[derive(QueryableByName)]
+struct ClaimedPayment {
+    #[diesel(sql_type = Text)]
+    merchant_id: String,
+    #[diesel(sql_type = Text)]
+    mode: String,
+    #[diesel(sql_type = Text)]
+    id: String,
+    #[diesel(sql_type = Text)]
+    transaction_hash: String,
+}
+
+pub(super) async fn claim_payments(
+    conn: &mut AsyncPgConnection,
+    limit: u32,
+    lease_ms: u32,
+) -> Result<Vec<(Scope, PaymentId, TxHash)>, Error> {
+    let rows: Vec<ClaimedPayment> = diesel::sql_query(CLAIM_PAYMENTS)
+        .bind::<BigInt, _>(i64::from(limit))
+        .bind::<Integer, _>(i32::try_from(lease_ms).unwrap_or(i32::MAX))
+        .load(conn)
+        .await
+        .map_err(db)?;
+    rows.into_iter()
+        .map(|r| {
+            let scope = Scope::new(MerchantId::from_trusted(r.merchant_id), mode(&r.mode)?);
+            Ok((scope, PaymentId::from_trusted(r.id), TxHash::from_trusted(r.transaction_hash)))
+        })
+        .collect()
+}
+
+pub(super) async fn defer_payment(
+    conn: &mut AsyncPgConnection,
+    scope: &Scope,
+    id: &PaymentId,
+    seconds: u32,
+    diagnostic: &str,
+) -> Result<(), Error> {
+    let deferred = diesel::update(
+        payments::table
+            .filter(payments::id.eq(id.as_str()))
+            .filter(payments::merchant_id.eq(scope.merchant_id.as_str()))
+            .filter(payments::mode.eq(scope.mode.as_str())),
+    )
+    .set((
+        payments::diagnostic.eq(diagnostic),
+        // `seconds` is an integer: formatting it into the statement is safe.
+        payments::next_check_at.eq(diesel::dsl::sql::<Nullable<diesel::sql_types::Timestamptz>>(&format!(
+            "now() + interval '{seconds} seconds'"
+        ))),
+    ))
+    .execute(conn)
+    .await
+    .map_err(db)?;
+    if deferred == 0 {
+        return Err(Error::NotFound(Resource::Payment));
+    }
+    Ok(())
 }

@@ -15,7 +15,7 @@ use stablepay_domain::invoice::aggregate::{InvoiceAggregate, InvoiceChange, Invo
 use stablepay_domain::invoice::collection::CollectionState;
 use stablepay_domain::invoice::ports::InvoiceStore;
 use stablepay_domain::page::{Page, PageRequest};
-use stablepay_domain::payment::Payment;
+use stablepay_domain::payment::{Payment, TxHash};
 use stablepay_domain::{Error, Resource, Scope};
 
 use crate::PgStore;
@@ -31,6 +31,7 @@ impl InvoiceStore for PgStore {
             InvoiceKey::Id(id) => return read::load_by_id(&mut conn, scope, id).await,
             InvoiceKey::Number(number) => read::find_by_number(&mut conn, scope, number).await?,
             InvoiceKey::Session(session) => read::find_by_session(&mut conn, scope, session).await?,
+            InvoiceKey::Payment(payment) => read::find_by_payment(&mut conn, scope, payment).await?,
         };
         read::one(&mut conn, row).await
     }
@@ -76,6 +77,14 @@ impl InvoiceStore for PgStore {
         lease_seconds: u32,
     ) -> Result<Vec<(Scope, InvoiceId)>, Error> {
         due::claim(&mut *self.conn().await?, only, limit, lease_seconds).await
+    }
+
+    async fn claim_payments(&self, limit: u32, lease_ms: u32) -> Result<Vec<(Scope, PaymentId, TxHash)>, Error> {
+        due::claim_payments(&mut *self.conn().await?, limit, lease_ms).await
+    }
+
+    async fn defer_payment(&self, scope: &Scope, id: &PaymentId, seconds: u32, diagnostic: &str) -> Result<(), Error> {
+        due::defer_payment(&mut *self.conn().await?, scope, id, seconds, diagnostic).await
     }
 
     async fn defer_due(&self, scope: &Scope, id: &InvoiceId, error: &str) -> Result<u32, Error> {

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use stablepay_domain::checkout::CheckoutSession;
-use stablepay_domain::ids::{CheckoutSessionId, InvoiceId};
+use stablepay_domain::ids::{CheckoutSessionId, InvoiceId, PaymentId};
 use stablepay_domain::invoice::aggregate::{InvoiceAggregate, PublicRef};
 use stablepay_domain::invoice::collection::CollectionState;
 use stablepay_domain::page::{Page, PageRequest};
@@ -231,4 +231,27 @@ pub(super) async fn list(
     let has_more = rows.len() > limit;
     rows.truncate(limit);
     Ok(Page { items: assemble(conn, rows).await?, has_more })
+}
+
+/// The invoice of a payment of this merchant.
+pub(super) async fn find_by_payment(
+    conn: &mut AsyncPgConnection,
+    scope: &Scope,
+    payment: &PaymentId,
+) -> Result<InvoiceRow, Error> {
+    let invoice_id: Option<String> = payments::table
+        .filter(payments::id.eq(payment.as_str()))
+        .filter(payments::merchant_id.eq(scope.merchant_id.as_str()))
+        .select(payments::invoice_id)
+        .first(conn)
+        .await
+        .optional()
+        .map_err(db)?;
+    let row = match invoice_id {
+        None => None,
+        Some(id) => {
+            invoices::table.find(id).select(InvoiceRow::as_select()).first(conn).await.optional().map_err(db)?
+        }
+    };
+    in_scope(row, scope, Resource::Payment)
 }

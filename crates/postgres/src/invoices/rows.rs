@@ -10,7 +10,7 @@ use stablepay_domain::invoice::collection::CollectionState;
 use stablepay_domain::invoice::lifecycle::LifecycleStatus;
 use stablepay_domain::invoice::model::{Invoice, InvoiceKind};
 use stablepay_domain::merchant::{Token, WalletAddress};
-use stablepay_domain::payment::{FailureReason, Payment, PaymentStatus, TxHash};
+use stablepay_domain::payment::{BlockRef, FailureReason, Payment, PaymentStatus, TxHash};
 use stablepay_domain::url::HttpUrl;
 use stablepay_domain::{Error, Mode, Scope};
 
@@ -146,11 +146,13 @@ pub(crate) struct SessionRow {
     pub(crate) expires_at: DateTime<Utc>,
     pub(crate) created_at: DateTime<Utc>,
     pub(crate) completed_at: Option<DateTime<Utc>>,
+    pub(crate) chain_id: i64,
+    pub(crate) token_contract: String,
 }
 
 impl SessionRow {
-    pub(crate) fn from_domain(s: &CheckoutSession) -> Self {
-        Self {
+    pub(crate) fn from_domain(s: &CheckoutSession) -> Result<Self, Error> {
+        Ok(Self {
             id: s.id.to_string(),
             invoice_id: s.invoice_id.to_string(),
             merchant_id: s.scope.merchant_id.to_string(),
@@ -166,7 +168,9 @@ impl SessionRow {
             expires_at: s.expires_at,
             created_at: s.created_at,
             completed_at: s.completed_at,
-        }
+            chain_id: i64::try_from(s.chain_id).map_err(|_| corrupt("chain id"))?,
+            token_contract: s.token_contract.to_string(),
+        })
     }
 
     pub(crate) fn into_domain(self) -> Result<CheckoutSession, Error> {
@@ -181,6 +185,8 @@ impl SessionRow {
             id: CheckoutSessionId::from_trusted(self.id),
             invoice_id: InvoiceId::from_trusted(self.invoice_id),
             settlement_wallet: WalletAddress::from_trusted(self.settlement_wallet),
+            chain_id: u64::try_from(self.chain_id).map_err(|_| corrupt("chain id"))?,
+            token_contract: WalletAddress::from_trusted(self.token_contract),
             external_reference: self.external_reference,
             customer_email: self.customer_email,
             expires_at: self.expires_at,
@@ -211,6 +217,9 @@ pub(crate) struct PaymentRow {
     pub(crate) failure_reason: Option<String>,
     pub(crate) detected_at: DateTime<Utc>,
     pub(crate) confirmed_at: Option<DateTime<Utc>>,
+    pub(crate) block_number: Option<i64>,
+    pub(crate) block_hash: Option<String>,
+    pub(crate) diagnostic: Option<String>,
 }
 
 impl PaymentRow {
@@ -234,6 +243,14 @@ impl PaymentRow {
             failure_reason: p.failure_reason.map(|r| r.as_str().to_owned()),
             detected_at: p.detected_at,
             confirmed_at: p.confirmed_at,
+            block_number: p
+                .block
+                .as_ref()
+                .map(|b| i64::try_from(b.number))
+                .transpose()
+                .map_err(|_| corrupt("block"))?,
+            block_hash: p.block.as_ref().map(|b| b.hash.clone()),
+            diagnostic: p.diagnostic.clone(),
         })
     }
 
@@ -259,6 +276,13 @@ impl PaymentRow {
                 .transpose()?,
             detected_at: self.detected_at,
             confirmed_at: self.confirmed_at,
+            block: match (self.block_number, self.block_hash) {
+                (Some(n), Some(hash)) => {
+                    Some(BlockRef { number: u64::try_from(n).map_err(|_| corrupt("block"))?, hash })
+                }
+                _ => None,
+            },
+            diagnostic: self.diagnostic,
         })
     }
 }

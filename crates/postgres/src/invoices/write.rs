@@ -60,7 +60,8 @@ pub(super) async fn save(conn: &mut AsyncPgConnection, mut change: InvoiceChange
         change.finalize(None);
         let agg = &change.aggregate;
         let invoice = InvoiceRow::from_domain(&agg.invoice, 0)?;
-        let session = <[_]>::first(&agg.sessions).map(SessionRow::from_domain).ok_or_else(|| corrupt("session"))?;
+        let session =
+            <[_]>::first(&agg.sessions).map(SessionRow::from_domain).transpose()?.ok_or_else(|| corrupt("session"))?;
         InsertInvoiceWithSession { invoice: &invoice, session: &session }
             .execute(conn)
             .await
@@ -116,7 +117,7 @@ impl<'e> Rows<'e> {
                 .iter()
                 .filter_map(|id| agg.session(id))
                 .map(SessionRow::from_domain)
-                .collect(),
+                .collect::<Result<_, _>>()?,
             payments: change
                 .changed_payments
                 .iter()
@@ -180,12 +181,25 @@ async fn pipelined(
         );
     }
     for row in &rows.payments {
+        // What verification can change of a payment (its identity, session and hash never do).
+        let verified = (
+            payments::status.eq(&row.status),
+            payments::failure_reason.eq(&row.failure_reason),
+            payments::amount_received.eq(&row.amount_received),
+            payments::customer_amount_credited.eq(&row.customer_amount_credited),
+            payments::merchant_amount_settled.eq(&row.merchant_amount_settled),
+            payments::payer_address.eq(&row.payer_address),
+            payments::block_number.eq(row.block_number),
+            payments::block_hash.eq(&row.block_hash),
+            payments::diagnostic.eq(&row.diagnostic),
+            payments::confirmed_at.eq(row.confirmed_at),
+        );
         writes.push(
             diesel::insert_into(payments::table)
                 .values(row)
                 .on_conflict(payments::id)
                 .do_update()
-                .set((payments::status.eq(&row.status), payments::failure_reason.eq(&row.failure_reason)))
+                .set(verified)
                 .execute(&mut c),
         );
     }

@@ -1,0 +1,332 @@
+//! JSON-RPC to the live chain's endpoints (alloy's client over reqwest with rustls on ring):
+//! failover in order, a timeout per request, and the chain id checked before an endpoint is
+//! trusted.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use alloy_primitives::{Address, B256, Bytes, U64, U256};
+use alloy_rpc_client::RpcClient;
+use chrono::{DateTime, Utc};
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use stablepay_domain::Error;
+use stablepay_domain::chain::{LoggedTransfer, Observation, ObservedTransaction, TokenTransfer};
+use stablepay_domain::merchant::WalletAddress;
+use stablepay_domain::money::Decimal6;
+use stablepay_domain::payment::{BlockRef, TxHash};
+
+/// keccak256("Transfer(address,address,uint256)"): the topic of ERC-20 transfer logs.
+const TRANSFER_TOPIC: B256 =
+    alloy_primitives::b256!("ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef");
+
+/// Wallets per `eth_getLogs` request (nodes limit the size of a topic filter).
+const WALLETS_PER_QUERY: usize = 100;
+
+/// What the operator configured.
+#[derive(Clone, Debug)]
+pub struct RpcSettings {
+    /// Endpoints, tried in order.
+    pub urls: Vec<String>,
+    pub chain_id: u64,
+    /// How deep a block must be to count as final where the node has no `finalized` tag.
+    pub confirmations: u64,
+    /// The longest wait for one answer.
+    pub request_timeout: Duration,
+}
+
+/// The chain id of an endpoint not checked yet.
+const UNCHECKED: u64 = u64::MAX;
+
+struct Endpoint {
+    url: String,
+    client: RpcClient,
+    /// The chain id it answered ([`UNCHECKED`] before it was asked).
+    chain: AtomicU64,
+}
+
+pub(crate) struct Endpoints {
+    list: Vec<Endpoint>,
+    settings: RpcSettings,
+}
+
+/// A failure of one endpoint: the next is tried, unless the answer is the chain's own.
+enum Fault {
+    /// Timeout, connection, HTTP or JSON-RPC error: this endpoint, now.
+    Transport(String),
+    /// The endpoint is on another chain.
+    WrongChain(u64),
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase")]
+struct Receipt {
+    block_number: Option<U64>,
+    block_hash: Option<B256>,
+    from: Address,
+    status: Option<U64>,
+    logs: Vec<Log>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(rename_all = "camelCase")]
+struct Log {
+    address: Address,
+    topics: Vec<B256>,
+    data: Bytes,
+    block_number: Option<U64>,
+    block_hash: Option<B256>,
+    transaction_hash: Option<B256>,
+    log_index: Option<U64>,
+    #[serde(default)]
+    removed: bool,
+}
+
+#[derive(Deserialize, Debug)]
+struct Block {
+    number: U64,
+    hash: B256,
+    timestamp: U64,
+}
+
+#[derive(Serialize, Debug, Clone)]
+#[serde(rename_all = "camelCase")]
+struct LogFilter {
+    from_block: U64,
+    to_block: U64,
+    address: Vec<Address>,
+    topics: (B256, Option<B256>, Vec<B256>),
+}
+
+fn address(a: &Address) -> Result<WalletAddress, Error> {
+    WalletAddress::parse(&format!("{a:#x}")).map_err(|e| Error::Internal(format!("chain address: {e}")))
+}
+
+fn parse_address(w: &WalletAddress) -> Result<Address, Error> {
+    w.as_str().parse().map_err(|_| Error::Internal(format!("not an address: {w}")))
+}
+
+fn hash_text(h: &B256) -> String {
+    format!("{h:#x}")
+}
+
+fn u64_of(v: U64) -> u64 {
+    v.to::<u64>()
+}
+
+/// The ERC-20 transfer a log records, if it is one.
+fn transfer_of(log: &Log) -> Result<Option<TokenTransfer>, Error> {
+    let [topic, from, to] = log.topics.as_slice() else { return Ok(None) };
+    if *topic != TRANSFER_TOPIC || log.data.len() != 32 {
+        return Ok(None);
+    }
+    let value = U256::from_be_slice(&log.data);
+    let amount = Decimal6::from_units(&value.to_string()).ok_or_else(|| Error::Internal("transfer value".into()))?;
+    Ok(Some(TokenTransfer {
+        token_contract: address(&log.address)?,
+        from: address(&Address::from_word(*from))?,
+        to: address(&Address::from_word(*to))?,
+        amount,
+    }))
+}
+
+impl Endpoints {
+    pub(crate) fn new(settings: RpcSettings) -> Result<Self, Error> {
+        // TLS for https endpoints: rustls on ring. Installing twice is harmless.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let http = reqwest::Client::builder()
+            .timeout(settings.request_timeout)
+            .connect_timeout(settings.request_timeout)
+            .build()
+            .map_err(|e| Error::ChainUnavailable(format!("HTTP client: {e}")))?;
+        let list = settings
+            .urls
+            .iter()
+            .map(|url| {
+                let parsed = url.parse().map_err(|_| Error::ChainUnavailable(format!("not a URL: {url}")))?;
+                Ok(Endpoint {
+                    url: url.clone(),
+                    client: RpcClient::new_http_with_client(http.clone(), parsed),
+                    chain: AtomicU64::new(UNCHECKED),
+                })
+            })
+            .collect::<Result<_, Error>>()?;
+        Ok(Self { list, settings })
+    }
+
+    async fn call<P, R>(&self, endpoint: &Endpoint, method: &'static str, params: P) -> Result<R, Fault>
+    where
+        P: Serialize + Clone + Send + Sync + Unpin + std::fmt::Debug + 'static,
+        R: DeserializeOwned + std::fmt::Debug + Send + Sync + Unpin + 'static,
+    {
+        let call = endpoint.client.request::<P, R>(method, params);
+        match tokio::time::timeout(self.settings.request_timeout, call).await {
+            Ok(Ok(answer)) => Ok(answer),
+            Ok(Err(e)) => Err(Fault::Transport(format!("{method} at {}: {e}", endpoint.url))),
+            Err(_) => Err(Fault::Transport(format!("{method} at {}: no answer in time", endpoint.url))),
+        }
+    }
+
+    /// Checks (once) that `endpoint` serves the configured chain.
+    async fn check_chain(&self, endpoint: &Endpoint) -> Result<(), Fault> {
+        let mut id = endpoint.chain.load(Ordering::Relaxed);
+        if id == UNCHECKED {
+            id = u64_of(self.call::<_, U64>(endpoint, "eth_chainId", ()).await?);
+            endpoint.chain.store(id, Ordering::Relaxed);
+            if id != self.settings.chain_id {
+                tracing::error!(url = %endpoint.url, node_chain_id = id, expected = self.settings.chain_id, "chain RPC endpoint is on another chain; it is not used");
+            }
+        }
+        if id == self.settings.chain_id { Ok(()) } else { Err(Fault::WrongChain(id)) }
+    }
+
+    /// Runs `job` on the first endpoint that serves the right chain and answers.
+    async fn with_endpoint<'a, T, F, Fut>(&'a self, job: F) -> Result<T, Error>
+    where
+        F: Fn(&'a Endpoint) -> Fut,
+        Fut: Future<Output = Result<T, Fault>>,
+    {
+        let mut faults = Vec::new();
+        let mut wrong = Vec::new();
+        for endpoint in &self.list {
+            let outcome = match self.check_chain(endpoint).await {
+                Ok(()) => job(endpoint).await,
+                Err(f) => Err(f),
+            };
+            match outcome {
+                Ok(answer) => return Ok(answer),
+                Err(Fault::WrongChain(id)) => wrong.push(id),
+                Err(Fault::Transport(text)) => {
+                    tracing::warn!(error = %text, "chain RPC failed; trying the next endpoint");
+                    faults.push(text);
+                }
+            }
+        }
+        if wrong.len() == self.list.len() {
+            return Err(Error::ChainUnavailable(format!(
+                "the chain RPC endpoints serve chain {wrong:?}, not chain {} (STABLEPAY_CHAIN_ID)",
+                self.settings.chain_id
+            )));
+        }
+        tracing::warn!(faults = ?faults, "no chain RPC endpoint answered");
+        Err(Error::Unavailable)
+    }
+
+    /// The newest final block: the node's `finalized` block, or the head less the configured
+    /// confirmations where the node has no such tag.
+    async fn final_block(&self, endpoint: &Endpoint) -> Result<u64, Fault> {
+        let finalized: Result<Option<Block>, Fault> =
+            self.call(endpoint, "eth_getBlockByNumber", ("finalized", false)).await;
+        if let Ok(Some(block)) = finalized {
+            return Ok(u64_of(block.number));
+        }
+        let head: U64 = self.call(endpoint, "eth_blockNumber", ()).await?;
+        Ok(u64_of(head).saturating_sub(self.settings.confirmations))
+    }
+
+    pub(crate) async fn final_head(&self) -> Result<u64, Error> {
+        self.with_endpoint(|e| self.final_block(e)).await
+    }
+
+    pub(crate) async fn observe(&self, tx: &TxHash) -> Result<Observation, Error> {
+        let hash: B256 = tx.as_str().parse().map_err(|_| Error::Internal("transaction hash".into()))?;
+        self.with_endpoint(|e| async move {
+            let receipt: Option<Receipt> = self.call(e, "eth_getTransactionReceipt", (hash,)).await?;
+            let Some(receipt) = receipt else { return Ok(None) };
+            let (Some(number), Some(block_hash)) = (receipt.block_number, receipt.block_hash) else { return Ok(None) };
+            let block = self.call::<_, Option<Block>>(e, "eth_getBlockByHash", (block_hash, false));
+            let (block, final_block) = futures_util::future::join(block, self.final_block(e)).await;
+            // The block is gone (reorganised away since the receipt was read): not found now.
+            let Some(block) = block? else { return Ok(None) };
+            Ok(Some((receipt, u64_of(number), block, final_block?)))
+        })
+        .await?
+        .map_or(Ok(Observation::NotFound), |(receipt, number, block, final_block)| {
+            let transfers =
+                receipt.logs.iter().filter(|l| !l.removed).map(transfer_of).collect::<Result<Vec<_>, _>>()?;
+            let block_time =
+                DateTime::<Utc>::from_timestamp(i64::try_from(u64_of(block.timestamp)).unwrap_or(i64::MAX), 0)
+                    .ok_or_else(|| Error::Internal("block timestamp".into()))?;
+            Ok(Observation::Included(ObservedTransaction {
+                tx_hash: tx.clone(),
+                chain_id: self.settings.chain_id,
+                succeeded: receipt.status.is_some_and(|s| u64_of(s) == 1),
+                block: BlockRef { number, hash: hash_text(&block.hash) },
+                block_time,
+                sender: Some(address(&receipt.from)?),
+                transfers: transfers.into_iter().flatten().collect(),
+                finalized: number <= final_block,
+            }))
+        })
+    }
+
+    pub(crate) async fn transfers(
+        &self,
+        from: u64,
+        to: u64,
+        tokens: &[WalletAddress],
+        wallets: &[WalletAddress],
+    ) -> Result<Vec<LoggedTransfer>, Error> {
+        let tokens = tokens.iter().map(parse_address).collect::<Result<Vec<_>, _>>()?;
+        let mut found = Vec::new();
+        for chunk in wallets.chunks(WALLETS_PER_QUERY) {
+            let recipients = chunk.iter().map(|w| parse_address(w).map(|a| a.into_word())).collect::<Result<_, _>>()?;
+            let filter = LogFilter {
+                from_block: U64::from(from),
+                to_block: U64::from(to),
+                address: tokens.clone(),
+                topics: (TRANSFER_TOPIC, None, recipients),
+            };
+            let logs: Vec<Log> = self.with_endpoint(|e| self.call(e, "eth_getLogs", (filter.clone(),))).await?;
+            for log in logs.iter().filter(|l| !l.removed) {
+                let (Some(transfer), Some(tx), Some(number), Some(hash), Some(index)) =
+                    (transfer_of(log)?, log.transaction_hash, log.block_number, log.block_hash, log.log_index)
+                else {
+                    continue;
+                };
+                found.push(LoggedTransfer {
+                    tx_hash: TxHash::from_trusted(hash_text(&tx)),
+                    log_index: u64_of(index),
+                    block: BlockRef { number: u64_of(number), hash: hash_text(&hash) },
+                    transfer,
+                });
+            }
+        }
+        found.sort_by_key(|l| (l.block.number, l.log_index));
+        Ok(found)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_transfer_topic_is_the_erc20_event_signature() {
+        assert_eq!(TRANSFER_TOPIC, alloy_primitives::keccak256("Transfer(address,address,uint256)"));
+    }
+
+    #[test]
+    fn a_transfer_log_becomes_a_token_transfer() {
+        let token: Address = "0x3c499c542cef5e3811e1192ce70d8cc03d5c3359".parse().unwrap();
+        let from: Address = "0x1111111111111111111111111111111111111111".parse().unwrap();
+        let to: Address = "0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed".parse().unwrap();
+        let log = Log {
+            address: token,
+            topics: vec![TRANSFER_TOPIC, from.into_word(), to.into_word()],
+            data: Bytes::from(U256::from(2_500_001u64).to_be_bytes::<32>().to_vec()),
+            block_number: None,
+            block_hash: None,
+            transaction_hash: None,
+            log_index: None,
+            removed: false,
+        };
+        let t = transfer_of(&log).unwrap().unwrap();
+        assert_eq!(t.amount.to_string(), "2.500001");
+        assert_eq!(t.to.as_str(), "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed");
+        assert_eq!(t.token_contract.as_str(), "0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359");
+        // Not a transfer: another event, or an ERC-721 transfer (value in a topic).
+        let other = Log { topics: vec![B256::ZERO, from.into_word(), to.into_word()], ..log };
+        assert!(transfer_of(&other).unwrap().is_none());
+    }
+}

@@ -104,6 +104,7 @@ pub fn build_app(
     app.app_data(state)
         .service(routes::hosted::checkout_page)
         .service(routes::hosted::simulate_from_page)
+        .service(routes::hosted::submit_from_page)
         .service(routes::hosted::invoice_page)
         .app_data(web::Data::new(openapi::OpenApiJson(json)))
         .app_data(

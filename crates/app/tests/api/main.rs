@@ -2,9 +2,11 @@
 //! database. `DATABASE_URL` names the server (default postgres://postgres@127.0.0.1:5432/postgres).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod anvil;
 mod checkout;
 mod foundation;
 mod hardening;
 mod invoices;
+mod live;
 mod payments;
 mod support;

@@ -78,14 +78,19 @@ impl Response {
     }
 }
 
+/// The tests' HTTP client (30 s timeout).
+pub fn http_client() -> reqwest::Client {
+    // reqwest's TLS (rustls) needs a crypto provider; the service uses ring, so do the tests.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::builder().timeout(Duration::from_secs(30)).build().unwrap()
+}
+
 impl TestApp {
     pub async fn spawn() -> Self {
         Self::spawn_with(fresh_db().await, &[], &[]).await
     }
 
     pub async fn spawn_with(db: TestDb, env: &[(&str, String)], args: &[&str]) -> Self {
-        // reqwest's TLS (rustls) needs a crypto provider; the service uses ring, so do the tests.
-        let _ = rustls::crypto::ring::default_provider().install_default();
         let stderr_path = std::env::temp_dir().join(format!("{}.stderr", db.name));
         let stderr = std::fs::File::create(&stderr_path).unwrap();
         let mut cmd = Command::new(BIN);
@@ -113,8 +118,7 @@ impl TestApp {
             });
         let base = line.trim().strip_prefix("stablepay listening on ").expect("listening line").to_owned();
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        let http = reqwest::Client::builder().timeout(Duration::from_secs(30)).build().unwrap();
-        Self { base, http, db, child, stderr_path }
+        Self { base, http: http_client(), db, child, stderr_path }
     }
 
     /// Runs the CLI against this app's database; returns (success, stdout JSON or Null).

@@ -1,7 +1,8 @@
 //! Hosted pages served to customers: the checkout page and the hosted invoice page. Plain
 //! server-rendered HTML that works without JavaScript. In test mode the checkout page offers
 //! "Simulate payment" (full, partial, over, failed), which runs the same verification and
-//! crediting as a real payment. Wallet connect and QR codes arrive with the hosted-page issue.
+//! crediting as a real payment; in live mode it shows where to pay and takes the transaction
+//! hash of a transfer already sent. Wallet connect and QR codes arrive with the hosted-page issue.
 
 use actix_web::http::header::{CACHE_CONTROL, CONTENT_TYPE, LOCATION};
 use actix_web::{HttpRequest, HttpResponse, get, post, web};
@@ -9,6 +10,7 @@ use stablepay_domain::billing::{InvoiceAggregate, PublicRef, TestPaymentInput};
 use stablepay_domain::checkout::CheckoutSession;
 use stablepay_domain::ids::{CheckoutSessionId, PublicToken};
 use stablepay_domain::merchant::POLYGON_CHAIN_ID;
+use stablepay_domain::payment::TxHash;
 use stablepay_domain::url::HttpUrl;
 use stablepay_domain::{Error, Mode, Resource};
 
@@ -129,7 +131,18 @@ pub async fn checkout_page(state: web::Data<AppState>, id: web::Path<String>) ->
             body.push_str("</form>");
         }
     } else {
-        body.push_str("<p>Send exactly the amount due of the token above on Polygon to the address shown. The page updates when the payment is verified.</p>");
+        body.push_str(
+            "<p>Send exactly the amount due of the token above on Polygon to the address shown, from your \
+wallet. The payment is verified on the chain itself; reload this page to follow it.</p>",
+        );
+        if session.is_payable(now) {
+            body.push_str(&format!(
+                "<form method=\"post\" action=\"/checkout/{}/transaction\"><label>Already sent it? Transaction hash \
+<input name=\"transactionHash\" required pattern=\"0x[0-9a-fA-F]{{64}}\" size=\"66\" autocomplete=\"off\"></label> \
+<button type=\"submit\">Check my payment</button></form>",
+                esc(id.as_str())
+            ));
+        }
     }
     if let Some(p) = agg.latest_payment_of(&id) {
         body.push_str(&format!(
@@ -142,6 +155,80 @@ pub async fn checkout_page(state: web::Data<AppState>, id: web::Path<String>) ->
     Ok(page("Checkout", &body, actix_web::http::StatusCode::OK))
 }
 
+/// A form post from a checkout page, once its origin is checked and its session loaded.
+enum PagePost {
+    /// The session and the form body.
+    Session(Box<CheckoutSession>, Vec<u8>),
+    /// The answer already decided (a refused origin, an unknown session).
+    Answer(HttpResponse),
+}
+
+/// Reads a checkout page's form post: the API's body rules (1 MiB, the body deadline, answers
+/// in the envelope), the same-origin check, then the session.
+async fn page_post(req: &HttpRequest, state: &AppState, id: &str, payload: web::Payload) -> Result<PagePost, ApiError> {
+    let form = crate::json::read_body(req, &mut payload.into_inner()).await?;
+    if !same_origin(req, &state.public_base_url) {
+        return Ok(PagePost::Answer(page(
+            "Forbidden",
+            "<h1>Forbidden</h1><p>This form can only be sent from its own checkout page.</p>",
+            actix_web::http::StatusCode::FORBIDDEN,
+        )));
+    }
+    let Some(id) = CheckoutSessionId::parse(id) else { return Ok(PagePost::Answer(not_found())) };
+    let agg = match state.invoices.load_public(&PublicRef::Session(id.clone())).await {
+        Ok(a) => a,
+        Err(Error::NotFound(_)) => return Ok(PagePost::Answer(not_found())),
+        Err(e) => return Err(e.into()),
+    };
+    let session = agg.session(&id).ok_or(Error::NotFound(Resource::CheckoutSession))?;
+    Ok(PagePost::Session(Box::new(session.clone()), form.to_vec()))
+}
+
+/// The value of field `name` of a URL-encoded form whose values need no decoding (buttons'
+/// values, hexadecimal hashes); surrounding spaces (`+`) are dropped.
+fn form_field<'a>(form: &'a [u8], name: &str) -> Option<&'a str> {
+    let form = std::str::from_utf8(form).ok()?;
+    form.split('&').find_map(|pair| pair.strip_prefix(name)?.strip_prefix('=')).map(|v| v.trim_matches('+'))
+}
+
+fn back_to(id: &CheckoutSessionId) -> HttpResponse {
+    let mut res = HttpResponse::SeeOther();
+    res.insert_header((LOCATION, format!("/checkout/{id}")));
+    secure(&mut res);
+    res.finish()
+}
+
+/// Live mode: the customer reports the hash of the transfer they sent from the checkout page's
+/// form (the same as `POST /v1/public/checkout-sessions/{id}/payments`); the page then shows
+/// the payment's status as verification goes on.
+#[post("/checkout/{id}/transaction")]
+pub async fn submit_from_page(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    payload: web::Payload,
+) -> Result<HttpResponse, ApiError> {
+    let (session, form) = match page_post(&req, &state, &id, payload).await? {
+        PagePost::Session(session, form) => (session, form),
+        PagePost::Answer(answer) => return Ok(answer),
+    };
+    if session.scope.mode != Mode::Live {
+        return Ok(not_found());
+    }
+    let Some(tx) = form_field(&form, "transactionHash").and_then(TxHash::parse) else {
+        let body = format!(
+            "<h1>Not a transaction hash</h1><p>A transaction hash is 0x followed by 64 hexadecimal characters, \
+as your wallet shows it.</p><p><a href=\"/checkout/{}\">Back to the checkout</a></p>",
+            esc(session.id.as_str())
+        );
+        return Ok(page("Not a transaction hash", &body, actix_web::http::StatusCode::BAD_REQUEST));
+    };
+    match state.billing().submit_payment(&session.id, &tx).await {
+        Ok(_) | Err(Error::CheckoutSessionNotPayable) => Ok(back_to(&session.id)),
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// Test mode: simulate a transfer from the checkout page's form.
 #[post("/checkout/{id}/simulate")]
 pub async fn simulate_from_page(
@@ -150,29 +237,15 @@ pub async fn simulate_from_page(
     id: web::Path<String>,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    // The same body rules as the API: 1 MiB, the body deadline, answers in the envelope.
-    let form = crate::json::read_body(&req, &mut payload.into_inner()).await?;
-    if !same_origin(&req, &state.public_base_url) {
-        return Ok(page(
-            "Forbidden",
-            "<h1>Forbidden</h1><p>This form can only be sent from its own checkout page.</p>",
-            actix_web::http::StatusCode::FORBIDDEN,
-        ));
-    }
-    let Some(id) = CheckoutSessionId::parse(&id) else { return Ok(not_found()) };
-    let agg = match state.invoices.load_public(&PublicRef::Session(id.clone())).await {
-        Ok(a) => a,
-        Err(Error::NotFound(_)) => return Ok(not_found()),
-        Err(e) => return Err(e.into()),
+    let (session, form) = match page_post(&req, &state, &id, payload).await? {
+        PagePost::Session(session, form) => (session, form),
+        PagePost::Answer(answer) => return Ok(answer),
     };
-    let session = agg.session(&id).ok_or(Error::NotFound(Resource::CheckoutSession))?;
     if session.scope.mode != Mode::Test {
         return Ok(not_found());
     }
-    let outcome = std::str::from_utf8(&form)
-        .ok()
-        .and_then(|f| f.split('&').find_map(|pair| pair.strip_prefix("outcome=")))
-        .unwrap_or("full");
+    let id = session.id.clone();
+    let outcome = form_field(&form, "outcome").unwrap_or("full");
     let due = session.amount_due.clone();
     let (amount, succeed) = match outcome {
         "partial" => {
@@ -189,13 +262,9 @@ pub async fn simulate_from_page(
         .pay_test(&scope, &id, TestPaymentInput { amount: Some(amount), transaction_hash: None, succeed })
         .await
     {
-        Ok(_) | Err(Error::CheckoutSessionNotPayable) => {}
-        Err(e) => return Err(e.into()),
+        Ok(_) | Err(Error::CheckoutSessionNotPayable) => Ok(back_to(&id)),
+        Err(e) => Err(e.into()),
     }
-    let mut res = HttpResponse::SeeOther();
-    res.insert_header((LOCATION, format!("/checkout/{id}")));
-    secure(&mut res);
-    Ok(res.finish())
 }
 
 /// The hosted invoice page.

@@ -1,0 +1,156 @@
+//! A real local EVM chain for the live-mode tests: anvil from the npm package
+//! `@foundry-rs/anvil` (installed in `tools/chain` by `npm ci`; `cargo xtask ci` does it), the
+//! 6-decimal test token of `tests/fixtures`, transfers from anvil's unlocked accounts, blocks
+//! mined on demand (anvil answers `finalized` 64 blocks below the head), snapshots and reverts.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+/// Blocks between a block and the finalized one on anvil.
+pub const FINALITY_DEPTH: u64 = 64;
+
+/// The creation bytecode of the test token (`tests/fixtures/TestToken.sol`).
+const TOKEN_BYTECODE: &str = include_str!("../fixtures/TestToken.bin");
+
+fn anvil_binary() -> std::path::PathBuf {
+    if let Ok(path) = std::env::var("STABLEPAY_ANVIL") {
+        return path.into();
+    }
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tools/chain/node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil");
+    assert!(
+        path.exists(),
+        "anvil is not installed at {}: run `npm ci` in tools/chain (cargo xtask ci does it)",
+        path.display()
+    );
+    path
+}
+
+pub struct Anvil {
+    pub url: String,
+    pub port: u16,
+    http: reqwest::Client,
+    _child: Child,
+}
+
+/// A 32-byte ABI word of an address.
+fn word_of_address(address: &str) -> String {
+    format!("{:0>64}", address.trim_start_matches("0x").to_ascii_lowercase())
+}
+
+fn word_of_units(units: u128) -> String {
+    format!("{units:064x}")
+}
+
+impl Anvil {
+    pub async fn start(chain_id: u64) -> Self {
+        let mut child = Command::new(anvil_binary())
+            .args(["--port", "0", "--chain-id", &chain_id.to_string(), "--host", "127.0.0.1"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start anvil");
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let port = tokio::time::timeout(Duration::from_secs(30), async {
+            while let Some(line) = lines.next_line().await.unwrap() {
+                if let Some(address) = line.trim().strip_prefix("Listening on ") {
+                    return address.rsplit(':').next().unwrap().parse::<u16>().unwrap();
+                }
+            }
+            panic!("anvil exited before listening");
+        })
+        .await
+        .expect("anvil did not start in time");
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        let http = crate::support::http_client();
+        Self { url: format!("http://127.0.0.1:{port}"), port, http, _child: child }
+    }
+
+    pub async fn rpc(&self, method: &str, params: Value) -> Value {
+        let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
+        let answer: Value = self.http.post(&self.url).json(&body).send().await.unwrap().json().await.unwrap();
+        assert!(answer.get("error").is_none(), "{method}: {answer}");
+        answer["result"].clone()
+    }
+
+    /// anvil's unlocked development accounts.
+    pub async fn accounts(&self) -> Vec<String> {
+        let list = self.rpc("eth_accounts", json!([])).await;
+        list.as_array().unwrap().iter().map(|a| a.as_str().unwrap().to_owned()).collect()
+    }
+
+    /// Sends a transaction from an unlocked account; answers its hash (anvil mines it at once).
+    /// An explicit gas limit lets a reverting call be mined (with status 0) instead of refused.
+    pub async fn send(&self, from: &str, to: Option<&str>, data: &str, gas: Option<u64>) -> String {
+        let mut tx = json!({ "from": from, "data": data });
+        if let Some(to) = to {
+            tx["to"] = json!(to);
+        }
+        if let Some(gas) = gas {
+            tx["gas"] = json!(format!("0x{gas:x}"));
+        }
+        self.rpc("eth_sendTransaction", json!([tx])).await.as_str().unwrap().to_owned()
+    }
+
+    /// The receipt of a mined transaction (anvil may answer the hash a moment before the
+    /// receipt is readable).
+    pub async fn receipt(&self, tx: &str) -> Value {
+        for _ in 0..100 {
+            let receipt = self.rpc("eth_getTransactionReceipt", json!([tx])).await;
+            if !receipt.is_null() {
+                return receipt;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("no receipt for {tx}");
+    }
+
+    /// Deploys a new test token; answers its address.
+    pub async fn deploy_token(&self, from: &str) -> String {
+        let code = format!("0x{}", TOKEN_BYTECODE.trim());
+        let tx = self.send(from, None, &code, Some(3_000_000)).await;
+        self.receipt(&tx).await["contractAddress"].as_str().unwrap().to_owned()
+    }
+
+    pub async fn mint(&self, token: &str, from: &str, to: &str, units: u128) -> String {
+        let data = format!("0x40c10f19{}{}", word_of_address(to), word_of_units(units));
+        self.send(from, Some(token), &data, None).await
+    }
+
+    /// An ERC-20 `transfer` of `units` (6-decimal units) from `from` to `to`.
+    pub async fn transfer(&self, token: &str, from: &str, to: &str, units: u128) -> String {
+        self.transfer_with_gas(token, from, to, units, None).await
+    }
+
+    pub async fn transfer_with_gas(&self, token: &str, from: &str, to: &str, units: u128, gas: Option<u64>) -> String {
+        let data = format!("0xa9059cbb{}{}", word_of_address(to), word_of_units(units));
+        self.send(from, Some(token), &data, gas).await
+    }
+
+    pub async fn mine(&self, blocks: u64) {
+        self.rpc("anvil_mine", json!([format!("0x{blocks:x}")])).await;
+    }
+
+    /// Mines enough blocks for everything mined so far to be final.
+    pub async fn finalize(&self) {
+        self.mine(FINALITY_DEPTH + 1).await;
+    }
+
+    pub async fn snapshot(&self) -> Value {
+        self.rpc("evm_snapshot", json!([])).await
+    }
+
+    pub async fn revert(&self, snapshot: Value) {
+        assert_eq!(self.rpc("evm_revert", json!([snapshot])).await, json!(true));
+    }
+
+    /// The timestamp of the next block.
+    pub async fn set_next_block_time(&self, unix_seconds: i64) {
+        self.rpc("evm_setNextBlockTimestamp", json!([unix_seconds])).await;
+    }
+}

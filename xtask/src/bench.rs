@@ -14,6 +14,9 @@
 //!    connection sends its next request when the previous answer arrived).
 //! 4. Prints throughput, p50/p99 latency, errors, the server's peak memory, and the ratios to
 //!    the ceiling, as the Markdown rows of docs/benchmarks.md.
+//!
+//! `cargo xtask bench chain` measures live verification against a local chain instead (see
+//! `bench_chain.rs`).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -77,7 +80,7 @@ impl Phase {
 
 /// Sends one request on a keep-alive connection and reads the whole answer; returns the status
 /// and body.
-fn exchange(stream: &mut BufReader<TcpStream>, request: &[u8]) -> Result<(u16, Vec<u8>), String> {
+pub(crate) fn exchange(stream: &mut BufReader<TcpStream>, request: &[u8]) -> Result<(u16, Vec<u8>), String> {
     stream.get_mut().write_all(request).map_err(|e| e.to_string())?;
     let mut line = String::new();
     stream.read_line(&mut line).map_err(|e| e.to_string())?;
@@ -101,7 +104,7 @@ fn exchange(stream: &mut BufReader<TcpStream>, request: &[u8]) -> Result<(u16, V
     Ok((status, body))
 }
 
-fn connect(addr: &str) -> Result<BufReader<TcpStream>, String> {
+pub(crate) fn connect(addr: &str) -> Result<BufReader<TcpStream>, String> {
     let s = TcpStream::connect(addr).map_err(|e| e.to_string())?;
     s.set_nodelay(true).map_err(|e| e.to_string())?;
     Ok(BufReader::new(s))
@@ -188,6 +191,9 @@ fn ceiling(seconds: u64) -> Result<(f64, f64), String> {
 }
 
 pub fn run(args: &[String]) -> Result<(), String> {
+    if args.first().map(String::as_str) == Some("chain") {
+        return crate::bench_chain::run(&args[1..]);
+    }
     let o = options(args)?;
     util::cargo(&["build", "--release", "--quiet", "-p", "stablepay"])?;
     let binary = util::root().join("target/release/stablepay");

@@ -8,6 +8,7 @@
 //! - `openapi`: print the OpenAPI document.
 
 mod bench;
+mod bench_chain;
 mod db;
 mod schemathesis;
 mod util;
@@ -37,20 +38,10 @@ fn main() -> ExitCode {
     }
 }
 
-/// Installs `tools/chain` (the anvil binary the live-mode tests run, from npm) unless it is
-/// there already.
-fn chain_tools() -> Result<(), String> {
-    let dir = util::root().join("tools/chain");
-    if dir.join("node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil").exists() {
-        return Ok(());
-    }
-    util::run(std::process::Command::new("npm").args(["ci", "--no-audit", "--no-fund"]).current_dir(dir))
-}
-
 fn ci() -> Result<(), String> {
     util::step("format", || util::cargo(&["fmt", "--all", "--check"]))?;
     util::step("clippy", || util::cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
-    util::step("chain tools", chain_tools)?;
+    util::step("chain tools", util::chain_tools)?;
     util::step("tests", || util::cargo(&["test", "--workspace"]))?;
     util::step("schemathesis", schemathesis::run)?;
     Ok(())

@@ -108,3 +108,17 @@ pub fn merchant_and_key(
     )?;
     Ok((id, json_field(&k, "key").ok_or("no key")?))
 }
+
+/// The anvil binary of `tools/chain` (the npm package `@foundry-rs/anvil`).
+pub fn anvil() -> PathBuf {
+    root().join("tools/chain/node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil")
+}
+
+/// Installs `tools/chain` (the anvil binary the live-mode tests and the chain benchmark run,
+/// from npm) unless it is there already.
+pub fn chain_tools() -> Result<(), String> {
+    if anvil().exists() {
+        return Ok(());
+    }
+    run(Command::new("npm").args(["ci", "--no-audit", "--no-fund"]).current_dir(root().join("tools/chain")))
+}

@@ -41,6 +41,8 @@ pub struct ChainReport {
     pub deferred: usize,
     pub detected: usize,
     pub unattributed: usize,
+    /// The batch was full: more payments may be due now.
+    pub more: bool,
 }
 
 /// One pass over the live chain: follow transfers into merchants' wallets (when an RPC endpoint
@@ -54,30 +56,42 @@ pub async fn chain_pass(adapters: &Adapters, poll: std::time::Duration) -> Resul
 
     let billing = adapters.billing();
     let mut report = ChainReport::default();
+    let mut final_block = None;
     if adapters.chain.is_live() {
         match (Watch { billing: &billing, store: &adapters.store }).follow().await {
             Ok(w) => {
                 report.detected = w.detected.len();
                 report.unattributed = w.unattributed;
+                final_block = w.final_head;
             }
             Err(e) => tracing::warn!(error = %e, "following the chain failed; retrying next pass"),
         }
     }
-    let lease = u32::try_from(poll.as_millis().saturating_mul(2)).unwrap_or(u32::MAX).max(200);
-    let claimed = adapters.store.claim_payments(VERIFY_BATCH, lease).await?;
+    // The claim keeps other workers off these payments for one interval: a payment still
+    // waiting for finality is due again by the next pass (the pass itself takes longer than
+    // the interval only under a backlog, and checking one twice is harmless).
+    let lease = u32::try_from(poll.as_millis()).unwrap_or(u32::MAX).max(50);
+    let claimed = adapters.store.claim_payments(VERIFY_BATCH, lease, final_block).await?;
     report.verified = claimed.len();
+    report.more = u32::try_from(claimed.len()).unwrap_or(u32::MAX) >= VERIFY_BATCH;
+    // Each verification is a task of its own, so the runtime's threads share them: a crediting
+    // that holds the merchant's number counter is resumed at once, not after its siblings.
     let outcomes: Vec<_> = futures_util::stream::iter(claimed)
         .map(|(scope, id, tx)| {
-            let billing = &billing;
-            async move {
-                let outcome = billing.verify_payment(&scope, &id, &tx).await;
+            let adapters = adapters.clone();
+            tokio::spawn(async move {
+                let outcome = adapters.billing().verify_payment(&scope, &id, &tx).await;
                 (scope, id, outcome)
-            }
+            })
         })
         .buffer_unordered(VERIFY_CONCURRENCY)
         .collect()
         .await;
-    for (scope, id, outcome) in outcomes {
+    for joined in outcomes {
+        let Ok((scope, id, outcome)) = joined else {
+            tracing::error!("a payment verification panicked; it is checked again after its lease");
+            continue;
+        };
         let (seconds, diagnostic) = match outcome {
             Ok(Settled::Waiting | Settled::Validating | Settled::Reorganized | Settled::AlreadySettled) => continue,
             Ok(_) => {

@@ -57,11 +57,13 @@ pub async fn run_chain(adapters: Adapters, poll: Duration, mut stop: watch::Rece
     let mut failures_in_a_row: u64 = 0;
     loop {
         let pass = AssertUnwindSafe(crate::jobs::chain_pass(&adapters, poll)).catch_unwind().await;
+        let mut more = false;
         failures_in_a_row = match pass {
             Ok(Ok(report)) => {
                 if report.settled + report.detected + report.unattributed > 0 {
                     tracing::info!(?report, "chain pass");
                 }
+                more = report.more;
                 0
             }
             Ok(Err(e)) => {
@@ -74,8 +76,10 @@ pub async fn run_chain(adapters: Adapters, poll: Duration, mut stop: watch::Rece
                 failures_in_a_row + 1
             }
         };
+        // A full batch goes on at once (a backlog drains at full speed); otherwise wait.
+        let pause = if more { Duration::ZERO } else { backoff(poll, failures_in_a_row) };
         tokio::select! {
-            _ = tokio::time::sleep(backoff(poll, failures_in_a_row)) => {}
+            _ = tokio::time::sleep(pause) => {}
             _ = stop.changed() => break,
         }
     }

@@ -2,8 +2,10 @@
 //! failover in order, a timeout per request, and the chain id checked before an endpoint is
 //! trusted.
 
+use std::collections::HashMap;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use alloy_primitives::{Address, B256, Bytes, U64, U256};
 use alloy_rpc_client::RpcClient;
@@ -48,7 +50,17 @@ struct Endpoint {
 pub(crate) struct Endpoints {
     list: Vec<Endpoint>,
     settings: RpcSettings,
+    /// Blocks by hash: what a hash names never changes, so the many payments of one block
+    /// fetch it once (bounded: emptied when full).
+    blocks: Mutex<HashMap<B256, Block>>,
+    /// The newest final block and when it was asked, reused for [`FINAL_BLOCK_REUSE`].
+    final_block: Mutex<Option<(Instant, u64)>>,
 }
+
+/// Blocks kept by hash.
+const BLOCKS_KEPT: usize = 1024;
+/// How long an answer for the final block is reused: verifications running together ask once.
+const FINAL_BLOCK_REUSE: Duration = Duration::from_millis(100);
 
 /// A failure of one endpoint: the next is tried, unless the answer is the chain's own.
 enum Fault {
@@ -82,7 +94,7 @@ struct Log {
     removed: bool,
 }
 
-#[derive(Deserialize, Debug)]
+#[derive(Deserialize, Debug, Clone)]
 struct Block {
     number: U64,
     hash: B256,
@@ -151,7 +163,7 @@ impl Endpoints {
                 })
             })
             .collect::<Result<_, Error>>()?;
-        Ok(Self { list, settings })
+        Ok(Self { list, settings, blocks: Mutex::new(HashMap::new()), final_block: Mutex::new(None) })
     }
 
     async fn call<P, R>(&self, endpoint: &Endpoint, method: &'static str, params: P) -> Result<R, Fault>
@@ -215,6 +227,25 @@ impl Endpoints {
     /// The newest final block: the node's `finalized` block, or the head less the configured
     /// confirmations where the node has no such tag.
     async fn final_block(&self, endpoint: &Endpoint) -> Result<u64, Fault> {
+        if let Ok(cached) = self.final_block.lock()
+            && let Some((at, number)) = *cached
+            && at.elapsed() < FINAL_BLOCK_REUSE
+        {
+            return Ok(number);
+        }
+        let asked = Instant::now();
+        let number = self.ask_final_block(endpoint).await?;
+        if let Ok(mut cached) = self.final_block.lock() {
+            // Never move back to an older answer of a slower request.
+            match *cached {
+                Some((at, known)) if at > asked && known >= number => {}
+                _ => *cached = Some((asked, number)),
+            }
+        }
+        Ok(number)
+    }
+
+    async fn ask_final_block(&self, endpoint: &Endpoint) -> Result<u64, Fault> {
         let finalized: Result<Option<Block>, Fault> =
             self.call(endpoint, "eth_getBlockByNumber", ("finalized", false)).await;
         if let Ok(Some(block)) = finalized {
@@ -224,6 +255,21 @@ impl Endpoints {
         Ok(u64_of(head).saturating_sub(self.settings.confirmations))
     }
 
+    /// The block named `hash`, if the node knows it (from the cache when it was seen before).
+    async fn block(&self, endpoint: &Endpoint, hash: B256) -> Result<Option<Block>, Fault> {
+        if let Some(block) = self.blocks.lock().ok().and_then(|b| b.get(&hash).cloned()) {
+            return Ok(Some(block));
+        }
+        let block: Option<Block> = self.call(endpoint, "eth_getBlockByHash", (hash, false)).await?;
+        if let (Some(found), Ok(mut blocks)) = (&block, self.blocks.lock()) {
+            if blocks.len() >= BLOCKS_KEPT {
+                blocks.clear();
+            }
+            blocks.insert(hash, found.clone());
+        }
+        Ok(block)
+    }
+
     pub(crate) async fn final_head(&self) -> Result<u64, Error> {
         self.with_endpoint(|e| self.final_block(e)).await
     }
@@ -231,14 +277,16 @@ impl Endpoints {
     pub(crate) async fn observe(&self, tx: &TxHash) -> Result<Observation, Error> {
         let hash: B256 = tx.as_str().parse().map_err(|_| Error::Internal("transaction hash".into()))?;
         self.with_endpoint(|e| async move {
+            // The final block is asked first: a receipt read afterwards in a block at or below
+            // it is in a final block (finality only moves forward). Asked the other way round,
+            // the receipt's block could be reorganised away in between.
+            let final_block = self.final_block(e).await?;
             let receipt: Option<Receipt> = self.call(e, "eth_getTransactionReceipt", (hash,)).await?;
             let Some(receipt) = receipt else { return Ok(None) };
             let (Some(number), Some(block_hash)) = (receipt.block_number, receipt.block_hash) else { return Ok(None) };
-            let block = self.call::<_, Option<Block>>(e, "eth_getBlockByHash", (block_hash, false));
-            let (block, final_block) = futures_util::future::join(block, self.final_block(e)).await;
-            // The block is gone (reorganised away since the receipt was read): not found now.
-            let Some(block) = block? else { return Ok(None) };
-            Ok(Some((receipt, u64_of(number), block, final_block?)))
+            // Unknown to the node (reorganised away since the receipt was read): not found now.
+            let Some(block) = self.block(e, block_hash).await? else { return Ok(None) };
+            Ok(Some((receipt, u64_of(number), block, final_block)))
         })
         .await?
         .map_or(Ok(Observation::NotFound), |(receipt, number, block, final_block)| {

@@ -200,7 +200,7 @@ pub struct Expected {
 /// The outcome of verification (before the duplicate check, which the store decides).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
-    Verified { amount: Amount, sender: Option<WalletAddress>, at: DateTime<Utc> },
+    Verified { amount: Amount, sender: Option<WalletAddress> },
     Failed { reason: FailureReason },
 }
 
@@ -232,7 +232,7 @@ pub fn verify(expected: &Expected, tx: &ObservedTransaction) -> Verdict {
         return fail(R::ZeroAmount);
     }
     let sender = tx.sender.clone().or_else(|| to_recipient.first().map(|t| t.from.clone()));
-    Verdict::Verified { amount, sender, at: tx.block_time }
+    Verdict::Verified { amount, sender }
 }
 
 #[cfg(test)]

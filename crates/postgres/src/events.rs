@@ -43,12 +43,12 @@ pub(crate) fn decode(value: &Value) -> EventData {
 #[derive(Insertable)]
 #[diesel(table_name = events)]
 pub(crate) struct NewEventRow<'a> {
-    id: &'a str,
-    merchant_id: &'a str,
-    mode: &'a str,
-    event_type: &'a str,
-    data: Value,
-    created_at: DateTime<Utc>,
+    pub(crate) id: &'a str,
+    pub(crate) merchant_id: &'a str,
+    pub(crate) mode: &'a str,
+    pub(crate) event_type: &'a str,
+    pub(crate) data: Value,
+    pub(crate) created_at: DateTime<Utc>,
 }
 
 /// Outbox rows of `list`, inserted by the caller inside the transaction of its change.

@@ -5,6 +5,7 @@
 //! written in one transaction (the outbox). This is the only crate that knows SQL.
 
 mod api_keys;
+mod change_statements;
 mod clock;
 mod codec;
 mod create_statement;

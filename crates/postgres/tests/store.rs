@@ -302,6 +302,48 @@ async fn two_claimers_share_due_work_without_overlap() {
 }
 
 #[tokio::test]
+async fn payments_in_verification_are_claimed_once_per_lease_and_only_when_they_can_progress() {
+    let f = Fixture::new().await;
+    let m = f.merchant("A").await;
+    let wallet = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed";
+    operator::activate_merchant(&f.store, Utc::now(), &m.id, wallet, stablepay_domain::merchant::Token::Usdc)
+        .await
+        .unwrap();
+    let m = f.store_merchant(&m.id).await;
+    let mut ids = Vec::new();
+    for n in 0..3u8 {
+        let input = CheckoutInput { amount: Some(d("5")), ..Default::default() };
+        let agg = f.billing().create_checkout(&m, &live(&m), input).await.unwrap();
+        let session = agg.sessions[0].id.clone();
+        ids.push(f.billing().submit_payment(&session, &hash(20 + n)).await.unwrap().id);
+    }
+    // One stays detected; two were seen in blocks 100 and 200.
+    for (id, block) in [(&ids[1], 100), (&ids[2], 200)] {
+        f.db.query(&format!(
+            "UPDATE payments SET status = 'validating', block_number = {block}, block_hash = '0x{}' WHERE id = '{id}'",
+            "ab".repeat(32)
+        ))
+        .await;
+    }
+    let store = &f.store;
+    let claimed = |final_block: Option<u64>| async move {
+        let mut got: Vec<_> =
+            store.claim_payments(10, 60_000, final_block).await.unwrap().into_iter().map(|(_, id, _)| id).collect();
+        got.sort();
+        got
+    };
+    // Without a known final block only the detected payment can progress.
+    assert_eq!(claimed(None).await, vec![ids[0].clone()]);
+    // Leased: not again. Block 100 is final at 150, block 200 is not.
+    assert_eq!(claimed(Some(150)).await, vec![ids[1].clone()]);
+    assert_eq!(claimed(Some(500)).await, vec![ids[2].clone()]);
+    assert!(claimed(Some(500)).await.is_empty());
+    // Test-mode payments are never claimed.
+    f.checkout(&m, "1").await;
+    assert!(claimed(Some(u64::MAX)).await.is_empty());
+}
+
+#[tokio::test]
 async fn creations_number_in_their_transaction() {
     let f = Fixture::new().await;
     let a = f.merchant("A").await;

@@ -272,12 +272,12 @@ fn seen(
         recipient: session.settlement_wallet.clone(),
         expires_at: session.expires_at,
     };
-    let (amount, sender, at) = match verify(&expected, tx) {
+    let (amount, sender) = match verify(&expected, tx) {
         Verdict::Failed { reason } => {
             fail(crypto, change, payment, reason, (now, actor))?;
             return Ok(Settled::Failed(reason));
         }
-        Verdict::Verified { amount, sender, at } => (amount, sender, at),
+        Verdict::Verified { amount, sender } => (amount, sender),
     };
     let moved = payment.block.as_ref() != Some(&tx.block);
     if payment.status == PaymentStatus::Detected {
@@ -289,7 +289,8 @@ fn seen(
     if !tx.finalized {
         return Ok(if moved { Settled::Validating } else { Settled::Waiting });
     }
-    payment.confirmed_at = Some(at);
+    // When the service confirmed it: its block final and every check passed.
+    payment.confirmed_at = Some(now);
     accept(crypto, change, payment, amount, (now, actor))?;
     Ok(Settled::Credited(payment.status))
 }

@@ -22,6 +22,8 @@ pub const MAX_BLOCKS_PER_SCAN: u64 = 500;
 /// What one step of following did.
 #[derive(Debug, Default, PartialEq)]
 pub struct WatchReport {
+    /// The newest final block, as the chain answered it.
+    pub final_head: Option<u64>,
     /// The last block scanned, if any.
     pub scanned_to: Option<u64>,
     /// Payments recorded for attributed transfers.
@@ -43,7 +45,7 @@ impl Watch<'_> {
         let b = self.billing;
         let chain_id = b.settings.chain_id;
         let head = b.chain.final_head().await?;
-        let mut report = WatchReport::default();
+        let mut report = WatchReport { final_head: Some(head), ..WatchReport::default() };
         let Some(from) = self.store.scan_cursor(chain_id).await? else {
             self.store.move_cursor(chain_id, None, head.saturating_add(1)).await?;
             return Ok(report);

@@ -57,10 +57,17 @@ pub trait InvoiceStore: Send + Sync {
     /// 30 s doubled per failure in a row, at most an hour. Answers the failures in a row.
     /// Errors: `NotFound(Invoice)`.
     async fn defer_due(&self, scope: &Scope, id: &InvoiceId, error: &str) -> Result<u32, Error>;
-    /// Claims up to `limit` live payments still being verified (detected or validating) whose
-    /// next check is due, each for `lease_ms` milliseconds (other workers skip them meanwhile;
-    /// a check that changes nothing leaves the payment to be looked at again after that).
-    async fn claim_payments(&self, limit: u32, lease_ms: u32) -> Result<Vec<(Scope, PaymentId, TxHash)>, Error>;
+    /// Claims up to `limit` live payments still being verified whose next check is due, each
+    /// for `lease_ms` milliseconds (other workers skip them meanwhile; a check that changes
+    /// nothing leaves the payment to be looked at again after that): every `detected` one, and
+    /// the `validating` ones whose block is at or below `final_block` (a validating payment in a
+    /// newer block cannot be credited yet; without a known final block none is claimed).
+    async fn claim_payments(
+        &self,
+        limit: u32,
+        lease_ms: u32,
+        final_block: Option<u64>,
+    ) -> Result<Vec<(Scope, PaymentId, TxHash)>, Error>;
     /// Records why a payment's verification waits (`diagnostic`) and checks it again after
     /// `seconds`. Errors: `NotFound(Payment)`.
     async fn defer_payment(&self, scope: &Scope, id: &PaymentId, seconds: u32, diagnostic: &str) -> Result<(), Error>;

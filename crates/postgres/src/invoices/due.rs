@@ -170,6 +170,7 @@ WITH due AS (
     SELECT id FROM payments
     WHERE status IN ('detected', 'validating') AND mode = 'live'
       AND (next_check_at IS NULL OR next_check_at <= now())
+      AND (status = 'detected' OR block_number <= $3)
     ORDER BY next_check_at NULLS FIRST
     LIMIT $1
     FOR UPDATE SKIP LOCKED
@@ -195,10 +196,14 @@ pub(super) async fn claim_payments(
     conn: &mut AsyncPgConnection,
     limit: u32,
     lease_ms: u32,
+    final_block: Option<u64>,
 ) -> Result<Vec<(Scope, PaymentId, TxHash)>, Error> {
+    // Without a known final block, `block_number <= NULL` claims no validating payment.
+    let final_block = final_block.map(|b| i64::try_from(b).unwrap_or(i64::MAX));
     let rows: Vec<ClaimedPayment> = diesel::sql_query(CLAIM_PAYMENTS)
         .bind::<BigInt, _>(i64::from(limit))
         .bind::<Integer, _>(i32::try_from(lease_ms).unwrap_or(i32::MAX))
+        .bind::<Nullable<BigInt>, _>(final_block)
         .load(conn)
         .await
         .map_err(db)?;

@@ -79,8 +79,13 @@ impl InvoiceStore for PgStore {
         due::claim(&mut *self.conn().await?, only, limit, lease_seconds).await
     }
 
-    async fn claim_payments(&self, limit: u32, lease_ms: u32) -> Result<Vec<(Scope, PaymentId, TxHash)>, Error> {
-        due::claim_payments(&mut *self.conn().await?, limit, lease_ms).await
+    async fn claim_payments(
+        &self,
+        limit: u32,
+        lease_ms: u32,
+        final_block: Option<u64>,
+    ) -> Result<Vec<(Scope, PaymentId, TxHash)>, Error> {
+        due::claim_payments(&mut *self.conn().await?, limit, lease_ms, final_block).await
     }
 
     async fn defer_payment(&self, scope: &Scope, id: &PaymentId, seconds: u32, diagnostic: &str) -> Result<(), Error> {

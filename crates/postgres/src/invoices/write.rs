@@ -5,8 +5,6 @@
 //! writes (invoice, sessions, payments, events) are sent pipelined on its connection: one round
 //! trip after the optional number allocation.
 
-use chrono::{DateTime, Utc};
-use diesel::prelude::*;
 use diesel::result::{DatabaseErrorKind, Error as DieselError, QueryResult};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use futures_util::future::{BoxFuture, try_join_all};
@@ -14,10 +12,10 @@ use stablepay_domain::event::Event;
 use stablepay_domain::invoice::aggregate::{ChangeKind, InvoiceAggregate, InvoiceChange};
 use stablepay_domain::{Error, Scope};
 
+use crate::change_statements::{InsertEvent, InsertInvoice, NextNumber, UpdateInvoice, UpsertPayment, UpsertSession};
 use crate::create_statement::InsertInvoiceWithSession;
 use crate::error::db;
 use crate::invoices::rows::{InvoiceRow, PaymentRow, SessionRow, corrupt};
-use crate::schema::{checkout_sessions, events, invoice_counters, invoices, payments};
 
 /// The unique indexes that let a transaction hash be credited once: per merchant in test mode
 /// (simulated hashes), across the service in live mode.
@@ -85,18 +83,7 @@ fn one_statement(change: &InvoiceChange) -> bool {
 
 /// Allocates the scope's next invoice number (inside the caller's transaction).
 async fn next_number(conn: &mut AsyncPgConnection, scope: &Scope) -> QueryResult<i64> {
-    diesel::insert_into(invoice_counters::table)
-        .values((
-            invoice_counters::merchant_id.eq(scope.merchant_id.as_str()),
-            invoice_counters::mode.eq(scope.mode.as_str()),
-            invoice_counters::last_seq.eq(1i64),
-        ))
-        .on_conflict((invoice_counters::merchant_id, invoice_counters::mode))
-        .do_update()
-        .set(invoice_counters::last_seq.eq(invoice_counters::last_seq + 1))
-        .returning(invoice_counters::last_seq)
-        .get_result(conn)
-        .await
+    NextNumber { merchant_id: scope.merchant_id.as_str(), mode: scope.mode.as_str() }.get_result(conn).await
 }
 
 /// The rows one change writes.
@@ -138,7 +125,7 @@ async fn write_all(conn: &mut AsyncPgConnection, change: &mut InvoiceChange) -> 
     };
     let events = change.finalize(seq);
     let rows = Rows::of(change, &events).map_err(TxError::Domain)?;
-    let counts = pipelined(conn, change.kind, &scope, &rows).await?;
+    let counts = pipelined(conn, change.kind, &rows).await?;
     // (`<[_]>::first` because diesel's prelude also has a `first`.)
     if <[usize]>::first(&counts) == Some(&0) {
         // The invoice changed since it was loaded: nothing of this change stays.
@@ -149,62 +136,25 @@ async fn write_all(conn: &mut AsyncPgConnection, change: &mut InvoiceChange) -> 
 
 /// Sends every write at once (pipelined on this connection); PostgreSQL runs them in order
 /// inside the transaction. The first count is the invoice's.
-async fn pipelined(
-    conn: &mut AsyncPgConnection,
-    kind: ChangeKind,
-    scope: &Scope,
-    rows: &Rows<'_>,
-) -> QueryResult<Vec<usize>> {
-    let mut c: &AsyncPgConnection = conn;
+async fn pipelined(conn: &mut AsyncPgConnection, kind: ChangeKind, rows: &Rows<'_>) -> QueryResult<Vec<usize>> {
+    let c: &AsyncPgConnection = conn;
     let mut writes: Vec<BoxFuture<'_, QueryResult<usize>>> = Vec::new();
     let invoice = &rows.invoice;
     writes.push(match kind {
-        ChangeKind::Create => diesel::insert_into(invoices::table).values(invoice).execute(&mut c),
-        ChangeKind::Update { expected_lock_version } => diesel::update(
-            invoices::table
-                .filter(invoices::id.eq(&invoice.id))
-                .filter(invoices::merchant_id.eq(scope.merchant_id.as_str()))
-                .filter(invoices::mode.eq(scope.mode.as_str()))
-                .filter(invoices::lock_version.eq(expected_lock_version)),
-        )
-        .set((invoice, invoices::lease_until.eq(None::<DateTime<Utc>>)))
-        .execute(&mut c),
+        ChangeKind::Create => InsertInvoice(invoice).execute(&mut &*c),
+        // Scoped: the row's merchant and mode are the change's scope.
+        ChangeKind::Update { expected_lock_version } => {
+            UpdateInvoice { row: invoice, expected_lock_version }.execute(&mut &*c)
+        }
     });
     for row in &rows.sessions {
-        writes.push(
-            diesel::insert_into(checkout_sessions::table)
-                .values(row)
-                .on_conflict(checkout_sessions::id)
-                .do_update()
-                .set((checkout_sessions::status.eq(&row.status), checkout_sessions::completed_at.eq(row.completed_at)))
-                .execute(&mut c),
-        );
+        writes.push(UpsertSession(row).execute(&mut &*c));
     }
     for row in &rows.payments {
-        // What verification can change of a payment (its identity, session and hash never do).
-        let verified = (
-            payments::status.eq(&row.status),
-            payments::failure_reason.eq(&row.failure_reason),
-            payments::amount_received.eq(&row.amount_received),
-            payments::customer_amount_credited.eq(&row.customer_amount_credited),
-            payments::merchant_amount_settled.eq(&row.merchant_amount_settled),
-            payments::payer_address.eq(&row.payer_address),
-            payments::block_number.eq(row.block_number),
-            payments::block_hash.eq(&row.block_hash),
-            payments::diagnostic.eq(&row.diagnostic),
-            payments::confirmed_at.eq(row.confirmed_at),
-        );
-        writes.push(
-            diesel::insert_into(payments::table)
-                .values(row)
-                .on_conflict(payments::id)
-                .do_update()
-                .set(verified)
-                .execute(&mut c),
-        );
+        writes.push(UpsertPayment(row).execute(&mut &*c));
     }
-    if !rows.events.is_empty() {
-        writes.push(diesel::insert_into(events::table).values(&rows.events).execute(&mut c));
+    for row in &rows.events {
+        writes.push(InsertEvent(row).execute(&mut &*c));
     }
     try_join_all(writes).await
 }

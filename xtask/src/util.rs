@@ -109,7 +109,7 @@ pub fn merchant_and_key(
     Ok((id, json_field(&k, "key").ok_or("no key")?))
 }
 
-/// The anvil binary of `tools/chain` (the npm package `@foundry-rs/anvil`).
+/// The anvil binary of `tools/chain` (`@foundry-rs/anvil-linux-amd64` from npm).
 pub fn anvil() -> PathBuf {
     root().join("tools/chain/node_modules/@foundry-rs/anvil-linux-amd64/bin/anvil")
 }

@@ -122,3 +122,22 @@ pub fn chain_tools() -> Result<(), String> {
     }
     run(Command::new("npm").args(["ci", "--no-audit", "--no-fund"]).current_dir(root().join("tools/chain")))
 }
+
+/// The pinned `standardwebhooks` the webhook tests verify real deliveries with.
+const STANDARDWEBHOOKS: &str = "1.1.0";
+
+/// Installs `target/py-venv` with `standardwebhooks` (pinned) unless it is there already.
+pub fn python_tools() -> Result<(), String> {
+    let venv = root().join("target/py-venv");
+    let marker = venv.join(format!(".standardwebhooks-{STANDARDWEBHOOKS}"));
+    if marker.exists() {
+        return Ok(());
+    }
+    run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
+    run(Command::new(venv.join("bin/pip")).args([
+        "install",
+        "--quiet",
+        &format!("standardwebhooks=={STANDARDWEBHOOKS}"),
+    ]))?;
+    std::fs::write(&marker, STANDARDWEBHOOKS).map_err(|e| e.to_string())
+}

@@ -32,6 +32,48 @@ pub struct Config {
     pub body_memory_mib: usize,
     /// Live verification's chain.
     pub chain: ChainConfig,
+    pub webhooks: WebhookConfig,
+}
+
+/// Webhook delivery.
+#[derive(Clone)]
+pub struct WebhookConfig {
+    /// The key that seals signing secrets at rest (none: endpoints cannot be created).
+    pub secret_key: Option<[u8; 32]>,
+    /// Waits between automatic attempts (the attempt after the last wait that fails is final).
+    pub retry_schedule: Vec<Duration>,
+    /// Deliver to loopback and private addresses too.
+    pub allow_private: bool,
+    /// The time limit of one attempt (the spec's 10 s; tests shorten it).
+    pub timeout: Duration,
+}
+
+impl std::fmt::Debug for WebhookConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WebhookConfig")
+            .field("secret_key", &self.secret_key.map(|_| "(set)"))
+            .field("retry_schedule", &self.retry_schedule)
+            .field("allow_private", &self.allow_private)
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+/// A duration such as `500ms`, `30s`, `5m`, `2h` or `1d`.
+fn duration(text: &str) -> Option<Duration> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit())?;
+    let (number, unit) = text.split_at(split);
+    let n: u64 = number.parse().ok()?;
+    let d = match unit {
+        "ms" => Duration::from_millis(n),
+        "s" => Duration::from_secs(n),
+        "m" => Duration::from_secs(n.checked_mul(60)?),
+        "h" => Duration::from_secs(n.checked_mul(3600)?),
+        "d" => Duration::from_secs(n.checked_mul(86_400)?),
+        _ => return None,
+    };
+    (d > Duration::ZERO && d <= Duration::from_secs(7 * 86_400)).then_some(d)
 }
 
 /// The live chain: where to ask, which chain and tokens to expect, how often to look.
@@ -75,6 +117,10 @@ struct FileConfig {
     chain_poll_ms: Option<String>,
     chain_not_found_seconds: Option<String>,
     chain_timeout_ms: Option<String>,
+    secret_key: Option<String>,
+    webhook_retry_schedule: Option<String>,
+    webhook_allow_private: Option<String>,
+    webhook_timeout_ms: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -175,6 +221,35 @@ impl Config {
                 120_000,
             )?),
         };
+        let key_text = pick("STABLEPAY_SECRET_KEY", &from_file.secret_key, "");
+        let secret_key = if key_text.is_empty() {
+            None
+        } else {
+            Some(stablepay_webhooks::AesSecretBox::parse_key(&key_text).map_err(|m| {
+                bad("STABLEPAY_SECRET_KEY", "(hidden)", &format!("{m} (for example: openssl rand -base64 32)"))
+            })?)
+        };
+        let schedule_text = pick("STABLEPAY_WEBHOOK_RETRY_SCHEDULE", &from_file.webhook_retry_schedule, "1m,5m,30m,2h");
+        let retry_schedule = schedule_text
+            .split(',')
+            .map(duration)
+            .collect::<Option<Vec<_>>>()
+            .filter(|list| !list.is_empty() && list.len() <= 20)
+            .ok_or_else(|| {
+                bad(
+                    "STABLEPAY_WEBHOOK_RETRY_SCHEDULE",
+                    &schedule_text,
+                    "must be 1 to 20 comma-separated durations such as 1m,5m,30m,2h (units ms, s, m, h, d; at most 7d each)",
+                )
+            })?;
+        let private_text = pick("STABLEPAY_WEBHOOK_ALLOW_PRIVATE", &from_file.webhook_allow_private, "false");
+        let allow_private = match private_text.as_str() {
+            "true" | "1" => true,
+            "false" | "0" => false,
+            _ => return Err(bad("STABLEPAY_WEBHOOK_ALLOW_PRIVATE", &private_text, "must be true or false")),
+        };
+        let webhook_timeout =
+            number("STABLEPAY_WEBHOOK_TIMEOUT_MS", &from_file.webhook_timeout_ms, "10000", 100, 10_000)?;
         Ok(Self {
             database_url,
             bind,
@@ -188,6 +263,12 @@ impl Config {
             max_connections: usize::try_from(max_connections).unwrap_or(1024),
             body_memory_mib: usize::try_from(body_memory_mib).unwrap_or(256),
             chain,
+            webhooks: WebhookConfig {
+                secret_key,
+                retry_schedule,
+                allow_private,
+                timeout: Duration::from_millis(webhook_timeout),
+            },
         })
     }
 }
@@ -200,6 +281,40 @@ mod tests {
     fn load(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
         let map: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         Config::load(None, |k| map.get(k).cloned())
+    }
+
+    #[test]
+    fn webhook_settings() {
+        let c = load(&[]).unwrap();
+        assert!(c.webhooks.secret_key.is_none());
+        assert!(!c.webhooks.allow_private);
+        let mins = |m: u64| Duration::from_secs(m * 60);
+        assert_eq!(c.webhooks.retry_schedule, vec![mins(1), mins(5), mins(30), mins(120)]);
+        let key = "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=";
+        let c = load(&[
+            ("STABLEPAY_SECRET_KEY", key),
+            ("STABLEPAY_WEBHOOK_RETRY_SCHEDULE", "1s, 500ms,2s"),
+            ("STABLEPAY_WEBHOOK_ALLOW_PRIVATE", "true"),
+        ])
+        .unwrap();
+        assert_eq!(c.webhooks.secret_key, Some([1u8; 32]));
+        assert_eq!(
+            c.webhooks.retry_schedule,
+            vec![Duration::from_secs(1), Duration::from_millis(500), Duration::from_secs(2)]
+        );
+        assert!(c.webhooks.allow_private);
+        assert!(!format!("{:?}", c.webhooks).contains("AQEB"), "the key is never printed");
+        for (name, value) in [
+            ("STABLEPAY_SECRET_KEY", "c2hvcnQ="),
+            ("STABLEPAY_WEBHOOK_RETRY_SCHEDULE", "1m,,5m"),
+            ("STABLEPAY_WEBHOOK_RETRY_SCHEDULE", "0s"),
+            ("STABLEPAY_WEBHOOK_RETRY_SCHEDULE", "10y"),
+            ("STABLEPAY_WEBHOOK_ALLOW_PRIVATE", "yes"),
+        ] {
+            let err = load(&[(name, value)]).unwrap_err().to_string();
+            assert!(err.starts_with(name), "{err}");
+            assert!(!err.contains("c2hvcnQ"), "the key is never printed: {err}");
+        }
     }
 
     #[test]

@@ -28,6 +28,33 @@ fn state_path() -> PathBuf {
     PathBuf::from(".stablepay").join("dev.json")
 }
 
+/// The sandbox's settings: a key sealing webhook signing secrets (made once, kept in
+/// `.stablepay/secret.key`) unless `STABLEPAY_SECRET_KEY` is set, and webhooks to local
+/// receivers allowed unless `STABLEPAY_WEBHOOK_ALLOW_PRIVATE` says otherwise.
+pub fn prepare(config: &mut Config) -> Result<()> {
+    if config.webhooks.secret_key.is_none() {
+        let path = PathBuf::from(".stablepay").join("secret.key");
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(_) => {
+                let mut key = [0u8; 32];
+                stablepay_domain::crypto::Crypto::fill_random(&crate::crypto::RingCrypto::new(), &mut key);
+                let text = stablepay_webhooks::AesSecretBox::encode_key(&key);
+                std::fs::create_dir_all(".stablepay").map_err(|e| msg(format!(".stablepay: {e}")))?;
+                std::fs::write(&path, &text).map_err(|e| msg(format!("{}: {e}", path.display())))?;
+                text
+            }
+        };
+        let key =
+            stablepay_webhooks::AesSecretBox::parse_key(&text).map_err(|e| msg(format!("{}: {e}", path.display())))?;
+        config.webhooks.secret_key = Some(key);
+    }
+    if std::env::var_os("STABLEPAY_WEBHOOK_ALLOW_PRIVATE").is_none() {
+        config.webhooks.allow_private = true;
+    }
+    Ok(())
+}
+
 pub async fn run(config: Config, adapters: Adapters) -> Result<()> {
     crate::migrate(&config).await?;
     let state = load_or_create(&adapters).await?;

@@ -2,6 +2,7 @@
 
 mod config;
 mod crypto;
+mod deliveries;
 mod dev;
 mod jobs;
 mod operator;
@@ -90,7 +91,7 @@ fn main() -> ExitCode {
     runtime.block_on(run(cli.command, config))
 }
 
-async fn run(command: Command, config: Config) -> ExitCode {
+async fn run(command: Command, mut config: Config) -> ExitCode {
     if let Command::Openapi = command {
         let doc = stablepay_http::openapi_document();
         return match doc.to_pretty_json() {
@@ -103,6 +104,12 @@ async fn run(command: Command, config: Config) -> ExitCode {
                 ExitCode::FAILURE
             }
         };
+    }
+    if let Command::Dev = command
+        && let Err(e) = dev::prepare(&mut config)
+    {
+        eprintln!("stablepay: {e}");
+        return ExitCode::FAILURE;
     }
     let adapters = match Adapters::new(&config) {
         Ok(a) => a,

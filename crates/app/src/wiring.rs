@@ -7,10 +7,13 @@ use stablepay_chain::{ModalChain, RpcSettings};
 use stablepay_domain::billing::Billing;
 use stablepay_domain::merchant::ChainSettings;
 use stablepay_domain::ports::{ApiKeyStore, MerchantStore};
+use stablepay_domain::webhook::model::RetrySchedule;
+use stablepay_domain::webhook::service::{WebhookSettings, Webhooks};
 use stablepay_http::AppState;
 use stablepay_http::state::RequestLimits;
 use stablepay_http::status::WorkerStatus;
 use stablepay_postgres::{PgClock, PgStore, PoolSettings};
+use stablepay_webhooks::{AesSecretBox, HttpSender};
 
 use crate::config::Config;
 use crate::crypto::RingCrypto;
@@ -23,6 +26,11 @@ pub struct Adapters {
     pub clock: Arc<PgClock>,
     pub chain: Arc<ModalChain>,
     pub chain_settings: ChainSettings,
+    pub sender: Arc<HttpSender>,
+    pub secret_box: Arc<AesSecretBox>,
+    pub webhook_settings: WebhookSettings,
+    /// How long a claimed delivery stays claimed: an attempt's time limit and time to record it.
+    pub webhook_lease: std::time::Duration,
 }
 
 impl Adapters {
@@ -47,7 +55,17 @@ impl Adapters {
             not_found_after: chrono::Duration::from_std(c.not_found_after)
                 .map_err(|_| anyhow_lite::msg("STABLEPAY_CHAIN_NOT_FOUND_SECONDS: out of range"))?,
         };
+        let w = &config.webhooks;
+        let schedule = RetrySchedule::new(
+            w.retry_schedule.iter().map(|d| chrono::Duration::from_std(*d).unwrap_or(chrono::Duration::MAX)).collect(),
+        )
+        .ok_or_else(|| anyhow_lite::msg("STABLEPAY_WEBHOOK_RETRY_SCHEDULE: empty"))?;
+        let sender = HttpSender::new(w.allow_private, w.timeout).map_err(anyhow_lite::msg)?;
         Ok(Self {
+            sender: Arc::new(sender),
+            secret_box: Arc::new(AesSecretBox::new(w.secret_key)),
+            webhook_settings: WebhookSettings { schedule },
+            webhook_lease: w.timeout + std::time::Duration::from_secs(5),
             clock: Arc::new(PgClock::new(store.clone())),
             crypto: Arc::new(RingCrypto::new()),
             chain: Arc::new(chain),
@@ -71,6 +89,16 @@ impl Adapters {
             clock: self.clock.as_ref(),
             chain: self.chain.as_ref(),
             settings: &self.chain_settings,
+        }
+    }
+
+    pub fn webhooks(&self) -> Webhooks<'_> {
+        Webhooks {
+            store: &self.store,
+            crypto: self.crypto.as_ref(),
+            secrets: self.secret_box.as_ref(),
+            clock: self.clock.as_ref(),
+            settings: &self.webhook_settings,
         }
     }
 
@@ -101,6 +129,9 @@ impl Adapters {
                     events: store.clone(),
                     invoices: store.clone(),
                     watch: store.clone(),
+                    webhooks: store.clone(),
+                    secret_box: self.secret_box.clone(),
+                    webhook_settings: self.webhook_settings.clone(),
                     idempotency: store,
                     chain: self.chain.clone(),
                     worker: worker.clone(),

@@ -12,6 +12,8 @@ pub enum Limit {
     DraftVersions,
     CheckoutSessions,
     PaymentRecords,
+    /// Webhook endpoints of a merchant in one mode (`webhook::model::MAX_ENDPOINTS`).
+    WebhookEndpoints,
 }
 
 /// The kinds of resource a NOT_FOUND can name.
@@ -23,6 +25,9 @@ pub enum Resource {
     CheckoutSession,
     Payment,
     Event,
+    WebhookEndpoint,
+    WebhookDelivery,
+    WebhookIncident,
 }
 
 impl Resource {
@@ -34,6 +39,9 @@ impl Resource {
             Resource::CheckoutSession => "checkout_session",
             Resource::Payment => "payment",
             Resource::Event => "event",
+            Resource::WebhookEndpoint => "webhook_endpoint",
+            Resource::WebhookDelivery => "webhook_delivery",
+            Resource::WebhookIncident => "webhook_incident",
         }
     }
 }
@@ -95,16 +103,27 @@ pub enum Error {
     #[error("the checkout session is expired, terminal or not ready")]
     CheckoutSessionNotPayable,
     /// The invoice holds as much of something as it may (see [`Limit`]); nothing is changed.
-    #[error("the invoice reached its limit of {limit} {}", match .what {
-        Limit::DraftVersions => "draft versions",
-        Limit::CheckoutSessions => "checkout sessions",
-        Limit::PaymentRecords => "payment records",
+    #[error("the limit of {limit} {} is reached", match .what {
+        Limit::DraftVersions => "draft versions per invoice",
+        Limit::CheckoutSessions => "checkout sessions per invoice",
+        Limit::PaymentRecords => "payment records per invoice",
+        Limit::WebhookEndpoints => "webhook endpoints per merchant and mode",
     })]
     LimitReached { what: Limit, limit: usize },
     /// A store outcome: the transaction hash was already credited to another payment. The
     /// use case records the attempt as a duplicate instead; it never reaches a client.
     #[error("the transaction was already credited")]
     DuplicateTransaction,
+
+    /// An event type that does not exist (or cannot be subscribed to).
+    #[error("{field}: {value} is not a supported event type")]
+    WebhookEventUnsupported { field: String, value: String },
+    #[error("the webhook endpoint is disabled")]
+    WebhookEndpointDisabled,
+    #[error("a secret rotation is already in its overlap; end it first")]
+    SecretOverlapActive,
+    #[error("no secret overlap is running")]
+    SecretOverlapExpired,
 
     /// The chain cannot be used as configured (no RPC endpoint, or the node is on another
     /// chain); the text says why, for operators. Payments wait until it is fixed.
@@ -142,6 +161,7 @@ impl Error {
             | Error::CustomerEmailRequired { field }
             | Error::InvalidWalletAddress { field, .. }
             | Error::InvalidTxHash { field }
+            | Error::WebhookEventUnsupported { field, .. }
             | Error::PublicKeyFieldNotAllowed { field } => Some(field),
             _ => None,
         }

@@ -101,6 +101,8 @@ id_type!(/// A webhook endpoint.
     WebhookEndpointId, "we_");
 id_type!(/// A webhook delivery.
     WebhookDeliveryId, "whd_");
+id_type!(/// An incident of a webhook endpoint (a run of failed deliveries).
+    WebhookIncidentId, "whi_");
 id_type!(/// An event.
     EventId, "evt_");
 id_type!(/// A refund reference recorded on an invoice.

@@ -202,6 +202,9 @@ impl ResponseError for ApiError {
 fn not_found(resource: Resource) -> ApiError {
     match resource {
         Resource::Invoice => ApiError::new(ErrorCode::INVOICE_NOT_FOUND, "No such invoice."),
+        Resource::WebhookEndpoint => ApiError::new(ErrorCode::WEBHOOK_ENDPOINT_NOT_FOUND, "No such webhook endpoint."),
+        Resource::WebhookDelivery => ApiError::new(ErrorCode::WEBHOOK_DELIVERY_NOT_FOUND, "No such webhook delivery."),
+        Resource::WebhookIncident => ApiError::new(ErrorCode::WEBHOOK_INCIDENT_NOT_FOUND, "No such webhook incident."),
         other => ApiError::new(ErrorCode::NOT_FOUND, format!("No such {}.", other.as_str().replace('_', " "))),
     }
 }
@@ -275,11 +278,16 @@ impl From<DomainError> for ApiError {
                     .with_details(json!({ "field": "version", "currentVersion": current }))
             }
             DomainError::CheckoutSessionNotPayable => with_field(C::CHECKOUT_SESSION_NOT_PAYABLE),
+            DomainError::WebhookEventUnsupported { .. } => with_field(C::WEBHOOK_EVENT_UNSUPPORTED),
+            DomainError::WebhookEndpointDisabled => with_field(C::WEBHOOK_ENDPOINT_DISABLED),
+            DomainError::SecretOverlapActive => with_field(C::SECRET_OVERLAP_ACTIVE),
+            DomainError::SecretOverlapExpired => with_field(C::SECRET_OVERLAP_EXPIRED),
             DomainError::LimitReached { what, limit } => {
                 let code = match what {
                     Limit::DraftVersions => C::INVOICE_NOT_EDITABLE,
                     Limit::CheckoutSessions => C::INVOICE_NOT_PAYABLE,
                     Limit::PaymentRecords => C::CHECKOUT_SESSION_NOT_PAYABLE,
+                    Limit::WebhookEndpoints => C::VALIDATION_ERROR,
                 };
                 ApiError::new(code, format!("{message}."))
                     .with_details(json!({ "reason": "limit_reached", "limit": limit }))

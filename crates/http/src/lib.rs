@@ -19,6 +19,7 @@ pub mod status;
 pub mod wire;
 pub mod wire_in;
 pub mod wire_out;
+pub mod wire_webhooks;
 
 use actix_web::body::BoxBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
@@ -82,7 +83,20 @@ fn routes_app() -> utoipa_actix_web::UtoipaApp<
                 .service(routes::events::list_events)
                 .service(routes::events::get_event)
                 .service(routes::events::list_unattributed)
-                .service(routes::public::submit_payment),
+                .service(routes::public::submit_payment)
+                .service(routes::webhooks::create_endpoint)
+                .service(routes::webhooks::list_endpoints)
+                .service(routes::webhooks::get_endpoint)
+                .service(routes::webhooks::update_endpoint)
+                .service(routes::webhooks::delete_endpoint)
+                .service(routes::webhooks::rotate_secret)
+                .service(routes::webhooks::end_secret_overlap)
+                .service(routes::webhooks::list_incidents)
+                .service(routes::webhooks::get_incident)
+                .service(routes::webhooks::list_deliveries)
+                .service(routes::webhooks::get_delivery)
+                .service(routes::webhooks::replay_delivery)
+                .service(routes::webhooks::send_test),
         )
 }
 
@@ -139,6 +153,9 @@ mod tests {
             worker: Arc::new(status::WorkerStatus::off(chrono::Utc::now())),
             limits: Arc::default(),
             watch: Arc::new(stablepay_domain::ports::MockWatchStore::new()),
+            webhooks: Arc::new(stablepay_domain::webhook::ports::MockWebhookStore::new()),
+            secret_box: Arc::new(stablepay_domain::webhook::ports::MockSecretBox::new()),
+            webhook_settings: Default::default(),
             chain_settings: stablepay_domain::merchant::ChainSettings::default(),
             public_base_url: "http://test".into(),
         })

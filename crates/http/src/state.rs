@@ -11,6 +11,8 @@ use stablepay_domain::clock::{Clock, time_in_mode};
 use stablepay_domain::ids::random_base62;
 use stablepay_domain::merchant::ChainSettings;
 use stablepay_domain::ports::{ApiKeyStore, Crypto, EventStore, Health, IdempotencyStore, InvoiceStore, WatchStore};
+use stablepay_domain::webhook::ports::{SecretBox, WebhookStore};
+use stablepay_domain::webhook::service::{WebhookSettings, Webhooks};
 use stablepay_domain::{Error, Scope};
 
 /// The application state handed to every handler.
@@ -29,6 +31,11 @@ pub struct AppState {
     pub limits: Arc<RequestLimits>,
     /// The follower's store (unattributed transfers).
     pub watch: Arc<dyn WatchStore>,
+    /// Webhook endpoints, deliveries and incidents.
+    pub webhooks: Arc<dyn WebhookStore>,
+    /// Seals endpoints' signing secrets at rest.
+    pub secret_box: Arc<dyn SecretBox>,
+    pub webhook_settings: WebhookSettings,
     /// The settlement chain and token contracts new checkouts expect.
     pub chain_settings: ChainSettings,
     /// Base URL of this service as customers reach it (checkoutUrl, hostedInvoiceUrl).
@@ -49,6 +56,17 @@ impl AppState {
             clock,
             chain: self.chain.as_ref(),
             settings: &self.chain_settings,
+        }
+    }
+
+    /// The webhook use cases over this state's ports.
+    pub fn webhooks(&self) -> Webhooks<'_> {
+        Webhooks {
+            store: self.webhooks.as_ref(),
+            crypto: self.crypto.as_ref(),
+            secrets: self.secret_box.as_ref(),
+            clock: self.clock.as_ref(),
+            settings: &self.webhook_settings,
         }
     }
 

@@ -67,7 +67,7 @@ pub(crate) fn rows(list: &[Event]) -> Vec<NewEventRow<'_>> {
 
 #[derive(Queryable, Selectable)]
 #[diesel(table_name = events, check_for_backend(diesel::pg::Pg))]
-struct EventRow {
+pub(crate) struct EventRow {
     id: String,
     merchant_id: String,
     mode: String,
@@ -103,9 +103,11 @@ impl EventStore for PgStore {
         page: &PageRequest,
     ) -> Result<Page<Event>, Error> {
         let mut conn = self.conn().await?;
+        // Synthetic test events (POST /v1/webhooks/test) exist for their deliveries only.
         let mut query = events::table
             .filter(events::merchant_id.eq(scope.merchant_id.as_str()))
             .filter(events::mode.eq(scope.mode.as_str()))
+            .filter(events::test.eq(false))
             .select(EventRow::as_select())
             .order(events::seq.desc())
             .limit(i64::from(page.limit) + 1)
@@ -138,6 +140,7 @@ impl EventStore for PgStore {
         let row: Option<EventRow> = events::table
             .filter(events::id.eq(id.as_str()))
             .filter(events::merchant_id.eq(scope.merchant_id.as_str()))
+            .filter(events::test.eq(false))
             .select(EventRow::as_select())
             .first(&mut conn)
             .await

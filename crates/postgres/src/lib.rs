@@ -19,6 +19,9 @@ mod migrate;
 mod pool;
 pub mod schema;
 mod watch;
+mod webhooks;
+
+pub use webhooks::{CHANNEL as WEBHOOK_CHANNEL, listen_for_deliveries};
 
 pub use clock::PgClock;
 pub use migrate::run_migrations;

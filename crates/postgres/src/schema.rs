@@ -46,6 +46,7 @@ diesel::table! {
         event_type -> Text,
         data -> Jsonb,
         created_at -> Timestamptz,
+        test -> Bool,
     }
 }
 
@@ -187,6 +188,81 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    webhook_endpoints (id) {
+        seq -> Int8,
+        id -> Text,
+        merchant_id -> Text,
+        mode -> Text,
+        url -> Text,
+        description -> Nullable<Text>,
+        event_types -> Nullable<Array<Text>>,
+        state -> Text,
+        alert_on_incident_opened -> Bool,
+        alert_on_incident_resolved -> Bool,
+        secret -> Bytea,
+        previous_secret -> Nullable<Bytea>,
+        previous_secret_until -> Nullable<Timestamptz>,
+        consecutive_failures -> Int4,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+        archived_at -> Nullable<Timestamptz>,
+        lock_version -> Int8,
+    }
+}
+
+diesel::table! {
+    webhook_deliveries (id) {
+        seq -> Int8,
+        id -> Text,
+        merchant_id -> Text,
+        mode -> Text,
+        endpoint_id -> Text,
+        event_id -> Text,
+        event_type -> Text,
+        status -> Text,
+        attempt_count -> Int4,
+        next_attempt_at -> Nullable<Timestamptz>,
+        claim -> Nullable<Text>,
+        lease_until -> Nullable<Timestamptz>,
+        test -> Bool,
+        replay_of -> Nullable<Text>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+        delivered_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    webhook_attempts (delivery_id, number) {
+        delivery_id -> Text,
+        number -> Int4,
+        started_at -> Timestamptz,
+        duration_ms -> Int4,
+        status_code -> Nullable<Int4>,
+        error_category -> Nullable<Text>,
+        error_message -> Nullable<Text>,
+        response_excerpt -> Nullable<Text>,
+        request_headers -> Jsonb,
+    }
+}
+
+diesel::table! {
+    webhook_incidents (id) {
+        seq -> Int8,
+        id -> Text,
+        merchant_id -> Text,
+        mode -> Text,
+        endpoint_id -> Text,
+        status -> Text,
+        opened_at -> Timestamptz,
+        resolved_at -> Nullable<Timestamptz>,
+        failed_attempts -> Int4,
+        last_error_category -> Nullable<Text>,
+        last_delivery_id -> Nullable<Text>,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
     merchants,
     api_keys,
@@ -199,4 +275,8 @@ diesel::allow_tables_to_appear_in_same_query!(
     idempotency_keys,
     chain_cursors,
     unattributed_transfers,
+    webhook_endpoints,
+    webhook_deliveries,
+    webhook_attempts,
+    webhook_incidents,
 );

@@ -9,4 +9,6 @@ mod hardening;
 mod invoices;
 mod live;
 mod payments;
+mod receiver;
 mod support;
+mod webhooks;

@@ -92,13 +92,27 @@ impl TestApp {
 
     pub async fn spawn_with(db: TestDb, env: &[(&str, String)], args: &[&str]) -> Self {
         let stderr_path = std::env::temp_dir().join(format!("{}.stderr", db.name));
-        let stderr = std::fs::File::create(&stderr_path).unwrap();
+        let (base, child) = Self::start(&db, &stderr_path, env, args).await;
+        Self { base, http: http_client(), db, child, stderr_path }
+    }
+
+    /// The key the test apps seal webhook signing secrets with.
+    pub const SECRET_KEY: &'static str = "dGVzdCBrZXkgb2YgMzIgYnl0ZXMgZm9yIHRlc3RzISE=";
+
+    async fn start(
+        db: &TestDb,
+        stderr_path: &std::path::Path,
+        env: &[(&str, String)],
+        args: &[&str],
+    ) -> (String, Child) {
+        let stderr = std::fs::OpenOptions::new().create(true).append(true).open(stderr_path).unwrap();
         let mut cmd = Command::new(BIN);
         cmd.arg("serve")
             .args(args)
             .env("DATABASE_URL", db.url())
             .env("STABLEPAY_BIND", "127.0.0.1:0")
             .env("STABLEPAY_DB_POOL_SIZE", "4")
+            .env("STABLEPAY_SECRET_KEY", Self::SECRET_KEY)
             .env("RUST_LOG", "info")
             .stdout(Stdio::piped())
             .stderr(Stdio::from(stderr))
@@ -114,11 +128,20 @@ impl TestApp {
             .expect("stablepay did not start in time")
             .unwrap()
             .unwrap_or_else(|| {
-                panic!("stablepay exited: {}", std::fs::read_to_string(&stderr_path).unwrap_or_default())
+                panic!("stablepay exited: {}", std::fs::read_to_string(stderr_path).unwrap_or_default())
             });
         let base = line.trim().strip_prefix("stablepay listening on ").expect("listening line").to_owned();
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        Self { base, http: http_client(), db, child, stderr_path }
+        (base, child)
+    }
+
+    /// Kills the process at once (SIGKILL: no shutdown, nothing flushed) and starts a new one
+    /// on the same database.
+    pub async fn kill_and_restart(&mut self, env: &[(&str, String)]) {
+        self.child.kill().await.unwrap();
+        let (base, child) = Self::start(&self.db, &self.stderr_path, env, &[]).await;
+        self.base = base;
+        self.child = child;
     }
 
     /// Runs the CLI against this app's database; returns (success, stdout JSON or Null).

@@ -8,28 +8,44 @@ fn s(v: impl ToString) -> EventData {
     EventData::string(v)
 }
 
-/// The payment facts carried in events.
+fn time(t: chrono::DateTime<chrono::Utc>) -> EventData {
+    s(t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+}
+
+/// The payment facts carried in events: exactly the fields and names of the payment resource
+/// (`GET /v1/payments/{id}`).
 pub fn payment_data(p: &Payment) -> EventData {
+    let block = p.block.as_ref().map_or(EventData::Null, |b| {
+        EventData::map([("number", EventData::Int(i64::try_from(b.number).unwrap_or(i64::MAX))), ("hash", s(&b.hash))])
+    });
     EventData::map([
-        ("object", s("payment")),
         ("id", s(&p.id)),
+        ("paymentId", s(&p.id)),
+        ("object", s("payment")),
+        ("mode", s(p.scope.mode.as_str())),
+        ("status", s(p.status.as_str())),
         ("invoiceId", s(&p.invoice_id)),
         ("checkoutSessionId", s(&p.checkout_session_id)),
-        ("status", s(p.status.as_str())),
         ("amountExpected", s(&p.amount_expected)),
         ("amountReceived", s(&p.amount_received)),
         ("customerAmountCredited", s(&p.customer_amount_credited)),
         ("merchantAmountSettled", s(&p.merchant_amount_settled)),
-        ("transactionHash", s(p.transaction_hash.as_str())),
+        ("transactionId", s(p.transaction_hash.as_str())),
         ("chainId", EventData::Int(i64::try_from(p.chain_id).unwrap_or(i64::MAX))),
         ("tokenContract", s(&p.token_contract)),
         ("settlementWalletAddress", s(&p.settlement_wallet)),
-        ("payerAddress", EventData::opt_string(p.payer_address.as_ref())),
-        ("failureReason", EventData::opt_string(p.failure_reason.map(|r| r.as_str()))),
         (
-            "confirmedAt",
-            EventData::opt_string(p.confirmed_at.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))),
+            "payer",
+            EventData::map([
+                ("address", EventData::opt_string(p.payer_address.as_ref())),
+                ("transactionHash", s(p.transaction_hash.as_str())),
+            ]),
         ),
+        ("failureReason", EventData::opt_string(p.failure_reason.map(|r| r.as_str()))),
+        ("block", block),
+        ("diagnostic", EventData::opt_string(p.diagnostic.as_ref())),
+        ("detectedAt", time(p.detected_at)),
+        ("confirmedAt", p.confirmed_at.map_or(EventData::Null, time)),
     ])
 }
 

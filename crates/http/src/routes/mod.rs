@@ -8,3 +8,4 @@ pub mod invoices;
 pub mod openapi;
 pub mod public;
 pub mod test_helpers;
+pub mod webhooks;

@@ -1,0 +1,472 @@
+//! The records of webhooks: endpoints with their signing secrets, deliveries with their
+//! attempts, incidents.
+
+use std::fmt;
+
+use chrono::{DateTime, Duration, Utc};
+
+use crate::crypto::Crypto;
+use crate::event::EventType;
+use crate::ids::{EventId, WebhookDeliveryId, WebhookEndpointId, WebhookIncidentId};
+use crate::mode::Scope;
+use crate::url::HttpUrl;
+
+/// The prefix of a signing secret; the rest is the standard base64 of 32 random bytes (the
+/// Standard Webhooks secret format).
+pub const SECRET_PREFIX: &str = "whsec_";
+/// How long the previous secret still signs after a rotation (unless the overlap is ended).
+pub const SECRET_OVERLAP_HOURS: i64 = 24;
+/// Failed attempts in a row, across deliveries, after which an endpoint has an open incident.
+pub const INCIDENT_AFTER_FAILURES: u32 = 3;
+/// The longest response excerpt kept per attempt.
+pub const RESPONSE_EXCERPT_BYTES: usize = 4096;
+/// At most this many endpoints per merchant and mode (archived ones do not count).
+pub const MAX_ENDPOINTS: usize = 16;
+
+/// An endpoint's signing secret in the clear (`whsec_...`). It exists in memory only to be
+/// shown once or to sign; `Debug` never prints it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SigningSecret(String);
+
+impl SigningSecret {
+    pub fn generate(crypto: &dyn Crypto) -> Self {
+        let mut bytes = [0u8; 32];
+        crypto.fill_random(&mut bytes);
+        Self(format!("{SECRET_PREFIX}{}", base64(&bytes)))
+    }
+
+    /// A secret read back from its sealed form.
+    pub fn from_trusted(text: String) -> Self {
+        Self(text)
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for SigningSecret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SigningSecret(..)")
+    }
+}
+
+/// Standard base64 with padding.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [chunk[0], chunk.get(1).copied().unwrap_or(0), chunk.get(2).copied().unwrap_or(0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for (i, shift) in [18u32, 12, 6, 0].into_iter().enumerate() {
+            if i <= chunk.len() {
+                out.push(char::from(ALPHABET[usize::try_from((n >> shift) & 63).unwrap_or(0)]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// A signing secret as stored: sealed by the `SecretBox` port (encrypted at rest).
+#[derive(Clone, PartialEq, Eq)]
+pub struct SealedSecret(pub Vec<u8>);
+
+impl fmt::Debug for SealedSecret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SealedSecret(..)")
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndpointState {
+    Enabled,
+    Disabled,
+}
+
+impl EndpointState {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Enabled => "enabled",
+            Self::Disabled => "disabled",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        [Self::Enabled, Self::Disabled].into_iter().find(|s| s.as_str() == value)
+    }
+}
+
+/// The event types an endpoint receives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Subscription {
+    /// Every supported type, including types added later.
+    All,
+    /// These types only (at least one, no repeats, in the order given).
+    Only(Vec<EventType>),
+}
+
+impl Subscription {
+    pub fn includes(&self, event_type: EventType) -> bool {
+        match self {
+            Self::All => true,
+            Self::Only(types) => types.contains(&event_type),
+        }
+    }
+
+    /// The types it includes now.
+    pub fn types(&self) -> Vec<EventType> {
+        match self {
+            Self::All => EventType::ALL.to_vec(),
+            Self::Only(types) => types.clone(),
+        }
+    }
+}
+
+/// Whom to tell about an endpoint's incidents (email delivery of these alerts arrives with the
+/// email issue; the preferences are kept and shown now).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AlertPreferences {
+    pub on_incident_opened: bool,
+    pub on_incident_resolved: bool,
+}
+
+impl Default for AlertPreferences {
+    fn default() -> Self {
+        Self { on_incident_opened: true, on_incident_resolved: true }
+    }
+}
+
+/// A secret being replaced: it still signs until `until`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PreviousSecret {
+    pub secret: SealedSecret,
+    pub until: DateTime<Utc>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WebhookEndpoint {
+    pub id: WebhookEndpointId,
+    pub scope: Scope,
+    pub url: HttpUrl,
+    pub description: Option<String>,
+    pub subscription: Subscription,
+    pub state: EndpointState,
+    pub alerts: AlertPreferences,
+    pub secret: SealedSecret,
+    pub previous_secret: Option<PreviousSecret>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    /// Bumped by every change; a save at a stale version changes nothing.
+    pub lock_version: i64,
+}
+
+impl WebhookEndpoint {
+    /// Whether an event of `event_type` goes to this endpoint now.
+    pub fn receives(&self, event_type: EventType) -> bool {
+        self.state == EndpointState::Enabled && self.subscription.includes(event_type)
+    }
+
+    /// The previous secret while it still signs at `now`.
+    pub fn overlap(&self, now: DateTime<Utc>) -> Option<&PreviousSecret> {
+        self.previous_secret.as_ref().filter(|p| p.until > now)
+    }
+}
+
+/// The spec's delivery status values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DeliveryStatus {
+    Pending,
+    Delivering,
+    Delivered,
+    RetryScheduled,
+    Failed,
+}
+
+impl DeliveryStatus {
+    pub const ALL: [DeliveryStatus; 5] =
+        [Self::Pending, Self::Delivering, Self::Delivered, Self::RetryScheduled, Self::Failed];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Delivering => "delivering",
+            Self::Delivered => "delivered",
+            Self::RetryScheduled => "retry_scheduled",
+            Self::Failed => "failed",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == value)
+    }
+}
+
+/// Why an attempt failed (the spec's `errorCategory`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorCategory {
+    Dns,
+    Connection,
+    Tls,
+    Timeout,
+    BlockedDestination,
+    Http4xx,
+    Http5xx,
+    Redirect,
+    ResponseTooLarge,
+    SigningSecret,
+    EndpointDisabled,
+    Internal,
+}
+
+impl ErrorCategory {
+    pub const ALL: [ErrorCategory; 12] = [
+        Self::Dns,
+        Self::Connection,
+        Self::Tls,
+        Self::Timeout,
+        Self::BlockedDestination,
+        Self::Http4xx,
+        Self::Http5xx,
+        Self::Redirect,
+        Self::ResponseTooLarge,
+        Self::SigningSecret,
+        Self::EndpointDisabled,
+        Self::Internal,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Dns => "dns",
+            Self::Connection => "connection",
+            Self::Tls => "tls",
+            Self::Timeout => "timeout",
+            Self::BlockedDestination => "blocked_destination",
+            Self::Http4xx => "http_4xx",
+            Self::Http5xx => "http_5xx",
+            Self::Redirect => "redirect",
+            Self::ResponseTooLarge => "response_too_large",
+            Self::SigningSecret => "signing_secret",
+            Self::EndpointDisabled => "endpoint_disabled",
+            Self::Internal => "internal",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.as_str() == value)
+    }
+
+    /// The category of an answer with HTTP status `status` that is not a success.
+    pub fn of_status(status: u16) -> Self {
+        match status {
+            300..=399 => Self::Redirect,
+            500..=599 => Self::Http5xx,
+            _ => Self::Http4xx,
+        }
+    }
+}
+
+/// One try to deliver: what was sent and what came back.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Attempt {
+    /// 1-based.
+    pub number: u32,
+    pub started_at: DateTime<Utc>,
+    pub duration_ms: u32,
+    /// The answer's HTTP status, when one came.
+    pub status_code: Option<u16>,
+    /// Why it failed; `None` when it was delivered.
+    pub error_category: Option<ErrorCategory>,
+    /// What went wrong, in words (no secrets).
+    pub error_message: Option<String>,
+    /// The start of the answer's body, at most [`RESPONSE_EXCERPT_BYTES`], as text.
+    pub response_excerpt: Option<String>,
+    /// The request's headers without the signatures (evidence of what was sent).
+    pub request_headers: Vec<(String, String)>,
+}
+
+impl Attempt {
+    pub fn delivered(&self) -> bool {
+        self.error_category.is_none()
+    }
+}
+
+/// A delivery of one event to one endpoint, with its retries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WebhookDelivery {
+    pub id: WebhookDeliveryId,
+    pub scope: Scope,
+    pub endpoint_id: WebhookEndpointId,
+    pub event_id: EventId,
+    pub event_type: EventType,
+    pub status: DeliveryStatus,
+    /// Attempts begun so far.
+    pub attempt_count: u32,
+    /// When the next attempt is due (pending and retry_scheduled deliveries).
+    pub next_attempt_at: Option<DateTime<Utc>>,
+    /// The latest attempt, if any.
+    pub latest: Option<Attempt>,
+    /// A synthetic event of `POST /v1/webhooks/test`.
+    pub test: bool,
+    /// The delivery this one replays.
+    pub replay_of: Option<WebhookDeliveryId>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub delivered_at: Option<DateTime<Utc>>,
+}
+
+impl WebhookDelivery {
+    /// A new delivery of `event` to `endpoint`, due now.
+    pub fn new(
+        id: WebhookDeliveryId,
+        endpoint: &WebhookEndpoint,
+        event: (&EventId, EventType),
+        test: bool,
+        replay_of: Option<WebhookDeliveryId>,
+        now: DateTime<Utc>,
+    ) -> Self {
+        Self {
+            id,
+            scope: endpoint.scope.clone(),
+            endpoint_id: endpoint.id.clone(),
+            event_id: event.0.clone(),
+            event_type: event.1,
+            status: DeliveryStatus::Pending,
+            attempt_count: 0,
+            next_attempt_at: Some(now),
+            latest: None,
+            test,
+            replay_of,
+            created_at: now,
+            updated_at: now,
+            delivered_at: None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IncidentStatus {
+    Open,
+    Resolved,
+}
+
+impl IncidentStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Open => "open",
+            Self::Resolved => "resolved",
+        }
+    }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        [Self::Open, Self::Resolved].into_iter().find(|s| s.as_str() == value)
+    }
+}
+
+/// A run of failed attempts on an endpoint: opened after [`INCIDENT_AFTER_FAILURES`] in a row,
+/// resolved by the next delivered attempt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WebhookIncident {
+    pub id: WebhookIncidentId,
+    pub scope: Scope,
+    pub endpoint_id: WebhookEndpointId,
+    pub status: IncidentStatus,
+    pub opened_at: DateTime<Utc>,
+    pub resolved_at: Option<DateTime<Utc>>,
+    /// Failed attempts from the first of the run until it was resolved (or until now).
+    pub failed_attempts: u32,
+    pub last_error_category: Option<ErrorCategory>,
+    pub last_delivery_id: Option<WebhookDeliveryId>,
+}
+
+/// The waits between automatic attempts: after failed attempt `n` (1-based) comes the `n`th
+/// wait; the attempt after the last wait that fails ends automatic retries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RetrySchedule(Vec<Duration>);
+
+impl RetrySchedule {
+    /// The spec's: 1 min, 5 min, 30 min, 2 h (five attempts in all).
+    pub fn standard() -> Self {
+        Self(vec![Duration::minutes(1), Duration::minutes(5), Duration::minutes(30), Duration::hours(2)])
+    }
+
+    /// A schedule of the given waits (operators and tests shorten it); at least one.
+    pub fn new(waits: Vec<Duration>) -> Option<Self> {
+        (!waits.is_empty() && waits.iter().all(|w| *w > Duration::zero())).then_some(Self(waits))
+    }
+
+    /// The wait after failed attempt `attempt`; `None` when it was the last.
+    pub fn after(&self, attempt: u32) -> Option<Duration> {
+        let index = usize::try_from(attempt).ok()?.checked_sub(1)?;
+        self.0.get(index).copied()
+    }
+
+    /// Attempts in all.
+    pub fn attempts(&self) -> u32 {
+        u32::try_from(self.0.len()).unwrap_or(u32::MAX - 1) + 1
+    }
+
+    pub fn waits(&self) -> &[Duration] {
+        &self.0
+    }
+}
+
+impl Default for RetrySchedule {
+    fn default() -> Self {
+        Self::standard()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_matches_rfc4648() {
+        for (input, output) in [
+            (&b""[..], ""),
+            (b"f", "Zg=="),
+            (b"fo", "Zm8="),
+            (b"foo", "Zm9v"),
+            (b"foob", "Zm9vYg=="),
+            (b"fooba", "Zm9vYmE="),
+            (b"foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(input), output);
+        }
+    }
+
+    #[test]
+    fn secrets_are_whsec_and_32_bytes() {
+        let crypto = crate::testing::SeqCrypto::default();
+        let s = SigningSecret::generate(&crypto);
+        let body = s.as_str().strip_prefix(SECRET_PREFIX).unwrap();
+        assert_eq!(body.len(), 44);
+        assert!(body.ends_with('='));
+        assert_eq!(format!("{s:?}"), "SigningSecret(..)");
+    }
+
+    #[test]
+    fn schedules() {
+        let s = RetrySchedule::standard();
+        assert_eq!(s.attempts(), 5);
+        assert_eq!(s.after(1), Some(Duration::minutes(1)));
+        assert_eq!(s.after(4), Some(Duration::hours(2)));
+        assert_eq!(s.after(5), None);
+        assert_eq!(s.after(0), None);
+        assert!(RetrySchedule::new(vec![]).is_none());
+        assert!(RetrySchedule::new(vec![Duration::zero()]).is_none());
+        assert_eq!(RetrySchedule::new(vec![Duration::seconds(1); 2]).unwrap().attempts(), 3);
+    }
+
+    #[test]
+    fn categories_of_statuses() {
+        assert_eq!(ErrorCategory::of_status(302), ErrorCategory::Redirect);
+        assert_eq!(ErrorCategory::of_status(404), ErrorCategory::Http4xx);
+        assert_eq!(ErrorCategory::of_status(503), ErrorCategory::Http5xx);
+        for c in ErrorCategory::ALL {
+            assert_eq!(ErrorCategory::parse(c.as_str()), Some(c));
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! What the webhook use cases need from adapters: the store, the sender, and the box that keeps
+//! signing secrets sealed at rest.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use crate::error::Error;
+use crate::event::{Event, EventType};
+use crate::ids::{EventId, WebhookDeliveryId, WebhookEndpointId, WebhookIncidentId};
+use crate::mode::Scope;
+use crate::page::{Page, PageRequest};
+use crate::url::HttpUrl;
+use crate::webhook::delivery::Conclusion;
+use crate::webhook::model::{
+    Attempt, DeliveryStatus, ErrorCategory, SealedSecret, SigningSecret, WebhookDelivery, WebhookEndpoint,
+    WebhookIncident,
+};
+
+/// Which deliveries a list shows (every filter optional, all must hold).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DeliveryFilter {
+    pub endpoint: Option<WebhookEndpointId>,
+    pub event: Option<EventId>,
+    pub event_type: Option<EventType>,
+    pub status: Option<DeliveryStatus>,
+}
+
+/// A delivery a worker claimed for one attempt.
+#[derive(Clone, Debug)]
+pub struct ClaimedDelivery {
+    /// Its status is `delivering` and `attempt_count` is the number of this attempt.
+    pub delivery: WebhookDelivery,
+    /// Identifies this claim: a result is recorded only while the claim holds.
+    pub claim: String,
+    /// `None` when the endpoint was archived since the delivery was created.
+    pub endpoint: Option<WebhookEndpoint>,
+    pub event: Event,
+}
+
+/// A finished attempt to record, with what it makes of its delivery.
+#[derive(Clone, Debug)]
+pub struct AttemptRecord {
+    pub scope: Scope,
+    pub delivery_id: WebhookDeliveryId,
+    pub endpoint_id: WebhookEndpointId,
+    pub claim: String,
+    pub attempt: Attempt,
+    pub conclusion: Conclusion,
+    /// The id of the incident this attempt opens, if it is the
+    /// [`INCIDENT_AFTER_FAILURES`](crate::webhook::model::INCIDENT_AFTER_FAILURES)th failure
+    /// in a row of its endpoint and none is open.
+    pub new_incident_id: WebhookIncidentId,
+}
+
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait WebhookStore: Send + Sync {
+    /// Endpoints of `scope` that are not archived.
+    async fn count_endpoints(&self, scope: &Scope) -> Result<usize, Error>;
+    async fn insert_endpoint(&self, endpoint: &WebhookEndpoint) -> Result<(), Error>;
+    /// Errors: `NotFound(WebhookEndpoint)` for an unknown, archived or foreign id;
+    /// `ModeMismatch` for one of the other mode.
+    async fn get_endpoint(&self, scope: &Scope, id: &WebhookEndpointId) -> Result<WebhookEndpoint, Error>;
+    /// Endpoints of `scope` that are not archived, newest first.
+    async fn list_endpoints(&self, scope: &Scope, page: &PageRequest) -> Result<Page<WebhookEndpoint>, Error>;
+    /// Writes `endpoint` if its stored lock version is `expected_lock_version`; answers
+    /// whether it did.
+    async fn update_endpoint(&self, endpoint: &WebhookEndpoint, expected_lock_version: i64) -> Result<bool, Error>;
+    /// Archives the endpoint: it receives nothing more and disappears from reads; its
+    /// deliveries stay readable. Errors: as `get_endpoint`.
+    async fn archive_endpoint(&self, scope: &Scope, id: &WebhookEndpointId, now: DateTime<Utc>) -> Result<(), Error>;
+    /// A new delivery (a replay).
+    async fn insert_delivery(&self, delivery: &WebhookDelivery) -> Result<(), Error>;
+    /// A synthetic test event and its deliveries, in one transaction. The event is kept for
+    /// its deliveries only: event lists and the outbox's fan-out never see it.
+    async fn insert_test_event(&self, event: &Event, deliveries: &[WebhookDelivery]) -> Result<(), Error>;
+    /// Deliveries of `scope`, newest first. Errors: `InvalidCursor`.
+    async fn list_deliveries(
+        &self,
+        scope: &Scope,
+        filter: &DeliveryFilter,
+        page: &PageRequest,
+    ) -> Result<Page<WebhookDelivery>, Error>;
+    /// A delivery with every attempt, oldest first. Errors: `NotFound(WebhookDelivery)`,
+    /// `ModeMismatch`.
+    async fn get_delivery(
+        &self,
+        scope: &Scope,
+        id: &WebhookDeliveryId,
+    ) -> Result<(WebhookDelivery, Vec<Attempt>), Error>;
+    /// Incidents of one endpoint (archived endpoints included), newest first.
+    async fn list_incidents(
+        &self,
+        scope: &Scope,
+        endpoint: &WebhookEndpointId,
+        page: &PageRequest,
+    ) -> Result<Page<WebhookIncident>, Error>;
+    /// Errors: `NotFound(WebhookIncident)`, `ModeMismatch`.
+    async fn get_incident(&self, scope: &Scope, id: &WebhookIncidentId) -> Result<WebhookIncident, Error>;
+    /// Claims up to `limit` deliveries due now, across merchants (each answered with its
+    /// scope), for `lease_ms`: pending and retry_scheduled ones whose next attempt is due
+    /// (their attempt count goes up by one), and delivering ones whose worker's lease ran out
+    /// (the same attempt runs again). Several workers never claim the same delivery at once.
+    async fn claim_deliveries(&self, limit: u32, lease_ms: u32) -> Result<Vec<ClaimedDelivery>, Error>;
+    /// Records finished attempts, each only while its claim holds (a record whose claim was
+    /// taken over is dropped), with its delivery's new state, its endpoint's run of failures
+    /// and the endpoint's incident (opened at the run's
+    /// [`INCIDENT_AFTER_FAILURES`](crate::webhook::model::INCIDENT_AFTER_FAILURES)th failure,
+    /// resolved by a delivered attempt). Atomic per record.
+    async fn record_attempts(&self, records: &[AttemptRecord]) -> Result<(), Error>;
+}
+
+/// An attempt to send.
+#[derive(Clone, Debug)]
+pub struct OutgoingDelivery {
+    pub delivery_id: WebhookDeliveryId,
+    pub url: HttpUrl,
+    pub event: Event,
+    /// The secrets that sign it, newest first (two during a rotation's overlap).
+    pub secrets: Vec<SigningSecret>,
+    /// The signatures' timestamp.
+    pub sent_at: DateTime<Utc>,
+}
+
+/// What came of sending.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SendOutcome {
+    pub duration_ms: u32,
+    pub status_code: Option<u16>,
+    /// `None`: delivered (a 2xx answer).
+    pub error_category: Option<ErrorCategory>,
+    pub error_message: Option<String>,
+    pub response_excerpt: Option<String>,
+    /// The request's headers without the signatures.
+    pub request_headers: Vec<(String, String)>,
+}
+
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait WebhookSender: Send + Sync {
+    /// Renders, signs and posts the event; never fails, it reports.
+    async fn send(&self, delivery: OutgoingDelivery) -> SendOutcome;
+}
+
+/// Keeps signing secrets sealed at rest (they must be recoverable to sign, so they are
+/// encrypted, not hashed).
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+pub trait SecretBox: Send + Sync {
+    /// Errors: `FeatureUnavailable` when no key is configured.
+    fn seal(&self, secret: &SigningSecret) -> Result<SealedSecret, Error>;
+    /// Errors: `FeatureUnavailable` when no key is configured; `Internal` when the sealed
+    /// secret does not open with it.
+    fn open(&self, sealed: &SealedSecret) -> Result<SigningSecret, Error>;
+}

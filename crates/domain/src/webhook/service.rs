@@ -1,0 +1,436 @@
+//! The webhook use cases: endpoints and their secrets, deliveries and replays, test events,
+//! incidents, and one attempt of the delivery worker.
+//!
+//! Webhook records use the real time in both modes (signatures must carry the real time); the
+//! test clock moves invoices, not deliveries.
+
+use chrono::{DateTime, Duration, Utc};
+
+use crate::clock::Clock;
+use crate::crypto::Crypto;
+use crate::error::{Error, Limit};
+use crate::event::{Event, EventType};
+use crate::ids::{EventId, WebhookDeliveryId, WebhookEndpointId, WebhookIncidentId};
+use crate::mode::Scope;
+use crate::page::{Page, PageRequest};
+use crate::url::HttpUrl;
+use crate::webhook::delivery::conclude;
+use crate::webhook::model::{
+    AlertPreferences, Attempt, EndpointState, ErrorCategory, MAX_ENDPOINTS, PreviousSecret, RetrySchedule,
+    SECRET_OVERLAP_HOURS, SigningSecret, Subscription, WebhookDelivery, WebhookEndpoint, WebhookIncident,
+};
+use crate::webhook::ports::{
+    AttemptRecord, ClaimedDelivery, DeliveryFilter, OutgoingDelivery, SecretBox, WebhookSender, WebhookStore,
+};
+use crate::webhook::sample::sample_data;
+
+/// The longest endpoint description, in bytes.
+pub const MAX_DESCRIPTION_BYTES: usize = 500;
+/// Times a use case reloads an endpoint that changed under it before giving up.
+const MAX_ATTEMPTS: usize = 5;
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WebhookSettings {
+    pub schedule: RetrySchedule,
+}
+
+/// `POST /v1/webhook-endpoints`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EndpointInput {
+    pub url: String,
+    /// `None`: every supported type, including types added later.
+    pub event_types: Option<Vec<String>>,
+    pub description: Option<String>,
+}
+
+/// `PATCH /v1/webhook-endpoints/{id}`: each field given is changed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EndpointPatch {
+    pub url: Option<String>,
+    /// `Some(None)`: back to every supported type.
+    pub event_types: Option<Option<Vec<String>>>,
+    pub state: Option<String>,
+    /// `Some(None)` clears it.
+    pub description: Option<Option<String>>,
+    pub on_incident_opened: Option<bool>,
+    pub on_incident_resolved: Option<bool>,
+}
+
+fn parse_url(text: &str) -> Result<HttpUrl, Error> {
+    HttpUrl::parse(text).map_err(|e| Error::validation("url", e.to_string()))
+}
+
+fn parse_subscription(types: Option<&[String]>) -> Result<Subscription, Error> {
+    let Some(types) = types else { return Ok(Subscription::All) };
+    if types.is_empty() {
+        return Err(Error::validation("event_types", "must name at least one event type (omit it for all)"));
+    }
+    let mut parsed = Vec::with_capacity(types.len());
+    for (i, text) in types.iter().enumerate() {
+        let field = format!("event_types[{i}]");
+        let t = EventType::parse(text)
+            .ok_or_else(|| Error::WebhookEventUnsupported { field: field.clone(), value: text.clone() })?;
+        if parsed.contains(&t) {
+            return Err(Error::validation(field, "is listed twice"));
+        }
+        parsed.push(t);
+    }
+    Ok(Subscription::Only(parsed))
+}
+
+fn parse_description(text: Option<&String>) -> Result<Option<String>, Error> {
+    match text {
+        Some(d) if d.len() > MAX_DESCRIPTION_BYTES => {
+            Err(Error::validation("description", format!("must be at most {MAX_DESCRIPTION_BYTES} bytes")))
+        }
+        other => Ok(other.cloned()),
+    }
+}
+
+pub struct Webhooks<'a> {
+    pub store: &'a dyn WebhookStore,
+    pub crypto: &'a dyn Crypto,
+    pub secrets: &'a dyn SecretBox,
+    pub clock: &'a dyn Clock,
+    pub settings: &'a WebhookSettings,
+}
+
+impl Webhooks<'_> {
+    fn now(&self) -> DateTime<Utc> {
+        self.clock.system_now()
+    }
+
+    /// A new endpoint and its signing secret (shown once). Errors: `Validation` (url,
+    /// event_types, description), `WebhookEventUnsupported`, `LimitReached`,
+    /// `FeatureUnavailable` when secrets cannot be sealed (no key configured).
+    pub async fn create_endpoint(
+        &self,
+        scope: &Scope,
+        input: EndpointInput,
+    ) -> Result<(WebhookEndpoint, SigningSecret), Error> {
+        let url = parse_url(&input.url)?;
+        let subscription = parse_subscription(input.event_types.as_deref())?;
+        let description = parse_description(input.description.as_ref())?;
+        if self.store.count_endpoints(scope).await? >= MAX_ENDPOINTS {
+            return Err(Error::LimitReached { what: Limit::WebhookEndpoints, limit: MAX_ENDPOINTS });
+        }
+        let secret = SigningSecret::generate(self.crypto);
+        let now = self.now();
+        let endpoint = WebhookEndpoint {
+            id: WebhookEndpointId::generate(self.crypto),
+            scope: scope.clone(),
+            url,
+            description,
+            subscription,
+            state: EndpointState::Enabled,
+            alerts: AlertPreferences::default(),
+            secret: self.secrets.seal(&secret)?,
+            previous_secret: None,
+            created_at: now,
+            updated_at: now,
+            lock_version: 1,
+        };
+        self.store.insert_endpoint(&endpoint).await?;
+        Ok((endpoint, secret))
+    }
+
+    pub async fn get_endpoint(&self, scope: &Scope, id: &WebhookEndpointId) -> Result<WebhookEndpoint, Error> {
+        self.store.get_endpoint(scope, id).await
+    }
+
+    pub async fn list_endpoints(&self, scope: &Scope, page: &PageRequest) -> Result<Page<WebhookEndpoint>, Error> {
+        self.store.list_endpoints(scope, page).await
+    }
+
+    /// Loads the endpoint, lets `change` edit a copy, and saves it at the loaded lock version
+    /// (reloading when another change won). Answers the saved endpoint and `change`'s output.
+    async fn change<T>(
+        &self,
+        scope: &Scope,
+        id: &WebhookEndpointId,
+        change: impl Fn(&mut WebhookEndpoint, DateTime<Utc>) -> Result<T, Error>,
+    ) -> Result<(WebhookEndpoint, T), Error> {
+        for _ in 0..MAX_ATTEMPTS {
+            let current = self.store.get_endpoint(scope, id).await?;
+            let now = self.now();
+            let mut next = current.clone();
+            let output = change(&mut next, now)?;
+            next.updated_at = now;
+            next.lock_version = current.lock_version + 1;
+            if self.store.update_endpoint(&next, current.lock_version).await? {
+                return Ok((next, output));
+            }
+        }
+        Err(Error::Internal("the webhook endpoint kept changing".into()))
+    }
+
+    /// Errors: as creation, and `NotFound(WebhookEndpoint)`.
+    pub async fn update_endpoint(
+        &self,
+        scope: &Scope,
+        id: &WebhookEndpointId,
+        patch: EndpointPatch,
+    ) -> Result<WebhookEndpoint, Error> {
+        let url = patch.url.as_deref().map(parse_url).transpose()?;
+        let subscription = patch.event_types.as_ref().map(|t| parse_subscription(t.as_deref())).transpose()?;
+        let state = patch
+            .state
+            .as_deref()
+            .map(|s| EndpointState::parse(s).ok_or_else(|| Error::validation("state", "must be enabled or disabled")))
+            .transpose()?;
+        let description = patch.description.as_ref().map(|d| parse_description(d.as_ref())).transpose()?;
+        let (endpoint, ()) = self
+            .change(scope, id, |e, _| {
+                if let Some(url) = &url {
+                    e.url = url.clone();
+                }
+                if let Some(subscription) = &subscription {
+                    e.subscription = subscription.clone();
+                }
+                if let Some(state) = state {
+                    e.state = state;
+                }
+                if let Some(description) = &description {
+                    e.description = description.clone();
+                }
+                if let Some(on) = patch.on_incident_opened {
+                    e.alerts.on_incident_opened = on;
+                }
+                if let Some(on) = patch.on_incident_resolved {
+                    e.alerts.on_incident_resolved = on;
+                }
+                Ok(())
+            })
+            .await?;
+        Ok(endpoint)
+    }
+
+    pub async fn archive_endpoint(&self, scope: &Scope, id: &WebhookEndpointId) -> Result<(), Error> {
+        self.store.archive_endpoint(scope, id, self.now()).await
+    }
+
+    /// A new signing secret (shown once); the current one keeps signing for
+    /// [`SECRET_OVERLAP_HOURS`] or until the overlap is ended. Errors: `SecretOverlapActive`
+    /// during an overlap, `NotFound(WebhookEndpoint)`.
+    pub async fn rotate_secret(
+        &self,
+        scope: &Scope,
+        id: &WebhookEndpointId,
+    ) -> Result<(WebhookEndpoint, SigningSecret), Error> {
+        let secret = SigningSecret::generate(self.crypto);
+        let sealed = self.secrets.seal(&secret)?;
+        let (endpoint, ()) = self
+            .change(scope, id, |e, now| {
+                if e.overlap(now).is_some() {
+                    return Err(Error::SecretOverlapActive);
+                }
+                let old = std::mem::replace(&mut e.secret, sealed.clone());
+                e.previous_secret =
+                    Some(PreviousSecret { secret: old, until: now + Duration::hours(SECRET_OVERLAP_HOURS) });
+                Ok(())
+            })
+            .await?;
+        Ok((endpoint, secret))
+    }
+
+    /// Ends a rotation's overlap: only the new secret signs. Errors: `SecretOverlapExpired`
+    /// when none is running.
+    pub async fn end_secret_overlap(&self, scope: &Scope, id: &WebhookEndpointId) -> Result<WebhookEndpoint, Error> {
+        let (endpoint, ()) = self
+            .change(scope, id, |e, now| {
+                if e.overlap(now).is_none() {
+                    return Err(Error::SecretOverlapExpired);
+                }
+                e.previous_secret = None;
+                Ok(())
+            })
+            .await?;
+        Ok(endpoint)
+    }
+
+    pub async fn list_deliveries(
+        &self,
+        scope: &Scope,
+        filter: &DeliveryFilter,
+        page: &PageRequest,
+    ) -> Result<Page<WebhookDelivery>, Error> {
+        self.store.list_deliveries(scope, filter, page).await
+    }
+
+    pub async fn get_delivery(
+        &self,
+        scope: &Scope,
+        id: &WebhookDeliveryId,
+    ) -> Result<(WebhookDelivery, Vec<Attempt>), Error> {
+        self.store.get_delivery(scope, id).await
+    }
+
+    /// Sends the delivery's event to its endpoint again, as a new delivery (the event id stays
+    /// the receiver's deduplication key). Errors: `NotFound(WebhookDelivery)`,
+    /// `NotFound(WebhookEndpoint)` when the endpoint was archived, `WebhookEndpointDisabled`.
+    pub async fn replay(&self, scope: &Scope, id: &WebhookDeliveryId) -> Result<WebhookDelivery, Error> {
+        let (original, _) = self.store.get_delivery(scope, id).await?;
+        let endpoint = self.store.get_endpoint(scope, &original.endpoint_id).await?;
+        if endpoint.state != EndpointState::Enabled {
+            return Err(Error::WebhookEndpointDisabled);
+        }
+        let delivery = WebhookDelivery::new(
+            WebhookDeliveryId::generate(self.crypto),
+            &endpoint,
+            (&original.event_id, original.event_type),
+            original.test,
+            Some(original.id.clone()),
+            self.now(),
+        );
+        self.store.insert_delivery(&delivery).await?;
+        Ok(delivery)
+    }
+
+    /// A synthetic event of `event_type` (`data.test = true`) delivered to `endpoint` (even
+    /// if it is not subscribed to the type), or else to every enabled endpoint that receives
+    /// the type. Answers the event and its deliveries (none when no endpoint receives it).
+    /// Errors: `WebhookEventUnsupported` (field `type`), `NotFound(WebhookEndpoint)`,
+    /// `WebhookEndpointDisabled`.
+    pub async fn send_test(
+        &self,
+        scope: &Scope,
+        event_type: &str,
+        endpoint: Option<&WebhookEndpointId>,
+    ) -> Result<(Event, Vec<WebhookDelivery>), Error> {
+        let event_type = EventType::parse(event_type)
+            .ok_or_else(|| Error::WebhookEventUnsupported { field: "type".into(), value: event_type.into() })?;
+        let targets = match endpoint {
+            Some(id) => {
+                let e = self.store.get_endpoint(scope, id).await?;
+                if e.state != EndpointState::Enabled {
+                    return Err(Error::WebhookEndpointDisabled);
+                }
+                vec![e]
+            }
+            None => all_endpoints(self.store, scope).await?.into_iter().filter(|e| e.receives(event_type)).collect(),
+        };
+        let now = self.now();
+        let event = Event {
+            id: EventId::generate(self.crypto),
+            scope: scope.clone(),
+            event_type,
+            created_at: now,
+            data: sample_data(scope, event_type, now),
+        };
+        let deliveries: Vec<_> = targets
+            .iter()
+            .map(|e| {
+                WebhookDelivery::new(
+                    WebhookDeliveryId::generate(self.crypto),
+                    e,
+                    (&event.id, event_type),
+                    true,
+                    None,
+                    now,
+                )
+            })
+            .collect();
+        self.store.insert_test_event(&event, &deliveries).await?;
+        Ok((event, deliveries))
+    }
+
+    /// Errors: `NotFound(WebhookEndpoint)`.
+    pub async fn list_incidents(
+        &self,
+        scope: &Scope,
+        endpoint: &WebhookEndpointId,
+        page: &PageRequest,
+    ) -> Result<Page<WebhookIncident>, Error> {
+        self.store.get_endpoint(scope, endpoint).await?;
+        self.store.list_incidents(scope, endpoint, page).await
+    }
+
+    pub async fn get_incident(&self, scope: &Scope, id: &WebhookIncidentId) -> Result<WebhookIncident, Error> {
+        self.store.get_incident(scope, id).await
+    }
+
+    /// The worker's attempt at a claimed delivery: sends it (unless its endpoint is disabled
+    /// or gone, or its secrets cannot be opened) and decides what follows. Never fails: every
+    /// outcome is an attempt to record.
+    pub async fn attempt(&self, sender: &dyn WebhookSender, claimed: ClaimedDelivery) -> AttemptRecord {
+        let started_at = self.now();
+        let number = claimed.delivery.attempt_count.max(1);
+        let refused = |category: ErrorCategory, message: &str| Attempt {
+            number,
+            started_at,
+            duration_ms: 0,
+            status_code: None,
+            error_category: Some(category),
+            error_message: Some(message.to_owned()),
+            response_excerpt: None,
+            request_headers: vec![],
+        };
+        let attempt = match &claimed.endpoint {
+            None => refused(ErrorCategory::EndpointDisabled, "the endpoint was deleted"),
+            Some(e) if e.state != EndpointState::Enabled => {
+                refused(ErrorCategory::EndpointDisabled, "the endpoint is disabled")
+            }
+            Some(e) => match self.open_secrets(e, started_at) {
+                // The domain logs nothing: the category and message tell the operator.
+                Err(_) => refused(ErrorCategory::SigningSecret, "the signing secret could not be read"),
+                Ok(secrets) => {
+                    let outgoing = OutgoingDelivery {
+                        delivery_id: claimed.delivery.id.clone(),
+                        url: e.url.clone(),
+                        event: claimed.event.clone(),
+                        secrets,
+                        sent_at: started_at,
+                    };
+                    let out = sender.send(outgoing).await;
+                    Attempt {
+                        number,
+                        started_at,
+                        duration_ms: out.duration_ms,
+                        status_code: out.status_code,
+                        error_category: out.error_category,
+                        error_message: out.error_message,
+                        response_excerpt: out.response_excerpt,
+                        request_headers: out.request_headers,
+                    }
+                }
+            },
+        };
+        let finished = self.now();
+        // A delivering delivery takes every outcome (see the machine's table); were that ever
+        // broken, the delivery fails rather than being retried forever.
+        let conclusion =
+            conclude(&attempt, &self.settings.schedule, finished).unwrap_or(crate::webhook::delivery::Conclusion {
+                status: crate::webhook::model::DeliveryStatus::Failed,
+                next_attempt_at: None,
+                delivered_at: None,
+            });
+        AttemptRecord {
+            scope: claimed.delivery.scope.clone(),
+            delivery_id: claimed.delivery.id.clone(),
+            endpoint_id: claimed.delivery.endpoint_id.clone(),
+            claim: claimed.claim,
+            attempt,
+            conclusion,
+            new_incident_id: WebhookIncidentId::generate(self.crypto),
+        }
+    }
+
+    /// The secrets that sign now, newest first.
+    fn open_secrets(&self, endpoint: &WebhookEndpoint, now: DateTime<Utc>) -> Result<Vec<SigningSecret>, Error> {
+        let mut secrets = vec![self.secrets.open(&endpoint.secret)?];
+        if let Some(previous) = endpoint.overlap(now) {
+            secrets.push(self.secrets.open(&previous.secret)?);
+        }
+        Ok(secrets)
+    }
+}
+
+/// Every endpoint of `scope` that is not archived.
+async fn all_endpoints(store: &dyn WebhookStore, scope: &Scope) -> Result<Vec<WebhookEndpoint>, Error> {
+    let page = PageRequest { limit: 100, starting_after: None };
+    let found = store.list_endpoints(scope, &page).await?;
+    if found.items.len() > MAX_ENDPOINTS {
+        return Err(Error::Internal(format!("more than {MAX_ENDPOINTS} endpoints")));
+    }
+    Ok(found.items)
+}

@@ -1,0 +1,96 @@
+//! The `SecretBox` port: signing secrets sealed at rest with AES-256-GCM (ring) under the
+//! operator's key (`STABLEPAY_SECRET_KEY`, the standard base64 of 32 random bytes). A sealed
+//! secret is `1 || nonce (12 bytes) || ciphertext and tag`; the database never holds a secret
+//! in the clear, and a copy of the database without the key signs nothing.
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use ring::aead::{AES_256_GCM, Aad, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
+use ring::rand::{SecureRandom, SystemRandom};
+use stablepay_domain::Error;
+use stablepay_domain::webhook::model::{SealedSecret, SigningSecret};
+use stablepay_domain::webhook::ports::SecretBox;
+
+const VERSION: u8 = 1;
+const AAD: &[u8] = b"stablepay webhook signing secret v1";
+
+pub struct AesSecretBox {
+    key: Option<LessSafeKey>,
+    rng: SystemRandom,
+}
+
+impl AesSecretBox {
+    /// A box with `key`, or without one (sealing and opening then answer
+    /// `FeatureUnavailable`).
+    pub fn new(key: Option<[u8; 32]>) -> Self {
+        let key = key.and_then(|k| UnboundKey::new(&AES_256_GCM, &k).ok()).map(LessSafeKey::new);
+        Self { key, rng: SystemRandom::new() }
+    }
+
+    /// Parses the operator's key: the standard base64 of exactly 32 bytes.
+    pub fn parse_key(text: &str) -> Result<[u8; 32], String> {
+        let bytes = STANDARD.decode(text.trim()).map_err(|_| "must be standard base64".to_owned())?;
+        <[u8; 32]>::try_from(bytes.as_slice()).map_err(|_| format!("must encode 32 bytes, not {}", bytes.len()))
+    }
+
+    /// The form `parse_key` reads: standard base64.
+    pub fn encode_key(key: &[u8; 32]) -> String {
+        STANDARD.encode(key)
+    }
+
+    fn key(&self) -> Result<&LessSafeKey, Error> {
+        self.key.as_ref().ok_or(Error::FeatureUnavailable("webhook endpoints without STABLEPAY_SECRET_KEY"))
+    }
+}
+
+impl SecretBox for AesSecretBox {
+    fn seal(&self, secret: &SigningSecret) -> Result<SealedSecret, Error> {
+        let key = self.key()?;
+        let mut nonce = [0u8; NONCE_LEN];
+        self.rng.fill(&mut nonce).map_err(|_| Error::Internal("no randomness for a nonce".into()))?;
+        let mut data = secret.as_str().as_bytes().to_vec();
+        key.seal_in_place_append_tag(Nonce::assume_unique_for_key(nonce), Aad::from(AAD), &mut data)
+            .map_err(|_| Error::Internal("sealing a secret failed".into()))?;
+        let mut out = Vec::with_capacity(1 + NONCE_LEN + data.len());
+        out.push(VERSION);
+        out.extend_from_slice(&nonce);
+        out.extend_from_slice(&data);
+        Ok(SealedSecret(out))
+    }
+
+    fn open(&self, sealed: &SealedSecret) -> Result<SigningSecret, Error> {
+        let key = self.key()?;
+        let bad = || Error::Internal("a sealed signing secret does not open with STABLEPAY_SECRET_KEY".into());
+        let (version, rest) = sealed.0.split_first().ok_or_else(bad)?;
+        if *version != VERSION || rest.len() < NONCE_LEN {
+            return Err(bad());
+        }
+        let (nonce, data) = rest.split_at(NONCE_LEN);
+        let nonce = Nonce::try_assume_unique_for_key(nonce).map_err(|_| bad())?;
+        let mut data = data.to_vec();
+        let plain = key.open_in_place(nonce, Aad::from(AAD), &mut data).map_err(|_| bad())?;
+        let text = String::from_utf8(plain.to_vec()).map_err(|_| bad())?;
+        Ok(SigningSecret::from_trusted(text))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seals_and_opens_only_with_its_key() {
+        let a = AesSecretBox::new(Some([7u8; 32]));
+        let secret = SigningSecret::from_trusted("whsec_abc".into());
+        let sealed = a.seal(&secret).unwrap();
+        assert!(!sealed.0.windows(9).any(|w| w == b"whsec_abc"));
+        assert_eq!(a.open(&sealed).unwrap(), secret);
+        assert_ne!(a.seal(&secret).unwrap(), sealed, "a fresh nonce each time");
+        let b = AesSecretBox::new(Some([8u8; 32]));
+        assert!(matches!(b.open(&sealed), Err(Error::Internal(_))));
+        let none = AesSecretBox::new(None);
+        assert!(matches!(none.seal(&secret), Err(Error::FeatureUnavailable(_))));
+        assert_eq!(AesSecretBox::parse_key(&STANDARD.encode([1u8; 32])).unwrap(), [1u8; 32]);
+        assert!(AesSecretBox::parse_key("c2hvcnQ=").is_err());
+    }
+}

@@ -1,0 +1,239 @@
+//! The `WebhookSender` port over HTTP: renders the envelope, signs it with both schemes, posts
+//! it through the destination guard with a time limit and no redirects, and reports what
+//! happened in the spec's categories.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use stablepay_domain::webhook::model::{ErrorCategory, RESPONSE_EXCERPT_BYTES};
+use stablepay_domain::webhook::ports::{OutgoingDelivery, SendOutcome, WebhookSender};
+
+use crate::body::envelope;
+use crate::guard::{Blocked, GuardedResolver, Unresolved, allowed};
+use crate::signature::{signature_header, standard_signature_header};
+
+/// The longest answer read: a larger one is a failure (`response_too_large`), whatever its
+/// status, so a receiver cannot make the worker hold much memory.
+pub const MAX_RESPONSE_BYTES: usize = 64 * 1024;
+/// The spec's attempt timeout.
+pub const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The headers that carry signatures: left out of the recorded evidence.
+const SIGNATURE_HEADERS: [&str; 2] = ["x-stablepay-signature", "webhook-signature"];
+
+pub struct HttpSender {
+    client: reqwest::Client,
+    allow_private: bool,
+}
+
+impl HttpSender {
+    /// `allow_private`: deliver to loopback and private addresses too (self-hosting, tests).
+    pub fn new(allow_private: bool, timeout: Duration) -> Result<Self, String> {
+        // TLS for https endpoints: rustls on ring. Installing twice is harmless.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(timeout)
+            .connect_timeout(timeout)
+            .no_proxy()
+            .dns_resolver(Arc::new(GuardedResolver { allow_private }))
+            .pool_max_idle_per_host(64)
+            .pool_idle_timeout(Duration::from_secs(30))
+            .tcp_nodelay(true)
+            .user_agent(concat!("stablepay-webhooks/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| format!("webhook HTTP client: {e}"))?;
+        Ok(Self { client, allow_private })
+    }
+}
+
+/// The IP address of an IP-literal host (which never reaches the resolver).
+fn literal_host(origin: &str) -> Option<IpAddr> {
+    let authority = origin.split_once("://")?.1;
+    if let Some(rest) = authority.strip_prefix('[') {
+        return rest.split_once(']')?.0.parse().ok();
+    }
+    authority.rsplit_once(':').map_or(authority, |(host, _)| host).parse().ok()
+}
+
+/// Text safe to show: lossy UTF-8 without control characters (but newlines and tabs).
+fn sanitize(bytes: &[u8]) -> String {
+    let cut = bytes.len().min(RESPONSE_EXCERPT_BYTES);
+    String::from_utf8_lossy(&bytes[..cut])
+        .chars()
+        .map(|c| if c.is_control() && !matches!(c, '\n' | '\r' | '\t') { '\u{fffd}' } else { c })
+        .collect()
+}
+
+/// The category of a failed request.
+fn category_of(err: &reqwest::Error) -> (ErrorCategory, String) {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(err);
+    while let Some(e) = source {
+        if let Some(b) = e.downcast_ref::<Blocked>() {
+            return (ErrorCategory::BlockedDestination, b.to_string());
+        }
+        if let Some(u) = e.downcast_ref::<Unresolved>() {
+            return (ErrorCategory::Dns, u.to_string());
+        }
+        // rustls reports through an io::Error, whose `source` skips the error it wraps.
+        let wrapped = e.downcast_ref::<std::io::Error>().and_then(|io| io.get_ref());
+        if e.downcast_ref::<rustls::Error>().is_some() || wrapped.is_some_and(|w| w.is::<rustls::Error>()) {
+            return (ErrorCategory::Tls, format!("TLS: {e}"));
+        }
+        source = e.source();
+    }
+    if err.is_timeout() {
+        return (ErrorCategory::Timeout, "no answer within the attempt's time limit".into());
+    }
+    let text = err.to_string();
+    let mut chain = text.clone();
+    let mut source = std::error::Error::source(err);
+    while let Some(e) = source {
+        chain.push_str(": ");
+        chain.push_str(&e.to_string());
+        source = e.source();
+    }
+    // rustls's errors arrive as text through hyper's connector.
+    const TLS_WORDS: [&str; 7] =
+        ["certificate", "tls", "TLS", "handshake", "corrupt message", "InvalidContentType", "alert"];
+    if TLS_WORDS.iter().any(|w| chain.contains(w)) {
+        return (ErrorCategory::Tls, chain);
+    }
+    if err.is_connect() || err.is_request() {
+        return (ErrorCategory::Connection, chain);
+    }
+    (ErrorCategory::Internal, chain)
+}
+
+fn ms(since: Instant) -> u32 {
+    u32::try_from(since.elapsed().as_millis()).unwrap_or(u32::MAX)
+}
+
+#[async_trait]
+impl WebhookSender for HttpSender {
+    async fn send(&self, d: OutgoingDelivery) -> SendOutcome {
+        let body = envelope(&d.event);
+        let timestamp = d.sent_at.timestamp();
+        let secrets: Vec<&str> = d.secrets.iter().map(|s| s.as_str()).collect();
+        let event_id = d.event.id.to_string();
+        let fail =
+            |category: ErrorCategory, message: String, headers: Vec<(String, String)>, duration_ms: u32| SendOutcome {
+                duration_ms,
+                status_code: None,
+                error_category: Some(category),
+                error_message: Some(message),
+                response_excerpt: None,
+                request_headers: headers,
+            };
+        let Some(standard) = standard_signature_header(&secrets, &event_id, timestamp, &body) else {
+            return fail(ErrorCategory::SigningSecret, "the signing secret is not a whsec_ secret".into(), vec![], 0);
+        };
+        let pairs = [
+            ("content-type", "application/json".to_owned()),
+            ("x-stablepay-signature", signature_header(&secrets, timestamp, &body)),
+            ("x-stablepay-timestamp", timestamp.to_string()),
+            ("x-stablepay-delivery", d.delivery_id.to_string()),
+            ("x-stablepay-event", d.event.event_type.as_str().to_owned()),
+            ("webhook-id", event_id.clone()),
+            ("webhook-timestamp", timestamp.to_string()),
+            ("webhook-signature", standard),
+        ];
+        let evidence: Vec<(String, String)> = pairs
+            .iter()
+            .filter(|(k, _)| !SIGNATURE_HEADERS.contains(k))
+            .map(|(k, v)| ((*k).to_owned(), v.clone()))
+            .collect();
+        let mut headers = HeaderMap::new();
+        for (k, v) in &pairs {
+            let (Ok(name), Ok(value)) = (HeaderName::from_bytes(k.as_bytes()), HeaderValue::from_str(v)) else {
+                return fail(ErrorCategory::Internal, format!("header {k} cannot be sent"), evidence, 0);
+            };
+            headers.insert(name, value);
+        }
+        debug_assert!(headers.contains_key(CONTENT_TYPE));
+        if let Some(ip) = literal_host(d.url.origin())
+            && !allowed(ip, self.allow_private)
+        {
+            return fail(ErrorCategory::BlockedDestination, format!("destination {ip} is not allowed"), evidence, 0);
+        }
+        let started = Instant::now();
+        let mut response = match self.client.post(d.url.as_str()).headers(headers).body(body).send().await {
+            Ok(r) => r,
+            Err(e) => {
+                let (category, message) = category_of(&e);
+                return fail(category, message, evidence, ms(started));
+            }
+        };
+        let status = response.status().as_u16();
+        let mut read = Vec::new();
+        loop {
+            match response.chunk().await {
+                Ok(Some(chunk)) => {
+                    read.extend_from_slice(&chunk);
+                    if read.len() > MAX_RESPONSE_BYTES {
+                        let mut out = fail(
+                            ErrorCategory::ResponseTooLarge,
+                            format!("the answer is larger than {MAX_RESPONSE_BYTES} bytes"),
+                            evidence,
+                            ms(started),
+                        );
+                        out.status_code = Some(status);
+                        out.response_excerpt = Some(sanitize(&read));
+                        return out;
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    let (category, message) = category_of(&e);
+                    let mut out = fail(category, message, evidence, ms(started));
+                    out.status_code = Some(status);
+                    return out;
+                }
+            }
+        }
+        let excerpt = (!read.is_empty()).then(|| sanitize(&read));
+        if (200..300).contains(&status) {
+            return SendOutcome {
+                duration_ms: ms(started),
+                status_code: Some(status),
+                error_category: None,
+                error_message: None,
+                response_excerpt: excerpt,
+                request_headers: evidence,
+            };
+        }
+        let category = ErrorCategory::of_status(status);
+        let message = match category {
+            ErrorCategory::Redirect => format!("answered {status}; redirects are not followed"),
+            _ => format!("answered {status}"),
+        };
+        let mut out = fail(category, message, evidence, ms(started));
+        out.status_code = Some(status);
+        out.response_excerpt = excerpt;
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literal_hosts() {
+        assert_eq!(literal_host("http://127.0.0.1:8080"), Some("127.0.0.1".parse().unwrap()));
+        assert_eq!(literal_host("https://[::1]:443"), Some("::1".parse().unwrap()));
+        assert_eq!(literal_host("https://[fe80::1]"), Some("fe80::1".parse().unwrap()));
+        assert_eq!(literal_host("https://10.0.0.1"), Some("10.0.0.1".parse().unwrap()));
+        assert_eq!(literal_host("https://example.com:443"), None);
+    }
+
+    #[test]
+    fn excerpts_are_bounded_and_clean() {
+        let long = vec![b'a'; 10_000];
+        assert_eq!(sanitize(&long).len(), RESPONSE_EXCERPT_BYTES);
+        assert_eq!(sanitize(b"ok\n\x00\x1b!"), "ok\n\u{fffd}\u{fffd}!");
+    }
+}

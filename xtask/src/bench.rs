@@ -16,7 +16,7 @@
 //!    the ceiling, as the Markdown rows of docs/benchmarks.md.
 //!
 //! `cargo xtask bench chain` measures live verification against a local chain instead (see
-//! `bench_chain.rs`).
+//! `bench_chain.rs`), `cargo xtask bench webhooks` webhook delivery (`bench_webhooks.rs`).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -191,8 +191,10 @@ fn ceiling(seconds: u64) -> Result<(f64, f64), String> {
 }
 
 pub fn run(args: &[String]) -> Result<(), String> {
-    if args.first().map(String::as_str) == Some("chain") {
-        return crate::bench_chain::run(&args[1..]);
+    match args.first().map(String::as_str) {
+        Some("chain") => return crate::bench_chain::run(&args[1..]),
+        Some("webhooks") => return crate::bench_webhooks::run(&args[1..]),
+        _ => {}
     }
     let o = options(args)?;
     util::cargo(&["build", "--release", "--quiet", "-p", "stablepay"])?;

@@ -93,8 +93,8 @@ fn main() -> ExitCode {
 
 async fn run(command: Command, mut config: Config) -> ExitCode {
     if let Command::Openapi = command {
-        let doc = stablepay_http::openapi_document();
-        return match doc.to_pretty_json() {
+        let doc = stablepay_http::openapi::with_webhooks(&stablepay_http::openapi_document());
+        return match serde_json::to_string_pretty(&doc) {
             Ok(text) => {
                 println!("{text}");
                 ExitCode::SUCCESS

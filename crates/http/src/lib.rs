@@ -114,7 +114,7 @@ pub fn build_app(
 > {
     let (app, mut doc) = routes_app().split_for_parts();
     deprecation::mark(&mut doc);
-    let json = doc.to_json().unwrap_or_else(|_| "{}".to_owned());
+    let json = openapi::with_webhooks(&doc).to_string();
     app.app_data(state)
         .service(routes::hosted::checkout_page)
         .service(routes::hosted::simulate_from_page)

@@ -14,7 +14,13 @@ pub struct OpenApiJson(pub String);
         description = "Non-custodial USDC/USDT checkout on Polygon. Every response is wrapped in {success, data|error, meta:{requestId}}; amounts are decimal strings with at most 6 fractional digits.",
     ),
     modifiers(&Security),
-    components(schemas(crate::wire::ErrorEnvelope)),
+    components(schemas(
+        crate::wire::ErrorEnvelope,
+        crate::wire_webhooks::InvoiceEvent,
+        crate::wire_webhooks::PaymentEvent,
+        crate::wire_webhooks::UnattributedTransferEvent,
+        crate::wire_webhooks::PaymentLinkEvent,
+    )),
 )]
 pub struct ApiDoc;
 
@@ -29,4 +35,40 @@ impl Modify for Security {
         );
         components.add_security_scheme("apiKey", SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new("X-API-Key"))));
     }
+}
+
+/// The document as JSON with its OpenAPI 3.1 `webhooks` section: one entry per event type, the
+/// POST a registered endpoint receives, with the event's schema and the signature headers.
+pub fn with_webhooks(doc: &utoipa::openapi::OpenApi) -> serde_json::Value {
+    use serde_json::json;
+    let mut value = serde_json::to_value(doc).unwrap_or_else(|_| json!({}));
+    let mut hooks = serde_json::Map::new();
+    for t in stablepay_domain::event::EventType::ALL {
+        let schema = crate::wire_webhooks::event_schema_name(t);
+        hooks.insert(
+            t.as_str().to_owned(),
+            json!({ "post": {
+                "summary": format!("The {} event, delivered to every endpoint that receives it", t.as_str()),
+                "parameters": [
+                    { "name": "X-Stablepay-Signature", "in": "header", "required": true, "schema": { "type": "string" },
+                      "description": "t=<unix seconds>,v1=<hex HMAC-SHA256 of t.body keyed with the signing secret>; one v1 per secret during a rotation" },
+                    { "name": "X-Stablepay-Timestamp", "in": "header", "required": true, "schema": { "type": "string" } },
+                    { "name": "X-Stablepay-Delivery", "in": "header", "required": true, "schema": { "type": "string" } },
+                    { "name": "X-Stablepay-Event", "in": "header", "required": true, "schema": { "type": "string" } },
+                    { "name": "webhook-id", "in": "header", "required": true, "schema": { "type": "string" },
+                      "description": "Standard Webhooks: the event id" },
+                    { "name": "webhook-timestamp", "in": "header", "required": true, "schema": { "type": "string" } },
+                    { "name": "webhook-signature", "in": "header", "required": true, "schema": { "type": "string" },
+                      "description": "Standard Webhooks: v1,<base64> per secret" },
+                ],
+                "requestBody": { "required": true, "content": { "application/json": {
+                    "schema": { "$ref": format!("#/components/schemas/{schema}") } } } },
+                "responses": { "2XX": { "description": "Accepted: return 2xx only after storing the event durably" } },
+            }}),
+        );
+    }
+    if let Some(map) = value.as_object_mut() {
+        map.insert("webhooks".into(), serde_json::Value::Object(hooks));
+    }
+    value
 }

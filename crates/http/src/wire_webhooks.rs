@@ -341,3 +341,93 @@ envelope!(/// A page of webhook incidents.
     WebhookIncidentListEnvelope, ListOut<WebhookIncidentOut>);
 envelope!(/// A test event and its deliveries.
     WebhookTestEnvelope, WebhookTestOut);
+
+// Event payloads, by type (for the OpenAPI document: the `webhooks` section and the
+// components; deliveries and `GET /v1/events` render the same data). Synthetic test events
+// add `test: true` to `data`.
+
+/// `data` of every `invoice.*` event: the invoice's money at emission time.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InvoiceEventData {
+    /// The literal `invoice`.
+    pub object: String,
+    pub id: String,
+    pub invoice_number: Option<String>,
+    pub collection_state: String,
+    pub status: String,
+    pub currency_code: String,
+    pub total: String,
+    /// Cumulative credited payments.
+    pub customer_amount_paid: String,
+    pub customer_amount_remaining: String,
+    pub overpayment_amount: String,
+    pub merchant_amount_settled: String,
+    pub platform_fee: String,
+    pub net_amount: String,
+    /// Every credited payment.
+    pub credited_payment_ids: Vec<String>,
+    /// The latest payment (the payment resource's fields), or null.
+    pub latest_payment: Option<crate::wire_out::PaymentOut>,
+    pub external_reference: Option<String>,
+    /// The reason given to void or mark uncollectible.
+    pub reason: Option<String>,
+    /// Only on synthetic test events: true.
+    pub test: Option<bool>,
+}
+
+/// `data` of `payment_link.*` events.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PaymentLinkEventData {
+    /// The literal `payment_link`.
+    pub object: String,
+    pub id: String,
+    pub mode: String,
+    pub status: String,
+    /// Only on synthetic test events: true.
+    pub test: Option<bool>,
+}
+
+macro_rules! event_schema {
+    ($(#[$doc:meta])* $name:ident, $data:ty) => {
+        $(#[$doc])*
+        #[derive(Serialize, ToSchema)]
+        #[serde(rename_all = "camelCase")]
+        pub struct $name {
+            /// The event id: the receiver's deduplication key.
+            pub id: String,
+            /// The literal `event`.
+            pub object: String,
+            #[serde(rename = "type")]
+            pub event_type: String,
+            /// `test` or `live`.
+            pub mode: String,
+            pub created_at: String,
+            pub data: $data,
+        }
+    };
+}
+
+event_schema!(/// An `invoice.*` event.
+    InvoiceEvent, InvoiceEventData);
+event_schema!(/// A `payment.failed`, `payment.underpaid` or `payment.overpaid` event: `data` is the payment.
+    PaymentEvent, crate::wire_out::PaymentOut);
+event_schema!(/// A `payment.unattributed` event: `data` is the unattributed transfer.
+    UnattributedTransferEvent, crate::wire_out::UnattributedTransferOut);
+event_schema!(/// A `payment_link.*` event.
+    PaymentLinkEvent, PaymentLinkEventData);
+
+/// The schema name of the envelope of events of `event_type`.
+pub fn event_schema_name(event_type: stablepay_domain::event::EventType) -> &'static str {
+    let name = event_type.as_str();
+    if name == "payment.unattributed" {
+        "UnattributedTransferEvent"
+    } else if name.starts_with("invoice.") {
+        "InvoiceEvent"
+    } else if name.starts_with("payment_link.") {
+        "PaymentLinkEvent"
+    } else {
+        "PaymentEvent"
+    }
+}

@@ -162,6 +162,30 @@ async fn a_delivery_is_signed_both_ways_byte_for_byte() {
     assert_eq!(latest, &payment);
     assert!(latest["confirmedAt"].as_str().unwrap() >= latest["detectedAt"].as_str().unwrap());
 
+    // The OpenAPI document describes this payload: its webhooks section names the event's
+    // schema, whose data has exactly these fields (test events add `test`).
+    let doc = app.send(app.http.get(app.url("/v1/openapi.json"))).await.body;
+    let schema_ref =
+        doc["webhooks"]["invoice.paid"]["post"]["requestBody"]["content"]["application/json"]["schema"]["$ref"]
+            .as_str()
+            .unwrap();
+    let schemas = &doc["components"]["schemas"];
+    let envelope = &schemas[schema_ref.rsplit('/').next().unwrap()];
+    let data_ref = envelope["properties"]["data"]["$ref"].as_str().unwrap();
+    let data_schema = &schemas[data_ref.rsplit('/').next().unwrap()];
+    let mut documented: Vec<&String> =
+        data_schema["properties"].as_object().unwrap().keys().filter(|k| *k != "test").collect();
+    let mut sent: Vec<&String> = body["data"].as_object().unwrap().keys().collect();
+    documented.sort();
+    sent.sort();
+    assert_eq!(documented, sent);
+    let payment_schema: Vec<&String> = schemas["PaymentOut"]["properties"].as_object().unwrap().keys().collect();
+    let mut payment_sent: Vec<&String> = latest.as_object().unwrap().keys().collect();
+    let mut payment_documented = payment_schema.clone();
+    payment_sent.sort();
+    payment_documented.sort();
+    assert_eq!(payment_documented, payment_sent);
+
     // The delivery record.
     let d = delivery_of(&app, &m, &ep, |d| d["status"] == "delivered").await;
     assert_eq!(d["id"].as_str(), r.header("x-stablepay-delivery"));

@@ -416,3 +416,66 @@ async fn check_constraints_list_the_domain_enumerations() {
     );
     assert_eq!(f.check_values("events_type_check").await, names(EventType::ALL.iter().map(|s| s.as_str()).collect()));
 }
+
+/// The outbox's fan-out trigger follows the domain's rule (`WebhookEndpoint::receives`): each
+/// event becomes a delivery to every enabled, unarchived endpoint of its merchant and mode
+/// that receives its type, and synthetic test events to none.
+#[tokio::test]
+async fn the_fan_out_trigger_follows_the_domain_rule() {
+    use stablepay_domain::ids::WebhookEndpointId;
+    use stablepay_domain::url::HttpUrl;
+    use stablepay_domain::webhook::model::{
+        AlertPreferences, EndpointState, SealedSecret, Subscription, WebhookEndpoint,
+    };
+    use stablepay_domain::webhook::ports::WebhookStore;
+
+    let f = Fixture::new().await;
+    let (a, b) = (f.merchant("A").await, f.merchant("B").await);
+    let make = |m: &Merchant, mode: Mode, subscription: Subscription, state: EndpointState| WebhookEndpoint {
+        id: WebhookEndpointId::generate(&f.crypto),
+        scope: Scope::new(m.id.clone(), mode),
+        url: HttpUrl::parse("https://hooks.example/").unwrap(),
+        description: None,
+        subscription,
+        state,
+        alerts: AlertPreferences::default(),
+        secret: SealedSecret(vec![1, 2, 3]),
+        previous_secret: None,
+        created_at: Utc::now(),
+        updated_at: Utc::now(),
+        lock_version: 1,
+    };
+    let some = Subscription::Only(vec![EventType::InvoicePaid, EventType::PaymentFailed]);
+    let endpoints = [
+        make(&a, Mode::Test, Subscription::All, EndpointState::Enabled),
+        make(&a, Mode::Test, some.clone(), EndpointState::Enabled),
+        make(&a, Mode::Test, Subscription::All, EndpointState::Disabled),
+        make(&a, Mode::Live, Subscription::All, EndpointState::Enabled),
+        make(&b, Mode::Test, Subscription::All, EndpointState::Enabled),
+        make(&a, Mode::Test, Subscription::All, EndpointState::Enabled),
+    ];
+    for e in &endpoints {
+        f.store.insert_endpoint(e).await.unwrap();
+    }
+    f.store.archive_endpoint(&test(&a), &endpoints[5].id, Utc::now()).await.unwrap();
+    for (i, t) in EventType::ALL.iter().enumerate() {
+        f.db.query(&format!(
+            "INSERT INTO events (id, merchant_id, mode, type, data, created_at) VALUES ('evt_{i:022}', '{}', 'test', '{}', '{{}}', now())",
+            a.id,
+            t.as_str()
+        ))
+        .await;
+    }
+    f.db.query(&format!(
+        "INSERT INTO events (id, merchant_id, mode, type, data, created_at, test) VALUES ('evt_synthetic0000000000000', '{}', 'test', 'invoice.paid', '{{}}', now(), true)",
+        a.id
+    ))
+    .await;
+    for (n, e) in endpoints.iter().enumerate() {
+        let rows = f.db.query(&format!("SELECT count(*) FROM webhook_deliveries WHERE endpoint_id = '{}'", e.id)).await;
+        let got: i64 = rows[0].get(0);
+        let same_scope = e.scope == test(&a) && n != 5;
+        let want = if same_scope { EventType::ALL.iter().filter(|t| e.receives(**t)).count() } else { 0 };
+        assert_eq!(usize::try_from(got).unwrap(), want, "endpoint {n}");
+    }
+}

@@ -341,6 +341,14 @@ async fn failures_retry_on_schedule_open_an_incident_and_a_replay_resolves_it() 
     // A disabled endpoint takes no replay.
     app.patch(&m.sk_test, &format!("/v1/webhook-endpoints/{ep}"), json!({ "state": "disabled" })).await.ok(200);
     app.post_idem(&m.sk_test, &replay, "replay-0002", json!({})).await.assert_error(409, "WEBHOOK_ENDPOINT_DISABLED");
+    // An archived endpoint's deliveries and incidents stay readable.
+    let archived =
+        app.send(app.http.delete(app.url(&format!("/v1/webhook-endpoints/{ep}"))).bearer_auth(&m.sk_test)).await;
+    archived.ok(200);
+    let kept = app.get(&m.sk_test, &format!("/v1/webhook-deliveries/{}", d["id"].as_str().unwrap())).await;
+    assert_eq!(kept.ok(200)["attempts"].as_array().unwrap().len(), 5);
+    app.get(&m.sk_test, &format!("/v1/webhook-incidents/{id}")).await.ok(200);
+    app.post_idem(&m.sk_test, &replay, "replay-0003", json!({})).await.assert_error(404, "WEBHOOK_ENDPOINT_NOT_FOUND");
 }
 
 #[tokio::test]

@@ -434,3 +434,202 @@ async fn all_endpoints(store: &dyn WebhookStore, scope: &Scope) -> Result<Vec<We
     }
     Ok(found.items)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use super::*;
+    use crate::clock::MockClock;
+    use crate::event::EventData;
+    use crate::ids::MerchantId;
+    use crate::mode::Mode;
+    use crate::testing::SeqCrypto;
+    use crate::webhook::model::{DeliveryStatus, SealedSecret};
+    use crate::webhook::ports::{MockSecretBox, MockWebhookSender, MockWebhookStore, SendOutcome};
+
+    fn scope() -> Scope {
+        Scope::new(MerchantId::from_trusted("mer_a".into()), Mode::Test)
+    }
+
+    fn now() -> DateTime<Utc> {
+        DateTime::<Utc>::UNIX_EPOCH + Duration::days(20_000)
+    }
+
+    fn clock() -> MockClock {
+        let mut c = MockClock::new();
+        c.expect_system_now().returning(now);
+        c
+    }
+
+    fn secrets() -> MockSecretBox {
+        let mut b = MockSecretBox::new();
+        b.expect_seal().returning(|s| Ok(SealedSecret(s.as_str().as_bytes().to_vec())));
+        b.expect_open().returning(|s| Ok(SigningSecret::from_trusted(String::from_utf8(s.0.clone()).unwrap())));
+        b
+    }
+
+    fn endpoint(state: EndpointState, previous: Option<PreviousSecret>) -> WebhookEndpoint {
+        WebhookEndpoint {
+            id: WebhookEndpointId::from_trusted("we_a".into()),
+            scope: scope(),
+            url: HttpUrl::parse("https://hooks.example/a").unwrap(),
+            description: None,
+            subscription: Subscription::All,
+            state,
+            alerts: AlertPreferences::default(),
+            secret: SealedSecret(b"whsec_current".to_vec()),
+            previous_secret: previous,
+            created_at: now(),
+            updated_at: now(),
+            lock_version: 1,
+        }
+    }
+
+    fn claimed(endpoint: Option<WebhookEndpoint>) -> ClaimedDelivery {
+        let e = endpoint.clone().unwrap_or_else(|| self::endpoint(EndpointState::Enabled, None));
+        let event = Event {
+            id: EventId::from_trusted("evt_a".into()),
+            scope: scope(),
+            event_type: EventType::InvoicePaid,
+            created_at: now(),
+            data: EventData::Null,
+        };
+        let mut delivery = WebhookDelivery::new(
+            WebhookDeliveryId::from_trusted("whd_a".into()),
+            &e,
+            (&event.id, event.event_type),
+            false,
+            None,
+            now(),
+        );
+        delivery.status = DeliveryStatus::Delivering;
+        delivery.attempt_count = 2;
+        ClaimedDelivery { delivery, claim: "c1".into(), endpoint, event }
+    }
+
+    fn service<'a>(
+        store: &'a MockWebhookStore,
+        secrets: &'a MockSecretBox,
+        clock: &'a MockClock,
+        crypto: &'a SeqCrypto,
+        settings: &'a WebhookSettings,
+    ) -> Webhooks<'a> {
+        Webhooks { store, crypto, secrets, clock, settings }
+    }
+
+    #[tokio::test]
+    async fn creation_validates_before_it_writes() {
+        let (secrets, clock, crypto, settings) = (secrets(), clock(), SeqCrypto::default(), WebhookSettings::default());
+        let mut store = MockWebhookStore::new();
+        store.expect_count_endpoints().returning(|_| Ok(0));
+        let inserted = std::sync::Arc::new(Mutex::new(Vec::new()));
+        let sink = inserted.clone();
+        store.expect_insert_endpoint().returning(move |e| {
+            sink.lock().unwrap().push(e.clone());
+            Ok(())
+        });
+        let w = service(&store, &secrets, &clock, &crypto, &settings);
+        let bad = |url: &str, types: Option<Vec<&str>>| EndpointInput {
+            url: url.into(),
+            event_types: types.map(|t| t.into_iter().map(str::to_owned).collect()),
+            description: None,
+        };
+        assert_eq!(w.create_endpoint(&scope(), bad("ftp://x", None)).await.unwrap_err().field(), Some("url"));
+        let err = w.create_endpoint(&scope(), bad("https://x.example", Some(vec!["invoice.paid", "nope"]))).await;
+        assert!(matches!(err, Err(Error::WebhookEventUnsupported { ref field, .. }) if field == "event_types[1]"));
+        let err =
+            w.create_endpoint(&scope(), bad("https://x.example", Some(vec!["invoice.paid", "invoice.paid"]))).await;
+        assert_eq!(err.unwrap_err().field(), Some("event_types[1]"));
+        assert!(inserted.lock().unwrap().is_empty(), "refusals write nothing");
+        let (e, secret) =
+            w.create_endpoint(&scope(), bad("https://x.example", Some(vec!["payment.failed"]))).await.unwrap();
+        assert!(secret.as_str().starts_with("whsec_"));
+        assert_eq!(e.secret.0, secret.as_str().as_bytes(), "stored only through the secret box");
+        assert!(e.receives(EventType::PaymentFailed) && !e.receives(EventType::InvoicePaid));
+        assert_eq!(inserted.lock().unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn the_limit_of_endpoints_is_kept() {
+        let (secrets, clock, crypto, settings) = (secrets(), clock(), SeqCrypto::default(), WebhookSettings::default());
+        let mut store = MockWebhookStore::new();
+        store.expect_count_endpoints().returning(|_| Ok(MAX_ENDPOINTS));
+        let w = service(&store, &secrets, &clock, &crypto, &settings);
+        let input = EndpointInput { url: "https://x.example".into(), ..Default::default() };
+        assert!(matches!(
+            w.create_endpoint(&scope(), input).await,
+            Err(Error::LimitReached { what: Limit::WebhookEndpoints, limit: MAX_ENDPOINTS })
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_disabled_or_deleted_endpoint_fails_the_delivery_without_sending() {
+        let (secrets, clock, crypto, settings) = (secrets(), clock(), SeqCrypto::default(), WebhookSettings::default());
+        let store = MockWebhookStore::new();
+        let w = service(&store, &secrets, &clock, &crypto, &settings);
+        let mut sender = MockWebhookSender::new();
+        sender.expect_send().never();
+        for endpoint in [Some(endpoint(EndpointState::Disabled, None)), None] {
+            let record = w.attempt(&sender, claimed(endpoint)).await;
+            assert_eq!(record.attempt.error_category, Some(ErrorCategory::EndpointDisabled));
+            assert_eq!(record.conclusion.status, DeliveryStatus::Failed);
+            assert_eq!(record.attempt.number, 2);
+        }
+    }
+
+    #[tokio::test]
+    async fn an_attempt_signs_with_every_secret_of_an_overlap_and_schedules_the_retry() {
+        let (secrets, clock, crypto, settings) = (secrets(), clock(), SeqCrypto::default(), WebhookSettings::default());
+        let store = MockWebhookStore::new();
+        let w = service(&store, &secrets, &clock, &crypto, &settings);
+        let mut sender = MockWebhookSender::new();
+        sender
+            .expect_send()
+            .withf(|d| {
+                d.secrets.iter().map(SigningSecret::as_str).collect::<Vec<_>>() == ["whsec_current", "whsec_old"]
+            })
+            .returning(|_| SendOutcome {
+                duration_ms: 12,
+                status_code: Some(503),
+                error_category: Some(ErrorCategory::Http5xx),
+                error_message: Some("answered 503".into()),
+                response_excerpt: None,
+                request_headers: vec![],
+            });
+        let overlap = PreviousSecret { secret: SealedSecret(b"whsec_old".to_vec()), until: now() + Duration::hours(1) };
+        let record = w.attempt(&sender, claimed(Some(endpoint(EndpointState::Enabled, Some(overlap))))).await;
+        assert_eq!(record.conclusion.status, DeliveryStatus::RetryScheduled);
+        assert_eq!(record.conclusion.next_attempt_at, Some(now() + Duration::minutes(5)), "after attempt 2: 5 min");
+        assert_eq!(record.claim, "c1");
+    }
+
+    #[tokio::test]
+    async fn rotation_refuses_a_second_overlap_and_ending_needs_one() {
+        let (secrets, clock, crypto, settings) = (secrets(), clock(), SeqCrypto::default(), WebhookSettings::default());
+        let overlapping =
+            PreviousSecret { secret: SealedSecret(b"whsec_old".to_vec()), until: now() + Duration::hours(1) };
+        let mut store = MockWebhookStore::new();
+        let current = Mutex::new(endpoint(EndpointState::Enabled, Some(overlapping)));
+        store.expect_get_endpoint().returning(move |_, _| Ok(current.lock().unwrap().clone()));
+        store.expect_update_endpoint().returning(|_, _| Ok(true));
+        let w = service(&store, &secrets, &clock, &crypto, &settings);
+        let id = WebhookEndpointId::from_trusted("we_a".into());
+        assert!(matches!(w.rotate_secret(&scope(), &id).await, Err(Error::SecretOverlapActive)));
+        let ended = w.end_secret_overlap(&scope(), &id).await.unwrap();
+        assert_eq!((ended.previous_secret, ended.lock_version), (None, 2));
+
+        let mut store = MockWebhookStore::new();
+        store.expect_get_endpoint().returning(|_, _| Ok(endpoint(EndpointState::Enabled, None)));
+        store.expect_update_endpoint().returning(|_, _| Ok(true));
+        let w = service(&store, &secrets, &clock, &crypto, &settings);
+        assert!(matches!(w.end_secret_overlap(&scope(), &id).await, Err(Error::SecretOverlapExpired)));
+        let (rotated, secret) = w.rotate_secret(&scope(), &id).await.unwrap();
+        assert_eq!(rotated.secret.0, secret.as_str().as_bytes());
+        let previous = rotated.previous_secret.unwrap();
+        assert_eq!(
+            (previous.secret.0.as_slice(), previous.until),
+            (&b"whsec_current"[..], now() + Duration::hours(24))
+        );
+    }
+}

@@ -33,6 +33,11 @@ pub struct Config {
     /// Live verification's chain.
     pub chain: ChainConfig,
     pub webhooks: WebhookConfig,
+    /// Rate limits: where budgets are shared (none: in this process) and whose forwarding
+    /// headers are believed.
+    pub redis_url: Option<String>,
+    pub redis_prefix: String,
+    pub trusted_proxies: stablepay_http::ratelimit::TrustedProxies,
 }
 
 /// Webhook delivery.
@@ -121,6 +126,9 @@ struct FileConfig {
     webhook_retry_schedule: Option<String>,
     webhook_allow_private: Option<String>,
     webhook_timeout_ms: Option<String>,
+    redis_url: Option<String>,
+    redis_prefix: Option<String>,
+    trusted_proxies: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -248,6 +256,20 @@ impl Config {
             "false" | "0" => false,
             _ => return Err(bad("STABLEPAY_WEBHOOK_ALLOW_PRIVATE", &private_text, "must be true or false")),
         };
+        let redis_text = pick("REDIS_URL", &from_file.redis_url, "");
+        let redis_url = if redis_text.is_empty() {
+            None
+        } else {
+            stablepay_ratelimit::RedisLimiter::new(&redis_text, "x").map_err(|m| bad("REDIS_URL", &redis_text, &m))?;
+            Some(redis_text)
+        };
+        let redis_prefix = pick("STABLEPAY_REDIS_PREFIX", &from_file.redis_prefix, "stablepay");
+        if redis_prefix.is_empty() || redis_prefix.len() > 100 || redis_prefix.contains(char::is_whitespace) {
+            return Err(bad("STABLEPAY_REDIS_PREFIX", &redis_prefix, "must be 1-100 characters without spaces"));
+        }
+        let proxies_text = pick("STABLEPAY_TRUSTED_PROXIES", &from_file.trusted_proxies, "");
+        let trusted_proxies = stablepay_http::ratelimit::TrustedProxies::parse(&proxies_text)
+            .map_err(|m| bad("STABLEPAY_TRUSTED_PROXIES", &proxies_text, &m))?;
         let webhook_timeout =
             number("STABLEPAY_WEBHOOK_TIMEOUT_MS", &from_file.webhook_timeout_ms, "10000", 100, 10_000)?;
         Ok(Self {
@@ -269,6 +291,9 @@ impl Config {
                 allow_private,
                 timeout: Duration::from_millis(webhook_timeout),
             },
+            redis_url,
+            redis_prefix,
+            trusted_proxies,
         })
     }
 }

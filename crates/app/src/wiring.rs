@@ -7,12 +7,14 @@ use stablepay_chain::{ModalChain, RpcSettings};
 use stablepay_domain::billing::Billing;
 use stablepay_domain::merchant::ChainSettings;
 use stablepay_domain::ports::{ApiKeyStore, MerchantStore};
+use stablepay_domain::ratelimit::RateLimiter;
 use stablepay_domain::webhook::model::RetrySchedule;
 use stablepay_domain::webhook::service::{WebhookSettings, Webhooks};
 use stablepay_http::AppState;
 use stablepay_http::state::RequestLimits;
 use stablepay_http::status::WorkerStatus;
 use stablepay_postgres::{PgClock, PgStore, PoolSettings};
+use stablepay_ratelimit::{FailOpen, LocalLimiter, RedisLimiter};
 use stablepay_webhooks::{AesSecretBox, HttpSender};
 
 use crate::config::Config;
@@ -31,6 +33,8 @@ pub struct Adapters {
     pub webhook_settings: WebhookSettings,
     /// How long a claimed delivery stays claimed: an attempt's time limit and time to record it.
     pub webhook_lease: std::time::Duration,
+    /// Rate-limit budgets, one for the whole process (or shared through Redis).
+    pub limiter: Arc<dyn RateLimiter>,
 }
 
 impl Adapters {
@@ -61,7 +65,14 @@ impl Adapters {
         )
         .ok_or_else(|| anyhow_lite::msg("STABLEPAY_WEBHOOK_RETRY_SCHEDULE: empty"))?;
         let sender = HttpSender::new(w.allow_private, w.timeout).map_err(anyhow_lite::msg)?;
+        let limiter: Arc<dyn RateLimiter> = match &config.redis_url {
+            Some(url) => {
+                Arc::new(FailOpen::new(RedisLimiter::new(url, &config.redis_prefix).map_err(anyhow_lite::msg)?))
+            }
+            None => Arc::new(FailOpen::new(LocalLimiter::new())),
+        };
         Ok(Self {
+            limiter,
             sender: Arc::new(sender),
             secret_box: Arc::new(AesSecretBox::new(w.secret_key)),
             webhook_settings: WebhookSettings { schedule },
@@ -130,6 +141,8 @@ impl Adapters {
                     invoices: store.clone(),
                     watch: store.clone(),
                     webhooks: store.clone(),
+                    limiter: self.limiter.clone(),
+                    trusted_proxies: config.trusted_proxies.clone(),
                     secret_box: self.secret_box.clone(),
                     webhook_settings: self.webhook_settings.clone(),
                     idempotency: store,

@@ -25,6 +25,7 @@ pub mod page;
 pub mod payment;
 pub mod payment_link;
 pub mod ports;
+pub mod ratelimit;
 pub mod url;
 pub mod webhook;
 

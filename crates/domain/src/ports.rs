@@ -125,12 +125,32 @@ pub enum IdempotencyBegin {
     Conflict,
 }
 
-/// Whose idempotency key it is: keys are separate per merchant, mode and key type, so a
-/// publishable key (public, in browsers) can never claim or read a secret-key request's answer.
+/// Whose idempotency key it is: keys are separate per merchant, mode and requester, so a
+/// publishable key (public, in browsers) can never claim or read a secret-key request's answer,
+/// nor a customer on a public page a merchant's.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IdempotencyNamespace {
     pub scope: Scope,
-    pub key_type: KeyType,
+    pub requester: Requester,
+}
+
+/// Who sent an idempotent request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Requester {
+    /// A merchant's API key of this type.
+    Key(KeyType),
+    /// A customer on a public route (no key); their keys are also separate per public
+    /// resource (the caller puts the resource into the key).
+    Public,
+}
+
+impl Requester {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Requester::Key(t) => t.as_str(),
+            Requester::Public => "public",
+        }
+    }
 }
 
 /// Saved responses of idempotent requests, per namespace. The response is stored as opaque

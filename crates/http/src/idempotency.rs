@@ -11,16 +11,19 @@ use std::future::Future;
 use std::panic::AssertUnwindSafe;
 
 use actix_web::http::StatusCode;
-use actix_web::{HttpRequest, HttpResponse, ResponseError};
+use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use serde_json::{Value, json};
-use stablepay_domain::ports::{IdempotencyBegin, IdempotencyNamespace};
+use stablepay_domain::ports::{IdempotencyBegin, IdempotencyNamespace, Requester};
 
 use futures_util::FutureExt;
 use tracing::Instrument;
 
+use stablepay_domain::Scope;
+
 use crate::auth::Caller;
 use crate::envelope::{REQUEST_ID, request_id, success_text};
 use crate::error::{ApiError, ErrorCode};
+use crate::state::AppState;
 
 /// An in-progress claim older than this is considered abandoned by a crashed process.
 const STALE_AFTER_SECONDS: i64 = 60;
@@ -63,7 +66,7 @@ fn respond(status: StatusCode, body: String, extra: &[(&str, String)]) -> HttpRe
 
 /// Keys are separate per merchant, mode and key type (publishable keys are public).
 fn namespace(caller: &Caller) -> IdempotencyNamespace {
-    IdempotencyNamespace { scope: caller.scope().clone(), key_type: caller.principal.key_type }
+    IdempotencyNamespace { scope: caller.scope().clone(), requester: Requester::Key(caller.principal.key_type) }
 }
 
 /// Runs `run` with the caller at most once per idempotency key (when the request has one).
@@ -88,23 +91,75 @@ where
             Err(e) => e.error_response(),
         };
     };
+    let fingerprint = fingerprint_of(state.crypto.as_ref(), req, body);
+    keyed(state, namespace, key, fingerprint, move || run(caller)).await
+}
+
+/// Runs `run` at most once per idempotency key for a public route (no merchant key): the key is
+/// required (INVALID_IDEMPOTENCY_KEY without one), and keys are separate per merchant, mode and
+/// public `resource` (a link's public id, an invoice's token).
+pub async fn execute_public<F, Fut>(
+    state: web::Data<AppState>,
+    scope: Scope,
+    resource: &str,
+    req: &HttpRequest,
+    body: &[u8],
+    run: F,
+) -> HttpResponse
+where
+    F: FnOnce() -> Fut + 'static,
+    Fut: Future<Output = Outcome> + 'static,
+{
+    let key = match key_of(req) {
+        Ok(Some(k)) => k,
+        Ok(None) => {
+            return ApiError::field(
+                ErrorCode::INVALID_IDEMPOTENCY_KEY,
+                "Idempotency-Key",
+                "This submission needs an Idempotency-Key header (1-255 visible ASCII characters).",
+            )
+            .error_response();
+        }
+        Err(e) => return e.error_response(),
+    };
+    let namespace = IdempotencyNamespace { scope, requester: Requester::Public };
+    let fingerprint = fingerprint_of(state.crypto.as_ref(), req, body);
+    keyed(state, namespace, format!("{resource}|{key}"), fingerprint, run).await
+}
+
+/// The request's fingerprint: method, path and body.
+fn fingerprint_of(crypto: &dyn stablepay_domain::ports::Crypto, req: &HttpRequest, body: &[u8]) -> [u8; 32] {
     let mut material = Vec::with_capacity(body.len() + 64);
     material.extend_from_slice(req.method().as_str().as_bytes());
     material.push(b'\n');
     material.extend_from_slice(req.path().as_bytes());
     material.push(b'\n');
     material.extend_from_slice(body);
-    let fingerprint = state.crypto.sha256(&material);
+    crypto.sha256(&material)
+}
+
+/// Claims `key` and, when this request is the first, runs it in a task of its own.
+async fn keyed<F, Fut>(
+    state: web::Data<AppState>,
+    namespace: IdempotencyNamespace,
+    key: String,
+    fingerprint: [u8; 32],
+    run: F,
+) -> HttpResponse
+where
+    F: FnOnce() -> Fut + 'static,
+    Fut: Future<Output = Outcome> + 'static,
+{
     // From the claim on, the request runs in its own task (with the request's id and span): a
     // client that hangs up drops this handler, never a claim without its work or its answer.
-    let keyed = async move {
+    let task = async move {
         match state.idempotency.begin(&namespace, &key, fingerprint, STALE_AFTER_SECONDS).await {
             Err(e) => ApiError::from(e).error_response(),
-            Ok(IdempotencyBegin::Started) => run_claimed(caller, &key, run).await,
+            Ok(IdempotencyBegin::Started) => run_claimed(state, namespace, &key, run).await,
             Ok(other) => answer_known(other),
         }
     };
-    let task = REQUEST_ID.scope(request_id(), keyed.instrument(tracing::Span::current()));
+    let task = REQUEST_ID.scope(request_id(), task.instrument(tracing::Span::current()));
     actix_web::rt::spawn(task).await.unwrap_or_else(|_| ApiError::internal().error_response())
 }
 
@@ -138,14 +193,17 @@ fn answer_known(begun: IdempotencyBegin) -> HttpResponse {
 
 /// Runs a claimed request and records its answer (or releases the key when a retry may do
 /// better). A panic is answered 500 and releases the key.
-async fn run_claimed<F, Fut>(caller: Caller, key: &str, run: F) -> HttpResponse
+async fn run_claimed<F, Fut>(
+    state: web::Data<AppState>,
+    namespace: IdempotencyNamespace,
+    key: &str,
+    run: F,
+) -> HttpResponse
 where
-    F: FnOnce(Caller) -> Fut,
+    F: FnOnce() -> Fut,
     Fut: Future<Output = Outcome>,
 {
-    let state = caller.state.clone();
-    let namespace = namespace(&caller);
-    let outcome = AssertUnwindSafe(run(caller)).catch_unwind().await.unwrap_or_else(|_| {
+    let outcome = AssertUnwindSafe(run()).catch_unwind().await.unwrap_or_else(|_| {
         tracing::error!("handler panicked");
         Err(ApiError::internal())
     });

@@ -13,6 +13,7 @@ pub mod json;
 pub mod middleware;
 pub mod openapi;
 pub mod query;
+pub mod ratelimit;
 pub mod routes;
 pub mod state;
 pub mod status;
@@ -84,6 +85,8 @@ fn routes_app() -> utoipa_actix_web::UtoipaApp<
                 .service(routes::events::get_event)
                 .service(routes::events::list_unattributed)
                 .service(routes::public::submit_payment)
+                .service(routes::public::get_public_invoice)
+                .service(routes::public::public_invoice_checkout)
                 .service(routes::webhooks::create_endpoint)
                 .service(routes::webhooks::list_endpoints)
                 .service(routes::webhooks::get_endpoint)
@@ -154,6 +157,8 @@ mod tests {
             limits: Arc::default(),
             watch: Arc::new(stablepay_domain::ports::MockWatchStore::new()),
             webhooks: Arc::new(stablepay_domain::webhook::ports::MockWebhookStore::new()),
+            limiter: Arc::new(stablepay_domain::ratelimit::MockRateLimiter::new()),
+            trusted_proxies: Default::default(),
             secret_box: Arc::new(stablepay_domain::webhook::ports::MockSecretBox::new()),
             webhook_settings: Default::default(),
             chain_settings: stablepay_domain::merchant::ChainSettings::default(),

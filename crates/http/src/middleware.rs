@@ -8,7 +8,7 @@ use std::rc::Rc;
 use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{Service, ServiceRequest, ServiceResponse, Transform, forward_ready};
 use actix_web::http::header::{CONTENT_LENGTH, HeaderName, HeaderValue};
-use actix_web::{Error, HttpResponse, ResponseError};
+use actix_web::{Error, HttpMessage, HttpResponse, ResponseError};
 
 use futures_util::FutureExt;
 use futures_util::future::LocalBoxFuture;
@@ -102,7 +102,15 @@ where
                 }
             };
             result.map(|mut res| {
+                let limited = res.request().extensions().get::<crate::ratelimit::RateLimitHeaders>().cloned();
                 let headers = res.headers_mut();
+                if let Some(rl) = limited
+                    && !headers.contains_key("ratelimit")
+                    && let (Ok(r), Ok(p)) = (HeaderValue::from_str(&rl.ratelimit), HeaderValue::from_str(&rl.policy))
+                {
+                    headers.insert(HeaderName::from_static("ratelimit"), r);
+                    headers.insert(HeaderName::from_static("ratelimit-policy"), p);
+                }
                 // A replayed idempotent response keeps the request id its body names.
                 if !headers.contains_key(&X_REQUEST_ID)
                     && let Ok(value) = HeaderValue::from_str(&id_for_scope)

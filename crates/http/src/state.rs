@@ -11,6 +11,7 @@ use stablepay_domain::clock::{Clock, time_in_mode};
 use stablepay_domain::ids::random_base62;
 use stablepay_domain::merchant::ChainSettings;
 use stablepay_domain::ports::{ApiKeyStore, Crypto, EventStore, Health, IdempotencyStore, InvoiceStore, WatchStore};
+use stablepay_domain::ratelimit::RateLimiter;
 use stablepay_domain::webhook::ports::{SecretBox, WebhookStore};
 use stablepay_domain::webhook::service::{WebhookSettings, Webhooks};
 use stablepay_domain::{Error, Scope};
@@ -31,6 +32,10 @@ pub struct AppState {
     pub limits: Arc<RequestLimits>,
     /// The follower's store (unattributed transfers).
     pub watch: Arc<dyn WatchStore>,
+    /// Rate-limit budgets (in this process or shared through Redis).
+    pub limiter: Arc<dyn RateLimiter>,
+    /// Proxies whose `X-Forwarded-For` names the client.
+    pub trusted_proxies: crate::ratelimit::TrustedProxies,
     /// Webhook endpoints, deliveries and incidents.
     pub webhooks: Arc<dyn WebhookStore>,
     /// Seals endpoints' signing secrets at rest.

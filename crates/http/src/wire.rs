@@ -208,6 +208,10 @@ pub enum Errors {
     /// INVALID_TOTAL, CURRENCY_MISMATCH, CUSTOMER_EMAIL_REQUIRED, FEATURE_UNAVAILABLE.
     #[response(status = 422)]
     Unprocessable(ErrorEnvelope),
+    /// RATE_LIMIT_EXCEEDED (checkout creation with a publishable key: 20 per minute per key
+    /// and client address), with Retry-After, RateLimit and RateLimit-Policy.
+    #[response(status = 429)]
+    TooMany(ErrorEnvelope),
     /// INTERNAL_SERVER_ERROR.
     #[response(status = 500)]
     Internal(ErrorEnvelope),

@@ -17,7 +17,7 @@ pub const WINDOW_HOURS: i64 = 24;
 
 /// The key columns of a namespace.
 fn columns(n: &IdempotencyNamespace) -> (&str, &str, &str) {
-    (n.scope.merchant_id.as_str(), n.scope.mode.as_str(), n.key_type.as_str())
+    (n.scope.merchant_id.as_str(), n.scope.mode.as_str(), n.requester.as_str())
 }
 
 #[async_trait]

@@ -9,6 +9,7 @@ mod hardening;
 mod invoices;
 mod live;
 mod payments;
+mod ratelimit;
 mod receiver;
 mod support;
 mod webhooks;

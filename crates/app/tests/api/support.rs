@@ -135,6 +135,12 @@ impl TestApp {
         (base, child)
     }
 
+    /// Another process serving the same database (its own port): answers its base URL and the
+    /// process, killed when dropped.
+    pub async fn sibling(&self, env: &[(&str, String)]) -> (String, Child) {
+        Self::start(&self.db, &self.stderr_path, env, &[]).await
+    }
+
     /// Kills the process at once (SIGKILL: no shutdown, nothing flushed) and starts a new one
     /// on the same database.
     pub async fn kill_and_restart(&mut self, env: &[(&str, String)]) {

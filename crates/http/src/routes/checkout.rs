@@ -40,6 +40,15 @@ pub async fn create_checkout_session(
         )
         .error_response();
     }
+    if !caller.is_secret() {
+        let key_id = caller.principal.key_id.to_string();
+        let policy = &stablepay_domain::ratelimit::PUBLISHABLE_CHECKOUT;
+        if let Err(e) =
+            crate::ratelimit::enforce(&req, &caller.state, policy, &[&key_id], ErrorCode::RATE_LIMIT_EXCEEDED).await
+        {
+            return e.error_response();
+        }
+    }
     idempotency::execute(caller, &req, &raw, move |c| async move {
         let agg = c.billing().create_checkout(&c.principal.merchant, c.scope(), input.into_domain()?).await?;
         let session = agg.sessions.first().ok_or_else(ApiError::internal)?;

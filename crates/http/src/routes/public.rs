@@ -2,9 +2,10 @@
 //! unguessable checkout session id is the capability, as for the hosted page.
 
 use actix_web::http::StatusCode;
-use actix_web::{HttpResponse, post, web};
-use serde::Deserialize;
-use stablepay_domain::ids::CheckoutSessionId;
+use actix_web::{HttpRequest, HttpResponse, get, post, web};
+use serde::{Deserialize, Serialize};
+use stablepay_domain::billing::{InvoiceAggregate, InvoiceKey, PublicRef};
+use stablepay_domain::ids::{CheckoutSessionId, PublicToken};
 use stablepay_domain::payment::TxHash;
 use stablepay_domain::{Error, Resource};
 use utoipa::ToSchema;
@@ -13,6 +14,7 @@ use crate::envelope::ok;
 use crate::error::{ApiError, ErrorCode};
 use crate::json::ApiJson;
 use crate::state::AppState;
+use crate::wire::Meta;
 use crate::wire_out::SubmittedPaymentOut;
 
 /// `POST /v1/public/checkout-sessions/{id}/payments` body.
@@ -38,15 +40,19 @@ pub struct SubmitPaymentIn {
         (status = 404, description = "NOT_FOUND: no such checkout session", body = crate::wire::ErrorEnvelope),
         (status = 409, description = "CHECKOUT_SESSION_NOT_PAYABLE (expired or completed), CHECKOUT_SESSION_NOT_PAYABLE with details.reason limit_reached", body = crate::wire::ErrorEnvelope),
         (status = 422, description = "FEATURE_UNAVAILABLE: a test-mode checkout (simulate transfers with the test helpers)", body = crate::wire::ErrorEnvelope),
+        (status = 429, description = "RATE_LIMITED: 10 submissions per minute per client address and checkout session", body = crate::wire::ErrorEnvelope),
         (status = 503, description = "SERVICE_UNAVAILABLE", body = crate::wire::ErrorEnvelope),
     )
 )]
 #[post("/public/checkout-sessions/{id}/payments")]
 pub async fn submit_payment(
+    req: HttpRequest,
     state: web::Data<AppState>,
     id: web::Path<String>,
     body: ApiJson<SubmitPaymentIn>,
 ) -> Result<HttpResponse, ApiError> {
+    let policy = &stablepay_domain::ratelimit::PUBLIC_CHECKOUT;
+    crate::ratelimit::enforce(&req, &state, policy, &["checkout_session", &id], ErrorCode::RATE_LIMITED).await?;
     let id = CheckoutSessionId::parse(&id).ok_or(Error::NotFound(Resource::CheckoutSession))?;
     let ApiJson(input, _) = body;
     let tx = TxHash::parse(&input.transaction_hash).ok_or_else(|| {
@@ -54,4 +60,167 @@ pub async fn submit_payment(
     })?;
     let payment = state.billing().submit_payment(&id, &tx).await?;
     ok(StatusCode::ACCEPTED, &SubmittedPaymentOut::from(&payment))
+}
+
+/// A line of a public invoice.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PublicLineOut {
+    pub description: String,
+    pub quantity: String,
+    pub unit_amount: String,
+    pub amount: String,
+}
+
+/// The checkout a customer can pay now.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PublicCheckoutOut {
+    pub checkout_session_id: String,
+    pub checkout_url: String,
+    pub amount_due: String,
+    pub expires_at: String,
+}
+
+/// What a customer holding the hosted invoice link may see: no settlement wallet, token
+/// contract, metadata, fees or internal ids.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PublicInvoiceOut {
+    /// The literal `public_invoice`.
+    pub object: String,
+    pub mode: String,
+    pub invoice_number: Option<String>,
+    pub collection_state: String,
+    pub status: String,
+    pub currency_code: String,
+    pub customer_name: Option<String>,
+    pub lines: Vec<PublicLineOut>,
+    pub subtotal: String,
+    pub discount: String,
+    pub tax: String,
+    pub total: String,
+    pub amount_paid: String,
+    pub amount_remaining: String,
+    pub due_at: Option<String>,
+    pub memo: Option<String>,
+    pub footer: Option<String>,
+    /// The open checkout, when one is payable now.
+    pub checkout: Option<PublicCheckoutOut>,
+}
+
+crate::wire::envelope!(/// A public invoice.
+    PublicInvoiceEnvelope, PublicInvoiceOut);
+crate::wire::envelope!(/// A checkout opened from a public invoice.
+    PublicCheckoutEnvelope, PublicCheckoutOut);
+
+fn public_checkout(base: &str, s: &stablepay_domain::checkout::CheckoutSession) -> PublicCheckoutOut {
+    PublicCheckoutOut {
+        checkout_session_id: s.id.to_string(),
+        checkout_url: format!("{base}/checkout/{}", s.id),
+        amount_due: s.amount_due.to_string(),
+        expires_at: crate::wire::timestamp(s.expires_at),
+    }
+}
+
+async fn public_invoice(state: &AppState, token: &str) -> Result<InvoiceAggregate, ApiError> {
+    let token = PublicToken::parse(token).ok_or(Error::NotFound(Resource::Invoice))?;
+    Ok(state.invoices.load_public(&PublicRef::Token(token)).await?)
+}
+
+/// The invoice behind a hosted invoice link (the link's token is the capability).
+#[utoipa::path(
+    tag = "public",
+    params(("token" = String, Path, description = "The token of the hosted invoice URL")),
+    responses(
+        (status = 200, description = "The invoice as its customer may see it", body = PublicInvoiceEnvelope),
+        (status = 404, description = "INVOICE_NOT_FOUND", body = crate::wire::ErrorEnvelope),
+        (status = 429, description = "RATE_LIMITED: 120 public reads per minute per client address", body = crate::wire::ErrorEnvelope),
+        (status = 503, description = "SERVICE_UNAVAILABLE", body = crate::wire::ErrorEnvelope),
+    )
+)]
+#[get("/public/invoices/{token}")]
+pub async fn get_public_invoice(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    token: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let policy = &stablepay_domain::ratelimit::PUBLIC_READ;
+    crate::ratelimit::enforce(&req, &state, policy, &["invoice"], ErrorCode::RATE_LIMITED).await?;
+    let agg = public_invoice(&state, &token).await?;
+    let inv = &agg.invoice;
+    let now = state.clock.now(&inv.scope).await?;
+    let content = &inv.fields.content;
+    let out = PublicInvoiceOut {
+        object: "public_invoice".into(),
+        mode: inv.scope.mode.as_str().into(),
+        invoice_number: inv.number.clone(),
+        collection_state: inv.collection_state.as_str().into(),
+        status: inv.status.as_str().into(),
+        currency_code: inv.fields.currency.symbol().into(),
+        customer_name: content.customer.as_ref().and_then(|c| c.name.clone()),
+        lines: content
+            .lines
+            .iter()
+            .map(|l| PublicLineOut {
+                description: l.description.clone(),
+                quantity: l.quantity.to_string(),
+                unit_amount: l.unit_amount.to_string(),
+                amount: l.amount().to_string(),
+            })
+            .collect(),
+        subtotal: inv.totals.subtotal.to_string(),
+        discount: inv.totals.discount.to_string(),
+        tax: inv.totals.tax.to_string(),
+        total: inv.totals.total.to_string(),
+        amount_paid: inv.customer_amount_paid.to_string(),
+        amount_remaining: inv.remaining().to_string(),
+        due_at: content.due_at.map(crate::wire::timestamp),
+        memo: content.memo.clone(),
+        footer: content.footer.clone(),
+        checkout: agg
+            .sessions
+            .iter()
+            .rev()
+            .find(|s| s.is_payable(now))
+            .map(|s| public_checkout(&state.public_base_url, s)),
+    };
+    ok(StatusCode::OK, &out)
+}
+
+/// Opens (or reuses) a checkout for the invoice's remainder. Needs an Idempotency-Key.
+#[utoipa::path(
+    tag = "public",
+    params(
+        ("token" = String, Path, description = "The token of the hosted invoice URL"),
+        ("Idempotency-Key" = String, Header, description = "Required; replays the first answer"),
+    ),
+    responses(
+        (status = 201, description = "The checkout to pay", body = PublicCheckoutEnvelope),
+        (status = 400, description = "INVALID_IDEMPOTENCY_KEY", body = crate::wire::ErrorEnvelope),
+        (status = 404, description = "INVOICE_NOT_FOUND", body = crate::wire::ErrorEnvelope),
+        (status = 409, description = "INVOICE_NOT_PAYABLE, IDEMPOTENCY_KEY_CONFLICT", body = crate::wire::ErrorEnvelope),
+        (status = 429, description = "RATE_LIMITED: 10 submissions per minute per client address and invoice", body = crate::wire::ErrorEnvelope),
+        (status = 503, description = "SERVICE_UNAVAILABLE", body = crate::wire::ErrorEnvelope),
+    )
+)]
+#[post("/public/invoices/{token}/checkout")]
+pub async fn public_invoice_checkout(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    token: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let policy = &stablepay_domain::ratelimit::PUBLIC_CHECKOUT;
+    crate::ratelimit::enforce(&req, &state, policy, &["invoice", &token], ErrorCode::RATE_LIMITED).await?;
+    let agg = public_invoice(&state, &token).await?;
+    let scope = agg.invoice.scope.clone();
+    let id = agg.invoice.id.clone();
+    let run_state = state.clone();
+    Ok(crate::idempotency::execute_public(state, scope.clone(), &token, &req, &[], move || async move {
+        let opened = run_state.billing().open_checkout(&scope, &InvoiceKey::Id(id)).await?;
+        let session = opened.aggregate.session(&opened.session_id).ok_or_else(ApiError::internal)?;
+        let out = public_checkout(&run_state.public_base_url, session);
+        Ok((StatusCode::CREATED, crate::envelope::to_data(&out)?))
+    })
+    .await)
 }

@@ -6,7 +6,8 @@ use stablepay_domain::ports::IdempotencyStore;
 
 use crate::wiring::Adapters;
 
-/// Runs every due time-based transition (checkout expiry, invoice expiry, past due) and purges
+/// Runs every due time-based transition (checkout expiry, invoice expiry, past due, payment
+/// link expiry) and purges
 /// idempotency keys past their 24-hour window. An invoice whose work fails is logged and backed
 /// off; the others go on.
 pub async fn run_due(adapters: &Adapters) -> Result<DueReport, Error> {
@@ -20,6 +21,10 @@ pub async fn run_due(adapters: &Adapters) -> Result<DueReport, Error> {
             error = %f.error,
             "due work of an invoice failed; it is retried later with a backoff"
         );
+    }
+    let announced = adapters.links().announce_expiries(None).await?;
+    if announced > 0 {
+        tracing::info!(announced, "payment links expired");
     }
     let purged = adapters.store.purge_expired().await?;
     if purged > 0 {

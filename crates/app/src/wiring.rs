@@ -6,6 +6,7 @@ use actix_web::web;
 use stablepay_chain::{ModalChain, RpcSettings};
 use stablepay_domain::billing::Billing;
 use stablepay_domain::merchant::ChainSettings;
+use stablepay_domain::payment_link::service::PaymentLinks;
 use stablepay_domain::ports::{ApiKeyStore, MerchantStore};
 use stablepay_domain::ratelimit::RateLimiter;
 use stablepay_domain::webhook::model::RetrySchedule;
@@ -103,6 +104,16 @@ impl Adapters {
         }
     }
 
+    pub fn links(&self) -> PaymentLinks<'_> {
+        PaymentLinks {
+            store: &self.store,
+            merchants: &self.store,
+            crypto: self.crypto.as_ref(),
+            clock: self.clock.as_ref(),
+            chain: &self.chain_settings,
+        }
+    }
+
     pub fn webhooks(&self) -> Webhooks<'_> {
         Webhooks {
             store: &self.store,
@@ -141,6 +152,8 @@ impl Adapters {
                     invoices: store.clone(),
                     watch: store.clone(),
                     webhooks: store.clone(),
+                    links: store.clone(),
+                    merchants: store.clone(),
                     limiter: self.limiter.clone(),
                     trusted_proxies: config.trusted_proxies.clone(),
                     secret_box: self.secret_box.clone(),

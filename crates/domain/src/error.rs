@@ -28,6 +28,7 @@ pub enum Resource {
     WebhookEndpoint,
     WebhookDelivery,
     WebhookIncident,
+    PaymentLink,
 }
 
 impl Resource {
@@ -42,6 +43,7 @@ impl Resource {
             Resource::WebhookEndpoint => "webhook_endpoint",
             Resource::WebhookDelivery => "webhook_delivery",
             Resource::WebhookIncident => "webhook_incident",
+            Resource::PaymentLink => "payment_link",
         }
     }
 }
@@ -84,6 +86,9 @@ pub enum Error {
     /// The id exists for this merchant but in the other mode.
     #[error("the resource belongs to the other mode")]
     ModeMismatch,
+    /// A request field names the other mode than its key's.
+    #[error("{field} must equal the key's mode")]
+    ModeFieldMismatch { field: String },
     /// A list cursor that is not an item of the list (of this merchant and mode).
     #[error("the cursor is not an item of this list")]
     InvalidCursor,
@@ -115,6 +120,27 @@ pub enum Error {
     #[error("the transaction was already credited")]
     DuplicateTransaction,
 
+    #[error("version {provided} is stale; the current version is {current}")]
+    PaymentLinkVersionConflict { provided: i64, current: i64 },
+    #[error("the payment link is not active")]
+    LinkInactive,
+    #[error("the payment link has expired")]
+    LinkExpired,
+    #[error("the single-use payment link was already used")]
+    LinkAlreadyUsed,
+    #[error("the single-use payment link is reserved by a checkout in progress")]
+    LinkReserved,
+    /// A value the link's configuration requires was not sent.
+    #[error("{field} is required")]
+    FieldRequired { field: String },
+    /// The configuration changed since the page was shown.
+    #[error("the payment link changed (now version {current}); reload it")]
+    ConfigChanged { current: i64 },
+    #[error("the amount must be from {minimum} to {maximum}")]
+    AmountOutOfRange { minimum: String, maximum: String },
+    /// The link's mode cannot take payments now (live mode of a merchant not activated).
+    #[error("this payment link cannot take payments now")]
+    ModeUnavailable,
     /// An event type that does not exist (or cannot be subscribed to).
     #[error("{field}: {value} is not a supported event type")]
     WebhookEventUnsupported { field: String, value: String },
@@ -162,6 +188,8 @@ impl Error {
             | Error::InvalidWalletAddress { field, .. }
             | Error::InvalidTxHash { field }
             | Error::WebhookEventUnsupported { field, .. }
+            | Error::FieldRequired { field }
+            | Error::ModeFieldMismatch { field }
             | Error::PublicKeyFieldNotAllowed { field } => Some(field),
             _ => None,
         }

@@ -87,7 +87,7 @@ pub struct Event {
 
 /// A small, adapter-neutral value tree for event data (the domain has no serde). Maps keep
 /// their insertion order.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EventData {
     Null,
     Bool(bool),

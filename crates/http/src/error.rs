@@ -205,6 +205,7 @@ fn not_found(resource: Resource) -> ApiError {
         Resource::WebhookEndpoint => ApiError::new(ErrorCode::WEBHOOK_ENDPOINT_NOT_FOUND, "No such webhook endpoint."),
         Resource::WebhookDelivery => ApiError::new(ErrorCode::WEBHOOK_DELIVERY_NOT_FOUND, "No such webhook delivery."),
         Resource::WebhookIncident => ApiError::new(ErrorCode::WEBHOOK_INCIDENT_NOT_FOUND, "No such webhook incident."),
+        Resource::PaymentLink => ApiError::new(ErrorCode::PAYMENT_LINK_NOT_FOUND, "No such payment link."),
         other => ApiError::new(ErrorCode::NOT_FOUND, format!("No such {}.", other.as_str().replace('_', " "))),
     }
 }
@@ -258,6 +259,7 @@ impl From<DomainError> for ApiError {
             DomainError::ActiveMerchantRequired => with_field(C::ACTIVE_MERCHANT_REQUIRED),
             DomainError::FeatureUnavailable(_) => with_field(C::FEATURE_UNAVAILABLE),
             DomainError::NotFound(resource) => not_found(resource),
+            DomainError::ModeFieldMismatch { .. } => with_field(C::MODE_MISMATCH),
             DomainError::ModeMismatch => {
                 ApiError::new(C::MODE_MISMATCH, "The resource belongs to the other mode; use a key of that mode.")
             }
@@ -279,6 +281,22 @@ impl From<DomainError> for ApiError {
             }
             DomainError::CheckoutSessionNotPayable => with_field(C::CHECKOUT_SESSION_NOT_PAYABLE),
             DomainError::WebhookEventUnsupported { .. } => with_field(C::WEBHOOK_EVENT_UNSUPPORTED),
+            DomainError::PaymentLinkVersionConflict { current, .. } => {
+                ApiError::field(C::PAYMENT_LINK_VERSION_CONFLICT, "version", message)
+                    .with_details(json!({ "field": "version", "currentVersion": current }))
+            }
+            DomainError::LinkInactive => with_field(C::LINK_INACTIVE),
+            DomainError::LinkExpired => with_field(C::LINK_EXPIRED),
+            DomainError::LinkAlreadyUsed => with_field(C::LINK_ALREADY_USED),
+            DomainError::LinkReserved => with_field(C::LINK_RESERVED),
+            DomainError::FieldRequired { .. } => with_field(C::FIELD_REQUIRED),
+            DomainError::ConfigChanged { current } => ApiError::field(C::CONFIG_CHANGED, "version", message)
+                .with_details(json!({ "field": "version", "currentVersion": current })),
+            DomainError::AmountOutOfRange { ref minimum, ref maximum } => {
+                ApiError::field(C::AMOUNT_OUT_OF_RANGE, "amount", message.clone())
+                    .with_details(json!({ "field": "amount", "minimum": minimum, "maximum": maximum }))
+            }
+            DomainError::ModeUnavailable => with_field(C::MODE_UNAVAILABLE),
             DomainError::WebhookEndpointDisabled => with_field(C::WEBHOOK_ENDPOINT_DISABLED),
             DomainError::SecretOverlapActive => with_field(C::SECRET_OVERLAP_ACTIVE),
             DomainError::SecretOverlapExpired => with_field(C::SECRET_OVERLAP_EXPIRED),

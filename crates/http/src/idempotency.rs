@@ -39,10 +39,15 @@ pub fn key_of(req: &HttpRequest) -> Result<Option<String>, ApiError> {
         )
     };
     let text = value.to_str().map_err(|_| bad())?;
-    if text.is_empty() || text.len() > 255 || !text.bytes().all(|b| (0x21..=0x7e).contains(&b)) {
+    if !well_formed(text) {
         return Err(bad());
     }
     Ok(Some(text.to_owned()))
+}
+
+/// 1-255 visible ASCII characters, no spaces.
+fn well_formed(key: &str) -> bool {
+    !key.is_empty() && key.len() <= 255 && key.bytes().all(|b| (0x21..=0x7e).contains(&b))
 }
 
 /// A rendered outcome: status and the serialized `data` (success), or the error.
@@ -125,6 +130,31 @@ where
     let namespace = IdempotencyNamespace { scope, requester: Requester::Public };
     let fingerprint = fingerprint_of(state.crypto.as_ref(), req, body);
     keyed(state, namespace, format!("{resource}|{key}"), fingerprint, run).await
+}
+
+/// Like [`execute_public`] for a hosted page's form, whose key is a hidden field of the page
+/// (so a double click or a resent form creates nothing twice). Form keys live apart from the
+/// API's (`page|` prefix).
+pub async fn execute_page<F, Fut>(
+    state: web::Data<AppState>,
+    scope: Scope,
+    resource: &str,
+    key: &str,
+    req: &HttpRequest,
+    body: &[u8],
+    run: F,
+) -> HttpResponse
+where
+    F: FnOnce() -> Fut + 'static,
+    Fut: Future<Output = Outcome> + 'static,
+{
+    if !well_formed(key) {
+        return ApiError::field(ErrorCode::INVALID_IDEMPOTENCY_KEY, "idempotencyKey", "The form's key is missing.")
+            .error_response();
+    }
+    let namespace = IdempotencyNamespace { scope, requester: Requester::Public };
+    let fingerprint = fingerprint_of(state.crypto.as_ref(), req, body);
+    keyed(state, namespace, format!("page|{resource}|{key}"), fingerprint, run).await
 }
 
 /// The request's fingerprint: method, path and body.

@@ -19,6 +19,7 @@ pub mod state;
 pub mod status;
 pub mod wire;
 pub mod wire_in;
+pub mod wire_links;
 pub mod wire_out;
 pub mod wire_webhooks;
 
@@ -87,6 +88,17 @@ fn routes_app() -> utoipa_actix_web::UtoipaApp<
                 .service(routes::public::submit_payment)
                 .service(routes::public::get_public_invoice)
                 .service(routes::public::public_invoice_checkout)
+                .service(routes::links::create_link)
+                .service(routes::links::list_links)
+                .service(routes::links::get_link)
+                .service(routes::links::update_link)
+                .service(routes::links::link_payments)
+                .service(routes::links::pause_link)
+                .service(routes::links::resume_link)
+                .service(routes::links::archive_link)
+                .service(routes::links::duplicate_link)
+                .service(routes::links::get_public_link)
+                .service(routes::links::public_link_checkout)
                 .service(routes::webhooks::create_endpoint)
                 .service(routes::webhooks::list_endpoints)
                 .service(routes::webhooks::get_endpoint)
@@ -123,6 +135,8 @@ pub fn build_app(
         .service(routes::hosted::simulate_from_page)
         .service(routes::hosted::submit_from_page)
         .service(routes::hosted::invoice_page)
+        .service(routes::link_page::link_page)
+        .service(routes::link_page::submit_link_page)
         .app_data(web::Data::new(openapi::OpenApiJson(json)))
         .app_data(
             web::PathConfig::default().error_handler(|err, _| ApiError::validation("path", err.to_string()).into()),
@@ -157,6 +171,8 @@ mod tests {
             limits: Arc::default(),
             watch: Arc::new(stablepay_domain::ports::MockWatchStore::new()),
             webhooks: Arc::new(stablepay_domain::webhook::ports::MockWebhookStore::new()),
+            links: Arc::new(stablepay_domain::payment_link::ports::MockPaymentLinkStore::new()),
+            merchants: Arc::new(stablepay_domain::ports::MockMerchantStore::new()),
             limiter: Arc::new(stablepay_domain::ratelimit::MockRateLimiter::new()),
             trusted_proxies: Default::default(),
             secret_box: Arc::new(stablepay_domain::webhook::ports::MockSecretBox::new()),

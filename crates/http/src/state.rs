@@ -10,7 +10,11 @@ use stablepay_domain::chain::Chain;
 use stablepay_domain::clock::{Clock, time_in_mode};
 use stablepay_domain::ids::random_base62;
 use stablepay_domain::merchant::ChainSettings;
-use stablepay_domain::ports::{ApiKeyStore, Crypto, EventStore, Health, IdempotencyStore, InvoiceStore, WatchStore};
+use stablepay_domain::payment_link::ports::PaymentLinkStore;
+use stablepay_domain::payment_link::service::PaymentLinks;
+use stablepay_domain::ports::{
+    ApiKeyStore, Crypto, EventStore, Health, IdempotencyStore, InvoiceStore, MerchantStore, WatchStore,
+};
 use stablepay_domain::ratelimit::RateLimiter;
 use stablepay_domain::webhook::ports::{SecretBox, WebhookStore};
 use stablepay_domain::webhook::service::{WebhookSettings, Webhooks};
@@ -41,6 +45,10 @@ pub struct AppState {
     /// Seals endpoints' signing secrets at rest.
     pub secret_box: Arc<dyn SecretBox>,
     pub webhook_settings: WebhookSettings,
+    /// Payment links and the invoices created through them.
+    pub links: Arc<dyn PaymentLinkStore>,
+    /// Merchants (a public submission reads the link's merchant).
+    pub merchants: Arc<dyn MerchantStore>,
     /// The settlement chain and token contracts new checkouts expect.
     pub chain_settings: ChainSettings,
     /// Base URL of this service as customers reach it (checkoutUrl, hostedInvoiceUrl).
@@ -72,6 +80,17 @@ impl AppState {
             secrets: self.secret_box.as_ref(),
             clock: self.clock.as_ref(),
             settings: &self.webhook_settings,
+        }
+    }
+
+    /// The payment-link use cases with a given clock (a request's own, or the store's).
+    pub fn links_with<'a>(&'a self, clock: &'a dyn Clock) -> PaymentLinks<'a> {
+        PaymentLinks {
+            store: self.links.as_ref(),
+            merchants: self.merchants.as_ref(),
+            crypto: self.crypto.as_ref(),
+            clock,
+            chain: &self.chain_settings,
         }
     }
 

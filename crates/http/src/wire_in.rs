@@ -23,13 +23,13 @@ pub fn amount(field: &str, text: &str, positive: bool) -> Result<Amount, ApiErro
     parsed.map_err(|e: DecimalError| ApiError::field(ErrorCode::INVALID_AMOUNT, field, format!("{field} {e}.")))
 }
 
-fn url(field: &str, text: &Option<String>) -> Result<Option<HttpUrl>, ApiError> {
+pub fn url(field: &str, text: &Option<String>) -> Result<Option<HttpUrl>, ApiError> {
     text.as_deref()
         .map(|t| HttpUrl::parse(t).map_err(|e| ApiError::validation(field, format!("{field} {e}."))))
         .transpose()
 }
 
-fn timestamp(field: &str, text: &Option<String>) -> Result<Option<DateTime<Utc>>, ApiError> {
+pub fn timestamp(field: &str, text: &Option<String>) -> Result<Option<DateTime<Utc>>, ApiError> {
     text.as_deref()
         .map(|t| {
             DateTime::parse_from_rfc3339(t)
@@ -54,7 +54,7 @@ pub fn metadata(field: &str, value: &Option<Value>) -> Result<Option<Metadata>, 
     }
 }
 
-fn currency(field: &str, text: &Option<String>) -> Result<Option<Token>, ApiError> {
+pub fn currency(field: &str, text: &Option<String>) -> Result<Option<Token>, ApiError> {
     text.as_deref()
         .map(|t| {
             Token::parse(t).ok_or_else(|| {

@@ -457,7 +457,7 @@ pub struct InvoiceOut {
 }
 
 /// The merchant's metadata object, embedded as the JSON text it was stored as.
-fn metadata(m: &Metadata) -> Result<Box<RawValue>, ApiError> {
+pub fn metadata(m: &Metadata) -> Result<Box<RawValue>, ApiError> {
     RawValue::from_string(m.as_str().to_owned()).map_err(|e| {
         tracing::error!(error = %e, "stored metadata is not JSON");
         ApiError::internal()

@@ -384,7 +384,10 @@ pub struct PaymentLinkEventData {
     pub object: String,
     pub id: String,
     pub mode: String,
+    /// `completed` or `expired`.
     pub status: String,
+    /// `payment_link.completed`: the invoice that paid the single-use link.
+    pub invoice_id: Option<String>,
     /// Only on synthetic test events: true.
     pub test: Option<bool>,
 }

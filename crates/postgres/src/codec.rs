@@ -89,6 +89,10 @@ struct StoredFields {
     success_url: Option<String>,
     cancel_url: Option<String>,
     reminder_schedule: Option<StoredReminder>,
+    #[serde(default)]
+    payment_link_id: Option<String>,
+    #[serde(default)]
+    payment_link_single_use: bool,
 }
 
 impl From<&LineItem> for StoredLine {
@@ -211,6 +215,8 @@ pub(crate) fn encode_fields(f: &InvoiceFields) -> Result<JsonBytes, Error> {
         success_url: c.success_url.as_ref().map(|u| u.as_str().to_owned()),
         cancel_url: c.cancel_url.as_ref().map(|u| u.as_str().to_owned()),
         reminder_schedule: f.reminder_schedule.as_ref().map(StoredReminder::from),
+        payment_link_id: f.payment_link.as_ref().map(|l| l.id.to_string()),
+        payment_link_single_use: f.payment_link.as_ref().is_some_and(|l| l.single_use),
     };
     to_bytes(&stored)
 }
@@ -247,6 +253,10 @@ pub(crate) fn decode_fields(value: &JsonBytes) -> Result<InvoiceFields, Error> {
         currency: Token::parse(&s.currency).ok_or_else(|| corrupt("currency"))?,
         checkout_expires_in_minutes: s.checkout_expires_in_minutes,
         reminder_schedule: s.reminder_schedule.map(ReminderSchedule::from),
+        payment_link: s.payment_link_id.map(|id| stablepay_domain::invoice::model::LinkRef {
+            id: stablepay_domain::ids::PaymentLinkId::from_trusted(id),
+            single_use: s.payment_link_single_use,
+        }),
     })
 }
 

@@ -16,6 +16,7 @@ mod invoices;
 mod json_bytes;
 mod merchants;
 mod migrate;
+mod payment_links;
 mod pool;
 pub mod schema;
 mod watch;
@@ -32,4 +33,16 @@ impl stablepay_domain::ports::Health for PgStore {
     async fn ready(&self) -> Result<(), stablepay_domain::Error> {
         self.ping().await
     }
+}
+
+/// A page of `rows` fetched with one extra to tell whether there is more.
+pub(crate) fn page_of<R, T>(
+    mut rows: Vec<R>,
+    page: &stablepay_domain::page::PageRequest,
+    convert: impl Fn(R) -> Result<T, stablepay_domain::Error>,
+) -> Result<stablepay_domain::page::Page<T>, stablepay_domain::Error> {
+    let limit = usize::try_from(page.limit).unwrap_or(100);
+    let has_more = rows.len() > limit;
+    rows.truncate(limit);
+    Ok(stablepay_domain::page::Page { items: rows.into_iter().map(convert).collect::<Result<_, _>>()?, has_more })
 }

@@ -263,6 +263,52 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    payment_links (id) {
+        seq -> Int8,
+        id -> Text,
+        public_id -> Text,
+        merchant_id -> Text,
+        mode -> Text,
+        title -> Text,
+        description -> Nullable<Text>,
+        amount_type -> Text,
+        amount -> Nullable<Numeric>,
+        minimum_amount -> Nullable<Numeric>,
+        maximum_amount -> Nullable<Numeric>,
+        currency -> Text,
+        usage_type -> Text,
+        active_at -> Nullable<Timestamptz>,
+        expires_at -> Nullable<Timestamptz>,
+        collect_email -> Bool,
+        collect_name -> Bool,
+        collect_reference -> Bool,
+        reference_prefix -> Nullable<Text>,
+        success_url -> Nullable<Text>,
+        cancel_url -> Nullable<Text>,
+        success_message -> Nullable<Text>,
+        metadata -> Nullable<Jsonb>,
+        version -> Int8,
+        lifecycle -> Text,
+        reserved_invoice_id -> Nullable<Text>,
+        expiry_announced -> Bool,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+        lock_version -> Int8,
+    }
+}
+
+diesel::table! {
+    payment_link_invoices (invoice_id) {
+        seq -> Int8,
+        invoice_id -> Text,
+        link_id -> Text,
+        merchant_id -> Text,
+        mode -> Text,
+        created_at -> Timestamptz,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
     merchants,
     api_keys,
@@ -279,4 +325,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     webhook_deliveries,
     webhook_attempts,
     webhook_incidents,
+    payment_links,
+    payment_link_invoices,
 );

@@ -415,6 +415,91 @@ async fn check_constraints_list_the_domain_enumerations() {
         names(FailureReason::ALL.iter().map(|s| s.as_str()).collect())
     );
     assert_eq!(f.check_values("events_type_check").await, names(EventType::ALL.iter().map(|s| s.as_str()).collect()));
+    use stablepay_domain::payment_link::model::{AmountRule, Lifecycle, Usage};
+    assert_eq!(
+        f.check_values("payment_links_lifecycle_check").await,
+        names(Lifecycle::ALL.map(Lifecycle::as_str).to_vec())
+    );
+    assert_eq!(f.check_values("payment_links_usage_type_check").await, names(Usage::ALL.map(Usage::as_str).to_vec()));
+    assert_eq!(f.check_values("payment_links_amount_type_check").await, names(AmountRule::TYPES.to_vec()));
+}
+
+/// The payment-link store: scoping (another merchant's id is NOT_FOUND, the other mode's
+/// MODE_MISMATCH), the lock version of updates, a single-use reservation taken only at the lock
+/// version the submission read (so a second submission at that version writes nothing), the
+/// reservation read back from the invoice, and the state filter judged at the given time.
+#[tokio::test]
+async fn payment_links_are_scoped_locked_and_reserved_once() {
+    use stablepay_domain::payment_link::machine::LinkState;
+    use stablepay_domain::payment_link::ports::{LinkFilter, PaymentLinkStore};
+    use stablepay_domain::payment_link::service::{LinkSubmission, PaymentLinks};
+    use stablepay_domain::payment_link::validate::LinkInput;
+
+    let f = Fixture::new().await;
+    let (a, b) = (f.merchant("A").await, f.merchant("B").await);
+    let links =
+        PaymentLinks { store: &f.store, merchants: &f.store, crypto: &f.crypto, clock: &f.clock, chain: &f.settings };
+    let input = LinkInput {
+        title: Some("Seat".into()),
+        amount_type: Some("fixed".into()),
+        amount: Some(d("10")),
+        usage_type: Some("single_use".into()),
+        expires_at: Some(Utc::now() + chrono::Duration::hours(1)),
+        ..Default::default()
+    };
+    let link = links.create(&a, &test(&a), input).await.unwrap();
+    assert_eq!(f.store.get_link(&test(&b), &link.id).await, Err(Error::NotFound(Resource::PaymentLink)));
+    assert_eq!(f.store.get_link(&Scope::new(a.id.clone(), Mode::Live), &link.id).await, Err(Error::ModeMismatch));
+    assert_eq!(f.store.get_public_link(&link.public_id).await.unwrap().id, link.id);
+
+    // An update at a stale lock version writes nothing.
+    let mut next = link.clone();
+    next.lock_version = 2;
+    assert!(f.store.update_link(&next, 1).await.unwrap());
+    assert!(!f.store.update_link(&next, 1).await.unwrap());
+
+    // Two submissions decided at the same lock version: only the first is written.
+    let stored = f.store.get_link(&test(&a), &link.id).await.unwrap();
+    let created = links.submit(&link.public_id, LinkSubmission { version: 1, ..Default::default() }).await.unwrap();
+    let held = f.store.get_link(&test(&a), &link.id).await.unwrap();
+    let reservation = held.reservation.clone().unwrap();
+    assert_eq!(reservation.invoice_id, created.invoice_id);
+    assert_eq!(reservation.open_until.map(|t| t.timestamp_micros()), Some(created.expires_at.timestamp_micros()));
+    assert!(!reservation.paid && !reservation.any_payment);
+    let other = f.checkout(&a, "10").await;
+    let mut late = stored.clone();
+    late.lock_version = stored.lock_version + 1;
+    assert!(!f.store.save_link_checkout(&late, stored.lock_version, InvoiceChange::create(other)).await.unwrap());
+    let made = f.store.list_link_invoices(&test(&a), &link.id, &page()).await.unwrap();
+    assert_eq!(made.items.iter().map(|i| i.invoice_id.clone()).collect::<Vec<_>>(), vec![created.invoice_id.clone()]);
+
+    // Paid: the reservation reads as paid, the link as completed, at any time.
+    let pay = TestPaymentInput { amount: None, transaction_hash: None, succeed: true };
+    f.billing().pay_test(&test(&a), &created.checkout_session_id, pay).await.unwrap();
+    let done = f.store.get_link(&test(&a), &link.id).await.unwrap();
+    assert!(done.reservation.as_ref().unwrap().paid);
+    let scope_a = test(&a);
+    let (store, scope_a) = (&f.store, &scope_a);
+    let at = |filter: LinkState, now| async move {
+        let filter = LinkFilter { state: Some(filter), ..Default::default() };
+        store.list_links(scope_a, &filter, &page(), now).await.unwrap().items.len()
+    };
+    let later = Utc::now() + chrono::Duration::hours(2);
+    assert_eq!((at(LinkState::Completed, Utc::now()).await, at(LinkState::Completed, later).await), (1, 1));
+    assert_eq!(at(LinkState::Expired, later).await, 0, "completed wins over expired");
+
+    // A reusable link: active now, expired after its expiry (judged at the time given).
+    let reusable = LinkInput {
+        title: Some("Mug".into()),
+        amount_type: Some("fixed".into()),
+        amount: Some(d("3")),
+        expires_at: Some(Utc::now() + chrono::Duration::hours(1)),
+        ..Default::default()
+    };
+    links.create(&a, &test(&a), reusable).await.unwrap();
+    assert_eq!((at(LinkState::Active, Utc::now()).await, at(LinkState::Expired, Utc::now()).await), (1, 0));
+    assert_eq!((at(LinkState::Active, later).await, at(LinkState::Expired, later).await), (0, 1));
+    assert!(f.store.expired_unannounced(None, 10).await.unwrap().is_empty(), "not expired at the database's time");
 }
 
 /// The outbox's fan-out trigger follows the domain's rule (`WebhookEndpoint::receives`): each

@@ -7,6 +7,7 @@ mod checkout;
 mod foundation;
 mod hardening;
 mod invoices;
+mod links;
 mod live;
 mod payments;
 mod ratelimit;

@@ -2,17 +2,9 @@
 //! from distinct loopback addresses, 127.0.0.x), behind trusted proxies, shared by two server
 //! processes through Redis, and open when Redis is down.
 
-use std::net::IpAddr;
-
 use serde_json::json;
 
-use crate::support::{Merchant, Response, TestApp, fresh_db, http_client};
-
-/// A client sending from `ip` (a loopback address: the service sees it as the TCP peer).
-fn client_from(ip: &str) -> reqwest::Client {
-    let _ = http_client(); // installs the TLS provider reqwest needs
-    reqwest::Client::builder().local_address(ip.parse::<IpAddr>().unwrap()).build().unwrap()
-}
+use crate::support::{Merchant, Response, TestApp, client_from, fresh_db};
 
 async fn send(app: &TestApp, req: reqwest::RequestBuilder) -> Response {
     app.send(req).await

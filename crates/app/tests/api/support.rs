@@ -85,6 +85,16 @@ pub fn http_client() -> reqwest::Client {
     reqwest::Client::builder().timeout(Duration::from_secs(30)).build().unwrap()
 }
 
+/// A client sending from `ip` (a loopback address: the service sees it as the TCP peer).
+pub fn client_from(ip: &str) -> reqwest::Client {
+    let _ = http_client(); // installs the TLS provider reqwest needs
+    reqwest::Client::builder()
+        .local_address(ip.parse::<std::net::IpAddr>().unwrap())
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap()
+}
+
 impl TestApp {
     pub async fn spawn() -> Self {
         Self::spawn_with(fresh_db().await, &[], &[]).await

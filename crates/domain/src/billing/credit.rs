@@ -381,8 +381,17 @@ fn accept(
     if inv.number.is_none() {
         change.assign_number = Some(inv.number_prefix.clone());
     }
+    let paid_now = t.events.contains(&EventType::InvoicePaid);
     for e in t.events {
         change.emit(crypto, e, None, now);
+    }
+    // A single-use payment link is used once its invoice is paid.
+    if paid_now
+        && let Some(link) = change.aggregate.invoice.fields.payment_link.clone()
+        && link.single_use
+    {
+        let data = crate::invoice::snapshot::link_completed_data(&link, &change.aggregate.invoice);
+        change.emit_data(crypto, EventType::PaymentLinkCompleted, data, now);
     }
     let payment_event = match payment.status {
         PaymentStatus::Underpaid => Some(EventType::PaymentUnderpaid),

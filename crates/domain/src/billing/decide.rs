@@ -159,6 +159,7 @@ pub(super) fn checkout(
         currency: settlement.token,
         checkout_expires_in_minutes: minutes,
         reminder_schedule: None,
+        payment_link: None,
     };
     let totals = Totals::of_amount(amount);
     let invoice = new_invoice(ctx.0, merchant, scope, settlement, InvoiceKind::AmountOnly, (fields, totals), now);

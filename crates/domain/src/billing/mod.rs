@@ -26,7 +26,7 @@ use crate::clock::{Clock, MAX_TEST_CLOCK_ADVANCE_SECONDS};
 use crate::crypto::Crypto;
 use crate::error::Error;
 use crate::ids::{CheckoutSessionId, InvoiceId, PaymentId, RefundReferenceId};
-use crate::invoice::aggregate::Decision;
+use crate::invoice::aggregate::{Decision, InvoiceChange};
 use crate::invoice::model::Actor;
 use crate::invoice::ports::InvoiceStore;
 use crate::invoice::validate::{self, DraftInput};
@@ -60,6 +60,19 @@ pub struct DueFailure {
 }
 
 /// The billing use cases over their ports.
+/// A new amount-only invoice with its checkout (what `POST /v1/checkout-sessions` creates), for
+/// other use cases that create one (payment links).
+pub fn decide_checkout(
+    crypto: &dyn Crypto,
+    chain: &ChainSettings,
+    merchant: &Merchant,
+    scope: &Scope,
+    input: CheckoutInput,
+    now: DateTime<Utc>,
+) -> Result<InvoiceChange, Error> {
+    decide::checkout((crypto, chain), merchant, scope, input, now)
+}
+
 pub struct Billing<'a> {
     pub store: &'a dyn InvoiceStore,
     pub crypto: &'a dyn Crypto,

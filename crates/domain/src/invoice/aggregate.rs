@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 
 use crate::checkout::CheckoutSession;
 use crate::crypto::Crypto;
-use crate::event::{Event, EventType};
+use crate::event::{Event, EventData, EventType};
 use crate::ids::{CheckoutSessionId, EventId, InvoiceId, PaymentId, PublicToken};
 use crate::invoice::model::Invoice;
 use crate::invoice::snapshot;
@@ -69,12 +69,15 @@ pub struct PendingEvent {
     pub event_type: EventType,
     /// For payment.* events: the payment it is about.
     pub payment_id: Option<PaymentId>,
+    /// Data decided when the event was (payment_link.* events); otherwise rendered from the
+    /// saved aggregate.
+    pub data: Option<EventData>,
     pub created_at: DateTime<Utc>,
 }
 
 impl PendingEvent {
     pub fn new(crypto: &dyn Crypto, event_type: EventType, payment_id: Option<PaymentId>, at: DateTime<Utc>) -> Self {
-        Self { id: EventId::generate(crypto), event_type, payment_id, created_at: at }
+        Self { id: EventId::generate(crypto), event_type, payment_id, data: None, created_at: at }
     }
 }
 
@@ -145,6 +148,13 @@ impl InvoiceChange {
         self.events.push(PendingEvent::new(crypto, event_type, payment, at));
     }
 
+    /// An event with data of its own (not a snapshot of this invoice or one of its payments).
+    pub fn emit_data(&mut self, crypto: &dyn Crypto, event_type: EventType, data: EventData, at: DateTime<Utc>) {
+        let mut e = PendingEvent::new(crypto, event_type, None, at);
+        e.data = Some(data);
+        self.events.push(e);
+    }
+
     /// Called by the store inside its transaction: sets the allocated number (when one was
     /// asked for) and the lock version the row will have, and renders the events from the
     /// final state.
@@ -160,9 +170,10 @@ impl InvoiceChange {
         self.events
             .iter()
             .map(|e| {
-                let data = match e.payment_id.as_ref().and_then(|id| agg.payment(id)) {
-                    Some(p) => snapshot::payment_data(p),
-                    None => snapshot::invoice_data(&agg.invoice, &agg.payments),
+                let data = match (&e.data, e.payment_id.as_ref().and_then(|id| agg.payment(id))) {
+                    (Some(data), _) => data.clone(),
+                    (None, Some(p)) => snapshot::payment_data(p),
+                    (None, None) => snapshot::invoice_data(&agg.invoice, &agg.payments),
                 };
                 Event {
                     id: e.id.clone(),

@@ -141,6 +141,15 @@ pub struct InvoiceFields {
     pub currency: Token,
     pub checkout_expires_in_minutes: u32,
     pub reminder_schedule: Option<ReminderSchedule>,
+    /// The payment link the invoice was created through.
+    pub payment_link: Option<LinkRef>,
+}
+
+/// The payment link an invoice came from (a single-use link completes when it is paid).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinkRef {
+    pub id: crate::ids::PaymentLinkId,
+    pub single_use: bool,
 }
 
 /// What an activity entry records.

@@ -74,3 +74,14 @@ pub fn invoice_data(invoice: &Invoice, payments: &[Payment]) -> EventData {
         ("reason", EventData::opt_string(invoice.close_reason.as_ref())),
     ])
 }
+
+/// The data of `payment_link.completed`: the link, used by `invoice`.
+pub fn link_completed_data(link: &crate::invoice::model::LinkRef, invoice: &Invoice) -> EventData {
+    EventData::map([
+        ("object", s("payment_link")),
+        ("id", s(&link.id)),
+        ("mode", s(invoice.scope.mode.as_str())),
+        ("status", s("completed")),
+        ("invoiceId", s(&invoice.id)),
+    ])
+}

@@ -194,7 +194,14 @@ pub fn build_fields(input: DraftInput, settlement: Token) -> Result<(InvoiceFiel
         .collect();
     let taxes: Vec<Amount> = content.taxes.iter().map(|t| t.amount.clone()).collect();
     let totals = compute_totals(&priced, content.discount.as_ref(), &taxes)?;
-    let fields = InvoiceFields { content, amount: None, currency, checkout_expires_in_minutes, reminder_schedule };
+    let fields = InvoiceFields {
+        content,
+        amount: None,
+        currency,
+        checkout_expires_in_minutes,
+        reminder_schedule,
+        payment_link: None,
+    };
     Ok((fields, totals))
 }
 

@@ -123,11 +123,18 @@ pub fn sample_data(scope: &Scope, event_type: EventType, now: DateTime<Utc>) -> 
             ("reason", s("no_matching_amount")),
             ("detectedAt", time(now)),
         ]),
-        T::PaymentLinkCompleted | T::PaymentLinkExpired => EventData::map([
+        T::PaymentLinkCompleted => EventData::map([
             ("object", s("payment_link")),
             ("id", s("plink_test")),
             ("mode", s(scope.mode.as_str())),
-            ("status", s(if event_type == T::PaymentLinkCompleted { "completed" } else { "expired" })),
+            ("status", s("completed")),
+            ("invoiceId", s("inv_test")),
+        ]),
+        T::PaymentLinkExpired => EventData::map([
+            ("object", s("payment_link")),
+            ("id", s("plink_test")),
+            ("mode", s(scope.mode.as_str())),
+            ("status", s("expired")),
         ]),
         _ => invoice(scope, event_type, now),
     };

@@ -19,7 +19,7 @@ use crate::state::AppState;
 use crate::wire::timestamp;
 
 /// Escapes text for HTML.
-fn esc(text: &str) -> String {
+pub(crate) fn esc(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -34,7 +34,7 @@ fn esc(text: &str) -> String {
     out
 }
 
-fn page(title: &str, body: &str, status: actix_web::http::StatusCode) -> HttpResponse {
+pub(crate) fn page(title: &str, body: &str, status: actix_web::http::StatusCode) -> HttpResponse {
     let html = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
 <title>{}</title><style>body{{font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;color:#1a1a1a}}\
@@ -54,7 +54,7 @@ td,th{{border-bottom:1px solid #ddd;padding:.3rem;text-align:left}}</style></hea
 /// The headers every hosted page carries: no caching, no framing by other sites, no scripts or
 /// outside resources, forms posting only here, no MIME sniffing, and no referrer (the hosted
 /// invoice URL holds its access token).
-fn secure(res: &mut actix_web::HttpResponseBuilder) {
+pub(crate) fn secure(res: &mut actix_web::HttpResponseBuilder) {
     res.insert_header((CACHE_CONTROL, "no-store"))
         .insert_header((
             "Content-Security-Policy",
@@ -69,14 +69,14 @@ fn secure(res: &mut actix_web::HttpResponseBuilder) {
 /// Whether a form post comes from this service's own pages: its `Origin` (or, without one, its
 /// `Referer`) must be the public base URL's origin. Browsers send one of them with every form
 /// post, so a page of another site cannot post the form (cross-site request forgery).
-fn same_origin(req: &HttpRequest, public_base_url: &str) -> bool {
+pub(crate) fn same_origin(req: &HttpRequest, public_base_url: &str) -> bool {
     let Ok(ours) = HttpUrl::parse(public_base_url) else { return false };
     let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
     let theirs = header("origin").or_else(|| header("referer"));
     theirs.and_then(|t| HttpUrl::parse(t).ok()).is_some_and(|t| t.origin() == ours.origin())
 }
 
-fn not_found() -> HttpResponse {
+pub(crate) fn not_found() -> HttpResponse {
     page(
         "Not found",
         "<h1>Not found</h1><p>This payment page does not exist.</p>",

@@ -5,6 +5,8 @@ pub mod events;
 pub mod health;
 pub mod hosted;
 pub mod invoices;
+pub mod link_page;
+pub mod links;
 pub mod openapi;
 pub mod public;
 pub mod test_helpers;

@@ -89,8 +89,17 @@ pub async fn advance_clock(
         for f in &report.failed {
             tracing::error!(invoice = %f.invoice, failures = f.failures, error = %f.error, "due work failed; backed off");
         }
+        // Links whose expiry the advance passed (a batch at a time).
+        let mut announced = 0;
+        for _ in 0..100 {
+            let batch = state.links_with(state.clock.as_ref()).announce_expiries(Some(c.scope())).await?;
+            announced += batch;
+            if batch == 0 {
+                break;
+            }
+        }
         let now = state.clock.now(c.scope()).await?;
-        let transitions_run = u64::try_from(report.changed).unwrap_or(0);
+        let transitions_run = u64::try_from(report.changed + announced).unwrap_or(0);
         let out = ClockOut { offset_seconds: offset, now: timestamp(now), transitions_run };
         Ok((StatusCode::OK, to_data(&out)?))
     })

@@ -5,7 +5,7 @@
 mod due;
 mod read;
 pub(crate) mod rows;
-mod write;
+pub(crate) mod write;
 
 use async_trait::async_trait;
 use diesel::prelude::*;

@@ -22,7 +22,7 @@ use crate::invoices::rows::{InvoiceRow, PaymentRow, SessionRow, corrupt};
 const TX_ONCE_INDEXES: [&str; 2] = ["payments_tx_once_live", "payments_tx_once_test"];
 
 /// Failure inside a transaction: a database error, or a domain outcome that rolls it back.
-pub(super) enum TxError {
+pub(crate) enum TxError {
     Db(DieselError),
     Domain(Error),
 }
@@ -34,7 +34,7 @@ impl From<DieselError> for TxError {
 }
 
 impl TxError {
-    pub(super) fn into_domain(self) -> Error {
+    pub(crate) fn into_domain(self) -> Error {
         match self {
             TxError::Domain(e) => e,
             TxError::Db(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info))
@@ -117,7 +117,7 @@ impl<'e> Rows<'e> {
 }
 
 /// Every write of a change, inside its transaction.
-async fn write_all(conn: &mut AsyncPgConnection, change: &mut InvoiceChange) -> Result<(), TxError> {
+pub(crate) async fn write_all(conn: &mut AsyncPgConnection, change: &mut InvoiceChange) -> Result<(), TxError> {
     let scope = change.aggregate.invoice.scope.clone();
     let seq = match change.assign_number {
         None => None,

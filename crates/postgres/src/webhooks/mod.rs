@@ -21,6 +21,7 @@ use stablepay_domain::{Error, Resource, Scope};
 use crate::PgStore;
 use crate::error::db;
 use crate::events::EventRow;
+use crate::page_of;
 use crate::schema::{
     events, webhook_attempts as a, webhook_deliveries as d, webhook_endpoints as e, webhook_incidents as i,
 };
@@ -32,18 +33,6 @@ pub const CHANNEL: &str = "stablepay_webhooks";
 
 async fn notify(conn: &mut AsyncPgConnection) -> QueryResult<()> {
     diesel::sql_query("SELECT pg_notify('stablepay_webhooks', '')").execute(conn).await.map(|_| ())
-}
-
-/// A page of `rows` fetched with one extra to tell whether there is more.
-fn page_of<R, T>(
-    mut rows: Vec<R>,
-    page: &PageRequest,
-    convert: impl Fn(R) -> Result<T, Error>,
-) -> Result<Page<T>, Error> {
-    let limit = usize::try_from(page.limit).unwrap_or(100);
-    let has_more = rows.len() > limit;
-    rows.truncate(limit);
-    Ok(Page { items: rows.into_iter().map(convert).collect::<Result<_, _>>()?, has_more })
 }
 
 impl PgStore {

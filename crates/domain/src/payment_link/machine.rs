@@ -24,6 +24,12 @@ impl LinkState {
             Self::Archived => "archived",
         }
     }
+
+    pub fn parse(value: &str) -> Option<Self> {
+        [Self::Active, Self::Paused, Self::Completed, Self::Expired, Self::Archived]
+            .into_iter()
+            .find(|s| s.as_str() == value)
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,8 +43,8 @@ pub enum LinkTrigger {
     Expire,
 }
 
-/// `(state, trigger) -> (state, events)` or a refusal (`LINK_INACTIVE`-class errors are
-/// decided by the HTTP layer from the state; here a refusal is a guard failure).
+/// `(state, trigger) -> (state, events)` or a refusal (a guard failure; the use cases answer
+/// the refusal with the error its state calls for, see [`refusal`]).
 pub fn transition(from: LinkState, trigger: LinkTrigger) -> Result<(LinkState, Vec<EventType>), Error> {
     use LinkState as S;
     use LinkTrigger as T;
@@ -51,6 +57,16 @@ pub fn transition(from: LinkState, trigger: LinkTrigger) -> Result<(LinkState, V
         _ => {
             Err(Error::InvoiceTransitionGuardFailed(format!("payment link {} cannot take {trigger:?}", from.as_str())))
         }
+    }
+}
+
+/// The error a merchant gets for a lifecycle change its link's state refuses.
+pub fn refusal(from: LinkState) -> Error {
+    match from {
+        LinkState::Archived => Error::LinkInactive,
+        LinkState::Completed => Error::LinkAlreadyUsed,
+        LinkState::Expired => Error::LinkExpired,
+        LinkState::Active | LinkState::Paused => Error::LinkInactive,
     }
 }
 

@@ -1,0 +1,83 @@
+//! What the payment-link use cases need from the store.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use crate::error::Error;
+use crate::event::Event;
+use crate::ids::{PaymentLinkId, PublicToken};
+use crate::invoice::aggregate::InvoiceChange;
+use crate::merchant::Token;
+use crate::mode::Scope;
+use crate::money::Amount;
+use crate::page::{Page, PageRequest};
+use crate::payment_link::machine::LinkState;
+use crate::payment_link::model::{LinkInvoice, PaymentLink, Usage};
+
+/// Which links a list shows (every filter optional, all must hold).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LinkFilter {
+    pub state: Option<LinkState>,
+    /// `fixed` or `customer_entered`.
+    pub amount_type: Option<String>,
+    /// A fixed amount equal to this.
+    pub amount: Option<Amount>,
+    pub usage: Option<Usage>,
+    pub currency: Option<Token>,
+    /// Words found in the title or description (case-insensitive).
+    pub text: Option<String>,
+    pub created_after: Option<DateTime<Utc>>,
+    pub created_before: Option<DateTime<Utc>>,
+}
+
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait PaymentLinkStore: Send + Sync {
+    async fn insert_link(&self, link: &PaymentLink) -> Result<(), Error>;
+    /// With its reservation as it stands. Errors: `NotFound(PaymentLink)` for an unknown or
+    /// foreign id; `ModeMismatch` for one of the other mode.
+    async fn get_link(&self, scope: &Scope, id: &PaymentLinkId) -> Result<PaymentLink, Error>;
+    /// The link behind a public page (the public id is the capability). Errors:
+    /// `NotFound(PaymentLink)`.
+    async fn get_public_link(&self, public_id: &PublicToken) -> Result<PaymentLink, Error>;
+    /// Links of `scope`, newest first (the state filter is judged at `now`, the scope's time).
+    /// Errors: `InvalidCursor`.
+    async fn list_links(
+        &self,
+        scope: &Scope,
+        filter: &LinkFilter,
+        page: &PageRequest,
+        now: DateTime<Utc>,
+    ) -> Result<Page<PaymentLink>, Error>;
+    /// Writes `link` if its stored lock version is `expected_lock_version`; answers whether it
+    /// did.
+    async fn update_link(&self, link: &PaymentLink, expected_lock_version: i64) -> Result<bool, Error>;
+    /// A public submission: the new invoice and its checkout (`change`), recorded as created
+    /// through the link, and, for a single-use link, the link reserved for it, all in one
+    /// transaction, only if the link is still at `expected_lock_version`. Answers whether it
+    /// was written.
+    async fn save_link_checkout(
+        &self,
+        link: &PaymentLink,
+        expected_lock_version: i64,
+        change: InvoiceChange,
+    ) -> Result<bool, Error>;
+    /// Invoices created through the link, newest first. Errors: `InvalidCursor`.
+    async fn list_link_invoices(
+        &self,
+        scope: &Scope,
+        id: &PaymentLinkId,
+        page: &PageRequest,
+    ) -> Result<Page<LinkInvoice>, Error>;
+    /// Links (across merchants, or of `only`) whose expiry passed unannounced, at most `limit`
+    /// (for the worker: it announces each).
+    async fn expired_unannounced(&self, only: Option<Scope>, limit: u32) -> Result<Vec<(Scope, PaymentLinkId)>, Error>;
+    /// Marks `link` as announced with its `payment_link.expired` event, in one transaction, if
+    /// it is still at `expected_lock_version`.
+    async fn announce_expiry(
+        &self,
+        link: &PaymentLink,
+        expected_lock_version: i64,
+        event: &Event,
+    ) -> Result<bool, Error>;
+}

@@ -1,0 +1,366 @@
+//! Payment links: the merchant's routes (secret keys) and the public ones behind the hosted
+//! link page (no key; the link's public id is the capability).
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, get, patch, post, web};
+use stablepay_domain::billing::InvoiceKey;
+use stablepay_domain::ids::{PaymentLinkId, PublicToken};
+use stablepay_domain::payment_link::machine::LinkState;
+use stablepay_domain::payment_link::model::{Lifecycle, Usage};
+use stablepay_domain::payment_link::ports::LinkFilter;
+use stablepay_domain::{Error, Resource};
+
+use crate::auth::{Caller, SecretKey};
+use crate::envelope::{ok, to_data};
+use crate::error::{ApiError, ErrorCode};
+use crate::idempotency::{self, Outcome};
+use crate::json::ApiJson;
+use crate::query::QueryParams;
+use crate::state::AppState;
+use crate::wire::ListOut;
+use crate::wire_links::{LinkCheckoutIn, LinkCheckoutOut, PaymentLinkIn, PaymentLinkOut, PublicPaymentLinkOut};
+use crate::wire_out::invoice;
+
+fn link_id(text: &str) -> Result<PaymentLinkId, Error> {
+    PaymentLinkId::parse(text).ok_or(Error::NotFound(Resource::PaymentLink))
+}
+
+/// A public id from a path (an unknown shape is an unknown link).
+pub fn public_id(text: &str) -> Result<PublicToken, Error> {
+    PublicToken::parse(text).ok_or(Error::NotFound(Resource::PaymentLink))
+}
+
+fn render(
+    c: &Caller,
+    link: &stablepay_domain::payment_link::model::PaymentLink,
+    now: chrono::DateTime<chrono::Utc>,
+    status: StatusCode,
+) -> Outcome {
+    Ok((status, to_data(&PaymentLinkOut::new(link, &c.state.public_base_url, now)?)?))
+}
+
+/// Create a payment link.
+#[utoipa::path(
+    tag = "payment-links",
+    request_body = PaymentLinkIn,
+    params(("Idempotency-Key" = Option<String>, Header, description = "Replays the first answer")),
+    responses((status = 201, description = "The link, with its publicId and url", body = crate::wire_links::PaymentLinkEnvelope), crate::wire::Errors),
+    security(("bearer" = []), ("apiKey" = []))
+)]
+#[post("/payment-links")]
+pub async fn create_link(req: HttpRequest, SecretKey(caller): SecretKey, body: ApiJson<PaymentLinkIn>) -> HttpResponse {
+    let ApiJson(input, raw) = body;
+    idempotency::execute(caller, &req, &raw, move |c| async move {
+        if input.version.is_some() {
+            return Err(ApiError::validation("version", "version is set by the service; send it only to PATCH."));
+        }
+        let input = input.into_input()?;
+        let link = c.state.links_with(&c.clock).create(&c.principal.merchant, c.scope(), input).await?;
+        render(&c, &link, link.created_at, StatusCode::CREATED)
+    })
+    .await
+}
+
+fn filter(params: &QueryParams) -> Result<LinkFilter, ApiError> {
+    let time = |name: &str| {
+        params
+            .get(name)
+            .map(|t| {
+                chrono::DateTime::parse_from_rfc3339(t)
+                    .map(|d| d.with_timezone(&chrono::Utc))
+                    .map_err(|_| ApiError::validation(name, format!("{name} must be an RFC 3339 timestamp.")))
+            })
+            .transpose()
+    };
+    let state = params
+        .get("status")
+        .map(|s| {
+            LinkState::parse(s).ok_or_else(|| {
+                ApiError::validation("status", "status must be active, paused, archived, completed or expired.")
+            })
+        })
+        .transpose()?;
+    let amount_type = params
+        .get("amountType")
+        .map(|t| match t {
+            "fixed" | "customer_entered" => Ok(t.to_owned()),
+            _ => Err(ApiError::validation("amountType", "amountType must be fixed or customer_entered.")),
+        })
+        .transpose()?;
+    let amount = params.get("amount").map(|a| crate::wire_in::amount("amount", a, true)).transpose()?;
+    let usage = params
+        .get("usage")
+        .map(|u| Usage::parse(u).ok_or_else(|| ApiError::validation("usage", "usage must be single_use or reusable.")))
+        .transpose()?;
+    let currency = params
+        .get("token")
+        .map(|t| {
+            stablepay_domain::merchant::Token::parse(t)
+                .ok_or_else(|| ApiError::validation("token", "token must be USDC or USDT."))
+        })
+        .transpose()?;
+    let text = params.get("text").map(str::trim).filter(|t| !t.is_empty()).map(str::to_owned);
+    if text.as_ref().is_some_and(|t| t.len() > 200) {
+        return Err(ApiError::validation("text", "text must be at most 200 bytes."));
+    }
+    Ok(LinkFilter {
+        state,
+        amount_type,
+        amount,
+        usage,
+        currency,
+        text,
+        created_after: time("createdAfter")?,
+        created_before: time("createdBefore")?,
+    })
+}
+
+/// List payment links, newest first.
+#[utoipa::path(
+    tag = "payment-links",
+    params(
+        ("limit" = Option<u32>, Query, description = "1-100, default 25", minimum = 1, maximum = 100),
+        ("startingAfter" = Option<String>, Query, description = "nextCursor of the previous page; keep the filters unchanged"),
+        ("status" = Option<String>, Query, description = "active, paused, archived, completed or expired"),
+        ("amountType" = Option<String>, Query, description = "fixed or customer_entered"),
+        ("amount" = Option<String>, Query, description = "Fixed links of exactly this amount"),
+        ("usage" = Option<String>, Query, description = "single_use or reusable"),
+        ("token" = Option<String>, Query, description = "USDC or USDT"),
+        ("text" = Option<String>, Query, description = "Found in the title or description (case-insensitive)"),
+        ("createdAfter" = Option<String>, Query, description = "RFC 3339; created at or after"),
+        ("createdBefore" = Option<String>, Query, description = "RFC 3339; created before"),
+    ),
+    responses((status = 200, description = "A page of links", body = crate::wire_links::PaymentLinkListEnvelope), crate::wire::Errors),
+    security(("bearer" = []), ("apiKey" = []))
+)]
+#[get("/payment-links")]
+pub async fn list_links(req: HttpRequest, SecretKey(c): SecretKey) -> Result<HttpResponse, ApiError> {
+    let params = QueryParams::parse(
+        &req,
+        &[
+            "limit",
+            "startingAfter",
+            "status",
+            "amountType",
+            "amount",
+            "usage",
+            "token",
+            "text",
+            "createdAfter",
+            "createdBefore",
+        ],
+    )?;
+    let page = params.page()?;
+    let filter = filter(&params)?;
+    let (links, now) = c.state.links_with(&c.clock).list(c.scope(), &filter, &page).await?;
+    let base = &c.state.public_base_url;
+    let out = ListOut::try_new(links, |l| l.id.to_string(), |l| PaymentLinkOut::new(&l, base, now))?;
+    ok(StatusCode::OK, &out)
+}
+
+/// Retrieve a payment link.
+#[utoipa::path(
+    tag = "payment-links",
+    params(("id" = String, Path, description = "Payment link id")),
+    responses((status = 200, description = "The link", body = crate::wire_links::PaymentLinkEnvelope), crate::wire::Errors),
+    security(("bearer" = []), ("apiKey" = []))
+)]
+#[get("/payment-links/{id}")]
+pub async fn get_link(SecretKey(c): SecretKey, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+    let (link, now) = c.state.links_with(&c.clock).get(c.scope(), &link_id(&id)?).await?;
+    ok(StatusCode::OK, &PaymentLinkOut::new(&link, &c.state.public_base_url, now)?)
+}
+
+/// Replace a link's whole configuration at its current `version` (an omitted optional field is
+/// cleared). Invoices already created keep what they were created with.
+#[utoipa::path(
+    tag = "payment-links",
+    request_body = PaymentLinkIn,
+    params(("id" = String, Path, description = "Payment link id"), ("Idempotency-Key" = Option<String>, Header, description = "Replays the first answer")),
+    responses((status = 200, description = "The link with its new version", body = crate::wire_links::PaymentLinkEnvelope), crate::wire::Errors),
+    security(("bearer" = []), ("apiKey" = []))
+)]
+#[patch("/payment-links/{id}")]
+pub async fn update_link(
+    req: HttpRequest,
+    SecretKey(caller): SecretKey,
+    id: web::Path<String>,
+    body: ApiJson<PaymentLinkIn>,
+) -> HttpResponse {
+    let ApiJson(input, raw) = body;
+    idempotency::execute(caller, &req, &raw, move |c| async move {
+        let id = link_id(&id)?;
+        let version = input
+            .version
+            .ok_or_else(|| ApiError::validation("version", "version (the link's current one) is required."))?;
+        let input = input.into_input()?;
+        let links = c.state.links_with(&c.clock);
+        let (link, now) = links.update(&c.principal.merchant, c.scope(), &id, version, input).await?;
+        render(&c, &link, now, StatusCode::OK)
+    })
+    .await
+}
+
+/// The invoices created through a link (each with its checkouts and payments), newest first.
+#[utoipa::path(
+    tag = "payment-links",
+    params(
+        ("id" = String, Path, description = "Payment link id"),
+        ("limit" = Option<u32>, Query, description = "1-100, default 25", minimum = 1, maximum = 100),
+        ("startingAfter" = Option<String>, Query, description = "nextCursor of the previous page"),
+    ),
+    responses((status = 200, description = "A page of invoices", body = crate::wire_out::InvoiceListEnvelope), crate::wire::Errors),
+    security(("bearer" = []), ("apiKey" = []))
+)]
+#[get("/payment-links/{id}/payments")]
+pub async fn link_payments(
+    req: HttpRequest,
+    SecretKey(c): SecretKey,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let page = QueryParams::parse(&req, &["limit", "startingAfter"])?.page()?;
+    let id = link_id(&id)?;
+    let found = c.state.links_with(&c.clock).invoices(c.scope(), &id, &page).await?;
+    let mut invoices = Vec::with_capacity(found.items.len());
+    for item in &found.items {
+        invoices.push(c.state.invoices.load_invoice(c.scope(), &InvoiceKey::Id(item.invoice_id.clone())).await?);
+    }
+    let (now, links) = (c.now().await?, c.links());
+    let page = stablepay_domain::page::Page { items: invoices, has_more: found.has_more };
+    let out = ListOut::try_new(page, |a| a.invoice.id.to_string(), |a| invoice(&a, &links, now))?;
+    ok(StatusCode::OK, &out)
+}
+
+async fn lifecycle(req: HttpRequest, caller: Caller, id: String, target: Lifecycle) -> HttpResponse {
+    idempotency::execute(caller, &req, &[], move |c| async move {
+        let (link, now) = c.state.links_with(&c.clock).set_lifecycle(c.scope(), &link_id(&id)?, target).await?;
+        render(&c, &link, now, StatusCode::OK)
+    })
+    .await
+}
+
+/// Pause a link: its page stays up but takes no submission (LINK_INACTIVE) until resumed.
+/// Pausing a paused link changes nothing.
+#[utoipa::path(
+    tag = "payment-links",
+    params(("id" = String, Path, description = "Payment link id"), ("Idempotency-Key" = Option<String>, Header, description = "Replays the first answer")),
+    responses((status = 200, description = "The link", body = crate::wire_links::PaymentLinkEnvelope), crate::wire::Errors),
+    security(("bearer" = []), ("apiKey" = []))
+)]
+#[post("/payment-links/{id}/pause")]
+pub async fn pause_link(req: HttpRequest, SecretKey(c): SecretKey, id: web::Path<String>) -> HttpResponse {
+    lifecycle(req, c, id.into_inner(), Lifecycle::Paused).await
+}
+
+/// Resume a paused link. An expired link (LINK_EXPIRED) or a completed one (LINK_ALREADY_USED)
+/// cannot be resumed; duplicate it instead.
+#[utoipa::path(
+    tag = "payment-links",
+    params(("id" = String, Path, description = "Payment link id"), ("Idempotency-Key" = Option<String>, Header, description = "Replays the first answer")),
+    responses((status = 200, description = "The link", body = crate::wire_links::PaymentLinkEnvelope), crate::wire::Errors),
+    security(("bearer" = []), ("apiKey" = []))
+)]
+#[post("/payment-links/{id}/resume")]
+pub async fn resume_link(req: HttpRequest, SecretKey(c): SecretKey, id: web::Path<String>) -> HttpResponse {
+    lifecycle(req, c, id.into_inner(), Lifecycle::Active).await
+}
+
+/// Archive a link for good: its public page and routes answer not found; the merchant still
+/// reads it and its invoices. Archiving an archived link changes nothing.
+#[utoipa::path(
+    tag = "payment-links",
+    params(("id" = String, Path, description = "Payment link id"), ("Idempotency-Key" = Option<String>, Header, description = "Replays the first answer")),
+    responses((status = 200, description = "The link", body = crate::wire_links::PaymentLinkEnvelope), crate::wire::Errors),
+    security(("bearer" = []), ("apiKey" = []))
+)]
+#[post("/payment-links/{id}/archive")]
+pub async fn archive_link(req: HttpRequest, SecretKey(c): SecretKey, id: web::Path<String>) -> HttpResponse {
+    lifecycle(req, c, id.into_inner(), Lifecycle::Archived).await
+}
+
+/// A new active link with the same configuration, a new id and public id (an expiry already
+/// past is dropped).
+#[utoipa::path(
+    tag = "payment-links",
+    params(("id" = String, Path, description = "Payment link id"), ("Idempotency-Key" = Option<String>, Header, description = "Replays the first answer")),
+    responses((status = 201, description = "The new link", body = crate::wire_links::PaymentLinkEnvelope), crate::wire::Errors),
+    security(("bearer" = []), ("apiKey" = []))
+)]
+#[post("/payment-links/{id}/duplicate")]
+pub async fn duplicate_link(req: HttpRequest, SecretKey(caller): SecretKey, id: web::Path<String>) -> HttpResponse {
+    idempotency::execute(caller, &req, &[], move |c| async move {
+        let links = c.state.links_with(&c.clock);
+        let link = links.duplicate(&c.principal.merchant, c.scope(), &link_id(&id)?).await?;
+        render(&c, &link, link.created_at, StatusCode::CREATED)
+    })
+    .await
+}
+
+/// A link as its customers see it: display configuration only.
+#[utoipa::path(
+    tag = "public",
+    params(("publicId" = String, Path, description = "The link's publicId")),
+    responses(
+        (status = 200, description = "The link's public view", body = crate::wire_links::PublicPaymentLinkEnvelope),
+        (status = 404, description = "PAYMENT_LINK_NOT_FOUND (also for an archived link)", body = crate::wire::ErrorEnvelope),
+        (status = 429, description = "RATE_LIMITED: 120 public reads per minute per client address", body = crate::wire::ErrorEnvelope),
+        (status = 503, description = "SERVICE_UNAVAILABLE", body = crate::wire::ErrorEnvelope),
+    )
+)]
+#[get("/public/payment-links/{publicId}")]
+pub async fn get_public_link(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    public: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let policy = &stablepay_domain::ratelimit::PUBLIC_READ;
+    crate::ratelimit::enforce(&req, &state, policy, &["payment_link"], ErrorCode::RATE_LIMITED).await?;
+    let shown = state.links_with(state.clock.as_ref()).public(&public_id(&public)?).await?;
+    ok(StatusCode::OK, &PublicPaymentLinkOut::new(&shown))
+}
+
+/// Submit a link: a new invoice and its checkout session (a single-use link is reserved for it
+/// until the checkout expires unpaid). Needs an Idempotency-Key.
+#[utoipa::path(
+    tag = "public",
+    request_body = LinkCheckoutIn,
+    params(
+        ("publicId" = String, Path, description = "The link's publicId"),
+        ("Idempotency-Key" = String, Header, description = "Required; replays the first answer"),
+    ),
+    responses(
+        (status = 201, description = "The checkout to pay", body = crate::wire_links::LinkCheckoutEnvelope),
+        (status = 400, description = "VALIDATION_ERROR, INVALID_AMOUNT, INVALID_IDEMPOTENCY_KEY, AMOUNT_OUT_OF_RANGE, FIELD_REQUIRED", body = crate::wire::ErrorEnvelope),
+        (status = 404, description = "PAYMENT_LINK_NOT_FOUND", body = crate::wire::ErrorEnvelope),
+        (status = 409, description = "LINK_INACTIVE, LINK_EXPIRED, LINK_ALREADY_USED, LINK_RESERVED, CONFIG_CHANGED (details.currentVersion), IDEMPOTENCY_KEY_CONFLICT", body = crate::wire::ErrorEnvelope),
+        (status = 422, description = "MODE_UNAVAILABLE: the merchant cannot take payments in the link's mode now", body = crate::wire::ErrorEnvelope),
+        (status = 429, description = "RATE_LIMITED: 10 submissions per minute per client address and link", body = crate::wire::ErrorEnvelope),
+        (status = 503, description = "SERVICE_UNAVAILABLE", body = crate::wire::ErrorEnvelope),
+    )
+)]
+#[post("/public/payment-links/{publicId}/checkout")]
+pub async fn public_link_checkout(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    public: web::Path<String>,
+    body: ApiJson<LinkCheckoutIn>,
+) -> Result<HttpResponse, ApiError> {
+    let policy = &stablepay_domain::ratelimit::PUBLIC_CHECKOUT;
+    crate::ratelimit::enforce(&req, &state, policy, &["payment_link", &public], ErrorCode::RATE_LIMITED).await?;
+    let id = public_id(&public)?;
+    let scope = state.links.get_public_link(&id).await?.scope;
+    let ApiJson(input, raw) = body;
+    let run_state = state.clone();
+    let key_resource = public.into_inner();
+    Ok(idempotency::execute_public(state, scope, &key_resource, &req, &raw, move || async move {
+        submit(run_state, id, input).await
+    })
+    .await)
+}
+
+/// A submission (the API's and the hosted page's).
+pub async fn submit(state: web::Data<AppState>, id: PublicToken, input: LinkCheckoutIn) -> Outcome {
+    let submission = input.into_submission()?;
+    let created = state.links_with(state.clock.as_ref()).submit(&id, submission).await?;
+    Ok((StatusCode::CREATED, to_data(&LinkCheckoutOut::new(&created, &state.public_base_url))?))
+}

@@ -1,0 +1,2 @@
+DROP TABLE payment_link_invoices;
+DROP TABLE payment_links;

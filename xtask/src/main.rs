@@ -43,6 +43,7 @@ fn ci() -> Result<(), String> {
     util::step("format", || util::cargo(&["fmt", "--all", "--check"]))?;
     util::step("clippy", || util::cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
     util::step("chain tools", util::chain_tools)?;
+    util::step("browser tools", util::browser_tools)?;
     util::step("python tools", util::python_tools)?;
     util::step("tests", || util::cargo(&["test", "--workspace"]))?;
     util::step("schemathesis", schemathesis::run)?;

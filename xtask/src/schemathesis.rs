@@ -23,7 +23,10 @@ fn ensure_installed() -> Result<std::path::PathBuf, String> {
 pub fn run() -> Result<(), String> {
     let st = ensure_installed()?;
     util::cargo(&["build", "--quiet", "-p", "stablepay"])?;
-    let binary = util::root().join("target/debug/stablepay");
+    // Where cargo put the binary (CARGO_TARGET_DIR when set, else the workspace's target/).
+    let target =
+        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| util::root().join("target"), std::path::PathBuf::from);
+    let binary = target.join("debug/stablepay");
     let db = format!("stablepay_st_{}", std::process::id());
     util::psql(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))?;
     util::psql(&format!("CREATE DATABASE {db}"))?;

@@ -123,6 +123,15 @@ pub fn chain_tools() -> Result<(), String> {
     run(Command::new("npm").args(["ci", "--no-audit", "--no-fund"]).current_dir(root().join("tools/chain")))
 }
 
+/// Installs `tools/browser` (playwright-core and axe-core, from its lock file) unless it is there.
+pub fn browser_tools() -> Result<(), String> {
+    let dir = root().join("tools/browser");
+    if dir.join("node_modules/playwright-core/package.json").exists() && dir.join("node_modules/axe-core").exists() {
+        return Ok(());
+    }
+    run(Command::new("npm").args(["ci", "--no-audit", "--no-fund"]).current_dir(dir))
+}
+
 /// The pinned `standardwebhooks` the webhook tests verify real deliveries with.
 const STANDARDWEBHOOKS: &str = "1.1.0";
 

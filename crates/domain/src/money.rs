@@ -105,6 +105,13 @@ impl Decimal6 {
         Some(Self(BigDecimal::new(units, SCALE)))
     }
 
+    /// The token's integer count of smallest units (the inverse of [`Decimal6::from_units`]):
+    /// `1.500000` is `1500000`.
+    pub fn to_units(&self) -> String {
+        let (digits, _) = self.0.with_scale(SCALE).into_bigint_and_exponent();
+        digits.to_string()
+    }
+
     /// Rounds any non-negative decimal half-up to six places.
     pub fn round_half_up(value: &BigDecimal) -> Option<Self> {
         if *value < BigDecimal::zero() {
@@ -229,6 +236,14 @@ mod tests {
             ("999999999999999.999999", "999999999999999.999999"),
         ] {
             assert_eq!(d(input).to_string(), canonical, "{input}");
+        }
+    }
+
+    #[test]
+    fn units_round_trip() {
+        for (amount, units) in [("1.5", "1500000"), ("0", "0"), ("0.000001", "1"), ("84", "84000000")] {
+            assert_eq!(d(amount).to_units(), units, "{amount}");
+            assert_eq!(Decimal6::from_units(units), Some(d(amount)));
         }
     }
 

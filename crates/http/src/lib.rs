@@ -12,6 +12,7 @@ pub mod idempotency;
 pub mod json;
 pub mod middleware;
 pub mod openapi;
+pub mod pages;
 pub mod query;
 pub mod ratelimit;
 pub mod routes;
@@ -85,6 +86,7 @@ fn routes_app() -> utoipa_actix_web::UtoipaApp<
                 .service(routes::events::list_events)
                 .service(routes::events::get_event)
                 .service(routes::events::list_unattributed)
+                .service(routes::public::get_public_checkout)
                 .service(routes::public::submit_payment)
                 .service(routes::public::get_public_invoice)
                 .service(routes::public::public_invoice_checkout)
@@ -131,12 +133,15 @@ pub fn build_app(
     deprecation::mark(&mut doc);
     let json = openapi::with_webhooks(&doc).to_string();
     app.app_data(state)
-        .service(routes::hosted::checkout_page)
-        .service(routes::hosted::simulate_from_page)
-        .service(routes::hosted::submit_from_page)
-        .service(routes::hosted::invoice_page)
-        .service(routes::link_page::link_page)
-        .service(routes::link_page::submit_link_page)
+        .service(pages::checkout::checkout_page)
+        .service(pages::checkout::simulate_from_page)
+        .service(pages::checkout::submit_from_page)
+        .service(pages::invoice::invoice_page)
+        .service(pages::invoice::pay_invoice)
+        .service(pages::link::link_page)
+        .service(pages::link::submit_link_page)
+        .service(pages::styles)
+        .service(pages::script)
         .app_data(web::Data::new(openapi::OpenApiJson(json)))
         .app_data(
             web::PathConfig::default().error_handler(|err, _| ApiError::validation("path", err.to_string()).into()),

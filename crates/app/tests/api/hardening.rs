@@ -414,7 +414,7 @@ async fn hosted_pages_are_locked_down() {
     let h = page.headers();
     assert!(h["content-security-policy"].to_str().unwrap().contains("frame-ancestors 'none'"));
     assert_eq!(h["x-content-type-options"], "nosniff");
-    assert_eq!(h["referrer-policy"], "no-referrer");
+    assert_eq!(h["referrer-policy"], "same-origin");
     assert_eq!(h["x-frame-options"], "DENY");
 
     let no_redirect = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
@@ -428,6 +428,13 @@ async fn hosted_pages_are_locked_down() {
     for origin in [Some("https://evil.example"), None] {
         assert_eq!(post(origin).await.unwrap().status().as_u16(), 403, "{origin:?}");
     }
+    // A browser's own word wins: a cross-site post is refused whatever its Origin says.
+    let cross = no_redirect
+        .post(format!("{url}/simulate"))
+        .header("Origin", &app.base)
+        .header("Sec-Fetch-Site", "cross-site")
+        .body("outcome=full");
+    assert_eq!(cross.send().await.unwrap().status().as_u16(), 403);
     let inv = format!("/v1/invoices/{}", cs["invoiceId"].as_str().unwrap());
     assert_eq!(app.get(&m.sk_test, &inv).await.ok(200)["customerAmountPaid"], "0.000000");
     assert_eq!(post(Some(&app.base)).await.unwrap().status().as_u16(), 303);

@@ -649,8 +649,9 @@ async fn the_hosted_link_page_creates_one_checkout_per_form() {
     let r = post(Some(&app.base), bad).await.unwrap();
     assert_eq!(r.status().as_u16(), 400);
     let html = r.text().await.unwrap();
-    assert!(html.contains("role=\"alert\""), "{html}");
-    assert!(html.contains("name=\"amount\""), "the form is shown again: {html}");
+    assert!(html.contains("aria-invalid=\"true\""), "{html}");
+    assert!(html.contains("Enter an amount from 1.00 to 50.00."), "{html}");
+    assert!(html.contains("value=\"99\""), "what the customer typed is kept: {html}");
 
     // Unknown links and archived ones are a plain not-found page.
     let missing = app.http.get(app.url(&format!("/l/{}", "z".repeat(43)))).send().await.unwrap();

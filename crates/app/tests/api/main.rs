@@ -3,12 +3,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod anvil;
+mod browser;
 mod checkout;
 mod foundation;
 mod hardening;
 mod invoices;
 mod links;
 mod live;
+mod pages;
 mod payments;
 mod ratelimit;
 mod receiver;

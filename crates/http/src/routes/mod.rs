@@ -3,9 +3,7 @@
 pub mod checkout;
 pub mod events;
 pub mod health;
-pub mod hosted;
 pub mod invoices;
-pub mod link_page;
 pub mod links;
 pub mod openapi;
 pub mod public;

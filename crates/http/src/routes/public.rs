@@ -62,6 +62,130 @@ pub async fn submit_payment(
     ok(StatusCode::ACCEPTED, &SubmittedPaymentOut::from(&payment))
 }
 
+/// Whether a transfer sent without its hash (scanned or copied) can be matched to this checkout.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ScanOrCopyOut {
+    pub available: bool,
+    /// `SCAN_OR_COPY_UNAVAILABLE` when not available.
+    pub code: Option<String>,
+    /// Why, in the customer's words.
+    pub message: Option<String>,
+}
+
+/// The latest payment of a checkout, as its customer may see it.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PublicPaymentOut {
+    /// detected, validating, confirmed, underpaid, overpaid, failed or duplicate.
+    pub status: String,
+    pub amount_received: String,
+    pub transaction_hash: String,
+    pub failure_reason: Option<String>,
+}
+
+/// A checkout as its customer's page sees it (what the checkout page shows, for its live
+/// status).
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PublicCheckoutSessionOut {
+    /// The literal `public_checkout_session`.
+    pub object: String,
+    pub id: String,
+    pub mode: String,
+    /// pending, completed, expired or cancelled.
+    pub status: String,
+    /// pay, validating, paid, underpaid (the rest is due), failed (pay again), expired or
+    /// cancelled.
+    pub phase: String,
+    pub merchant_name: String,
+    pub invoice_number: Option<String>,
+    /// What to pay now (the remainder after a partial payment).
+    pub amount_due: String,
+    /// The same in the token's smallest units (6 decimals).
+    pub amount_due_units: String,
+    pub currency_code: String,
+    pub chain_id: u64,
+    /// Live mode only: where to send the transfer (test checkouts take no real transfer).
+    pub settlement_wallet_address: Option<String>,
+    /// Live mode only.
+    pub token_contract: Option<String>,
+    /// Live mode, when scan and copy are available: the EIP-681 transfer request.
+    pub payment_uri: Option<String>,
+    /// Live mode only.
+    pub scan_or_copy: Option<ScanOrCopyOut>,
+    pub expires_at: String,
+    /// Seconds until it expires, by the service's clock (0 once expired).
+    pub seconds_left: i64,
+    pub latest_payment: Option<PublicPaymentOut>,
+    pub success_url: Option<String>,
+    pub cancel_url: Option<String>,
+}
+
+crate::wire::envelope!(/// A public checkout view.
+    PublicCheckoutSessionEnvelope, PublicCheckoutSessionOut);
+
+/// A checkout as its customer sees it: the live status behind the checkout page.
+#[utoipa::path(
+    tag = "public",
+    params(("id" = String, Path, description = "Checkout session id")),
+    responses(
+        (status = 200, description = "The checkout", body = PublicCheckoutSessionEnvelope),
+        (status = 404, description = "NOT_FOUND: no such checkout session", body = crate::wire::ErrorEnvelope),
+        (status = 429, description = "RATE_LIMITED: 120 public reads per minute per client address", body = crate::wire::ErrorEnvelope),
+        (status = 503, description = "SERVICE_UNAVAILABLE", body = crate::wire::ErrorEnvelope),
+    )
+)]
+#[get("/public/checkout-sessions/{id}")]
+pub async fn get_public_checkout(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    use crate::pages::checkout::load;
+    let policy = &stablepay_domain::ratelimit::PUBLIC_READ;
+    crate::ratelimit::enforce(&req, &state, policy, &["checkout_session"], ErrorCode::RATE_LIMITED).await?;
+    let v = load(&state, &id).await?.ok_or(Error::NotFound(Resource::CheckoutSession))?;
+    let s = &v.session;
+    let live = s.scope.mode == stablepay_domain::Mode::Live;
+    let scan = live.then(|| match v.scan_or_copy {
+        Ok(()) => ScanOrCopyOut { available: true, code: None, message: None },
+        Err(reason) => ScanOrCopyOut {
+            available: false,
+            code: Some("SCAN_OR_COPY_UNAVAILABLE".into()),
+            message: Some(reason.into()),
+        },
+    });
+    let out = PublicCheckoutSessionOut {
+        object: "public_checkout_session".into(),
+        id: s.id.to_string(),
+        mode: s.scope.mode.as_str().into(),
+        status: s.status.as_str().into(),
+        phase: v.phase.as_str().into(),
+        merchant_name: v.merchant_name.clone(),
+        invoice_number: v.agg.invoice.number.clone(),
+        amount_due: v.amount_due.to_string(),
+        amount_due_units: v.amount_due.to_units(),
+        currency_code: s.currency.symbol().into(),
+        chain_id: s.chain_id,
+        settlement_wallet_address: live.then(|| s.settlement_wallet.as_str().to_owned()),
+        token_contract: live.then(|| s.token_contract.as_str().to_owned()),
+        payment_uri: (live && v.scan_or_copy.is_ok() && v.phase.payable()).then(|| v.payment_uri()),
+        scan_or_copy: scan,
+        expires_at: crate::wire::timestamp(s.expires_at),
+        seconds_left: v.seconds_left(),
+        latest_payment: v.latest.as_ref().map(|p| PublicPaymentOut {
+            status: p.status.as_str().into(),
+            amount_received: p.amount_received.to_string(),
+            transaction_hash: p.transaction_hash.as_str().into(),
+            failure_reason: p.failure_reason.map(|r| r.as_str().into()),
+        }),
+        success_url: s.success_url.as_ref().map(ToString::to_string),
+        cancel_url: s.cancel_url.as_ref().map(ToString::to_string),
+    };
+    ok(StatusCode::OK, &out)
+}
+
 /// A line of a public invoice.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

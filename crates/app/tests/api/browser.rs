@@ -1,0 +1,124 @@
+//! The hosted pages in a real browser: Debian's Chromium driven by playwright-core
+//! (`tools/browser/pages.mjs`) against the real binary, with an axe-core pass on every page and
+//! a 360 px screenshot of each in `target/screenshots/`. Test mode: a checkout paid half then
+//! in full with the simulate buttons, an itemized invoice paid from its page, a payment link's
+//! form refused for a missing field then accepted. Live mode: a checkout paid with an injected
+//! EIP-1193 wallet that forwards to anvil, followed to "paid" by the page itself.
+
+use std::path::PathBuf;
+use tokio::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::anvil::Anvil;
+use crate::support::{TestApp, fresh_db};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Runs a plan of `tools/browser/pages.mjs`; panics with its output unless it succeeds. (Awaited,
+/// not blocking: the runtime keeps draining the service's and anvil's output meanwhile.)
+async fn drive(plan: Value) {
+    let tools = root().join("tools/browser");
+    assert!(
+        tools.join("node_modules/playwright-core").exists(),
+        "tools/browser is not installed: run `cargo xtask ci` (or npm ci in tools/browser)"
+    );
+    let out = Command::new("node").arg(tools.join("pages.mjs")).arg(plan.to_string()).output().await.expect("node");
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "browser scenario failed:\n{text}");
+    eprintln!("{text}");
+}
+
+fn shots() -> String {
+    root().join("target/screenshots").to_string_lossy().into_owned()
+}
+
+#[tokio::test]
+async fn test_mode_pages_work_in_a_real_browser() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Acme Coffee Roasters");
+    let cs = app.post(&m.sk_test, "/v1/checkout-sessions", json!({ "amount": "84" })).await.ok(201).clone();
+    let invoice = app
+        .post(
+            &m.sk_test,
+            "/v1/invoices",
+            json!({
+                "lines": [
+                    { "description": "Consulting", "quantity": "2", "unitAmount": "50" },
+                    { "description": "Espresso machine service", "quantity": "1", "unitAmount": "35.5" }
+                ],
+                "customer": { "name": "Ada Lovelace", "company": "Analytical Engines Ltd", "email": "ada@example.com",
+                              "billingAddress": "12 St James's Square\nLondon" },
+                "discount": { "type": "percentage", "percentage": "10" },
+                "taxes": [{ "label": "VAT", "amount": "24.39", "jurisdiction": "UK", "registrationReference": "GB123456789" }],
+                "dueAt": (chrono::Utc::now() + chrono::Duration::days(14)).to_rfc3339(),
+                "paymentTerms": "Net 14",
+                "memo": "Thanks for the order — café crème for everyone.",
+                "footer": "Thank you for your business",
+                "issue": true
+            }),
+        )
+        .await
+        .ok(201)
+        .clone();
+    let link = app
+        .post(
+            &m.sk_test,
+            "/v1/payment-links",
+            json!({ "title": "Coffee subscription", "description": "Choose what you pay.", "amountType": "customer_entered",
+                    "minimumAmount": "5", "maximumAmount": "500", "collect": { "email": true } }),
+        )
+        .await
+        .ok(201)
+        .clone();
+    drive(json!({
+        "scenario": "test-pages",
+        "checkoutUrl": cs["checkoutUrl"],
+        "invoiceUrl": invoice["hostedInvoiceUrl"],
+        "linkUrl": link["url"],
+        "shots": shots(),
+    }))
+    .await;
+    // What the browser did is what the service recorded.
+    let paid =
+        app.get(&m.sk_test, &format!("/v1/invoices/{}", cs["invoiceId"].as_str().unwrap())).await.ok(200).clone();
+    assert_eq!(paid["collectionState"], "paid");
+    assert_eq!(paid["customerAmountPaid"], "84.000000");
+    let through = app.get(&m.sk_test, &format!("/v1/payment-links/{}/payments", link["id"].as_str().unwrap())).await;
+    let items = through.ok(200)["items"].as_array().unwrap().clone();
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0]["customer"]["email"], "ada@example.com");
+}
+
+#[tokio::test]
+async fn a_live_checkout_is_paid_with_a_browser_wallet() {
+    let anvil = Anvil::start(137).await;
+    let accounts = anvil.accounts().await;
+    let (deployer, wallet, customer) = (accounts[0].clone(), accounts[1].clone(), accounts[2].clone());
+    let token = anvil.deploy_token(&deployer).await;
+    anvil.mint(&token, &deployer, &customer, 1_000 * 1_000_000).await;
+    let env = [
+        ("STABLEPAY_CHAIN_RPC_URLS", format!("http://127.0.0.1:{}", anvil.port)),
+        ("STABLEPAY_USDC_CONTRACT", token.clone()),
+        ("STABLEPAY_CHAIN_POLL_MS", "100".to_owned()),
+    ];
+    let app = TestApp::spawn_with(fresh_db().await, &env, &[]).await;
+    let m = app.merchant("Acme Coffee Roasters");
+    app.cli_ok(&["merchant", "activate", &m.id, "--settlement-wallet", &wallet, "--token", "USDC", "--json"]);
+    let cs = app.post(&m.sk_live, "/v1/checkout-sessions", json!({ "amount": "12.5" })).await.ok(201).clone();
+    let settlement = cs["settlementWalletAddress"].as_str().unwrap().to_owned();
+    drive(json!({
+        "scenario": "live-wallet",
+        "checkoutUrl": cs["checkoutUrl"],
+        "anvilUrl": format!("http://127.0.0.1:{}", anvil.port),
+        "payer": customer,
+        "wallet": settlement,
+        "shots": shots(),
+    }))
+    .await;
+    let inv = app.get(&m.sk_live, &format!("/v1/invoices/{}", cs["invoiceId"].as_str().unwrap())).await.ok(200).clone();
+    assert_eq!(inv["collectionState"], "paid");
+    assert_eq!(inv["payments"][0]["payer"]["address"].as_str().unwrap().to_lowercase(), customer.to_lowercase());
+}

@@ -1,0 +1,169 @@
+//! The hosted pages over plain HTTP (the browser tests are in `browser.rs`): the public checkout
+//! view behind the page's live status, scan-or-copy availability, paying an invoice again after
+//! its first checkout expired, escaping, the served assets and the pages' headers.
+
+use serde_json::{Value, json};
+
+use crate::support::{TestApp, client_from};
+
+async fn public_checkout(app: &TestApp, id: &str) -> Value {
+    let r = app.send(app.http.get(app.url(&format!("/v1/public/checkout-sessions/{id}")))).await;
+    r.ok(200).clone()
+}
+
+fn id(v: &Value) -> String {
+    v["id"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn the_public_checkout_view_follows_the_payments() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    let cs = app.post(&m.sk_test, "/v1/checkout-sessions", json!({ "amount": "84" })).await.ok(201).clone();
+    let view = public_checkout(&app, &id(&cs)).await;
+    assert_eq!(view["object"], "public_checkout_session");
+    assert_eq!((view["phase"].as_str(), view["amountDue"].as_str()), (Some("pay"), Some("84.000000")));
+    assert_eq!(view["amountDueUnits"], "84000000");
+    assert_eq!(view["merchantName"], "Shop");
+    assert!(view["secondsLeft"].as_i64().unwrap() > 1700);
+    // A test checkout takes no real transfer: no address, contract or payment request.
+    for field in ["settlementWalletAddress", "tokenContract", "paymentUri", "scanOrCopy", "latestPayment"] {
+        assert!(view[field].is_null(), "{field}: {view}");
+    }
+    assert!(!view.to_string().contains("metadata"));
+
+    let pay = format!("/v1/test-helpers/checkout-sessions/{}/payments", id(&cs));
+    app.post(&m.sk_test, &pay, json!({ "amount": "31" })).await.ok(201);
+    let view = public_checkout(&app, &id(&cs)).await;
+    assert_eq!((view["phase"].as_str(), view["amountDue"].as_str()), (Some("underpaid"), Some("53.000000")));
+    assert_eq!(view["latestPayment"]["status"], "underpaid");
+    let page = app.http.get(cs["checkoutUrl"].as_str().unwrap()).send().await.unwrap().text().await.unwrap();
+    assert!(page.contains("53.00") && !page.contains("84.00"), "the page asks for what is left: {page}");
+
+    app.post(&m.sk_test, &pay, json!({})).await.ok(201);
+    let view = public_checkout(&app, &id(&cs)).await;
+    assert_eq!((view["phase"].as_str(), view["status"].as_str()), (Some("paid"), Some("completed")));
+
+    let r = app.send(app.http.get(app.url("/v1/public/checkout-sessions/cs_nope"))).await;
+    r.assert_error(404, "NOT_FOUND");
+    // Polling shares the public-read quota.
+    assert!(r.header("ratelimit").is_some_and(|h| h.starts_with("\"public-read\"")));
+}
+
+/// A transfer sent without its hash is matched by wallet, token and exact amount: scan and copy
+/// are offered only when that match is certain (SCAN_OR_COPY_UNAVAILABLE otherwise).
+#[tokio::test]
+async fn scan_and_copy_are_offered_only_when_a_transfer_can_be_matched() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    let wallet = format!("0x{}", "ab".repeat(20));
+    app.cli_ok(&["merchant", "activate", &m.id, "--settlement-wallet", &wallet, "--json"]);
+    let (app, key) = (&app, m.sk_live.clone());
+    let create = |amount: &str| {
+        let (body, key) = (json!({ "amount": amount }), key.clone());
+        async move { app.post(&key, "/v1/checkout-sessions", body).await.ok(201).clone() }
+    };
+    let single = create("11").await;
+    let view = public_checkout(app, &id(&single)).await;
+    assert_eq!(view["scanOrCopy"]["available"], true);
+    let token = view["tokenContract"].as_str().unwrap();
+    let to = view["settlementWalletAddress"].as_str().unwrap();
+    assert_eq!(to.to_lowercase(), wallet);
+    assert_eq!(view["paymentUri"], format!("ethereum:{token}@137/transfer?address={to}&uint256=11000000"));
+    let page = app.http.get(single["checkoutUrl"].as_str().unwrap()).send().await.unwrap().text().await.unwrap();
+    assert!(page.contains("<svg") && page.contains("pay-address"), "QR code and address: {page}");
+
+    let (a, b) = (create("10").await, create("10").await);
+    for cs in [&a, &b] {
+        let view = public_checkout(app, &id(cs)).await;
+        assert_eq!(view["scanOrCopy"]["available"], false, "{view}");
+        assert_eq!(view["scanOrCopy"]["code"], "SCAN_OR_COPY_UNAVAILABLE");
+        assert!(view["paymentUri"].is_null());
+        let page = app.http.get(cs["checkoutUrl"].as_str().unwrap()).send().await.unwrap().text().await.unwrap();
+        assert!(page.contains("SCAN_OR_COPY_UNAVAILABLE") && !page.contains("<svg"), "{page}");
+        assert!(
+            page.contains("wallet-pay") && page.contains("transactionHash"),
+            "the wallet and hash routes stay: {page}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_invoice_stays_payable_from_its_page_after_a_checkout_expires() {
+    let app = TestApp::spawn().await;
+    let m =
+        app.cli_ok(&["merchant", "create", "--name", "<b>Bold & Co</b>", "--json"])["id"].as_str().unwrap().to_owned();
+    let key = app.create_key(&m, "test", "secret");
+    let inv = app
+        .post(
+            &key,
+            "/v1/invoices",
+            json!({ "lines": [{ "description": "<script>alert(1)</script>", "quantity": "1", "unitAmount": "40" }],
+                    "dueAt": (chrono::Utc::now() + chrono::Duration::days(10)).to_rfc3339(), "issue": true }),
+        )
+        .await
+        .ok(201)
+        .clone();
+    let url = inv["hostedInvoiceUrl"].as_str().unwrap().to_owned();
+    let html = app.http.get(&url).send().await.unwrap().text().await.unwrap();
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;") && !html.contains("<script>alert"), "{html}");
+    assert!(html.contains("&lt;b&gt;Bold &amp; Co&lt;/b&gt;"), "{html}");
+    assert!(
+        !html
+            .to_lowercase()
+            .contains(&inv["checkoutSessions"][0]["settlementWalletAddress"].as_str().unwrap_or("0x").to_lowercase())
+    );
+
+    // The first checkout expires; the page still offers to pay, and opens a new checkout.
+    app.post(&key, "/v1/test-helpers/clock/advance", json!({ "seconds": 31 * 60 })).await.ok(200);
+    let html = app.http.get(&url).send().await.unwrap().text().await.unwrap();
+    assert!(html.contains("Pay 40.00 USDC"), "{html}");
+    let no_redirect = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+    let pay = format!("{url}/pay");
+    assert_eq!(no_redirect.post(&pay).send().await.unwrap().status().as_u16(), 403, "no origin");
+    let r = no_redirect.post(&pay).header("Sec-Fetch-Site", "same-origin").send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 303);
+    let location = r.headers()["location"].to_str().unwrap().to_owned();
+    let cs = location.strip_prefix("/checkout/").unwrap();
+    let view = public_checkout(&app, cs).await;
+    assert_eq!((view["phase"].as_str(), view["amountDue"].as_str()), (Some("pay"), Some("40.000000")));
+    let again = no_redirect.post(&pay).header("Origin", &app.base).send().await.unwrap();
+    assert_eq!(again.headers()["location"], location.as_str(), "the open checkout is reused");
+    // The old checkout's page says it expired and points to the invoice.
+    let old = inv["checkoutSessions"][0]["id"].as_str().map(str::to_owned);
+    if let Some(old) = old {
+        let page = app.http.get(app.url(&format!("/checkout/{old}"))).send().await.unwrap().text().await.unwrap();
+        assert!(page.contains("This checkout has expired") && page.contains("/i/"), "{page}");
+    }
+}
+
+#[tokio::test]
+async fn pages_load_only_their_own_assets() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    let cs = app.post(&m.sk_test, "/v1/checkout-sessions", json!({ "amount": "5" })).await.ok(201).clone();
+    let page = app.http.get(cs["checkoutUrl"].as_str().unwrap()).send().await.unwrap();
+    let csp = page.headers()["content-security-policy"].to_str().unwrap().to_owned();
+    assert!(csp.contains("script-src 'self'") && csp.contains("style-src 'self'") && !csp.contains("unsafe"), "{csp}");
+    let html = page.text().await.unwrap();
+    assert!(
+        html.contains("<html lang=\"en\">") && html.contains("/assets/pages.css") && html.contains("/assets/pages.js")
+    );
+    assert!(!html.contains("http://") && !html.contains("https://"), "no outside resource: {html}");
+    for (path, kind) in [("/assets/pages.css", "text/css"), ("/assets/pages.js", "text/javascript")] {
+        let r = app.http.get(app.url(path)).send().await.unwrap();
+        assert_eq!(r.status().as_u16(), 200);
+        assert!(r.headers()["content-type"].to_str().unwrap().starts_with(kind));
+    }
+    // The simulate form refuses an outcome it does not offer, and changes nothing.
+    let form = client_from("127.0.0.1")
+        .post(format!("{}/simulate", cs["checkoutUrl"].as_str().unwrap()))
+        .header("Origin", &app.base)
+        .body("outcome=jackpot")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(form.status().as_u16(), 400);
+    let inv = app.get(&m.sk_test, &format!("/v1/invoices/{}", cs["invoiceId"].as_str().unwrap())).await;
+    assert_eq!(inv.ok(200)["customerAmountPaid"], "0.000000");
+}

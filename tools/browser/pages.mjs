@@ -1,0 +1,201 @@
+// Drives Debian's Chromium through stablepay's hosted pages as a customer would, with an
+// axe-core pass on every page and a 360 px screenshot of each under the given folder.
+//
+//   node pages.mjs '<plan as JSON>'
+//
+// Plans (made by crates/app/tests/api/browser.rs, which starts the service, and anvil for live):
+//   {"scenario": "test-pages", "checkoutUrl", "invoiceUrl", "linkUrl", "shots"}
+//   {"scenario": "live-wallet", "checkoutUrl", "anvilUrl", "payer", "shots"}
+// Prints one line per step; exits 1 with the reason on the first failure.
+
+import { readFileSync, mkdirSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+
+const require = createRequire(import.meta.url);
+const { chromium } = require("playwright-core");
+const AXE = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
+
+const plan = JSON.parse(process.argv[2]);
+mkdirSync(plan.shots, { recursive: true });
+
+const ARGS = [
+  "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+];
+
+function fail(message) {
+  throw new Error(message);
+}
+
+function step(text) {
+  console.log(`· ${text}`);
+}
+
+/// axe-core in the page (evaluated over the DevTools protocol, so the page's CSP stays as it is):
+/// no serious or critical violation.
+async function accessible(page, name) {
+  await page.evaluate(AXE);
+  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ["violations"] }));
+  const bad = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+  if (bad.length) {
+    fail(`${name}: accessibility violations: ${bad.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`).join("; ")}`);
+  }
+  step(`${name}: axe-core found no serious or critical violation`);
+}
+
+async function shot(page, name) {
+  await page.screenshot({ path: join(plan.shots, `${name}.png`), fullPage: true });
+  step(`screenshot ${name}.png`);
+}
+
+async function text(page, selector) {
+  return (await page.locator(selector).first().innerText()).trim();
+}
+
+async function expectText(page, needle, where = "body") {
+  const found = await text(page, where);
+  if (!found.includes(needle)) fail(`expected "${needle}" in ${where} of ${page.url()}, found: ${found.slice(0, 800)}`);
+}
+
+/// Every request the page makes must go to the service itself: collects the others (checked
+/// at the end of a scenario by `noneOutside`).
+const outside = [];
+function sameOriginOnly(page, base) {
+  const origin = new URL(base).origin;
+  page.on("request", (r) => {
+    const url = r.url();
+    if (!url.startsWith(origin) && !url.startsWith("data:")) outside.push(url);
+  });
+}
+
+function noneOutside() {
+  if (outside.length) fail(`third-party requests: ${outside.join(", ")}`);
+  step("no request left the service's origin");
+}
+
+async function testPages(browser) {
+  const context = await browser.newContext({ viewport: { width: 360, height: 800 } });
+  const page = await context.newPage();
+  sameOriginOnly(page, plan.checkoutUrl);
+
+  // Checkout (test mode): banner, amount, simulate half, then the rest.
+  await page.goto(plan.checkoutUrl);
+  await expectText(page, "Test mode", ".test-banner");
+  await expectText(page, "84.00", "#amount-due");
+  if (await page.locator(".qr, #pay-address").count()) fail("a test checkout shows a settlement address or QR code");
+  await accessible(page, "checkout (test)");
+  await shot(page, "checkout-test");
+  await Promise.all([page.waitForURL(/\/checkout\//), page.getByRole("button", { name: "Pay half" }).click()]);
+  await expectText(page, "Partly paid");
+  await expectText(page, "42.00", "#amount-due");
+  step("after paying half, the checkout asks for the remaining 42.00");
+  await shot(page, "checkout-partly-paid");
+  await Promise.all([page.waitForURL(/\/checkout\//), page.getByRole("button", { name: /Pay in full/ }).click()]);
+  await expectText(page, "Paid", ".state");
+  await accessible(page, "checkout (paid)");
+  await shot(page, "checkout-paid");
+
+  // Invoice: everything the customer should read, then "Pay" opens a checkout for the rest.
+  await page.goto(plan.invoiceUrl);
+  for (const needle of ["Ada Lovelace", "Analytical Engines Ltd", "Consulting", "VAT", "Discount", "Remaining", "Net 14", "Thank you for your business"]) {
+    await expectText(page, needle);
+  }
+  await accessible(page, "invoice");
+  await shot(page, "invoice");
+  await Promise.all([page.waitForURL(/\/checkout\//), page.getByRole("button", { name: /^Pay / }).click()]);
+  await expectText(page, "Amount due");
+  step("the invoice's Pay button opened a checkout for what is due");
+
+  // Payment link: a missing required field gets its message, then the checkout.
+  await page.goto(plan.linkUrl);
+  await accessible(page, "payment link");
+  await shot(page, "link");
+  await page.getByLabel(/Amount in/).fill("25");
+  await page.getByRole("button", { name: "Continue to payment" }).click();
+  await page.waitForLoadState();
+  await expectText(page, "Enter your email address.");
+  const invalid = await page.getByLabel("Email").getAttribute("aria-invalid");
+  if (invalid !== "true") fail("the email input is not marked invalid");
+  step("a missing email is reported next to its field");
+  await accessible(page, "payment link (refused)");
+  await shot(page, "link-missing-field");
+  await page.getByLabel("Email").fill("ada@example.com");
+  await Promise.all([page.waitForURL(/\/checkout\//), page.getByRole("button", { name: "Continue to payment" }).click()]);
+  await expectText(page, "25.00", "#amount-due");
+  step("the link's form led to a checkout of 25.00");
+  noneOutside();
+  await context.close();
+}
+
+async function liveWallet(browser) {
+  const context = await browser.newContext({ viewport: { width: 360, height: 800 } });
+  let id = 0;
+  const anvil = async (method, params) => {
+    const r = await fetch(plan.anvilUrl, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: ++id, method, params }),
+    });
+    return r.json();
+  };
+  // An EIP-1193 provider in the page that forwards to anvil (whose accounts are unlocked).
+  await context.exposeFunction("__anvilRpc", async (method, params) => {
+    if (method === "eth_requestAccounts" || method === "eth_accounts") return { result: [plan.payer] };
+    if (method === "wallet_switchEthereumChain" || method === "wallet_addEthereumChain") return { result: null };
+    return anvil(method, params);
+  });
+  await context.addInitScript(() => {
+    window.ethereum = {
+      request: async ({ method, params }) => {
+        const r = await window.__anvilRpc(method, params || []);
+        if (r.error) {
+          const e = new Error(r.error.message);
+          e.code = r.error.code;
+          throw e;
+        }
+        return r.result;
+      },
+    };
+  });
+  const page = await context.newPage();
+  sameOriginOnly(page, plan.checkoutUrl);
+  await page.goto(plan.checkoutUrl);
+  if (await page.locator(".test-banner").count()) fail("a live checkout shows the test banner");
+  await expectText(page, "12.50", "#amount-due");
+  if ((await page.locator(".qr svg").count()) !== 1) fail("no QR code");
+  await expectText(page, plan.wallet, "#pay-address");
+  await page.locator("#wallet-pay").waitFor({ state: "visible" });
+  await accessible(page, "checkout (live)");
+  await shot(page, "checkout-live");
+  await page.locator("#wallet-pay").click();
+  step("paid with the injected wallet; waiting for verification");
+  // Make blocks final while the page follows the payment by itself.
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    await anvil("anvil_mine", ["0x41"]);
+    const state = await page.locator("[data-phase]").first().getAttribute("data-phase").catch(() => null);
+    if (state === "paid") break;
+    if (Date.now() > deadline) fail(`the checkout never reached paid (phase ${state}): ${await text(page, "body")}`);
+    await page.waitForTimeout(500);
+  }
+  await expectText(page, "Paid", ".state");
+  step("the checkout page reached paid by itself");
+  await accessible(page, "checkout (live, paid)");
+  await shot(page, "checkout-live-paid");
+  noneOutside();
+  await context.close();
+}
+
+const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || "/usr/bin/chromium", args: ARGS });
+try {
+  if (plan.scenario === "test-pages") await testPages(browser);
+  else if (plan.scenario === "live-wallet") await liveWallet(browser);
+  else fail(`unknown scenario ${plan.scenario}`);
+  console.log("ok");
+} catch (e) {
+  console.error(`FAILED: ${e.message}`);
+  process.exitCode = 1;
+} finally {
+  await browser.close();
+}

@@ -36,6 +36,8 @@ pub struct Adapters {
     pub webhook_lease: std::time::Duration,
     /// Rate-limit budgets, one for the whole process (or shared through Redis).
     pub limiter: Arc<dyn RateLimiter>,
+    /// Invoice PDFs (fonts parsed once).
+    pub renderer: Arc<stablepay_pdf::KrillaRenderer>,
 }
 
 impl Adapters {
@@ -72,7 +74,10 @@ impl Adapters {
             }
             None => Arc::new(FailOpen::new(LocalLimiter::new())),
         };
+        let renderer =
+            stablepay_pdf::KrillaRenderer::new().map_err(|e| anyhow_lite::msg(format!("PDF renderer: {e}")))?;
         Ok(Self {
+            renderer: Arc::new(renderer),
             limiter,
             sender: Arc::new(sender),
             secret_box: Arc::new(AesSecretBox::new(w.secret_key)),
@@ -154,6 +159,7 @@ impl Adapters {
                     webhooks: store.clone(),
                     links: store.clone(),
                     merchants: store.clone(),
+                    renderer: self.renderer.clone(),
                     limiter: self.limiter.clone(),
                     trusted_proxies: config.trusted_proxies.clone(),
                     secret_box: self.secret_box.clone(),

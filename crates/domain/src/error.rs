@@ -80,6 +80,9 @@ pub enum Error {
     ActiveMerchantRequired,
     #[error("{0} is not available yet")]
     FeatureUnavailable(&'static str),
+    /// The invoice has no document (a draft), or it could not be rendered.
+    #[error("the invoice PDF is unavailable: {0}")]
+    InvoicePdfUnavailable(String),
 
     #[error("{} not found", .0.as_str())]
     NotFound(Resource),

@@ -112,6 +112,16 @@ impl Decimal6 {
         digits.to_string()
     }
 
+    /// The exact value without trailing zeros beyond `min_fraction` decimals, for people to
+    /// read (`12.500000` is `12.50` with 2, `12.5` with 0; `0.000001` stays).
+    pub fn to_trimmed(&self, min_fraction: usize) -> String {
+        let text = self.to_string();
+        let Some((whole, fraction)) = text.split_once('.') else { return text };
+        let kept = fraction.trim_end_matches('0');
+        let kept = if kept.len() < min_fraction { &fraction[..min_fraction.min(fraction.len())] } else { kept };
+        if kept.is_empty() { whole.to_owned() } else { format!("{whole}.{kept}") }
+    }
+
     /// Rounds any non-negative decimal half-up to six places.
     pub fn round_half_up(value: &BigDecimal) -> Option<Self> {
         if *value < BigDecimal::zero() {
@@ -236,6 +246,15 @@ mod tests {
             ("999999999999999.999999", "999999999999999.999999"),
         ] {
             assert_eq!(d(input).to_string(), canonical, "{input}");
+        }
+    }
+
+    #[test]
+    fn trimmed_for_reading() {
+        for (value, two, none) in
+            [("12.5", "12.50", "12.5"), ("84", "84.00", "84"), ("0.000001", "0.000001", "0.000001")]
+        {
+            assert_eq!((d(value).to_trimmed(2).as_str(), d(value).to_trimmed(0).as_str()), (two, none), "{value}");
         }
     }
 

@@ -258,6 +258,7 @@ impl From<DomainError> for ApiError {
             DomainError::AccountSuspended => with_field(C::ACCOUNT_SUSPENDED),
             DomainError::ActiveMerchantRequired => with_field(C::ACTIVE_MERCHANT_REQUIRED),
             DomainError::FeatureUnavailable(_) => with_field(C::FEATURE_UNAVAILABLE),
+            DomainError::InvoicePdfUnavailable(_) => with_field(C::INVOICE_PDF_UNAVAILABLE),
             DomainError::NotFound(resource) => not_found(resource),
             DomainError::ModeFieldMismatch { .. } => with_field(C::MODE_MISMATCH),
             DomainError::ModeMismatch => {

@@ -178,6 +178,7 @@ mod tests {
             webhooks: Arc::new(stablepay_domain::webhook::ports::MockWebhookStore::new()),
             links: Arc::new(stablepay_domain::payment_link::ports::MockPaymentLinkStore::new()),
             merchants: Arc::new(stablepay_domain::ports::MockMerchantStore::new()),
+            renderer: Arc::new(stablepay_domain::invoice::document::MockInvoiceRenderer::new()),
             limiter: Arc::new(stablepay_domain::ratelimit::MockRateLimiter::new()),
             trusted_proxies: Default::default(),
             secret_box: Arc::new(stablepay_domain::webhook::ports::MockSecretBox::new()),

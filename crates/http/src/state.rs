@@ -49,6 +49,8 @@ pub struct AppState {
     pub links: Arc<dyn PaymentLinkStore>,
     /// Merchants (a public submission reads the link's merchant).
     pub merchants: Arc<dyn MerchantStore>,
+    /// Renders invoice PDFs.
+    pub renderer: Arc<dyn stablepay_domain::invoice::document::InvoiceRenderer>,
     /// The settlement chain and token contracts new checkouts expect.
     pub chain_settings: ChainSettings,
     /// Base URL of this service as customers reach it (checkoutUrl, hostedInvoiceUrl).

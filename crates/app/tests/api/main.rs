@@ -12,6 +12,7 @@ mod links;
 mod live;
 mod pages;
 mod payments;
+mod pdf;
 mod ratelimit;
 mod receiver;
 mod support;

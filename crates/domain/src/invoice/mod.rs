@@ -1,12 +1,14 @@
 //! Invoices: the entity and its commercial fields (`model`), money math (`totals`), the
 //! collectionState and lifecycle-status machines, the field rules (`validate`), event
-//! snapshots, the aggregate and its atomic change (`aggregate`), and the store port (`ports`).
+//! snapshots, the aggregate and its atomic change (`aggregate`), the store port (`ports`), and
+//! the invoice as a document with its renderer port (`document`).
 //!
 //! Inside the crate, modules import from these files directly; the re-exports below are the
 //! public paths for adapters and admin tooling.
 
 pub mod aggregate;
 pub mod collection;
+pub mod document;
 pub mod lifecycle;
 pub mod model;
 pub mod ports;

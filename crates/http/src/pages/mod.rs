@@ -119,25 +119,14 @@ pub fn same_origin(req: &HttpRequest, public_base_url: &str) -> bool {
     theirs.and_then(|t| HttpUrl::parse(t).ok()).is_some_and(|t| t.origin() == ours.origin())
 }
 
-/// An amount as customers read it: exact, with at least two decimals (`12.500000` is
-/// `12.50`, `0.000001` stays).
+/// An amount as customers read it: exact, with at least two decimals (`12.50`).
 pub fn money(amount: &stablepay_domain::money::Decimal6) -> String {
-    let text = amount.to_string();
-    let Some((whole, fraction)) = text.split_once('.') else { return text };
-    let kept = fraction.trim_end_matches('0');
-    let kept = if kept.len() < 2 { &fraction[..2] } else { kept };
-    format!("{whole}.{kept}")
+    amount.to_trimmed(2)
 }
 
-/// A quantity or percentage as customers read it: exact, without trailing zeros (`2.000000` is
-/// `2`, `1.500000` is `1.5`).
+/// A quantity or percentage as customers read it: exact, without trailing zeros (`2`, `1.5`).
 pub fn plain(value: &stablepay_domain::money::Decimal6) -> String {
-    let text = value.to_string();
-    match text.split_once('.') {
-        Some((whole, fraction)) if fraction.trim_end_matches('0').is_empty() => whole.to_owned(),
-        Some((whole, fraction)) => format!("{whole}.{}", fraction.trim_end_matches('0')),
-        None => text,
-    }
+    value.to_trimmed(0)
 }
 
 /// A timestamp as customers read it (UTC, to the minute).
@@ -148,25 +137,6 @@ pub fn when(at: chrono::DateTime<chrono::Utc>) -> String {
 /// A date as customers read it.
 pub fn day(at: chrono::DateTime<chrono::Utc>) -> String {
     at.format("%-d %b %Y").to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use stablepay_domain::money::Decimal6;
-
-    #[test]
-    fn amounts_read_exactly() {
-        let d = |s: &str| Decimal6::parse(s).unwrap();
-        for (value, shown, bare) in [
-            ("12.5", "12.50", "12.5"),
-            ("84", "84.00", "84"),
-            ("0.000001", "0.000001", "0.000001"),
-            ("1.234", "1.234", "1.234"),
-        ] {
-            assert_eq!((money(&d(value)), plain(&d(value))), (shown.to_owned(), bare.to_owned()), "{value}");
-        }
-    }
 }
 
 fn asset(content_type: &str, body: &'static str) -> HttpResponse {

@@ -319,14 +319,42 @@ pub async fn remind_invoice(SecretKey(c): SecretKey, id: web::Path<String>) -> R
     unavailable(&c, &id, "invoice reminders").await
 }
 
-/// The invoice as a PDF (FEATURE_UNAVAILABLE until the PDF issue).
+/// The invoice as a PDF, to download (not enveloped; errors are): an issued invoice only
+/// (INVOICE_PDF_UNAVAILABLE for a draft).
 #[utoipa::path(
     tag = "invoices",
     params(("id" = String, Path, description = "Invoice id")),
-    responses((status = 200, description = "application/pdf bytes (not enveloped)", content_type = "application/pdf", body = Vec<u8>), crate::wire::Errors),
+    responses(
+        (status = 200, description = "application/pdf bytes (not enveloped), Content-Disposition: attachment; filename=\"<invoice number>.pdf\", Cache-Control: no-store", content_type = "application/pdf", body = Vec<u8>),
+        crate::wire::Errors
+    ),
     security(("bearer" = []), ("apiKey" = []))
 )]
 #[get("/invoices/{id}/pdf")]
 pub async fn invoice_pdf(SecretKey(c): SecretKey, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
-    unavailable(&c, &id, "invoice PDFs").await
+    use stablepay_domain::invoice::document::InvoiceDocument;
+    let agg = c.state.invoices.load_invoice(c.scope(), &key(&id, false)?).await?;
+    let merchant = &c.principal.merchant;
+    let invoice = agg.invoice;
+    let Some(number) = invoice.number.clone() else {
+        return Err(Error::InvoicePdfUnavailable("a draft has no document yet; issue it first".into()).into());
+    };
+    let hosted_url = invoice.public_token.as_ref().map(|t| format!("{}/i/{}", c.state.public_base_url, t.as_str()));
+    let document = InvoiceDocument {
+        invoice,
+        merchant_name: merchant.name.clone(),
+        merchant_website: merchant.website_origin.clone(),
+        hosted_url,
+    };
+    // Rendering is CPU work: off the async workers.
+    let renderer = c.state.renderer.clone();
+    let pdf = web::block(move || renderer.render_pdf(&document)).await.map_err(|_| ApiError::internal())??;
+    // The number is the merchant's prefix and digits; anything else is replaced in the name.
+    let file: String =
+        number.chars().map(|ch| if ch.is_ascii_alphanumeric() || "-_.".contains(ch) { ch } else { '_' }).collect();
+    Ok(HttpResponse::Ok()
+        .content_type("application/pdf")
+        .insert_header(("Content-Disposition", format!("attachment; filename=\"{file}.pdf\"")))
+        .insert_header(("Cache-Control", "no-store"))
+        .body(pdf))
 }

@@ -16,7 +16,8 @@
 //!    the ceiling, as the Markdown rows of docs/benchmarks.md.
 //!
 //! `cargo xtask bench chain` measures live verification against a local chain instead (see
-//! `bench_chain.rs`), `cargo xtask bench webhooks` webhook delivery (`bench_webhooks.rs`).
+//! `bench_chain.rs`), `cargo xtask bench webhooks` webhook delivery (`bench_webhooks.rs`), and
+//! `cargo xtask bench pdf` invoice PDFs (`bench_pdf.rs`).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -51,25 +52,25 @@ fn options(args: &[String]) -> Result<Options, String> {
 }
 
 /// Called with each successful answer's body.
-type OnBody = Arc<dyn Fn(&[u8]) + Send + Sync>;
+pub(crate) type OnBody = Arc<dyn Fn(&[u8]) + Send + Sync>;
 /// Builds request `i` of connection `c`.
-type MakeRequest = Arc<dyn Fn(usize, usize) -> Vec<u8> + Send + Sync>;
+pub(crate) type MakeRequest = Arc<dyn Fn(usize, usize) -> Vec<u8> + Send + Sync>;
 
 /// One measured phase.
-struct Phase {
-    name: &'static str,
-    requests: usize,
-    errors: usize,
-    elapsed: Duration,
-    latencies_us: Vec<u64>,
+pub(crate) struct Phase {
+    pub(crate) name: &'static str,
+    pub(crate) requests: usize,
+    pub(crate) errors: usize,
+    pub(crate) elapsed: Duration,
+    pub(crate) latencies_us: Vec<u64>,
 }
 
 impl Phase {
-    fn rps(&self) -> f64 {
+    pub(crate) fn rps(&self) -> f64 {
         self.requests as f64 / self.elapsed.as_secs_f64()
     }
 
-    fn percentile(&self, p: f64) -> f64 {
+    pub(crate) fn percentile(&self, p: f64) -> f64 {
         if self.latencies_us.is_empty() {
             return 0.0;
         }
@@ -111,7 +112,7 @@ pub(crate) fn connect(addr: &str) -> Result<BufReader<TcpStream>, String> {
 }
 
 /// Runs `make_request(connection, i)` from `connections` threads for `seconds`.
-fn load(
+pub(crate) fn load(
     name: &'static str,
     addr: &str,
     connections: usize,
@@ -194,6 +195,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     match args.first().map(String::as_str) {
         Some("chain") => return crate::bench_chain::run(&args[1..]),
         Some("webhooks") => return crate::bench_webhooks::run(&args[1..]),
+        Some("pdf") => return crate::bench_pdf::run(&args[1..]),
         _ => {}
     }
     let o = options(args)?;

@@ -9,6 +9,7 @@
 
 mod bench;
 mod bench_chain;
+mod bench_pdf;
 mod bench_webhooks;
 mod db;
 mod schemathesis;

@@ -134,11 +134,13 @@ pub fn browser_tools() -> Result<(), String> {
 
 /// The pinned `standardwebhooks` the webhook tests verify real deliveries with.
 const STANDARDWEBHOOKS: &str = "1.1.0";
+/// The pinned `aiosmtpd` the email tests receive real messages with.
+const AIOSMTPD: &str = "1.4.6";
 
 /// Installs `target/py-venv` with `standardwebhooks` (pinned) unless it is there already.
 pub fn python_tools() -> Result<(), String> {
     let venv = root().join("target/py-venv");
-    let marker = venv.join(format!(".standardwebhooks-{STANDARDWEBHOOKS}"));
+    let marker = venv.join(format!(".standardwebhooks-{STANDARDWEBHOOKS}-aiosmtpd-{AIOSMTPD}"));
     if marker.exists() {
         return Ok(());
     }
@@ -147,6 +149,7 @@ pub fn python_tools() -> Result<(), String> {
         "install",
         "--quiet",
         &format!("standardwebhooks=={STANDARDWEBHOOKS}"),
+        &format!("aiosmtpd=={AIOSMTPD}"),
     ]))?;
     std::fs::write(&marker, STANDARDWEBHOOKS).map_err(|e| e.to_string())
 }

@@ -38,6 +38,30 @@ pub struct Config {
     pub redis_url: Option<String>,
     pub redis_prefix: String,
     pub trusted_proxies: stablepay_http::ratelimit::TrustedProxies,
+    pub email: EmailConfig,
+}
+
+/// Email delivery.
+#[derive(Clone)]
+pub struct EmailConfig {
+    /// `smtp://`, `smtp://...?tls=required` or `smtps://` (with `user:password@` for auth);
+    /// none: `.eml` files in `folder`.
+    pub smtp_url: Option<String>,
+    /// The sender's address (the merchant's name is the display name).
+    pub from: String,
+    /// Where `.eml` files go without an SMTP URL.
+    pub folder: String,
+}
+
+impl std::fmt::Debug for EmailConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The SMTP URL may hold a password.
+        f.debug_struct("EmailConfig")
+            .field("smtp_url", &self.smtp_url.as_ref().map(|_| "(set)"))
+            .field("from", &self.from)
+            .field("folder", &self.folder)
+            .finish()
+    }
 }
 
 /// Webhook delivery.
@@ -129,6 +153,9 @@ struct FileConfig {
     redis_url: Option<String>,
     redis_prefix: Option<String>,
     trusted_proxies: Option<String>,
+    smtp_url: Option<String>,
+    email_from: Option<String>,
+    email_dir: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -272,6 +299,24 @@ impl Config {
             .map_err(|m| bad("STABLEPAY_TRUSTED_PROXIES", &proxies_text, &m))?;
         let webhook_timeout =
             number("STABLEPAY_WEBHOOK_TIMEOUT_MS", &from_file.webhook_timeout_ms, "10000", 100, 10_000)?;
+        let smtp_text = pick("STABLEPAY_SMTP_URL", &from_file.smtp_url, "");
+        let from = pick("STABLEPAY_EMAIL_FROM", &from_file.email_from, "invoices@stablepay.localhost");
+        let folder = pick("STABLEPAY_EMAIL_DIR", &from_file.email_dir, ".stablepay/outbox");
+        let smtp_url = (!smtp_text.is_empty()).then_some(smtp_text);
+        stablepay_email::LettreMailer::new(
+            smtp_url.as_deref(),
+            &from,
+            std::path::PathBuf::from(&folder),
+            Duration::from_secs(10),
+        )
+        .map_err(|m| {
+            let (name, value): (&'static str, &str) = if m.starts_with("STABLEPAY_SMTP_URL") {
+                ("STABLEPAY_SMTP_URL", "(hidden)")
+            } else {
+                ("STABLEPAY_EMAIL_FROM", &from)
+            };
+            bad(name, value, &m)
+        })?;
         Ok(Self {
             database_url,
             bind,
@@ -294,6 +339,7 @@ impl Config {
             redis_url,
             redis_prefix,
             trusted_proxies,
+            email: EmailConfig { smtp_url, from, folder },
         })
     }
 }

@@ -7,7 +7,7 @@ use stablepay_domain::ports::IdempotencyStore;
 use crate::wiring::Adapters;
 
 /// Runs every due time-based transition (checkout expiry, invoice expiry, past due, payment
-/// link expiry) and purges
+/// link expiry), queues the reminders whose slot came due, delivers due emails, and purges
 /// idempotency keys past their 24-hour window. An invoice whose work fails is logged and backed
 /// off; the others go on.
 pub async fn run_due(adapters: &Adapters) -> Result<DueReport, Error> {
@@ -25,6 +25,17 @@ pub async fn run_due(adapters: &Adapters) -> Result<DueReport, Error> {
     let announced = adapters.links().announce_expiries(None).await?;
     if announced > 0 {
         tracing::info!(announced, "payment links expired");
+    }
+    let reminders = adapters.emails().schedule_reminders(None).await?;
+    if reminders > 0 {
+        tracing::info!(reminders, "scheduled reminders queued");
+    }
+    let delivered = adapters.emails().deliver_due(50).await?;
+    for (email, error) in &delivered.errors {
+        tracing::error!(email = %email, error = %error, "an email could not be attempted; retried when its lease ends");
+    }
+    if delivered.sent + delivered.not_sent > 0 {
+        tracing::info!(sent = delivered.sent, not_sent = delivered.not_sent, "emails attempted");
     }
     let purged = adapters.store.purge_expired().await?;
     if purged > 0 {

@@ -13,13 +13,15 @@ use crate::wiring::anyhow_lite::{Result, msg};
 use crate::worker;
 
 /// Runs the HTTP API (and, unless `with_worker` is false, the worker) until SIGINT/SIGTERM.
-pub async fn serve(mut config: Config, adapters: Adapters, with_worker: bool) -> Result<()> {
+pub async fn serve(mut config: Config, mut adapters: Adapters, with_worker: bool) -> Result<()> {
     let listener = std::net::TcpListener::bind(config.bind)
         .map_err(|e| msg(format!("STABLEPAY_BIND: cannot bind {}: {e}", config.bind)))?;
     let local = listener.local_addr().map_err(|e| msg(format!("STABLEPAY_BIND: {e}")))?;
     if !config.public_base_url_explicit {
         config.public_base_url = format!("http://{local}");
     }
+    // The worker's emails link to the hosted pages at the address actually bound.
+    adapters.public_base_url.clone_from(&config.public_base_url);
     let now = chrono::Utc::now();
     let status =
         Arc::new(if with_worker { WorkerStatus::running(config.worker_interval, now) } else { WorkerStatus::off(now) });

@@ -38,6 +38,10 @@ pub struct Adapters {
     pub limiter: Arc<dyn RateLimiter>,
     /// Invoice PDFs (fonts parsed once).
     pub renderer: Arc<stablepay_pdf::KrillaRenderer>,
+    /// SMTP, or `.eml` files.
+    pub mailer: Arc<stablepay_email::LettreMailer>,
+    /// Base URL of hosted pages (links in emails).
+    pub public_base_url: String,
 }
 
 impl Adapters {
@@ -76,8 +80,18 @@ impl Adapters {
         };
         let renderer =
             stablepay_pdf::KrillaRenderer::new().map_err(|e| anyhow_lite::msg(format!("PDF renderer: {e}")))?;
+        let e = &config.email;
+        let mailer = stablepay_email::LettreMailer::new(
+            e.smtp_url.as_deref(),
+            &e.from,
+            std::path::PathBuf::from(&e.folder),
+            std::time::Duration::from_secs(10),
+        )
+        .map_err(anyhow_lite::msg)?;
         Ok(Self {
             renderer: Arc::new(renderer),
+            mailer: Arc::new(mailer),
+            public_base_url: config.public_base_url.clone(),
             limiter,
             sender: Arc::new(sender),
             secret_box: Arc::new(AesSecretBox::new(w.secret_key)),
@@ -116,6 +130,19 @@ impl Adapters {
             crypto: self.crypto.as_ref(),
             clock: self.clock.as_ref(),
             chain: &self.chain_settings,
+        }
+    }
+
+    pub fn emails(&self) -> stablepay_domain::email::service::Emails<'_> {
+        stablepay_domain::email::service::Emails {
+            invoices: &self.store,
+            store: &self.store,
+            merchants: &self.store,
+            mailer: self.mailer.as_ref(),
+            renderer: self.renderer.as_ref(),
+            crypto: self.crypto.as_ref(),
+            clock: self.clock.as_ref(),
+            public_base_url: &self.public_base_url,
         }
     }
 
@@ -160,6 +187,8 @@ impl Adapters {
                     links: store.clone(),
                     merchants: store.clone(),
                     renderer: self.renderer.clone(),
+                    emails: store.clone(),
+                    mailer: self.mailer.clone(),
                     limiter: self.limiter.clone(),
                     trusted_proxies: config.trusted_proxies.clone(),
                     secret_box: self.secret_box.clone(),

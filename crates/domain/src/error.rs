@@ -106,6 +106,9 @@ pub enum Error {
     InvoiceNotEditable,
     #[error("the invoice has no collectible remainder or is closed")]
     InvoiceNotPayable,
+    /// A reminder was sent less than the cooldown ago; the next may be queued at `available_at`.
+    #[error("a reminder was sent recently; the next one can be sent from {available_at}")]
+    ReminderCooldown { available_at: chrono::DateTime<chrono::Utc> },
     #[error("version {provided} is stale; the current version is {current}")]
     InvoiceVersionConflict { provided: i64, current: i64 },
     #[error("the checkout session is expired, terminal or not ready")]

@@ -107,6 +107,8 @@ id_type!(/// An event.
     EventId, "evt_");
 id_type!(/// A refund reference recorded on an invoice.
     RefundReferenceId, "rfr_");
+id_type!(/// An email to an invoice's customer (its outbox row, and the message's id).
+    EmailId, "eml_");
 id_type!(/// A transfer into a merchant's wallet that no checkout could be credited with.
     UnattributedTransferId, "utr_");
 

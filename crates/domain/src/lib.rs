@@ -13,6 +13,7 @@ pub mod chain;
 pub mod checkout;
 pub mod clock;
 pub mod crypto;
+pub mod email;
 pub mod error;
 pub mod event;
 pub mod ids;

@@ -276,6 +276,14 @@ impl From<DomainError> for ApiError {
             DomainError::InvoiceAlreadyIssued => with_field(C::INVOICE_ALREADY_ISSUED),
             DomainError::InvoiceNotEditable => with_field(C::INVOICE_NOT_EDITABLE),
             DomainError::InvoiceNotPayable => with_field(C::INVOICE_NOT_PAYABLE),
+            DomainError::ReminderCooldown { available_at } => {
+                let seconds = (available_at - chrono::Utc::now()).num_seconds().max(1);
+                ApiError::new(C::INVOICE_TRANSITION_GUARD_FAILED, message)
+                    .with_details(
+                        json!({ "reason": "reminder_cooldown", "availableAt": crate::wire::timestamp(available_at) }),
+                    )
+                    .with_header("Retry-After", seconds.to_string())
+            }
             DomainError::InvoiceVersionConflict { current, .. } => {
                 ApiError::field(C::INVOICE_VERSION_CONFLICT, "version", message)
                     .with_details(json!({ "field": "version", "currentVersion": current }))

@@ -179,6 +179,8 @@ mod tests {
             links: Arc::new(stablepay_domain::payment_link::ports::MockPaymentLinkStore::new()),
             merchants: Arc::new(stablepay_domain::ports::MockMerchantStore::new()),
             renderer: Arc::new(stablepay_domain::invoice::document::MockInvoiceRenderer::new()),
+            emails: Arc::new(stablepay_domain::email::ports::MockEmailStore::new()),
+            mailer: Arc::new(stablepay_domain::email::ports::MockMailer::new()),
             limiter: Arc::new(stablepay_domain::ratelimit::MockRateLimiter::new()),
             trusted_proxies: Default::default(),
             secret_box: Arc::new(stablepay_domain::webhook::ports::MockSecretBox::new()),

@@ -51,6 +51,9 @@ pub struct AppState {
     pub merchants: Arc<dyn MerchantStore>,
     /// Renders invoice PDFs.
     pub renderer: Arc<dyn stablepay_domain::invoice::document::InvoiceRenderer>,
+    /// The email outbox (the API queues; the worker delivers through `mailer`).
+    pub emails: Arc<dyn stablepay_domain::email::ports::EmailStore>,
+    pub mailer: Arc<dyn stablepay_domain::email::ports::Mailer>,
     /// The settlement chain and token contracts new checkouts expect.
     pub chain_settings: ChainSettings,
     /// Base URL of this service as customers reach it (checkoutUrl, hostedInvoiceUrl).
@@ -93,6 +96,20 @@ impl AppState {
             crypto: self.crypto.as_ref(),
             clock,
             chain: &self.chain_settings,
+        }
+    }
+
+    /// The email use cases with a given clock.
+    pub fn emails_with<'a>(&'a self, clock: &'a dyn Clock) -> stablepay_domain::email::service::Emails<'a> {
+        stablepay_domain::email::service::Emails {
+            invoices: self.invoices.as_ref(),
+            store: self.emails.as_ref(),
+            merchants: self.merchants.as_ref(),
+            mailer: self.mailer.as_ref(),
+            renderer: self.renderer.as_ref(),
+            crypto: self.crypto.as_ref(),
+            clock,
+            public_base_url: &self.public_base_url,
         }
     }
 

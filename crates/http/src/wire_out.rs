@@ -666,3 +666,40 @@ envelope!(/// A reported payment.
     SubmittedPaymentEnvelope, SubmittedPaymentOut);
 envelope!(/// A page of unattributed transfers.
     UnattributedListEnvelope, crate::wire::ListOut<UnattributedTransferOut>);
+
+/// An email to an invoice's customer, as queued.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InvoiceEmailOut {
+    pub id: String,
+    /// The literal `invoice_email`.
+    pub object: String,
+    pub invoice_id: String,
+    /// `invoice` (with its PDF) or `reminder`.
+    pub kind: String,
+    pub to: String,
+    /// `queued`, `sent`, `failed` or `skipped`.
+    pub status: String,
+    pub attempts: u32,
+    pub created_at: String,
+    pub sent_at: Option<String>,
+}
+
+impl From<&stablepay_domain::email::model::OutboundEmail> for InvoiceEmailOut {
+    fn from(e: &stablepay_domain::email::model::OutboundEmail) -> Self {
+        Self {
+            id: e.id.to_string(),
+            object: "invoice_email".into(),
+            invoice_id: e.invoice_id.to_string(),
+            kind: e.kind.as_str().into(),
+            to: e.to.clone(),
+            status: e.status.as_str().into(),
+            attempts: e.attempts,
+            created_at: crate::wire::timestamp(e.created_at),
+            sent_at: e.sent_at.map(crate::wire::timestamp),
+        }
+    }
+}
+
+envelope!(/// A queued email.
+    InvoiceEmailEnvelope, InvoiceEmailOut);

@@ -9,6 +9,7 @@ mod change_statements;
 mod clock;
 mod codec;
 mod create_statement;
+mod emails;
 mod error;
 mod events;
 mod idempotency;
@@ -45,4 +46,24 @@ pub(crate) fn page_of<R, T>(
     let has_more = rows.len() > limit;
     rows.truncate(limit);
     Ok(stablepay_domain::page::Page { items: rows.into_iter().map(convert).collect::<Result<_, _>>()?, has_more })
+}
+
+/// A row naming a record and its scope (the worker's claims across merchants).
+#[derive(diesel::QueryableByName)]
+pub(crate) struct ScopedRow {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    pub merchant_id: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    pub mode: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    pub id: String,
+}
+
+impl ScopedRow {
+    pub(crate) fn scope(&self) -> Result<stablepay_domain::Scope, stablepay_domain::Error> {
+        Ok(stablepay_domain::Scope::new(
+            stablepay_domain::ids::MerchantId::from_trusted(self.merchant_id.clone()),
+            crate::invoices::rows::mode(&self.mode)?,
+        ))
+    }
 }

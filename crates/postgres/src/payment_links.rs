@@ -234,16 +234,6 @@ fn state_condition(
     diesel::dsl::sql::<Bool>(&format!("{head}{expired}")).bind::<Timestamptz, _>(now).sql(tail)
 }
 
-#[derive(QueryableByName)]
-struct DueLink {
-    #[diesel(sql_type = Text)]
-    merchant_id: String,
-    #[diesel(sql_type = Text)]
-    mode: String,
-    #[diesel(sql_type = Text)]
-    id: String,
-}
-
 /// Links whose expiry passed at their scope's time (a test-mode link's merchant may have moved
 /// its test clock), unless archived or completed (their state wins over the expiry).
 const EXPIRED_UNANNOUNCED: &str = "SELECT l.merchant_id, l.mode, l.id FROM payment_links l \
@@ -457,21 +447,14 @@ impl PaymentLinkStore for PgStore {
             Some(s) => (Some(s.merchant_id.to_string()), Some(s.mode.as_str().to_owned())),
             None => (None, None),
         };
-        let rows: Vec<DueLink> = diesel::sql_query(EXPIRED_UNANNOUNCED)
+        let rows: Vec<crate::ScopedRow> = diesel::sql_query(EXPIRED_UNANNOUNCED)
             .bind::<Nullable<Text>, _>(merchant)
             .bind::<Nullable<Text>, _>(mode_text)
             .bind::<Integer, _>(i32::try_from(limit).unwrap_or(100))
             .load(&mut *self.conn().await?)
             .await
             .map_err(db)?;
-        rows.into_iter()
-            .map(|r| {
-                Ok((
-                    Scope::new(MerchantId::from_trusted(r.merchant_id), mode(&r.mode)?),
-                    PaymentLinkId::from_trusted(r.id),
-                ))
-            })
-            .collect()
+        rows.into_iter().map(|r| Ok((r.scope()?, PaymentLinkId::from_trusted(r.id)))).collect()
     }
 
     async fn announce_expiry(

@@ -309,6 +309,25 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    emails (id) {
+        id -> Text,
+        merchant_id -> Text,
+        mode -> Text,
+        invoice_id -> Text,
+        kind -> Text,
+        slot -> Text,
+        recipient -> Text,
+        status -> Text,
+        attempts -> Int4,
+        last_error -> Nullable<Text>,
+        next_attempt_at -> Timestamptz,
+        lease_until -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+        sent_at -> Nullable<Timestamptz>,
+    }
+}
+
 diesel::allow_tables_to_appear_in_same_query!(
     merchants,
     api_keys,
@@ -327,4 +346,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     webhook_incidents,
     payment_links,
     payment_link_invoices,
+    emails,
 );

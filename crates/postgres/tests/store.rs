@@ -422,6 +422,9 @@ async fn check_constraints_list_the_domain_enumerations() {
     );
     assert_eq!(f.check_values("payment_links_usage_type_check").await, names(Usage::ALL.map(Usage::as_str).to_vec()));
     assert_eq!(f.check_values("payment_links_amount_type_check").await, names(AmountRule::TYPES.to_vec()));
+    use stablepay_domain::email::model::{EmailKind, EmailStatus};
+    assert_eq!(f.check_values("emails_kind_check").await, names(EmailKind::ALL.map(EmailKind::as_str).to_vec()));
+    assert_eq!(f.check_values("emails_status_check").await, names(EmailStatus::ALL.map(EmailStatus::as_str).to_vec()));
 }
 
 /// The payment-link store: scoping (another merchant's id is NOT_FOUND, the other mode's

@@ -587,7 +587,7 @@ async fn collection_actions_and_refunds() {
 }
 
 #[tokio::test]
-async fn duplicate_and_unavailable_features() {
+async fn duplicate_and_the_email_and_pdf_routes() {
     let app = TestApp::spawn().await;
     let m = app.merchant("Shop");
     let d = create_draft(&app, &m).await;
@@ -604,15 +604,25 @@ async fn duplicate_and_unavailable_features() {
     let copy = app.post(&m.sk_test, &path(&legacy, "/duplicate"), json!({})).await.ok(201).clone();
     assert_eq!(copy["kind"], "itemized");
     assert_eq!(copy["total"], "9.000000");
+    // Email and PDF (their own tests are emails.rs and pdf.rs): available for an issued invoice.
     for suffix in ["/send", "/remind"] {
-        app.post(&m.sk_test, &path(&d, suffix), json!({})).await.assert_error(422, "FEATURE_UNAVAILABLE");
+        assert_eq!(app.post(&m.sk_test, &path(&d, suffix), json!({})).await.ok(202)["status"], "queued");
     }
-    app.get(&m.sk_test, &path(&d, "/pdf")).await.assert_error(422, "FEATURE_UNAVAILABLE");
-    app.post(&m.sk_test, "/v1/invoices/inv_missing/send", json!({})).await.assert_error(404, "INVOICE_NOT_FOUND");
+    let pdf = app.http.get(app.url(&path(&d, "/pdf"))).bearer_auth(&m.sk_test).send().await.unwrap();
+    assert_eq!(pdf.status().as_u16(), 200);
+    for suffix in ["/send", "/remind", "/pdf"] {
+        let p = format!("/v1/invoices/inv_missing{suffix}");
+        let r =
+            if suffix == "/pdf" { app.get(&m.sk_test, &p).await } else { app.post(&m.sk_test, &p, json!({})).await };
+        r.assert_error(404, "INVOICE_NOT_FOUND");
+    }
     let mut body = draft_body();
     body["issue"] = json!(true);
     body["send"] = json!(true);
-    app.post(&m.sk_test, "/v1/invoices", body).await.assert_error(422, "FEATURE_UNAVAILABLE");
+    let sent = app.post(&m.sk_test, "/v1/invoices", body).await.ok(201).clone();
+    let activity: Vec<&str> =
+        sent["activity"].as_array().unwrap().iter().filter_map(|a| a["action"].as_str()).collect();
+    assert!(activity.contains(&"email_queued"), "{activity:?}");
 }
 
 #[tokio::test]

@@ -5,6 +5,7 @@
 mod anvil;
 mod browser;
 mod checkout;
+mod emails;
 mod foundation;
 mod hardening;
 mod invoices;

@@ -190,6 +190,9 @@ pub(super) fn itemized(
     if issue {
         issue_into(&mut change, ctx, now)?;
     }
+    if send {
+        queue_send(&mut change, ctx.0, now)?;
+    }
     Ok(change)
 }
 
@@ -265,6 +268,9 @@ pub(super) fn issue(
     }
     let mut change = InvoiceChange::update(current.clone());
     issue_into(&mut change, ctx, now)?;
+    if send {
+        queue_send(&mut change, ctx.0, now)?;
+    }
     Ok(Decision::of(change))
 }
 
@@ -383,6 +389,20 @@ fn check_send(content: &InvoiceContent) -> Result<(), Error> {
     if !content.customer_email().is_some_and(validate::is_valid_email) {
         return Err(Error::CustomerEmailRequired { field: "customer.email".into() });
     }
-    // Email delivery arrives with its own issue; until then nothing is issued half-way.
-    Err(Error::FeatureUnavailable("sending invoices by email"))
+    Ok(())
+}
+
+/// Queues the invoice's email with the change that issues it (`send: true`).
+fn queue_send(change: &mut InvoiceChange, crypto: &dyn Crypto, now: DateTime<Utc>) -> Result<(), Error> {
+    use crate::email::model::{EmailKind, OutboundEmail};
+    use crate::invoice::model::Activity;
+    let email = OutboundEmail::queue(crypto, &change.aggregate.invoice, EmailKind::Invoice, None, now)?;
+    change.aggregate.invoice.activity.push(Activity {
+        at: now,
+        action: ActivityAction::EmailQueued,
+        actor: Actor::Api,
+        detail: Some(format!("invoice to {}", email.to)),
+    });
+    change.emails.push(email);
+    Ok(())
 }

@@ -105,6 +105,8 @@ pub struct InvoiceChange {
     /// Payments to insert or update.
     pub changed_payments: Vec<PaymentId>,
     pub events: Vec<PendingEvent>,
+    /// Outbox emails to insert, or to update after a delivery attempt (by id), with the change.
+    pub emails: Vec<crate::email::model::OutboundEmail>,
 }
 
 impl InvoiceChange {
@@ -128,6 +130,7 @@ impl InvoiceChange {
             changed_sessions,
             changed_payments: Vec::new(),
             events: Vec::new(),
+            emails: Vec::new(),
         }
     }
 

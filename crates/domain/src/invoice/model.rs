@@ -170,10 +170,18 @@ pub enum ActivityAction {
     MarkedUncollectible,
     RefundRecorded,
     DuplicatedFrom,
+    /// An email to the customer was queued (the invoice, or a reminder).
+    EmailQueued,
+    /// The mail server accepted it.
+    EmailSent,
+    /// An attempt failed (retried later, or given up: see the detail).
+    EmailFailed,
+    /// A scheduled reminder was not sent (the invoice was paid or closed).
+    ReminderSkipped,
 }
 
 impl ActivityAction {
-    pub const ALL: [ActivityAction; 15] = [
+    pub const ALL: [ActivityAction; 19] = [
         Self::Created,
         Self::Updated,
         Self::Issued,
@@ -189,6 +197,10 @@ impl ActivityAction {
         Self::MarkedUncollectible,
         Self::RefundRecorded,
         Self::DuplicatedFrom,
+        Self::EmailQueued,
+        Self::EmailSent,
+        Self::EmailFailed,
+        Self::ReminderSkipped,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -208,6 +220,10 @@ impl ActivityAction {
             Self::MarkedUncollectible => "marked_uncollectible",
             Self::RefundRecorded => "refund_recorded",
             Self::DuplicatedFrom => "duplicated_from",
+            Self::EmailQueued => "email_queued",
+            Self::EmailSent => "email_sent",
+            Self::EmailFailed => "email_failed",
+            Self::ReminderSkipped => "reminder_skipped",
         }
     }
 

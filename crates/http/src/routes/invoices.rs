@@ -289,34 +289,49 @@ pub async fn duplicate_invoice(req: HttpRequest, SecretKey(caller): SecretKey, i
     .await
 }
 
-async fn unavailable(c: &Caller, id: &str, what: &'static str) -> Result<HttpResponse, ApiError> {
-    // The invoice must exist for this merchant and mode; the capability itself comes later.
-    c.state.invoices.load_invoice(c.scope(), &key(id, false)?).await?;
-    Err(Error::FeatureUnavailable(what).into())
-}
-
-/// Send the invoice by email (arrives with the email issue: FEATURE_UNAVAILABLE until then).
+/// Queue the invoice (its PDF attached, with the hosted invoice link) to the customer's email.
+/// Accepted is not delivered: the worker sends it, retrying with a backoff, and records each
+/// attempt in the invoice's activity.
 #[utoipa::path(
     tag = "invoices",
-    params(("id" = String, Path, description = "Invoice id")),
-    responses((status = 202, description = "Queued email (accepted is not delivered)", body = crate::wire_out::InvoiceEnvelope), crate::wire::Errors),
+    params(("id" = String, Path, description = "Invoice id"), ("Idempotency-Key" = Option<String>, Header, description = "Replays the first answer (one email per key)")),
+    responses(
+        (status = 202, description = "The queued email", body = crate::wire_out::InvoiceEmailEnvelope),
+        (status = 409, description = "INVOICE_TRANSITION_GUARD_FAILED: a draft or a void invoice", body = crate::wire::ErrorEnvelope),
+        (status = 422, description = "CUSTOMER_EMAIL_REQUIRED", body = crate::wire::ErrorEnvelope),
+        crate::wire::Errors
+    ),
     security(("bearer" = []), ("apiKey" = []))
 )]
 #[post("/invoices/{id}/send")]
-pub async fn send_invoice(SecretKey(c): SecretKey, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
-    unavailable(&c, &id, "sending invoices by email").await
+pub async fn send_invoice(req: HttpRequest, SecretKey(caller): SecretKey, id: web::Path<String>) -> HttpResponse {
+    idempotency::execute(caller, &req, &[], move |c| async move {
+        let email = c.state.emails_with(&c.clock).send(c.scope(), &key(&id, false)?).await?;
+        Ok((StatusCode::ACCEPTED, to_data(&crate::wire_out::InvoiceEmailOut::from(&email))?))
+    })
+    .await
 }
 
-/// Send a payment reminder (FEATURE_UNAVAILABLE until email delivery exists).
+/// Queue a reminder of what is due to the customer's email: a collectible issued invoice, at
+/// most one reminder (requested or scheduled) per 24 hours.
 #[utoipa::path(
     tag = "invoices",
-    params(("id" = String, Path, description = "Invoice id")),
-    responses((status = 202, description = "Queued reminder", body = crate::wire_out::InvoiceEnvelope), crate::wire::Errors),
+    params(("id" = String, Path, description = "Invoice id"), ("Idempotency-Key" = Option<String>, Header, description = "Replays the first answer")),
+    responses(
+        (status = 202, description = "The queued reminder", body = crate::wire_out::InvoiceEmailEnvelope),
+        (status = 409, description = "INVOICE_NOT_PAYABLE (not issued, or nothing collectible); INVOICE_TRANSITION_GUARD_FAILED with details.reason reminder_cooldown and details.availableAt (and Retry-After)", body = crate::wire::ErrorEnvelope),
+        (status = 422, description = "CUSTOMER_EMAIL_REQUIRED", body = crate::wire::ErrorEnvelope),
+        crate::wire::Errors
+    ),
     security(("bearer" = []), ("apiKey" = []))
 )]
 #[post("/invoices/{id}/remind")]
-pub async fn remind_invoice(SecretKey(c): SecretKey, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
-    unavailable(&c, &id, "invoice reminders").await
+pub async fn remind_invoice(req: HttpRequest, SecretKey(caller): SecretKey, id: web::Path<String>) -> HttpResponse {
+    idempotency::execute(caller, &req, &[], move |c| async move {
+        let email = c.state.emails_with(&c.clock).remind(c.scope(), &key(&id, false)?).await?;
+        Ok((StatusCode::ACCEPTED, to_data(&crate::wire_out::InvoiceEmailOut::from(&email))?))
+    })
+    .await
 }
 
 /// The invoice as a PDF, to download (not enveloped; errors are): an issued invoice only

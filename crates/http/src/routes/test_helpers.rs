@@ -98,8 +98,10 @@ pub async fn advance_clock(
                 break;
             }
         }
+        // Reminder slots the advance reached are queued at once (the worker delivers them).
+        let reminders = state.emails_with(state.clock.as_ref()).schedule_reminders(Some(c.scope())).await?;
         let now = state.clock.now(c.scope()).await?;
-        let transitions_run = u64::try_from(report.changed + announced).unwrap_or(0);
+        let transitions_run = u64::try_from(report.changed + announced + reminders).unwrap_or(0);
         let out = ClockOut { offset_seconds: offset, now: timestamp(now), transitions_run };
         Ok((StatusCode::OK, to_data(&out)?))
     })

@@ -79,6 +79,7 @@ fn one_statement(change: &InvoiceChange) -> bool {
         && change.changed_payments.is_empty()
         && change.events.is_empty()
         && change.assign_number.is_none()
+        && change.emails.is_empty()
 }
 
 /// Allocates the scope's next invoice number (inside the caller's transaction).
@@ -131,6 +132,7 @@ pub(crate) async fn write_all(conn: &mut AsyncPgConnection, change: &mut Invoice
         // The invoice changed since it was loaded: nothing of this change stays.
         return Err(TxError::Domain(Error::InvoiceStateMismatch));
     }
+    crate::emails::write_emails(conn, &change.emails).await?;
     Ok(())
 }
 

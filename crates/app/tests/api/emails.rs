@@ -1,0 +1,277 @@
+//! Emails to customers end to end: real messages received by an SMTP server on loopback
+//! (`aiosmtpd` from PyPI, in `target/py-venv`, writing a Maildir), their recipients, subject,
+//! both parts and the attached PDF; the invoice's activity; reminders on request (with their
+//! cooldown) and on a schedule driven by the test clock; a crashed server sending nothing
+//! twice; and the development default of `.eml` files.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::process::{Child, Command};
+
+use crate::support::{Merchant, TestApp, fresh_db};
+
+/// An SMTP server on loopback that keeps every message in a Maildir.
+struct Smtp {
+    port: u16,
+    dir: tempdir::Dir,
+    _child: Child,
+}
+
+mod tempdir {
+    /// A folder removed when dropped.
+    pub struct Dir(pub std::path::PathBuf);
+
+    impl Dir {
+        pub fn new(name: &str) -> Self {
+            let path = std::env::temp_dir().join(format!("{name}-{}-{}", std::process::id(), rand()));
+            std::fs::create_dir_all(&path).unwrap();
+            Self(path)
+        }
+    }
+
+    fn rand() -> u128 {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+    }
+
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+}
+
+impl Smtp {
+    async fn start() -> Self {
+        let python = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/py-venv/bin/python");
+        assert!(python.exists(), "target/py-venv is missing: run `cargo xtask ci` (it installs aiosmtpd)");
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let dir = tempdir::Dir::new("stablepay-maildir");
+        let child = Command::new(python)
+            .args(["-m", "aiosmtpd", "-n", "-l", &format!("127.0.0.1:{port}"), "-c", "aiosmtpd.handlers.Mailbox"])
+            .arg(dir.0.join("box"))
+            .kill_on_drop(true)
+            .spawn()
+            .expect("aiosmtpd");
+        for _ in 0..100 {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+                return Self { port, dir, _child: child };
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("aiosmtpd did not start");
+    }
+
+    fn url(&self) -> String {
+        format!("smtp://127.0.0.1:{}", self.port)
+    }
+
+    /// Every message received so far, as raw text.
+    fn messages(&self) -> Vec<String> {
+        let new = self.dir.0.join("box/new");
+        let mut out: Vec<String> = std::fs::read_dir(&new)
+            .map(|d| d.filter_map(Result::ok).map(|e| std::fs::read_to_string(e.path()).unwrap()).collect())
+            .unwrap_or_default();
+        out.sort();
+        out
+    }
+
+    async fn wait_for(&self, n: usize) -> Vec<String> {
+        for _ in 0..200 {
+            let m = self.messages();
+            if m.len() >= n {
+                return m;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("expected {n} messages, got {}", self.messages().len());
+    }
+}
+
+fn env(smtp: &Smtp) -> Vec<(&'static str, String)> {
+    vec![
+        ("STABLEPAY_SMTP_URL", smtp.url()),
+        ("STABLEPAY_EMAIL_FROM", "billing@shop.example".to_owned()),
+        ("STABLEPAY_WORKER_INTERVAL_MS", "100".to_owned()),
+    ]
+}
+
+fn invoice_body(due_in_days: i64) -> Value {
+    json!({
+        "lines": [{ "description": "Consulting", "quantity": "2", "unitAmount": "50" }],
+        "customer": { "name": "Ada <Lovelace>", "email": "ada@example.com" },
+        "dueAt": (chrono::Utc::now() + chrono::Duration::days(due_in_days)).to_rfc3339(),
+    })
+}
+
+async fn issued(app: &TestApp, m: &Merchant, body: Value) -> Value {
+    let mut body = body;
+    body["issue"] = json!(true);
+    app.post(&m.sk_test, "/v1/invoices", body).await.ok(201).clone()
+}
+
+async fn actions(app: &TestApp, m: &Merchant, id: &str) -> Vec<String> {
+    let inv = app.get(&m.sk_test, &format!("/v1/invoices/{id}")).await.ok(200).clone();
+    inv["activity"].as_array().unwrap().iter().map(|a| a["action"].as_str().unwrap().to_owned()).collect()
+}
+
+fn header<'a>(message: &'a str, name: &str) -> Option<&'a str> {
+    message.lines().find_map(|l| l.strip_prefix(&format!("{name}: ")))
+}
+
+#[tokio::test]
+async fn an_invoice_email_arrives_with_both_parts_and_its_pdf() {
+    let smtp = Smtp::start().await;
+    let app = TestApp::spawn_with(fresh_db().await, &env(&smtp), &[]).await;
+    let m = app.merchant("Café Lumière");
+    let inv = issued(&app, &m, invoice_body(10)).await;
+    let id = inv["id"].as_str().unwrap();
+    let number = inv["invoiceNumber"].as_str().unwrap();
+
+    let r = app.post_idem(&m.sk_test, &format!("/v1/invoices/{id}/send"), "send-1", json!({})).await;
+    let queued = r.ok(202).clone();
+    assert_eq!((queued["object"].as_str(), queued["status"].as_str()), (Some("invoice_email"), Some("queued")));
+    assert_eq!(queued["to"], "ada@example.com");
+    // The same key answers the same email: one message.
+    let again = app.post_idem(&m.sk_test, &format!("/v1/invoices/{id}/send"), "send-1", json!({})).await;
+    assert_eq!(again.ok(202)["id"], queued["id"]);
+
+    let messages = smtp.wait_for(1).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(smtp.messages().len(), 1, "one request, one message");
+    let msg = &messages[0];
+    assert_eq!(header(msg, "To"), Some("ada@example.com"));
+    let from = header(msg, "From").unwrap();
+    assert!(from.contains("billing@shop.example") && (from.contains("Caf") || from.contains("=?utf-8?")), "{from}");
+    assert_eq!(header(msg, "Message-ID"), Some(format!("<{}@stablepay>", queued["id"].as_str().unwrap()).as_str()));
+    let subject = header(msg, "Subject").unwrap();
+    assert!(subject.contains(number) || subject.starts_with("=?utf-8?"), "{subject}");
+    for part in ["multipart/mixed", "multipart/alternative", "text/plain", "text/html", "application/pdf"] {
+        assert!(msg.to_lowercase().contains(part), "the message lacks {part}:\n{msg}");
+    }
+    assert!(msg.contains(&format!("filename=\"{number}.pdf\"")), "{msg}");
+    assert!(msg.contains("/i/"), "the hosted invoice link: {msg}");
+    assert!(msg.contains("Ada &lt;Lovelace&gt;"), "the HTML part is escaped: {msg}");
+
+    // Each step is in the invoice's activity.
+    let mut seen = Vec::new();
+    for _ in 0..50 {
+        seen = actions(&app, &m, id).await;
+        if seen.contains(&"email_sent".to_owned()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(seen.contains(&"email_queued".to_owned()) && seen.contains(&"email_sent".to_owned()), "{seen:?}");
+
+    // Refusals, which queue nothing.
+    let draft = app.post(&m.sk_test, "/v1/invoices", invoice_body(10)).await.ok(201).clone();
+    let path = format!("/v1/invoices/{}/send", draft["id"].as_str().unwrap());
+    app.post(&m.sk_test, &path, json!({})).await.assert_error(409, "INVOICE_TRANSITION_GUARD_FAILED");
+    let mut nobody = invoice_body(10);
+    nobody["customer"] = json!({ "name": "No Mail" });
+    let no_email = issued(&app, &m, nobody).await;
+    let path = format!("/v1/invoices/{}/send", no_email["id"].as_str().unwrap());
+    let r = app.post(&m.sk_test, &path, json!({})).await;
+    assert_eq!(r.assert_error(422, "CUSTOMER_EMAIL_REQUIRED").as_deref(), Some("customer.email"));
+    let other = app.merchant("Other");
+    app.post(&other.sk_test, &format!("/v1/invoices/{id}/send"), json!({}))
+        .await
+        .assert_error(404, "INVOICE_NOT_FOUND");
+
+    // Creation with send: true sends too.
+    let mut body = invoice_body(5);
+    body["send"] = json!(true);
+    issued(&app, &m, body).await;
+    smtp.wait_for(2).await;
+}
+
+#[tokio::test]
+async fn reminders_keep_a_cooldown_and_follow_the_schedule_on_the_test_clock() {
+    let smtp = Smtp::start().await;
+    let app = TestApp::spawn_with(fresh_db().await, &env(&smtp), &[]).await;
+    let m = app.merchant("Shop");
+    let mut body = invoice_body(10);
+    body["reminderSchedule"] = json!({ "enabled": true, "daysBeforeDue": [3], "onDue": true, "daysAfterDue": [7] });
+    let inv = issued(&app, &m, body).await;
+    let id = inv["id"].as_str().unwrap().to_owned();
+    let remind = format!("/v1/invoices/{id}/remind");
+
+    let first = app.post(&m.sk_test, &remind, json!({})).await.ok(202).clone();
+    assert_eq!(first["kind"], "reminder");
+    let r = app.post(&m.sk_test, &remind, json!({})).await;
+    r.assert_error(409, "INVOICE_TRANSITION_GUARD_FAILED");
+    assert_eq!(r.body["error"]["details"]["reason"], "reminder_cooldown");
+    assert!(r.body["error"]["details"]["availableAt"].is_string());
+    assert!(r.header("retry-after").unwrap().parse::<i64>().unwrap() > 80_000);
+    smtp.wait_for(1).await;
+
+    // Day 7 of 10: the "3 days before" slot; day 10: "on due".
+    let advance = |seconds: i64| app.post(&m.sk_test, "/v1/test-helpers/clock/advance", json!({ "seconds": seconds }));
+    advance(7 * 86_400 + 3600).await.ok(200);
+    let messages = smtp.wait_for(2).await;
+    assert!(messages.iter().filter(|msg| msg.contains("Reminder")).count() >= 2, "{messages:?}");
+    advance(3 * 86_400).await.ok(200);
+    smtp.wait_for(3).await;
+    // The cooldown allows a requested reminder a day after the last one.
+    advance(86_400).await.ok(200);
+    app.post(&m.sk_test, &remind, json!({})).await.ok(202);
+    smtp.wait_for(4).await;
+
+    // Paid: no more reminders, scheduled or requested.
+    let cs = app.post(&m.sk_test, &format!("/v1/invoices/{id}/checkout-sessions"), json!({})).await;
+    let cs_id = cs.ok(201)["checkoutSessionId"].as_str().unwrap().to_owned();
+    app.post(&m.sk_test, &format!("/v1/test-helpers/checkout-sessions/{cs_id}/payments"), json!({})).await.ok(201);
+    advance(8 * 86_400).await.ok(200);
+    app.post(&m.sk_test, &remind, json!({})).await.assert_error(409, "INVOICE_NOT_PAYABLE");
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(smtp.messages().len(), 4, "nothing after payment");
+
+    let seen = actions(&app, &m, &id).await;
+    let count = |a: &str| seen.iter().filter(|s| *s == a).count();
+    assert_eq!(count("email_queued"), 4, "{seen:?}");
+    assert_eq!(count("email_sent"), 4, "{seen:?}");
+}
+
+#[tokio::test]
+async fn a_crashed_server_sends_each_email_once() {
+    let smtp = Smtp::start().await;
+    let e = env(&smtp);
+    let mut app = TestApp::spawn_with(fresh_db().await, &e, &[]).await;
+    let m = app.merchant("Shop");
+    let inv = issued(&app, &m, invoice_body(10)).await;
+    let send = format!("/v1/invoices/{}/send", inv["id"].as_str().unwrap());
+    app.post(&m.sk_test, &send, json!({})).await.ok(202);
+    // Killed at once (the email may or may not have gone out): after the restart it is sent,
+    // and never a second time.
+    app.kill_and_restart(&e).await;
+    smtp.wait_for(1).await;
+    app.kill_and_restart(&e).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(smtp.messages().len(), 1);
+}
+
+#[tokio::test]
+async fn without_smtp_messages_are_eml_files() {
+    let dir = tempdir::Dir::new("stablepay-eml");
+    let env = [
+        ("STABLEPAY_EMAIL_DIR", dir.0.to_string_lossy().into_owned()),
+        ("STABLEPAY_WORKER_INTERVAL_MS", "100".to_owned()),
+    ];
+    let app = TestApp::spawn_with(fresh_db().await, &env, &[]).await;
+    let m = app.merchant("Shop");
+    let inv = issued(&app, &m, invoice_body(10)).await;
+    let queued = app.post(&m.sk_test, &format!("/v1/invoices/{}/send", inv["id"].as_str().unwrap()), json!({})).await;
+    let id = queued.ok(202)["id"].as_str().unwrap().to_owned();
+    let file: PathBuf = dir.0.join(format!("{id}.eml"));
+    for _ in 0..100 {
+        if file.exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let text = std::fs::read_to_string(&file).unwrap_or_else(|_| panic!("no {}", file.display()));
+    assert!(text.contains("To: ada@example.com") && text.to_lowercase().contains("application/pdf"));
+    let _ = Path::new(&file);
+}

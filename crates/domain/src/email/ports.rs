@@ -1,0 +1,44 @@
+//! What the email use cases need: the outbox (written with invoice changes, see
+//! `InvoiceChange::emails`) and a mailer.
+
+use async_trait::async_trait;
+
+use crate::email::model::{EmailKind, EmailMessage, OutboundEmail};
+use crate::error::Error;
+use crate::ids::InvoiceId;
+use crate::mode::Scope;
+
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait EmailStore: Send + Sync {
+    /// The invoice's emails, oldest first.
+    async fn list_emails(&self, scope: &Scope, invoice: &InvoiceId) -> Result<Vec<OutboundEmail>, Error>;
+    /// The newest email of `kind` about the invoice.
+    async fn last_email(
+        &self,
+        scope: &Scope,
+        invoice: &InvoiceId,
+        kind: EmailKind,
+    ) -> Result<Option<OutboundEmail>, Error>;
+    /// Claims up to `limit` queued emails whose next attempt is due (by the real clock), for
+    /// `lease_seconds`: nobody else attempts them meanwhile. (Across merchants: each answer
+    /// carries its scope.)
+    async fn claim_emails(&self, limit: u32, lease_seconds: u32) -> Result<Vec<OutboundEmail>, Error>;
+    /// Collectible invoices (of `only`, or of every merchant) with an enabled reminder schedule
+    /// whose due date is within 31 days of their scope's time: those a slot may come due for.
+    async fn reminder_candidates(&self, only: Option<Scope>, limit: u32) -> Result<Vec<(Scope, InvoiceId)>, Error>;
+}
+
+/// Where a failed send went wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MailError {
+    pub message: String,
+    /// The server refused the message for good (a 5xx answer): retrying cannot help.
+    pub permanent: bool,
+}
+
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait Mailer: Send + Sync {
+    async fn send(&self, message: &EmailMessage) -> Result<(), MailError>;
+}

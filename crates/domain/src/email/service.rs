@@ -1,0 +1,296 @@
+//! The email use cases: queue the invoice or a reminder on request, deliver what is due (the
+//! worker), and queue the reminders of schedules whose slot came due (the worker, and the test
+//! clock).
+
+use chrono::{DateTime, Duration, Utc};
+
+use crate::clock::Clock;
+use crate::crypto::Crypto;
+use crate::email::compose::compose;
+use crate::email::model::{Attachment, EmailKind, EmailMessage, EmailStatus, OutboundEmail, REMINDER_COOLDOWN_HOURS};
+use crate::email::ports::{EmailStore, Mailer};
+use crate::error::Error;
+use crate::invoice::aggregate::{InvoiceAggregate, InvoiceChange, InvoiceKey};
+use crate::invoice::collection::CollectionState;
+use crate::invoice::document::{InvoiceDocument, InvoiceRenderer};
+use crate::invoice::model::{Activity, ActivityAction, Actor, Invoice};
+use crate::invoice::ports::InvoiceStore;
+use crate::mode::Scope;
+use crate::ports::MerchantStore;
+
+/// Times a use case reloads an invoice that changed under it.
+const MAX_TRIES: usize = 8;
+/// How long a claimed email is held by the worker attempting it.
+pub const LEASE_SECONDS: u32 = 120;
+
+pub struct Emails<'a> {
+    pub invoices: &'a dyn InvoiceStore,
+    pub store: &'a dyn EmailStore,
+    pub merchants: &'a dyn MerchantStore,
+    pub mailer: &'a dyn Mailer,
+    pub renderer: &'a dyn InvoiceRenderer,
+    pub crypto: &'a dyn Crypto,
+    pub clock: &'a dyn Clock,
+    /// The base of hosted invoice links.
+    pub public_base_url: &'a str,
+}
+
+fn activity(at: DateTime<Utc>, action: ActivityAction, actor: Actor, detail: String) -> Activity {
+    Activity { at, action, actor, detail: Some(detail) }
+}
+
+/// A reminder slot of `invoice`'s schedule: its name and when it comes due.
+fn slots(invoice: &Invoice) -> Vec<(String, DateTime<Utc>)> {
+    let (Some(schedule), Some(due)) = (&invoice.fields.reminder_schedule, invoice.fields.content.due_at) else {
+        return Vec::new();
+    };
+    if !schedule.enabled {
+        return Vec::new();
+    }
+    let mut out: Vec<(String, DateTime<Utc>)> = schedule
+        .days_before_due
+        .iter()
+        .map(|d| (format!("before:{d}"), due - Duration::days(i64::from(*d))))
+        .chain(schedule.on_due.then(|| ("due".to_owned(), due)))
+        .chain(schedule.days_after_due.iter().map(|d| (format!("after:{d}"), due + Duration::days(i64::from(*d)))))
+        .collect();
+    out.sort_by_key(|(_, at)| *at);
+    out
+}
+
+impl Emails<'_> {
+    /// Load the invoice and its emails, decide, save (all again when the invoice changed
+    /// meanwhile: an email is written with its invoice's change, so a retry sees the emails of
+    /// the change that won).
+    async fn with_invoice<T>(
+        &self,
+        scope: &Scope,
+        key: &InvoiceKey,
+        decide: impl Fn(&InvoiceAggregate, &[OutboundEmail], DateTime<Utc>) -> Result<(Option<InvoiceChange>, T), Error>,
+    ) -> Result<T, Error> {
+        for _ in 0..MAX_TRIES {
+            let agg = self.invoices.load_invoice(scope, key).await?;
+            let emails = self.store.list_emails(scope, &agg.invoice.id).await?;
+            let now = self.clock.now(scope).await?;
+            let (change, output) = decide(&agg, &emails, now)?;
+            let Some(change) = change else { return Ok(output) };
+            match self.invoices.save_invoice(change).await {
+                Err(Error::InvoiceStateMismatch) => continue,
+                Err(e) => return Err(e),
+                Ok(_) => return Ok(output),
+            }
+        }
+        Err(Error::InvoiceStateMismatch)
+    }
+
+    fn queued(
+        &self,
+        agg: &InvoiceAggregate,
+        email: OutboundEmail,
+        actor: Actor,
+        what: &str,
+        now: DateTime<Utc>,
+    ) -> InvoiceChange {
+        let mut change = InvoiceChange::update(agg.clone());
+        let detail = format!("{what} to {}", email.to);
+        change.aggregate.invoice.activity.push(activity(now, ActivityAction::EmailQueued, actor, detail));
+        change.emails.push(email);
+        change
+    }
+
+    /// `POST /v1/invoices/{id}/send`: queues the invoice (with its PDF) to the customer.
+    /// Errors: `InvoiceTransitionGuardFailed` (a draft, or a void invoice),
+    /// `CustomerEmailRequired`.
+    pub async fn send(&self, scope: &Scope, key: &InvoiceKey) -> Result<OutboundEmail, Error> {
+        let system_now = self.clock.system_now();
+        self.with_invoice(scope, key, |agg, _, now| {
+            let inv = &agg.invoice;
+            if inv.number.is_none() || inv.collection_state == CollectionState::Draft {
+                return Err(Error::InvoiceTransitionGuardFailed("a draft cannot be sent; issue it first".into()));
+            }
+            if inv.collection_state == CollectionState::Void {
+                return Err(Error::InvoiceTransitionGuardFailed("a void invoice is not sent".into()));
+            }
+            let mut email = OutboundEmail::queue(self.crypto, inv, EmailKind::Invoice, None, now)?;
+            email.next_attempt_at = system_now;
+            Ok((Some(self.queued(agg, email.clone(), Actor::Api, "invoice", now)), email))
+        })
+        .await
+    }
+
+    /// `POST /v1/invoices/{id}/remind`: queues a reminder of what is due. At most one reminder
+    /// per invoice in [`REMINDER_COOLDOWN_HOURS`]. Errors: `InvoiceNotPayable` (not issued, or
+    /// nothing collectible), `CustomerEmailRequired`, `ReminderCooldown`.
+    pub async fn remind(&self, scope: &Scope, key: &InvoiceKey) -> Result<OutboundEmail, Error> {
+        let system_now = self.clock.system_now();
+        self.with_invoice(scope, key, |agg, emails, now| {
+            let inv = &agg.invoice;
+            if inv.number.is_none() || !inv.collection_state.is_collectible() || inv.remaining().is_zero() {
+                return Err(Error::InvoiceNotPayable);
+            }
+            let last = emails.iter().filter(|e| e.kind == EmailKind::Reminder).map(|e| e.created_at).max();
+            if let Some(last) = last {
+                let available_at = last + Duration::hours(REMINDER_COOLDOWN_HOURS);
+                if available_at > now {
+                    return Err(Error::ReminderCooldown { available_at });
+                }
+            }
+            let mut email = OutboundEmail::queue(self.crypto, inv, EmailKind::Reminder, None, now)?;
+            email.next_attempt_at = system_now;
+            Ok((Some(self.queued(agg, email.clone(), Actor::Api, "reminder", now)), email))
+        })
+        .await
+    }
+
+    /// Queues the reminder of the latest slot of each candidate's schedule that came due (at
+    /// its scope's time) and was never queued; earlier missed slots are not sent. Answers how
+    /// many were queued.
+    pub async fn schedule_reminders(&self, only: Option<&Scope>) -> Result<usize, Error> {
+        let mut queued = 0;
+        for (scope, id) in self.store.reminder_candidates(only.cloned(), 200).await? {
+            let system_now = self.clock.system_now();
+            let done = self
+                .with_invoice(&scope, &InvoiceKey::Id(id.clone()), |agg, existing, now| {
+                    let inv = &agg.invoice;
+                    if !inv.collection_state.is_collectible() {
+                        return Ok((None, false));
+                    }
+                    let issued = inv.issued_at.unwrap_or(inv.created_at);
+                    let Some((slot, _)) = slots(inv).into_iter().rev().find(|(_, at)| *at <= now && *at >= issued)
+                    else {
+                        return Ok((None, false));
+                    };
+                    let key = format!("schedule:{slot}");
+                    if existing.iter().any(|e| e.kind == EmailKind::Reminder && e.slot == key) {
+                        return Ok((None, false));
+                    }
+                    let Ok(mut email) =
+                        OutboundEmail::queue(self.crypto, inv, EmailKind::Reminder, Some(slot.clone()), now)
+                    else {
+                        return Ok((None, false));
+                    };
+                    email.next_attempt_at = system_now;
+                    let what = format!("scheduled reminder ({slot})");
+                    Ok((Some(self.queued(agg, email, Actor::System, &what, now)), true))
+                })
+                .await;
+            match done {
+                Ok(true) => queued += 1,
+                Ok(false) => {}
+                // The invoice kept changing: its slot is tried again on the next pass.
+                Err(Error::InvoiceStateMismatch) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(queued)
+    }
+
+    /// Attempts every claimed email that is due; a failure of one (the store, the invoice) is
+    /// reported and the others go on (the email is attempted again when its lease ends).
+    pub async fn deliver_due(&self, limit: u32) -> Result<DeliveryReport, Error> {
+        let mut report = DeliveryReport::default();
+        for email in self.store.claim_emails(limit, LEASE_SECONDS).await? {
+            let id = email.id.clone();
+            match self.deliver(email).await {
+                Ok(EmailStatus::Sent) => report.sent += 1,
+                Ok(_) => report.not_sent += 1,
+                Err(e) => report.errors.push((id, e)),
+            }
+        }
+        Ok(report)
+    }
+
+    /// One attempt of `email`, recorded with its activity in one change.
+    async fn deliver(&self, mut email: OutboundEmail) -> Result<EmailStatus, Error> {
+        let scope = email.scope.clone();
+        let key = InvoiceKey::Id(email.invoice_id.clone());
+        let agg = self.invoices.load_invoice(&scope, &key).await?;
+        let what = email.kind.as_str();
+        if email.kind == EmailKind::Reminder && !agg.invoice.collection_state.is_collectible() {
+            email.status = EmailStatus::Skipped;
+            let detail =
+                format!("reminder to {} not sent: the invoice is {}", email.to, agg.invoice.collection_state.as_str());
+            return self.record(email, ActivityAction::ReminderSkipped, detail).await;
+        }
+        let message = self.message(&agg, &email).await?;
+        let sent = self.mailer.send(&message).await;
+        let now = self.clock.now(&scope).await?;
+        let (action, detail) = match sent {
+            Ok(()) => {
+                email.sent(now);
+                (ActivityAction::EmailSent, format!("{what} to {} (attempt {})", email.to, email.attempts))
+            }
+            Err(e) => {
+                email.attempt_failed(&e.message, e.permanent, self.clock.system_now());
+                let next = if email.status == EmailStatus::Failed {
+                    "given up".to_owned()
+                } else {
+                    format!("retried at {}", email.next_attempt_at.format("%Y-%m-%dT%H:%M:%SZ"))
+                };
+                (
+                    ActivityAction::EmailFailed,
+                    format!("{what} to {} attempt {}: {}; {next}", email.to, email.attempts, e.message),
+                )
+            }
+        };
+        self.record(email, action, detail).await
+    }
+
+    /// Writes `email` as it stands after an attempt, with its activity entry, in one change.
+    async fn record(&self, email: OutboundEmail, action: ActivityAction, detail: String) -> Result<EmailStatus, Error> {
+        let scope = email.scope.clone();
+        let status = email.status;
+        self.with_invoice(&scope, &InvoiceKey::Id(email.invoice_id.clone()), |agg, _, now| {
+            let mut change = InvoiceChange::update(agg.clone());
+            change.aggregate.invoice.activity.push(activity(now, action, Actor::System, detail.clone()));
+            change.emails.push(email.clone());
+            Ok((Some(change), status))
+        })
+        .await
+    }
+
+    /// The message of `email`: its text, and the invoice's PDF attached.
+    async fn message(&self, agg: &InvoiceAggregate, email: &OutboundEmail) -> Result<EmailMessage, Error> {
+        let merchant = self.merchants.get_merchant(&email.scope.merchant_id).await?;
+        let inv = &agg.invoice;
+        let hosted = inv.public_token.as_ref().map(|t| format!("{}/i/{}", self.public_base_url, t.as_str()));
+        let (subject, text, html) = compose(email.kind, inv, &merchant.name, hosted.as_deref());
+        let document = InvoiceDocument {
+            invoice: inv.clone(),
+            merchant_name: merchant.name.clone(),
+            merchant_website: merchant.website_origin.clone(),
+            hosted_url: hosted,
+        };
+        let attachment = self.renderer.render_pdf(&document).ok().map(|bytes| Attachment {
+            filename: format!("{}.pdf", inv.number.as_deref().unwrap_or("invoice")),
+            content_type: "application/pdf".into(),
+            bytes,
+        });
+        Ok(EmailMessage {
+            id: email.id.clone(),
+            from_name: merchant.name,
+            to: email.to.clone(),
+            reply_to: None,
+            subject,
+            text,
+            html,
+            attachment,
+        })
+    }
+}
+
+/// What one delivery pass did.
+#[derive(Debug, Default)]
+pub struct DeliveryReport {
+    pub sent: usize,
+    /// Attempts that failed (retried later or given up) and reminders skipped.
+    pub not_sent: usize,
+    /// Emails whose attempt could not be made or recorded (retried when their lease ends).
+    pub errors: Vec<(crate::ids::EmailId, Error)>,
+}
+
+/// The slots of `invoice`'s schedule that came due by `at` (since it was issued).
+pub fn due_slots(invoice: &Invoice, at: DateTime<Utc>) -> Vec<String> {
+    let issued = invoice.issued_at.unwrap_or(invoice.created_at);
+    slots(invoice).into_iter().filter(|(_, t)| *t <= at && *t >= issued).map(|(s, _)| s).collect()
+}

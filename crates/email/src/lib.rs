@@ -1,0 +1,96 @@
+//! Email delivery, the domain's `Mailer` port on lettre: over SMTP (`STABLEPAY_SMTP_URL`:
+//! `smtp://host:port` in the clear, `smtp://host?tls=required` with STARTTLS, `smtps://host`
+//! with TLS; `user:password@` for auth), or, with no SMTP URL (development), as one `.eml`
+//! file per message in a folder. Each message has a plain-text and an HTML part, the PDF
+//! attached, the merchant's name as sender name, and the outbox row's id as its Message-ID.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use lettre::message::header::ContentType;
+use lettre::message::{Attachment, Mailbox, MultiPart};
+use lettre::{Address, AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
+use stablepay_domain::email::model::EmailMessage;
+use stablepay_domain::email::ports::{MailError, Mailer};
+
+enum Transport {
+    Smtp(AsyncSmtpTransport<Tokio1Executor>),
+    Files(PathBuf),
+}
+
+/// Sends over SMTP, or writes `.eml` files.
+pub struct LettreMailer {
+    transport: Transport,
+    from: Address,
+}
+
+impl LettreMailer {
+    /// `smtp_url` unset: `.eml` files in `folder`. Errors: a malformed URL or sender address.
+    pub fn new(smtp_url: Option<&str>, from: &str, folder: PathBuf, timeout: Duration) -> Result<Self, String> {
+        let from: Address = from.parse().map_err(|e| format!("STABLEPAY_EMAIL_FROM: {e}"))?;
+        let transport = match smtp_url {
+            Some(url) => Transport::Smtp(
+                AsyncSmtpTransport::<Tokio1Executor>::from_url(url)
+                    .map_err(|e| format!("STABLEPAY_SMTP_URL: {e}"))?
+                    .timeout(Some(timeout))
+                    .build(),
+            ),
+            None => Transport::Files(folder),
+        };
+        Ok(Self { transport, from })
+    }
+
+    /// Where `.eml` files go, when it writes files.
+    pub fn folder(&self) -> Option<&PathBuf> {
+        match &self.transport {
+            Transport::Files(dir) => Some(dir),
+            Transport::Smtp(_) => None,
+        }
+    }
+
+    fn build(&self, m: &EmailMessage) -> Result<Message, MailError> {
+        let permanent = |message: String| MailError { message, permanent: true };
+        let to: Mailbox = m.to.parse().map_err(|e| permanent(format!("recipient {}: {e}", m.to)))?;
+        let mut builder = Message::builder()
+            .from(Mailbox::new(Some(m.from_name.clone()), self.from.clone()))
+            .to(to)
+            .subject(m.subject.clone())
+            .message_id(Some(format!("<{}@stablepay>", m.id)));
+        if let Some(reply_to) = &m.reply_to {
+            builder = builder.reply_to(reply_to.parse().map_err(|e| permanent(format!("reply-to: {e}")))?);
+        }
+        let alternative = MultiPart::alternative_plain_html(m.text.clone(), m.html.clone());
+        let body = match &m.attachment {
+            Some(a) => {
+                let kind = ContentType::parse(&a.content_type).map_err(|e| permanent(format!("attachment: {e}")))?;
+                MultiPart::mixed()
+                    .multipart(alternative)
+                    .singlepart(Attachment::new(a.filename.clone()).body(a.bytes.clone(), kind))
+            }
+            None => MultiPart::mixed().multipart(alternative),
+        };
+        builder.multipart(body).map_err(|e| permanent(format!("message: {e}")))
+    }
+}
+
+#[async_trait]
+impl Mailer for LettreMailer {
+    async fn send(&self, message: &EmailMessage) -> Result<(), MailError> {
+        let built = self.build(message)?;
+        match &self.transport {
+            Transport::Smtp(smtp) => smtp
+                .send(built)
+                .await
+                .map(|_| ())
+                .map_err(|e| MailError { message: e.to_string(), permanent: e.is_permanent() }),
+            Transport::Files(dir) => {
+                let transient =
+                    |e: std::io::Error| MailError { message: format!("{}: {e}", dir.display()), permanent: false };
+                tokio::fs::create_dir_all(dir).await.map_err(transient)?;
+                let path = dir.join(format!("{}.eml", message.id));
+                tokio::fs::write(&path, built.formatted()).await.map_err(transient)
+            }
+        }
+    }
+}

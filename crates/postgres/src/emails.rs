@@ -1,0 +1,183 @@
+//! The email outbox: rows written with invoice changes (`write_emails`, inside the change's
+//! transaction), the worker's claims (with a lease), and the reads of the email use cases.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel::sql_types::{Integer, Nullable, Text};
+use diesel::upsert::excluded;
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use stablepay_domain::email::model::{EmailKind, EmailStatus, OutboundEmail};
+use stablepay_domain::email::ports::EmailStore;
+use stablepay_domain::ids::{EmailId, InvoiceId, MerchantId};
+use stablepay_domain::{Error, Scope};
+
+use crate::PgStore;
+use crate::error::db;
+use crate::invoices::rows::{corrupt, mode};
+use crate::schema::emails as e;
+
+#[derive(Queryable, Selectable, Insertable, QueryableByName)]
+#[diesel(table_name = e, check_for_backend(diesel::pg::Pg))]
+struct EmailRow {
+    id: String,
+    merchant_id: String,
+    mode: String,
+    invoice_id: String,
+    kind: String,
+    slot: String,
+    recipient: String,
+    status: String,
+    attempts: i32,
+    last_error: Option<String>,
+    next_attempt_at: DateTime<Utc>,
+    lease_until: Option<DateTime<Utc>>,
+    created_at: DateTime<Utc>,
+    sent_at: Option<DateTime<Utc>>,
+}
+
+impl EmailRow {
+    fn from_domain(m: &OutboundEmail) -> Self {
+        Self {
+            id: m.id.to_string(),
+            merchant_id: m.scope.merchant_id.to_string(),
+            mode: m.scope.mode.as_str().into(),
+            invoice_id: m.invoice_id.to_string(),
+            kind: m.kind.as_str().into(),
+            slot: m.slot.clone(),
+            recipient: m.to.clone(),
+            status: m.status.as_str().into(),
+            attempts: i32::try_from(m.attempts).unwrap_or(i32::MAX),
+            last_error: m.last_error.clone(),
+            next_attempt_at: m.next_attempt_at,
+            lease_until: None,
+            created_at: m.created_at,
+            sent_at: m.sent_at,
+        }
+    }
+
+    fn into_domain(self) -> Result<OutboundEmail, Error> {
+        Ok(OutboundEmail {
+            id: EmailId::from_trusted(self.id),
+            scope: Scope::new(MerchantId::from_trusted(self.merchant_id), mode(&self.mode)?),
+            invoice_id: InvoiceId::from_trusted(self.invoice_id),
+            kind: EmailKind::parse(&self.kind).ok_or_else(|| corrupt("email kind"))?,
+            slot: self.slot,
+            to: self.recipient,
+            status: EmailStatus::parse(&self.status).ok_or_else(|| corrupt("email status"))?,
+            attempts: u32::try_from(self.attempts).map_err(|_| corrupt("email attempts"))?,
+            last_error: self.last_error,
+            next_attempt_at: self.next_attempt_at,
+            created_at: self.created_at,
+            sent_at: self.sent_at,
+        })
+    }
+}
+
+/// Inserts new emails and writes attempted ones (releasing their lease), inside the caller's
+/// transaction. A second email for one scheduled slot violates the unique slot.
+pub(crate) async fn write_emails(conn: &mut AsyncPgConnection, emails: &[OutboundEmail]) -> QueryResult<()> {
+    if emails.is_empty() {
+        return Ok(());
+    }
+    let rows: Vec<EmailRow> = emails.iter().map(EmailRow::from_domain).collect();
+    diesel::insert_into(e::table)
+        .values(&rows)
+        .on_conflict(e::id)
+        .do_update()
+        .set((
+            e::status.eq(excluded(e::status)),
+            e::attempts.eq(excluded(e::attempts)),
+            e::last_error.eq(excluded(e::last_error)),
+            e::next_attempt_at.eq(excluded(e::next_attempt_at)),
+            e::lease_until.eq(None::<DateTime<Utc>>),
+            e::sent_at.eq(excluded(e::sent_at)),
+        ))
+        .execute(conn)
+        .await
+        .map(|_| ())
+}
+
+/// Queued emails whose attempt is due (a first attempt at once, a retry at its time), not
+/// leased by another worker; leased here for `$2` seconds.
+const CLAIM: &str = "UPDATE emails SET lease_until = now() + make_interval(secs => $2) \
+    WHERE id IN (SELECT id FROM emails WHERE status = 'queued' \
+        AND (attempts = 0 OR next_attempt_at <= now()) AND (lease_until IS NULL OR lease_until < now()) \
+        ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED) \
+    RETURNING *";
+
+/// Collectible invoices with an enabled reminder schedule, due within 31 days of their scope's
+/// time (a test-mode merchant's clock may be ahead).
+const CANDIDATES: &str = "SELECT i.merchant_id, i.mode, i.id FROM invoices i \
+    LEFT JOIN test_clocks c ON c.merchant_id = i.merchant_id AND i.mode = 'test' \
+    WHERE i.collection_state IN ('open', 'past_due', 'partially_paid') AND i.due_at IS NOT NULL \
+    AND i.fields -> 'reminder_schedule' ->> 'enabled' = 'true' \
+    AND i.due_at BETWEEN now() + make_interval(secs => COALESCE(c.offset_seconds, 0)) - interval '31 days' \
+        AND now() + make_interval(secs => COALESCE(c.offset_seconds, 0)) + interval '31 days' \
+    AND ($1::text IS NULL OR (i.merchant_id = $1 AND i.mode = $2)) \
+    ORDER BY i.due_at LIMIT $3";
+
+#[async_trait]
+impl EmailStore for PgStore {
+    async fn list_emails(&self, scope: &Scope, invoice: &InvoiceId) -> Result<Vec<OutboundEmail>, Error> {
+        let rows: Vec<EmailRow> = e::table
+            .filter(e::invoice_id.eq(invoice.as_str()))
+            .filter(e::merchant_id.eq(scope.merchant_id.as_str()))
+            .filter(e::mode.eq(scope.mode.as_str()))
+            .order((e::created_at.asc(), e::id.asc()))
+            .select(EmailRow::as_select())
+            .load(&mut *self.conn().await?)
+            .await
+            .map_err(db)?;
+        rows.into_iter().map(EmailRow::into_domain).collect()
+    }
+
+    async fn last_email(
+        &self,
+        scope: &Scope,
+        invoice: &InvoiceId,
+        kind: EmailKind,
+    ) -> Result<Option<OutboundEmail>, Error> {
+        let row: Option<EmailRow> = e::table
+            .filter(e::invoice_id.eq(invoice.as_str()))
+            .filter(e::merchant_id.eq(scope.merchant_id.as_str()))
+            .filter(e::mode.eq(scope.mode.as_str()))
+            .filter(e::kind.eq(kind.as_str()))
+            .order(e::created_at.desc())
+            .select(EmailRow::as_select())
+            .first(&mut *self.conn().await?)
+            .await
+            .optional()
+            .map_err(db)?;
+        row.map(EmailRow::into_domain).transpose()
+    }
+
+    async fn claim_emails(&self, limit: u32, lease_seconds: u32) -> Result<Vec<OutboundEmail>, Error> {
+        let rows: Vec<EmailRow> = diesel::sql_query(CLAIM)
+            .bind::<Integer, _>(i32::try_from(limit).unwrap_or(i32::MAX))
+            .bind::<Integer, _>(i32::try_from(lease_seconds).unwrap_or(i32::MAX))
+            .load(&mut *self.conn().await?)
+            .await
+            .map_err(db)?;
+        rows.into_iter().map(EmailRow::into_domain).collect()
+    }
+
+    async fn reminder_candidates(&self, only: Option<Scope>, limit: u32) -> Result<Vec<(Scope, InvoiceId)>, Error> {
+        let (merchant, m) = match &only {
+            Some(s) => (Some(s.merchant_id.to_string()), Some(s.mode.as_str().to_owned())),
+            None => (None, None),
+        };
+        let rows: Vec<crate::ScopedRow> = diesel::sql_query(CANDIDATES)
+            .bind::<Nullable<Text>, _>(merchant)
+            .bind::<Nullable<Text>, _>(m)
+            .bind::<Integer, _>(i32::try_from(limit).unwrap_or(i32::MAX))
+            .load(&mut *self.conn().await?)
+            .await
+            .map_err(db)?;
+        rows.into_iter()
+            .map(|r| {
+                Ok((Scope::new(MerchantId::from_trusted(r.merchant_id), mode(&r.mode)?), InvoiceId::from_trusted(r.id)))
+            })
+            .collect()
+    }
+}

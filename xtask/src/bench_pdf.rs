@@ -1,0 +1,121 @@
+// Benchmark statistics are floating point by nature; no money here.
+#![allow(clippy::float_arithmetic, clippy::as_conversions, clippy::cast_precision_loss)]
+
+//! `cargo xtask bench pdf [--seconds N]`: invoice PDFs from the release binary. Creates one
+//! issued itemized invoice (five lines, discount, a tax, a customer, accents and CJK text),
+//! then downloads its PDF from one connection (time per PDF) and from eight at once, and prints
+//! the rows of docs/benchmarks.md with the binary's size and what the PDF renderer adds to it
+//! (the embedded fonts, and the renderer's code as `nm` sizes its symbols).
+
+use std::process::Command;
+use std::sync::Arc;
+
+use crate::bench::{MakeRequest, connect, exchange, load};
+use crate::util;
+
+pub fn run(args: &[String]) -> Result<(), String> {
+    let mut seconds = 10u64;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let value = it.next().ok_or_else(|| format!("{a} needs a value"))?;
+        match a.as_str() {
+            "--seconds" => seconds = value.parse().map_err(|_| "--seconds takes a number")?,
+            other => return Err(format!("unknown option {other}")),
+        }
+    }
+    util::cargo(&["build", "--release", "--quiet", "-p", "stablepay"])?;
+    let binary = util::root().join("target/release/stablepay");
+    let db = format!("stablepay_bench_pdf_{}", std::process::id());
+    util::psql(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))?;
+    util::psql(&format!("CREATE DATABASE {db}"))?;
+    let result = (|| -> Result<(), String> {
+        let url = util::database_url_for(&db);
+        util::run(Command::new(&binary).arg("migrate").env("DATABASE_URL", &url).env("RUST_LOG", "warn"))?;
+        let (_, key) = util::merchant_and_key(&binary, &url, "test", "secret")?;
+        let (server, base) = util::serve(&binary, &url, &[("RUST_LOG", "warn"), ("STABLEPAY_HTTP_WORKERS", "2")])?;
+        let addr = base.trim_start_matches("http://").to_owned();
+        let body = r#"{"lines":[
+            {"description":"Consulting — crème brûlée recipes","quantity":"2","unitAmount":"50"},
+            {"description":"東京 office visit","quantity":"1.5","unitAmount":"20.25"},
+            {"description":"Espresso machine service","quantity":"1","unitAmount":"35.5"},
+            {"description":"Beans, 12 kg","quantity":"12","unitAmount":"18.4"},
+            {"description":"Delivery","quantity":"1","unitAmount":"9"}],
+            "customer":{"name":"Zoë Ångström","company":"Analytical Engines Ltd","email":"zoe@example.com","billingAddress":"12 St James's Square\nLondon"},
+            "discount":{"type":"percentage","percentage":"10"},
+            "taxes":[{"label":"VAT","amount":"40","jurisdiction":"UK","registrationReference":"GB123456789"}],
+            "paymentTerms":"Net 30","memo":"Thank you.","footer":"Café Lumière SARL","issue":true}"#
+            .replace('\n', "");
+        let request = format!(
+            "POST /v1/invoices HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        let (status, answer) = exchange(&mut connect(&addr)?, request.as_bytes())?;
+        if status != 201 {
+            return Err(format!("invoice creation answered {status}: {}", String::from_utf8_lossy(&answer)));
+        }
+        let id = util::json_field(&String::from_utf8_lossy(&answer), "id").ok_or("no invoice id")?;
+        let get: MakeRequest = Arc::new(move |_, _| {
+            format!("GET /v1/invoices/{id}/pdf HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {key}\r\n\r\n")
+                .into_bytes()
+        });
+        let size = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let sink = size.clone();
+        let on_body: crate::bench::OnBody =
+            Arc::new(move |b: &[u8]| sink.store(b.len(), std::sync::atomic::Ordering::Relaxed));
+        let addr = base.trim_start_matches("http://").to_owned();
+        load("warm-up", &addr, 2, 2, get.clone(), 200, on_body.clone())?;
+        let one =
+            load("GET /v1/invoices/{id}/pdf, 1 connection", &addr, 1, seconds, get.clone(), 200, on_body.clone())?;
+        let eight = load("GET /v1/invoices/{id}/pdf, 8 connections", &addr, 8, seconds, get, 200, on_body)?;
+        drop(server);
+
+        let binary_mib = std::fs::metadata(&binary).map_err(|e| e.to_string())?.len() as f64 / 1_048_576.0;
+        let fonts: u64 = ["DejaVuSans.ttf", "DejaVuSans-Bold.ttf", "DroidSansFallbackFull.ttf"]
+            .iter()
+            .filter_map(|f| std::fs::metadata(util::root().join("crates/pdf/fonts").join(f)).ok())
+            .map(|m| m.len())
+            .sum();
+        let nm = util::output(Command::new("nm").args(["--size-sort", "--print-size", "-C"]).arg(&binary))?;
+        let code: u64 = nm
+            .lines()
+            .filter(|l| {
+                [
+                    "krilla",
+                    "skrifa",
+                    "read_fonts",
+                    "rustybuzz",
+                    "subsetter",
+                    "pdf_writer",
+                    "stablepay_pdf",
+                    "ttf_parser",
+                ]
+                .iter()
+                .any(|k| l.contains(k))
+            })
+            .filter_map(|l| u64::from_str_radix(l.split_whitespace().nth(1)?, 16).ok())
+            .sum();
+        println!();
+        println!("PDF size: {} bytes", size.load(std::sync::atomic::Ordering::Relaxed));
+        println!("| operation | PDFs/s | p50 ms | p99 ms | errors |");
+        println!("| --- | --- | --- | --- | --- |");
+        for p in [&one, &eight] {
+            println!(
+                "| {} | {:.0} | {:.1} | {:.1} | {} |",
+                p.name,
+                p.rps(),
+                p.percentile(0.5),
+                p.percentile(0.99),
+                p.errors
+            );
+        }
+        println!();
+        println!(
+            "binary: {binary_mib:.1} MiB; the renderer adds its fonts, {:.1} MiB, and its code, about {:.1} MiB (nm symbol sizes of krilla, skrifa, read-fonts, rustybuzz, subsetter, pdf-writer, stablepay_pdf)",
+            fonts as f64 / 1_048_576.0,
+            code as f64 / 1_048_576.0
+        );
+        Ok(())
+    })();
+    let _ = util::psql(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"));
+    result
+}

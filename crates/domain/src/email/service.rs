@@ -294,3 +294,180 @@ pub fn due_slots(invoice: &Invoice, at: DateTime<Utc>) -> Vec<String> {
     let issued = invoice.issued_at.unwrap_or(invoice.created_at);
     slots(invoice).into_iter().filter(|(_, t)| *t <= at && *t >= issued).map(|(s, _)| s).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+    use crate::billing::input::CheckoutInput;
+    use crate::clock::MockClock;
+    use crate::email::ports::{MailError, MockEmailStore, MockMailer};
+    use crate::ids::MerchantId;
+    use crate::invoice::document::MockInvoiceRenderer;
+    use crate::invoice::ports::MockInvoiceStore;
+    use crate::merchant::{ChainSettings, Merchant, MerchantStatus};
+    use crate::money::Decimal6;
+    use crate::ports::MockMerchantStore;
+    use crate::testing::SeqCrypto;
+
+    fn now() -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339("2026-06-01T12:00:00Z").unwrap().with_timezone(&Utc)
+    }
+
+    fn merchant() -> Merchant {
+        Merchant {
+            id: MerchantId::from_trusted("mer_1".into()),
+            name: "Shop".into(),
+            website_origin: None,
+            status: MerchantStatus::Active,
+            live: None,
+            fee_basis_points: 0,
+            invoice_prefix: "INV".into(),
+            created_at: now(),
+        }
+    }
+
+    fn scope() -> Scope {
+        Scope::new(MerchantId::from_trusted("mer_1".into()), crate::Mode::Test)
+    }
+
+    /// An invoice of 10 with a customer email; `numbered`: issued.
+    fn invoice(numbered: bool) -> InvoiceAggregate {
+        let input = CheckoutInput {
+            amount: Some(Decimal6::parse("10").unwrap()),
+            customer_email: Some("ada@example.com".into()),
+            ..Default::default()
+        };
+        let change = crate::billing::decide_checkout(
+            &SeqCrypto::default(),
+            &ChainSettings::default(),
+            &merchant(),
+            &scope(),
+            input,
+            now(),
+        )
+        .unwrap();
+        let mut agg = change.aggregate;
+        if numbered {
+            agg.invoice.number = Some("INV-000001".into());
+        }
+        agg
+    }
+
+    fn clock() -> MockClock {
+        let mut c = MockClock::new();
+        c.expect_now().returning(|_| Ok(now()));
+        c.expect_system_now().returning(now);
+        c
+    }
+
+    struct Ports {
+        invoices: MockInvoiceStore,
+        store: MockEmailStore,
+        merchants: MockMerchantStore,
+        mailer: MockMailer,
+        renderer: MockInvoiceRenderer,
+    }
+
+    fn ports(agg: InvoiceAggregate, emails: Vec<OutboundEmail>) -> Ports {
+        let mut invoices = MockInvoiceStore::new();
+        invoices.expect_load_invoice().returning(move |_, _| Ok(agg.clone()));
+        let mut store = MockEmailStore::new();
+        store.expect_list_emails().returning(move |_, _| Ok(emails.clone()));
+        let mut merchants = MockMerchantStore::new();
+        merchants.expect_get_merchant().returning(|_| Ok(merchant()));
+        Ports { invoices, store, merchants, mailer: MockMailer::new(), renderer: MockInvoiceRenderer::new() }
+    }
+
+    fn run<'a>(p: &'a Ports, crypto: &'a SeqCrypto, clock: &'a MockClock) -> Emails<'a> {
+        Emails {
+            invoices: &p.invoices,
+            store: &p.store,
+            merchants: &p.merchants,
+            mailer: &p.mailer,
+            renderer: &p.renderer,
+            crypto,
+            clock,
+            public_base_url: "https://pay.example",
+        }
+    }
+
+    fn saved(p: &mut Ports) -> Arc<Mutex<Vec<InvoiceChange>>> {
+        let sink = Arc::new(Mutex::new(Vec::new()));
+        let s = sink.clone();
+        p.invoices.expect_save_invoice().returning(move |c| {
+            s.lock().unwrap().push(c.clone());
+            Ok(c.aggregate)
+        });
+        sink
+    }
+
+    #[tokio::test]
+    async fn refusals_write_nothing() {
+        let (crypto, clock) = (SeqCrypto::default(), clock());
+        let key = InvoiceKey::Id(invoice(false).invoice.id);
+        let mut p = ports(invoice(false), Vec::new());
+        p.invoices.expect_save_invoice().never();
+        let emails = run(&p, &crypto, &clock);
+        assert!(matches!(emails.send(&scope(), &key).await, Err(Error::InvoiceTransitionGuardFailed(_))));
+        assert_eq!(emails.remind(&scope(), &key).await, Err(Error::InvoiceNotPayable));
+
+        // A reminder two hours ago: the next one in 22 hours.
+        let mut last = OutboundEmail::queue(&crypto, &invoice(true).invoice, EmailKind::Reminder, None, now()).unwrap();
+        last.created_at = now() - Duration::hours(2);
+        let mut p = ports(invoice(true), vec![last]);
+        p.invoices.expect_save_invoice().never();
+        let emails = run(&p, &crypto, &clock);
+        let available_at = now() + Duration::hours(22);
+        assert_eq!(emails.remind(&scope(), &key).await, Err(Error::ReminderCooldown { available_at }));
+    }
+
+    #[tokio::test]
+    async fn a_reminder_is_queued_with_its_activity_in_one_change() {
+        let (crypto, clock) = (SeqCrypto::default(), clock());
+        let mut p = ports(invoice(true), Vec::new());
+        let changes = saved(&mut p);
+        let key = InvoiceKey::Id(invoice(true).invoice.id);
+        let email = run(&p, &crypto, &clock).remind(&scope(), &key).await.unwrap();
+        assert_eq!(
+            (email.kind, email.status, email.to.as_str()),
+            (EmailKind::Reminder, EmailStatus::Queued, "ada@example.com")
+        );
+        let changes = changes.lock().unwrap();
+        assert_eq!(changes.len(), 1);
+        assert_eq!(changes[0].emails, vec![email]);
+        assert_eq!(changes[0].aggregate.invoice.activity.last().map(|a| a.action), Some(ActivityAction::EmailQueued));
+    }
+
+    #[tokio::test]
+    async fn a_failed_attempt_is_recorded_with_its_retry() {
+        let (crypto, clock) = (SeqCrypto::default(), clock());
+        let agg = invoice(true);
+        let email = OutboundEmail::queue(&crypto, &agg.invoice, EmailKind::Invoice, None, now()).unwrap();
+        let mut p = ports(agg, vec![email.clone()]);
+        let claimed = email.clone();
+        p.store.expect_claim_emails().returning(move |_, _| Ok(vec![claimed.clone()]));
+        p.renderer.expect_render_pdf().returning(|_| Ok(b"%PDF-".to_vec()));
+        let sent = Arc::new(Mutex::new(Vec::new()));
+        let s = sent.clone();
+        p.mailer.expect_send().returning(move |m| {
+            s.lock().unwrap().push(m.clone());
+            Err(MailError { message: "451 try again later".into(), permanent: false })
+        });
+        let changes = saved(&mut p);
+        let report = run(&p, &crypto, &clock).deliver_due(10).await.unwrap();
+        assert_eq!((report.sent, report.not_sent, report.errors.len()), (0, 1, 0));
+        let message = sent.lock().unwrap()[0].clone();
+        assert_eq!(message.id, email.id);
+        assert_eq!(message.attachment.as_ref().map(|a| a.filename.as_str()), Some("INV-000001.pdf"));
+        assert!(message.text.contains("https://pay.example/i/") || message.text.contains("10.00 USDC"));
+        let changes = changes.lock().unwrap();
+        let written = &changes[0].emails[0];
+        assert_eq!((written.status, written.attempts), (EmailStatus::Queued, 1));
+        assert_eq!(written.next_attempt_at, now() + Duration::seconds(30));
+        let last = changes[0].aggregate.invoice.activity.last().unwrap();
+        assert_eq!(last.action, ActivityAction::EmailFailed);
+        assert!(last.detail.as_deref().unwrap_or("").contains("451"), "{last:?}");
+    }
+}

@@ -116,6 +116,11 @@ async fn actions(app: &TestApp, m: &Merchant, id: &str) -> Vec<String> {
     inv["activity"].as_array().unwrap().iter().map(|a| a["action"].as_str().unwrap().to_owned()).collect()
 }
 
+async fn inv_activity_details(app: &TestApp, m: &Merchant, id: &str) -> Vec<String> {
+    let inv = app.get(&m.sk_test, &format!("/v1/invoices/{id}")).await.ok(200).clone();
+    inv["activity"].as_array().unwrap().iter().filter_map(|a| a["detail"].as_str().map(str::to_owned)).collect()
+}
+
 fn header<'a>(message: &'a str, name: &str) -> Option<&'a str> {
     message.lines().find_map(|l| l.strip_prefix(&format!("{name}: ")))
 }
@@ -218,6 +223,9 @@ async fn reminders_keep_a_cooldown_and_follow_the_schedule_on_the_test_clock() {
     advance(86_400).await.ok(200);
     app.post(&m.sk_test, &remind, json!({})).await.ok(202);
     smtp.wait_for(4).await;
+    // Day 17: "7 days after".
+    advance(6 * 86_400).await.ok(200);
+    smtp.wait_for(5).await;
 
     // Paid: no more reminders, scheduled or requested.
     let cs = app.post(&m.sk_test, &format!("/v1/invoices/{id}/checkout-sessions"), json!({})).await;
@@ -226,12 +234,16 @@ async fn reminders_keep_a_cooldown_and_follow_the_schedule_on_the_test_clock() {
     advance(8 * 86_400).await.ok(200);
     app.post(&m.sk_test, &remind, json!({})).await.assert_error(409, "INVOICE_NOT_PAYABLE");
     tokio::time::sleep(Duration::from_millis(800)).await;
-    assert_eq!(smtp.messages().len(), 4, "nothing after payment");
+    assert_eq!(smtp.messages().len(), 5, "nothing after payment");
 
     let seen = actions(&app, &m, &id).await;
     let count = |a: &str| seen.iter().filter(|s| *s == a).count();
-    assert_eq!(count("email_queued"), 4, "{seen:?}");
-    assert_eq!(count("email_sent"), 4, "{seen:?}");
+    assert_eq!(count("email_queued"), 5, "{seen:?}");
+    assert_eq!(count("email_sent"), 5, "{seen:?}");
+    let details = inv_activity_details(&app, &m, &id).await;
+    for slot in ["before:3", "due", "after:7"] {
+        assert!(details.iter().any(|d| d.contains(&format!("scheduled reminder ({slot})"))), "{details:?}");
+    }
 }
 
 #[tokio::test]

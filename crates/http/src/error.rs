@@ -102,6 +102,7 @@ codes! {
     SECRET_OVERLAP_EXPIRED => CONFLICT,
     REQUEST_ERROR => BAD_GATEWAY,
     REQUEST_TOO_LARGE => PAYLOAD_TOO_LARGE,
+    METHOD_NOT_ALLOWED => METHOD_NOT_ALLOWED,
     REQUEST_TIMEOUT => REQUEST_TIMEOUT,
     RATE_LIMIT_EXCEEDED => TOO_MANY_REQUESTS,
     INTERNAL_SERVER_ERROR => INTERNAL_SERVER_ERROR,
@@ -365,7 +366,7 @@ mod tests {
     fn every_code_has_a_status_in_its_class() {
         for code in ErrorCode::ALL {
             let s = code.status().as_u16();
-            assert!([400, 401, 403, 404, 408, 409, 413, 422, 429, 500, 502, 503].contains(&s), "{code:?}");
+            assert!([400, 401, 403, 404, 405, 408, 409, 413, 422, 429, 500, 502, 503].contains(&s), "{code:?}");
         }
         assert_eq!(ErrorCode::REQUEST_TOO_LARGE.status().as_u16(), 413);
         assert_eq!(ErrorCode::API_KEY_REQUIRED.status().as_u16(), 401);

@@ -74,6 +74,13 @@ impl<T: DeserializeOwned + 'static> FromRequest for ApiJson<T> {
         let mut payload = payload.take();
         Box::pin(async move {
             let bytes = read_body(&req, &mut payload).await?;
+            if bytes.iter().all(u8::is_ascii_whitespace) {
+                // Name what is missing: the first required field, or the body itself.
+                return Err(match parse::<T>(b"{}") {
+                    Err(e) => e,
+                    Ok(_) => ApiError::validation("body", "A JSON object body is required."),
+                });
+            }
             if !content_type_ok {
                 return Err(content_type_error());
             }
@@ -196,6 +203,9 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         return Err(ApiError::validation("body", "A JSON object body is required."));
     }
     refuse_nul(bytes)?;
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(ApiError::validation("body", "The body must be a JSON object."));
+    }
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let result: Result<T, _> = serde_path_to_error::deserialize(&mut de);
     let value = result.map_err(|err| {
@@ -248,6 +258,14 @@ fn describe(path: &str, err: &serde_json::Error) -> ApiError {
             let field = if path.is_empty() || path == "." { "body".to_owned() } else { path.to_owned() };
             let last = field.rsplit('.').next().unwrap_or(&field);
             let last = last.split('[').next().unwrap_or(last);
+            // serde names the Rust types it expected; the wire has only JSON shapes.
+            let text = if text.contains("expected struct") || text.contains("expected a map") {
+                format!("{last} must be a JSON object.")
+            } else if text.contains("expected enum") {
+                format!("{last} has an unsupported value.")
+            } else {
+                text
+            };
             let code = if AMOUNT_FIELDS.contains(&last) {
                 ErrorCode::INVALID_AMOUNT
             } else if EXPIRY_FIELDS.contains(&last) {

@@ -33,9 +33,61 @@ use utoipa_actix_web::{AppExt, scope};
 pub use error::{ApiError, ErrorCode};
 pub use state::AppState;
 
-/// Unknown routes: 404 NOT_FOUND in the envelope.
+/// The API's paths (templates split into segments, `{..}` matching any one segment) and the
+/// methods each takes, from the OpenAPI document.
+pub struct KnownRoutes(Vec<(Vec<String>, Vec<String>)>);
+
+impl KnownRoutes {
+    fn from_document(doc: &serde_json::Value) -> Self {
+        let mut routes = Vec::new();
+        if let Some(paths) = doc["paths"].as_object() {
+            for (template, item) in paths {
+                let segments = template.split('/').map(str::to_owned).collect();
+                let methods = item
+                    .as_object()
+                    .map(|m| {
+                        ["get", "post", "put", "patch", "delete"]
+                            .iter()
+                            .filter(|k| m.contains_key(**k))
+                            .map(|k| k.to_uppercase())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                routes.push((segments, methods));
+            }
+        }
+        Self(routes)
+    }
+
+    /// The methods `path` takes, if it is a known path.
+    fn allowed(&self, path: &str) -> Option<Vec<String>> {
+        let parts: Vec<&str> = path.split('/').collect();
+        let mut found: Vec<String> = Vec::new();
+        for (segments, methods) in &self.0 {
+            let matches = segments.len() == parts.len()
+                && segments.iter().zip(&parts).all(|(s, p)| s == p || (s.starts_with('{') && !p.is_empty()));
+            if matches {
+                found.extend(methods.iter().filter(|m| !found.contains(m)).cloned().collect::<Vec<_>>());
+            }
+        }
+        (!found.is_empty()).then_some(found)
+    }
+}
+
+/// Unknown routes: 404 NOT_FOUND in the envelope; a known path with another method: 405
+/// METHOD_NOT_ALLOWED with `Allow`.
 async fn not_found(req: HttpRequest) -> HttpResponse {
     use actix_web::ResponseError;
+    let known = req.app_data::<web::Data<KnownRoutes>>().and_then(|k| k.allowed(req.path()));
+    if let Some(methods) = known {
+        let allow = methods.join(", ");
+        return ApiError::new(
+            ErrorCode::METHOD_NOT_ALLOWED,
+            format!("{} does not take {}; it takes {allow}.", req.path(), req.method()),
+        )
+        .with_header("Allow", allow)
+        .error_response();
+    }
     ApiError::new(ErrorCode::NOT_FOUND, format!("No route for {} {}.", req.method(), req.path())).error_response()
 }
 
@@ -131,8 +183,11 @@ pub fn build_app(
 > {
     let (app, mut doc) = routes_app().split_for_parts();
     deprecation::mark(&mut doc);
-    let json = openapi::with_webhooks(&doc).to_string();
+    let document = openapi::with_webhooks(&doc);
+    let known = KnownRoutes::from_document(&document);
+    let json = document.to_string();
     app.app_data(state)
+        .app_data(web::Data::new(known))
         .service(pages::checkout::checkout_page)
         .service(pages::checkout::simulate_from_page)
         .service(pages::checkout::submit_from_page)

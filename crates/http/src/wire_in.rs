@@ -29,12 +29,19 @@ pub fn url(field: &str, text: &Option<String>) -> Result<Option<HttpUrl>, ApiErr
         .transpose()
 }
 
+/// An RFC 3339 timestamp in UTC between the years 1970 and 9999 (a later one, once in UTC,
+/// would not read back as RFC 3339).
 pub fn timestamp(field: &str, text: &Option<String>) -> Result<Option<DateTime<Utc>>, ApiError> {
+    use chrono::Datelike;
     text.as_deref()
         .map(|t| {
             DateTime::parse_from_rfc3339(t)
                 .map(|d| d.with_timezone(&Utc))
-                .map_err(|_| ApiError::validation(field, format!("{field} must be an RFC 3339 timestamp.")))
+                .ok()
+                .filter(|d| (1970..=9999).contains(&d.year()))
+                .ok_or_else(|| {
+                    ApiError::validation(field, format!("{field} must be an RFC 3339 timestamp between 1970 and 9999."))
+                })
         })
         .transpose()
 }

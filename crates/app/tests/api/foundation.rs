@@ -215,3 +215,93 @@ async fn the_service_recovers_when_the_database_returns() {
     assert!(recovered, "the service did not recover after the database came back");
     app.request(Method::GET, "/readyz", None, &[], None).await.ok(200);
 }
+
+/// The served OpenAPI document is the committed `docs/openapi.json` (partners diff versions of
+/// it): a change to the API regenerates it with `cargo xtask openapi > docs/openapi.json`.
+#[tokio::test]
+async fn the_served_document_is_the_committed_one() {
+    let app = TestApp::spawn().await;
+    let served: serde_json::Value =
+        app.http.get(app.url("/v1/openapi.json")).send().await.unwrap().json().await.unwrap();
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/openapi.json");
+    let committed: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert!(
+        served == committed,
+        "docs/openapi.json is out of date: run `cargo xtask openapi > docs/openapi.json` and review the diff"
+    );
+}
+
+/// Bodies are JSON objects, messages name JSON shapes (never internal types), a missing body
+/// names what is missing, and a wrong method on a known path is 405 with Allow.
+#[tokio::test]
+async fn requests_are_held_to_the_document() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    for body in [r#"["5","from-an-array",null,null,null,null,null]"#, "[1]", "\"5\"", "5"] {
+        let r = app
+            .request(
+                reqwest::Method::POST,
+                "/v1/checkout-sessions",
+                Some(&m.sk_test),
+                &[("Content-Type", "application/json")],
+                Some(body.as_bytes().to_vec()),
+            )
+            .await;
+        assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("body"), "{body}");
+    }
+    let r = app
+        .request(
+            reqwest::Method::POST,
+            "/v1/test-helpers/clock/advance",
+            Some(&m.sk_test),
+            &[("Content-Type", "application/json")],
+            Some(b"[1]".to_vec()),
+        )
+        .await;
+    r.assert_error(400, "VALIDATION_ERROR");
+    assert_eq!(app.get(&m.sk_test, "/v1/events?type=invoice.issued").await.ok(200)["items"], serde_json::json!([]));
+    let nested = app
+        .post(
+            &m.sk_test,
+            "/v1/invoices",
+            serde_json::json!({ "lines": [{ "description": "x", "quantity": "1", "unitAmount": "1" }], "customer": "Ada" }),
+        )
+        .await;
+    let message = nested.body["error"]["message"].as_str().unwrap().to_owned();
+    assert!(!message.contains("struct") && !message.contains("Customer"), "{message}");
+
+    // No body: the first missing field.
+    let inv = app
+        .post(
+            &m.sk_test,
+            "/v1/invoices",
+            serde_json::json!({ "lines": [{ "description": "x", "quantity": "1", "unitAmount": "1" }] }),
+        )
+        .await
+        .ok(201)
+        .clone();
+    let issue = format!("/v1/invoices/{}/issue", inv["id"].as_str().unwrap());
+    let r = app.request(reqwest::Method::POST, &issue, Some(&m.sk_test), &[], None).await;
+    assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("version"));
+
+    // A due date in the past.
+    let past = serde_json::json!({ "lines": [{ "description": "x", "quantity": "1", "unitAmount": "1" }], "dueAt": "2020-01-01T00:00:00Z" });
+    let r = app.post(&m.sk_test, "/v1/invoices", past).await;
+    assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("dueAt"));
+    // A time that would be past the year 9999 in UTC (it could not be read back).
+    let far = serde_json::json!({ "lines": [{ "description": "x", "quantity": "1", "unitAmount": "1" }], "dueAt": "9999-12-31T23:59:59-23:59" });
+    let r = app.post(&m.sk_test, "/v1/invoices", far).await;
+    assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("dueAt"));
+    app.get(&m.sk_test, "/v1/invoices").await.ok(200);
+
+    // Methods.
+    let r = app.request(reqwest::Method::DELETE, "/v1/checkout-sessions", Some(&m.sk_test), &[], None).await;
+    r.assert_error(405, "METHOD_NOT_ALLOWED");
+    assert_eq!(r.header("allow"), Some("POST"));
+    let r = app.request(reqwest::Method::PUT, "/v1/invoices/inv_x", Some(&m.sk_test), &[], None).await;
+    r.assert_error(405, "METHOD_NOT_ALLOWED");
+    assert_eq!(r.header("allow"), Some("GET, PATCH"));
+    app.request(reqwest::Method::GET, "/v1/nothing-here", Some(&m.sk_test), &[], None)
+        .await
+        .assert_error(404, "NOT_FOUND");
+}

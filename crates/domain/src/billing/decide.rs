@@ -182,6 +182,7 @@ pub(super) fn itemized(
     }
     let settlement = merchant.settlement(scope.mode)?;
     let built = validate::build_fields(input, settlement.token)?;
+    check_due(&built.0, now)?;
     if send {
         check_send(&built.0.content)?;
     }
@@ -383,6 +384,14 @@ pub(super) fn check_reason(reason: &str) -> Result<String, Error> {
     let reason = reason.trim();
     check_len("reason", reason, 1, MAX_REASON_BYTES)?;
     Ok(reason.to_owned())
+}
+
+/// A new or edited invoice's due date is in the future (at the scope's time).
+pub(super) fn check_due(fields: &crate::invoice::model::InvoiceFields, now: DateTime<Utc>) -> Result<(), Error> {
+    if fields.content.due_at.is_some_and(|due| due <= now) {
+        return Err(Error::validation("due_at", "must be in the future"));
+    }
+    Ok(())
 }
 
 fn check_send(content: &InvoiceContent) -> Result<(), Error> {

@@ -156,7 +156,12 @@ impl Billing<'_> {
     ) -> Result<InvoiceAggregate, Error> {
         let settlement = merchant.settlement(scope.mode)?;
         let built = validate::build_fields(input, settlement.token)?;
-        let (saved, ()) = self.mutate(scope, key, |agg, now| decide::update(agg, version, &built, now)).await?;
+        let (saved, ()) = self
+            .mutate(scope, key, |agg, now| {
+                decide::check_due(&built.0, now)?;
+                decide::update(agg, version, &built, now)
+            })
+            .await?;
         Ok(saved)
     }
 

@@ -66,9 +66,8 @@ fn filter(params: &QueryParams) -> Result<LinkFilter, ApiError> {
         params
             .get(name)
             .map(|t| {
-                chrono::DateTime::parse_from_rfc3339(t)
-                    .map(|d| d.with_timezone(&chrono::Utc))
-                    .map_err(|_| ApiError::validation(name, format!("{name} must be an RFC 3339 timestamp.")))
+                crate::wire_in::timestamp(name, &Some(t.to_owned()))?
+                    .ok_or_else(|| ApiError::validation(name, format!("{name} must be an RFC 3339 timestamp.")))
             })
             .transpose()
     };

@@ -65,10 +65,20 @@ enum Command {
     },
 }
 
+/// Logs on stderr: text, or one JSON object per line with `STABLEPAY_LOG_FORMAT=json` (with
+/// the current span's fields, such as the request id). `RUST_LOG` filters (default `info`).
 fn init_tracing() {
     use tracing_subscriber::EnvFilter;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).init();
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false);
+    match std::env::var("STABLEPAY_LOG_FORMAT").as_deref() {
+        Ok("json") => builder.json().with_current_span(true).with_span_list(false).init(),
+        Ok("text") | Err(_) => builder.init(),
+        Ok(other) => {
+            builder.init();
+            tracing::warn!(value = other, "STABLEPAY_LOG_FORMAT must be text or json; logging text");
+        }
+    }
 }
 
 fn main() -> ExitCode {

@@ -29,3 +29,20 @@ impl Crypto for SeqCrypto {
         out
     }
 }
+
+/// A merchant `mer_1` named "Shop" with `status`, test-mode ready (no live settlement, no fee).
+pub fn merchant(
+    status: crate::merchant::MerchantStatus,
+    created_at: chrono::DateTime<chrono::Utc>,
+) -> crate::merchant::Merchant {
+    crate::merchant::Merchant {
+        id: crate::ids::MerchantId::from_trusted("mer_1".into()),
+        name: "Shop".into(),
+        website_origin: None,
+        status,
+        live: None,
+        fee_basis_points: 0,
+        invoice_prefix: "INV".into(),
+        created_at,
+    }
+}

@@ -316,16 +316,7 @@ mod tests {
     }
 
     fn merchant() -> Merchant {
-        Merchant {
-            id: MerchantId::from_trusted("mer_1".into()),
-            name: "Shop".into(),
-            website_origin: None,
-            status: MerchantStatus::Active,
-            live: None,
-            fee_basis_points: 0,
-            invoice_prefix: "INV".into(),
-            created_at: now(),
-        }
+        crate::testing::merchant(MerchantStatus::Active, now())
     }
 
     fn scope() -> Scope {

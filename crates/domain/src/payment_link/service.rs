@@ -435,16 +435,7 @@ mod tests {
     }
 
     fn merchant(status: MerchantStatus) -> Merchant {
-        Merchant {
-            id: MerchantId::from_trusted("mer_1".into()),
-            name: "Shop".into(),
-            website_origin: None,
-            status,
-            live: None,
-            fee_basis_points: 0,
-            invoice_prefix: "INV".into(),
-            created_at: now(),
-        }
+        crate::testing::merchant(status, now())
     }
 
     fn link(usage: Usage, amount: AmountRule) -> PaymentLink {

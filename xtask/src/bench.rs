@@ -15,9 +15,9 @@
 //! 4. Prints throughput, p50/p99 latency, errors, the server's peak memory, and the ratios to
 //!    the ceiling, as the Markdown rows of docs/benchmarks.md.
 //!
-//! `cargo xtask bench chain` measures live verification against a local chain instead (see
-//! `bench_chain.rs`), `cargo xtask bench webhooks` webhook delivery (`bench_webhooks.rs`), and
-//! `cargo xtask bench pdf` invoice PDFs (`bench_pdf.rs`).
+//! 5. Unless `--api-only`, then runs the webhook delivery and live verification benchmarks
+//!    (`bench_webhooks.rs`, `bench_chain.rs`; alone: `cargo xtask bench webhooks|chain`).
+//!    `cargo xtask bench pdf` measures invoice PDFs (`bench_pdf.rs`).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -33,12 +33,18 @@ struct Options {
     connections: usize,
     workers: usize,
     pool: Option<usize>,
+    /// Only the API phases (not the webhook and verification benchmarks after them).
+    api_only: bool,
 }
 
 fn options(args: &[String]) -> Result<Options, String> {
-    let mut o = Options { seconds: 15, connections: 32, workers: 2, pool: None };
+    let mut o = Options { seconds: 15, connections: 32, workers: 2, pool: None, api_only: false };
     let mut it = args.iter();
     while let Some(a) = it.next() {
+        if a == "--api-only" {
+            o.api_only = true;
+            continue;
+        }
         let value = it.next().ok_or_else(|| format!("{a} needs a value"))?;
         match a.as_str() {
             "--seconds" => o.seconds = value.parse().map_err(|_| "--seconds takes a number")?,
@@ -199,14 +205,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
         _ => {}
     }
     let o = options(args)?;
-    util::cargo(&["build", "--release", "--quiet", "-p", "stablepay"])?;
-    let binary = util::root().join("target/release/stablepay");
+    let binary = util::release_binary()?;
     let db = format!("stablepay_bench_{}", std::process::id());
-    util::psql(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))?;
-    util::psql(&format!("CREATE DATABASE {db}"))?;
+    let url = util::migrated_database(&binary, &db)?;
     let result = (|| -> Result<(), String> {
-        let url = util::database_url_for(&db);
-        util::run(Command::new(&binary).arg("migrate").env("DATABASE_URL", &url).env("RUST_LOG", "warn"))?;
         let (_, key) = util::merchant_and_key(&binary, &url, "test", "secret")?;
         let pool_size = o.pool.unwrap_or(o.connections);
         let pool = pool_size.to_string();
@@ -265,6 +267,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         }
         let key2 = key.clone();
         let addr2 = addr.clone();
+        let sample: Vec<String> = ids.iter().take(5000).cloned().collect();
         let make_get: MakeRequest = Arc::new(move |c, i| {
             let id = &ids[(c * 7919 + i * 104_729) % ids.len()];
             format!("GET /v1/invoices/{id} HTTP/1.1\r\nHost: {addr2}\r\nAuthorization: Bearer {key2}\r\n\r\n")
@@ -273,6 +276,18 @@ pub fn run(args: &[String]) -> Result<(), String> {
         eprintln!("GET /v1/invoices/{{id}} for {}s...", o.seconds);
         let read = load("GET /v1/invoices/{id}", &addr, o.connections, o.seconds, make_get, 200, Arc::new(|_| {}))?;
         let (rss, hwm) = peak_rss_mib(pid).unwrap_or((0.0, 0.0));
+        // The same two phases driven by wrk, an established generator, when it is installed:
+        // the two generators must agree (docs/benchmarks.md).
+        let wrk_rows = if which("wrk") {
+            let base = format!("http://{addr}");
+            eprintln!("the same phases with wrk...");
+            let w_create = wrk(&base, o.connections, o.seconds, &wrk_create_script(&key))?;
+            let w_read = wrk(&base, o.connections, o.seconds, &wrk_read_script(&key, &sample))?;
+            Some((w_create, w_read))
+        } else {
+            eprintln!("wrk is not installed (apt-get install wrk): only the built-in generator ran");
+            None
+        };
         drop(server);
 
         println!();
@@ -296,10 +311,108 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 100.0 * phase.rps() / ceil
             );
         }
+        if let Some((wc, wr)) = wrk_rows {
+            println!();
+            println!("| generator | operation | requests/s | p50 ms | p99 ms | errors | vs built-in |");
+            println!("| --- | --- | --- | --- | --- | --- | --- |");
+            for (w, phase) in [(&wc, &create), (&wr, &read)] {
+                println!(
+                    "| wrk | {} | {:.0} | {:.2} | {:.2} | {} | {:+.1} % |",
+                    phase.name,
+                    w.rps,
+                    w.p50_ms,
+                    w.p99_ms,
+                    w.errors,
+                    100.0 * (w.rps - phase.rps()) / phase.rps()
+                );
+            }
+        }
         println!();
         println!("server memory: RSS {rss:.1} MiB at the end, peak {hwm:.1} MiB");
         Ok(())
     })();
-    let _ = util::psql(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"));
-    result
+    util::drop_database(&db);
+    result?;
+    if !o.api_only {
+        // The same run measures webhook delivery and live verification too (each prints its
+        // own table; `cargo xtask bench webhooks|chain` runs one alone).
+        println!();
+        println!("## webhook delivery (cargo xtask bench webhooks)");
+        crate::bench_webhooks::run(&[])?;
+        println!();
+        println!("## live verification (cargo xtask bench chain)");
+        crate::bench_chain::run(&[])?;
+    }
+    Ok(())
+}
+
+/// What wrk measured.
+struct WrkResult {
+    rps: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+    errors: u64,
+}
+
+fn which(program: &str) -> bool {
+    Command::new("sh").args(["-c", &format!("command -v {program}")]).output().is_ok_and(|o| o.status.success())
+}
+
+fn wrk_create_script(key: &str) -> String {
+    format!(
+        "wrk.method = \"POST\"\nwrk.path = \"/v1/checkout-sessions\"\nwrk.body = '{{\"amount\":\"25.50\"}}'\nwrk.headers[\"Content-Type\"] = \"application/json\"\nwrk.headers[\"Authorization\"] = \"Bearer {key}\"\n"
+    )
+}
+
+fn wrk_read_script(key: &str, ids: &[String]) -> String {
+    let list = ids.iter().map(|id| format!("\"{id}\"")).collect::<Vec<_>>().join(",");
+    format!(
+        "local ids = {{{list}}}\nlocal i = 0\nwrk.headers[\"Authorization\"] = \"Bearer {key}\"\nrequest = function()\n  i = i + 1\n  return wrk.format(\"GET\", \"/v1/invoices/\" .. ids[(i % #ids) + 1])\nend\n"
+    )
+}
+
+/// Runs wrk (2 threads, `connections` connections, `seconds`) with a Lua script; parses its
+/// throughput, median and 99th percentile, and the non-2xx answers.
+fn wrk(base: &str, connections: usize, seconds: u64, script: &str) -> Result<WrkResult, String> {
+    let path = std::env::temp_dir().join(format!("stablepay-wrk-{}.lua", std::process::id()));
+    std::fs::write(&path, script).map_err(|e| e.to_string())?;
+    let out = util::output(
+        Command::new("wrk")
+            .args(["-t", "2", "-c", &connections.to_string(), "-d", &format!("{seconds}s"), "--latency", "-s"])
+            .arg(&path)
+            .arg(base),
+    );
+    let _ = std::fs::remove_file(&path);
+    let out = out?;
+    let ms = |text: &str| -> Option<f64> {
+        let (number, unit) = text.split_at(text.find(|c: char| c.is_ascii_alphabetic())?);
+        let n: f64 = number.parse().ok()?;
+        Some(match unit {
+            "us" => n / 1000.0,
+            "ms" => n,
+            "s" => n * 1000.0,
+            _ => return None,
+        })
+    };
+    let percentile = |p: &str| -> Option<f64> {
+        out.lines().find_map(|l| {
+            let mut parts = l.split_whitespace();
+            (parts.next()? == p).then_some(())?;
+            ms(parts.next()?)
+        })
+    };
+    let rps = out
+        .lines()
+        .find_map(|l| l.strip_prefix("Requests/sec:").and_then(|v| v.trim().parse::<f64>().ok()))
+        .ok_or_else(|| format!("no Requests/sec in wrk's output:\n{out}"))?;
+    let errors = out
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Non-2xx or 3xx responses:").and_then(|v| v.trim().parse::<u64>().ok()))
+        .unwrap_or(0);
+    Ok(WrkResult {
+        rps,
+        p50_ms: percentile("50%").ok_or("no 50% line")?,
+        p99_ms: percentile("99%").ok_or("no 99% line")?,
+        errors,
+    })
 }

@@ -236,8 +236,7 @@ impl World {
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let o = options(args)?;
-    util::cargo(&["build", "--release", "--quiet", "-p", "stablepay"])?;
-    let binary = util::root().join("target/release/stablepay");
+    let binary = util::release_binary()?;
     let (_anvil, anvil_addr) = start_anvil()?;
     let mut rpc = Rpc(Http::new(&anvil_addr)?);
     let accounts = rpc.call("eth_accounts", "[]")?;
@@ -250,12 +249,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
     rpc.send(&deployer, Some(&token), &format!("0x40c10f19{}{MINTED:064x}", word(&customer)))?;
 
     let db = format!("stablepay_bench_chain_{}", std::process::id());
-    util::psql(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))?;
-    util::psql(&format!("CREATE DATABASE {db}"))?;
-    let db_url = util::database_url_for(&db);
+    let db_url = util::migrated_database(&binary, &db)?;
     let result = (|| -> Result<(), String> {
         let cli = |args: &[&str]| util::output(Command::new(&binary).args(args).env("DATABASE_URL", &db_url));
-        util::run(Command::new(&binary).arg("migrate").env("DATABASE_URL", &db_url).env("RUST_LOG", "warn"))?;
         let mut merchants = Vec::with_capacity(o.merchants);
         for m in 0..o.merchants.max(1) {
             // The first merchant is paid into one of anvil's accounts, the others into
@@ -357,6 +353,6 @@ unattributed transfers: {unattributed}"
         }
         Ok(())
     })();
-    let _ = util::psql(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"));
+    util::drop_database(&db);
     result
 }

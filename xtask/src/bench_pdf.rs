@@ -23,14 +23,10 @@ pub fn run(args: &[String]) -> Result<(), String> {
             other => return Err(format!("unknown option {other}")),
         }
     }
-    util::cargo(&["build", "--release", "--quiet", "-p", "stablepay"])?;
-    let binary = util::root().join("target/release/stablepay");
+    let binary = util::release_binary()?;
     let db = format!("stablepay_bench_pdf_{}", std::process::id());
-    util::psql(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))?;
-    util::psql(&format!("CREATE DATABASE {db}"))?;
+    let url = util::migrated_database(&binary, &db)?;
     let result = (|| -> Result<(), String> {
-        let url = util::database_url_for(&db);
-        util::run(Command::new(&binary).arg("migrate").env("DATABASE_URL", &url).env("RUST_LOG", "warn"))?;
         let (_, key) = util::merchant_and_key(&binary, &url, "test", "secret")?;
         let (server, base) = util::serve(&binary, &url, &[("RUST_LOG", "warn"), ("STABLEPAY_HTTP_WORKERS", "2")])?;
         let addr = base.trim_start_matches("http://").to_owned();
@@ -116,6 +112,6 @@ pub fn run(args: &[String]) -> Result<(), String> {
         );
         Ok(())
     })();
-    let _ = util::psql(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"));
+    util::drop_database(&db);
     result
 }

@@ -16,7 +16,6 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -121,8 +120,7 @@ fn percentile(sorted: &[i64], p: f64) -> i64 {
 
 pub fn run(args: &[String]) -> Result<(), String> {
     let o = options(args)?;
-    util::cargo(&["build", "--release", "--quiet", "-p", "stablepay"])?;
-    let binary = util::root().join("target/release/stablepay");
+    let binary = util::release_binary()?;
     let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
     let receiver_port = listener.local_addr().map_err(|e| e.to_string())?.port();
     let seen = Arc::new(Mutex::new(Seen::default()));
@@ -136,11 +134,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
         });
     }
     let db = format!("stablepay_bench_hooks_{}", std::process::id());
-    util::psql(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))?;
-    util::psql(&format!("CREATE DATABASE {db}"))?;
-    let db_url = util::database_url_for(&db);
+    let db_url = util::migrated_database(&binary, &db)?;
     let result = (|| -> Result<(), String> {
-        util::run(Command::new(&binary).arg("migrate").env("DATABASE_URL", &db_url).env("RUST_LOG", "warn"))?;
         let (_, key) = util::merchant_and_key(&binary, &db_url, "test", "secret")?;
         let (_server, base) = util::serve(
             &binary,
@@ -255,7 +250,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         );
         Ok(())
     })();
-    let _ = util::psql(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"));
+    util::drop_database(&db);
     result
 }
 

@@ -1,11 +1,14 @@
 //! Project automation: `cargo xtask <task>`.
 //!
-//! - `ci`: everything CI checks: format, clippy (-D warnings), every test, and a schemathesis
-//!   run against the served OpenAPI document.
+//! - `ci`: everything CI checks: format, clippy (-D warnings), the domain crate's documentation
+//!   (no warning), every test, and a schemathesis run against the served OpenAPI document.
 //! - `schemathesis`: only the schemathesis run.
+//! - `tools`: install the test tools (anvil and playwright-core from npm, the Python packages)
+//!   that `cargo test` needs; `ci` does it first.
 //! - `db`: start a throwaway local PostgreSQL from the system's binaries when none is running.
 //! - `bench`: the load benchmark (release build), see docs/benchmarks.md.
 //! - `openapi`: print the OpenAPI document.
+//! - `api-reference`: print the API reference generated from it (`docs/api-reference.md`).
 
 mod bench;
 mod bench_chain;
@@ -23,11 +26,13 @@ fn main() -> ExitCode {
     let result = match task {
         "ci" => ci(),
         "schemathesis" => schemathesis::run(),
+        "tools" => tools(),
         "db" => db::run(&args[1..]),
         "bench" => bench::run(&args[1..]),
         "openapi" => util::cargo(&["run", "--quiet", "-p", "stablepay", "--", "openapi"]),
+        "api-reference" => util::cargo(&["run", "--quiet", "-p", "stablepay", "--", "openapi", "--reference"]),
         _ => {
-            eprintln!("usage: cargo xtask <ci|schemathesis|db|bench|openapi>");
+            eprintln!("usage: cargo xtask <ci|schemathesis|tools|db|bench|openapi|api-reference>");
             return ExitCode::from(2);
         }
     };
@@ -40,12 +45,26 @@ fn main() -> ExitCode {
     }
 }
 
+fn tools() -> Result<(), String> {
+    util::step("chain tools", util::chain_tools)?;
+    util::step("browser tools", util::browser_tools)?;
+    util::step("python tools", util::python_tools)
+}
+
 fn ci() -> Result<(), String> {
     util::step("format", || util::cargo(&["fmt", "--all", "--check"]))?;
     util::step("clippy", || util::cargo(&["clippy", "--workspace", "--all-targets", "--", "-D", "warnings"]))?;
-    util::step("chain tools", util::chain_tools)?;
-    util::step("browser tools", util::browser_tools)?;
-    util::step("python tools", util::python_tools)?;
+    // The domain crate is a library for other tools: its documentation builds without a warning
+    // (every public item documented, every link resolved).
+    util::step("domain docs", || {
+        util::run(
+            std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+                .args(["doc", "--quiet", "--no-deps", "-p", "stablepay-domain"])
+                .env("RUSTDOCFLAGS", "-D warnings")
+                .current_dir(util::root()),
+        )
+    })?;
+    tools()?;
     util::step("tests", || util::cargo(&["test", "--workspace"]))?;
     util::step("schemathesis", schemathesis::run)?;
     Ok(())

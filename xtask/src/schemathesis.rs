@@ -23,33 +23,37 @@ fn ensure_installed() -> Result<std::path::PathBuf, String> {
 pub fn run() -> Result<(), String> {
     let st = ensure_installed()?;
     util::cargo(&["build", "--quiet", "-p", "stablepay"])?;
-    // Where cargo put the binary (CARGO_TARGET_DIR when set, else the workspace's target/).
-    let target =
-        std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| util::root().join("target"), std::path::PathBuf::from);
-    let binary = target.join("debug/stablepay");
+    let binary = util::built_binary("debug");
     let db = format!("stablepay_st_{}", std::process::id());
-    util::psql(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))?;
-    util::psql(&format!("CREATE DATABASE {db}"))?;
+    let url = util::migrated_database(&binary, &db)?;
     let result = (|| {
-        let url = util::database_url_for(&db);
-        util::run(Command::new(&binary).arg("migrate").env("DATABASE_URL", &url).env("RUST_LOG", "warn"))?;
         let (_, key) = util::merchant_and_key(&binary, &url, "test", "secret")?;
-        let (server, base): (Guard, String) = util::serve(&binary, &url, &[])?;
+        // Webhook endpoints need the key that encrypts their signing secrets.
+        let env = [("STABLEPAY_SECRET_KEY", "c2NoZW1hdGhlc2lzLW9ubHktbm90LWEtcmVhbC1rZXk=")];
+        let (server, base): (Guard, String) = util::serve(&binary, &url, &env)?;
+        let config = util::root().join("tools/schemathesis/schemathesis.toml");
         let r = util::run(
             Command::new(&st)
+                .arg("--config-file")
+                .arg(&config)
                 .arg("run")
                 .arg(format!("{base}/v1/openapi.json"))
                 .args(["--url", &base])
                 .args(["--header", &format!("Authorization: Bearer {key}")])
-                .args(["--checks", "not_a_server_error,response_schema_conformance,content_type_conformance"])
+                .args(["--checks", &std::env::var("ST_CHECKS").unwrap_or_else(|_| "all".into())])
                 .args(["--max-examples", &std::env::var("ST_MAX_EXAMPLES").unwrap_or_else(|_| "40".into())])
-                .args(["--seed", "1"])
+                .args(["--seed", &std::env::var("ST_SEED").unwrap_or_else(|_| "1".into())])
                 .args(["--no-color"])
                 .env("SCHEMATHESIS_HOOKS", ""),
         );
         drop(server);
         r
     })();
-    let _ = util::psql(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"));
+    // ST_KEEP_DB=1 keeps the database to look into after a failure.
+    if std::env::var_os("ST_KEEP_DB").is_none() {
+        util::drop_database(&db);
+    } else {
+        eprintln!("kept database {db}");
+    }
     result
 }

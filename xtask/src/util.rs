@@ -75,6 +75,7 @@ pub fn serve(binary: &std::path::Path, db_url: &str, extra_env: &[(&str, &str)])
     cmd.arg("serve")
         .env("DATABASE_URL", db_url)
         .env("STABLEPAY_BIND", "127.0.0.1:0")
+        .env("STABLEPAY_METRICS_BIND", "127.0.0.1:0")
         .env("RUST_LOG", std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()))
         .stdout(std::process::Stdio::piped());
     for (k, v) in extra_env {
@@ -152,4 +153,42 @@ pub fn python_tools() -> Result<(), String> {
         &format!("aiosmtpd=={AIOSMTPD}"),
     ]))?;
     std::fs::write(&marker, STANDARDWEBHOOKS).map_err(|e| e.to_string())
+}
+
+/// The `stablepay` binary cargo built in `profile` (`debug`, `release`), in CARGO_TARGET_DIR
+/// when set, else the workspace's target/.
+pub fn built_binary(profile: &str) -> std::path::PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), std::path::PathBuf::from);
+    target.join(profile).join("stablepay")
+}
+
+/// The release binary the benchmarks run: `STABLEPAY_BENCH_BINARY` (another build, to compare
+/// two builds back to back), or this tree's release build.
+pub fn release_binary() -> Result<std::path::PathBuf, String> {
+    match std::env::var_os("STABLEPAY_BENCH_BINARY") {
+        Some(path) => Ok(std::path::PathBuf::from(path)),
+        None => {
+            cargo(&["build", "--release", "--quiet", "-p", "stablepay"])?;
+            Ok(built_binary("release"))
+        }
+    }
+}
+
+/// A fresh database `name`, migrated by `binary`; answers its URL (the database is dropped
+/// again when the migration fails).
+pub fn migrated_database(binary: &std::path::Path, name: &str) -> Result<String, String> {
+    psql(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))?;
+    psql(&format!("CREATE DATABASE {name}"))?;
+    let url = database_url_for(name);
+    let migrated = run(Command::new(binary).arg("migrate").env("DATABASE_URL", &url).env("RUST_LOG", "warn"));
+    if let Err(e) = migrated {
+        drop_database(name);
+        return Err(e);
+    }
+    Ok(url)
+}
+
+/// Drops database `name` (best effort).
+pub fn drop_database(name: &str) {
+    let _ = psql(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
 }

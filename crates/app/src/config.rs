@@ -24,6 +24,11 @@ pub struct Config {
     pub http_workers: usize,
     /// How often the worker looks for due work.
     pub worker_interval: Duration,
+    /// On SIGTERM or SIGINT: how long in-flight requests and the worker's current batch may
+    /// take before the process exits anyway.
+    pub shutdown_grace: Duration,
+    /// Where `/metrics` is served (Prometheus text); `None` when turned off.
+    pub metrics_bind: Option<SocketAddr>,
     /// How long a client may take to send a request body (408 after).
     pub body_timeout: Duration,
     /// Connections served at once by this process (more wait in the listen backlog).
@@ -135,6 +140,8 @@ struct FileConfig {
     db_timeout_ms: Option<String>,
     http_workers: Option<String>,
     worker_interval_ms: Option<String>,
+    shutdown_grace: Option<String>,
+    metrics_bind: Option<String>,
     body_timeout_ms: Option<String>,
     max_connections: Option<String>,
     body_memory_mib: Option<String>,
@@ -215,6 +222,16 @@ impl Config {
         let http_workers = number("STABLEPAY_HTTP_WORKERS", &from_file.http_workers, "2", 1, 256)?;
         let worker_interval =
             number("STABLEPAY_WORKER_INTERVAL_MS", &from_file.worker_interval_ms, "1000", 10, 3_600_000)?;
+        let metrics_text = pick("STABLEPAY_METRICS_BIND", &from_file.metrics_bind, "127.0.0.1:9464");
+        let metrics_bind = match metrics_text.as_str() {
+            "off" => None,
+            text => Some(
+                text.parse::<SocketAddr>()
+                    .map_err(|_| bad("STABLEPAY_METRICS_BIND", text, "must be HOST:PORT with an IP address, or off"))?,
+            ),
+        };
+        let shutdown_grace =
+            Duration::from_secs(number("STABLEPAY_SHUTDOWN_GRACE", &from_file.shutdown_grace, "10", 1, 600)?);
         let body_timeout = number("STABLEPAY_BODY_TIMEOUT_MS", &from_file.body_timeout_ms, "10000", 100, 600_000)?;
         let max_connections = number("STABLEPAY_MAX_CONNECTIONS", &from_file.max_connections, "1024", 1, 1_000_000)?;
         let body_memory_mib = number("STABLEPAY_BODY_MEMORY_MIB", &from_file.body_memory_mib, "256", 1, 65_536)?;
@@ -326,6 +343,8 @@ impl Config {
             db_timeout: Duration::from_millis(db_timeout),
             http_workers: usize::try_from(http_workers).unwrap_or(2),
             worker_interval: Duration::from_millis(worker_interval),
+            shutdown_grace,
+            metrics_bind,
             body_timeout: Duration::from_millis(body_timeout),
             max_connections: usize::try_from(max_connections).unwrap_or(1024),
             body_memory_mib: usize::try_from(body_memory_mib).unwrap_or(256),
@@ -344,10 +363,127 @@ impl Config {
     }
 }
 
+/// One setting the binary reads from the environment (or the same name, lower case, in the
+/// TOML file, for those `Config::load` reads).
+pub struct Variable {
+    /// The environment variable.
+    pub name: &'static str,
+    /// Its default, as text ("" when it has none).
+    pub default: &'static str,
+    /// A secret: `stablepay config` shows only whether it is set.
+    pub secret: bool,
+    /// A production deployment must set it (the built-in default only suits a laptop).
+    pub production: bool,
+    /// What it does.
+    pub about: &'static str,
+}
+
+const fn var(name: &'static str, default: &'static str, about: &'static str) -> Variable {
+    Variable { name, default, secret: false, production: false, about }
+}
+
+/// Every variable the binary knows; `stablepay config` checks an environment against it, and
+/// a start with an unknown `STABLEPAY_*` variable warns about it (a typo silently ignored is a
+/// setting silently lost).
+pub const VARIABLES: &[Variable] = &[
+    Variable { production: true, ..var("DATABASE_URL", DEFAULT_DATABASE_URL, "PostgreSQL URL (postgres://...)") },
+    Variable {
+        production: true,
+        ..var("STABLEPAY_BIND", "127.0.0.1:8080", "Address the HTTP API listens on (HOST:PORT; port 0 picks one)")
+    },
+    Variable {
+        production: true,
+        ..var(
+            "STABLEPAY_PUBLIC_BASE_URL",
+            "http://<bind>",
+            "Address customers reach (hosted pages, links in emails and answers)",
+        )
+    },
+    Variable {
+        secret: true,
+        production: true,
+        ..var("STABLEPAY_SECRET_KEY", "", "32 bytes in base64 sealing webhook signing secrets (required for webhooks)")
+    },
+    var("STABLEPAY_CONFIG", "", "Optional TOML file with the same settings (environment variables win)"),
+    var("STABLEPAY_DB_POOL_SIZE", "16", "Database connections per process (1-1000)"),
+    var("STABLEPAY_DB_TIMEOUT_MS", "5000", "Wait for a database connection before 503 (100-600000)"),
+    var("STABLEPAY_HTTP_WORKERS", "2", "HTTP worker threads (1-256)"),
+    var("STABLEPAY_WORKER_INTERVAL_MS", "1000", "Background worker's tick (10-3600000)"),
+    var(
+        "STABLEPAY_METRICS_BIND",
+        "127.0.0.1:9464",
+        "Where GET /metrics (Prometheus text) is served, apart from the API; off turns it off",
+    ),
+    var("STABLEPAY_SHUTDOWN_GRACE", "10", "Seconds in-flight requests and the worker's batch get on SIGTERM (1-600)"),
+    var("STABLEPAY_BODY_TIMEOUT_MS", "10000", "A request body must arrive within this (then 408)"),
+    var("STABLEPAY_MAX_CONNECTIONS", "1024", "Client connections served at once"),
+    var("STABLEPAY_BODY_MEMORY_MIB", "256", "Memory shared by request bodies being read"),
+    var("STABLEPAY_CHAIN_RPC_URLS", "", "Polygon JSON-RPC endpoints, comma-separated, tried in order (live mode)"),
+    var("STABLEPAY_CHAIN_ID", "137", "Chain the endpoints must serve"),
+    var("STABLEPAY_CHAIN_CONFIRMATIONS", "128", "Depth counted as final when a node has no finalized tag"),
+    var("STABLEPAY_USDC_CONTRACT", "0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359", "USDC contract"),
+    var("STABLEPAY_USDT_CONTRACT", "0xc2132D05D31c914a87C6611C10748AEb04B58e8F", "USDT contract"),
+    var("STABLEPAY_CHAIN_POLL_MS", "500", "How often the chain follower polls"),
+    var("STABLEPAY_CHAIN_TIMEOUT_MS", "5000", "Timeout of one JSON-RPC call"),
+    var("STABLEPAY_CHAIN_NOT_FOUND_SECONDS", "600", "How long a reported transaction may stay unknown before it fails"),
+    var("STABLEPAY_WEBHOOK_RETRY_SCHEDULE", "1m,5m,30m,2h", "Waits between webhook attempts"),
+    var("STABLEPAY_WEBHOOK_ALLOW_PRIVATE", "false", "Allow webhook endpoints on private addresses (development only)"),
+    var("STABLEPAY_WEBHOOK_TIMEOUT_MS", "10000", "Timeout of one webhook attempt"),
+    Variable { secret: true, ..var("REDIS_URL", "", "Redis for rate limits shared by replicas (empty: per process)") },
+    var("STABLEPAY_REDIS_PREFIX", "stablepay", "Prefix of the Redis keys"),
+    var("STABLEPAY_TRUSTED_PROXIES", "", "Proxies whose X-Forwarded-For is believed (IPs or CIDRs, comma-separated)"),
+    Variable {
+        secret: true,
+        ..var("STABLEPAY_SMTP_URL", "", "smtp:// or smtps:// mail server (empty: emails written as files)")
+    },
+    var("STABLEPAY_EMAIL_FROM", "invoices@stablepay.localhost", "Sender address of invoice emails"),
+    var("STABLEPAY_EMAIL_DIR", ".stablepay/outbox", "Where emails are written without SMTP"),
+    var("STABLEPAY_LOG_FORMAT", "text", "text or json (one object per line)"),
+    var("RUST_LOG", "info", "Log filter"),
+    Variable {
+        secret: true,
+        ..var("STABLEPAY_CONTRACT_KEY", "", "Key for `stablepay contract-check` (instead of --key)")
+    },
+];
+
+/// `STABLEPAY_*` variables of `names` the binary does not know.
+pub fn unknown_variables<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    names
+        .into_iter()
+        .filter(|n| n.starts_with("STABLEPAY_") && !VARIABLES.iter().any(|v| v.name == *n))
+        .map(str::to_owned)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::collections::HashMap;
+
+    /// Every variable `Config::load` reads is in the table, and the table names nothing it
+    /// does not read (besides the few read elsewhere).
+    #[test]
+    fn the_table_is_what_load_reads() {
+        let asked = std::cell::RefCell::new(std::collections::BTreeSet::new());
+        Config::load(None, |k| {
+            asked.borrow_mut().insert(k.to_owned());
+            None
+        })
+        .unwrap();
+        let asked = asked.into_inner();
+        let table: std::collections::BTreeSet<String> = VARIABLES.iter().map(|v| v.name.to_owned()).collect();
+        let elsewhere = ["STABLEPAY_LOG_FORMAT", "RUST_LOG", "STABLEPAY_CONTRACT_KEY"];
+        for name in &asked {
+            assert!(table.contains(name), "{name} is read but not in VARIABLES");
+        }
+        for name in &table {
+            assert!(
+                asked.contains(name) || elsewhere.contains(&name.as_str()),
+                "{name} is in VARIABLES but never read"
+            );
+        }
+        assert_eq!(unknown_variables(["STABLEPAY_BIND", "STABLEPAY_BINDD", "HOME"]), ["STABLEPAY_BINDD"]);
+    }
 
     fn load(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
         let map: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();

@@ -24,6 +24,25 @@ struct DevState {
     publishable_key: String,
 }
 
+/// Writes a file only its owner can read (0600): it holds keys.
+fn write_private(path: &std::path::Path, text: &str) -> Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        options.mode(0o600);
+        // A file made before by an older version keeps its mode unless set again.
+        if path.exists() {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+                .map_err(|e| msg(format!("{}: {e}", path.display())))?;
+        }
+    }
+    let mut file = options.open(path).map_err(|e| msg(format!("{}: {e}", path.display())))?;
+    file.write_all(text.as_bytes()).map_err(|e| msg(format!("{}: {e}", path.display())))
+}
+
 fn state_path() -> PathBuf {
     PathBuf::from(".stablepay").join("dev.json")
 }
@@ -41,7 +60,7 @@ pub fn prepare(config: &mut Config) -> Result<()> {
                 stablepay_domain::crypto::Crypto::fill_random(&crate::crypto::RingCrypto::new(), &mut key);
                 let text = stablepay_webhooks::AesSecretBox::encode_key(&key);
                 std::fs::create_dir_all(".stablepay").map_err(|e| msg(format!(".stablepay: {e}")))?;
-                std::fs::write(&path, &text).map_err(|e| msg(format!("{}: {e}", path.display())))?;
+                write_private(&path, &text)?;
                 text
             }
         };
@@ -58,15 +77,21 @@ pub fn prepare(config: &mut Config) -> Result<()> {
 pub async fn run(config: Config, adapters: Adapters) -> Result<()> {
     crate::migrate(&config).await?;
     let state = load_or_create(&adapters).await?;
-    println!();
-    println!("  stablepay dev sandbox (test mode)");
-    println!("  merchant:        {}", state.merchant_id);
-    println!("  secret key:      {}", state.secret_key);
-    println!("  publishable key: {}", state.publishable_key);
-    println!("  base URL:        {}/v1", config.public_base_url);
-    println!("  try: curl -H 'Authorization: Bearer {}' {}/v1/events", state.secret_key, config.public_base_url);
-    println!();
-    crate::server::serve(config, adapters, true).await
+    // Printed once the address is bound: with STABLEPAY_BIND's port 0 only then is it known.
+    crate::server::serve_then(config, adapters, true, move |base| {
+        use std::io::Write;
+        let text = format!(
+            "\n  stablepay dev sandbox (test mode)\n  merchant:        {}\n  secret key:      {}\n  publishable key: {}\n  base URL:        {base}/v1\n  try: curl -H 'Authorization: Bearer {}' {base}/v1/events\n  keys are kept in {} (readable by you only)\n\n",
+            state.merchant_id,
+            state.secret_key,
+            state.publishable_key,
+            state.secret_key,
+            state_path().display()
+        );
+        let _ = std::io::stdout().write_all(text.as_bytes());
+        let _ = std::io::stdout().flush();
+    })
+    .await
 }
 
 async fn load_or_create(adapters: &Adapters) -> Result<DevState> {
@@ -76,6 +101,12 @@ async fn load_or_create(adapters: &Adapters) -> Result<DevState> {
         && let Some(id) = MerchantId::parse(&saved.merchant_id)
         && adapters.store.get_merchant(&id).await.is_ok()
     {
+        // Made by an older version, the file may still be readable by others.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
+        }
         return Ok(saved);
     }
     let now = adapters.clock.system_now();
@@ -104,6 +135,6 @@ async fn load_or_create(adapters: &Adapters) -> Result<DevState> {
     };
     std::fs::create_dir_all(".stablepay").map_err(|e| msg(format!(".stablepay: {e}")))?;
     let text = serde_json::to_string_pretty(&state).map_err(|e| msg(e.to_string()))?;
-    std::fs::write(&path, text).map_err(|e| msg(format!("{}: {e}", path.display())))?;
+    write_private(&path, &text)?;
     Ok(state)
 }

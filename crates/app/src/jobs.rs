@@ -10,8 +10,12 @@ use crate::wiring::Adapters;
 /// link expiry), queues the reminders whose slot came due, delivers due emails, and purges
 /// idempotency keys past their 24-hour window. An invoice whose work fails is logged and backed
 /// off; the others go on.
-pub async fn run_due(adapters: &Adapters) -> Result<DueReport, Error> {
-    let report = adapters.billing().run_due(None, 50).await?;
+pub async fn run_due(adapters: &Adapters, stop: &tokio::sync::watch::Receiver<bool>) -> Result<DueReport, Error> {
+    let stopping = || *stop.borrow();
+    let report = adapters.billing().run_due_until(None, 50, &stopping).await?;
+    if stopping() {
+        return Ok(report);
+    }
     for f in &report.failed {
         tracing::error!(
             invoice = %f.invoice,
@@ -95,6 +99,11 @@ pub async fn chain_pass(adapters: &Adapters, poll: std::time::Duration) -> Resul
                 report.detected = w.detected.len();
                 report.unattributed = w.unattributed;
                 final_block = w.final_head;
+                if let (Some(head), Some(to)) = (w.final_head, w.scanned_to) {
+                    // Final blocks not yet scanned for transfers to merchants' wallets.
+                    metrics::gauge!("stablepay_chain_follow_lag_blocks")
+                        .set(u32::try_from(head.saturating_sub(to)).unwrap_or(u32::MAX));
+                }
             }
             Err(e) => tracing::warn!(error = %e, "following the chain failed; retrying next pass"),
         }

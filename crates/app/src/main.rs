@@ -1,10 +1,12 @@
 //! `stablepay`: the service binary and its operator CLI.
 
 mod config;
+mod contract_check;
 mod crypto;
 mod deliveries;
 mod dev;
 mod jobs;
+mod metrics;
 mod operator;
 mod server;
 mod wiring;
@@ -57,11 +59,34 @@ enum Command {
         command: operator::MerchantCommand,
     },
     /// Print the OpenAPI document served at /v1/openapi.json.
-    Openapi,
+    Openapi {
+        /// Print the API reference generated from it (docs/api-reference.md) instead.
+        #[arg(long)]
+        reference: bool,
+    },
     /// Manage API keys.
     Key {
         #[command(subcommand)]
         command: operator::KeyCommand,
+    },
+    /// Check the configuration (environment and file): every variable the binary knows with the
+    /// value it takes (secrets only as set or not); an invalid value or an unknown STABLEPAY_*
+    /// variable fails with status 2.
+    Config {
+        /// One JSON object instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a short end-to-end scenario against a deployment with a secret test key, one line per
+    /// check (create, pay in two parts, events, idempotency replay and conflict, void, errors,
+    /// expiry on the test clock). Exit status 0 when every check passes.
+    ContractCheck {
+        /// The deployment's base URL, e.g. http://127.0.0.1:8080.
+        #[arg(long, value_name = "URL")]
+        base_url: String,
+        /// A secret test key (sk_test_...); also STABLEPAY_CONTRACT_KEY.
+        #[arg(long, value_name = "KEY", env = "STABLEPAY_CONTRACT_KEY")]
+        key: String,
     },
 }
 
@@ -84,6 +109,14 @@ fn init_tracing() {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_tracing();
+    // Talks to a deployment over HTTP only: no configuration, no database.
+    if let Command::ContractCheck { base_url, key } = &cli.command {
+        let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build() else {
+            return ExitCode::FAILURE;
+        };
+        let passed = runtime.block_on(contract_check::run(base_url, key));
+        return if passed { ExitCode::SUCCESS } else { ExitCode::FAILURE };
+    }
     let config = match Config::load(cli.config.as_deref(), |name| std::env::var(name).ok()) {
         Ok(config) => config,
         Err(e) => {
@@ -91,6 +124,14 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let names: Vec<String> = std::env::vars().map(|(k, _)| k).collect();
+    let unknown = config::unknown_variables(names.iter().map(String::as_str));
+    if let Command::Config { json } = cli.command {
+        return config_report(json, &unknown);
+    }
+    for name in &unknown {
+        tracing::warn!(variable = %name, "unknown STABLEPAY_ variable ignored (see `stablepay config`)");
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
         Err(e) => {
@@ -102,11 +143,18 @@ fn main() -> ExitCode {
 }
 
 async fn run(command: Command, mut config: Config) -> ExitCode {
-    if let Command::Openapi = command {
-        let doc = stablepay_http::openapi::with_webhooks(&stablepay_http::openapi_document());
-        return match serde_json::to_string_pretty(&doc) {
+    if let Command::Openapi { reference } = command {
+        let doc = stablepay_http::openapi::document();
+        let text = if reference {
+            Ok(stablepay_http::reference::markdown(&doc))
+        } else {
+            serde_json::to_string_pretty(&doc).map(|t| format!("{t}\n"))
+        };
+        return match text {
             Ok(text) => {
-                println!("{text}");
+                // A closed pipe (`stablepay openapi | head -1`) ends the output quietly.
+                use std::io::Write;
+                let _ = std::io::stdout().write_all(text.as_bytes());
                 ExitCode::SUCCESS
             }
             Err(e) => {
@@ -141,7 +189,7 @@ async fn run(command: Command, mut config: Config) -> ExitCode {
         Command::Dev => dev::run(config, adapters).await,
         Command::Merchant { command } => return operator::merchant(command, &adapters).await,
         Command::Key { command } => return operator::key(command, &adapters).await,
-        Command::Openapi => Ok(()),
+        Command::Openapi { .. } | Command::ContractCheck { .. } | Command::Config { .. } => Ok(()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -150,6 +198,43 @@ async fn run(command: Command, mut config: Config) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `stablepay config`: every known variable with the value it takes here.
+fn config_report(json: bool, unknown: &[String]) -> ExitCode {
+    use std::io::Write;
+    let mut rows = Vec::new();
+    for v in config::VARIABLES {
+        let set = std::env::var(v.name).ok();
+        let shown = match (&set, v.secret) {
+            (Some(_), true) => "(set)".to_owned(),
+            (Some(value), false) => value.clone(),
+            (None, _) if v.default.is_empty() => "(unset)".to_owned(),
+            (None, _) => format!("{} (default)", v.default),
+        };
+        rows.push((v, set.is_some(), shown));
+    }
+    let text = if json {
+        let variables: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|(v, set, shown)| {
+                serde_json::json!({ "name": v.name, "set": set, "value": shown, "secret": v.secret,
+                                    "production": v.production, "about": v.about })
+            })
+            .collect();
+        format!("{}\n", serde_json::json!({ "variables": variables, "unknown": unknown }))
+    } else {
+        let mut out = String::new();
+        for (v, _, shown) in &rows {
+            out.push_str(&format!("{:<34} {}\n", v.name, shown));
+        }
+        for name in unknown {
+            out.push_str(&format!("{name:<34} UNKNOWN: not a setting of this binary\n"));
+        }
+        out
+    };
+    let _ = std::io::stdout().write_all(text.as_bytes());
+    if unknown.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) }
 }
 
 async fn migrate(config: &Config) -> wiring::anyhow_lite::Result<()> {

@@ -48,6 +48,23 @@ pub enum MerchantCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Lift a suspension: the merchant's keys work again.
+    Unsuspend {
+        merchant_id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Every merchant: id, name, status, live activation, created.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// One merchant in full (no secrets: keys are listed by `key list`).
+    Show {
+        merchant_id: String,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -66,6 +83,13 @@ pub enum KeyCommand {
     /// Revoke an API key.
     Revoke {
         key_id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// A merchant's keys: id, prefix, mode, type, created, last used, revoked.
+    List {
+        #[arg(long)]
+        merchant: String,
         #[arg(long)]
         json: bool,
     },
@@ -91,25 +115,46 @@ pub enum KeyTypeArg {
     Publishable,
 }
 
+/// One line on stdout; a closed pipe (`stablepay merchant list | head -1`) ends it quietly.
+fn out(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stdout(), "{text}");
+}
+
 fn finish(json_out: bool, result: Result<(Value, String), Error>) -> ExitCode {
     match result {
         Ok((value, text)) => {
-            if json_out {
-                println!("{value}");
-            } else {
-                println!("{text}");
-            }
+            out(&if json_out { value.to_string() } else { text });
             ExitCode::SUCCESS
         }
         Err(err) => {
             let api = ApiError::from(err);
             if json_out {
-                println!("{}", json!({ "error": api.body() }));
+                out(&json!({ "error": api.body() }).to_string());
             }
             eprintln!("stablepay: {}: {}", api.code.as_str(), api.message);
             ExitCode::FAILURE
         }
     }
+}
+
+fn time(at: Option<chrono::DateTime<chrono::Utc>>) -> Value {
+    at.map_or(Value::Null, |t| Value::String(t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)))
+}
+
+fn merchant_json(m: &stablepay_domain::merchant::Merchant) -> Value {
+    json!({
+        "id": m.id.as_str(),
+        "name": m.name,
+        "status": m.status.as_str(),
+        "website": m.website_origin,
+        "invoicePrefix": m.invoice_prefix,
+        "feeBasisPoints": m.fee_basis_points,
+        "live": m.live.as_ref().map(|l| json!({
+            "settlementWallet": l.wallet.as_str(), "token": l.token.symbol(), "activatedAt": time(Some(l.activated_at))
+        })),
+        "createdAt": time(Some(m.created_at)),
+    })
 }
 
 fn merchant_id(text: &str) -> Result<MerchantId, Error> {
@@ -134,6 +179,7 @@ pub async fn merchant(command: MerchantCommand, adapters: &Adapters) -> ExitCode
             finish(json, r)
         }
         MerchantCommand::Activate { merchant_id: id, settlement_wallet, token, json } => {
+            let shown_id = id.clone();
             let token = match token {
                 TokenArg::Usdc => Token::Usdc,
                 TokenArg::Usdt => Token::Usdt,
@@ -147,6 +193,11 @@ pub async fn merchant(command: MerchantCommand, adapters: &Adapters) -> ExitCode
                 ))
             }
             .await;
+            if matches!(r, Err(Error::AccountSuspended)) {
+                eprintln!(
+                    "stablepay: merchant {shown_id} is suspended; run `stablepay merchant unsuspend {shown_id}` first"
+                );
+            }
             finish(json, r)
         }
         MerchantCommand::Suspend { merchant_id: id, json } => {
@@ -154,6 +205,55 @@ pub async fn merchant(command: MerchantCommand, adapters: &Adapters) -> ExitCode
                 let id = merchant_id(&id)?;
                 operator::suspend_merchant(adapters.merchants(), &id).await?;
                 Ok((json!({ "id": id.as_str(), "status": "suspended" }), format!("suspended {id}")))
+            }
+            .await;
+            finish(json, r)
+        }
+        MerchantCommand::Unsuspend { merchant_id: id, json } => {
+            let r = async {
+                let id = merchant_id(&id)?;
+                operator::unsuspend_merchant(adapters.merchants(), &id).await?;
+                Ok((json!({ "id": id.as_str(), "status": "active" }), format!("unsuspended {id}: its keys work again")))
+            }
+            .await;
+            finish(json, r)
+        }
+        MerchantCommand::List { json } => {
+            let r = operator::list_merchants(adapters.merchants()).await.map(|all| {
+                let mut text = format!("{:<26} {:<10} {:<6} {:<20} {}", "ID", "STATUS", "LIVE", "CREATED", "NAME");
+                for m in &all {
+                    text.push_str(&format!(
+                        "\n{:<26} {:<10} {:<6} {:<20} {}",
+                        m.id.as_str(),
+                        m.status.as_str(),
+                        if m.live.is_some() { "yes" } else { "no" },
+                        m.created_at.format("%Y-%m-%d %H:%M:%S"),
+                        m.name
+                    ));
+                }
+                (json!({ "merchants": all.iter().map(merchant_json).collect::<Vec<_>>() }), text)
+            });
+            finish(json, r)
+        }
+        MerchantCommand::Show { merchant_id: id, json } => {
+            let r = async {
+                let id = merchant_id(&id)?;
+                let m = adapters.merchants().get_merchant(&id).await?;
+                let value = merchant_json(&m);
+                let live = m.live.as_ref().map_or("not activated".to_owned(), |l| {
+                    format!("{} to {} (since {})", l.token.symbol(), l.wallet, l.activated_at.to_rfc3339())
+                });
+                let text = format!(
+                    "id:             {}\nname:           {}\nstatus:         {}\nwebsite:        {}\ninvoice prefix: {}\nfee:            {} bps\nlive:           {live}\ncreated:        {}",
+                    m.id,
+                    m.name,
+                    m.status.as_str(),
+                    m.website_origin.as_deref().unwrap_or("-"),
+                    m.invoice_prefix,
+                    m.fee_basis_points,
+                    m.created_at.to_rfc3339()
+                );
+                Ok((value, text))
             }
             .await;
             finish(json, r)
@@ -181,6 +281,40 @@ pub async fn key(command: KeyCommand, adapters: &Adapters) -> ExitCode {
                     json!({ "id": key.id.as_str(), "key": secret.reveal(), "mode": mode.as_str(), "type": key_type.as_str() }),
                     format!("created key {} (shown once): {}", key.id, secret.reveal()),
                 ))
+            }
+            .await;
+            finish(json, r)
+        }
+        KeyCommand::List { merchant, json } => {
+            let r = async {
+                let id = merchant_id(&merchant)?;
+                let keys = operator::list_api_keys(adapters.merchants(), adapters.keys(), &id).await?;
+                let mut text = format!(
+                    "{:<26} {:<16} {:<5} {:<12} {:<20} {:<20} {}",
+                    "ID", "PREFIX", "MODE", "TYPE", "CREATED", "LAST USED", "REVOKED"
+                );
+                let day = |t: Option<chrono::DateTime<chrono::Utc>>| {
+                    t.map_or("-".to_owned(), |t| t.format("%Y-%m-%d %H:%M:%S").to_string())
+                };
+                for k in &keys {
+                    text.push_str(&format!(
+                        "\n{:<26} {:<16} {:<5} {:<12} {:<20} {:<20} {}",
+                        k.id.as_str(),
+                        k.display_prefix,
+                        k.mode.as_str(),
+                        k.key_type.as_str(),
+                        day(Some(k.created_at)),
+                        day(k.last_used_at),
+                        day(k.revoked_at)
+                    ));
+                }
+                let value = json!({ "keys": keys.iter().map(|k| json!({
+                    "id": k.id.as_str(), "prefix": k.display_prefix, "mode": k.mode.as_str(),
+                    "type": k.key_type.as_str(), "createdAt": time(Some(k.created_at)),
+                    "lastUsedAt": time(k.last_used_at), "revokedAt": time(k.revoked_at),
+                    "expiresAt": time(k.expires_at),
+                })).collect::<Vec<_>>() });
+                Ok((value, text))
             }
             .await;
             finish(json, r)

@@ -13,7 +13,18 @@ use crate::wiring::anyhow_lite::{Result, msg};
 use crate::worker;
 
 /// Runs the HTTP API (and, unless `with_worker` is false, the worker) until SIGINT/SIGTERM.
-pub async fn serve(mut config: Config, mut adapters: Adapters, with_worker: bool) -> Result<()> {
+pub async fn serve(config: Config, adapters: Adapters, with_worker: bool) -> Result<()> {
+    serve_then(config, adapters, with_worker, |_| {}).await
+}
+
+/// [`serve`], calling `on_bound` with the public base URL once the address is bound (the
+/// sandbox prints it: with port 0 only then is it known).
+pub async fn serve_then(
+    mut config: Config,
+    mut adapters: Adapters,
+    with_worker: bool,
+    on_bound: impl FnOnce(&str),
+) -> Result<()> {
     let listener = std::net::TcpListener::bind(config.bind)
         .map_err(|e| msg(format!("STABLEPAY_BIND: cannot bind {}: {e}", config.bind)))?;
     let local = listener.local_addr().map_err(|e| msg(format!("STABLEPAY_BIND: {e}")))?;
@@ -25,7 +36,14 @@ pub async fn serve(mut config: Config, mut adapters: Adapters, with_worker: bool
     let now = chrono::Utc::now();
     let status =
         Arc::new(if with_worker { WorkerStatus::running(config.worker_interval, now) } else { WorkerStatus::off(now) });
-    let states = adapters.http_states(&config, &status)?;
+    // The recorder first: the HTTP workers keep the handles they take on their first request.
+    if config.metrics_bind.is_some() {
+        crate::metrics::handle()?;
+    }
+    let (states, http_pools) = adapters.http_states(&config, &status)?;
+    // Cached key lookups are used only while this connection listens for their invalidations.
+    let key_listener =
+        stablepay_postgres::listen_for_key_changes(config.database_url.clone(), adapters.key_cache.clone());
     let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     // The factory runs once in each HTTP worker thread: each worker takes its own state.
     let max_connections = connection_cap(config.max_connections);
@@ -39,26 +57,69 @@ pub async fn serve(mut config: Config, mut adapters: Adapters, with_worker: bool
     // The request head must arrive within 5 s; a body within STABLEPAY_BODY_TIMEOUT_MS.
     .client_request_timeout(Duration::from_secs(5))
     .keep_alive(Duration::from_secs(5))
-    .shutdown_timeout(10)
+    // Signals are handled below: the API and the worker stop together, within one grace.
+    .disable_signals()
+    .shutdown_timeout(config.shutdown_grace.as_secs())
     .listen(listener)
     .map_err(|e| msg(format!("STABLEPAY_BIND: cannot listen on {local}: {e}")))?;
     let addrs = server.addrs();
     let server = server.run();
+    let handle = server.handle();
     for addr in &addrs {
         // The one line on stdout: tests and scripts read the actual port from it.
         println!("stablepay listening on http://{addr}");
     }
     tracing::info!(addresses = ?addrs, public_base_url = %config.public_base_url, "HTTP API started");
+    // After the API's line: scripts read the API's address from the first line.
+    let metrics_server = match config.metrics_bind {
+        Some(bind) => {
+            let mut pools = vec![("worker".to_owned(), adapters.store.clone())];
+            pools.extend(http_pools.into_iter().enumerate().map(|(i, p)| (format!("http-{i}"), p)));
+            Some(crate::metrics::serve(bind, pools, status.clone())?)
+        }
+        None => None,
+    };
+
+    on_bound(&config.public_base_url);
 
     check_chain(&adapters).await;
     let (stop_tx, stop_rx) = watch::channel(false);
     let workers = if with_worker { spawn_workers(&config, &adapters, stop_rx, status) } else { Vec::new() };
-    let result = server.await.map_err(|e| msg(format!("HTTP server: {e}")));
+    let server = tokio::spawn(server);
+    shutdown_signal().await;
+    let grace = config.shutdown_grace;
+    tracing::info!(grace_seconds = grace.as_secs(), "shutting down: no new connections; finishing what is in flight");
+    let deadline = tokio::time::Instant::now() + grace;
+    // Stop accepting now; requests in flight get the grace (actix's shutdown timeout).
+    let stopping = handle.stop(true);
     let _ = stop_tx.send(true);
-    for task in workers {
-        let _ = tokio::time::timeout(Duration::from_secs(10), task).await;
+    let finished = tokio::time::timeout_at(deadline, async {
+        stopping.await;
+        if let Some(m) = &metrics_server {
+            m.stop(true).await;
+        }
+        let served = server.await;
+        for task in workers {
+            let _ = task.await;
+        }
+        key_listener.abort();
+        served
+    })
+    .await;
+    match finished {
+        Ok(Ok(Ok(()))) => {
+            tracing::info!("stopped");
+            Ok(())
+        }
+        Ok(Ok(Err(e))) => Err(msg(format!("HTTP server: {e}"))),
+        Ok(Err(e)) => Err(msg(format!("HTTP server task: {e}"))),
+        Err(_) => {
+            // Whatever is still running ends with the process; its claims are leases, which
+            // run out, and another worker does the work (nothing is lost).
+            tracing::warn!(grace_seconds = grace.as_secs(), "the grace ended with work in flight; exiting anyway");
+            Ok(())
+        }
     }
-    result
 }
 
 /// The background loops: due work, the live chain (verification and detection), and webhook
@@ -122,12 +183,28 @@ fn connection_cap(configured: usize) -> usize {
 pub async fn run_worker(config: Config, adapters: Adapters) -> Result<()> {
     let (stop_tx, stop_rx) = watch::channel(false);
     let status = Arc::new(WorkerStatus::running(config.worker_interval, chrono::Utc::now()));
+    let metrics_server = config
+        .metrics_bind
+        .map(|bind| crate::metrics::serve(bind, vec![("worker".to_owned(), adapters.store.clone())], status.clone()))
+        .transpose()?;
     check_chain(&adapters).await;
     let tasks = spawn_workers(&config, &adapters, stop_rx, status);
     shutdown_signal().await;
+    tracing::info!(grace_seconds = config.shutdown_grace.as_secs(), "shutting down: finishing the current batch");
     let _ = stop_tx.send(true);
-    for task in tasks {
-        let _ = task.await;
+    let finished = tokio::time::timeout(config.shutdown_grace, async {
+        for task in tasks {
+            let _ = task.await;
+        }
+    })
+    .await;
+    if let Some(m) = &metrics_server {
+        m.stop(true).await;
+    }
+    if finished.is_err() {
+        tracing::warn!("the grace ended with work in flight; its leases run out and another worker takes it");
+    } else {
+        tracing::info!("stopped");
     }
     Ok(())
 }

@@ -42,6 +42,8 @@ pub struct Adapters {
     pub mailer: Arc<stablepay_email::LettreMailer>,
     /// Base URL of hosted pages (links in emails).
     pub public_base_url: String,
+    /// Authenticated keys, shared by the HTTP workers; emptied by `NOTIFY` on key changes.
+    pub key_cache: Arc<stablepay_postgres::KeyCache>,
 }
 
 impl Adapters {
@@ -89,6 +91,7 @@ impl Adapters {
         )
         .map_err(anyhow_lite::msg)?;
         Ok(Self {
+            key_cache: Arc::new(stablepay_postgres::KeyCache::default()),
             renderer: Arc::new(renderer),
             mailer: Arc::new(mailer),
             public_base_url: config.public_base_url.clone(),
@@ -164,19 +167,21 @@ impl Adapters {
         &self,
         config: &Config,
         worker: &Arc<WorkerStatus>,
-    ) -> anyhow_lite::Result<Vec<web::Data<AppState>>> {
+    ) -> anyhow_lite::Result<(Vec<web::Data<AppState>>, Vec<PgStore>)> {
         let share = (config.db_pool_size / config.http_workers.max(1)).max(1);
         let limits = Arc::new(RequestLimits::new(config.body_timeout, config.body_memory_mib));
-        (0..config.http_workers.max(1))
+        let mut pools = Vec::new();
+        let states = (0..config.http_workers.max(1))
             .map(|_| {
                 let store = PgStore::connect(
                     &config.database_url,
                     &PoolSettings { max_size: share, timeout: config.db_timeout },
                 )
                 .map_err(|e| anyhow_lite::msg(format!("database pool: {e}")))?;
+                pools.push(store.clone());
                 let store = Arc::new(store);
                 Ok(web::Data::new(AppState {
-                    keys: store.clone(),
+                    keys: Arc::new(stablepay_postgres::CachedKeyStore::new((*store).clone(), self.key_cache.clone())),
                     crypto: self.crypto.clone(),
                     clock: Arc::new(PgClock::new((*store).clone())),
                     health: store.clone(),
@@ -201,7 +206,8 @@ impl Adapters {
                     public_base_url: config.public_base_url.clone(),
                 }))
             })
-            .collect()
+            .collect::<anyhow_lite::Result<Vec<_>>>()?;
+        Ok((states, pools))
     }
 }
 

@@ -21,7 +21,7 @@ const MAX_BACKOFF: Duration = Duration::from_secs(30);
 pub async fn run(adapters: Adapters, interval: Duration, mut stop: watch::Receiver<bool>, status: Arc<WorkerStatus>) {
     tracing::info!(interval_ms = interval.as_millis(), "worker started");
     loop {
-        let pass = AssertUnwindSafe(crate::jobs::run_due(&adapters)).catch_unwind().await;
+        let pass = AssertUnwindSafe(crate::jobs::run_due(&adapters, &stop)).catch_unwind().await;
         let failures_in_a_row = match pass {
             Ok(Ok(report)) => {
                 status.pass_succeeded(chrono::Utc::now(), report.changed, report.failed.len());
@@ -41,6 +41,9 @@ pub async fn run(adapters: Adapters, interval: Duration, mut stop: watch::Receiv
                 n
             }
         };
+        if *stop.borrow() {
+            break;
+        }
         let wait = backoff(interval, failures_in_a_row);
         tokio::select! {
             _ = tokio::time::sleep(wait) => {}

@@ -23,11 +23,14 @@ pub const DISPLAY_PREFIX_LEN: usize = 12;
 /// sessions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum KeyType {
+    /// Full access to the merchant's API in its mode (`sk_...`); never in a browser.
     Secret,
+    /// For browsers: creates checkouts with amount and externalReference only (`pk_...`).
     Publishable,
 }
 
 impl KeyType {
+    /// The type as stored: `secret` or `publishable`.
     pub fn as_str(self) -> &'static str {
         match self {
             KeyType::Secret => "secret",
@@ -35,6 +38,7 @@ impl KeyType {
         }
     }
 
+    /// Reads `secret` or `publishable`.
     pub fn parse(value: &str) -> Option<Self> {
         match value {
             "secret" => Some(Self::Secret),
@@ -56,6 +60,8 @@ impl KeyType {
 pub struct ApiKeySecret(String);
 
 impl ApiKeySecret {
+    /// A new random key of `key_type` for `mode` (`sk_test_...`, `pk_live_...`): shown once, stored
+    /// only as its digest.
     pub fn generate(crypto: &dyn Crypto, mode: Mode, key_type: KeyType) -> Self {
         Self(format!("{}_{}_{}", key_type.tag(), mode.as_str(), random_base62(crypto, KEY_RANDOM_LEN)))
     }
@@ -79,10 +85,12 @@ impl ApiKeySecret {
         ok.then_some((mode, key_type))
     }
 
+    /// The SHA-256 digest the key is stored and looked up by.
     pub fn digest(&self, crypto: &dyn Crypto) -> [u8; 32] {
         crypto.sha256(self.0.as_bytes())
     }
 
+    /// The key's start (`sk_test_abcd`), shown in lists to recognize it.
     pub fn display_prefix(&self) -> String {
         self.0.chars().take(DISPLAY_PREFIX_LEN).collect()
     }
@@ -99,24 +107,41 @@ impl fmt::Debug for ApiKeySecret {
     }
 }
 
+/// A key's last use is recorded at most this often (a write per request would cost every
+/// request a round trip; operators need the day, not the second).
+pub const LAST_USED_PRECISION_SECONDS: i64 = 60;
+
 /// A stored key record.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ApiKey {
+    /// The key's id (`key_...`).
     pub id: ApiKeyId,
+    /// Whose key it is.
     pub merchant_id: MerchantId,
+    /// The mode it selects.
     pub mode: Mode,
+    /// What it may do.
     pub key_type: KeyType,
+    /// The SHA-256 digest of the key (the key itself is never stored).
     pub digest: [u8; 32],
+    /// The key's start, to recognize it.
     pub display_prefix: String,
+    /// When it was created.
     pub created_at: DateTime<Utc>,
+    /// When it stops working, if ever.
     pub expires_at: Option<DateTime<Utc>>,
+    /// When it was revoked, if it was.
     pub revoked_at: Option<DateTime<Utc>>,
+    /// When it was last used, to within [`LAST_USED_PRECISION_SECONDS`].
+    pub last_used_at: Option<DateTime<Utc>>,
 }
 
 /// What the store returns for a digest: the key and its merchant.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KeyLookup {
+    /// The key.
     pub key: ApiKey,
+    /// Its merchant.
     pub merchant: Merchant,
     /// The merchant's test-clock offset in seconds (read with the key, so a request needs no
     /// second query for its test-mode time).
@@ -126,12 +151,19 @@ pub struct KeyLookup {
 /// Who is calling: the merchant and mode selected by the key, and the key's capability.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Principal {
+    /// The merchant and mode the key selects.
     pub scope: Scope,
+    /// What it may do.
     pub key_type: KeyType,
+    /// The key's id.
     pub key_id: ApiKeyId,
+    /// The merchant, as loaded with the key.
     pub merchant: Merchant,
     /// The merchant's test-clock offset when the key was checked.
     pub test_clock_offset_seconds: i64,
+    /// The key's use should be recorded now (its last record is older than
+    /// [`LAST_USED_PRECISION_SECONDS`]); the adapter does it off the request's path.
+    pub record_use: bool,
 }
 
 #[cfg(test)]

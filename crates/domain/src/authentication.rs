@@ -32,7 +32,10 @@ pub async fn authenticate(
     if found.merchant.status == MerchantStatus::Suspended {
         return Err(Error::AccountSuspended);
     }
+    let record_use =
+        key.last_used_at.is_none_or(|at| (now - at).num_seconds() >= crate::api_key::LAST_USED_PRECISION_SECONDS);
     Ok(Principal {
+        record_use,
         scope: Scope::new(key.merchant_id, key.mode),
         key_type: key.key_type,
         key_id: key.id,
@@ -68,6 +71,7 @@ mod tests {
             created_at: now(),
             expires_at: None,
             revoked_at: None,
+            last_used_at: None,
         }
     }
 
@@ -100,6 +104,12 @@ mod tests {
         let p = run(active(good.clone()), &secret).await.unwrap();
         assert_eq!(p.scope.mode, Mode::Test);
         assert_eq!(p.key_type, KeyType::Secret);
+        // A use is recorded when none is, or the last is a minute old or more.
+        assert!(p.record_use);
+        let recent = ApiKey { last_used_at: Some(now() - chrono::Duration::seconds(59)), ..good.clone() };
+        assert!(!run(active(recent), &secret).await.unwrap().record_use);
+        let older = ApiKey { last_used_at: Some(now() - chrono::Duration::seconds(60)), ..good.clone() };
+        assert!(run(active(older), &secret).await.unwrap().record_use);
 
         assert_eq!(run(None, &secret).await, Err(Error::InvalidApiKey));
         assert_eq!(run(None, &ApiKeySecret::presented("nope")).await, Err(Error::InvalidApiKey));

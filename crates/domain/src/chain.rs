@@ -20,9 +20,13 @@ use crate::payment::{BlockRef, FailureReason, TxHash};
 /// One ERC-20 `Transfer` log, its value in the token's 6-decimal units.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TokenTransfer {
+    /// The token's contract.
     pub token_contract: WalletAddress,
+    /// Who sent the tokens.
     pub from: WalletAddress,
+    /// Who received them.
     pub to: WalletAddress,
+    /// How much moved.
     pub amount: Amount,
 }
 
@@ -30,14 +34,19 @@ pub struct TokenTransfer {
 /// token transfers it made, and whether its block is final.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ObservedTransaction {
+    /// The transaction's hash.
     pub tx_hash: TxHash,
+    /// The chain it is on.
     pub chain_id: u64,
     /// False when the transaction reverted.
     pub succeeded: bool,
+    /// The block it was included in.
     pub block: BlockRef,
+    /// That block's time.
     pub block_time: DateTime<Utc>,
     /// The account that sent the transaction.
     pub sender: Option<WalletAddress>,
+    /// The token transfers it made.
     pub transfers: Vec<TokenTransfer>,
     /// At or below the node's finalized block (or, where the node has no `finalized` tag, the
     /// configured number of confirmations deep). Only a final transfer is credited.
@@ -45,26 +54,35 @@ pub struct ObservedTransaction {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+/// What the chain says about a transaction.
 pub enum Observation {
     /// The chain does not know the transaction (yet, or any more after a reorganisation).
     NotFound,
+    /// Included in a block, as observed.
     Included(ObservedTransaction),
 }
 
 /// A transfer to a watched wallet, found by following the chain's logs.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LoggedTransfer {
+    /// The transaction's hash.
     pub tx_hash: TxHash,
+    /// The log's index in its block.
     pub log_index: u64,
+    /// The block it is in.
     pub block: BlockRef,
+    /// The transfer.
     pub transfer: TokenTransfer,
 }
 
 /// A live checkout still open for payment, as detection sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OpenCheckout {
+    /// The checkout's merchant and mode.
     pub scope: Scope,
+    /// The checkout.
     pub session_id: CheckoutSessionId,
+    /// What it asks for.
     pub amount_due: Amount,
 }
 
@@ -80,9 +98,11 @@ pub enum UnattributedReason {
 }
 
 impl UnattributedReason {
+    /// Every reason.
     pub const ALL: [UnattributedReason; 3] =
         [Self::NoOpenCheckout, Self::NoMatchingAmount, Self::SeveralMatchingCheckouts];
 
+    /// The reason as the API writes it.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::NoOpenCheckout => "no_open_checkout",
@@ -91,6 +111,7 @@ impl UnattributedReason {
         }
     }
 
+    /// Reads a reason as the API writes it.
     pub fn parse(value: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|r| r.as_str() == value)
     }
@@ -115,12 +136,19 @@ pub fn attribute<'a>(amount: &Amount, open: &'a [OpenCheckout]) -> Result<&'a Op
 /// lost.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnattributedTransfer {
+    /// The transfer's id (`utr_...`).
     pub id: UnattributedTransferId,
+    /// The merchant and mode whose wallet received it.
     pub scope: Scope,
+    /// The chain it happened on.
     pub chain_id: u64,
+    /// The transfer, as logged.
     pub logged: LoggedTransfer,
+    /// The token it moved.
     pub token: Token,
+    /// Why it could not be credited.
     pub reason: UnattributedReason,
+    /// When it was found.
     pub detected_at: DateTime<Utc>,
 }
 
@@ -190,8 +218,11 @@ pub trait Chain: Send + Sync {
 /// What a payment must match.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Expected {
+    /// The chain the checkout expects.
     pub chain_id: u64,
+    /// The token contract it expects.
     pub token_contract: WalletAddress,
+    /// The wallet it expects (the merchant's).
     pub recipient: WalletAddress,
     /// The checkout's expiry: a transfer mined at or after it does not pay this checkout.
     pub expires_at: DateTime<Utc>,
@@ -200,8 +231,18 @@ pub struct Expected {
 /// The outcome of verification (before the duplicate check, which the store decides).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Verdict {
-    Verified { amount: Amount, sender: Option<WalletAddress> },
-    Failed { reason: FailureReason },
+    /// The transfer pays the checkout.
+    Verified {
+        /// How much it moved.
+        amount: Amount,
+        /// Who sent the transaction, when known.
+        sender: Option<WalletAddress>,
+    },
+    /// It does not pay the checkout.
+    Failed {
+        /// Why.
+        reason: FailureReason,
+    },
 }
 
 /// Checks success, chain id, token contract, recipient, expiry and a non-zero amount, in that

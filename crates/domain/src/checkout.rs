@@ -8,21 +8,29 @@ use crate::mode::Scope;
 use crate::money::Amount;
 use crate::url::HttpUrl;
 
+/// The shortest checkout, in minutes.
 pub const MIN_EXPIRY_MINUTES: u32 = 5;
+/// The longest checkout, in minutes (a day).
 pub const MAX_EXPIRY_MINUTES: u32 = 1440;
+/// A checkout's life when none is asked for, in minutes.
 pub const DEFAULT_EXPIRY_MINUTES: u32 = 30;
 
 /// `pending` (payable), `completed` (payments on it cover its amountDue, or the invoice is
 /// paid), `expired` (expiresAt passed first), `cancelled` (its invoice's collection closed).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CheckoutStatus {
+    /// Waiting for the customer's transfer.
     Pending,
+    /// Paid: the invoice's payment covered what it asked for.
     Completed,
+    /// Its time ran out unpaid.
     Expired,
+    /// The invoice was closed (voided or marked uncollectible) while it was open.
     Cancelled,
 }
 
 impl CheckoutStatus {
+    /// The status as the API writes it.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Pending => "pending",
@@ -32,6 +40,7 @@ impl CheckoutStatus {
         }
     }
 
+    /// Reads a status as the API writes it.
     pub fn parse(value: &str) -> Option<Self> {
         match value {
             "pending" => Some(Self::Pending),
@@ -44,24 +53,40 @@ impl CheckoutStatus {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+/// A hosted checkout: one attempt to collect (part of) an invoice, with the chain, token and wallet
+/// the customer pays to and a deadline.
 pub struct CheckoutSession {
+    /// The session id (`cs_...`).
     pub id: CheckoutSessionId,
+    /// The merchant and mode.
     pub scope: Scope,
+    /// The invoice it collects for.
     pub invoice_id: InvoiceId,
+    /// Its status.
     pub status: CheckoutStatus,
     /// What this session collects (for a remainder checkout, only the remainder).
     pub amount_due: Amount,
+    /// The token it settles in.
     pub currency: Token,
     /// The chain and token contract a transfer must use (configured when it was created).
     pub chain_id: u64,
+    /// The token's contract on the chain.
     pub token_contract: WalletAddress,
+    /// The merchant's wallet the transfer goes to (never the service's).
     pub settlement_wallet: WalletAddress,
+    /// The merchant's reference.
     pub external_reference: Option<String>,
+    /// The customer's email, if given.
     pub customer_email: Option<String>,
+    /// Where the hosted page returns after payment.
     pub success_url: Option<HttpUrl>,
+    /// Where it returns on cancel.
     pub cancel_url: Option<HttpUrl>,
+    /// When it expires unpaid.
     pub expires_at: DateTime<Utc>,
+    /// When it was created.
     pub created_at: DateTime<Utc>,
+    /// When it was completed (paid).
     pub completed_at: Option<DateTime<Utc>>,
 }
 

@@ -9,8 +9,11 @@
 /// (`invoice::model::MAX_*`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Limit {
+    /// Draft versions of one invoice.
     DraftVersions,
+    /// Checkout sessions of one invoice.
     CheckoutSessions,
+    /// Payment records of one invoice.
     PaymentRecords,
     /// Webhook endpoints of a merchant in one mode (`webhook::model::MAX_ENDPOINTS`).
     WebhookEndpoints,
@@ -19,19 +22,30 @@ pub enum Limit {
 /// The kinds of resource a NOT_FOUND can name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Resource {
+    /// A merchant.
     Merchant,
+    /// An API key.
     ApiKey,
+    /// An invoice.
     Invoice,
+    /// A checkout session.
     CheckoutSession,
+    /// A payment.
     Payment,
+    /// An event.
     Event,
+    /// A webhook endpoint.
     WebhookEndpoint,
+    /// A webhook delivery.
     WebhookDelivery,
+    /// A webhook incident.
     WebhookIncident,
+    /// A payment link.
     PaymentLink,
 }
 
 impl Resource {
+    /// The resource's name in messages (`invoice`, `checkout_session` ...).
     pub fn as_str(self) -> &'static str {
         match self {
             Resource::Merchant => "merchant",
@@ -48,42 +62,97 @@ impl Resource {
     }
 }
 
+/// Every outcome a use case or port can refuse with. Each variant is one stable, documented
+/// outcome that adapters map to a public code (named in each variant's documentation).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
     /// Input that is well-formed JSON but breaks a field rule.
     #[error("{field}: {message}")]
-    Validation { field: String, message: String },
+    Validation {
+        /// The field it is about (the domain's snake-case path, such as `lines[2].unit_amount`).
+        field: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// An amount that is not a valid decimal string for its field (INVALID_AMOUNT).
     #[error("{field}: {message}")]
-    InvalidAmount { field: String, message: String },
+    InvalidAmount {
+        /// The field it is about (the domain's snake-case path, such as `lines[2].unit_amount`).
+        field: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// An expiry outside 5-1440 minutes (INVALID_EXPIRY).
     #[error("{field}: {message}")]
-    InvalidExpiry { field: String, message: String },
+    InvalidExpiry {
+        /// The field it is about (the domain's snake-case path, such as `lines[2].unit_amount`).
+        field: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// Totals that do not add up: zero, negative, or too large (INVALID_TOTAL).
     #[error("{field}: {message}")]
-    InvalidTotal { field: String, message: String },
+    InvalidTotal {
+        /// The field it is about (the domain's snake-case path, such as `lines[2].unit_amount`).
+        field: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A token other than the mode's settlement token (CURRENCY_MISMATCH).
     #[error("{field}: {message}")]
-    CurrencyMismatch { field: String, message: String },
+    CurrencyMismatch {
+        /// The field it is about (the domain's snake-case path, such as `lines[2].unit_amount`).
+        field: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// Sending or reminding needs a valid customer email (CUSTOMER_EMAIL_REQUIRED).
     #[error("a valid customer email is required")]
-    CustomerEmailRequired { field: String },
+    CustomerEmailRequired {
+        /// The field it is about (the domain's snake-case path, such as `lines[2].unit_amount`).
+        field: String,
+    },
+    /// Not an EVM address, or a bad EIP-55 checksum (INVALID_WALLET_ADDRESS).
     #[error("{field}: {message}")]
-    InvalidWalletAddress { field: String, message: String },
+    InvalidWalletAddress {
+        /// The field it is about (the domain's snake-case path, such as `lines[2].unit_amount`).
+        field: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// Not `0x` followed by 64 hexadecimal digits (INVALID_TX_HASH).
     #[error("{field}: not a valid transaction hash")]
-    InvalidTxHash { field: String },
+    InvalidTxHash {
+        /// The field it is about (the domain's snake-case path, such as `lines[2].unit_amount`).
+        field: String,
+    },
 
+    /// No such key, or revoked or expired (INVALID_API_KEY).
     #[error("invalid API key")]
     InvalidApiKey,
+    /// The key may not do this: a publishable key on a secret route, a live key on a test helper (API_KEY_FORBIDDEN).
     #[error("this key cannot perform this operation")]
     ApiKeyForbidden,
+    /// A publishable key sent a field only a secret key may send (PUBLIC_KEY_FIELD_NOT_ALLOWED).
     #[error("publishable keys may only send amount and externalReference")]
-    PublicKeyFieldNotAllowed { field: String },
+    PublicKeyFieldNotAllowed {
+        /// The field it is about (the domain's snake-case path, such as `lines[2].unit_amount`).
+        field: String,
+    },
+    /// The merchant is suspended (ACCOUNT_SUSPENDED).
     #[error("the merchant account is suspended")]
     AccountSuspended,
+    /// Live mode before the merchant was activated (ACTIVE_MERCHANT_REQUIRED).
     #[error("live mode requires an activated merchant")]
     ActiveMerchantRequired,
+    /// A feature this deployment does not offer (yet); the text names it (FEATURE_UNAVAILABLE).
     #[error("{0} is not available yet")]
     FeatureUnavailable(&'static str),
     /// The invoice has no document (a draft), or it could not be rendered.
     #[error("the invoice PDF is unavailable: {0}")]
     InvoicePdfUnavailable(String),
 
+    /// No such resource for this merchant (NOT_FOUND, or the resource's own code).
     #[error("{} not found", .0.as_str())]
     NotFound(Resource),
     /// The id exists for this merchant but in the other mode.
@@ -91,26 +160,44 @@ pub enum Error {
     ModeMismatch,
     /// A request field names the other mode than its key's.
     #[error("{field} must equal the key's mode")]
-    ModeFieldMismatch { field: String },
+    ModeFieldMismatch {
+        /// The field it is about (the domain's snake-case path, such as `lines[2].unit_amount`).
+        field: String,
+    },
     /// A list cursor that is not an item of the list (of this merchant and mode).
     #[error("the cursor is not an item of this list")]
     InvalidCursor,
 
+    /// The invoice changed while the operation ran; retry (INVOICE_STATE_MISMATCH).
     #[error("the invoice changed state before the operation completed")]
     InvoiceStateMismatch,
+    /// The invoice's state does not allow this transition; the text says why (INVOICE_TRANSITION_GUARD_FAILED).
     #[error("{0}")]
     InvoiceTransitionGuardFailed(String),
+    /// Issue on an invoice that is not a draft (INVOICE_ALREADY_ISSUED).
     #[error("the invoice is already issued")]
     InvoiceAlreadyIssued,
+    /// An edit of an issued invoice, or too many draft versions (INVOICE_NOT_EDITABLE).
     #[error("the invoice's commercial fields are locked")]
     InvoiceNotEditable,
+    /// Nothing left to collect, or the invoice is closed (INVOICE_NOT_PAYABLE).
     #[error("the invoice has no collectible remainder or is closed")]
     InvoiceNotPayable,
     /// A reminder was sent less than the cooldown ago; the next may be queued at `available_at`.
     #[error("a reminder was sent recently; the next one can be sent from {available_at}")]
-    ReminderCooldown { available_at: chrono::DateTime<chrono::Utc> },
+    ReminderCooldown {
+        /// When the next reminder may be sent.
+        available_at: chrono::DateTime<chrono::Utc>,
+    },
+    /// An invoice change sent with a stale version (INVOICE_VERSION_CONFLICT).
     #[error("version {provided} is stale; the current version is {current}")]
-    InvoiceVersionConflict { provided: i64, current: i64 },
+    InvoiceVersionConflict {
+        /// The version the caller sent.
+        provided: i64,
+        /// The current version.
+        current: i64,
+    },
+    /// The checkout is expired, completed or not ready (CHECKOUT_SESSION_NOT_PAYABLE).
     #[error("the checkout session is expired, terminal or not ready")]
     CheckoutSessionNotPayable,
     /// The invoice holds as much of something as it may (see [`Limit`]); nothing is changed.
@@ -120,40 +207,75 @@ pub enum Error {
         Limit::PaymentRecords => "payment records per invoice",
         Limit::WebhookEndpoints => "webhook endpoints per merchant and mode",
     })]
-    LimitReached { what: Limit, limit: usize },
+    LimitReached {
+        /// What reached its limit.
+        what: Limit,
+        /// The limit.
+        limit: usize,
+    },
     /// A store outcome: the transaction hash was already credited to another payment. The
     /// use case records the attempt as a duplicate instead; it never reaches a client.
     #[error("the transaction was already credited")]
     DuplicateTransaction,
 
+    /// A link change sent with a stale version (PAYMENT_LINK_VERSION_CONFLICT).
     #[error("version {provided} is stale; the current version is {current}")]
-    PaymentLinkVersionConflict { provided: i64, current: i64 },
+    PaymentLinkVersionConflict {
+        /// The version the caller sent.
+        provided: i64,
+        /// The current version.
+        current: i64,
+    },
+    /// The link is paused, archived or not active yet (LINK_INACTIVE).
     #[error("the payment link is not active")]
     LinkInactive,
+    /// The link's expiresAt passed (LINK_EXPIRED).
     #[error("the payment link has expired")]
     LinkExpired,
+    /// A single-use link whose invoice was paid (LINK_ALREADY_USED).
     #[error("the single-use payment link was already used")]
     LinkAlreadyUsed,
+    /// A single-use link held by a checkout in progress (LINK_RESERVED).
     #[error("the single-use payment link is reserved by a checkout in progress")]
     LinkReserved,
     /// A value the link's configuration requires was not sent.
     #[error("{field} is required")]
-    FieldRequired { field: String },
+    FieldRequired {
+        /// The field it is about (the domain's snake-case path, such as `lines[2].unit_amount`).
+        field: String,
+    },
     /// The configuration changed since the page was shown.
     #[error("the payment link changed (now version {current}); reload it")]
-    ConfigChanged { current: i64 },
+    ConfigChanged {
+        /// The current version.
+        current: i64,
+    },
+    /// A customer-entered amount outside the link's bounds (AMOUNT_OUT_OF_RANGE).
     #[error("the amount must be from {minimum} to {maximum}")]
-    AmountOutOfRange { minimum: String, maximum: String },
+    AmountOutOfRange {
+        /// The lowest amount accepted.
+        minimum: String,
+        /// The highest amount accepted.
+        maximum: String,
+    },
     /// The link's mode cannot take payments now (live mode of a merchant not activated).
     #[error("this payment link cannot take payments now")]
     ModeUnavailable,
     /// An event type that does not exist (or cannot be subscribed to).
     #[error("{field}: {value} is not a supported event type")]
-    WebhookEventUnsupported { field: String, value: String },
+    WebhookEventUnsupported {
+        /// The field it is about (the domain's snake-case path, such as `lines[2].unit_amount`).
+        field: String,
+        /// The value sent.
+        value: String,
+    },
+    /// The endpoint is disabled (WEBHOOK_ENDPOINT_DISABLED).
     #[error("the webhook endpoint is disabled")]
     WebhookEndpointDisabled,
+    /// A rotation while the previous rotation's overlap runs (SECRET_OVERLAP_ACTIVE).
     #[error("a secret rotation is already in its overlap; end it first")]
     SecretOverlapActive,
+    /// Ending an overlap when none runs (SECRET_OVERLAP_EXPIRED).
     #[error("no secret overlap is running")]
     SecretOverlapExpired,
 
@@ -170,14 +292,17 @@ pub enum Error {
 }
 
 impl Error {
+    /// A [`Error::Validation`] of `field`.
     pub fn validation(field: impl Into<String>, message: impl Into<String>) -> Self {
         Error::Validation { field: field.into(), message: message.into() }
     }
 
+    /// An [`Error::InvalidAmount`] of `field`.
     pub fn invalid_amount(field: impl Into<String>, message: impl std::fmt::Display) -> Self {
         Error::InvalidAmount { field: field.into(), message: message.to_string() }
     }
 
+    /// An [`Error::InvalidTotal`] of `field`.
     pub fn invalid_total(field: impl Into<String>, message: impl Into<String>) -> Self {
         Error::InvalidTotal { field: field.into(), message: message.into() }
     }

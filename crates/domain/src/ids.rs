@@ -43,6 +43,7 @@ macro_rules! id_type {
         pub struct $name(String);
 
         impl $name {
+            /// The prefix every id of this type starts with.
             pub const PREFIX: &'static str = $prefix;
 
             /// A new random id.
@@ -66,6 +67,7 @@ macro_rules! id_type {
                 Self(value)
             }
 
+            /// The id as text.
             pub fn as_str(&self) -> &str {
                 &self.0
             }
@@ -118,20 +120,24 @@ id_type!(/// A transfer into a merchant's wallet that no checkout could be credi
 pub struct PublicToken(String);
 
 impl PublicToken {
+    /// A new random token.
     pub fn generate(crypto: &dyn Crypto) -> Self {
         let mut bytes = [0u8; 32];
         crypto.fill_random(&mut bytes);
         Self(base62(&bytes, 43))
     }
 
+    /// Accepts 43 base62 characters; `None` otherwise.
     pub fn parse(value: &str) -> Option<Self> {
         (value.len() == 43 && value.bytes().all(|b| b.is_ascii_alphanumeric())).then(|| Self(value.to_owned()))
     }
 
+    /// Wraps a value read back from storage without checking it.
     pub fn from_trusted(value: String) -> Self {
         Self(value)
     }
 
+    /// The token as text (a capability: never log it).
     pub fn as_str(&self) -> &str {
         &self.0
     }

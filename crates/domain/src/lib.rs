@@ -2,7 +2,128 @@
 //! that adapters implement, and the use cases that orchestrate them.
 //!
 //! This crate does no I/O and depends on no I/O crate; its entities carry no serde or diesel
-//! derives. Adapters own their wire and row types and convert at their edge.
+//! derives. Adapters own their wire and row types and convert at their edge. The HTTP service,
+//! the worker and internal admin tooling (`crates/admin`) all go through it, so a rule lives in
+//! one place.
+//!
+//! # Layout
+//!
+//! - Values: [`money`] (exact six-decimal amounts, never floats), [`ids`], [`mode`] (a
+//!   [`Scope`] is a merchant and a mode: every store call takes one), [`url`], [`merchant`].
+//! - Models and state machines: [`invoice`] (content, totals, the `collectionState` machine in
+//!   [`invoice::collection`], the payment `status` machine in [`invoice::lifecycle`]),
+//!   [`checkout`], [`payment`], [`payment_link`], [`webhook`], [`email`], [`event`].
+//! - Ports (traits adapters implement, mockable with the `mocks` feature): [`ports`],
+//!   [`invoice::ports`], [`chain::Chain`], [`clock::Clock`], [`crypto::Crypto`], and the ports
+//!   of each feature module.
+//! - Use cases over the ports: [`billing::Billing`], [`payment_link::service`],
+//!   [`webhook::service`], [`email::service`], [`operator`], [`authentication`].
+//!
+//! Every refusal is an [`Error`] variant, each documented with the public code adapters map it
+//! to.
+//!
+//! # Money
+//!
+//! Amounts are decimal strings with at most six fractional digits, parsed exactly and computed
+//! exactly; products round half-up to six places.
+//!
+//! ```
+//! use stablepay_domain::money::{Decimal6, DecimalError, Percentage};
+//!
+//! let price = Decimal6::parse("19.99").unwrap();
+//! let quantity = Decimal6::parse("3").unwrap();
+//! assert_eq!(price.mul_round(&quantity).to_string(), "59.970000");
+//! // A 2.5 % fee in basis points, and a percentage of an amount, both exact.
+//! assert_eq!(Decimal6::parse("100").unwrap().basis_points(250).to_string(), "2.500000");
+//! assert_eq!(Percentage::parse("12.5").unwrap().of(&price).to_string(), "2.498750");
+//! // What the parser refuses, and why.
+//! assert_eq!(Decimal6::parse("1.1234567"), Err(DecimalError::TooPrecise));
+//! assert_eq!(Decimal6::parse("1e3"), Err(DecimalError::Malformed));
+//! assert_eq!(Decimal6::parse_positive("0"), Err(DecimalError::NotPositive));
+//! ```
+//!
+//! # Totals
+//!
+//! ```
+//! use stablepay_domain::invoice::totals::{compute_totals, Discount, PricedLine};
+//! use stablepay_domain::money::{Decimal6, Percentage};
+//!
+//! let d = |s: &str| Decimal6::parse(s).unwrap();
+//! let lines = [
+//!     PricedLine { quantity: d("2"), unit_amount: d("12.50") },
+//!     PricedLine { quantity: d("1"), unit_amount: d("5") },
+//! ];
+//! let discount = Discount::Percentage(Percentage::parse("10").unwrap());
+//! let totals = compute_totals(&lines, Some(&discount), &[d("1.20")]).unwrap();
+//! assert_eq!(totals.subtotal, d("30"));
+//! assert_eq!(totals.discount, d("3"));
+//! assert_eq!(totals.tax, d("1.2"));
+//! assert_eq!(totals.total, d("28.2"));
+//! ```
+//!
+//! # State machines
+//!
+//! Transitions are pure functions: the new state and the events it emits, or a typed refusal.
+//!
+//! ```
+//! use stablepay_domain::event::EventType;
+//! use stablepay_domain::invoice::collection::{transition, CollectionState, CollectionTrigger};
+//! use stablepay_domain::Error;
+//!
+//! let issued = transition(CollectionState::Draft, CollectionTrigger::Issue).unwrap();
+//! assert_eq!(issued.to, CollectionState::Open);
+//! assert_eq!(issued.events, vec![EventType::InvoiceIssued]);
+//!
+//! let part = CollectionTrigger::PaymentCredited { remaining_zero: false, over: false };
+//! let partly = transition(CollectionState::Open, part).unwrap();
+//! assert_eq!(partly.to, CollectionState::PartiallyPaid);
+//!
+//! // An issued invoice cannot be issued again.
+//! assert_eq!(transition(CollectionState::Open, CollectionTrigger::Issue), Err(Error::InvoiceAlreadyIssued));
+//! ```
+//!
+//! # A use case over mock ports
+//!
+//! A use case takes its ports as trait objects; tests (and tools) pass any implementation. With
+//! the `mocks` feature each port has a mockall mock:
+//!
+//! ```
+//! use chrono::{TimeZone, Utc};
+//! use stablepay_domain::billing::{Billing, CheckoutInput};
+//! use stablepay_domain::chain::MockChain;
+//! use stablepay_domain::clock::MockClock;
+//! use stablepay_domain::invoice::collection::CollectionState;
+//! use stablepay_domain::invoice::ports::MockInvoiceStore;
+//! use stablepay_domain::merchant::{ChainSettings, MerchantStatus};
+//! use stablepay_domain::money::Decimal6;
+//! use stablepay_domain::testing::{self, SeqCrypto};
+//! use stablepay_domain::{Mode, Scope};
+//!
+//! let now = Utc.with_ymd_and_hms(2026, 11, 23, 12, 0, 0).unwrap();
+//! let merchant = testing::merchant(MerchantStatus::Active, now);
+//! let scope = Scope::new(merchant.id.clone(), Mode::Test);
+//!
+//! let mut clock = MockClock::new();
+//! clock.expect_now().returning(move |_| Ok(now));
+//! let mut store = MockInvoiceStore::new();
+//! // The store numbers the invoice (here: 7) and saves the change atomically.
+//! store.expect_save_invoice().times(1).returning(|mut change| {
+//!     change.finalize(Some(7));
+//!     Ok(change.aggregate)
+//! });
+//! let (crypto, chain, settings) = (SeqCrypto::default(), MockChain::new(), ChainSettings::default());
+//! let billing = Billing { store: &store, crypto: &crypto, clock: &clock, chain: &chain, settings: &settings };
+//!
+//! let input = CheckoutInput { amount: Some(Decimal6::parse("25.50").unwrap()), ..Default::default() };
+//! let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+//! let created = runtime.block_on(billing.create_checkout(&merchant, &scope, input)).unwrap();
+//! assert_eq!(created.invoice.collection_state, CollectionState::Open);
+//! assert_eq!(created.invoice.number.as_deref(), Some("INV-000007"));
+//! assert_eq!(created.sessions[0].amount_due.to_string(), "25.500000");
+//! assert_eq!(created.sessions[0].expires_at, now + chrono::Duration::minutes(30));
+//! ```
+
+#![warn(missing_docs)]
 
 // Values and models first, then ports, then use cases; imports run in that direction only
 // (tests/layering.rs).

@@ -15,11 +15,14 @@ pub const POLYGON_CHAIN_ID: u64 = 137;
 /// The settlement tokens.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Token {
+    /// USD Coin.
     Usdc,
+    /// Tether USD.
     Usdt,
 }
 
 impl Token {
+    /// The token's symbol: `USDC` or `USDT`.
     pub fn symbol(self) -> &'static str {
         match self {
             Token::Usdc => "USDC",
@@ -27,6 +30,7 @@ impl Token {
         }
     }
 
+    /// Reads `USDC` or `USDT`.
     pub fn parse(value: &str) -> Option<Self> {
         match value {
             "USDC" => Some(Token::Usdc),
@@ -49,8 +53,11 @@ impl Token {
 /// by default). A checkout records the contract it expects when it is created.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ChainSettings {
+    /// The chain checkouts expect (137, Polygon).
     pub chain_id: u64,
+    /// USDC's contract on that chain.
     pub usdc: WalletAddress,
+    /// USDT's contract on that chain.
     pub usdt: WalletAddress,
     /// How long a submitted hash may stay unknown to the chain before its payment fails as
     /// `transaction_not_found` (10 minutes by default).
@@ -69,6 +76,7 @@ impl Default for ChainSettings {
 }
 
 impl ChainSettings {
+    /// The contract of `token` on the chain.
     pub fn contract(&self, token: Token) -> &WalletAddress {
         match token {
             Token::Usdc => &self.usdc,
@@ -86,8 +94,10 @@ impl ChainSettings {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum AddressError {
     #[error("must be 0x followed by 40 hexadecimal characters")]
+    /// Not `0x` followed by 40 hexadecimal digits.
     Malformed,
     #[error("mixed-case address fails its EIP-55 checksum")]
+    /// Mixed case that is not a valid EIP-55 checksum.
     BadChecksum,
 }
 
@@ -112,10 +122,12 @@ impl WalletAddress {
         Ok(Self(checksummed))
     }
 
+    /// Wraps a value read back from storage without checking it.
     pub fn from_trusted(value: String) -> Self {
         Self(value)
     }
 
+    /// The address as given (its EIP-55 form when checked).
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -156,11 +168,14 @@ fn eip55(hex: &str) -> String {
 /// Whether the merchant may operate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MerchantStatus {
+    /// Can take payments and use the API.
     Active,
+    /// Suspended by an operator: its keys are refused with ACCOUNT_SUSPENDED.
     Suspended,
 }
 
 impl MerchantStatus {
+    /// The status as stored: `active` or `suspended`.
     pub fn as_str(self) -> &'static str {
         match self {
             MerchantStatus::Active => "active",
@@ -168,6 +183,7 @@ impl MerchantStatus {
         }
     }
 
+    /// Reads `active` or `suspended`.
     pub fn parse(value: &str) -> Option<Self> {
         match value {
             "active" => Some(Self::Active),
@@ -180,18 +196,24 @@ impl MerchantStatus {
 /// Live-mode settlement configured by activation.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LiveSettlement {
+    /// The merchant's own wallet live payments go to.
     pub wallet: WalletAddress,
+    /// The token live payments settle in.
     pub token: Token,
+    /// When the merchant was activated for live mode.
     pub activated_at: DateTime<Utc>,
 }
 
 /// A merchant account.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Merchant {
+    /// The merchant's id (`mer_...`).
     pub id: MerchantId,
+    /// Its name, shown to customers.
     pub name: String,
-    /// Reviewed website origin (scheme://host[:port]); live return URLs must match it.
+    /// Reviewed website origin (`scheme://host[:port]`); live return URLs must match it.
     pub website_origin: Option<String>,
+    /// Whether it can use the API.
     pub status: MerchantStatus,
     /// `None` until the merchant is activated for live mode.
     pub live: Option<LiveSettlement>,
@@ -199,13 +221,16 @@ pub struct Merchant {
     pub fee_basis_points: u32,
     /// Prefix of issued invoice numbers.
     pub invoice_prefix: String,
+    /// When it was created.
     pub created_at: DateTime<Utc>,
 }
 
 /// Where and in what a mode settles.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Settlement {
+    /// The wallet transfers go to.
     pub wallet: WalletAddress,
+    /// The token they settle in.
     pub token: Token,
 }
 

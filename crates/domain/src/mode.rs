@@ -7,11 +7,14 @@ use crate::ids::MerchantId;
 /// Test mode is simulated end to end; live mode settles real tokens on Polygon.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Mode {
+    /// Simulated: no wallet, no chain; test helpers and the test clock work.
     Test,
+    /// Real transfers on Polygon, verified onchain.
     Live,
 }
 
 impl Mode {
+    /// The mode as the API writes it: `test` or `live`.
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Test => "test",
@@ -19,6 +22,7 @@ impl Mode {
         }
     }
 
+    /// Reads `test` or `live`.
     pub fn parse(value: &str) -> Option<Self> {
         match value {
             "test" => Some(Mode::Test),
@@ -38,11 +42,14 @@ impl fmt::Display for Mode {
 /// command), never from request input, and every store call takes one.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Scope {
+    /// The merchant the data belongs to.
     pub merchant_id: MerchantId,
+    /// The mode it belongs to.
     pub mode: Mode,
 }
 
 impl Scope {
+    /// The scope of `merchant_id` in `mode`.
     pub fn new(merchant_id: MerchantId, mode: Mode) -> Self {
         Self { merchant_id, mode }
     }

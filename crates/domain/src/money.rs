@@ -30,16 +30,22 @@ pub const MAX_INTEGER_DIGITS: usize = 15;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DecimalError {
     #[error("must be a decimal string")]
+    /// Empty text.
     Empty,
     #[error("must contain only digits and at most one '.' (no sign, exponent or whitespace)")]
+    /// Anything but digits and one `.`.
     Malformed,
     #[error("must have at most 6 fractional digits")]
+    /// More than six fractional digits.
     TooPrecise,
     #[error("must be below 10^15")]
+    /// More than 15 integer digits.
     TooLarge,
     #[error("must be greater than zero")]
+    /// Zero where a positive amount is needed.
     NotPositive,
     #[error("must be between 0 and 100")]
+    /// A percentage above 100.
     OutOfRange,
 }
 
@@ -130,18 +136,22 @@ impl Decimal6 {
         Some(Self(value.with_scale_round(SCALE, RoundingMode::HalfUp)))
     }
 
+    /// One (`1.000000`).
     pub fn one() -> Self {
         Self(BigDecimal::from(1u32).with_scale(SCALE))
     }
 
+    /// Zero (`0.000000`).
     pub fn zero() -> Self {
         Self(BigDecimal::zero().with_scale(SCALE))
     }
 
+    /// Whether the value is zero.
     pub fn is_zero(&self) -> bool {
         self.0.is_zero()
     }
 
+    /// The value as a `BigDecimal` (scale 6), for adapters that store it.
     pub fn as_bigdecimal(&self) -> &BigDecimal {
         &self.0
     }
@@ -173,6 +183,7 @@ impl Decimal6 {
         Self(value.with_scale_round(SCALE, RoundingMode::HalfUp))
     }
 
+    /// The smaller of the two.
     pub fn min(self, other: Self) -> Self {
         if self <= other { self } else { other }
     }
@@ -202,11 +213,13 @@ pub type Quantity = Decimal6;
 pub struct Percentage(Decimal6);
 
 impl Percentage {
+    /// Reads a decimal string (as [`Decimal6::parse`]) no greater than 100.
     pub fn parse(input: &str) -> Result<Self, DecimalError> {
         let value = Decimal6::parse(input)?;
         Self::new(value)
     }
 
+    /// A percentage from a decimal. Errors: `OutOfRange` above 100.
     pub fn new(value: Decimal6) -> Result<Self, DecimalError> {
         let hundred = Decimal6(BigDecimal::from(100u32).with_scale(SCALE));
         match value.cmp(&hundred) {
@@ -215,6 +228,7 @@ impl Percentage {
         }
     }
 
+    /// The percentage as a decimal (50% is `50.000000`).
     pub fn value(&self) -> &Decimal6 {
         &self.0
     }

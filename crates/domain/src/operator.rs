@@ -67,7 +67,8 @@ pub async fn create_merchant(
 }
 
 /// Activates live mode with a settlement wallet. Errors: `InvalidWalletAddress` on
-/// `settlement_wallet`; `NotFound(Merchant)`.
+/// `settlement_wallet`; `NotFound(Merchant)`; `AccountSuspended` for a suspended merchant
+/// (unsuspend it first: activation is a review that a suspension puts on hold).
 pub async fn activate_merchant(
     store: &dyn MerchantStore,
     now: DateTime<Utc>,
@@ -77,6 +78,9 @@ pub async fn activate_merchant(
 ) -> Result<LiveSettlement, Error> {
     let wallet = WalletAddress::parse(wallet)
         .map_err(|e| Error::InvalidWalletAddress { field: "settlement_wallet".into(), message: e.to_string() })?;
+    if store.get_merchant(id).await?.status == MerchantStatus::Suspended {
+        return Err(Error::AccountSuspended);
+    }
     let live = LiveSettlement { wallet, token, activated_at: now };
     store.set_live_settlement(id, &live).await?;
     Ok(live)
@@ -85,6 +89,27 @@ pub async fn activate_merchant(
 /// Suspends a merchant: its keys then answer ACCOUNT_SUSPENDED. Errors: `NotFound(Merchant)`.
 pub async fn suspend_merchant(store: &dyn MerchantStore, id: &MerchantId) -> Result<(), Error> {
     store.set_status(id, MerchantStatus::Suspended).await
+}
+
+/// Lifts a suspension: the merchant's keys work again. Errors: `NotFound(Merchant)`.
+pub async fn unsuspend_merchant(store: &dyn MerchantStore, id: &MerchantId) -> Result<(), Error> {
+    store.set_status(id, MerchantStatus::Active).await
+}
+
+/// Every merchant, oldest first.
+pub async fn list_merchants(store: &dyn MerchantStore) -> Result<Vec<Merchant>, Error> {
+    store.list_merchants().await
+}
+
+/// A merchant's keys (every mode and type, revoked ones included), oldest first. Errors:
+/// `NotFound(Merchant)`.
+pub async fn list_api_keys(
+    merchants: &dyn MerchantStore,
+    keys: &dyn ApiKeyStore,
+    merchant_id: &MerchantId,
+) -> Result<Vec<ApiKey>, Error> {
+    merchants.get_merchant(merchant_id).await?;
+    keys.list_keys(merchant_id).await
 }
 
 /// Creates a key and returns its record with the plaintext (shown once, never stored).
@@ -108,6 +133,7 @@ pub async fn create_api_key(
         created_at: now,
         expires_at: None,
         revoked_at: None,
+        last_used_at: None,
     };
     store.insert_key(&key).await?;
     Ok((key, secret))
@@ -166,6 +192,20 @@ mod tests {
             .await
             .unwrap_err();
         assert!(matches!(e, Error::InvalidWalletAddress { .. }));
+    }
+
+    #[tokio::test]
+    async fn a_suspended_merchant_is_not_activated() {
+        let mut store = MockMerchantStore::new();
+        store
+            .expect_get_merchant()
+            .returning(|_| Ok(crate::testing::merchant(crate::merchant::MerchantStatus::Suspended, Utc::now())));
+        store.expect_set_live_settlement().never();
+        let id = MerchantId::from_trusted("mer_1".into());
+        let e = activate_merchant(&store, Utc::now(), &id, "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed", Token::Usdc)
+            .await
+            .unwrap_err();
+        assert_eq!(e, Error::AccountSuspended);
     }
 
     #[tokio::test]

@@ -12,6 +12,8 @@ pub struct PageRequest {
 /// One page of a list; `has_more` tells whether items follow the last one.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Page<T> {
+    /// The page's items, in the list's order.
     pub items: Vec<T>,
+    /// Whether more items follow the last one (ask again with it as the cursor).
     pub has_more: bool,
 }

@@ -16,11 +16,13 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 pub struct TxHash(String);
 
 impl TxHash {
+    /// Accepts `0x` followed by 64 hexadecimal digits; `None` otherwise.
     pub fn parse(input: &str) -> Option<Self> {
         let hex = input.strip_prefix("0x")?;
         (hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit())).then(|| Self(input.to_ascii_lowercase()))
     }
 
+    /// Wraps a value read back from storage without checking it.
     pub fn from_trusted(value: String) -> Self {
         Self(value)
     }
@@ -38,6 +40,7 @@ impl TxHash {
         Self(text)
     }
 
+    /// The hash as text (lower-case).
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -46,6 +49,7 @@ impl TxHash {
 /// A block a transaction was included in.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BlockRef {
+    /// The block's number.
     pub number: u64,
     /// `0x` + 64 hex digits, lower-case.
     pub hash: String,
@@ -54,10 +58,15 @@ pub struct BlockRef {
 /// A payment attempt and what verification found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Payment {
+    /// The payment's id (`pay_...`).
     pub id: PaymentId,
+    /// The merchant and mode.
     pub scope: Scope,
+    /// The invoice it pays.
     pub invoice_id: InvoiceId,
+    /// The checkout it was made for.
     pub checkout_session_id: CheckoutSessionId,
+    /// Where its verification stands.
     pub status: PaymentStatus,
     /// What the session asked for when the attempt was made.
     pub amount_expected: Amount,
@@ -67,18 +76,25 @@ pub struct Payment {
     pub customer_amount_credited: Amount,
     /// What verifiably reached the settlement wallet.
     pub merchant_amount_settled: Amount,
+    /// The transfer's transaction hash.
     pub transaction_hash: TxHash,
+    /// The chain it was sent on.
     pub chain_id: u64,
+    /// The token contract it moved.
     pub token_contract: WalletAddress,
+    /// The wallet it paid (the merchant's).
     pub settlement_wallet: WalletAddress,
     /// The sender of the transfer, when known.
     pub payer_address: Option<String>,
+    /// Why it failed, when it failed.
     pub failure_reason: Option<FailureReason>,
     /// The block the transfer was seen in (while validating, and once credited).
     pub block: Option<BlockRef>,
     /// Why verification is waiting, when it cannot go on now (no chain configured, node down).
     pub diagnostic: Option<String>,
+    /// When it was first seen.
     pub detected_at: DateTime<Utc>,
+    /// When it was verified and credited.
     pub confirmed_at: Option<DateTime<Utc>>,
 }
 
@@ -97,17 +113,22 @@ pub enum FailureReason {
     TransactionNotFound,
     /// The transaction failed onchain.
     TransactionReverted,
+    /// The transaction is on another chain.
     WrongChain,
+    /// The transfer moved another token.
     WrongTokenContract,
+    /// The transfer went to another wallet.
     WrongRecipient,
     /// The transfer was mined after the checkout expired.
     CheckoutExpired,
+    /// The transfer moved nothing.
     ZeroAmount,
     /// The transaction was already credited to another payment.
     DuplicateTransaction,
 }
 
 impl FailureReason {
+    /// Every reason, in the spec's order.
     pub const ALL: [FailureReason; 8] = [
         Self::TransactionNotFound,
         Self::TransactionReverted,
@@ -119,6 +140,7 @@ impl FailureReason {
         Self::DuplicateTransaction,
     ];
 
+    /// The reason as the API writes it (`transaction_not_found` ...).
     pub fn as_str(self) -> &'static str {
         match self {
             Self::TransactionNotFound => "transaction_not_found",
@@ -132,12 +154,14 @@ impl FailureReason {
         }
     }
 
+    /// Reads a reason as the API writes it.
     pub fn parse(value: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|r| r.as_str() == value)
     }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Where a payment's verification stands.
 pub enum PaymentStatus {
     /// The transaction hash was already used; never credited again.
     Duplicate,
@@ -156,6 +180,7 @@ pub enum PaymentStatus {
 }
 
 impl PaymentStatus {
+    /// Every status, in the spec's order.
     pub const ALL: [PaymentStatus; 7] = [
         Self::Duplicate,
         Self::Detected,
@@ -166,6 +191,7 @@ impl PaymentStatus {
         Self::Overpaid,
     ];
 
+    /// The status as the API writes it.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Duplicate => "duplicate",
@@ -178,6 +204,7 @@ impl PaymentStatus {
         }
     }
 
+    /// Reads a status as the API writes it.
     pub fn parse(value: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|s| s.as_str() == value)
     }
@@ -187,6 +214,7 @@ impl PaymentStatus {
         matches!(self, Self::Confirmed | Self::Underpaid | Self::Overpaid)
     }
 
+    /// Whether verification is over (confirmed or failed in some way): nothing will change it.
     pub fn is_terminal(self) -> bool {
         !matches!(self, Self::Detected | Self::Validating)
     }

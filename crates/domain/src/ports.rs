@@ -44,6 +44,8 @@ pub trait MerchantStore: Send + Sync {
     async fn set_live_settlement(&self, id: &MerchantId, live: &LiveSettlement) -> Result<(), Error>;
     /// Errors: `NotFound(Merchant)`.
     async fn set_status(&self, id: &MerchantId, status: MerchantStatus) -> Result<(), Error>;
+    /// Every merchant, oldest first (an operator's list).
+    async fn list_merchants(&self) -> Result<Vec<Merchant>, Error>;
 }
 
 /// API key records.
@@ -56,6 +58,10 @@ pub trait ApiKeyStore: Send + Sync {
     async fn find_key_by_digest(&self, digest: [u8; 32]) -> Result<Option<KeyLookup>, Error>;
     /// Marks the key revoked at `at` (idempotent). Errors: `NotFound(ApiKey)`.
     async fn revoke_key(&self, id: &ApiKeyId, at: DateTime<Utc>) -> Result<(), Error>;
+    /// Records that the key was used at `at` (unless a later use is already recorded).
+    async fn record_key_use(&self, id: &ApiKeyId, at: DateTime<Utc>) -> Result<(), Error>;
+    /// The merchant's keys, oldest first.
+    async fn list_keys(&self, merchant_id: &MerchantId) -> Result<Vec<ApiKey>, Error>;
 }
 
 /// Readiness of the service's dependencies.
@@ -118,7 +124,12 @@ pub enum IdempotencyBegin {
     /// First use (or the earlier attempt was abandoned): execute the request.
     Started,
     /// Same key, same request, completed: answer with the stored response.
-    Replay { status: u16, body: String },
+    Replay {
+        /// The stored answer's HTTP status.
+        status: u16,
+        /// The stored answer's body, byte for byte.
+        body: String,
+    },
     /// Same key, same request, still executing elsewhere: retry later.
     InProgress,
     /// Same key, different request.
@@ -130,7 +141,9 @@ pub enum IdempotencyBegin {
 /// nor a customer on a public page a merchant's.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IdempotencyNamespace {
+    /// The merchant and mode.
     pub scope: Scope,
+    /// Who sent the request.
     pub requester: Requester,
 }
 
@@ -145,6 +158,7 @@ pub enum Requester {
 }
 
 impl Requester {
+    /// The requester as stored: the key type (`secret`, `publishable`) or `public`.
     pub fn as_str(self) -> &'static str {
         match self {
             Requester::Key(t) => t.as_str(),

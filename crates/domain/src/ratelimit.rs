@@ -14,7 +14,9 @@ use crate::error::Error;
 pub struct Policy {
     /// The name shown in `RateLimit` and `RateLimit-Policy`.
     pub name: &'static str,
+    /// Requests allowed per window for each key.
     pub quota: u32,
+    /// The window's length in seconds.
     pub window_seconds: u32,
 }
 
@@ -30,6 +32,7 @@ pub const PUBLIC_CHECKOUT: Policy = Policy { name: "public-checkout", quota: 10,
 /// What a check answered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Verdict {
+    /// Whether the request may go on.
     pub allowed: bool,
     /// Requests left now (after this one, when it was allowed).
     pub remaining: u32,

@@ -15,20 +15,28 @@ pub struct HttpUrl {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UrlError {
     #[error("must be an absolute http or https URL")]
+    /// Not an absolute `http://` or `https://` URL.
     NotAbsoluteHttp,
     #[error("must not contain credentials")]
+    /// The URL carries credentials (`user:password@`).
     Credentials,
     #[error("must be at most 2048 bytes")]
+    /// Longer than [`MAX_URL_BYTES`].
     TooLong,
     #[error("has an invalid host or port")]
+    /// The host or port is not valid.
     BadHost,
     #[error("must not contain spaces or control characters")]
+    /// The URL holds spaces or control characters.
     BadCharacters,
 }
 
+/// The longest URL accepted, in UTF-8 bytes.
 pub const MAX_URL_BYTES: usize = 2048;
 
 impl HttpUrl {
+    /// Checks an absolute http(s) URL without credentials, with a valid host and port. Errors: the
+    /// first [`UrlError`] that applies.
     pub fn parse(input: &str) -> Result<Self, UrlError> {
         if input.len() > MAX_URL_BYTES {
             return Err(UrlError::TooLong);
@@ -62,14 +70,18 @@ impl HttpUrl {
         Ok(Self { text: input.to_owned(), https, origin })
     }
 
+    /// Whether the scheme is https.
     pub fn is_https(&self) -> bool {
         self.https
     }
 
+    /// The URL's origin (scheme, lowercased host, port): what live-mode return URLs must share with
+    /// the merchant's reviewed website.
     pub fn origin(&self) -> &str {
         &self.origin
     }
 
+    /// The URL as given.
     pub fn as_str(&self) -> &str {
         &self.text
     }

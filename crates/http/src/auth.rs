@@ -80,7 +80,19 @@ async fn caller(req: HttpRequest) -> Result<Caller, ApiError> {
     let state = req.app_data::<web::Data<AppState>>().ok_or_else(ApiError::internal)?.clone();
     let now = state.clock.system_now();
     let principal = authenticate(state.keys.as_ref(), state.crypto.as_ref(), &presented, now).await?;
-    tracing::Span::current().record("merchant", principal.scope.merchant_id.as_str());
+    let span = tracing::Span::current();
+    span.record("merchant", principal.scope.merchant_id.as_str());
+    span.record("mode", principal.scope.mode.as_str());
+    if principal.record_use {
+        // At most once a minute per key, and off the request's path: the answer never waits
+        // for it, and a failure only leaves the last use older.
+        let (keys, id) = (state.keys.clone(), principal.key_id.clone());
+        actix_web::rt::spawn(async move {
+            if let Err(e) = keys.record_key_use(&id, now).await {
+                tracing::warn!(key = %id, error = %e, "could not record the key's use");
+            }
+        });
+    }
     Ok(Caller::new(state, principal))
 }
 

@@ -204,20 +204,26 @@ fn answer_known(begun: IdempotencyBegin) -> HttpResponse {
                 .unwrap_or_else(request_id);
             respond(status, body, &[("Idempotency-Replayed", "true".into()), ("X-Request-Id", original_id)])
         }
-        IdempotencyBegin::Conflict => ApiError::field(
-            ErrorCode::IDEMPOTENCY_KEY_CONFLICT,
-            "Idempotency-Key",
-            "This Idempotency-Key was used with a different request; use a new key for new input.",
-        )
-        .error_response(),
-        IdempotencyBegin::InProgress | IdempotencyBegin::Started => ApiError::field(
-            ErrorCode::IDEMPOTENCY_KEY_CONFLICT,
-            "Idempotency-Key",
-            "A request with this Idempotency-Key is still in progress; wait and retry the same request.",
-        )
-        .with_details(json!({ "field": "Idempotency-Key", "reason": "in_progress" }))
-        .with_header("Retry-After", "1")
-        .error_response(),
+        IdempotencyBegin::Conflict => {
+            metrics::counter!("stablepay_idempotency_conflicts_total", "kind" => "different_request").increment(1);
+            ApiError::field(
+                ErrorCode::IDEMPOTENCY_KEY_CONFLICT,
+                "Idempotency-Key",
+                "This Idempotency-Key was used with a different request; use a new key for new input.",
+            )
+            .error_response()
+        }
+        IdempotencyBegin::InProgress | IdempotencyBegin::Started => {
+            metrics::counter!("stablepay_idempotency_conflicts_total", "kind" => "in_progress").increment(1);
+            ApiError::field(
+                ErrorCode::IDEMPOTENCY_KEY_CONFLICT,
+                "Idempotency-Key",
+                "A request with this Idempotency-Key is still in progress; wait and retry the same request.",
+            )
+            .with_details(json!({ "field": "Idempotency-Key", "reason": "in_progress" }))
+            .with_header("Retry-After", "1")
+            .error_response()
+        }
     }
 }
 

@@ -208,18 +208,70 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     }
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let result: Result<T, _> = serde_path_to_error::deserialize(&mut de);
-    let value = result.map_err(|err| {
-        let path = err.path().to_string();
-        let inner = err.into_inner();
-        describe(&path, &inner)
-    })?;
+    let value = match result {
+        Ok(value) => value,
+        // A number written with a fraction or an exponent (`5.0`, `1e3`) is still an integer
+        // when its value is one (JSON Schema's view): read again with such numbers as integers.
+        Err(err) if err.inner().is_data() && bytes.iter().any(|b| matches!(b, b'.' | b'e' | b'E')) => {
+            let value: serde_json::Value = serde_json::from_slice(bytes)
+                .map_err(|e| ApiError::validation("body", format!("Malformed JSON: {e}")))?;
+            return from_value(value);
+        }
+        Err(err) => {
+            let path = err.path().to_string();
+            return Err(describe(&path, err.inner()));
+        }
+    };
     de.end().map_err(|e| ApiError::validation("body", format!("Malformed JSON: {e}")))?;
     Ok(value)
 }
 
+/// Rewrites every number whose value is an integer but whose text is not (`5.0`, `1e3`,
+/// `-2.50e1`) as that integer. Every number of this API is an integer (amounts are strings), so
+/// nothing is lost; a number with a true fraction stays as it is and is refused where an integer
+/// is expected.
+fn integral_numbers(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::Number(n) if n.is_f64() => {
+            if let Some(i) = integral(&n.to_string()) {
+                *value = Value::from(i);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(integral_numbers),
+        Value::Object(map) => map.values_mut().for_each(integral_numbers),
+        _ => {}
+    }
+}
+
+/// The integer a JSON number's text denotes, if it denotes one that fits an `i64`.
+fn integral(text: &str) -> Option<i64> {
+    let (mantissa, exponent) = match text.find(['e', 'E']) {
+        Some(i) => (&text[..i], text[i + 1..].parse::<i32>().ok()?),
+        None => (text, 0),
+    };
+    let (negative, mantissa) = mantissa.strip_prefix('-').map_or((false, mantissa), |m| (true, m));
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let mut digits = format!("{int}{frac}");
+    let shift = exponent.checked_sub(i32::try_from(frac.len()).ok()?)?;
+    if shift >= 0 {
+        digits.push_str(&"0".repeat(usize::try_from(shift).ok().filter(|s| *s <= 20)?));
+    } else {
+        let cut = usize::try_from(shift.checked_neg()?).ok()?;
+        let keep = digits.len().checked_sub(cut)?;
+        if !digits[keep..].bytes().all(|b| b == b'0') {
+            return None;
+        }
+        digits.truncate(keep);
+    }
+    let magnitude: i64 = digits.parse().ok()?;
+    Some(if negative { magnitude.checked_neg()? } else { magnitude })
+}
+
 /// Deserializes an already parsed JSON value (a body whose form was chosen on its members),
 /// with the same precise errors as [`parse`].
-pub fn from_value<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, ApiError> {
+pub fn from_value<T: DeserializeOwned>(mut value: serde_json::Value) -> Result<T, ApiError> {
+    integral_numbers(&mut value);
     serde_path_to_error::deserialize(value).map_err(|err| {
         let path = err.path().to_string();
         describe(&path, err.inner())
@@ -349,5 +401,30 @@ mod tests {
         // An escaped backslash followed by "u0000" is plain text, not NUL.
         assert!(parse::<serde_json::Value>(br#"{"a":"\\u0000"}"#).is_ok());
         assert!(has_nul_escape(br#"{"a\u0000":1}"#));
+    }
+}
+
+#[cfg(test)]
+mod integral_tests {
+    use super::integral;
+
+    #[test]
+    fn integral_values_in_any_notation() {
+        for (text, want) in [
+            ("5.0", Some(5)),
+            ("162.000", Some(162)),
+            ("1e3", Some(1000)),
+            ("1E+3", Some(1000)),
+            ("-2.50e1", Some(-25)),
+            ("1259805672.0", Some(1_259_805_672)),
+            ("2500e-2", Some(25)),
+            ("0.0", Some(0)),
+            ("5.5", None),
+            ("1e-3", None),
+            ("1e400", None),
+            ("99999999999999999999.0", None),
+        ] {
+            assert_eq!(integral(text), want, "{text}");
+        }
     }
 }

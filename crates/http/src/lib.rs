@@ -11,10 +11,13 @@ pub mod error;
 pub mod idempotency;
 pub mod json;
 pub mod middleware;
+pub mod objects;
 pub mod openapi;
+pub mod openapi_errors;
 pub mod pages;
 pub mod query;
 pub mod ratelimit;
+pub mod reference;
 pub mod routes;
 pub mod state;
 pub mod status;
@@ -35,13 +38,40 @@ pub use state::AppState;
 
 /// The API's paths (templates split into segments, `{..}` matching any one segment) and the
 /// methods each takes, from the OpenAPI document.
-pub struct KnownRoutes(Vec<(Vec<String>, Vec<String>)>);
+pub struct KnownRoutes(Vec<(Vec<String>, Vec<String>)>, Vec<&'static str>);
+
+/// Whether `path` is an instance of the template `segments` (`{..}` matches any one non-empty
+/// segment), without allocating.
+fn template_matches(segments: &[String], path: &str) -> bool {
+    let mut parts = path.split('/');
+    segments.iter().all(|s| parts.next().is_some_and(|p| s == p || (s.starts_with('{') && !p.is_empty())))
+        && parts.next().is_none()
+}
 
 impl KnownRoutes {
+    /// The route a path belongs to, as a bounded label for metrics: its OpenAPI template
+    /// (`/v1/invoices/{id}`), a customer page family (`/checkout/*`), or `unmatched`.
+    pub fn label(&self, path: &str) -> &'static str {
+        if let Some(i) = self.0.iter().position(|(segments, _)| template_matches(segments, path)) {
+            return self.1[i];
+        }
+        match path.split('/').nth(1) {
+            Some("checkout") => "/checkout/*",
+            Some("i") => "/i/*",
+            Some("l") => "/l/*",
+            Some("assets") => "/assets/*",
+            _ => "unmatched",
+        }
+    }
+
     fn from_document(doc: &serde_json::Value) -> Self {
         let mut routes = Vec::new();
+        let mut labels = Vec::new();
         if let Some(paths) = doc["paths"].as_object() {
             for (template, item) in paths {
+                // Metrics labels without an allocation per request: the templates are few and
+                // live as long as the process (one copy per HTTP worker).
+                labels.push(&*Box::leak(template.clone().into_boxed_str()));
                 let segments = template.split('/').map(str::to_owned).collect();
                 let methods = item
                     .as_object()
@@ -56,17 +86,14 @@ impl KnownRoutes {
                 routes.push((segments, methods));
             }
         }
-        Self(routes)
+        Self(routes, labels)
     }
 
     /// The methods `path` takes, if it is a known path.
     fn allowed(&self, path: &str) -> Option<Vec<String>> {
-        let parts: Vec<&str> = path.split('/').collect();
         let mut found: Vec<String> = Vec::new();
         for (segments, methods) in &self.0 {
-            let matches = segments.len() == parts.len()
-                && segments.iter().zip(&parts).all(|(s, p)| s == p || (s.starts_with('{') && !p.is_empty()));
-            if matches {
+            if template_matches(segments, path) {
                 found.extend(methods.iter().filter(|m| !found.contains(m)).cloned().collect::<Vec<_>>());
             }
         }
@@ -112,7 +139,6 @@ fn routes_app() -> utoipa_actix_web::UtoipaApp<
         .openapi(openapi::ApiDoc::openapi())
         .service(routes::health::healthz)
         .service(routes::health::readyz)
-        .service(routes::health::metrics)
         .service(
             scope::scope("/v1")
                 .service(routes::openapi::openapi_json)
@@ -135,6 +161,8 @@ fn routes_app() -> utoipa_actix_web::UtoipaApp<
                 .service(routes::invoices::invoice_pdf)
                 .service(routes::test_helpers::simulate_payment)
                 .service(routes::test_helpers::advance_clock)
+                .service(routes::test_helpers::reset_clock)
+                .service(routes::test_helpers::get_clock)
                 .service(routes::events::list_events)
                 .service(routes::events::get_event)
                 .service(routes::events::list_unattributed)

@@ -70,6 +70,7 @@ where
             path = %loggable_path(req.path()),
             status = tracing::field::Empty,
             merchant = tracing::field::Empty,
+            mode = tracing::field::Empty,
         );
         // Matching the route again costs a regex pass; only do it when something is deprecated.
         let deprecated =
@@ -77,6 +78,10 @@ where
         let too_large = declared_length(&req).is_some_and(|n| n > MAX_BODY_BYTES);
         let nul_in_path = req.uri().path().contains("%00");
         let id_for_scope = request_id.clone();
+        let started = std::time::Instant::now();
+        let route =
+            req.app_data::<actix_web::web::Data<crate::KnownRoutes>>().map_or("unmatched", |k| k.label(req.path()));
+        let method = method_label(req.method());
         let fut = async move {
             let result = if too_large {
                 Ok(error_response(req, too_large_error()))
@@ -120,8 +125,10 @@ where
                 if let Some(d) = deprecated {
                     deprecation::apply(d, headers);
                 }
-                tracing::Span::current().record("status", res.status().as_u16());
+                let status = res.status().as_u16();
+                tracing::Span::current().record("status", status);
                 tracing::info!("served");
+                record_request(route, method, status, started.elapsed());
                 res
             })
         };
@@ -157,4 +164,67 @@ mod tests {
         assert_eq!(super::loggable_path("/i/abcDEF123"), "/i/[token]");
         assert_eq!(super::loggable_path("/v1/invoices/inv_1"), "/v1/invoices/inv_1");
     }
+}
+
+/// The method as a label without allocating.
+fn method_label(method: &actix_web::http::Method) -> &'static str {
+    use actix_web::http::Method;
+    match *method {
+        Method::GET => "GET",
+        Method::POST => "POST",
+        Method::PATCH => "PATCH",
+        Method::DELETE => "DELETE",
+        Method::PUT => "PUT",
+        Method::HEAD => "HEAD",
+        Method::OPTIONS => "OPTIONS",
+        _ => "OTHER",
+    }
+}
+
+/// The status as a label, without allocating for the usual ones.
+fn status_label(status: u16) -> metrics::SharedString {
+    let known = match status {
+        200 => "200",
+        201 => "201",
+        202 => "202",
+        204 => "204",
+        400 => "400",
+        401 => "401",
+        403 => "403",
+        404 => "404",
+        405 => "405",
+        408 => "408",
+        409 => "409",
+        413 => "413",
+        422 => "422",
+        429 => "429",
+        500 => "500",
+        503 => "503",
+        _ => return metrics::SharedString::from(status.to_string()),
+    };
+    metrics::SharedString::const_str(known)
+}
+
+/// A request series' key (route, method, status) and its handles.
+type SeriesMap = std::collections::HashMap<(&'static str, &'static str, u16), (metrics::Counter, metrics::Histogram)>;
+
+thread_local! {
+    /// Each HTTP worker's handles of the request series, by route, method and status: the
+    /// registry is looked up once per combination, not per request.
+    static SERIES: std::cell::RefCell<SeriesMap> = std::cell::RefCell::new(SeriesMap::new());
+}
+
+/// Counts a request and records its latency (the route is an OpenAPI template, never an id).
+fn record_request(route: &'static str, method: &'static str, status: u16, took: std::time::Duration) {
+    SERIES.with(|series| {
+        let mut series = series.borrow_mut();
+        let (counter, histogram) = series.entry((route, method, status)).or_insert_with(|| {
+            (
+                metrics::counter!("stablepay_http_requests_total", "route" => route, "method" => method, "status" => status_label(status)),
+                metrics::histogram!("stablepay_http_request_duration_seconds", "route" => route, "method" => method),
+            )
+        });
+        counter.increment(1);
+        histogram.record(took.as_secs_f64());
+    });
 }

@@ -29,6 +29,17 @@ pub fn url(field: &str, text: &Option<String>) -> Result<Option<HttpUrl>, ApiErr
         .transpose()
 }
 
+/// A leap second (`23:59:60`, which chrono keeps as a second past :59) as the second after it,
+/// so that every time the service renders is an ordinary RFC 3339 time.
+fn without_leap_second(d: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    use chrono::Timelike;
+    let nanos = d.nanosecond();
+    if nanos < 1_000_000_000 {
+        return Some(d);
+    }
+    d.with_nanosecond(nanos - 1_000_000_000)?.checked_add_signed(chrono::TimeDelta::seconds(1))
+}
+
 /// An RFC 3339 timestamp in UTC between the years 1970 and 9999 (a later one, once in UTC,
 /// would not read back as RFC 3339).
 pub fn timestamp(field: &str, text: &Option<String>) -> Result<Option<DateTime<Utc>>, ApiError> {
@@ -38,6 +49,7 @@ pub fn timestamp(field: &str, text: &Option<String>) -> Result<Option<DateTime<U
             DateTime::parse_from_rfc3339(t)
                 .map(|d| d.with_timezone(&Utc))
                 .ok()
+                .and_then(without_leap_second)
                 .filter(|d| (1970..=9999).contains(&d.year()))
                 .ok_or_else(|| {
                     ApiError::validation(field, format!("{field} must be an RFC 3339 timestamp between 1970 and 9999."))
@@ -100,17 +112,20 @@ pub struct CheckoutCreate {
 }
 
 impl CheckoutCreate {
-    /// The first field a publishable key may not send.
-    pub fn secret_only_field(&self) -> Option<&'static str> {
-        [
-            ("customerEmail", self.customer_email.is_some()),
-            ("successUrl", self.success_url.is_some()),
-            ("cancelUrl", self.cancel_url.is_some()),
-            ("metadata", self.metadata.as_ref().is_some_and(|m| !m.is_null())),
-            ("expiresInMinutes", self.expires_in_minutes.is_some()),
-        ]
-        .into_iter()
-        .find_map(|(name, present)| present.then_some(name))
+    /// The fields a publishable key may send.
+    pub const PUBLISHABLE_FIELDS: [&'static str; 2] = ["amount", "externalReference"];
+
+    /// The first member of a body (in key order) that a publishable key may not send: any member
+    /// other than amount and externalReference, unless it is a known field set to null.
+    pub fn publishable_refusal(body: &serde_json::Map<String, Value>) -> Option<&str> {
+        const KNOWN: [&str; 5] = ["customerEmail", "successUrl", "cancelUrl", "metadata", "expiresInMinutes"];
+        body.iter()
+            .find(|(k, v)| {
+                let allowed = Self::PUBLISHABLE_FIELDS.contains(&k.as_str());
+                let known_null = v.is_null() && KNOWN.contains(&k.as_str());
+                !allowed && !known_null
+            })
+            .map(|(k, _)| k.as_str())
     }
 
     pub fn into_domain(self) -> Result<CheckoutInput, ApiError> {
@@ -195,11 +210,15 @@ pub struct ReminderIn {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ItemizedIn {
     /// 1-100 items.
+    #[serde(deserialize_with = "crate::objects::objects")]
     pub lines: Vec<LineIn>,
+    #[serde(default, deserialize_with = "crate::objects::opt_object")]
     pub customer: Option<CustomerIn>,
     /// Null or omitted: no discount.
+    #[serde(default, deserialize_with = "crate::objects::opt_object")]
     pub discount: Option<DiscountIn>,
     /// Up to 100 tax lines.
+    #[serde(default, deserialize_with = "crate::objects::opt_objects")]
     pub taxes: Option<Vec<TaxIn>>,
     /// USDC or USDT; must be the mode's settlement token.
     pub currency_code: Option<String>,
@@ -216,6 +235,7 @@ pub struct ItemizedIn {
     pub metadata: Option<Value>,
     pub success_url: Option<String>,
     pub cancel_url: Option<String>,
+    #[serde(default, deserialize_with = "crate::objects::opt_object")]
     pub reminder_schedule: Option<ReminderIn>,
 }
 
@@ -375,7 +395,8 @@ pub fn invoice_patch(body: Value) -> Result<(i64, DraftInput), ApiError> {
     let mut map = object(body)?;
     let version = match map.remove("version") {
         None => return Err(ApiError::validation("version", "version is required.")),
-        Some(v) => v.as_i64().ok_or_else(|| ApiError::validation("version", "version must be an integer."))?,
+        Some(v) => crate::json::from_value::<i64>(v)
+            .map_err(|_| ApiError::validation("version", "version must be an integer."))?,
     };
     let fields: ItemizedIn = from_value(Value::Object(map))?;
     Ok((version, fields.try_into()?))

@@ -75,6 +75,7 @@ pub struct PaymentLinkIn {
     pub active_at: Option<String>,
     /// RFC 3339, in the future and later than `activeAt`.
     pub expires_at: Option<String>,
+    #[serde(default, deserialize_with = "crate::objects::opt_object")]
     pub collect: Option<CollectIo>,
     /// Up to 50 letters, digits, underscores or hyphens; starts each invoice's external
     /// reference.

@@ -58,6 +58,7 @@ pub struct WebhookEndpointPatch {
     #[serde(default, deserialize_with = "present")]
     #[schema(value_type = Option<String>, nullable)]
     pub description: Option<Option<String>>,
+    #[serde(default, deserialize_with = "crate::objects::opt_object")]
     pub alert_preferences: Option<AlertPreferencesIn>,
 }
 

@@ -26,6 +26,7 @@ struct ApiKeyRow {
     created_at: DateTime<Utc>,
     expires_at: Option<DateTime<Utc>>,
     revoked_at: Option<DateTime<Utc>>,
+    last_used_at: Option<DateTime<Utc>>,
 }
 
 impl TryFrom<ApiKeyRow> for ApiKey {
@@ -43,6 +44,7 @@ impl TryFrom<ApiKeyRow> for ApiKey {
             created_at: row.created_at,
             expires_at: row.expires_at,
             revoked_at: row.revoked_at,
+            last_used_at: row.last_used_at,
         })
     }
 }
@@ -61,6 +63,7 @@ impl ApiKeyStore for PgStore {
             created_at: key.created_at,
             expires_at: key.expires_at,
             revoked_at: key.revoked_at,
+            last_used_at: key.last_used_at,
         };
         diesel::insert_into(api_keys::table).values(&row).execute(&mut conn).await.map_err(|e| {
             if matches!(
@@ -97,24 +100,53 @@ impl ApiKeyStore for PgStore {
             .transpose()
     }
 
+    async fn record_key_use(&self, id: &ApiKeyId, at: DateTime<Utc>) -> Result<(), Error> {
+        let mut conn = self.conn().await?;
+        // Never moves back: of two replicas recording at once, the later time stays.
+        diesel::update(
+            api_keys::table
+                .find(id.as_str())
+                .filter(api_keys::last_used_at.is_null().or(api_keys::last_used_at.lt(at))),
+        )
+        .set(api_keys::last_used_at.eq(at))
+        .execute(&mut conn)
+        .await
+        .map_err(db)?;
+        Ok(())
+    }
+
+    async fn list_keys(&self, merchant_id: &MerchantId) -> Result<Vec<ApiKey>, Error> {
+        let mut conn = self.conn().await?;
+        let rows: Vec<ApiKeyRow> = api_keys::table
+            .filter(api_keys::merchant_id.eq(merchant_id.as_str()))
+            .order((api_keys::created_at.asc(), api_keys::id.asc()))
+            .select(ApiKeyRow::as_select())
+            .load(&mut conn)
+            .await
+            .map_err(db)?;
+        rows.into_iter().map(ApiKey::try_from).collect()
+    }
+
     async fn revoke_key(&self, id: &ApiKeyId, at: DateTime<Utc>) -> Result<(), Error> {
         let mut conn = self.conn().await?;
-        let found: Option<Option<DateTime<Utc>>> = api_keys::table
+        let found: Option<(String, Option<DateTime<Utc>>)> = api_keys::table
             .find(id.as_str())
-            .select(api_keys::revoked_at)
+            .select((api_keys::merchant_id, api_keys::revoked_at))
             .first(&mut conn)
             .await
             .optional()
             .map_err(db)?;
         match found {
             None => Err(Error::NotFound(Resource::ApiKey)),
-            Some(Some(_)) => Ok(()),
-            Some(None) => {
+            Some((_, Some(_))) => Ok(()),
+            Some((merchant, None)) => {
                 diesel::update(api_keys::table.find(id.as_str()))
                     .set(api_keys::revoked_at.eq(at))
                     .execute(&mut conn)
                     .await
                     .map_err(db)?;
+                // Every process drops its cached lookups of this merchant's keys now.
+                crate::keycache::announce(&mut conn, &merchant).await?;
                 Ok(())
             }
         }

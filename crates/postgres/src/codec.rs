@@ -226,7 +226,10 @@ fn to_bytes<T: Serialize>(value: &T) -> Result<JsonBytes, Error> {
 }
 
 pub(crate) fn decode_fields(value: &JsonBytes) -> Result<InvoiceFields, Error> {
-    let s: StoredFields = serde_json::from_slice(&value.0).map_err(|_| corrupt("fields"))?;
+    // Where it failed, never what it read (it may be a customer's data).
+    let s: StoredFields = serde_json::from_slice(&value.0).map_err(|e| {
+        corrupt(&format!("fields ({:?} at byte column {} of {})", e.classify(), e.column(), value.0.len()))
+    })?;
     let discount = match (s.discount_fixed, s.discount_percentage) {
         (Some(a), _) => Some(Discount::Fixed(amount(&a)?)),
         (None, Some(p)) => Some(Discount::Percentage(Percentage::parse(&p).map_err(|_| corrupt("percentage"))?)),

@@ -1,6 +1,8 @@
-//! One prepared statement that inserts a new invoice and its first checkout session: a
-//! data-modifying CTE, atomic as a single statement, so creating a checkout needs no `BEGIN`
-//! and `COMMIT` round trips. It has a static query id, so it is prepared once per connection.
+//! One prepared statement that numbers and inserts a new invoice and its first checkout
+//! session: a data-modifying CTE, atomic as a single statement, so creating a checkout needs no
+//! `BEGIN` and `COMMIT` round trips. The number comes from the scope's sequence in the same
+//! statement, and the statement answers it. It has a static query id, so it is prepared once per
+//! connection.
 
 use bigdecimal::BigDecimal;
 use chrono::{DateTime, Utc};
@@ -19,6 +21,11 @@ pub(crate) struct InsertInvoiceWithSession<'a> {
 
 /// The static identity of the statement's shape (its SQL never varies).
 pub(crate) struct InsertInvoiceWithSessionId;
+
+impl diesel::query_builder::Query for InsertInvoiceWithSession<'_> {
+    /// The invoice number given.
+    type SqlType = Text;
+}
 
 impl QueryId for InsertInvoiceWithSession<'_> {
     type QueryId = InsertInvoiceWithSessionId;
@@ -85,14 +92,16 @@ impl QueryFragment<Pg> for InsertInvoiceWithSession<'_> {
              collection_state, status, version, currency, breakdown, total, customer_amount_paid, \
              merchant_amount_settled, fee_basis_points, settlement_wallet, due_at, past_due_at, close_reason, \
              payment_count, fields, refunds, activity, issued_at, paid_at, closed_at, created_at, updated_at, \
-             lock_version) VALUES (",
+             lock_version) SELECT ",
         );
         let mut b = Binds { out: out.reborrow(), first: true };
         b.text(&i.id)?;
         b.text(&i.merchant_id)?;
         b.text(&i.mode)?;
         b.text(&i.kind)?;
-        b.opt_text(&i.number)?;
+        b.text(&i.number_prefix)?;
+        b.out.push_sql(" || '-' || ");
+        b.out.push_sql(crate::change_statements::NUMBER_DIGITS_SQL);
         b.text(&i.number_prefix)?;
         b.opt_text(&i.public_token)?;
         b.text(&i.collection_state)?;
@@ -118,8 +127,10 @@ impl QueryFragment<Pg> for InsertInvoiceWithSession<'_> {
         b.at(&i.created_at)?;
         b.at(&i.updated_at)?;
         b.i64(&i.lock_version)?;
+        out.push_sql(" FROM (SELECT ");
+        crate::change_statements::push_next_seq(&mut out, &i.merchant_id, &i.mode)?;
         out.push_sql(
-            ") RETURNING id) INSERT INTO checkout_sessions (id, invoice_id, merchant_id, mode, status, amount_due, \
+            " AS seq) n RETURNING id, number) INSERT INTO checkout_sessions (id, invoice_id, merchant_id, mode, status, amount_due, \
              currency, settlement_wallet, external_reference, customer_email, success_url, cancel_url, expires_at, \
              created_at, completed_at, chain_id, token_contract) SELECT ",
         );
@@ -141,7 +152,7 @@ impl QueryFragment<Pg> for InsertInvoiceWithSession<'_> {
         b.opt_at(&s.completed_at)?;
         b.i64(&s.chain_id)?;
         b.text(&s.token_contract)?;
-        out.push_sql(" FROM inv");
+        out.push_sql(" FROM inv RETURNING (SELECT number FROM inv)");
         Ok(())
     }
 }

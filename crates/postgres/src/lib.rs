@@ -15,8 +15,10 @@ mod events;
 mod idempotency;
 mod invoices;
 mod json_bytes;
+mod keycache;
 mod merchants;
 mod migrate;
+mod ops;
 mod payment_links;
 mod pool;
 pub mod schema;
@@ -26,7 +28,9 @@ mod webhooks;
 pub use webhooks::{CHANNEL as WEBHOOK_CHANNEL, listen_for_deliveries};
 
 pub use clock::PgClock;
+pub use keycache::{CachedKeyStore, KEY_CACHE_SECONDS, KEYS_CHANNEL, KeyCache, listen_for_key_changes};
 pub use migrate::run_migrations;
+pub use ops::{PoolUse, QueueStat};
 pub use pool::{PgStore, PoolSettings};
 
 #[async_trait::async_trait]

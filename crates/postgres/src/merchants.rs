@@ -83,6 +83,11 @@ impl MerchantStore for PgStore {
                 .values((test_clocks::merchant_id.eq(&id), test_clocks::offset_seconds.eq(0i64)))
                 .execute(conn)
                 .await?;
+            // Its invoice number sequences, one per mode.
+            diesel::sql_query("SELECT invoice_numbers.create_sequences($1)")
+                .bind::<diesel::sql_types::Text, _>(&id)
+                .execute(conn)
+                .await?;
             Ok::<_, diesel::result::Error>(())
         })
         .await
@@ -112,7 +117,21 @@ impl MerchantStore for PgStore {
             .execute(&mut conn)
             .await
             .map_err(db)?;
-        if n == 0 { Err(Error::NotFound(Resource::Merchant)) } else { Ok(()) }
+        if n == 0 {
+            return Err(Error::NotFound(Resource::Merchant));
+        }
+        crate::keycache::announce(&mut conn, id.as_str()).await
+    }
+
+    async fn list_merchants(&self) -> Result<Vec<Merchant>, Error> {
+        let mut conn = self.conn().await?;
+        let rows: Vec<MerchantRow> = merchants::table
+            .order((merchants::created_at.asc(), merchants::id.asc()))
+            .select(MerchantRow::as_select())
+            .load(&mut conn)
+            .await
+            .map_err(db)?;
+        rows.into_iter().map(Merchant::try_from).collect()
     }
 
     async fn set_status(&self, id: &MerchantId, status: MerchantStatus) -> Result<(), Error> {
@@ -122,6 +141,9 @@ impl MerchantStore for PgStore {
             .execute(&mut conn)
             .await
             .map_err(db)?;
-        if n == 0 { Err(Error::NotFound(Resource::Merchant)) } else { Ok(()) }
+        if n == 0 {
+            return Err(Error::NotFound(Resource::Merchant));
+        }
+        crate::keycache::announce(&mut conn, id.as_str()).await
     }
 }

@@ -26,6 +26,7 @@ diesel::table! {
         created_at -> Timestamptz,
         expires_at -> Nullable<Timestamptz>,
         revoked_at -> Nullable<Timestamptz>,
+        last_used_at -> Nullable<Timestamptz>,
     }
 }
 
@@ -51,14 +52,6 @@ diesel::table! {
 }
 
 diesel::joinable!(api_keys -> merchants (merchant_id));
-
-diesel::table! {
-    invoice_counters (merchant_id, mode) {
-        merchant_id -> Text,
-        mode -> Text,
-        last_seq -> Int8,
-    }
-}
 
 diesel::table! {
     invoices (id) {
@@ -333,7 +326,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     api_keys,
     test_clocks,
     events,
-    invoice_counters,
     invoices,
     checkout_sessions,
     payments,

@@ -373,6 +373,27 @@ async fn creations_number_in_their_transaction() {
     assert_eq!(draft_only.invoice.number, None);
     let issued = f.store.list_events(&test(&a), Some(EventType::InvoiceIssued), &page()).await.unwrap();
     assert_eq!(issued.items.len(), 3);
+    // Checkout-created invoices are numbered at creation, from the same sequence.
+    assert_eq!(f.checkout(&a, "1").await.invoice.number.as_deref(), Some("INV-000004"));
+    // Concurrent creations never wait on each other and never share a number.
+    let creations = (0..20).map(|_| f.checkout(&a, "2"));
+    let mut got: Vec<String> =
+        futures_util::future::join_all(creations).await.into_iter().map(|agg| agg.invoice.number.unwrap()).collect();
+    got.sort();
+    got.dedup();
+    assert_eq!(got.len(), 20);
+    assert_eq!(got.last().map(String::as_str), Some("INV-000024"));
+    // The SQL rendering of the digits equals the domain's past six digits too, on both paths.
+    f.db.query(&format!("SELECT setval('invoice_numbers.\"{}_test\"', 999998)", a.id.as_str())).await;
+    assert_eq!(f.checkout(&a, "1").await.invoice.number.as_deref(), Some("INV-999999"));
+    assert_eq!(
+        f.billing().create_invoice(&a, &test(&a), draft("big"), true, false).await.unwrap().invoice.number,
+        Some(stablepay_domain::invoice::model::Invoice::format_number("INV", 1_000_000))
+    );
+    assert_eq!(f.checkout(&a, "1").await.invoice.number.as_deref(), Some("INV-1000001"));
+    // Another merchant has its own sequence.
+    let b = f.merchant("B").await;
+    assert_eq!(f.checkout(&b, "1").await.invoice.number.as_deref(), Some("INV-000001"));
 }
 
 #[tokio::test]

@@ -42,8 +42,8 @@ async fn create_with_secret_key_returns_every_field() {
     assert_eq!(cs["tokenContract"], "0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359");
     assert!(cs["settlementWalletAddress"].as_str().unwrap().starts_with("0x"));
     assert_eq!(cs["externalReference"], "order-1");
-    // Amount-only invoices are numbered when their first payment is credited.
-    assert!(cs["invoiceNumber"].is_null());
+    // The linked invoice is numbered at creation.
+    assert_eq!(cs["invoiceNumber"], "INV-000001");
     let url = cs["checkoutUrl"].as_str().unwrap();
     assert_eq!(url, format!("{}/checkout/{}", app.base, cs["id"].as_str().unwrap()));
     let created = chrono::DateTime::parse_from_rfc3339(cs["createdAt"].as_str().unwrap()).unwrap();
@@ -74,12 +74,24 @@ async fn publishable_keys_send_only_amount_and_reference() {
         ("cancelUrl", json!("https://x.example")),
         ("metadata", json!({})),
         ("expiresInMinutes", json!(30)),
+        // Any other member, known to no form, is refused the same way (not a 400).
+        ("lines", json!([])),
+        ("notAField", json!(1)),
     ] {
         let mut body = json!({"amount": "5"});
         body[field] = value;
         let res = app.post(&m.pk_test, "/v1/checkout-sessions", body).await;
         assert_eq!(res.assert_error(403, "PUBLIC_KEY_FIELD_NOT_ALLOWED").as_deref(), Some(field));
     }
+    // A secret-only field sent as null is the same as not sent.
+    let nulls = json!({"amount": "5", "metadata": null, "customerEmail": null});
+    app.post(&m.pk_test, "/v1/checkout-sessions", nulls).await.ok(201);
+    // A secret key sending an unknown member gets the validation error that names it.
+    let r = app.post(&m.sk_test, "/v1/checkout-sessions", json!({"amount": "5", "notAField": 1})).await;
+    assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("notAField"));
+    // A body that is not an object is refused as such.
+    let r = app.post(&m.sk_test, "/v1/checkout-sessions", json!(null)).await;
+    assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("body"));
     // A publishable key reads the session back, without secret fields.
     let got = app.get(&m.pk_test, &format!("/v1/checkout-sessions/{}", cs["id"].as_str().unwrap())).await;
     assert!(got.ok(200).get("netAmount").is_none());
@@ -87,9 +99,9 @@ async fn publishable_keys_send_only_amount_and_reference() {
     app.get(&m.pk_test, &format!("/v1/invoices/{}", cs["invoiceId"].as_str().unwrap()))
         .await
         .assert_error(403, "API_KEY_FORBIDDEN");
-    // Nothing was created by the refused requests.
+    // Nothing was created by the refused requests (the two accepted ones only).
     let rows = app.db.query("SELECT count(*) AS n FROM invoices").await;
-    assert_eq!(rows[0].get::<_, i64>("n"), 1);
+    assert_eq!(rows[0].get::<_, i64>("n"), 2);
 }
 
 #[tokio::test]
@@ -234,7 +246,7 @@ async fn live_mode_needs_activation() {
     assert_eq!(cs["currencyCode"], "USDT");
     assert_eq!(cs["settlementWalletAddress"], "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed");
     assert_eq!(cs["tokenContract"], "0xc2132D05D31c914a87C6611C10748AEb04B58e8F");
-    assert!(cs["invoiceNumber"].is_null());
+    assert_eq!(cs["invoiceNumber"], "INV-000001", "live numbers are their own sequence");
     // Test helpers refuse live keys.
     let res = app
         .post(

@@ -269,6 +269,34 @@ async fn requests_are_held_to_the_document() {
         .await;
     let message = nested.body["error"]["message"].as_str().unwrap().to_owned();
     assert!(!message.contains("struct") && !message.contains("Customer"), "{message}");
+    // Arrays where a nested object is expected are refused as well, naming the field, and
+    // nothing is created.
+    let invoices = || async { app.db.query("SELECT count(*) AS n FROM invoices").await[0].get::<_, i64>("n") };
+    let before = invoices().await;
+    let line = serde_json::json!({ "description": "x", "quantity": "1", "unitAmount": "1" });
+    let link = serde_json::json!({ "title": "t", "amountType": "fixed", "amount": "5" });
+    for (path, body, field) in [
+        ("/v1/invoices", serde_json::json!({ "lines": [["x", "1", "1"]] }), "lines[0]"),
+        ("/v1/invoices", serde_json::json!({ "lines": [line], "customer": ["Ada"] }), "customer"),
+        ("/v1/invoices", serde_json::json!({ "lines": [line], "discount": ["fixed", "1"] }), "discount"),
+        ("/v1/invoices", serde_json::json!({ "lines": [line], "taxes": [["VAT", "1"]] }), "taxes[0]"),
+        ("/v1/invoices", serde_json::json!({ "lines": [line], "reminderSchedule": [true] }), "reminderSchedule"),
+        (
+            "/v1/payment-links",
+            {
+                let mut l = link.clone();
+                l["collect"] = serde_json::json!([true]);
+                l
+            },
+            "collect",
+        ),
+    ] {
+        let r = app.post(&m.sk_test, path, body.clone()).await;
+        assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some(field), "{body}");
+        let message = r.body["error"]["message"].as_str().unwrap();
+        assert!(message.ends_with("must be a JSON object."), "{message}");
+    }
+    assert_eq!(invoices().await, before);
 
     // No body: the first missing field.
     let inv = app
@@ -283,6 +311,12 @@ async fn requests_are_held_to_the_document() {
     let issue = format!("/v1/invoices/{}/issue", inv["id"].as_str().unwrap());
     let r = app.request(reqwest::Method::POST, &issue, Some(&m.sk_test), &[], None).await;
     assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("version"));
+    let r = app.request(reqwest::Method::POST, "/v1/checkout-sessions", Some(&m.sk_test), &[], None).await;
+    assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("amount"));
+
+    // A leap second is the second after it, so that every rendered time is an ordinary one.
+    let leap = serde_json::json!({ "lines": [{ "description": "x", "quantity": "1", "unitAmount": "1" }], "dueAt": "2030-06-30T23:59:60Z" });
+    assert_eq!(app.post(&m.sk_test, "/v1/invoices", leap).await.ok(201)["dueAt"], "2030-07-01T00:00:00.000Z");
 
     // A due date in the past.
     let past = serde_json::json!({ "lines": [{ "description": "x", "quantity": "1", "unitAmount": "1" }], "dueAt": "2020-01-01T00:00:00Z" });
@@ -324,6 +358,15 @@ async fn logs_can_be_json_lines_without_secrets() {
         assert!(v["timestamp"].is_string() && v["level"].is_string(), "{line}");
     }
     assert!(lines.iter().any(|l| l.contains("HTTP API started")), "{logs}");
+    // Each request's line names its request id, merchant and mode.
+    let served = lines
+        .iter()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|v| v["fields"]["message"] == "served" && v["span"]["path"] == "/v1/checkout-sessions")
+        .unwrap_or_else(|| panic!("no served line: {logs}"));
+    assert_eq!(served["span"]["merchant"], m.id.as_str(), "{served}");
+    assert_eq!(served["span"]["mode"], "test", "{served}");
+    assert!(served["span"]["request_id"].as_str().is_some_and(|r| r.starts_with("req_")), "{served}");
     for secret in [m.sk_test.as_str(), m.pk_test.as_str(), "sk_test_not_a_real_key", TestApp::SECRET_KEY] {
         assert!(!logs.contains(secret), "a secret reached the logs");
     }

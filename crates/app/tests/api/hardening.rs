@@ -209,6 +209,23 @@ async fn the_test_clock_stops_at_a_hundred_years() {
     assert!(cs.ok(201)["expiresAt"].as_str().unwrap().starts_with("21"), "{}", cs.body);
     let id = theirs["id"].as_str().unwrap();
     assert_eq!(app.get(&b.sk_test, &format!("/v1/checkout-sessions/{id}")).await.ok(200)["status"], "pending");
+    // A reset sets A's clock back to the real time (and only A's); it can be read, and the
+    // reset is idempotent. Live keys and publishable keys cannot touch it.
+    let b_ahead = app.post(&b.sk_test, "/v1/test-helpers/clock/advance", json!({ "seconds": 60 })).await;
+    assert_eq!(b_ahead.ok(200)["offsetSeconds"], 60);
+    assert_eq!(app.get(&a.sk_test, "/v1/test-helpers/clock").await.ok(200)["offsetSeconds"], 3_155_760_000i64);
+    for _ in 0..2 {
+        let r = app.post(&a.sk_test, "/v1/test-helpers/clock/reset", json!({})).await.ok(200).clone();
+        assert_eq!(r["offsetSeconds"], 0);
+        assert_eq!(r["transitionsRun"], 0);
+        let now = chrono::DateTime::parse_from_rfc3339(r["now"].as_str().unwrap()).unwrap();
+        assert!((now.with_timezone(&chrono::Utc) - chrono::Utc::now()).num_seconds().abs() < 60, "{r}");
+    }
+    assert_eq!(app.get(&b.sk_test, "/v1/test-helpers/clock").await.ok(200)["offsetSeconds"], 60);
+    let cs = app.post(&a.sk_test, "/v1/checkout-sessions", json!({ "amount": "1.00" })).await;
+    assert!(cs.ok(201)["expiresAt"].as_str().unwrap().starts_with("20"), "{}", cs.body);
+    app.post(&a.sk_live, "/v1/test-helpers/clock/reset", json!({})).await.assert_error(403, "API_KEY_FORBIDDEN");
+    app.post(&a.pk_test, "/v1/test-helpers/clock/reset", json!({})).await.assert_error(403, "API_KEY_FORBIDDEN");
     assert!(!app.logs().contains("ERROR"), "{}", app.logs());
 }
 
@@ -255,7 +272,7 @@ async fn a_failing_invoice_does_not_stop_the_worker() {
     let worker = &ready.ok(200)["worker"];
     assert!(worker["itemsFailed"].as_u64().unwrap() >= 1, "{worker}");
     assert_eq!(worker["restarts"], 0);
-    let metrics = app.http.get(app.url("/metrics")).send().await.unwrap().text().await.unwrap();
+    let metrics = app.http.get(format!("{}/metrics", app.metrics)).send().await.unwrap().text().await.unwrap();
     assert!(metrics.contains("stablepay_worker_up 1"), "{metrics}");
     assert!(!metrics.contains("stablepay_worker_items_failed_total 0\n"), "{metrics}");
     assert!(app.logs().contains("due work of an invoice failed"));

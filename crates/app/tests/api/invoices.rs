@@ -154,7 +154,8 @@ async fn the_whole_story_in_test_mode() {
     assert_eq!(one.ok(200)["id"], paid["id"]);
     let filtered = app.get(&m.sk_test, "/v1/events?type=invoice.issued").await.ok(200).clone();
     assert_eq!(filtered["items"].as_array().unwrap().len(), 1);
-    app.get(&m.sk_test, "/v1/events?type=nope").await.assert_error(400, "VALIDATION_ERROR");
+    let nope = app.get(&m.sk_test, "/v1/events?type=nope").await;
+    assert_eq!(nope.assert_error(400, "WEBHOOK_EVENT_UNSUPPORTED").as_deref(), Some("type"));
 
     // 8. Lookup by number, and the hosted invoice page.
     let by_number = app.get(&m.sk_test, "/v1/invoices/INV-000001").await.ok(200).clone();
@@ -181,13 +182,12 @@ async fn numbers_are_sequential_per_mode_and_skip_drafts() {
     let direct = app.post(&m.sk_test, "/v1/invoices", body).await.ok(201).clone();
     assert_eq!(direct["invoiceNumber"], "INV-000003");
     assert_eq!(direct["collectionState"], "open");
-    // Amount-only invoices are payable at once and numbered by their first credited payment;
-    // an unpaid one consumes no number.
+    // Amount-only invoices are payable (issued) at once, so numbered at creation.
     let unpaid = app.post(&m.sk_test, "/v1/invoices", json!({"amount": "3"})).await.ok(201).clone();
-    assert!(unpaid["invoiceNumber"].is_null());
+    assert_eq!(unpaid["invoiceNumber"], "INV-000004");
     let legacy =
         app.post(&m.sk_test, "/v1/invoices", json!({"amount": "7", "externalReference": "x"})).await.ok(201).clone();
-    assert!(legacy["invoiceNumber"].is_null());
+    assert_eq!(legacy["invoiceNumber"], "INV-000005");
     assert_eq!(legacy["kind"], "amount_only");
     assert_eq!(legacy["collectionState"], "open");
     assert!(legacy["checkout"]["checkoutUrl"].is_string());
@@ -196,10 +196,13 @@ async fn numbers_are_sequential_per_mode_and_skip_drafts() {
     app.post(&m.sk_test, &pay, json!({"amount": "1"})).await.ok(201);
     app.post(&m.sk_test, &pay, json!({"amount": "1"})).await.ok(201);
     let numbered = app.get(&m.sk_test, &path(&legacy, "")).await.ok(200).clone();
-    assert_eq!(numbered["invoiceNumber"], "INV-000004");
+    assert_eq!(numbered["invoiceNumber"], "INV-000005", "paying keeps the number");
+    // A checkout's invoice takes the next one.
+    let cs = app.post(&m.sk_test, "/v1/checkout-sessions", json!({"amount": "2"})).await.ok(201).clone();
+    assert_eq!(cs["invoiceNumber"], "INV-000006");
     let d4 = create_draft(&app, &m).await;
     let i4 = app.post(&m.sk_test, &path(&d4, "/issue"), json!({"version": 1})).await.ok(200).clone();
-    assert_eq!(i4["invoiceNumber"], "INV-000005");
+    assert_eq!(i4["invoiceNumber"], "INV-000007");
 }
 
 #[tokio::test]

@@ -370,6 +370,7 @@ async fn several_workers_apply_each_transition_once() {
             tokio::process::Command::new(crate::support::BIN)
                 .arg("worker")
                 .env("DATABASE_URL", app.db.url())
+                .env("STABLEPAY_METRICS_BIND", "127.0.0.1:0")
                 .env("STABLEPAY_WORKER_INTERVAL_MS", "20")
                 .stdout(std::process::Stdio::null())
                 .stderr(std::process::Stdio::null())

@@ -28,6 +28,8 @@ pub async fn fresh_db() -> TestDb {
 /// A running `stablepay serve` on its own database.
 pub struct TestApp {
     pub base: String,
+    /// Where its `/metrics` is served (its own port).
+    pub metrics: String,
     pub http: reqwest::Client,
     pub db: TestDb,
     child: Child,
@@ -102,8 +104,8 @@ impl TestApp {
 
     pub async fn spawn_with(db: TestDb, env: &[(&str, String)], args: &[&str]) -> Self {
         let stderr_path = std::env::temp_dir().join(format!("{}.stderr", db.name));
-        let (base, child) = Self::start(&db, &stderr_path, env, args).await;
-        Self { base, http: http_client(), db, child, stderr_path }
+        let (base, metrics, child) = Self::start_full(&db, &stderr_path, env, args).await;
+        Self { base, metrics, http: http_client(), db, child, stderr_path }
     }
 
     /// The key the test apps seal webhook signing secrets with.
@@ -115,6 +117,16 @@ impl TestApp {
         env: &[(&str, String)],
         args: &[&str],
     ) -> (String, Child) {
+        let (base, _, child) = Self::start_full(db, stderr_path, env, args).await;
+        (base, child)
+    }
+
+    async fn start_full(
+        db: &TestDb,
+        stderr_path: &std::path::Path,
+        env: &[(&str, String)],
+        args: &[&str],
+    ) -> (String, String, Child) {
         let stderr = std::fs::OpenOptions::new().create(true).append(true).open(stderr_path).unwrap();
         let mut cmd = Command::new(BIN);
         cmd.arg("serve")
@@ -123,6 +135,7 @@ impl TestApp {
             .env("STABLEPAY_BIND", "127.0.0.1:0")
             .env("STABLEPAY_DB_POOL_SIZE", "4")
             .env("STABLEPAY_SECRET_KEY", Self::SECRET_KEY)
+            .env("STABLEPAY_METRICS_BIND", "127.0.0.1:0")
             .env("RUST_LOG", "info")
             .stdout(Stdio::piped())
             .stderr(Stdio::from(stderr))
@@ -141,8 +154,18 @@ impl TestApp {
                 panic!("stablepay exited: {}", std::fs::read_to_string(stderr_path).unwrap_or_default())
             });
         let base = line.trim().strip_prefix("stablepay listening on ").expect("listening line").to_owned();
+        // The metrics address follows (unless the test turned metrics off).
+        let mut metrics = String::new();
+        if !env.iter().any(|(k, v)| *k == "STABLEPAY_METRICS_BIND" && v == "off") {
+            let line = tokio::time::timeout(Duration::from_secs(10), lines.next_line())
+                .await
+                .expect("no metrics line")
+                .unwrap()
+                .unwrap_or_default();
+            metrics = line.trim().strip_prefix("stablepay metrics on ").expect("metrics line").to_owned();
+        }
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        (base, child)
+        (base, metrics, child)
     }
 
     /// Another process serving the same database (its own port): answers its base URL and the
@@ -151,13 +174,31 @@ impl TestApp {
         Self::start(&self.db, &self.stderr_path, env, &[]).await
     }
 
+    /// [`TestApp::sibling`] with arguments to `serve` (e.g. `--no-worker`).
+    pub async fn sibling_with_args(&self, env: &[(&str, String)], args: &[&str]) -> (String, Child) {
+        Self::start(&self.db, &self.stderr_path, env, args).await
+    }
+
     /// Kills the process at once (SIGKILL: no shutdown, nothing flushed) and starts a new one
     /// on the same database.
     pub async fn kill_and_restart(&mut self, env: &[(&str, String)]) {
         self.child.kill().await.unwrap();
-        let (base, child) = Self::start(&self.db, &self.stderr_path, env, &[]).await;
+        let (base, metrics, child) = Self::start_full(&self.db, &self.stderr_path, env, &[]).await;
         self.base = base;
+        self.metrics = metrics;
         self.child = child;
+    }
+
+    /// Sends the process SIGTERM (the orchestrator's stop).
+    pub async fn terminate(&self) {
+        let pid = self.child.id().expect("running").to_string();
+        let status = Command::new("kill").args(["-TERM", &pid]).status().await.unwrap();
+        assert!(status.success());
+    }
+
+    /// Waits for the process to exit (at most `limit`); its exit status.
+    pub async fn wait_exit(&mut self, limit: Duration) -> std::process::ExitStatus {
+        tokio::time::timeout(limit, self.child.wait()).await.expect("the process did not exit in time").unwrap()
     }
 
     /// Runs the CLI against this app's database; returns (success, stdout JSON or Null).
@@ -341,5 +382,114 @@ impl Proxy {
 impl Drop for Proxy {
     fn drop(&mut self) {
         self.cut();
+    }
+}
+
+/// A PostgreSQL cluster of the test's own (the system's binaries, a temporary data directory,
+/// a free port, trust auth), which the test may stop and start; removed when dropped. Never the
+/// machine's shared cluster.
+pub struct PrivateCluster {
+    pub port: u16,
+    dir: std::path::PathBuf,
+    bin: std::path::PathBuf,
+}
+
+impl PrivateCluster {
+    fn bin_dir() -> std::path::PathBuf {
+        let mut dirs: Vec<_> = std::fs::read_dir("/usr/lib/postgresql")
+            .expect("PostgreSQL binaries under /usr/lib/postgresql")
+            .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
+            .filter(|p| p.join("initdb").exists())
+            .collect();
+        dirs.sort();
+        dirs.pop().expect("initdb under /usr/lib/postgresql/*/bin")
+    }
+
+    fn is_root() -> bool {
+        std::process::Command::new("id")
+            .arg("-u")
+            .output()
+            .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+    }
+
+    /// initdb and postgres refuse to run as root: as root, run them as the postgres user.
+    fn as_postgres(&self, program: &str) -> Command {
+        let mut cmd = if Self::is_root() {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(self.bin.join(program));
+            c
+        } else {
+            Command::new(self.bin.join(program))
+        };
+        cmd.current_dir("/tmp");
+        cmd
+    }
+
+    pub async fn start() -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let dir = std::env::temp_dir().join(format!("stablepay-pg-{port}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cluster = Self { port, dir, bin: Self::bin_dir() };
+        if Self::is_root() {
+            let ok = Command::new("chown").args(["-R", "postgres"]).arg(&cluster.dir).status().await.unwrap();
+            assert!(ok.success());
+        }
+        let out = cluster
+            .as_postgres("initdb")
+            .args(["-U", "postgres", "--auth=trust", "--no-sync", "-D"])
+            .arg(cluster.dir.join("data"))
+            .output()
+            .await
+            .unwrap();
+        assert!(out.status.success(), "initdb: {}", String::from_utf8_lossy(&out.stderr));
+        cluster.start_again().await;
+        cluster
+    }
+
+    /// Starts the (stopped) cluster and waits until it accepts connections.
+    pub async fn start_again(&self) {
+        let options = format!("-p {} -k /tmp -h 127.0.0.1 -c fsync=off", self.port);
+        let out = self
+            .as_postgres("pg_ctl")
+            .arg("-D")
+            .arg(self.dir.join("data"))
+            .args(["-o", &options, "-l"])
+            .arg(self.dir.join("log"))
+            .args(["-w", "start"])
+            .output()
+            .await
+            .unwrap();
+        assert!(out.status.success(), "pg_ctl start: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    /// Stops it at once (`-m fast`: connections are cut, nothing waits for clients).
+    pub async fn stop(&mut self) {
+        let out = self
+            .as_postgres("pg_ctl")
+            .arg("-D")
+            .arg(self.dir.join("data"))
+            .args(["-m", "fast", "-w", "stop"])
+            .output()
+            .await
+            .unwrap();
+        assert!(out.status.success(), "pg_ctl stop: {}", String::from_utf8_lossy(&out.stderr));
+    }
+
+    pub fn url(&self, database: &str) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/{database}", self.port)
+    }
+}
+
+impl Drop for PrivateCluster {
+    fn drop(&mut self) {
+        let mut cmd = if Self::is_root() {
+            let mut c = std::process::Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(self.bin.join("pg_ctl"));
+            c
+        } else {
+            std::process::Command::new(self.bin.join("pg_ctl"))
+        };
+        let _ = cmd.current_dir("/tmp").arg("-D").arg(self.dir.join("data")).args(["-m", "immediate", "stop"]).output();
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

@@ -47,6 +47,7 @@ pub enum Settled {
     Reorganized,
     /// Final and credited (confirmed, underpaid or overpaid).
     Credited(PaymentStatus),
+    /// The transfer does not pay the checkout, for this reason.
     Failed(FailureReason),
     /// Its hash was already credited to another payment.
     Duplicate,
@@ -348,7 +349,8 @@ fn fail(
 }
 
 /// A verified, final transfer of `amount`: credited to the invoice (a closed invoice records it
-/// and stays closed), numbered when it is the first credit of an amount-only invoice.
+/// and stays closed), numbered here if it has no number yet (an amount-only invoice created before they were
+/// numbered at creation).
 fn accept(
     crypto: &dyn Crypto,
     change: &mut InvoiceChange,

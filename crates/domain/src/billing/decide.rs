@@ -97,8 +97,9 @@ pub(super) fn new_invoice(
 
 /// Makes an invoice collectible inside `change`: hosted token and first checkout. An itemized
 /// draft is issued (number and invoice.issued); an amount-only invoice is payable at once and
-/// is numbered when its first payment is credited, so creating checkouts never queues on the
-/// merchant's number sequence and abandoned checkouts consume no numbers.
+/// numbered at creation too (the spec's "assigned on issue"). Numbers come from the store's
+/// per-scope sequence, which never serializes concurrent creations: unique and increasing, with
+/// gaps only where a creation did not commit.
 pub(super) fn issue_into(
     change: &mut InvoiceChange,
     ctx: (&dyn Crypto, &ChainSettings),
@@ -115,8 +116,8 @@ pub(super) fn issue_into(
     let itemized = invoice.kind == InvoiceKind::Itemized;
     let prefix = invoice.number_prefix.clone();
     change.push_session(session);
+    change.assign_number = Some(prefix);
     if itemized {
-        change.assign_number = Some(prefix);
         for e in t.events {
             change.emit(crypto, e, None, now);
         }

@@ -14,20 +14,30 @@ pub const MAX_REASON_BYTES: usize = 500;
 /// `POST /v1/checkout-sessions` input.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CheckoutInput {
+    /// What the checkout collects (required, positive).
     pub amount: Option<Amount>,
+    /// The merchant's reference (up to 255 bytes).
     pub external_reference: Option<String>,
+    /// The customer's email (secret key only).
     pub customer_email: Option<String>,
+    /// Where the hosted page returns after payment.
     pub success_url: Option<HttpUrl>,
+    /// Where it returns when the customer cancels.
     pub cancel_url: Option<HttpUrl>,
+    /// Copied to the invoice (up to 16 KiB).
     pub metadata: Option<Metadata>,
+    /// How long the checkout stays open (5-1440 minutes, default 30).
     pub expires_in_minutes: Option<i64>,
 }
 
 /// Legacy amount-only invoice input.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AmountOnlyInput {
+    /// The invoice's amount (required, positive).
     pub amount: Option<Amount>,
+    /// The merchant's reference.
     pub external_reference: Option<String>,
+    /// Copied to the invoice.
     pub metadata: Option<Metadata>,
 }
 
@@ -45,19 +55,28 @@ impl From<AmountOnlyInput> for CheckoutInput {
 /// How a merchant closes collection.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CloseAction {
+    /// Void an invoice that received no payment.
     Void,
+    /// Close the rest of a partly paid invoice.
     VoidRemaining,
+    /// Mark the invoice uncollectible.
     MarkUncollectible,
 }
 
 /// A refund performed elsewhere, to be recorded.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RefundInput {
+    /// The credited payment refunded.
     pub payment_id: PaymentId,
+    /// How much was refunded (at most what the payment credited, less earlier refunds).
     pub amount: Amount,
+    /// Why (1-500 bytes).
     pub reason: String,
+    /// The refund transfer's hash.
     pub external_transaction_hash: TxHash,
+    /// The chain it happened on (137).
     pub chain_id: u64,
+    /// The token contract it moved.
     pub token_contract: WalletAddress,
 }
 
@@ -75,7 +94,10 @@ pub struct TestPaymentInput {
 /// The answer to opening a remainder checkout.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OpenedCheckout {
+    /// The invoice with its sessions.
     pub aggregate: InvoiceAggregate,
+    /// The checkout to send the customer to.
     pub session_id: CheckoutSessionId,
+    /// True when an open checkout for the remainder already existed and is answered again.
     pub reused: bool,
 }

@@ -52,8 +52,11 @@ pub struct DueReport {
 /// One invoice whose due work failed.
 #[derive(Debug, PartialEq)]
 pub struct DueFailure {
+    /// The invoice's merchant and mode.
     pub scope: Scope,
+    /// The invoice whose due work failed.
     pub invoice: InvoiceId,
+    /// What failed.
     pub error: Error,
     /// Failures in a row, this one included.
     pub failures: u32,
@@ -73,10 +76,17 @@ pub fn decide_checkout(
     decide::checkout((crypto, chain), merchant, scope, input, now)
 }
 
+/// The billing use cases: checkouts, invoices, payments, refunds and the time-based transitions,
+/// over the ports they need. Each call loads what it decides on, decides in pure functions, and
+/// saves the change with its events atomically (retrying when the invoice changed meanwhile).
 pub struct Billing<'a> {
+    /// Invoices with their sessions and payments, and their events.
     pub store: &'a dyn InvoiceStore,
+    /// Ids, tokens and hashes.
     pub crypto: &'a dyn Crypto,
+    /// Each scope's time (the test clock in test mode).
     pub clock: &'a dyn Clock,
+    /// The chain, for verifying live transfers.
     pub chain: &'a dyn Chain,
     /// The settlement chain and token contracts new checkouts expect.
     pub settings: &'a ChainSettings,
@@ -341,11 +351,30 @@ impl Billing<'_> {
     /// to one scope (the test clock). An invoice whose work fails is backed off and reported,
     /// and the run goes on with the others; only an unreachable store stops it.
     pub async fn run_due(&self, only: Option<&Scope>, max_rounds: usize) -> Result<DueReport, Error> {
+        self.run_due_until(only, max_rounds, &|| false).await
+    }
+
+    /// [`Billing::run_due`], stopping between two invoices once `stop` says so: the leases of
+    /// the claimed invoices not yet done are given back, so another worker takes them at once.
+    pub async fn run_due_until(
+        &self,
+        only: Option<&Scope>,
+        max_rounds: usize,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Result<DueReport, Error> {
         let mut report = DueReport::default();
         for _ in 0..max_rounds {
+            if stop() {
+                break;
+            }
             let batch = self.store.claim_due(only.cloned(), DUE_BATCH, 30).await?;
             let mut changed = 0;
-            for (scope, id) in &batch {
+            for (i, (scope, id)) in batch.iter().enumerate() {
+                if stop() {
+                    self.store.release_due(&batch[i..]).await?;
+                    report.changed += changed;
+                    return Ok(report);
+                }
                 match self.process_due(scope, id).await {
                     Ok(true) => changed += 1,
                     Ok(false) | Err(Error::NotFound(_)) => {}
@@ -382,6 +411,17 @@ impl Billing<'_> {
         let offset = self.store.advance_test_clock(&scope.merchant_id, seconds).await?;
         let report = self.run_due(Some(scope), 1000).await?;
         Ok((offset, report))
+    }
+
+    /// Test helper: sets the merchant's test clock back to the real time, so a long-lived test
+    /// account does not drift further ahead with every run. Nothing is undone: transitions that
+    /// ran stay, and objects created while the clock was ahead keep their (later) timestamps and
+    /// deadlines, which the real time reaches in due course.
+    pub async fn reset_test_clock(&self, scope: &Scope) -> Result<(), Error> {
+        if scope.mode != Mode::Test {
+            return Err(Error::ApiKeyForbidden);
+        }
+        self.store.reset_test_clock(&scope.merchant_id).await
     }
 }
 

@@ -43,13 +43,14 @@ fn issued(total: &str, now: DateTime<Utc>) -> InvoiceAggregate {
     let crypto = SeqCrypto::default();
     let input = CheckoutInput { amount: Some(d(total)), ..Default::default() };
     let mut change = decide::checkout((&crypto, &ChainSettings::default()), &merchant(), &scope(), input, now).unwrap();
-    // Amount-only: payable at once, numbered when first paid, no invoice.issued.
+    // Amount-only: payable at once, numbered at creation, no invoice.issued.
     assert_eq!(change.kind, ChangeKind::Create);
-    assert_eq!(change.assign_number, None);
+    assert_eq!(change.assign_number.as_deref(), Some("INV"));
     assert!(change.events.is_empty());
     assert_eq!(change.changed_sessions.len(), 1);
     assert_eq!(change.aggregate.invoice.collection_state, CollectionState::Open);
-    change.finalize(None);
+    change.finalize(Some(7));
+    assert_eq!(change.aggregate.invoice.number.as_deref(), Some("INV-000007"));
     change.aggregate
 }
 
@@ -134,10 +135,10 @@ fn partial_then_full_payment() {
     assert_eq!(c.aggregate.payments[0].payer_address.as_deref(), Some("0x1111111111111111111111111111111111111111"));
     assert_eq!(types(&c), vec![EventType::InvoicePartiallyPaid, EventType::PaymentUnderpaid]);
     assert_eq!(c.aggregate.sessions[0].status, CheckoutStatus::Pending);
-    // The first credited payment numbers an amount-only invoice.
-    assert_eq!(c.assign_number.as_deref(), Some("INV"));
+    // Numbered at creation: a payment does not number it again.
+    assert_eq!(c.assign_number, None);
     let mut numbered = c;
-    numbered.finalize(Some(7));
+    numbered.finalize(None);
     assert_eq!(numbered.aggregate.invoice.number.as_deref(), Some("INV-000007"));
     assert_eq!(numbered.aggregate.invoice.lock_version, 2);
 
@@ -462,4 +463,24 @@ fn an_invoice_accumulates_only_so_much() {
     let mut change = InvoiceChange::update(full.clone());
     let detected = (credit::Origin::Detected, Actor::System);
     assert!(credit::attempt_into(&crypto, &mut change, &full.sessions[0].id, &tx(5), detected, now).is_ok());
+}
+
+#[tokio::test]
+async fn a_stopping_worker_gives_back_the_leases_it_did_not_use() {
+    let crypto = SeqCrypto::default();
+    let ids: Vec<(Scope, crate::ids::InvoiceId)> =
+        (0..3).map(|_| (scope(), crate::ids::InvoiceId::generate(&crypto))).collect();
+    let claimed = ids.clone();
+    let mut store = MockInvoiceStore::new();
+    store.expect_claim_due().times(1).returning(move |_, _, _| Ok(claimed.clone()));
+    let expected = ids.clone();
+    store.expect_release_due().times(1).withf(move |items| items == expected.as_slice()).returning(|_| Ok(()));
+    let (clock, chain, settings) = (MockClock::new(), MockChain::new(), ChainSettings::default());
+    let billing = Billing { store: &store, crypto: &crypto, clock: &clock, chain: &chain, settings: &settings };
+    // The stop comes after the claim, before the first invoice: all three go back, none is run.
+    let calls = std::sync::atomic::AtomicUsize::new(0);
+    let stop = || calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= 1;
+    let report = billing.run_due_until(None, 10, &stop).await.unwrap();
+    assert_eq!(report.changed, 0);
+    assert!(report.failed.is_empty());
 }

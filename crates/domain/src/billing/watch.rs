@@ -34,7 +34,9 @@ pub struct WatchReport {
 
 /// The follower over the billing use cases and its store.
 pub struct Watch<'a> {
+    /// The billing use cases that verify and credit what the follower finds.
     pub billing: &'a Billing<'a>,
+    /// Where the follower keeps its position on the chain and the transfers it saw.
     pub store: &'a dyn WatchStore,
 }
 

@@ -15,6 +15,7 @@ pub const MAX_ATTEMPTS: u32 = 8;
 pub const REMINDER_COOLDOWN_HOURS: i64 = 24;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// What an email is about.
 pub enum EmailKind {
     /// The invoice, with its PDF.
     Invoice,
@@ -23,8 +24,10 @@ pub enum EmailKind {
 }
 
 impl EmailKind {
+    /// Every kind.
     pub const ALL: [Self; 2] = [Self::Invoice, Self::Reminder];
 
+    /// The kind as stored: `invoice` or `reminder`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Invoice => "invoice",
@@ -32,12 +35,14 @@ impl EmailKind {
         }
     }
 
+    /// Reads a kind as stored.
     pub fn parse(value: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|k| k.as_str() == value)
     }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Where an outbox email stands.
 pub enum EmailStatus {
     /// Waiting for (another) attempt.
     Queued,
@@ -50,8 +55,10 @@ pub enum EmailStatus {
 }
 
 impl EmailStatus {
+    /// Every status.
     pub const ALL: [Self; 4] = [Self::Queued, Self::Sent, Self::Failed, Self::Skipped];
 
+    /// The status as stored.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Queued => "queued",
@@ -61,6 +68,7 @@ impl EmailStatus {
         }
     }
 
+    /// Reads a status as stored.
     pub fn parse(value: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|s| s.as_str() == value)
     }
@@ -69,19 +77,30 @@ impl EmailStatus {
 /// One email in the outbox.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OutboundEmail {
+    /// The email's id (also its Message-ID).
     pub id: EmailId,
+    /// The merchant and mode.
     pub scope: Scope,
+    /// The invoice it is about.
     pub invoice_id: InvoiceId,
+    /// Invoice or reminder.
     pub kind: EmailKind,
     /// What asked for it, unique per invoice and kind: `request:<email id>` for a request,
     /// `schedule:<slot>` for a scheduled reminder (so a slot is never sent twice).
     pub slot: String,
+    /// The recipient (the invoice's customer email when it was queued).
     pub to: String,
+    /// Where it stands.
     pub status: EmailStatus,
+    /// Attempts made so far.
     pub attempts: u32,
+    /// Why the last attempt failed, if it did.
     pub last_error: Option<String>,
+    /// When the next attempt is due.
     pub next_attempt_at: DateTime<Utc>,
+    /// When it was queued.
     pub created_at: DateTime<Utc>,
+    /// When the mail server accepted it.
     pub sent_at: Option<DateTime<Utc>>,
 }
 
@@ -132,6 +151,7 @@ impl OutboundEmail {
         }
     }
 
+    /// Marks it sent at `now`.
     pub fn sent(&mut self, now: DateTime<Utc>) {
         self.attempts += 1;
         self.status = EmailStatus::Sent;
@@ -143,8 +163,11 @@ impl OutboundEmail {
 /// A file attached to a message.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Attachment {
+    /// The attachment's file name (`INV-000042.pdf`).
     pub filename: String,
+    /// Its MIME type.
     pub content_type: String,
+    /// Its content.
     pub bytes: Vec<u8>,
 }
 
@@ -156,11 +179,17 @@ pub struct EmailMessage {
     pub id: EmailId,
     /// The sender's display name (the merchant's).
     pub from_name: String,
+    /// The recipient.
     pub to: String,
+    /// Where replies go, if not to the sender.
     pub reply_to: Option<String>,
+    /// The subject line.
     pub subject: String,
+    /// The plain-text part.
     pub text: String,
+    /// The HTML part.
     pub html: String,
+    /// The invoice PDF, when attached.
     pub attachment: Option<Attachment>,
 }
 

@@ -10,6 +10,8 @@ use crate::mode::Scope;
 
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
+/// Where the invoice emails wait to be sent (the outbox, written with the invoice change that
+/// queues them) and what became of each.
 pub trait EmailStore: Send + Sync {
     /// The invoice's emails, oldest first.
     async fn list_emails(&self, scope: &Scope, invoice: &InvoiceId) -> Result<Vec<OutboundEmail>, Error>;
@@ -32,6 +34,7 @@ pub trait EmailStore: Send + Sync {
 /// Where a failed send went wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MailError {
+    /// What went wrong, for the invoice's activity and the operator (no message content).
     pub message: String,
     /// The server refused the message for good (a 5xx answer): retrying cannot help.
     pub permanent: bool,
@@ -39,6 +42,8 @@ pub struct MailError {
 
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
+/// Sends one message (SMTP, or files in development).
 pub trait Mailer: Send + Sync {
+    /// Sends the message. Errors: a [`MailError`], permanent when the server refused it for good.
     async fn send(&self, message: &EmailMessage) -> Result<(), MailError>;
 }

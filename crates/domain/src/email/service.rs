@@ -23,13 +23,21 @@ const MAX_TRIES: usize = 8;
 /// How long a claimed email is held by the worker attempting it.
 pub const LEASE_SECONDS: u32 = 120;
 
+/// The invoice email use cases: send, remind, the reminder schedule and delivery of the outbox.
 pub struct Emails<'a> {
+    /// The invoices emails are about.
     pub invoices: &'a dyn InvoiceStore,
+    /// The outbox.
     pub store: &'a dyn EmailStore,
+    /// Merchants (the sender's name).
     pub merchants: &'a dyn MerchantStore,
+    /// The mail transport.
     pub mailer: &'a dyn Mailer,
+    /// The PDF attached to each email.
     pub renderer: &'a dyn InvoiceRenderer,
+    /// Message ids.
     pub crypto: &'a dyn Crypto,
+    /// Each scope's time.
     pub clock: &'a dyn Clock,
     /// The base of hosted invoice links.
     pub public_base_url: &'a str,
@@ -282,6 +290,7 @@ impl Emails<'_> {
 /// What one delivery pass did.
 #[derive(Debug, Default)]
 pub struct DeliveryReport {
+    /// Emails the server accepted.
     pub sent: usize,
     /// Attempts that failed (retried later or given up) and reminders skipped.
     pub not_sent: usize,

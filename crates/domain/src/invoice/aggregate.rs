@@ -15,6 +15,7 @@ use crate::payment::Payment;
 /// How an invoice is addressed by a merchant.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum InvoiceKey {
+    /// By id (`inv_...`).
     Id(InvoiceId),
     /// An issued invoice number (GET only).
     Number(String),
@@ -37,8 +38,11 @@ pub enum PublicRef {
 /// An invoice with its checkout sessions and payments (oldest first).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InvoiceAggregate {
+    /// The invoice.
     pub invoice: Invoice,
+    /// Its checkout sessions, oldest first.
     pub sessions: Vec<CheckoutSession>,
+    /// Its payments, oldest first.
     pub payments: Vec<Payment>,
 }
 
@@ -48,10 +52,12 @@ impl InvoiceAggregate {
         Self { invoice, sessions: Vec::new(), payments: Vec::new() }
     }
 
+    /// The session with this id, if it is the invoice's.
     pub fn session(&self, id: &CheckoutSessionId) -> Option<&CheckoutSession> {
         self.sessions.iter().find(|s| &s.id == id)
     }
 
+    /// The payment with this id, if it is the invoice's.
     pub fn payment(&self, id: &PaymentId) -> Option<&Payment> {
         self.payments.iter().find(|p| &p.id == id)
     }
@@ -65,17 +71,22 @@ impl InvoiceAggregate {
 /// An event decided by a use case; its data is rendered from the final state when saved.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PendingEvent {
+    /// The event's id (`evt_...`).
     pub id: EventId,
+    /// Its type.
     pub event_type: EventType,
     /// For payment.* events: the payment it is about.
     pub payment_id: Option<PaymentId>,
     /// Data decided when the event was (payment_link.* events); otherwise rendered from the
     /// saved aggregate.
     pub data: Option<EventData>,
+    /// When it happened (the scope's clock).
     pub created_at: DateTime<Utc>,
 }
 
 impl PendingEvent {
+    /// A new event of `event_type` at `at`, about the payment `payment_id` when given (its data is
+    /// rendered from the final state when the change is saved).
     pub fn new(crypto: &dyn Crypto, event_type: EventType, payment_id: Option<PaymentId>, at: DateTime<Utc>) -> Self {
         Self { id: EventId::generate(crypto), event_type, payment_id, data: None, created_at: at }
     }
@@ -88,13 +99,17 @@ pub enum ChangeKind {
     Create,
     /// An existing invoice, written only if its stored lock version still equals
     /// `expected_lock_version` (the version it was loaded with).
-    Update { expected_lock_version: i64 },
+    Update {
+        /// The lock version the invoice was loaded with.
+        expected_lock_version: i64,
+    },
 }
 
 /// One atomic change of an invoice aggregate: the store writes all of it, with its events and
 /// (when asked) the next invoice number, in one transaction, or nothing.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InvoiceChange {
+    /// A creation or an update at a lock version.
     pub kind: ChangeKind,
     /// The new state.
     pub aggregate: InvoiceAggregate,
@@ -104,6 +119,7 @@ pub struct InvoiceChange {
     pub changed_sessions: Vec<CheckoutSessionId>,
     /// Payments to insert or update.
     pub changed_payments: Vec<PaymentId>,
+    /// Events the change emits, saved with it.
     pub events: Vec<PendingEvent>,
     /// Outbox emails to insert, or to update after a delivery attempt (by id), with the change.
     pub emails: Vec<crate::email::model::OutboundEmail>,
@@ -194,7 +210,9 @@ impl InvoiceChange {
 /// when there is nothing to do) and the answer it returns once the change is saved.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Decision<T> {
+    /// The change to save; `None` when there is nothing to do.
     pub change: Option<InvoiceChange>,
+    /// What the use case answers once the change is saved.
     pub output: T,
 }
 

@@ -7,20 +7,31 @@ use crate::error::Error;
 use crate::event::EventType;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// What can still be collected on an invoice (the spec's `collectionState`); [`transition`] is its
+/// state machine, answering the events each transition emits.
 pub enum CollectionState {
+    /// Being edited; not payable.
     Draft,
+    /// Issued and payable.
     Open,
+    /// Issued, payable, and past its due date.
     PastDue,
+    /// Part of the total is paid; the rest is payable.
     PartiallyPaid,
+    /// Paid in full (or more).
     Paid,
+    /// Voided: nothing more is collected.
     Void,
+    /// Marked uncollectible by the merchant.
     Uncollectible,
 }
 
 impl CollectionState {
+    /// Every state, in the spec's order.
     pub const ALL: [CollectionState; 7] =
         [Self::Draft, Self::Open, Self::PastDue, Self::PartiallyPaid, Self::Paid, Self::Void, Self::Uncollectible];
 
+    /// The state as the API writes it (`draft`, `open`, `past_due` ...).
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Draft => "draft",
@@ -33,6 +44,7 @@ impl CollectionState {
         }
     }
 
+    /// Reads a state as the API writes it.
     pub fn parse(value: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|s| s.as_str() == value)
     }
@@ -60,21 +72,28 @@ pub enum CollectionTrigger {
     /// A verified payment was credited. `remaining_zero`: the credited sum covers the total;
     /// `over`: the credited sum exceeds the total.
     PaymentCredited {
+        /// The credited sum covers the total.
         remaining_zero: bool,
+        /// The credited sum exceeds the total.
         over: bool,
     },
+    /// Void the invoice (no payment was credited).
     Void,
     /// Close the remaining collection of an invoice that received payments.
     VoidRemaining {
+        /// Payments were credited before.
         has_payments: bool,
     },
+    /// Mark the invoice uncollectible.
     MarkUncollectible,
 }
 
 /// The result of an allowed transition.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CollectionTransition {
+    /// The state it leads to.
     pub to: CollectionState,
+    /// The events the transition emits, in order.
     pub events: Vec<EventType>,
 }
 

@@ -6,7 +6,9 @@ use crate::invoice::model::Invoice;
 /// What an invoice document shows: the invoice, who sends it, and where it can be paid.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InvoiceDocument {
+    /// The invoice, as stored (issued: it has a number).
     pub invoice: Invoice,
+    /// The merchant's name, shown as the sender.
     pub merchant_name: String,
     /// The merchant's reviewed website, if any.
     pub merchant_website: Option<String>,

@@ -4,14 +4,19 @@
 use crate::error::Error;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// The invoice's payment status (the spec's lifecycle `status`), driven by payment events;
+/// [`transition`] is its state machine. It runs beside the collection state, which says what can
+/// still be collected.
 pub enum LifecycleStatus {
     /// Awaiting payment (drafts and issued invoices with nothing in flight).
     Pending,
     /// A payment is being verified.
     Processing,
+    /// Verified payments cover the total exactly.
     Paid,
     /// Verified payments cover part of the total.
     Underpaid,
+    /// Verified payments exceed the total.
     Overpaid,
     /// The checkout expired before any payment.
     Expired,
@@ -22,6 +27,7 @@ pub enum LifecycleStatus {
 }
 
 impl LifecycleStatus {
+    /// Every status, in the spec's order.
     pub const ALL: [LifecycleStatus; 8] = [
         Self::Pending,
         Self::Processing,
@@ -33,6 +39,7 @@ impl LifecycleStatus {
         Self::Cancelled,
     ];
 
+    /// The status as the API writes it (`pending`, `processing`, `paid` ...).
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Pending => "pending",
@@ -46,6 +53,7 @@ impl LifecycleStatus {
         }
     }
 
+    /// Reads a status as the API writes it.
     pub fn parse(value: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|s| s.as_str() == value)
     }
@@ -54,19 +62,26 @@ impl LifecycleStatus {
 /// How much the credited payments cover after a verified payment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Coverage {
+    /// The credited payments cover part of the total.
     Partial,
+    /// They cover the total exactly.
     Full,
+    /// They exceed the total.
     Over,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What happens to an invoice's payments; [`transition`] says which status it leads to.
 pub enum LifecycleTrigger {
     /// A payment attempt was captured and its verification started.
     PaymentDetected,
     /// A payment was verified and credited.
     PaymentCredited(Coverage),
     /// An attempt failed verification; `has_credit`: earlier payments are credited.
-    PaymentFailed { has_credit: bool },
+    PaymentFailed {
+        /// Earlier payments of the invoice are credited.
+        has_credit: bool,
+    },
     /// The invoice's checkout expired.
     CheckoutExpired,
     /// A new checkout session was opened for the remainder.

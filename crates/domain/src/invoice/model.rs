@@ -12,6 +12,7 @@ use crate::money::{Amount, Quantity};
 use crate::payment::TxHash;
 use crate::url::HttpUrl;
 
+/// The largest metadata, in bytes of its compact JSON text.
 pub const MAX_METADATA_BYTES: usize = 16 * 1024;
 
 /// A draft accepts this many versions (PATCHes); beyond, duplicate it into a fresh draft.
@@ -34,25 +35,37 @@ impl Metadata {
         Self(text)
     }
 
+    /// The compact JSON text.
     pub fn as_str(&self) -> &str {
         &self.0
     }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
+/// Who the invoice is for (each part optional).
 pub struct Customer {
+    /// The customer's name (up to 200 bytes).
     pub name: Option<String>,
+    /// Their company (up to 200 bytes).
     pub company: Option<String>,
+    /// Their email: needed to send the invoice or remind (up to 320 bytes).
     pub email: Option<String>,
+    /// Their billing address (up to 1000 bytes).
     pub billing_address: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+/// One line of an itemized invoice.
 pub struct LineItem {
+    /// The merchant's own line id (up to 100 bytes).
     pub id: Option<String>,
+    /// The merchant's SKU (up to 100 bytes).
     pub sku: Option<String>,
+    /// What is sold (1-500 bytes).
     pub description: String,
+    /// How many (positive).
     pub quantity: Quantity,
+    /// The price of one (zero or more).
     pub unit_amount: Amount,
 }
 
@@ -64,30 +77,44 @@ impl LineItem {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+/// A tax the merchant computed (the service computes no rates).
 pub struct TaxLine {
+    /// The merchant's own tax line id.
     pub id: Option<String>,
+    /// What the tax is (1-120 bytes).
     pub label: String,
+    /// The tax amount.
     pub amount: Amount,
+    /// Where it applies.
     pub jurisdiction: Option<String>,
+    /// The merchant's tax registration.
     pub registration_reference: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+/// When the customer is reminded of an unpaid invoice (offsets are days, 1-30; six at most in all).
 pub struct ReminderSchedule {
+    /// Whether reminders are sent.
     pub enabled: bool,
+    /// Days before the due date, ascending.
     pub days_before_due: Vec<u8>,
+    /// Whether to remind on the due date.
     pub on_due: bool,
+    /// Days after the due date, ascending.
     pub days_after_due: Vec<u8>,
 }
 
 /// Whether the invoice was itemized (draft first) or created from an amount alone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InvoiceKind {
+    /// Lines, a draft first, issued later.
     Itemized,
+    /// An amount alone, payable at creation (checkout sessions, the legacy form).
     AmountOnly,
 }
 
 impl InvoiceKind {
+    /// The kind as the API writes it: `itemized` or `amount_only`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Itemized => "itemized",
@@ -95,6 +122,7 @@ impl InvoiceKind {
         }
     }
 
+    /// Reads a kind as the API writes it.
     pub fn parse(value: &str) -> Option<Self> {
         match value {
             "itemized" => Some(Self::Itemized),
@@ -110,22 +138,34 @@ impl InvoiceKind {
 pub struct InvoiceContent {
     /// Empty for an amount-only invoice.
     pub lines: Vec<LineItem>,
+    /// Who the invoice is for.
     pub customer: Option<Customer>,
+    /// A discount off the subtotal.
     pub discount: Option<Discount>,
+    /// Tax lines (up to 100).
     pub taxes: Vec<TaxLine>,
     /// The collection deadline (separate from checkout expiry).
     pub due_at: Option<DateTime<Utc>>,
+    /// Payment terms text (up to 4000 bytes).
     pub payment_terms: Option<String>,
+    /// A memo (up to 2000 bytes).
     pub memo: Option<String>,
+    /// A footer (up to 2000 bytes).
     pub footer: Option<String>,
+    /// The customer's purchase order number (up to 100 bytes).
     pub purchase_order_number: Option<String>,
+    /// The merchant's reference (up to 255 bytes).
     pub external_reference: Option<String>,
+    /// The merchant's metadata, never shown publicly.
     pub metadata: Option<Metadata>,
+    /// Where the checkout returns after payment.
     pub success_url: Option<HttpUrl>,
+    /// Where it returns on cancel.
     pub cancel_url: Option<HttpUrl>,
 }
 
 impl InvoiceContent {
+    /// The customer's email, if one is set.
     pub fn customer_email(&self) -> Option<&str> {
         self.customer.as_ref().and_then(|c| c.email.as_deref())
     }
@@ -135,11 +175,15 @@ impl InvoiceContent {
 /// expiry, reminder schedule, the amount of an amount-only invoice). Locked after issue.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InvoiceFields {
+    /// What the merchant wrote.
     pub content: InvoiceContent,
     /// The amount of an amount-only invoice.
     pub amount: Option<Amount>,
+    /// The token it settles in.
     pub currency: Token,
+    /// How long each of its checkouts stays open, in minutes.
     pub checkout_expires_in_minutes: u32,
+    /// When the customer is reminded.
     pub reminder_schedule: Option<ReminderSchedule>,
     /// The payment link the invoice was created through.
     pub payment_link: Option<LinkRef>,
@@ -148,27 +192,44 @@ pub struct InvoiceFields {
 /// The payment link an invoice came from (a single-use link completes when it is paid).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LinkRef {
+    /// The link.
     pub id: crate::ids::PaymentLinkId,
+    /// Whether it was single-use when the invoice was created.
     pub single_use: bool,
 }
 
 /// What an activity entry records.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ActivityAction {
+    /// The invoice was created.
     Created,
+    /// A draft was edited.
     Updated,
+    /// It was issued.
     Issued,
+    /// A checkout was opened for it.
     CheckoutOpened,
+    /// A payment was seen and is being verified.
     PaymentDetected,
+    /// A payment was verified and credited.
     PaymentCredited,
+    /// A payment failed verification.
     PaymentFailed,
+    /// A transfer already credited elsewhere was reported again.
     PaymentDuplicate,
+    /// The due date passed.
     PastDue,
+    /// Its checkout expired unpaid.
     Expired,
+    /// It was voided.
     Voided,
+    /// Its remainder was voided.
     VoidRemaining,
+    /// It was marked uncollectible.
     MarkedUncollectible,
+    /// A refund made elsewhere was recorded.
     RefundRecorded,
+    /// It was created as a copy of another invoice.
     DuplicatedFrom,
     /// An email to the customer was queued (the invoice, or a reminder).
     EmailQueued,
@@ -181,6 +242,7 @@ pub enum ActivityAction {
 }
 
 impl ActivityAction {
+    /// Every action.
     pub const ALL: [ActivityAction; 19] = [
         Self::Created,
         Self::Updated,
@@ -203,6 +265,7 @@ impl ActivityAction {
         Self::ReminderSkipped,
     ];
 
+    /// The action as the API writes it.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Created => "created",
@@ -227,6 +290,7 @@ impl ActivityAction {
         }
     }
 
+    /// Reads an action as the API writes it.
     pub fn parse(value: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|a| a.as_str() == value)
     }
@@ -244,8 +308,10 @@ pub enum Actor {
 }
 
 impl Actor {
+    /// Every actor.
     pub const ALL: [Actor; 3] = [Self::Api, Self::System, Self::TestHelper];
 
+    /// The actor as the API writes it: `api`, `system` or `test_helper`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Api => "api",
@@ -254,6 +320,7 @@ impl Actor {
         }
     }
 
+    /// Reads an actor as the API writes it.
     pub fn parse(value: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|a| a.as_str() == value)
     }
@@ -262,39 +329,63 @@ impl Actor {
 /// Who did what, when (newest last).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Activity {
+    /// When it happened.
     pub at: DateTime<Utc>,
+    /// What happened.
     pub action: ActivityAction,
+    /// Who did it.
     pub actor: Actor,
+    /// More about it (an amount and payment id, a reason).
     pub detail: Option<String>,
 }
 
 /// An externally performed refund, recorded (never executed or verified) by the service.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RefundReference {
+    /// The refund record's id.
     pub id: RefundReferenceId,
+    /// The credited payment refunded.
     pub payment_id: PaymentId,
+    /// How much was refunded.
     pub amount: Amount,
+    /// Why.
     pub reason: String,
+    /// The refund transfer's hash.
     pub external_transaction_hash: TxHash,
+    /// The chain it was on.
     pub chain_id: u64,
+    /// The token contract it moved.
     pub token_contract: WalletAddress,
+    /// When it was recorded.
     pub created_at: DateTime<Utc>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+/// An invoice: what is sold and to whom, its totals, what is collected and what remains, its states
+/// and its history. Checkout sessions and payments live beside it in the
+/// [`InvoiceAggregate`](crate::invoice::aggregate::InvoiceAggregate).
 pub struct Invoice {
+    /// The invoice's id (`inv_...`).
     pub id: InvoiceId,
+    /// The merchant and mode.
     pub scope: Scope,
+    /// Itemized or amount-only.
     pub kind: InvoiceKind,
+    /// Its number (`INV-000042`), once issued.
     pub number: Option<String>,
     /// The merchant's number prefix when the invoice was created. Itemized invoices are
-    /// numbered at issue; amount-only invoices when their first payment is credited.
+    /// numbered at issue; amount-only invoices at creation (their issue). Invoices created
+    /// before numbering at creation may still be unnumbered until their first credit.
     pub number_prefix: String,
     /// Token of the hosted invoice page; set at issue.
     pub public_token: Option<PublicToken>,
+    /// The commercial fields.
     pub fields: InvoiceFields,
+    /// Subtotal, discount, tax and total.
     pub totals: Totals,
+    /// What can still be collected.
     pub collection_state: CollectionState,
+    /// The payment status.
     pub status: LifecycleStatus,
     /// Draft version, starting at 1; each accepted PATCH adds one.
     pub version: i64,
@@ -304,16 +395,25 @@ pub struct Invoice {
     pub merchant_amount_settled: Amount,
     /// Fee rate captured when the invoice was created.
     pub fee_basis_points: u32,
+    /// The merchant's wallet payments go to.
     pub settlement_wallet: WalletAddress,
+    /// Why collection was closed (void, uncollectible).
     pub close_reason: Option<String>,
+    /// Refunds recorded.
     pub refunds: Vec<RefundReference>,
+    /// Its history, oldest first.
     pub activity: Vec<Activity>,
+    /// When it was issued.
     pub issued_at: Option<DateTime<Utc>>,
+    /// When it was paid in full.
     pub paid_at: Option<DateTime<Utc>>,
+    /// When collection was closed.
     pub closed_at: Option<DateTime<Utc>>,
     /// Set once invoice.past_due was emitted.
     pub past_due_at: Option<DateTime<Utc>>,
+    /// When it was created.
     pub created_at: DateTime<Utc>,
+    /// When it last changed.
     pub updated_at: DateTime<Utc>,
     /// Optimistic-concurrency counter of the stored row (internal, never rendered).
     pub lock_version: i64,

@@ -53,6 +53,9 @@ pub trait InvoiceStore: Send + Sync {
         limit: u32,
         lease_seconds: u32,
     ) -> Result<Vec<(Scope, InvoiceId)>, Error>;
+    /// Gives back the leases of claimed invoices whose due work was not done (a worker that
+    /// stops mid-batch), so another worker takes them at once instead of after the lease.
+    async fn release_due(&self, items: &[(Scope, InvoiceId)]) -> Result<(), Error>;
     /// Backs off an invoice whose due work failed with `error` (for operators): a longer lease,
     /// 30 s doubled per failure in a row, at most an hour. Answers the failures in a row.
     /// Errors: `NotFound(Invoice)`.
@@ -75,4 +78,7 @@ pub trait InvoiceStore: Send + Sync {
     /// seconds. Errors: `NotFound(Merchant)`; `Validation { field: "seconds" }` when the total
     /// would exceed [`MAX_TEST_CLOCK_OFFSET_SECONDS`](crate::clock::MAX_TEST_CLOCK_OFFSET_SECONDS).
     async fn advance_test_clock(&self, merchant: &MerchantId, seconds: i64) -> Result<i64, Error>;
+    /// Sets the merchant's test clock back to the real time (offset 0). Errors:
+    /// `NotFound(Merchant)`.
+    async fn reset_test_clock(&self, merchant: &MerchantId) -> Result<(), Error>;
 }

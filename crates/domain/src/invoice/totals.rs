@@ -6,11 +6,14 @@ use crate::money::{Amount, Decimal6, Percentage, Quantity};
 /// One priced line: `quantity x unit_amount`, rounded half-up to six places.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PricedLine {
+    /// How many units.
     pub quantity: Quantity,
+    /// The price of one unit.
     pub unit_amount: Amount,
 }
 
 impl PricedLine {
+    /// The line's amount: quantity times unit amount, rounded half-up to six places.
     pub fn amount(&self) -> Amount {
         self.quantity.mul_round(&self.unit_amount)
     }
@@ -19,11 +22,14 @@ impl PricedLine {
 /// A discount on the subtotal.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Discount {
+    /// A fixed amount off the subtotal (at most the subtotal).
     Fixed(Amount),
+    /// A percentage of the subtotal.
     Percentage(Percentage),
 }
 
 impl Discount {
+    /// What the discount takes off `subtotal`: never more than the subtotal.
     pub fn amount_on(&self, subtotal: &Amount) -> Amount {
         match self {
             Discount::Fixed(amount) => amount.clone(),
@@ -35,9 +41,13 @@ impl Discount {
 /// The computed totals of an invoice.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Totals {
+    /// The sum of the lines.
     pub subtotal: Amount,
+    /// What the discount takes off.
     pub discount: Amount,
+    /// The sum of the tax lines (supplied by the merchant; no rates are computed).
     pub tax: Amount,
+    /// Subtotal minus discount plus tax: what the customer owes.
     pub total: Amount,
 }
 

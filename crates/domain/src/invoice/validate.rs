@@ -14,9 +14,13 @@ use crate::money::Amount;
 /// A reminder schedule as given.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ReminderInput {
+    /// Whether reminders are sent (requires a due date when true).
     pub enabled: Option<bool>,
+    /// Days before the due date to remind (each 1-30).
     pub days_before_due: Option<Vec<i64>>,
+    /// Whether to remind on the due date.
     pub on_due: Option<bool>,
+    /// Days after the due date to remind (each 1-30).
     pub days_after_due: Option<Vec<i64>>,
 }
 
@@ -24,14 +28,21 @@ pub struct ReminderInput {
 /// settings the service settles (token, checkout expiry, reminder schedule).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DraftInput {
+    /// The commercial content: lines, customer, discount, taxes, texts, references.
     pub content: InvoiceContent,
+    /// The settlement token; omitted: the mode's token.
     pub currency: Option<Token>,
+    /// How long each checkout of the invoice stays open (5-1440 minutes, default 30).
     pub checkout_expires_in_minutes: Option<i64>,
+    /// The reminder schedule, if any.
     pub reminder_schedule: Option<ReminderInput>,
 }
 
+/// The most line items an invoice has.
 pub const MAX_LINES: usize = 100;
+/// The most tax lines an invoice has.
 pub const MAX_TAX_LINES: usize = 100;
+/// The longest external reference, in UTF-8 bytes.
 pub const MAX_EXTERNAL_REFERENCE_BYTES: usize = 255;
 
 /// Refuses a string over `max` UTF-8 bytes (or empty, when `min` is 1).
@@ -64,6 +75,7 @@ pub fn is_valid_email(value: &str) -> bool {
         && !value.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
+/// Refuses an email address over 320 bytes or not plausible ([`is_valid_email`]).
 pub fn check_email(field: &str, value: &str) -> Result<(), Error> {
     check_len(field, value, 1, 320)?;
     if !is_valid_email(value) {
@@ -84,6 +96,7 @@ pub fn expiry_minutes(field: &str, value: Option<i64>) -> Result<u32, Error> {
     }
 }
 
+/// Refuses metadata over 16 KiB.
 pub fn check_metadata(field: &str, metadata: &Option<Metadata>) -> Result<(), Error> {
     match metadata {
         Some(m) if m.as_str().len() > MAX_METADATA_BYTES => Err(Error::validation(field, "must be at most 16 KiB")),

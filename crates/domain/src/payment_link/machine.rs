@@ -6,15 +6,22 @@ use crate::error::Error;
 use crate::event::EventType;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// A payment link's state; [`transition`] is its state machine.
 pub enum LinkState {
+    /// Takes submissions (between its activeAt and expiresAt).
     Active,
+    /// Paused by the merchant: takes no submissions until resumed.
     Paused,
+    /// A single-use link whose invoice was paid: takes no more submissions.
     Completed,
+    /// Its expiresAt passed.
     Expired,
+    /// Archived by the merchant: final.
     Archived,
 }
 
 impl LinkState {
+    /// The state as the API writes it.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Active => "active",
@@ -25,6 +32,7 @@ impl LinkState {
         }
     }
 
+    /// Reads a state as the API writes it.
     pub fn parse(value: &str) -> Option<Self> {
         [Self::Active, Self::Paused, Self::Completed, Self::Expired, Self::Archived]
             .into_iter()
@@ -33,9 +41,13 @@ impl LinkState {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What happens to a link; [`transition`] says which state it leads to.
 pub enum LinkTrigger {
+    /// The merchant pauses it.
     Pause,
+    /// The merchant resumes it.
     Resume,
+    /// The merchant archives it.
     Archive,
     /// A single-use link's invoice was paid.
     Complete,

@@ -17,22 +17,30 @@ use crate::payment_link::model::{LinkInvoice, PaymentLink, Usage};
 /// Which links a list shows (every filter optional, all must hold).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LinkFilter {
+    /// Only links in this state.
     pub state: Option<LinkState>,
     /// `fixed` or `customer_entered`.
     pub amount_type: Option<String>,
     /// A fixed amount equal to this.
     pub amount: Option<Amount>,
+    /// Only single-use or only reusable links.
     pub usage: Option<Usage>,
+    /// Only links settling in this token.
     pub currency: Option<Token>,
     /// Words found in the title or description (case-insensitive).
     pub text: Option<String>,
+    /// Only links created at or after this time.
     pub created_after: Option<DateTime<Utc>>,
+    /// Only links created before this time.
     pub created_before: Option<DateTime<Utc>>,
 }
 
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
+/// Payment links, scoped by merchant and mode like every store; a link's public id is the one
+/// unscoped key (the public page).
 pub trait PaymentLinkStore: Send + Sync {
+    /// Inserts a new link. Errors: `Internal` when the id is already used.
     async fn insert_link(&self, link: &PaymentLink) -> Result<(), Error>;
     /// With its reservation as it stands. Errors: `NotFound(PaymentLink)` for an unknown or
     /// foreign id; `ModeMismatch` for one of the other mode.

@@ -34,9 +34,13 @@ pub const MAX_CUSTOMER_FIELD_BYTES: usize = 200;
 pub struct LinkSubmission {
     /// The configuration version the page showed.
     pub version: i64,
+    /// The amount the customer entered (customer-entered links only).
     pub amount: Option<Amount>,
+    /// The customer's email, when the link collects it.
     pub email: Option<String>,
+    /// The customer's name, when the link collects it.
     pub name: Option<String>,
+    /// The customer's reference, when the link collects it.
     pub customer_reference: Option<String>,
 }
 
@@ -53,11 +57,14 @@ pub fn link_data(link: &PaymentLink, state: LinkState) -> EventData {
 /// What a customer's page shows: the link, whom it pays, and the time it is judged at.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PublicLink {
+    /// The link.
     pub link: PaymentLink,
+    /// The merchant's name, shown on the page.
     pub merchant_name: String,
     /// The merchant can take payments in the link's mode now (not suspended, and activated for
     /// live mode); otherwise a submission is MODE_UNAVAILABLE.
     pub available: bool,
+    /// The link's scope's time, which judges whether it is active or expired.
     pub now: DateTime<Utc>,
 }
 
@@ -66,11 +73,17 @@ fn takes_payments(merchant: &Merchant, scope: &Scope) -> bool {
     merchant.status == MerchantStatus::Active && merchant.settlement(scope.mode).is_ok()
 }
 
+/// The payment link use cases: the merchant's API and the public submission.
 pub struct PaymentLinks<'a> {
+    /// The links.
     pub store: &'a dyn PaymentLinkStore,
+    /// Merchants (whether they can take payments in a mode).
     pub merchants: &'a dyn MerchantStore,
+    /// Ids and public tokens.
     pub crypto: &'a dyn Crypto,
+    /// Each scope's time.
     pub clock: &'a dyn Clock,
+    /// The settlement chain and tokens of new checkouts.
     pub chain: &'a ChainSettings,
 }
 
@@ -108,6 +121,8 @@ impl PaymentLinks<'_> {
         Ok((link, self.clock.now(scope).await?))
     }
 
+    /// Links of `scope` matching `filter`, newest first, and the scope's time. Errors:
+    /// `InvalidCursor`.
     pub async fn list(
         &self,
         scope: &Scope,
@@ -225,6 +240,7 @@ impl PaymentLinks<'_> {
         self.insert_new(scope, config, now).await
     }
 
+    /// The invoices a link created, newest first. Errors: `NotFound(PaymentLink)`, `InvalidCursor`.
     pub async fn invoices(
         &self,
         scope: &Scope,

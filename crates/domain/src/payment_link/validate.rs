@@ -18,22 +18,40 @@ use crate::url::HttpUrl;
 /// A link's configuration as sent (creation, and the complete configuration of a PATCH).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LinkInput {
+    /// 1-120 UTF-8 bytes, not blank (required).
     pub title: Option<String>,
+    /// Up to 1000 UTF-8 bytes.
     pub description: Option<String>,
+    /// `fixed` or `customer_entered` (required).
     pub amount_type: Option<String>,
+    /// The fixed amount (fixed links only, required there).
     pub amount: Option<Amount>,
+    /// The lowest amount a customer may enter (customer-entered links only, required there).
     pub minimum_amount: Option<Amount>,
+    /// The highest amount a customer may enter (customer-entered links; the service's limit applies
+    /// too).
     pub maximum_amount: Option<Amount>,
+    /// The settlement token; must be the mode's.
     pub currency: Option<Token>,
+    /// Must equal the key's mode when given.
     pub mode: Option<Mode>,
+    /// `single_use` or `reusable` (default).
     pub usage_type: Option<String>,
+    /// Before it the link takes no submissions.
     pub active_at: Option<DateTime<Utc>>,
+    /// In the future and later than `active_at`; the link expires then.
     pub expires_at: Option<DateTime<Utc>>,
+    /// Which customer fields the public page requires.
     pub collect: Collect,
+    /// Up to 50 letters, digits, underscores or hyphens; starts each invoice's external reference.
     pub reference_prefix: Option<String>,
+    /// Where the checkout returns after payment (live mode: https on the reviewed website).
     pub success_url: Option<HttpUrl>,
+    /// Where the checkout returns when the customer cancels.
     pub cancel_url: Option<HttpUrl>,
+    /// Up to 500 UTF-8 bytes, shown after payment.
     pub success_message: Option<String>,
+    /// Copied to each invoice; never shown publicly.
     pub metadata: Option<Metadata>,
 }
 

@@ -7,7 +7,9 @@ use crate::error::Error;
 use crate::webhook::model::{Attempt, DeliveryStatus, ErrorCategory, RetrySchedule};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What happens to a delivery; [`transition`] says which state it leads to.
 pub enum DeliveryTrigger {
+    /// A worker starts an attempt.
     AttemptBegins,
     /// The endpoint answered 2xx.
     Succeeded,
@@ -22,6 +24,8 @@ pub enum DeliveryTrigger {
     AttemptLost,
 }
 
+/// The delivery state machine: the state `trigger` leads to from `from`. Errors: `Internal` for a
+/// trigger that cannot happen in that state.
 pub fn transition(from: DeliveryStatus, trigger: DeliveryTrigger) -> Result<DeliveryStatus, Error> {
     use DeliveryStatus as S;
     use DeliveryTrigger as T;
@@ -39,9 +43,11 @@ pub fn transition(from: DeliveryStatus, trigger: DeliveryTrigger) -> Result<Deli
 /// What a finished attempt makes of its delivery.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Conclusion {
+    /// The delivery's new state.
     pub status: DeliveryStatus,
     /// When the next automatic attempt is due (retry_scheduled only).
     pub next_attempt_at: Option<DateTime<Utc>>,
+    /// When it was delivered (delivered only).
     pub delivered_at: Option<DateTime<Utc>>,
 }
 

@@ -29,6 +29,7 @@ pub const MAX_ENDPOINTS: usize = 16;
 pub struct SigningSecret(String);
 
 impl SigningSecret {
+    /// A new random secret (`whsec_` and 32 random bytes in base64).
     pub fn generate(crypto: &dyn Crypto) -> Self {
         let mut bytes = [0u8; 32];
         crypto.fill_random(&mut bytes);
@@ -40,6 +41,7 @@ impl SigningSecret {
         Self(text)
     }
 
+    /// The secret's text: sign with it, show it once, never log it.
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -80,12 +82,16 @@ impl fmt::Debug for SealedSecret {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Whether an endpoint receives new deliveries.
 pub enum EndpointState {
+    /// Receives deliveries.
     Enabled,
+    /// Receives nothing; its pending deliveries fail as `endpoint_disabled`.
     Disabled,
 }
 
 impl EndpointState {
+    /// The state as the API writes it.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Enabled => "enabled",
@@ -93,6 +99,7 @@ impl EndpointState {
         }
     }
 
+    /// Reads a state as the API writes it.
     pub fn parse(value: &str) -> Option<Self> {
         [Self::Enabled, Self::Disabled].into_iter().find(|s| s.as_str() == value)
     }
@@ -108,6 +115,7 @@ pub enum Subscription {
 }
 
 impl Subscription {
+    /// Whether the endpoint receives events of `event_type`.
     pub fn includes(&self, event_type: EventType) -> bool {
         match self {
             Self::All => true,
@@ -128,7 +136,9 @@ impl Subscription {
 /// email issue; the preferences are kept and shown now).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AlertPreferences {
+    /// Alert when an incident opens.
     pub on_incident_opened: bool,
+    /// Alert when an incident is resolved.
     pub on_incident_resolved: bool,
 }
 
@@ -141,22 +151,37 @@ impl Default for AlertPreferences {
 /// A secret being replaced: it still signs until `until`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PreviousSecret {
+    /// The old secret, sealed.
     pub secret: SealedSecret,
+    /// When it stops signing.
     pub until: DateTime<Utc>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
+/// Where a merchant receives its events: a URL, the types it subscribes to, and a signing secret
+/// (stored sealed).
 pub struct WebhookEndpoint {
+    /// The endpoint's id (`we_...`).
     pub id: WebhookEndpointId,
+    /// The merchant and mode whose events it receives.
     pub scope: Scope,
+    /// Where deliveries are POSTed.
     pub url: HttpUrl,
+    /// A note for the merchant.
     pub description: Option<String>,
+    /// The event types it receives.
     pub subscription: Subscription,
+    /// Enabled or disabled.
     pub state: EndpointState,
+    /// Which incident alerts the merchant wants.
     pub alerts: AlertPreferences,
+    /// The current signing secret, sealed.
     pub secret: SealedSecret,
+    /// The secret being replaced during a rotation's overlap.
     pub previous_secret: Option<PreviousSecret>,
+    /// When it was created.
     pub created_at: DateTime<Utc>,
+    /// When it last changed.
     pub updated_at: DateTime<Utc>,
     /// Bumped by every change; a save at a stale version changes nothing.
     pub lock_version: i64,
@@ -177,17 +202,24 @@ impl WebhookEndpoint {
 /// The spec's delivery status values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DeliveryStatus {
+    /// Created, not attempted yet.
     Pending,
+    /// An attempt is running.
     Delivering,
+    /// The endpoint answered 2xx.
     Delivered,
+    /// An attempt failed; another is scheduled.
     RetryScheduled,
+    /// Every attempt failed, or the endpoint was disabled: nothing more is tried.
     Failed,
 }
 
 impl DeliveryStatus {
+    /// Every status.
     pub const ALL: [DeliveryStatus; 5] =
         [Self::Pending, Self::Delivering, Self::Delivered, Self::RetryScheduled, Self::Failed];
 
+    /// The status as the API writes it.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Pending => "pending",
@@ -198,6 +230,7 @@ impl DeliveryStatus {
         }
     }
 
+    /// Reads a status as the API writes it.
     pub fn parse(value: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|s| s.as_str() == value)
     }
@@ -206,21 +239,34 @@ impl DeliveryStatus {
 /// Why an attempt failed (the spec's `errorCategory`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ErrorCategory {
+    /// The host name did not resolve.
     Dns,
+    /// The connection failed or was refused.
     Connection,
+    /// The TLS handshake or certificate failed.
     Tls,
+    /// No answer in time.
     Timeout,
+    /// The URL resolves to a private, loopback or otherwise blocked address.
     BlockedDestination,
+    /// The endpoint answered 4xx.
     Http4xx,
+    /// The endpoint answered 5xx.
     Http5xx,
+    /// The endpoint answered a redirect (not followed).
     Redirect,
+    /// The answer was too large.
     ResponseTooLarge,
+    /// The signing secret could not be unsealed.
     SigningSecret,
+    /// The endpoint was disabled.
     EndpointDisabled,
+    /// A failure of the service itself.
     Internal,
 }
 
 impl ErrorCategory {
+    /// Every category.
     pub const ALL: [ErrorCategory; 12] = [
         Self::Dns,
         Self::Connection,
@@ -236,6 +282,7 @@ impl ErrorCategory {
         Self::Internal,
     ];
 
+    /// The category as the API writes it.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Dns => "dns",
@@ -253,6 +300,7 @@ impl ErrorCategory {
         }
     }
 
+    /// Reads a category as the API writes it.
     pub fn parse(value: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|c| c.as_str() == value)
     }
@@ -272,7 +320,9 @@ impl ErrorCategory {
 pub struct Attempt {
     /// 1-based.
     pub number: u32,
+    /// When the attempt started.
     pub started_at: DateTime<Utc>,
+    /// How long it took.
     pub duration_ms: u32,
     /// The answer's HTTP status, when one came.
     pub status_code: Option<u16>,
@@ -287,6 +337,7 @@ pub struct Attempt {
 }
 
 impl Attempt {
+    /// Whether the attempt delivered the event (a 2xx answer).
     pub fn delivered(&self) -> bool {
         self.error_category.is_none()
     }
@@ -295,11 +346,17 @@ impl Attempt {
 /// A delivery of one event to one endpoint, with its retries.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WebhookDelivery {
+    /// The delivery's id (`whd_...`).
     pub id: WebhookDeliveryId,
+    /// The merchant and mode.
     pub scope: Scope,
+    /// The endpoint it goes to.
     pub endpoint_id: WebhookEndpointId,
+    /// The event it delivers.
     pub event_id: EventId,
+    /// That event's type.
     pub event_type: EventType,
+    /// Where it stands.
     pub status: DeliveryStatus,
     /// Attempts begun so far.
     pub attempt_count: u32,
@@ -311,8 +368,11 @@ pub struct WebhookDelivery {
     pub test: bool,
     /// The delivery this one replays.
     pub replay_of: Option<WebhookDeliveryId>,
+    /// When it was created.
     pub created_at: DateTime<Utc>,
+    /// When it last changed.
     pub updated_at: DateTime<Utc>,
+    /// When it was delivered.
     pub delivered_at: Option<DateTime<Utc>>,
 }
 
@@ -346,12 +406,16 @@ impl WebhookDelivery {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Whether an incident is still going on.
 pub enum IncidentStatus {
+    /// Deliveries to the endpoint keep failing.
     Open,
+    /// A delivery succeeded again.
     Resolved,
 }
 
 impl IncidentStatus {
+    /// The status as the API writes it.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Open => "open",
@@ -359,6 +423,7 @@ impl IncidentStatus {
         }
     }
 
+    /// Reads a status as the API writes it.
     pub fn parse(value: &str) -> Option<Self> {
         [Self::Open, Self::Resolved].into_iter().find(|s| s.as_str() == value)
     }
@@ -368,15 +433,23 @@ impl IncidentStatus {
 /// resolved by the next delivered attempt.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WebhookIncident {
+    /// The incident's id (`whi_...`).
     pub id: WebhookIncidentId,
+    /// The merchant and mode.
     pub scope: Scope,
+    /// The failing endpoint.
     pub endpoint_id: WebhookEndpointId,
+    /// Open or resolved.
     pub status: IncidentStatus,
+    /// When it opened.
     pub opened_at: DateTime<Utc>,
+    /// When it was resolved.
     pub resolved_at: Option<DateTime<Utc>>,
     /// Failed attempts from the first of the run until it was resolved (or until now).
     pub failed_attempts: u32,
+    /// The category of the latest failure.
     pub last_error_category: Option<ErrorCategory>,
+    /// The latest failed delivery.
     pub last_delivery_id: Option<WebhookDeliveryId>,
 }
 
@@ -407,6 +480,7 @@ impl RetrySchedule {
         u32::try_from(self.0.len()).unwrap_or(u32::MAX - 1) + 1
     }
 
+    /// The waits between attempts, in order.
     pub fn waits(&self) -> &[Duration] {
         &self.0
     }

@@ -19,9 +19,13 @@ use crate::webhook::model::{
 /// Which deliveries a list shows (every filter optional, all must hold).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DeliveryFilter {
+    /// Only deliveries to this endpoint.
     pub endpoint: Option<WebhookEndpointId>,
+    /// Only deliveries of this event.
     pub event: Option<EventId>,
+    /// Only deliveries of events of this type.
     pub event_type: Option<EventType>,
+    /// Only deliveries in this state.
     pub status: Option<DeliveryStatus>,
 }
 
@@ -34,17 +38,24 @@ pub struct ClaimedDelivery {
     pub claim: String,
     /// `None` when the endpoint was archived since the delivery was created.
     pub endpoint: Option<WebhookEndpoint>,
+    /// The event to deliver.
     pub event: Event,
 }
 
 /// A finished attempt to record, with what it makes of its delivery.
 #[derive(Clone, Debug)]
 pub struct AttemptRecord {
+    /// The delivery's merchant and mode.
     pub scope: Scope,
+    /// The delivery.
     pub delivery_id: WebhookDeliveryId,
+    /// Its endpoint.
     pub endpoint_id: WebhookEndpointId,
+    /// The claim the attempt ran under (nothing is recorded once another worker holds it).
     pub claim: String,
+    /// The attempt, as made.
     pub attempt: Attempt,
+    /// What it makes of the delivery.
     pub conclusion: Conclusion,
     /// The id of the incident this attempt opens, if it is the
     /// [`INCIDENT_AFTER_FAILURES`](crate::webhook::model::INCIDENT_AFTER_FAILURES)th failure
@@ -54,9 +65,11 @@ pub struct AttemptRecord {
 
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
+/// Webhook endpoints, deliveries, attempts and incidents; scoped by merchant and mode.
 pub trait WebhookStore: Send + Sync {
     /// Endpoints of `scope` that are not archived.
     async fn count_endpoints(&self, scope: &Scope) -> Result<usize, Error>;
+    /// Inserts a new endpoint. Errors: `Internal` when the id is taken.
     async fn insert_endpoint(&self, endpoint: &WebhookEndpoint) -> Result<(), Error>;
     /// Errors: `NotFound(WebhookEndpoint)` for an unknown, archived or foreign id;
     /// `ModeMismatch` for one of the other mode.
@@ -113,8 +126,11 @@ pub trait WebhookStore: Send + Sync {
 /// An attempt to send.
 #[derive(Clone, Debug)]
 pub struct OutgoingDelivery {
+    /// The delivery being attempted.
     pub delivery_id: WebhookDeliveryId,
+    /// Where to send it.
     pub url: HttpUrl,
+    /// The event sent.
     pub event: Event,
     /// The secrets that sign it, newest first (two during a rotation's overlap).
     pub secrets: Vec<SigningSecret>,
@@ -125,11 +141,15 @@ pub struct OutgoingDelivery {
 /// What came of sending.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SendOutcome {
+    /// How long the attempt took.
     pub duration_ms: u32,
+    /// The HTTP status the endpoint answered, if it answered.
     pub status_code: Option<u16>,
     /// `None`: delivered (a 2xx answer).
     pub error_category: Option<ErrorCategory>,
+    /// What went wrong, for the merchant (no secret).
     pub error_message: Option<String>,
+    /// The start of the endpoint's answer (a few hundred bytes), for the merchant.
     pub response_excerpt: Option<String>,
     /// The request's headers without the signatures.
     pub request_headers: Vec<(String, String)>,
@@ -137,6 +157,7 @@ pub struct SendOutcome {
 
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
+/// Sends one signed delivery over HTTP.
 pub trait WebhookSender: Send + Sync {
     /// Renders, signs and posts the event; never fails, it reports.
     async fn send(&self, delivery: OutgoingDelivery) -> SendOutcome;

@@ -30,29 +30,37 @@ pub const MAX_DESCRIPTION_BYTES: usize = 500;
 const MAX_ATTEMPTS: usize = 5;
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// How webhook deliveries are retried.
 pub struct WebhookSettings {
+    /// The delays between attempts.
     pub schedule: RetrySchedule,
 }
 
 /// `POST /v1/webhook-endpoints`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EndpointInput {
+    /// The endpoint's absolute http(s) URL.
     pub url: String,
     /// `None`: every supported type, including types added later.
     pub event_types: Option<Vec<String>>,
+    /// A note for the merchant (up to 500 bytes).
     pub description: Option<String>,
 }
 
 /// `PATCH /v1/webhook-endpoints/{id}`: each field given is changed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EndpointPatch {
+    /// A new URL.
     pub url: Option<String>,
     /// `Some(None)`: back to every supported type.
     pub event_types: Option<Option<Vec<String>>>,
+    /// `enabled` or `disabled`.
     pub state: Option<String>,
     /// `Some(None)` clears it.
     pub description: Option<Option<String>>,
+    /// Whether the merchant wants an alert when an incident opens (kept and shown).
     pub on_incident_opened: Option<bool>,
+    /// Whether the merchant wants an alert when an incident is resolved (kept and shown).
     pub on_incident_resolved: Option<bool>,
 }
 
@@ -87,11 +95,18 @@ fn parse_description(text: Option<&String>) -> Result<Option<String>, Error> {
     }
 }
 
+/// The webhook use cases: endpoints and their secrets, deliveries, replays, incidents and test
+/// events.
 pub struct Webhooks<'a> {
+    /// Endpoints, deliveries and incidents.
     pub store: &'a dyn WebhookStore,
+    /// Ids and signing secrets.
     pub crypto: &'a dyn Crypto,
+    /// Encrypts signing secrets at rest.
     pub secrets: &'a dyn SecretBox,
+    /// Each scope's time.
     pub clock: &'a dyn Clock,
+    /// The retry schedule.
     pub settings: &'a WebhookSettings,
 }
 
@@ -134,10 +149,12 @@ impl Webhooks<'_> {
         Ok((endpoint, secret))
     }
 
+    /// One endpoint. Errors: `NotFound(WebhookEndpoint)`.
     pub async fn get_endpoint(&self, scope: &Scope, id: &WebhookEndpointId) -> Result<WebhookEndpoint, Error> {
         self.store.get_endpoint(scope, id).await
     }
 
+    /// The scope's endpoints, newest first. Errors: `InvalidCursor`.
     pub async fn list_endpoints(&self, scope: &Scope, page: &PageRequest) -> Result<Page<WebhookEndpoint>, Error> {
         self.store.list_endpoints(scope, page).await
     }
@@ -205,6 +222,8 @@ impl Webhooks<'_> {
         Ok(endpoint)
     }
 
+    /// Archives an endpoint: it receives nothing more; its deliveries stay readable. Errors:
+    /// `NotFound(WebhookEndpoint)`.
     pub async fn archive_endpoint(&self, scope: &Scope, id: &WebhookEndpointId) -> Result<(), Error> {
         self.store.archive_endpoint(scope, id, self.now()).await
     }
@@ -248,6 +267,7 @@ impl Webhooks<'_> {
         Ok(endpoint)
     }
 
+    /// Deliveries of `scope` matching the filter, newest first. Errors: `InvalidCursor`.
     pub async fn list_deliveries(
         &self,
         scope: &Scope,
@@ -257,6 +277,7 @@ impl Webhooks<'_> {
         self.store.list_deliveries(scope, filter, page).await
     }
 
+    /// One delivery with its attempts. Errors: `NotFound(WebhookDelivery)`.
     pub async fn get_delivery(
         &self,
         scope: &Scope,
@@ -345,6 +366,7 @@ impl Webhooks<'_> {
         self.store.list_incidents(scope, endpoint, page).await
     }
 
+    /// One incident. Errors: `NotFound(WebhookIncident)`.
     pub async fn get_incident(&self, scope: &Scope, id: &WebhookIncidentId) -> Result<WebhookIncident, Error> {
         self.store.get_incident(scope, id).await
     }

@@ -10,7 +10,7 @@ use crate::auth::{AnyKey, SecretKey};
 use crate::envelope::{ok, to_data};
 use crate::error::{ApiError, ErrorCode};
 use crate::idempotency;
-use crate::json::ApiJson;
+use crate::json::OptionalJson;
 use crate::wire_in::CheckoutCreate;
 use crate::wire_out::{SessionView, checkout_session, payment};
 
@@ -27,11 +27,13 @@ use crate::wire_out::{SessionView, checkout_session, payment};
 pub async fn create_checkout_session(
     req: HttpRequest,
     AnyKey(caller): AnyKey,
-    body: ApiJson<CheckoutCreate>,
+    body: OptionalJson<serde_json::Value>,
 ) -> HttpResponse {
-    let ApiJson(input, raw) = body;
+    // Read as a JSON value first: a publishable key's refusal names any member it may not send,
+    // known or not. (An empty body reads as null and is refused below, naming `amount`.)
+    let OptionalJson(value, raw) = body;
     if !caller.is_secret()
-        && let Some(field) = input.secret_only_field()
+        && let Some(field) = value.as_object().and_then(CheckoutCreate::publishable_refusal)
     {
         return ApiError::field(
             ErrorCode::PUBLIC_KEY_FIELD_NOT_ALLOWED,
@@ -40,6 +42,11 @@ pub async fn create_checkout_session(
         )
         .error_response();
     }
+    let value = if value.is_null() { serde_json::Value::Object(Default::default()) } else { value };
+    let input: CheckoutCreate = match crate::json::from_value(value) {
+        Ok(input) => input,
+        Err(e) => return e.error_response(),
+    };
     if !caller.is_secret() {
         let key_id = caller.principal.key_id.to_string();
         let policy = &stablepay_domain::ratelimit::PUBLISHABLE_CHECKOUT;

@@ -9,7 +9,7 @@ use crate::auth::SecretKey;
 use actix_web::http::StatusCode;
 
 use crate::envelope::ok;
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorCode};
 use crate::query::QueryParams;
 use crate::wire::{EventOut, ListOut};
 
@@ -36,7 +36,15 @@ pub async fn list_events(req: HttpRequest, SecretKey(c): SecretKey) -> Result<Ht
     let page = params.page()?;
     let event_type = params
         .get("type")
-        .map(|t| EventType::parse(t).ok_or_else(|| ApiError::validation("type", "Unknown event type.")))
+        .map(|t| {
+            EventType::parse(t).ok_or_else(|| {
+                ApiError::field(
+                    ErrorCode::WEBHOOK_EVENT_UNSUPPORTED,
+                    "type",
+                    format!("{t} is not a supported event type."),
+                )
+            })
+        })
         .transpose()?;
     let result = c.state.events.list_events(c.scope(), event_type, &page).await?;
     let out = ListOut::new(result, |e| e.id.to_string(), EventOut::from);

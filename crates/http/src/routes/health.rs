@@ -44,14 +44,3 @@ pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError
     }
     Ok(HttpResponse::Ok().json(success_body(&ReadyOut { status: "ready".into(), worker, chain })))
 }
-
-/// Operational metrics in the Prometheus text format (the background worker's counters).
-#[utoipa::path(tag = "health", responses(
-    (status = 200, description = "Prometheus text exposition", content_type = "text/plain", body = String),
-))]
-#[get("/metrics")]
-pub async fn metrics(state: web::Data<AppState>) -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type("text/plain; version=0.0.4; charset=utf-8")
-        .body(state.worker.metrics(state.clock.system_now()))
-}

@@ -338,7 +338,7 @@ pub async fn remind_invoice(req: HttpRequest, SecretKey(caller): SecretKey, id: 
 /// (INVOICE_PDF_UNAVAILABLE for a draft).
 #[utoipa::path(
     tag = "invoices",
-    params(("id" = String, Path, description = "Invoice id")),
+    params(("id" = String, Path, description = "Invoice id or invoice number")),
     responses(
         (status = 200, description = "application/pdf bytes (not enveloped), Content-Disposition: attachment; filename=\"<invoice number>.pdf\", Cache-Control: no-store", content_type = "application/pdf", body = Vec<u8>),
         crate::wire::Errors
@@ -348,7 +348,7 @@ pub async fn remind_invoice(req: HttpRequest, SecretKey(caller): SecretKey, id: 
 #[get("/invoices/{id}/pdf")]
 pub async fn invoice_pdf(SecretKey(c): SecretKey, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
     use stablepay_domain::invoice::document::InvoiceDocument;
-    let agg = c.state.invoices.load_invoice(c.scope(), &key(&id, false)?).await?;
+    let agg = c.state.invoices.load_invoice(c.scope(), &key(&id, true)?).await?;
     let merchant = &c.principal.merchant;
     let invoice = agg.invoice;
     let Some(number) = invoice.number.clone() else {

@@ -1,7 +1,7 @@
 //! Test helpers (secret test-mode keys only): simulated payments and the test clock.
 
 use actix_web::http::StatusCode;
-use actix_web::{HttpRequest, HttpResponse, post, web};
+use actix_web::{HttpRequest, HttpResponse, get, post, web};
 use stablepay_domain::billing::TestPaymentInput;
 use stablepay_domain::ids::CheckoutSessionId;
 use stablepay_domain::payment::TxHash;
@@ -64,6 +64,40 @@ pub async fn simulate_payment(
         Ok((StatusCode::CREATED, to_data(&payment(&p))?))
     })
     .await
+}
+
+/// This merchant's test clock: its offset from the real time and the time it tells.
+#[utoipa::path(
+    tag = "test-helpers",
+    responses((status = 200, description = "The test clock (transitionsRun is 0)", body = crate::wire_out::ClockEnvelope), crate::wire::Errors),
+    security(("bearer" = []), ("apiKey" = []))
+)]
+#[get("/test-helpers/clock")]
+pub async fn get_clock(SecretTestKey(c): SecretTestKey) -> Result<HttpResponse, ApiError> {
+    clock_out(&c, 0).await
+}
+
+/// Set this merchant's test clock back to the real time (offset 0). Nothing is undone:
+/// transitions that ran stay, and objects created while the clock was ahead keep their later
+/// timestamps and deadlines. Idempotent.
+#[utoipa::path(
+    tag = "test-helpers",
+    responses((status = 200, description = "The test clock, at the real time", body = crate::wire_out::ClockEnvelope), crate::wire::Errors),
+    security(("bearer" = []), ("apiKey" = []))
+)]
+#[post("/test-helpers/clock/reset")]
+pub async fn reset_clock(SecretTestKey(c): SecretTestKey) -> Result<HttpResponse, ApiError> {
+    c.state.billing().reset_test_clock(c.scope()).await?;
+    clock_out(&c, 0).await
+}
+
+/// The clock as the store tells it now (not the request's clock, read before a change).
+async fn clock_out(c: &crate::auth::Caller, transitions_run: u64) -> Result<HttpResponse, ApiError> {
+    let now = c.state.clock.now(c.scope()).await?;
+    // The offset is whole seconds; the two readings are a moment apart, so round.
+    let offset_seconds = ((now - c.state.clock.system_now()).num_milliseconds() + 500).div_euclid(1000);
+    let out = ClockOut { offset_seconds, now: timestamp(now), transitions_run };
+    crate::envelope::ok(StatusCode::OK, &out)
 }
 
 /// Move this merchant's test clock forward and run every time-based transition that became

@@ -147,6 +147,8 @@ pub(super) async fn advance_test_clock(
     .optional()
     .map_err(db)?;
     if let Some(offset) = offset {
+        // The offset is read with the key: cached lookups of this merchant are stale now.
+        crate::keycache::announce(conn, merchant.as_str()).await?;
         return Ok(offset);
     }
     let exists: bool = diesel::select(diesel::dsl::exists(merchants::table.find(merchant.as_str())))
@@ -160,6 +162,37 @@ pub(super) async fn advance_test_clock(
         "seconds",
         format!("the test clock may run at most {MAX_TEST_CLOCK_OFFSET_SECONDS} seconds (100 years) ahead in total"),
     ))
+}
+
+/// Gives back claimed leases (each scoped by its merchant and mode).
+pub(super) async fn release(conn: &mut AsyncPgConnection, items: &[(Scope, InvoiceId)]) -> Result<(), Error> {
+    use crate::schema::invoices;
+    for (scope, id) in items {
+        diesel::update(
+            invoices::table
+                .find(id.as_str())
+                .filter(invoices::merchant_id.eq(scope.merchant_id.as_str()))
+                .filter(invoices::mode.eq(scope.mode.as_str())),
+        )
+        .set(invoices::lease_until.eq(None::<chrono::DateTime<chrono::Utc>>))
+        .execute(conn)
+        .await
+        .map_err(db)?;
+    }
+    Ok(())
+}
+
+/// Sets the merchant's test clock back to the real time.
+pub(super) async fn reset_test_clock(conn: &mut AsyncPgConnection, merchant: &MerchantId) -> Result<(), Error> {
+    let n = diesel::update(test_clocks::table.find(merchant.as_str()))
+        .set(test_clocks::offset_seconds.eq(0i64))
+        .execute(conn)
+        .await
+        .map_err(db)?;
+    if n == 0 {
+        return Err(Error::NotFound(Resource::Merchant));
+    }
+    crate::keycache::announce(conn, merchant.as_str()).await
 }
 
 /// Claims live payments in verification whose next check is due: their next check moves

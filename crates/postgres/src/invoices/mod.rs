@@ -92,11 +92,19 @@ impl InvoiceStore for PgStore {
         due::defer_payment(&mut *self.conn().await?, scope, id, seconds, diagnostic).await
     }
 
+    async fn release_due(&self, items: &[(Scope, InvoiceId)]) -> Result<(), Error> {
+        due::release(&mut *self.conn().await?, items).await
+    }
+
     async fn defer_due(&self, scope: &Scope, id: &InvoiceId, error: &str) -> Result<u32, Error> {
         due::defer(&mut *self.conn().await?, scope, id, error).await
     }
 
     async fn advance_test_clock(&self, merchant: &MerchantId, seconds: i64) -> Result<i64, Error> {
         due::advance_test_clock(&mut *self.conn().await?, merchant, seconds).await
+    }
+
+    async fn reset_test_clock(&self, merchant: &MerchantId) -> Result<(), Error> {
+        due::reset_test_clock(&mut *self.conn().await?, merchant).await
     }
 }

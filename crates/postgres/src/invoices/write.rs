@@ -60,10 +60,11 @@ pub(super) async fn save(conn: &mut AsyncPgConnection, mut change: InvoiceChange
         let invoice = InvoiceRow::from_domain(&agg.invoice, 0)?;
         let session =
             <[_]>::first(&agg.sessions).map(SessionRow::from_domain).transpose()?.ok_or_else(|| corrupt("session"))?;
-        InsertInvoiceWithSession { invoice: &invoice, session: &session }
-            .execute(conn)
+        let number: String = InsertInvoiceWithSession { invoice: &invoice, session: &session }
+            .get_result(conn)
             .await
             .map_err(|e| TxError::Db(e).into_domain())?;
+        change.aggregate.invoice.number = Some(number);
         return Ok(change.aggregate);
     }
     conn.transaction::<_, TxError, _>(async |conn| write_all(conn, &mut change).await)
@@ -72,13 +73,14 @@ pub(super) async fn save(conn: &mut AsyncPgConnection, mut change: InvoiceChange
     Ok(change.aggregate)
 }
 
-/// A creation of an invoice with its one checkout, nothing else: no number, no events.
+/// A creation of a numbered invoice with its one checkout, nothing else (no events, no emails):
+/// one statement numbers and writes it.
 fn one_statement(change: &InvoiceChange) -> bool {
     change.kind == ChangeKind::Create
         && change.aggregate.sessions.len() == 1
         && change.changed_payments.is_empty()
         && change.events.is_empty()
-        && change.assign_number.is_none()
+        && change.assign_number.is_some()
         && change.emails.is_empty()
 }
 

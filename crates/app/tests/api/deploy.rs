@@ -1,0 +1,106 @@
+//! The deployment files against the binary: the compose file's environment, rendered with
+//! `.env.example` (and a secret key, as an operator would add), is a valid configuration that
+//! sets only variables the binary knows and every variable a production deployment must set;
+//! deploy/README.md documents every variable.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+fn root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// `KEY=value` lines (comments and blank lines skipped).
+fn dotenv(text: &str) -> BTreeMap<String, String> {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
+        .collect()
+}
+
+/// Compose's interpolation: `${VAR}` and `${VAR:-default}`.
+fn render(value: &str, vars: &BTreeMap<String, String>) -> String {
+    let mut out = String::new();
+    let mut rest = value;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let end = rest[start..].find('}').map(|e| start + e).expect("closed ${");
+        let expr = &rest[start + 2..end];
+        let (name, default) = expr.split_once(":-").unwrap_or((expr, ""));
+        let found = vars.get(name).filter(|v| !v.is_empty()).cloned().unwrap_or_else(|| default.to_owned());
+        out.push_str(&found);
+        rest = &rest[end + 1..];
+    }
+    out.push_str(rest);
+    out.trim_matches('"').to_owned()
+}
+
+/// The `environment: &env` mapping shared by the stablepay services.
+fn stablepay_environment(compose: &str) -> Vec<(String, String)> {
+    let mut lines = compose.lines().skip_while(|l| l.trim() != "environment: &env").skip(1);
+    let mut out = Vec::new();
+    for line in lines.by_ref() {
+        if !line.starts_with("    ") || line.trim().is_empty() {
+            break;
+        }
+        let (k, v) = line.trim().split_once(':').expect("KEY: value");
+        out.push((k.trim().to_owned(), v.trim().to_owned()));
+    }
+    out
+}
+
+#[tokio::test]
+async fn the_compose_environment_is_a_valid_configuration_of_known_variables() {
+    let compose = std::fs::read_to_string(root().join("deploy/compose.yaml")).unwrap();
+    let mut vars = dotenv(&std::fs::read_to_string(root().join("deploy/.env.example")).unwrap());
+    vars.insert("STABLEPAY_SECRET_KEY".into(), "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=".into());
+    let env = stablepay_environment(&compose);
+    assert!(env.len() >= 8, "{env:?}");
+    // Every service of the binary uses that environment.
+    for service in ["migrate:", "api-1:", "api-2:", "worker:"] {
+        let block = compose.split(&format!("\n  {service}\n")).nth(1).expect(service);
+        let block = block.split("\n  ").next().unwrap_or(block);
+        assert!(block.contains("<<: *stablepay"), "{service} does not take the shared settings");
+    }
+    let mut cmd = tokio::process::Command::new(crate::support::BIN);
+    cmd.arg("config").arg("--json").env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
+    for (k, v) in &env {
+        cmd.env(k, render(v, &vars));
+    }
+    let out = cmd.output().await.unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(report["unknown"], serde_json::json!([]));
+    let variables = report["variables"].as_array().unwrap();
+    let known: Vec<&str> = variables.iter().filter_map(|v| v["name"].as_str()).collect();
+    for (k, _) in &env {
+        assert!(known.contains(&k.as_str()), "compose sets {k}, which the binary does not know");
+    }
+    for v in variables.iter().filter(|v| v["production"] == true) {
+        assert_eq!(v["set"], true, "compose must set {}", v["name"]);
+    }
+    // Secrets are never printed.
+    assert!(!text.contains("AQEBAQEB"), "{text}");
+    // deploy/README.md documents each variable.
+    let readme = std::fs::read_to_string(root().join("deploy/README.md")).unwrap();
+    for name in known {
+        assert!(readme.contains(&format!("`{name}`")), "deploy/README.md does not document {name}");
+    }
+}
+
+#[tokio::test]
+async fn an_unknown_or_invalid_variable_fails_the_check() {
+    let run = |k: &'static str, v: &'static str| async move {
+        tokio::process::Command::new(crate::support::BIN).arg("config").env_clear().env(k, v).output().await.unwrap()
+    };
+    let typo = run("STABLEPAY_DB_POOL", "8").await;
+    assert_eq!(typo.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&typo.stdout).contains("STABLEPAY_DB_POOL                  UNKNOWN"));
+    let bad = run("STABLEPAY_DB_POOL_SIZE", "0").await;
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("STABLEPAY_DB_POOL_SIZE"));
+}

@@ -1,0 +1,176 @@
+//! A short-lived cache of authenticated keys in front of [`ApiKeyStore`], so most requests skip
+//! the key lookup. Whatever changes what a lookup answers (a revoked key, a merchant suspended,
+//! activated or unsuspended, a test clock moved) is announced with `NOTIFY` on
+//! [`KEYS_CHANNEL`]; every process listens and drops the merchant's entries at once. While the
+//! listening connection is down the cache is not used (a change could be missed), it is emptied
+//! whenever the connection is made again, and an entry lives [`KEY_CACHE_SECONDS`] at most.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use diesel_async::{AsyncConnection, AsyncPgConnection};
+use stablepay_domain::Error;
+use stablepay_domain::api_key::{ApiKey, KeyLookup};
+use stablepay_domain::ids::{ApiKeyId, MerchantId};
+use stablepay_domain::ports::ApiKeyStore;
+
+use crate::PgStore;
+
+/// The channel of key and merchant changes (the payload is the merchant id).
+pub const KEYS_CHANNEL: &str = "stablepay_keys";
+
+/// The longest an entry is used.
+pub const KEY_CACHE_SECONDS: u64 = 30;
+
+/// The cache: digests to lookups, shared by a process's HTTP workers.
+#[derive(Default)]
+pub struct KeyCache {
+    entries: RwLock<HashMap<[u8; 32], (KeyLookup, Instant)>>,
+    /// The listening connection is up: invalidations arrive.
+    listening: AtomicBool,
+}
+
+impl KeyCache {
+    fn get(&self, digest: &[u8; 32]) -> Option<KeyLookup> {
+        if !self.listening.load(Ordering::Acquire) {
+            return None;
+        }
+        let entries = self.entries.read().ok()?;
+        let (lookup, at) = entries.get(digest)?;
+        (at.elapsed() < Duration::from_secs(KEY_CACHE_SECONDS)).then(|| lookup.clone())
+    }
+
+    fn put(&self, digest: [u8; 32], lookup: KeyLookup) {
+        if let Ok(mut entries) = self.entries.write() {
+            // Bounded: an old entry is worth nothing; start again rather than grow.
+            if entries.len() >= 100_000 {
+                entries.clear();
+            }
+            entries.insert(digest, (lookup, Instant::now()));
+        }
+    }
+
+    /// Drops every entry of `merchant` (all entries for an empty or unknown payload).
+    pub fn invalidate(&self, merchant: &str) {
+        if let Ok(mut entries) = self.entries.write() {
+            if merchant.is_empty() {
+                entries.clear();
+            } else {
+                entries.retain(|_, (lookup, _)| lookup.merchant.id.as_str() != merchant);
+            }
+        }
+    }
+
+    fn touch(&self, id: &ApiKeyId, at: DateTime<Utc>) {
+        if let Ok(mut entries) = self.entries.write() {
+            for (lookup, _) in entries.values_mut().filter(|(l, _)| &l.key.id == id) {
+                lookup.key.last_used_at = Some(at);
+            }
+        }
+    }
+
+    fn set_listening(&self, up: bool) {
+        if up {
+            self.invalidate("");
+        }
+        self.listening.store(up, Ordering::Release);
+    }
+}
+
+/// The store with the cache in front of its key lookups.
+#[derive(Clone)]
+pub struct CachedKeyStore {
+    inner: PgStore,
+    cache: Arc<KeyCache>,
+}
+
+impl CachedKeyStore {
+    /// `inner` behind `cache` (one cache per process, fed by [`listen_for_key_changes`]).
+    pub fn new(inner: PgStore, cache: Arc<KeyCache>) -> Self {
+        Self { inner, cache }
+    }
+}
+
+#[async_trait]
+impl ApiKeyStore for CachedKeyStore {
+    async fn insert_key(&self, key: &ApiKey) -> Result<(), Error> {
+        self.inner.insert_key(key).await
+    }
+
+    async fn find_key_by_digest(&self, digest: [u8; 32]) -> Result<Option<KeyLookup>, Error> {
+        if let Some(hit) = self.cache.get(&digest) {
+            return Ok(Some(hit));
+        }
+        let found = self.inner.find_key_by_digest(digest).await?;
+        if let Some(lookup) = &found {
+            self.cache.put(digest, lookup.clone());
+        }
+        Ok(found)
+    }
+
+    async fn revoke_key(&self, id: &ApiKeyId, at: DateTime<Utc>) -> Result<(), Error> {
+        self.inner.revoke_key(id, at).await
+    }
+
+    async fn record_key_use(&self, id: &ApiKeyId, at: DateTime<Utc>) -> Result<(), Error> {
+        self.cache.touch(id, at);
+        self.inner.record_key_use(id, at).await
+    }
+
+    async fn list_keys(&self, merchant_id: &MerchantId) -> Result<Vec<ApiKey>, Error> {
+        self.inner.list_keys(merchant_id).await
+    }
+}
+
+/// Announces that what a key lookup of `merchant` answers changed (after the change committed).
+pub(crate) async fn announce(conn: &mut AsyncPgConnection, merchant: &str) -> Result<(), Error> {
+    use diesel_async::RunQueryDsl;
+    diesel::sql_query("SELECT pg_notify($1, $2)")
+        .bind::<diesel::sql_types::Text, _>(KEYS_CHANNEL)
+        .bind::<diesel::sql_types::Text, _>(merchant)
+        .execute(conn)
+        .await
+        .map(|_| ())
+        .map_err(crate::error::db)
+}
+
+/// Listens on [`KEYS_CHANNEL`] for as long as `cache` has other owners, dropping entries as
+/// changes are announced, and reconnecting (with the cache off meanwhile) when it must.
+pub fn listen_for_key_changes(database_url: String, cache: Arc<KeyCache>) -> tokio::task::JoinHandle<()> {
+    use diesel_async::RunQueryDsl;
+    use futures_util::StreamExt;
+    tokio::spawn(async move {
+        let mut failures: u32 = 0;
+        while Arc::strong_count(&cache) > 1 {
+            match AsyncPgConnection::establish(&database_url).await {
+                Ok(mut conn) => {
+                    if let Err(e) = diesel::sql_query(format!("LISTEN {KEYS_CHANNEL}")).execute(&mut conn).await {
+                        tracing::warn!(error = %e, "LISTEN for key changes failed; keys are looked up every time meanwhile");
+                    } else {
+                        failures = 0;
+                        cache.set_listening(true);
+                        let mut stream = std::pin::pin!(conn.notifications_stream());
+                        while let Some(note) = stream.next().await {
+                            match note {
+                                Ok(n) => cache.invalidate(&n.payload),
+                                Err(_) => break,
+                            }
+                        }
+                        cache.set_listening(false);
+                        tracing::warn!("the key-change connection closed; opening it again");
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "cannot open the key-change connection; keys are looked up every time")
+                }
+            }
+            failures = failures.saturating_add(1);
+            tokio::time::sleep(Duration::from_millis(200u64 << failures.min(6))).await;
+        }
+        cache.set_listening(false);
+    })
+}

@@ -56,6 +56,8 @@ pub struct EmailConfig {
     pub from: String,
     /// Where `.eml` files go without an SMTP URL.
     pub folder: String,
+    /// The time limit of one SMTP attempt.
+    pub timeout: Duration,
 }
 
 impl std::fmt::Debug for EmailConfig {
@@ -65,6 +67,7 @@ impl std::fmt::Debug for EmailConfig {
             .field("smtp_url", &self.smtp_url.as_ref().map(|_| "(set)"))
             .field("from", &self.from)
             .field("folder", &self.folder)
+            .field("timeout", &self.timeout)
             .finish()
     }
 }
@@ -163,6 +166,7 @@ struct FileConfig {
     smtp_url: Option<String>,
     email_from: Option<String>,
     email_dir: Option<String>,
+    smtp_timeout_ms: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -320,20 +324,22 @@ impl Config {
         let from = pick("STABLEPAY_EMAIL_FROM", &from_file.email_from, "invoices@stablepay.localhost");
         let folder = pick("STABLEPAY_EMAIL_DIR", &from_file.email_dir, ".stablepay/outbox");
         let smtp_url = (!smtp_text.is_empty()).then_some(smtp_text);
-        stablepay_email::LettreMailer::new(
-            smtp_url.as_deref(),
-            &from,
-            std::path::PathBuf::from(&folder),
-            Duration::from_secs(10),
-        )
-        .map_err(|m| {
-            let (name, value): (&'static str, &str) = if m.starts_with("STABLEPAY_SMTP_URL") {
-                ("STABLEPAY_SMTP_URL", "(hidden)")
-            } else {
-                ("STABLEPAY_EMAIL_FROM", &from)
-            };
-            bad(name, value, &m)
-        })?;
+        let smtp_timeout = Duration::from_millis(number(
+            "STABLEPAY_SMTP_TIMEOUT_MS",
+            &from_file.smtp_timeout_ms,
+            "10000",
+            100,
+            60_000,
+        )?);
+        stablepay_email::LettreMailer::new(smtp_url.as_deref(), &from, std::path::PathBuf::from(&folder), smtp_timeout)
+            .map_err(|m| {
+                let (name, value): (&'static str, &str) = if m.starts_with("STABLEPAY_SMTP_URL") {
+                    ("STABLEPAY_SMTP_URL", "(hidden)")
+                } else {
+                    ("STABLEPAY_EMAIL_FROM", &from)
+                };
+                bad(name, value, &m)
+            })?;
         Ok(Self {
             database_url,
             bind,
@@ -358,7 +364,7 @@ impl Config {
             redis_url,
             redis_prefix,
             trusted_proxies,
-            email: EmailConfig { smtp_url, from, folder },
+            email: EmailConfig { smtp_url, from, folder, timeout: smtp_timeout },
         })
     }
 }
@@ -438,6 +444,7 @@ pub const VARIABLES: &[Variable] = &[
     },
     var("STABLEPAY_EMAIL_FROM", "invoices@stablepay.localhost", "Sender address of invoice emails"),
     var("STABLEPAY_EMAIL_DIR", ".stablepay/outbox", "Where emails are written without SMTP"),
+    var("STABLEPAY_SMTP_TIMEOUT_MS", "10000", "Time limit of one SMTP attempt (an email's lease follows from it)"),
     var("STABLEPAY_LOG_FORMAT", "text", "text or json (one object per line)"),
     var("RUST_LOG", "info", "Log filter"),
     Variable {

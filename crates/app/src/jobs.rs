@@ -36,7 +36,8 @@ pub async fn run_due(adapters: &Adapters, stop: &tokio::sync::watch::Receiver<bo
             tracing::info!(reminders, "scheduled reminders queued");
         }
     }
-    let delivered = adapters.emails().deliver_due(50).await?;
+    let lease = u32::try_from(adapters.email_lease.as_secs().saturating_add(1)).unwrap_or(u32::MAX);
+    let delivered = adapters.emails().deliver_due(50, lease).await?;
     for (email, error) in &delivered.errors {
         tracing::error!(email = %email, error = %error, "an email could not be attempted; retried when its lease ends");
     }

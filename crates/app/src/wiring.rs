@@ -40,6 +40,9 @@ pub struct Adapters {
     pub renderer: Arc<stablepay_pdf::KrillaRenderer>,
     /// SMTP, or `.eml` files.
     pub mailer: Arc<stablepay_email::LettreMailer>,
+    /// How long a claimed email stays claimed: an attempt's time limit and the store's round
+    /// trips around it (load, clock, record), each bounded by the pool's timeout.
+    pub email_lease: std::time::Duration,
     /// Base URL of hosted pages (links in emails).
     pub public_base_url: String,
     /// Authenticated keys, shared by the HTTP workers; emptied by `NOTIFY` on key changes.
@@ -87,13 +90,14 @@ impl Adapters {
             e.smtp_url.as_deref(),
             &e.from,
             std::path::PathBuf::from(&e.folder),
-            std::time::Duration::from_secs(10),
+            e.timeout,
         )
         .map_err(anyhow_lite::msg)?;
         Ok(Self {
             key_cache: Arc::new(stablepay_postgres::KeyCache::default()),
             renderer: Arc::new(renderer),
             mailer: Arc::new(mailer),
+            email_lease: e.timeout + config.db_timeout * 4 + std::time::Duration::from_secs(5),
             public_base_url: config.public_base_url.clone(),
             limiter,
             sender: Arc::new(sender),

@@ -23,10 +23,12 @@ enum Transport {
 pub struct LettreMailer {
     transport: Transport,
     from: Address,
+    timeout: Duration,
 }
 
 impl LettreMailer {
-    /// `smtp_url` unset: `.eml` files in `folder`. Errors: a malformed URL or sender address.
+    /// `smtp_url` unset: `.eml` files in `folder`. `timeout` bounds a whole attempt (and each
+    /// exchange with the server inside it). Errors: a malformed URL or sender address.
     pub fn new(smtp_url: Option<&str>, from: &str, folder: PathBuf, timeout: Duration) -> Result<Self, String> {
         let from: Address = from.parse().map_err(|e| format!("STABLEPAY_EMAIL_FROM: {e}"))?;
         let transport = match smtp_url {
@@ -38,7 +40,7 @@ impl LettreMailer {
             ),
             None => Transport::Files(folder),
         };
-        Ok(Self { transport, from })
+        Ok(Self { transport, from, timeout })
     }
 
     /// Where `.eml` files go, when it writes files.
@@ -79,11 +81,15 @@ impl Mailer for LettreMailer {
     async fn send(&self, message: &EmailMessage) -> Result<(), MailError> {
         let built = self.build(message)?;
         match &self.transport {
-            Transport::Smtp(smtp) => smtp
-                .send(built)
-                .await
-                .map(|_| ())
-                .map_err(|e| MailError { message: e.to_string(), permanent: e.is_permanent() }),
+            Transport::Smtp(smtp) => match tokio::time::timeout(self.timeout, smtp.send(built)).await {
+                Ok(sent) => {
+                    sent.map(|_| ()).map_err(|e| MailError { message: e.to_string(), permanent: e.is_permanent() })
+                }
+                Err(_) => Err(MailError {
+                    message: format!("the mail server did not finish within {} ms", self.timeout.as_millis()),
+                    permanent: false,
+                }),
+            },
             Transport::Files(dir) => {
                 let transient =
                     |e: std::io::Error| MailError { message: format!("{}: {e}", dir.display()), permanent: false };

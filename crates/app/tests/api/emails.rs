@@ -248,17 +248,41 @@ async fn reminders_keep_a_cooldown_and_follow_the_schedule_on_the_test_clock() {
 
 #[tokio::test]
 async fn a_crashed_server_sends_each_email_once() {
-    let smtp = Smtp::start().await;
-    let e = env(&smtp);
-    let mut app = TestApp::spawn_with(fresh_db().await, &e, &[]).await;
+    // The first process talks to a mail server that accepts the connection and never answers:
+    // it is killed while its attempt hangs, so the email is claimed and not sent.
+    let hanging = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let stalled = vec![
+        ("STABLEPAY_SMTP_URL", format!("smtp://{}", hanging.local_addr().unwrap())),
+        ("STABLEPAY_SMTP_TIMEOUT_MS", "2000".to_owned()),
+        ("STABLEPAY_DB_TIMEOUT_MS", "1000".to_owned()),
+        ("STABLEPAY_EMAIL_FROM", "billing@shop.example".to_owned()),
+        ("STABLEPAY_WORKER_INTERVAL_MS", "100".to_owned()),
+    ];
+    let mut app = TestApp::spawn_with(fresh_db().await, &stalled, &[]).await;
     let m = app.merchant("Shop");
     let inv = issued(&app, &m, invoice_body(10)).await;
     let send = format!("/v1/invoices/{}/send", inv["id"].as_str().unwrap());
     app.post(&m.sk_test, &send, json!({})).await.ok(202);
-    // Killed at once (the email may or may not have gone out): after the restart it is sent,
-    // and never a second time.
+    let (_held, _) = tokio::time::timeout(Duration::from_secs(10), hanging.accept())
+        .await
+        .expect("the worker attempted the email")
+        .unwrap();
+    let smtp = Smtp::start().await;
+    let mut e = env(&smtp);
+    e.push(("STABLEPAY_DB_TIMEOUT_MS", "1000".to_owned()));
     app.kill_and_restart(&e).await;
-    smtp.wait_for(1).await;
+    // The dead worker's lease (2 s + 4 x 1 s + 5 s) runs out, then the email is sent once.
+    let got = smtp.wait_for(1).await;
+    assert!(got[0].contains("To: ada@example.com"), "{}", got[0]);
+    let id = inv["id"].as_str().unwrap();
+    let seen = actions(&app, &m, id).await;
+    assert_eq!(seen.iter().filter(|a| *a == "email_sent").count(), 1, "{seen:?}");
+    assert_eq!(
+        seen.iter().filter(|a| *a == "email_failed").count(),
+        0,
+        "the killed attempt was not recorded: {seen:?}"
+    );
+    // Another restart sends nothing more.
     app.kill_and_restart(&e).await;
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(smtp.messages().len(), 1);

@@ -20,8 +20,6 @@ use crate::ports::MerchantStore;
 
 /// Times a use case reloads an invoice that changed under it.
 const MAX_TRIES: usize = 8;
-/// How long a claimed email is held by the worker attempting it.
-pub const LEASE_SECONDS: u32 = 120;
 
 /// The invoice email use cases: send, remind, the reminder schedule and delivery of the outbox.
 pub struct Emails<'a> {
@@ -193,11 +191,16 @@ impl Emails<'_> {
         Ok(queued)
     }
 
-    /// Attempts every claimed email that is due; a failure of one (the store, the invoice) is
-    /// reported and the others go on (the email is attempted again when its lease ends).
-    pub async fn deliver_due(&self, limit: u32) -> Result<DeliveryReport, Error> {
+    /// Attempts up to `limit` due emails, claiming each one for `lease_seconds` just before its
+    /// attempt (so a lease only has to cover one attempt and its recording: the mailer's timeout
+    /// plus the store's round trips). A failure of one (the store, the invoice) is reported and
+    /// the others go on; an email whose worker died is attempted again when its lease ends.
+    pub async fn deliver_due(&self, limit: u32, lease_seconds: u32) -> Result<DeliveryReport, Error> {
         let mut report = DeliveryReport::default();
-        for email in self.store.claim_emails(limit, LEASE_SECONDS).await? {
+        for _ in 0..limit {
+            let Some(email) = self.store.claim_emails(1, lease_seconds).await?.pop() else {
+                break;
+            };
             let id = email.id.clone();
             match self.deliver(email).await {
                 Ok(EmailStatus::Sent) => report.sent += 1,
@@ -447,7 +450,11 @@ mod tests {
         let email = OutboundEmail::queue(&crypto, &agg.invoice, EmailKind::Invoice, None, now()).unwrap();
         let mut p = ports(agg, vec![email.clone()]);
         let claimed = email.clone();
-        p.store.expect_claim_emails().returning(move |_, _| Ok(vec![claimed.clone()]));
+        let mut outbox = vec![claimed];
+        p.store
+            .expect_claim_emails()
+            .withf(|limit, lease| (*limit, *lease) == (1, 30))
+            .returning(move |_, _| Ok(outbox.pop().into_iter().collect()));
         p.renderer.expect_render_pdf().returning(|_| Ok(b"%PDF-".to_vec()));
         let sent = Arc::new(Mutex::new(Vec::new()));
         let s = sent.clone();
@@ -456,7 +463,7 @@ mod tests {
             Err(MailError { message: "451 try again later".into(), permanent: false })
         });
         let changes = saved(&mut p);
-        let report = run(&p, &crypto, &clock).deliver_due(10).await.unwrap();
+        let report = run(&p, &crypto, &clock).deliver_due(10, 30).await.unwrap();
         assert_eq!((report.sent, report.not_sent, report.errors.len()), (0, 1, 0));
         let message = sent.lock().unwrap()[0].clone();
         assert_eq!(message.id, email.id);

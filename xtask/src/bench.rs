@@ -26,6 +26,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::bench_replay as replay;
 use crate::util;
 
 struct Options {
@@ -188,9 +189,13 @@ fn peak_rss_mib(pid: u32) -> Option<(f64, f64)> {
     Some((kb("VmRSS:")? / 1024.0, kb("VmHWM:")? / 1024.0))
 }
 
-fn ceiling(seconds: u64) -> Result<(f64, f64), String> {
+fn ceiling(port: u16, seconds: u64) -> Result<(f64, f64), String> {
     let script = util::root().join("xtask/bench/pgbench-ceiling/ceiling.sh");
-    let out = util::output(Command::new("bash").arg(&script).args(["127.0.0.1", "5432", &seconds.to_string()]))?;
+    let out = util::output(Command::new("bash").arg(&script).args([
+        "127.0.0.1",
+        &port.to_string(),
+        &seconds.to_string(),
+    ]))?;
     let field = |k: &str| -> Option<f64> {
         out.split_whitespace().find_map(|kv| kv.strip_prefix(k)?.strip_prefix('=')?.parse().ok())
     };
@@ -206,8 +211,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     let o = options(args)?;
     let binary = util::release_binary()?;
-    let db = format!("stablepay_bench_{}", std::process::id());
-    let url = util::migrated_database(&binary, &db)?;
+    eprintln!("starting a private PostgreSQL cluster with pg_stat_statements...");
+    let pg = replay::PrivatePg::start()?;
+    let db = "stablepay_bench";
+    pg.query("postgres", &format!("CREATE DATABASE {db}"))?;
+    let url = pg.url(db);
+    util::run(Command::new(&binary).arg("migrate").env("DATABASE_URL", &url).env("RUST_LOG", "warn"))?;
     let result = (|| -> Result<(), String> {
         let (_, key) = util::merchant_and_key(&binary, &url, "test", "secret")?;
         let pool_size = o.pool.unwrap_or(o.connections);
@@ -226,7 +235,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         let addr = base.trim_start_matches("http://").to_owned();
 
         eprintln!("measuring PostgreSQL's ceiling ({}s per phase)...", o.seconds);
-        let (write_ceiling, read_ceiling) = ceiling(o.seconds)?;
+        let (write_ceiling, read_ceiling) = ceiling(pg.port, o.seconds)?;
 
         let create_body = br#"{"amount":"10.50","externalReference":"bench"}"#;
         let create_req = format!(
@@ -249,6 +258,28 @@ pub fn run(args: &[String]) -> Result<(), String> {
         eprintln!("warming up...");
         let cb = create_bytes.clone();
         load("warm-up", &addr, o.connections, 3, Arc::new(move |_, _| cb.clone()), 201, collect.clone())?;
+        eprintln!("capturing the statements of one creation and one read...");
+        let one = |request: &[u8], expect: u16| -> Result<(), String> {
+            let mut conn = connect(&addr)?;
+            match exchange(&mut conn, request)? {
+                (status, _) if status == expect => Ok(()),
+                (status, body) => Err(format!("capture: {status} {}", String::from_utf8_lossy(&body))),
+            }
+        };
+        let create_captures = [
+            replay::capture(&pg, db, &mut || one(&create_bytes, 201))?,
+            replay::capture(&pg, db, &mut || one(&create_bytes, 201))?,
+        ];
+        let read_id = invoice_ids.lock().map_err(|_| "poisoned")?.first().cloned().ok_or("no invoice to read")?;
+        let read_one = format!("GET /v1/invoices/{read_id} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {key}\r\n\r\n");
+        let read_captures = [
+            replay::capture(&pg, db, &mut || one(read_one.as_bytes(), 200))?,
+            replay::capture(&pg, db, &mut || one(read_one.as_bytes(), 200))?,
+        ];
+        let types = |sql: &str| replay::parameter_types(&pg, db, sql);
+        let create_script = replay::script("creation", &create_captures[0], &create_captures[1], &types)?;
+        let read_script = replay::script("read", &read_captures[0], &read_captures[1], &types)?;
+        replay::reset_statements(&pg)?;
         eprintln!("POST /v1/checkout-sessions for {}s...", o.seconds);
         let cb = create_bytes.clone();
         let create = load(
@@ -261,6 +292,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
             collect,
         )?;
 
+        let create_sent = replay::per_request(&replay::statements(&pg, db)?, &create_captures[0], create.requests);
+        replay::reset_statements(&pg)?;
         let ids: Arc<Vec<String>> = Arc::new(invoice_ids.lock().map_err(|_| "poisoned")?.clone());
         if ids.is_empty() {
             return Err("no invoices were created".into());
@@ -275,7 +308,11 @@ pub fn run(args: &[String]) -> Result<(), String> {
         });
         eprintln!("GET /v1/invoices/{{id}} for {}s...", o.seconds);
         let read = load("GET /v1/invoices/{id}", &addr, o.connections, o.seconds, make_get, 200, Arc::new(|_| {}))?;
+        let read_sent = replay::per_request(&replay::statements(&pg, db)?, &read_captures[0], read.requests);
         let (rss, hwm) = peak_rss_mib(pid).unwrap_or((0.0, 0.0));
+        eprintln!("replaying the captured statements with pgbench ({}s per operation)...", o.seconds);
+        let create_replay = replay::replay(&pg, db, &create_script, o.connections, o.seconds)?;
+        let read_replay = replay::replay(&pg, db, &read_script, o.connections, o.seconds)?;
         // The same two phases driven by wrk, an established generator, when it is installed:
         // the two generators must agree (docs/benchmarks.md).
         let wrk_rows = if which("wrk") {
@@ -311,6 +348,27 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 100.0 * phase.rps() / ceil
             );
         }
+        println!();
+        println!(
+            "Ceilings per operation: the API's own statements (captured from its session, checked with pg_stat_statements) replayed by pgbench, {} clients, prepared:",
+            o.connections
+        );
+        println!();
+        println!("| operation | API requests/s | replay/s | replay latency ms | ratio | statements per request (pg_stat_statements) |");
+        println!("| --- | --- | --- | --- | --- | --- |");
+        for (phase, r, sent) in [(&create, &create_replay, &create_sent), (&read, &read_replay, &read_sent)] {
+            let statements =
+                sent.iter().map(|(q, n)| format!("{n:.2} × `{q}`")).collect::<Vec<_>>().join("; ");
+            println!(
+                "| {} | {:.0} | {:.0} | {:.2} | {:.0} % | {} |",
+                phase.name,
+                phase.rps(),
+                r.tps,
+                r.latency_ms,
+                100.0 * phase.rps() / r.tps,
+                statements
+            );
+        }
         if let Some((wc, wr)) = wrk_rows {
             println!();
             println!("| generator | operation | requests/s | p50 ms | p99 ms | errors | vs built-in |");
@@ -331,7 +389,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         println!("server memory: RSS {rss:.1} MiB at the end, peak {hwm:.1} MiB");
         Ok(())
     })();
-    util::drop_database(&db);
+    drop(pg);
     result?;
     if !o.api_only {
         // The same run measures webhook delivery and live verification too (each prints its

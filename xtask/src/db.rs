@@ -10,7 +10,7 @@ fn running(port: &str) -> bool {
     Command::new("pg_isready").args(["-h", "127.0.0.1", "-p", port, "-q"]).status().is_ok_and(|s| s.success())
 }
 
-fn bin_dir() -> Result<std::path::PathBuf, String> {
+pub(crate) fn bin_dir() -> Result<std::path::PathBuf, String> {
     let mut dirs: Vec<_> = std::fs::read_dir("/usr/lib/postgresql")
         .map_err(|_| "no PostgreSQL binaries under /usr/lib/postgresql (install postgresql)".to_string())?
         .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
@@ -70,6 +70,6 @@ pub fn run(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-fn is_root() -> bool {
+pub(crate) fn is_root() -> bool {
     Command::new("id").arg("-u").output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
 }

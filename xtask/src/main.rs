@@ -13,6 +13,7 @@
 mod bench;
 mod bench_chain;
 mod bench_pdf;
+mod bench_replay;
 mod bench_webhooks;
 mod db;
 mod schemathesis;

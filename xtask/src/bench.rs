@@ -191,11 +191,8 @@ fn peak_rss_mib(pid: u32) -> Option<(f64, f64)> {
 
 fn ceiling(port: u16, seconds: u64) -> Result<(f64, f64), String> {
     let script = util::root().join("xtask/bench/pgbench-ceiling/ceiling.sh");
-    let out = util::output(Command::new("bash").arg(&script).args([
-        "127.0.0.1",
-        &port.to_string(),
-        &seconds.to_string(),
-    ]))?;
+    let out =
+        util::output(Command::new("bash").arg(&script).args(["127.0.0.1", &port.to_string(), &seconds.to_string()]))?;
     let field = |k: &str| -> Option<f64> {
         out.split_whitespace().find_map(|kv| kv.strip_prefix(k)?.strip_prefix('=')?.parse().ok())
     };
@@ -207,6 +204,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         Some("chain") => return crate::bench_chain::run(&args[1..]),
         Some("webhooks") => return crate::bench_webhooks::run(&args[1..]),
         Some("pdf") => return crate::bench_pdf::run(&args[1..]),
+        Some("mixed") => return crate::bench_mixed::run(&args[1..]),
         _ => {}
     }
     let o = options(args)?;
@@ -271,7 +269,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
             replay::capture(&pg, db, &mut || one(&create_bytes, 201))?,
         ];
         let read_id = invoice_ids.lock().map_err(|_| "poisoned")?.first().cloned().ok_or("no invoice to read")?;
-        let read_one = format!("GET /v1/invoices/{read_id} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {key}\r\n\r\n");
+        let read_one =
+            format!("GET /v1/invoices/{read_id} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {key}\r\n\r\n");
         let read_captures = [
             replay::capture(&pg, db, &mut || one(read_one.as_bytes(), 200))?,
             replay::capture(&pg, db, &mut || one(read_one.as_bytes(), 200))?,
@@ -354,11 +353,12 @@ pub fn run(args: &[String]) -> Result<(), String> {
             o.connections
         );
         println!();
-        println!("| operation | API requests/s | replay/s | replay latency ms | ratio | statements per request (pg_stat_statements) |");
+        println!(
+            "| operation | API requests/s | replay/s | replay latency ms | ratio | statements per request (pg_stat_statements) |"
+        );
         println!("| --- | --- | --- | --- | --- | --- |");
         for (phase, r, sent) in [(&create, &create_replay, &create_sent), (&read, &read_replay, &read_sent)] {
-            let statements =
-                sent.iter().map(|(q, n)| format!("{n:.2} × `{q}`")).collect::<Vec<_>>().join("; ");
+            let statements = sent.iter().map(|(q, n)| format!("{n:.2} × `{q}`")).collect::<Vec<_>>().join("; ");
             println!(
                 "| {} | {:.0} | {:.0} | {:.2} | {:.0} % | {} |",
                 phase.name,

@@ -47,16 +47,14 @@ impl PrivatePg {
         if crate::db::is_root() {
             util::run(Command::new("chown").args(["-R", "postgres"]).arg(&data))?;
         }
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map_err(|e| e.to_string())?
-            .port();
+        let port =
+            std::net::TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).map_err(|e| e.to_string())?.port();
         let pg = Self { data, bin, port };
-        util::run(pg.as_postgres("initdb").args(["-U", "postgres", "--auth=trust", "-D"]).arg(&pg.data))?;
+        util::output(pg.as_postgres("initdb").args(["-U", "postgres", "--auth=trust", "-D"]).arg(&pg.data))?;
         let options = format!(
             "-p {port} -k /tmp -h 127.0.0.1 -c shared_preload_libraries=pg_stat_statements -c max_connections=200 -c log_line_prefix='%m [%p] '"
         );
-        util::run(
+        util::output(
             pg.as_postgres("pg_ctl")
                 .arg("-D")
                 .arg(&pg.data)
@@ -64,7 +62,12 @@ impl PrivatePg {
                 .arg(pg.log())
                 .args(["-w", "start"]),
         )?;
-        util::run(Command::new("psql").args([&pg.url("postgres"), "-qAt", "-c", "CREATE EXTENSION pg_stat_statements"]))?;
+        util::run(Command::new("psql").args([
+            &pg.url("postgres"),
+            "-qAt",
+            "-c",
+            "CREATE EXTENSION pg_stat_statements",
+        ]))?;
         Ok(pg)
     }
 
@@ -111,7 +114,11 @@ pub struct Statement {
 
 /// The statements the API sent while `send` ran (each request of `send` on its own), read from
 /// the cluster's log between two markers.
-pub fn capture(pg: &PrivatePg, db: &str, send: &mut dyn FnMut() -> Result<(), String>) -> Result<Vec<Statement>, String> {
+pub fn capture(
+    pg: &PrivatePg,
+    db: &str,
+    send: &mut dyn FnMut() -> Result<(), String>,
+) -> Result<Vec<Statement>, String> {
     pg.query("postgres", "ALTER SYSTEM SET log_statement = 'all'")?;
     pg.query("postgres", "SELECT pg_reload_conf()")?;
     // A reload is asynchronous: wait until a new session sees it.
@@ -121,7 +128,11 @@ pub fn capture(pg: &PrivatePg, db: &str, send: &mut dyn FnMut() -> Result<(), St
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    let nonce = format!("{}-{}", std::process::id(), std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos()));
+    let nonce = format!(
+        "{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos())
+    );
     let start = format!("stablepay-capture-start-{nonce}");
     let end = format!("stablepay-capture-end-{nonce}");
     pg.query(db, &format!("SELECT '{start}'"))?;
@@ -141,7 +152,8 @@ fn parse_log(log: &str, start: &str, end: &str) -> Result<Vec<Statement>, String
     // Join continuation lines (a statement with line breaks) to the entry they belong to.
     let mut entries: Vec<String> = Vec::new();
     for line in log.lines() {
-        let starts_entry = line.len() > 10 && line.as_bytes()[..4].iter().all(u8::is_ascii_digit) && line.as_bytes()[4] == b'-';
+        let starts_entry =
+            line.len() > 10 && line.as_bytes()[..4].iter().all(u8::is_ascii_digit) && line.as_bytes()[4] == b'-';
         match entries.last_mut() {
             Some(last) if !starts_entry => {
                 last.push('\n');
@@ -404,7 +416,11 @@ pub fn per_request(seen: &[(String, u64)], captured: &[Statement], requests: usi
 
 fn short(sql: &str) -> String {
     let one: String = sql.split_whitespace().collect::<Vec<_>>().join(" ");
-    if one.len() > 60 { format!("{}...", &one[..one.char_indices().nth(60).map_or(one.len(), |(i, _)| i)]) } else { one }
+    if one.len() > 60 {
+        format!("{}...", &one[..one.char_indices().nth(60).map_or(one.len(), |(i, _)| i)])
+    } else {
+        one
+    }
 }
 
 #[cfg(test)]
@@ -442,16 +458,14 @@ VALUES ($1, $2)
         };
         let first = [st("inv_aaaaaaaaaaaaaaaaaaaaaa", "2026-11-23 20:56:25+00")];
         let second = [st("inv_bbbbbbbbbbbbbbbbbbbbbb", "2026-11-23 20:56:26+00")];
-        let types = |_: &str| Ok(vec!["text".into(), "text".into(), "timestamp with time zone".into(), "bigint".into()]);
+        let types =
+            |_: &str| Ok(vec!["text".into(), "text".into(), "timestamp with time zone".into(), "bigint".into()]);
         let s = script("create", &first, &second, &types).unwrap();
         assert_eq!(
             s.text,
             "\\set u0_1 random(1, 999999999999999)\nINSERT INTO t (id, m, at, n) VALUES (('inv_' || :u0_1), :p0_2, :p0_3, NULL::bigint);\n"
         );
-        assert_eq!(
-            s.defines,
-            vec![("p0_2".into(), "mer_1".into()), ("p0_3".into(), "2026-11-23 20:56:25+00".into())]
-        );
+        assert_eq!(s.defines, vec![("p0_2".into(), "mer_1".into()), ("p0_3".into(), "2026-11-23 20:56:25+00".into())]);
         let other = [Statement { sql: "SELECT 1".into(), params: vec![] }];
         assert!(script("create", &first, &other, &types).is_err());
     }

@@ -12,6 +12,7 @@
 
 mod bench;
 mod bench_chain;
+mod bench_mixed;
 mod bench_pdf;
 mod bench_replay;
 mod bench_webhooks;

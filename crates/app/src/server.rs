@@ -65,6 +65,9 @@ pub async fn serve_then(
     let addrs = server.addrs();
     let server = server.run();
     let handle = server.handle();
+    // Polled from now on: the API serves before anything below (a chain node that does not
+    // answer must not hold requests in the listen queue).
+    let server = tokio::spawn(server);
     for addr in &addrs {
         // The one line on stdout: tests and scripts read the actual port from it.
         println!("stablepay listening on http://{addr}");
@@ -82,10 +85,9 @@ pub async fn serve_then(
 
     on_bound(&config.public_base_url);
 
-    check_chain(&adapters).await;
+    spawn_chain_check(&adapters);
     let (stop_tx, stop_rx) = watch::channel(false);
     let workers = if with_worker { spawn_workers(&config, &adapters, stop_rx, status) } else { Vec::new() };
-    let server = tokio::spawn(server);
     shutdown_signal().await;
     let grace = config.shutdown_grace;
     tracing::info!(grace_seconds = grace.as_secs(), "shutting down: no new connections; finishing what is in flight");
@@ -142,8 +144,14 @@ fn spawn_workers(
     ]
 }
 
-/// At start: says whether live payments can be verified (the chain id of the endpoints is
-/// checked; a mismatch is also what readiness reports).
+/// At start, in the background (a node that does not answer takes the RPC timeout, and
+/// nothing waits for it): says whether live payments can be verified (the chain id of the
+/// endpoints is checked; a mismatch is also what readiness reports).
+fn spawn_chain_check(adapters: &Adapters) {
+    let adapters = adapters.clone();
+    tokio::spawn(async move { check_chain(&adapters).await });
+}
+
 async fn check_chain(adapters: &Adapters) {
     use stablepay_domain::chain::{Chain, ChainHealth};
     match adapters.chain.health().await {
@@ -187,7 +195,7 @@ pub async fn run_worker(config: Config, adapters: Adapters) -> Result<()> {
         .metrics_bind
         .map(|bind| crate::metrics::serve(bind, vec![("worker".to_owned(), adapters.store.clone())], status.clone()))
         .transpose()?;
-    check_chain(&adapters).await;
+    spawn_chain_check(&adapters);
     let tasks = spawn_workers(&config, &adapters, stop_rx, status);
     shutdown_signal().await;
     tracing::info!(grace_seconds = config.shutdown_grace.as_secs(), "shutting down: finishing the current batch");

@@ -30,6 +30,10 @@ pub struct ModalChain {
 
 /// How long readiness trusts what the adapter last learned of the chain.
 const HEALTH_TTL: Duration = Duration::from_secs(10);
+/// How long readiness waits for its own probe of the chain: a node that accepts connections
+/// and never answers is reported unreachable at once instead of holding `/readyz` for the
+/// RPC timeout.
+const HEALTH_PROBE: Duration = Duration::from_secs(2);
 
 impl ModalChain {
     /// Test mode only: live payments wait (no RPC endpoint configured).
@@ -94,8 +98,18 @@ impl Chain for ModalChain {
         {
             return health;
         }
-        let result = self.final_head().await;
-        self.learn(&result);
+        match tokio::time::timeout(HEALTH_PROBE, self.final_head()).await {
+            Ok(result) => self.learn(&result),
+            Err(_) => {
+                let health = ChainHealth::Unreachable(format!(
+                    "the chain RPC endpoints did not answer within {} ms",
+                    HEALTH_PROBE.as_millis()
+                ));
+                if let Ok(mut h) = self.health.lock() {
+                    *h = Some((Instant::now(), health));
+                }
+            }
+        }
         self.health.lock().ok().and_then(|h| h.clone()).map_or(ChainHealth::Off, |(_, h)| h)
     }
 

@@ -1,16 +1,18 @@
 //! Faults, each a test that stops by itself: PostgreSQL stopped and restarted under load (a
-//! private cluster of the test's own, never the machine's shared one), and a worker killed
-//! with SIGKILL in the middle of its work.
+//! private cluster of the test's own, never the machine's shared one), a worker killed
+//! with SIGKILL in the middle of its work, and webhook receivers and a chain node that never
+//! answer. (How much they cost the API's p99 is measured by `cargo xtask bench mixed`.)
 
 use std::collections::BTreeSet;
 use std::process::Stdio;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::json;
 use tokio::process::Command;
 
+use crate::receiver::{Receiver, Reply};
 use crate::support::{BIN, PrivateCluster, TestApp, fresh_db};
 
 async fn cli_json(url: &str, args: &[&str]) -> serde_json::Value {
@@ -155,4 +157,105 @@ async fn a_worker_killed_mid_batch_leaves_its_work_to_another() {
     // Typically about 50 of the first batch are still leased when it dies (any number is fine:
     // what matters is that all of it is done, once).
     let _ = leased;
+}
+
+/// Every webhook delivery slot of the worker held by a receiver that never answers, and every
+/// chain call held by a node that never answers: the API answers meanwhile (test mode and live
+/// mode, reads and writes), while all of them are still waiting.
+#[tokio::test]
+async fn hanging_receivers_and_a_stalled_chain_node_leave_the_api_answering() {
+    let rx = Receiver::start().await;
+    rx.answer(Reply::Hang);
+    let node = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let node_url = format!("http://{}", node.local_addr().unwrap());
+    let node_calls = Arc::new(AtomicUsize::new(0));
+    let calls = node_calls.clone();
+    tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((stream, _)) = node.accept().await {
+            calls.fetch_add(1, Ordering::SeqCst);
+            held.push(stream);
+        }
+    });
+    let env = [
+        ("STABLEPAY_WEBHOOK_ALLOW_PRIVATE", "true".to_owned()),
+        ("STABLEPAY_WEBHOOK_TIMEOUT_MS", "10000".to_owned()),
+        ("STABLEPAY_CHAIN_RPC_URLS", node_url),
+        ("STABLEPAY_CHAIN_TIMEOUT_MS", "60000".to_owned()),
+        ("STABLEPAY_CHAIN_POLL_MS", "100".to_owned()),
+        ("STABLEPAY_WORKER_INTERVAL_MS", "100".to_owned()),
+    ];
+    let app = TestApp::spawn_with(fresh_db().await, &env, &[]).await;
+    let m = app.merchant("Shop");
+    app.cli_ok(&[
+        "merchant",
+        "activate",
+        &m.id,
+        "--settlement-wallet",
+        "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
+        "--json",
+    ]);
+    for i in 0..2 {
+        app.post(&m.sk_test, "/v1/webhook-endpoints", json!({ "url": rx.url(&format!("/{i}")) })).await.ok(201);
+    }
+    // 130 payments, each invoice.paid to both endpoints: more deliveries than the worker's 256
+    // slots, every one hanging.
+    // Made 16 at a time, so they are all made well within the attempts' 10 s.
+    use futures_util::StreamExt;
+    futures_util::stream::iter(0..130)
+        .for_each_concurrent(16, |_| async {
+            let cs = app.post(&m.sk_test, "/v1/checkout-sessions", json!({ "amount": "5.00" })).await.ok(201).clone();
+            let path = format!("/v1/test-helpers/checkout-sessions/{}/payments", cs["id"].as_str().unwrap());
+            app.post(&m.sk_test, &path, json!({})).await.ok(201);
+        })
+        .await;
+    rx.wait_for(256, Duration::from_secs(60)).await;
+    for _ in 0..200 {
+        if node_calls.load(Ordering::SeqCst) > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(node_calls.load(Ordering::SeqCst) > 0, "the worker never called the chain node");
+    // Readiness does not wait for the node either: it says so.
+    let ready = app.send(app.http.get(app.url("/readyz"))).await;
+    assert_eq!(ready.ok(200)["chain"]["state"], "unreachable");
+
+    // The API meanwhile: test-mode creation, payment and reads; live-mode creation, a reported
+    // transaction (queued for the stalled node) and reads.
+    for _ in 0..10 {
+        let cs = app.post(&m.sk_test, "/v1/checkout-sessions", json!({ "amount": "2.00" })).await.ok(201).clone();
+        let path = format!("/v1/test-helpers/checkout-sessions/{}/payments", cs["id"].as_str().unwrap());
+        app.post(&m.sk_test, &path, json!({})).await.ok(201);
+        let inv = app.get(&m.sk_test, &format!("/v1/invoices/{}", cs["invoiceId"].as_str().unwrap())).await;
+        assert_eq!(inv.ok(200)["collectionState"], "paid");
+        let live = app.post(&m.sk_live, "/v1/checkout-sessions", json!({ "amount": "1.00" })).await.ok(201).clone();
+        let path = format!("/v1/public/checkout-sessions/{}/payments", live["id"].as_str().unwrap());
+        let tx = format!("0x{:064x}", rand_u64());
+        let reported = app.send(app.http.post(app.url(&path)).json(&json!({ "transactionHash": tx }))).await;
+        let id = reported.ok(202)["id"].as_str().unwrap().to_owned();
+        assert_eq!(app.get(&m.sk_live, &format!("/v1/payments/{id}")).await.ok(200)["status"], "detected");
+    }
+    app.get(&m.sk_test, "/v1/invoices?limit=100").await.ok(200);
+    app.get(&m.sk_test, "/v1/webhook-deliveries?limit=100").await.ok(200);
+
+    // All of that happened while the outside was still hanging: no delivery has finished its
+    // attempt (each takes the full 10 s and is then recorded as timed out).
+    let deliveries = app.get(&m.sk_test, "/v1/webhook-deliveries?limit=100").await.ok(200).clone();
+    let items = deliveries["items"].as_array().unwrap();
+    assert!(!items.is_empty());
+    for d in items {
+        assert!(
+            d["status"] == "delivering" || (d["status"] == "pending" && d["attemptCount"] == 0),
+            "an attempt ended before the API's requests did: {d}"
+        );
+        assert!(d["lastAttemptAt"].is_null() && d["latestError"].is_null(), "{d}");
+    }
+}
+
+fn rand_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos());
+    h.finish()
 }

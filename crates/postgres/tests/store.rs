@@ -175,6 +175,21 @@ async fn every_read_is_scoped_by_merchant_and_mode() {
     let foreign = PageRequest { limit: 10, starting_after: Some(id.to_string()) };
     assert_eq!(store.list_invoices(&test(&b), None, &foreign).await, Err(Error::InvalidCursor));
 
+    // Several by id in one read: in the order asked, with their sessions and payments, and only
+    // those of the scope.
+    let other = f.checkout(&a, "4").await;
+    let theirs = f.checkout(&b, "5").await;
+    let asked = [other.invoice.id.clone(), theirs.invoice.id.clone(), id.clone()];
+    let got = store.load_invoices(&test(&a), &asked).await.unwrap();
+    assert_eq!(
+        got.iter().map(|g| g.invoice.id.clone()).collect::<Vec<_>>(),
+        vec![other.invoice.id.clone(), id.clone()]
+    );
+    assert_eq!(got[1], store.load_invoice(&test(&a), &InvoiceKey::Id(id.clone())).await.unwrap());
+    assert_eq!(got[1].payments.len(), 1);
+    assert!(store.load_invoices(&live(&a), &asked).await.unwrap().is_empty());
+    assert!(store.load_invoices(&test(&a), &[]).await.unwrap().is_empty());
+
     let events = store.list_events(&test(&a), None, &page()).await.unwrap().items;
     assert!(!events.is_empty());
     assert!(store.list_events(&test(&b), None, &page()).await.unwrap().items.is_empty());

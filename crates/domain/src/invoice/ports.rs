@@ -21,6 +21,10 @@ pub trait InvoiceStore: Send + Sync {
     /// Errors: `NotFound(Invoice)` (or `NotFound(CheckoutSession)` for a session key) when no
     /// such record exists for the merchant; `ModeMismatch` when it exists in the other mode.
     async fn load_invoice(&self, scope: &Scope, key: &InvoiceKey) -> Result<InvoiceAggregate, Error>;
+    /// The invoices of `scope` with these ids, in the order given, in one read where the
+    /// adapter can (a page of a link's invoices). An id that is not an invoice of the scope is
+    /// left out.
+    async fn load_invoices(&self, scope: &Scope, ids: &[InvoiceId]) -> Result<Vec<InvoiceAggregate>, Error>;
     /// The one read without a scope: the hosted pages find an invoice by its unguessable
     /// session id or public token. Errors: `NotFound(CheckoutSession)` / `NotFound(Invoice)`.
     async fn load_public(&self, reference: &PublicRef) -> Result<InvoiceAggregate, Error>;

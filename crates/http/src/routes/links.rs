@@ -3,7 +3,6 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, get, patch, post, web};
-use stablepay_domain::billing::InvoiceKey;
 use stablepay_domain::ids::{PaymentLinkId, PublicToken};
 use stablepay_domain::payment_link::machine::LinkState;
 use stablepay_domain::payment_link::model::{Lifecycle, Usage};
@@ -220,10 +219,8 @@ pub async fn link_payments(
     let page = QueryParams::parse(&req, &["limit", "startingAfter"])?.page()?;
     let id = link_id(&id)?;
     let found = c.state.links_with(&c.clock).invoices(c.scope(), &id, &page).await?;
-    let mut invoices = Vec::with_capacity(found.items.len());
-    for item in &found.items {
-        invoices.push(c.state.invoices.load_invoice(c.scope(), &InvoiceKey::Id(item.invoice_id.clone())).await?);
-    }
+    let ids: Vec<_> = found.items.iter().map(|item| item.invoice_id.clone()).collect();
+    let invoices = c.state.invoices.load_invoices(c.scope(), &ids).await?;
     let (now, links) = (c.now().await?, c.links());
     let page = stablepay_domain::page::Page { items: invoices, has_more: found.has_more };
     let out = ListOut::try_new(page, |a| a.invoice.id.to_string(), |a| invoice(&a, &links, now))?;

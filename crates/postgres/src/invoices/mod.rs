@@ -40,6 +40,10 @@ impl InvoiceStore for PgStore {
         read::load_public(&mut *self.conn().await?, reference).await
     }
 
+    async fn load_invoices(&self, scope: &Scope, ids: &[InvoiceId]) -> Result<Vec<InvoiceAggregate>, Error> {
+        read::by_ids(&mut *self.conn().await?, scope, ids).await
+    }
+
     async fn list_invoices(
         &self,
         scope: &Scope,

@@ -233,6 +233,30 @@ pub(super) async fn list(
     Ok(Page { items: assemble(conn, rows).await?, has_more })
 }
 
+/// The invoices of `scope` with these ids, in the order given (others left out).
+pub(super) async fn by_ids(
+    conn: &mut AsyncPgConnection,
+    scope: &Scope,
+    ids: &[InvoiceId],
+) -> Result<Vec<InvoiceAggregate>, Error> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let wanted: Vec<&str> = ids.iter().map(InvoiceId::as_str).collect();
+    let rows: Vec<InvoiceRow> = invoices::table
+        .filter(invoices::id.eq_any(&wanted))
+        .filter(invoices::merchant_id.eq(scope.merchant_id.as_str()))
+        .filter(invoices::mode.eq(scope.mode.as_str()))
+        .select(InvoiceRow::as_select())
+        .load(conn)
+        .await
+        .map_err(db)?;
+    let mut found = assemble(conn, rows).await?;
+    let position = |a: &InvoiceAggregate| wanted.iter().position(|w| *w == a.invoice.id.as_str());
+    found.sort_by_key(position);
+    Ok(found)
+}
+
 /// The invoice of a payment of this merchant.
 pub(super) async fn find_by_payment(
     conn: &mut AsyncPgConnection,

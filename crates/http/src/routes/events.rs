@@ -23,10 +23,7 @@ use crate::wire::{EventOut, ListOut};
     ),
     responses(
         (status = 200, description = "A page of events", body = crate::wire::EventListEnvelope),
-        (status = 400, description = "VALIDATION_ERROR", body = crate::wire::ErrorEnvelope),
-        (status = 401, description = "API_KEY_REQUIRED, INVALID_API_KEY", body = crate::wire::ErrorEnvelope),
-        (status = 403, description = "API_KEY_FORBIDDEN, ACCOUNT_SUSPENDED", body = crate::wire::ErrorEnvelope),
-        (status = 503, description = "SERVICE_UNAVAILABLE", body = crate::wire::ErrorEnvelope),
+        crate::wire::Errors,
     ),
     security(("bearer" = []), ("apiKey" = []))
 )]
@@ -57,11 +54,7 @@ pub async fn list_events(req: HttpRequest, SecretKey(c): SecretKey) -> Result<Ht
     params(("id" = String, Path, description = "Event id")),
     responses(
         (status = 200, description = "The event", body = crate::wire::EventEnvelope),
-        (status = 401, description = "API_KEY_REQUIRED, INVALID_API_KEY", body = crate::wire::ErrorEnvelope),
-        (status = 403, description = "API_KEY_FORBIDDEN, ACCOUNT_SUSPENDED", body = crate::wire::ErrorEnvelope),
-        (status = 404, description = "NOT_FOUND", body = crate::wire::ErrorEnvelope),
-        (status = 409, description = "MODE_MISMATCH", body = crate::wire::ErrorEnvelope),
-        (status = 503, description = "SERVICE_UNAVAILABLE", body = crate::wire::ErrorEnvelope),
+        crate::wire::Errors,
     ),
     security(("bearer" = []), ("apiKey" = []))
 )]
@@ -82,10 +75,7 @@ pub async fn get_event(SecretKey(c): SecretKey, id: web::Path<String>) -> Result
     ),
     responses(
         (status = 200, description = "A page of unattributed transfers", body = crate::wire_out::UnattributedListEnvelope),
-        (status = 400, description = "VALIDATION_ERROR", body = crate::wire::ErrorEnvelope),
-        (status = 401, description = "API_KEY_REQUIRED, INVALID_API_KEY", body = crate::wire::ErrorEnvelope),
-        (status = 403, description = "API_KEY_FORBIDDEN, ACCOUNT_SUSPENDED", body = crate::wire::ErrorEnvelope),
-        (status = 503, description = "SERVICE_UNAVAILABLE", body = crate::wire::ErrorEnvelope),
+        crate::wire::Errors,
     ),
     security(("bearer" = []), ("apiKey" = []))
 )]

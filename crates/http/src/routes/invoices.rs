@@ -297,8 +297,7 @@ pub async fn duplicate_invoice(req: HttpRequest, SecretKey(caller): SecretKey, i
     params(("id" = String, Path, description = "Invoice id"), ("Idempotency-Key" = Option<String>, Header, description = "Replays the first answer (one email per key)")),
     responses(
         (status = 202, description = "The queued email", body = crate::wire_out::InvoiceEmailEnvelope),
-        (status = 409, description = "INVOICE_TRANSITION_GUARD_FAILED: a draft or a void invoice", body = crate::wire::ErrorEnvelope),
-        (status = 422, description = "CUSTOMER_EMAIL_REQUIRED", body = crate::wire::ErrorEnvelope),
+        crate::wire::Errors,
         crate::wire::Errors
     ),
     security(("bearer" = []), ("apiKey" = []))
@@ -319,8 +318,7 @@ pub async fn send_invoice(req: HttpRequest, SecretKey(caller): SecretKey, id: we
     params(("id" = String, Path, description = "Invoice id"), ("Idempotency-Key" = Option<String>, Header, description = "Replays the first answer")),
     responses(
         (status = 202, description = "The queued reminder", body = crate::wire_out::InvoiceEmailEnvelope),
-        (status = 409, description = "INVOICE_NOT_PAYABLE (not issued, or nothing collectible); INVOICE_TRANSITION_GUARD_FAILED with details.reason reminder_cooldown and details.availableAt (and Retry-After)", body = crate::wire::ErrorEnvelope),
-        (status = 422, description = "CUSTOMER_EMAIL_REQUIRED", body = crate::wire::ErrorEnvelope),
+        crate::wire::Errors,
         crate::wire::Errors
     ),
     security(("bearer" = []), ("apiKey" = []))

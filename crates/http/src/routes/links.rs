@@ -298,9 +298,7 @@ pub async fn duplicate_link(req: HttpRequest, SecretKey(caller): SecretKey, id: 
     params(("publicId" = String, Path, description = "The link's publicId")),
     responses(
         (status = 200, description = "The link's public view", body = crate::wire_links::PublicPaymentLinkEnvelope),
-        (status = 404, description = "PAYMENT_LINK_NOT_FOUND (also for an archived link)", body = crate::wire::ErrorEnvelope),
-        (status = 429, description = "RATE_LIMITED: 120 public reads per minute per client address", body = crate::wire::ErrorEnvelope),
-        (status = 503, description = "SERVICE_UNAVAILABLE", body = crate::wire::ErrorEnvelope),
+        crate::wire::Errors,
     )
 )]
 #[get("/public/payment-links/{publicId}")]
@@ -326,12 +324,7 @@ pub async fn get_public_link(
     ),
     responses(
         (status = 201, description = "The checkout to pay", body = crate::wire_links::LinkCheckoutEnvelope),
-        (status = 400, description = "VALIDATION_ERROR, INVALID_AMOUNT, INVALID_IDEMPOTENCY_KEY, AMOUNT_OUT_OF_RANGE, FIELD_REQUIRED", body = crate::wire::ErrorEnvelope),
-        (status = 404, description = "PAYMENT_LINK_NOT_FOUND", body = crate::wire::ErrorEnvelope),
-        (status = 409, description = "LINK_INACTIVE, LINK_EXPIRED, LINK_ALREADY_USED, LINK_RESERVED, CONFIG_CHANGED (details.currentVersion), IDEMPOTENCY_KEY_CONFLICT", body = crate::wire::ErrorEnvelope),
-        (status = 422, description = "MODE_UNAVAILABLE: the merchant cannot take payments in the link's mode now", body = crate::wire::ErrorEnvelope),
-        (status = 429, description = "RATE_LIMITED: 10 submissions per minute per client address and link", body = crate::wire::ErrorEnvelope),
-        (status = 503, description = "SERVICE_UNAVAILABLE", body = crate::wire::ErrorEnvelope),
+        crate::wire::Errors,
     )
 )]
 #[post("/public/payment-links/{publicId}/checkout")]

@@ -36,12 +36,7 @@ pub struct SubmitPaymentIn {
     params(("id" = String, Path, description = "Checkout session id")),
     responses(
         (status = 202, description = "The payment, accepted for verification", body = crate::wire_out::SubmittedPaymentEnvelope),
-        (status = 400, description = "VALIDATION_ERROR, INVALID_TX_HASH", body = crate::wire::ErrorEnvelope),
-        (status = 404, description = "NOT_FOUND: no such checkout session", body = crate::wire::ErrorEnvelope),
-        (status = 409, description = "CHECKOUT_SESSION_NOT_PAYABLE (expired or completed), CHECKOUT_SESSION_NOT_PAYABLE with details.reason limit_reached", body = crate::wire::ErrorEnvelope),
-        (status = 422, description = "FEATURE_UNAVAILABLE: a test-mode checkout (simulate transfers with the test helpers)", body = crate::wire::ErrorEnvelope),
-        (status = 429, description = "RATE_LIMITED: 10 submissions per minute per client address and checkout session", body = crate::wire::ErrorEnvelope),
-        (status = 503, description = "SERVICE_UNAVAILABLE", body = crate::wire::ErrorEnvelope),
+        crate::wire::Errors,
     )
 )]
 #[post("/public/checkout-sessions/{id}/payments")]
@@ -131,9 +126,7 @@ crate::wire::envelope!(/// A public checkout view.
     params(("id" = String, Path, description = "Checkout session id")),
     responses(
         (status = 200, description = "The checkout", body = PublicCheckoutSessionEnvelope),
-        (status = 404, description = "NOT_FOUND: no such checkout session", body = crate::wire::ErrorEnvelope),
-        (status = 429, description = "RATE_LIMITED: 120 public reads per minute per client address", body = crate::wire::ErrorEnvelope),
-        (status = 503, description = "SERVICE_UNAVAILABLE", body = crate::wire::ErrorEnvelope),
+        crate::wire::Errors,
     )
 )]
 #[get("/public/checkout-sessions/{id}")]
@@ -258,9 +251,7 @@ async fn public_invoice(state: &AppState, token: &str) -> Result<InvoiceAggregat
     params(("token" = String, Path, description = "The token of the hosted invoice URL")),
     responses(
         (status = 200, description = "The invoice as its customer may see it", body = PublicInvoiceEnvelope),
-        (status = 404, description = "INVOICE_NOT_FOUND", body = crate::wire::ErrorEnvelope),
-        (status = 429, description = "RATE_LIMITED: 120 public reads per minute per client address", body = crate::wire::ErrorEnvelope),
-        (status = 503, description = "SERVICE_UNAVAILABLE", body = crate::wire::ErrorEnvelope),
+        crate::wire::Errors,
     )
 )]
 #[get("/public/invoices/{token}")]
@@ -321,11 +312,7 @@ pub async fn get_public_invoice(
     ),
     responses(
         (status = 201, description = "The checkout to pay", body = PublicCheckoutEnvelope),
-        (status = 400, description = "INVALID_IDEMPOTENCY_KEY", body = crate::wire::ErrorEnvelope),
-        (status = 404, description = "INVOICE_NOT_FOUND", body = crate::wire::ErrorEnvelope),
-        (status = 409, description = "INVOICE_NOT_PAYABLE, IDEMPOTENCY_KEY_CONFLICT", body = crate::wire::ErrorEnvelope),
-        (status = 429, description = "RATE_LIMITED: 10 submissions per minute per client address and invoice", body = crate::wire::ErrorEnvelope),
-        (status = 503, description = "SERVICE_UNAVAILABLE", body = crate::wire::ErrorEnvelope),
+        crate::wire::Errors,
     )
 )]
 #[post("/public/invoices/{token}/checkout")]

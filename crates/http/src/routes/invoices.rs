@@ -297,7 +297,6 @@ pub async fn duplicate_invoice(req: HttpRequest, SecretKey(caller): SecretKey, i
     params(("id" = String, Path, description = "Invoice id"), ("Idempotency-Key" = Option<String>, Header, description = "Replays the first answer (one email per key)")),
     responses(
         (status = 202, description = "The queued email", body = crate::wire_out::InvoiceEmailEnvelope),
-        crate::wire::Errors,
         crate::wire::Errors
     ),
     security(("bearer" = []), ("apiKey" = []))
@@ -318,7 +317,6 @@ pub async fn send_invoice(req: HttpRequest, SecretKey(caller): SecretKey, id: we
     params(("id" = String, Path, description = "Invoice id"), ("Idempotency-Key" = Option<String>, Header, description = "Replays the first answer")),
     responses(
         (status = 202, description = "The queued reminder", body = crate::wire_out::InvoiceEmailEnvelope),
-        crate::wire::Errors,
         crate::wire::Errors
     ),
     security(("bearer" = []), ("apiKey" = []))

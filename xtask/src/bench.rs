@@ -36,10 +36,12 @@ struct Options {
     pool: Option<usize>,
     /// Only the API phases (not the webhook and verification benchmarks after them).
     api_only: bool,
+    /// Rounds of the built-in generator and wrk alternated per operation, after the phases.
+    alternate: usize,
 }
 
 fn options(args: &[String]) -> Result<Options, String> {
-    let mut o = Options { seconds: 15, connections: 32, workers: 2, pool: None, api_only: false };
+    let mut o = Options { seconds: 15, connections: 32, workers: 2, pool: None, api_only: false, alternate: 0 };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         if a == "--api-only" {
@@ -52,6 +54,7 @@ fn options(args: &[String]) -> Result<Options, String> {
             "--connections" => o.connections = value.parse().map_err(|_| "--connections takes a number")?,
             "--workers" => o.workers = value.parse().map_err(|_| "--workers takes a number")?,
             "--pool" => o.pool = Some(value.parse().map_err(|_| "--pool takes a number")?),
+            "--alternate" => o.alternate = value.parse().map_err(|_| "--alternate takes a number")?,
             other => return Err(format!("unknown option {other}")),
         }
     }
@@ -292,6 +295,18 @@ pub fn run(args: &[String]) -> Result<(), String> {
         )?;
 
         let create_sent = replay::per_request(&replay::statements(&pg, db)?, &create_captures[0], create.requests);
+        // Each phase again with wrk, an established generator, right after the built-in one
+        // (the same database state, give or take its own rows): the two must agree
+        // (docs/benchmarks.md).
+        let has_wrk = which("wrk");
+        let base = format!("http://{addr}");
+        let w_create = if has_wrk {
+            eprintln!("the same with wrk...");
+            Some(wrk(&base, o.connections, o.seconds, &wrk_create_script(&key, create_body))?)
+        } else {
+            eprintln!("wrk is not installed (apt-get install wrk): only the built-in generator runs");
+            None
+        };
         replay::reset_statements(&pg)?;
         let ids: Arc<Vec<String>> = Arc::new(invoice_ids.lock().map_err(|_| "poisoned")?.clone());
         if ids.is_empty() {
@@ -299,31 +314,51 @@ pub fn run(args: &[String]) -> Result<(), String> {
         }
         let key2 = key.clone();
         let addr2 = addr.clone();
-        let sample: Vec<String> = ids.iter().take(5000).cloned().collect();
+        // wrk rotates over 5,000 of the invoices, spread over all of them like the built-in reads.
+        let step = (ids.len() / 5000).max(1);
+        let sample: Vec<String> = ids.iter().step_by(step).take(5000).cloned().collect();
         let make_get: MakeRequest = Arc::new(move |c, i| {
             let id = &ids[(c * 7919 + i * 104_729) % ids.len()];
             format!("GET /v1/invoices/{id} HTTP/1.1\r\nHost: {addr2}\r\nAuthorization: Bearer {key2}\r\n\r\n")
                 .into_bytes()
         });
         eprintln!("GET /v1/invoices/{{id}} for {}s...", o.seconds);
-        let read = load("GET /v1/invoices/{id}", &addr, o.connections, o.seconds, make_get, 200, Arc::new(|_| {}))?;
+        let read =
+            load("GET /v1/invoices/{id}", &addr, o.connections, o.seconds, make_get.clone(), 200, Arc::new(|_| {}))?;
         let read_sent = replay::per_request(&replay::statements(&pg, db)?, &read_captures[0], read.requests);
+        let w_read = if has_wrk {
+            eprintln!("the same with wrk...");
+            Some(wrk(&base, o.connections, o.seconds, &wrk_read_script(&key, &sample))?)
+        } else {
+            None
+        };
+        let wrk_rows = w_create.zip(w_read);
+        // Machine noise between consecutive runs is larger than the generators' difference:
+        // rounds of one and the other, alternated, compare their medians.
+        let mut alternations = Vec::new();
+        if o.alternate > 0 && has_wrk {
+            eprintln!("alternating the two generators, {} rounds per operation...", o.alternate);
+            let cb = create_bytes.clone();
+            let make_create: MakeRequest = Arc::new(move |_, _| cb.clone());
+            let rounds = [
+                ("POST /v1/checkout-sessions", make_create, 201, wrk_create_script(&key, create_body)),
+                ("GET /v1/invoices/{id}", make_get, 200, wrk_read_script(&key, &sample)),
+            ];
+            for (name, make, expect, script) in rounds {
+                let (mut built_in, mut by_wrk) = (Vec::new(), Vec::new());
+                for _ in 0..o.alternate {
+                    built_in.push(
+                        load(name, &addr, o.connections, o.seconds, make.clone(), expect, Arc::new(|_| {}))?.rps(),
+                    );
+                    by_wrk.push(wrk(&base, o.connections, o.seconds, &script)?.rps);
+                }
+                alternations.push((name, built_in, by_wrk));
+            }
+        }
         let (rss, hwm) = peak_rss_mib(pid).unwrap_or((0.0, 0.0));
         eprintln!("replaying the captured statements with pgbench ({}s per operation)...", o.seconds);
         let create_replay = replay::replay(&pg, db, &create_script, o.connections, o.seconds)?;
         let read_replay = replay::replay(&pg, db, &read_script, o.connections, o.seconds)?;
-        // The same two phases driven by wrk, an established generator, when it is installed:
-        // the two generators must agree (docs/benchmarks.md).
-        let wrk_rows = if which("wrk") {
-            let base = format!("http://{addr}");
-            eprintln!("the same phases with wrk...");
-            let w_create = wrk(&base, o.connections, o.seconds, &wrk_create_script(&key))?;
-            let w_read = wrk(&base, o.connections, o.seconds, &wrk_read_script(&key, &sample))?;
-            Some((w_create, w_read))
-        } else {
-            eprintln!("wrk is not installed (apt-get install wrk): only the built-in generator ran");
-            None
-        };
         drop(server);
 
         println!();
@@ -385,6 +420,23 @@ pub fn run(args: &[String]) -> Result<(), String> {
                 );
             }
         }
+        if !alternations.is_empty() {
+            println!();
+            println!(
+                "| operation | built-in, each round /s | wrk, each round /s | median built-in | median wrk | wrk vs built-in |"
+            );
+            println!("| --- | --- | --- | --- | --- | --- |");
+            for (name, built_in, by_wrk) in &alternations {
+                let list = |v: &[f64]| v.iter().map(|x| format!("{x:.0}")).collect::<Vec<_>>().join(", ");
+                let (b, w) = (median(built_in), median(by_wrk));
+                println!(
+                    "| {name} | {} | {} | {b:.0} | {w:.0} | {:+.1} % |",
+                    list(built_in),
+                    list(by_wrk),
+                    100.0 * (w - b) / b
+                );
+            }
+        }
         println!();
         println!("server memory: RSS {rss:.1} MiB at the end, peak {hwm:.1} MiB");
         Ok(())
@@ -404,6 +456,16 @@ pub fn run(args: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+fn median(values: &[f64]) -> f64 {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}
+
 /// What wrk measured.
 struct WrkResult {
     rps: f64,
@@ -416,9 +478,11 @@ fn which(program: &str) -> bool {
     Command::new("sh").args(["-c", &format!("command -v {program}")]).output().is_ok_and(|o| o.status.success())
 }
 
-fn wrk_create_script(key: &str) -> String {
+/// The same body as the built-in generator's creations.
+fn wrk_create_script(key: &str, body: &[u8]) -> String {
+    let body = String::from_utf8_lossy(body);
     format!(
-        "wrk.method = \"POST\"\nwrk.path = \"/v1/checkout-sessions\"\nwrk.body = '{{\"amount\":\"25.50\"}}'\nwrk.headers[\"Content-Type\"] = \"application/json\"\nwrk.headers[\"Authorization\"] = \"Bearer {key}\"\n"
+        "wrk.method = \"POST\"\nwrk.path = \"/v1/checkout-sessions\"\nwrk.body = '{body}'\nwrk.headers[\"Content-Type\"] = \"application/json\"\nwrk.headers[\"Authorization\"] = \"Bearer {key}\"\n"
     )
 }
 

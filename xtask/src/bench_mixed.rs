@@ -20,13 +20,14 @@
 //! The API's p99 in the last two is the figure the slow-receiver and stalled-chain fault asks
 //! for: the worker's waits must not reach requests.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::bench::{connect, exchange};
+use crate::bench_webhooks::read_request;
 use crate::util;
 
 #[derive(Clone, Copy, PartialEq)]
@@ -62,31 +63,7 @@ fn receiver(hang: bool, received: Arc<AtomicUsize>) -> Result<u16, String> {
 fn serve(stream: TcpStream, hang: bool, received: &AtomicUsize) {
     let Ok(mut writer) = stream.try_clone() else { return };
     let mut reader = BufReader::new(stream);
-    loop {
-        let mut line = String::new();
-        let mut length = 0usize;
-        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-            return;
-        }
-        loop {
-            line.clear();
-            if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                return;
-            }
-            let l = line.trim_end();
-            if l.is_empty() {
-                break;
-            }
-            if let Some((k, v)) = l.split_once(':')
-                && k.eq_ignore_ascii_case("content-length")
-            {
-                length = v.trim().parse().unwrap_or(0);
-            }
-        }
-        let mut body = vec![0u8; length];
-        if reader.read_exact(&mut body).is_err() {
-            return;
-        }
+    while read_request(&mut reader).is_some() {
         if hang {
             std::thread::sleep(Duration::from_secs(60));
             return;

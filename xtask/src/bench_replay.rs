@@ -246,6 +246,11 @@ fn parse_params(text: &str) -> Result<Vec<Option<String>>, String> {
     Ok(out)
 }
 
+/// Whether two captures sent the same statements (texts, in order).
+pub fn same_statements(a: &[Statement], b: &[Statement]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.sql == y.sql)
+}
+
 /// A pgbench script and the `-D` variables it binds.
 #[derive(Debug)]
 pub struct Script {
@@ -273,7 +278,7 @@ pub fn script(
     second: &[Statement],
     types: &dyn Fn(&str) -> Result<Vec<String>, String>,
 ) -> Result<Script, String> {
-    if first.len() != second.len() || first.iter().zip(second).any(|(a, b)| a.sql != b.sql) {
+    if !same_statements(first, second) {
         return Err(format!("{name}: two requests sent different statements; no single replay stands for them"));
     }
     let mut text = String::new();

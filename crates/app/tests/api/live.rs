@@ -148,6 +148,13 @@ async fn an_exact_payment_is_credited_once_its_block_is_final() {
     let session = w.app.get(&w.m.sk_live, &format!("/v1/checkout-sessions/{}", cs["id"].as_str().unwrap())).await;
     assert_eq!(session.ok(200)["status"], "completed");
     assert!(w.event_types().await.contains(&"invoice.paid".to_owned()));
+    // The worker follows the chain: its lag behind the final block is a metric, and it has
+    // caught up with the block it just credited from.
+    eventually("the chain lag metric at 0", || async {
+        let text = reqwest::get(format!("{}/metrics", w.app.metrics)).await.unwrap().text().await.unwrap();
+        text.lines().any(|l| l == "stablepay_chain_follow_lag_blocks 0").then_some(())
+    })
+    .await;
 }
 
 #[tokio::test]

@@ -560,3 +560,30 @@ async fn a_worker_killed_mid_delivery_loses_nothing() {
         assert_eq!(d["attemptCount"], 1, "a lost attempt is not counted twice: {d}");
     }
 }
+
+/// Attempt outcomes are counted by category in the operator's metrics (delivered, or the
+/// failure's category).
+#[tokio::test]
+async fn attempt_outcomes_are_counted_by_category_in_the_metrics() {
+    let app = app_with(&[]).await;
+    let m = app.merchant("Shop");
+    let rx = Receiver::start().await;
+    rx.queue(Reply::Status(503));
+    endpoint(&app, &m.sk_test, &rx.url("/"), Some(&["invoice.paid"])).await;
+    paid_checkout(&app, &m.sk_test, "5.00").await;
+    // The first attempt fails with 503, the retry 200 ms later is delivered.
+    rx.wait_for(2, Duration::from_secs(20)).await;
+    let want = [
+        r#"stablepay_webhook_attempts_total{outcome="http_5xx"} 1"#,
+        r#"stablepay_webhook_attempts_total{outcome="delivered"} 1"#,
+    ];
+    let mut text = String::new();
+    for _ in 0..100 {
+        text = reqwest::get(format!("{}/metrics", app.metrics)).await.unwrap().text().await.unwrap();
+        if want.iter().all(|w| text.contains(w)) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("missing {want:?}:\n{text}");
+}

@@ -191,7 +191,16 @@ impl Decimal6 {
 
 impl fmt::Display for Decimal6 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // with_scale(6) gives exactly six fractional digits and no exponent.
+        // The value is kept at scale 6: its digits are a count of millionths, written out
+        // directly (no intermediate decimal or string; every response renders many amounts).
+        let (millionths, scale) = self.0.as_bigint_and_scale();
+        if scale == SCALE
+            && let Some(n) = bigdecimal::ToPrimitive::to_u128(millionths.as_ref())
+        {
+            return write!(f, "{}.{:06}", n / 1_000_000, n % 1_000_000);
+        }
+        // Anything else (not expected: a negative or rescaled value): with_scale(6) gives
+        // exactly six fractional digits and no exponent.
         write!(f, "{}", self.0.with_scale(SCALE).to_plain_string())
     }
 }
@@ -373,6 +382,16 @@ mod tests {
             let rounded = (product + 500_000) / 1_000_000;
             let got = d(&format!("{a}.{af:06}")).mul_round(&d(&format!("{q}.{qf:06}")));
             prop_assert_eq!(got.to_string(), format!("{}.{:06}", rounded / 1_000_000, rounded % 1_000_000));
+        }
+
+        #[test]
+        fn rendering_matches_the_decimal_library((int, frac) in amount_strategy(), rescale in 0i64..3) {
+            let value = d(&format!("{int}.{frac:06}"));
+            let reference = value.as_bigdecimal().with_scale(SCALE).to_plain_string();
+            prop_assert_eq!(value.to_string(), reference.clone());
+            // A value at another scale takes the general path and renders the same.
+            let other = Decimal6(value.as_bigdecimal().with_scale(SCALE + rescale));
+            prop_assert_eq!(other.to_string(), reference);
         }
 
         #[test]

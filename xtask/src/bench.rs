@@ -81,12 +81,17 @@ impl Phase {
     }
 
     pub(crate) fn percentile(&self, p: f64) -> f64 {
-        if self.latencies_us.is_empty() {
-            return 0.0;
-        }
-        let idx = ((self.latencies_us.len() as f64 - 1.0) * p).round() as usize;
-        self.latencies_us[idx] as f64 / 1000.0
+        percentile_ms(&self.latencies_us, p)
     }
+}
+
+/// The `p` percentile in milliseconds of sorted latencies in microseconds (0 when empty).
+pub(crate) fn percentile_ms(sorted_us: &[u64], p: f64) -> f64 {
+    if sorted_us.is_empty() {
+        return 0.0;
+    }
+    let idx = ((sorted_us.len() as f64 - 1.0) * p).round() as usize;
+    sorted_us[idx] as f64 / 1000.0
 }
 
 /// Sends one request on a keep-alive connection and reads the whole answer; returns the status
@@ -184,7 +189,8 @@ pub(crate) fn load(
     Ok(Phase { name, requests: latencies_us.len(), errors: errors.load(Ordering::Relaxed), elapsed, latencies_us })
 }
 
-fn peak_rss_mib(pid: u32) -> Option<(f64, f64)> {
+/// The process's resident memory now and at its peak, in MiB.
+pub(crate) fn peak_rss_mib(pid: u32) -> Option<(f64, f64)> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let kb = |key: &str| -> Option<f64> {
         status.lines().find(|l| l.starts_with(key))?.split_whitespace().nth(1)?.parse::<f64>().ok()

@@ -99,19 +99,6 @@ fn cpu_seconds(pid: u32) -> Option<f64> {
     Some((ticks(14)? + ticks(15)?) / 100.0)
 }
 
-fn memory_mib(pid: u32) -> (f64, f64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let kb = |key: &str| -> f64 {
-        status
-            .lines()
-            .find(|l| l.starts_with(key))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse::<f64>().ok())
-            .unwrap_or(0.0)
-    };
-    (kb("VmRSS:") / 1024.0, kb("VmHWM:") / 1024.0)
-}
-
 /// Latencies (µs) and errors of one kind of client.
 #[derive(Default)]
 struct Tally {
@@ -121,10 +108,7 @@ struct Tally {
 
 impl Tally {
     fn percentile(&self, p: f64) -> f64 {
-        if self.latencies_us.is_empty() {
-            return 0.0;
-        }
-        self.latencies_us[((self.latencies_us.len() as f64 - 1.0) * p).round() as usize] as f64 / 1000.0
+        crate::bench::percentile_ms(&self.latencies_us, p)
     }
 }
 
@@ -278,7 +262,7 @@ fn one_run(binary: &std::path::Path, outside: Outside, seconds: u64) -> Result<O
         }
         let elapsed = started.elapsed().as_secs_f64();
         let cpu = cpu_seconds(pid).unwrap_or(0.0) - cpu_before;
-        let rss = memory_mib(pid);
+        let rss = crate::bench::peak_rss_mib(pid).unwrap_or((0.0, 0.0));
         let delivered = received.load(Ordering::Relaxed);
         drop(server);
         let [mut create, mut read, mut pay] = std::mem::take(&mut *tallies.lock().map_err(|_| "poisoned")?);

@@ -72,15 +72,7 @@ impl PrivatePg {
     }
 
     fn as_postgres(&self, program: &str) -> Command {
-        let mut cmd = if crate::db::is_root() {
-            let mut c = Command::new("runuser");
-            c.args(["-u", "postgres", "--"]).arg(self.bin.join(program));
-            c
-        } else {
-            Command::new(self.bin.join(program))
-        };
-        cmd.current_dir("/tmp");
-        cmd
+        crate::db::as_postgres(&self.bin, program)
     }
 
     pub fn log(&self) -> PathBuf {

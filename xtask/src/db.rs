@@ -33,19 +33,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     }
     let bin = bin_dir()?;
     let data = util::root().join(format!("target/pgdata-{port}"));
-    let as_postgres = |program: &str| {
-        // initdb and postgres refuse to run as root; use the postgres user when we are root.
-        let mut cmd = if is_root() {
-            let mut c = Command::new("runuser");
-            c.args(["-u", "postgres", "--"]);
-            c.arg(bin.join(program));
-            c
-        } else {
-            Command::new(bin.join(program))
-        };
-        cmd.current_dir("/tmp");
-        cmd
-    };
+    let as_postgres = |program: &str| as_postgres(&bin, program);
     if !data.join("PG_VERSION").exists() {
         std::fs::create_dir_all(&data).map_err(|e| e.to_string())?;
         if is_root() {
@@ -68,6 +56,20 @@ pub fn run(args: &[String]) -> Result<(), String> {
         data.display()
     );
     Ok(())
+}
+
+/// `program` of PostgreSQL's binaries in `bin`: initdb and postgres refuse to run as root, so
+/// as root it runs as the postgres user.
+pub(crate) fn as_postgres(bin: &std::path::Path, program: &str) -> Command {
+    let mut cmd = if is_root() {
+        let mut c = Command::new("runuser");
+        c.args(["-u", "postgres", "--"]).arg(bin.join(program));
+        c
+    } else {
+        Command::new(bin.join(program))
+    };
+    cmd.current_dir("/tmp");
+    cmd
 }
 
 pub(crate) fn is_root() -> bool {

@@ -66,6 +66,10 @@ impl ModalChain {
             Err(Error::ChainUnavailable(_)) => ChainHealth::Off,
             Err(e) => ChainHealth::Unreachable(e.to_string()),
         };
+        self.remember(health);
+    }
+
+    fn remember(&self, health: ChainHealth) {
         if let Ok(mut h) = self.health.lock() {
             *h = Some((Instant::now(), health));
         }
@@ -100,15 +104,10 @@ impl Chain for ModalChain {
         }
         match tokio::time::timeout(HEALTH_PROBE, self.final_head()).await {
             Ok(result) => self.learn(&result),
-            Err(_) => {
-                let health = ChainHealth::Unreachable(format!(
-                    "the chain RPC endpoints did not answer within {} ms",
-                    HEALTH_PROBE.as_millis()
-                ));
-                if let Ok(mut h) = self.health.lock() {
-                    *h = Some((Instant::now(), health));
-                }
-            }
+            Err(_) => self.remember(ChainHealth::Unreachable(format!(
+                "the chain RPC endpoints did not answer within {} ms",
+                HEALTH_PROBE.as_millis()
+            ))),
         }
         self.health.lock().ok().and_then(|h| h.clone()).map_or(ChainHealth::Off, |(_, h)| h)
     }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use diesel_async::{AsyncConnection, AsyncPgConnection};
+use diesel_async::AsyncPgConnection;
 use stablepay_domain::Error;
 use stablepay_domain::api_key::{ApiKey, KeyLookup};
 use stablepay_domain::ids::{ApiKeyId, MerchantId};
@@ -141,36 +141,22 @@ pub(crate) async fn announce(conn: &mut AsyncPgConnection, merchant: &str) -> Re
 /// Listens on [`KEYS_CHANNEL`] for as long as `cache` has other owners, dropping entries as
 /// changes are announced, and reconnecting (with the cache off meanwhile) when it must.
 pub fn listen_for_key_changes(database_url: String, cache: Arc<KeyCache>) -> tokio::task::JoinHandle<()> {
-    use diesel_async::RunQueryDsl;
-    use futures_util::StreamExt;
-    tokio::spawn(async move {
-        let mut failures: u32 = 0;
-        while Arc::strong_count(&cache) > 1 {
-            match AsyncPgConnection::establish(&database_url).await {
-                Ok(mut conn) => {
-                    if let Err(e) = diesel::sql_query(format!("LISTEN {KEYS_CHANNEL}")).execute(&mut conn).await {
-                        tracing::warn!(error = %e, "LISTEN for key changes failed; keys are looked up every time meanwhile");
-                    } else {
-                        failures = 0;
-                        cache.set_listening(true);
-                        let mut stream = std::pin::pin!(conn.notifications_stream());
-                        while let Some(note) = stream.next().await {
-                            match note {
-                                Ok(n) => cache.invalidate(&n.payload),
-                                Err(_) => break,
-                            }
-                        }
-                        cache.set_listening(false);
-                        tracing::warn!("the key-change connection closed; opening it again");
-                    }
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "cannot open the key-change connection; keys are looked up every time")
-                }
-            }
-            failures = failures.saturating_add(1);
-            tokio::time::sleep(Duration::from_millis(200u64 << failures.min(6))).await;
+    struct Keys(Arc<KeyCache>);
+    impl crate::listen::Listener for Keys {
+        fn wanted(&self) -> bool {
+            Arc::strong_count(&self.0) > 1
         }
-        cache.set_listening(false);
-    })
+        fn listening(&self) {
+            self.0.set_listening(true);
+        }
+        fn notified(&self, merchant: &str) {
+            self.0.invalidate(merchant);
+        }
+        fn lost(&self) {
+            self.0.set_listening(false);
+        }
+    }
+    let channel =
+        crate::listen::Channel { name: KEYS_CHANNEL, what: "key-change", meanwhile: "keys are looked up every time" };
+    crate::listen::listen(database_url, channel, Keys(cache))
 }

@@ -16,6 +16,7 @@ mod idempotency;
 mod invoices;
 mod json_bytes;
 mod keycache;
+mod listen;
 mod merchants;
 mod migrate;
 mod ops;

@@ -427,33 +427,19 @@ pub fn listen_for_deliveries(
     database_url: String,
     wake: std::sync::Arc<tokio::sync::Notify>,
 ) -> tokio::task::JoinHandle<()> {
-    use futures_util::StreamExt;
-    tokio::spawn(async move {
-        let mut failures: u32 = 0;
-        while std::sync::Arc::strong_count(&wake) > 1 {
-            match AsyncPgConnection::establish(&database_url).await {
-                Ok(mut conn) => {
-                    if let Err(e) = diesel::sql_query(format!("LISTEN {CHANNEL}")).execute(&mut conn).await {
-                        tracing::warn!(error = %e, "LISTEN for webhook deliveries failed; polling meanwhile");
-                    } else {
-                        failures = 0;
-                        wake.notify_one();
-                        let mut stream = std::pin::pin!(conn.notifications_stream());
-                        while let Some(note) = stream.next().await {
-                            if note.is_err() {
-                                break;
-                            }
-                            wake.notify_one();
-                        }
-                        tracing::warn!("the webhook notification connection closed; opening it again");
-                    }
-                }
-                Err(e) => {
-                    tracing::warn!(error = %e, "cannot open the webhook notification connection; polling meanwhile")
-                }
-            }
-            failures = failures.saturating_add(1);
-            tokio::time::sleep(std::time::Duration::from_millis(200u64 << failures.min(6))).await;
+    struct Deliveries(std::sync::Arc<tokio::sync::Notify>);
+    impl crate::listen::Listener for Deliveries {
+        fn wanted(&self) -> bool {
+            std::sync::Arc::strong_count(&self.0) > 1
         }
-    })
+        fn listening(&self) {
+            self.0.notify_one();
+        }
+        fn notified(&self, _: &str) {
+            self.0.notify_one();
+        }
+        fn lost(&self) {}
+    }
+    let channel = crate::listen::Channel { name: CHANNEL, what: "webhook notification", meanwhile: "polling" };
+    crate::listen::listen(database_url, channel, Deliveries(wake))
 }

@@ -3,15 +3,16 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use chrono::{Duration, Utc};
-use stablepay_domain::billing::{Billing, CheckoutInput, TestPaymentInput};
-use stablepay_domain::chain::MockChain;
 use stablepay_domain::invoice::collection::CollectionState;
+use stablepay_domain::invoice::input::{CheckoutInput, TestPaymentInput};
 use stablepay_domain::invoice::model::{InvoiceContent, LineItem};
+use stablepay_domain::invoice::service::Invoices;
 use stablepay_domain::invoice::validate::DraftInput;
-use stablepay_domain::merchant::ChainSettings;
+use stablepay_domain::merchant::{ChainSettings, service as merchants};
 use stablepay_domain::money::Decimal6;
+use stablepay_domain::ports::MockChain;
 use stablepay_domain::testing::SeqCrypto;
-use stablepay_domain::{Mode, Scope, operator};
+use stablepay_domain::{Mode, Scope};
 use stablepay_postgres::{PgClock, PgStore, PoolSettings};
 use stablepay_test_db::TestDb;
 
@@ -29,8 +30,8 @@ async fn open_invoices_and_overdue_amounts_follow_the_domain_rules() {
     let clock = PgClock::new(store.clone());
     let crypto = SeqCrypto::default();
     let (chain, settings) = (MockChain::new(), ChainSettings::default());
-    let billing = Billing { store: &store, crypto: &crypto, clock: &clock, chain: &chain, settings: &settings };
-    let m = operator::create_merchant(&store, &crypto, Utc::now(), "Shop", None, Default::default()).await.unwrap();
+    let invoices = Invoices { store: &store, crypto: &crypto, clock: &clock, chain: &chain, settings: &settings };
+    let m = merchants::create_merchant(&store, &crypto, Utc::now(), "Shop", None, Default::default()).await.unwrap();
     let scope = Scope::new(m.id.clone(), Mode::Test);
 
     // Issued, due in two days: 10.
@@ -38,25 +39,25 @@ async fn open_invoices_and_overdue_amounts_follow_the_domain_rules() {
     let content =
         InvoiceContent { lines: vec![line], due_at: Some(Utc::now() + Duration::days(2)), ..Default::default() };
     let due =
-        billing.create_invoice(&m, &scope, DraftInput { content, ..Default::default() }, true, false).await.unwrap();
+        invoices.create_invoice(&m, &scope, DraftInput { content, ..Default::default() }, true, false).await.unwrap();
     // A checkout of 5 with 2 paid: 3 remain, no due date.
-    let partial = billing
+    let partial = invoices
         .create_checkout(&m, &scope, CheckoutInput { amount: Some(d("5")), ..Default::default() })
         .await
         .unwrap();
     let pay = TestPaymentInput { amount: Some(d("2")), transaction_hash: None, succeed: true };
-    billing.pay_test(&scope, &partial.sessions[0].id, pay).await.unwrap();
+    invoices.pay_test(&scope, &partial.sessions[0].id, pay).await.unwrap();
     // Not collectible: a draft, and a paid checkout.
     let line = LineItem { id: None, sku: None, description: "Later".into(), quantity: d("1"), unit_amount: d("7") };
     let draft =
         DraftInput { content: InvoiceContent { lines: vec![line], ..Default::default() }, ..Default::default() };
-    billing.create_invoice(&m, &scope, draft, false, false).await.unwrap();
-    let paid = billing
+    invoices.create_invoice(&m, &scope, draft, false, false).await.unwrap();
+    let paid = invoices
         .create_checkout(&m, &scope, CheckoutInput { amount: Some(d("4")), ..Default::default() })
         .await
         .unwrap();
     let full = TestPaymentInput { amount: None, transaction_hash: None, succeed: true };
-    billing.pay_test(&scope, &paid.sessions[0].id, full).await.unwrap();
+    invoices.pay_test(&scope, &paid.sessions[0].id, full).await.unwrap();
 
     let report = stablepay_admin::open_invoices(&store, &clock, &scope).await.unwrap();
     assert_eq!(report.invoices.len(), 2, "{report:#?}");
@@ -64,7 +65,7 @@ async fn open_invoices_and_overdue_amounts_follow_the_domain_rules() {
     assert_eq!(report.overdue, d("0"));
 
     // Three days later at the merchant's clock (the due work marks it past due): 10 overdue.
-    billing.advance_test_clock(&scope, 3 * 86_400).await.unwrap();
+    invoices.advance_test_clock(&scope, 3 * 86_400).await.unwrap();
     let report = stablepay_admin::open_invoices(&store, &clock, &scope).await.unwrap();
     assert_eq!(report.outstanding, d("13"));
     assert_eq!(report.overdue, d("10"));

@@ -7,10 +7,11 @@
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
-use stablepay_domain::api_key::KeyType;
+use stablepay_domain::Mode;
+use stablepay_domain::api_key::{KeyType, service as keys};
 use stablepay_domain::ids::MerchantId;
+use stablepay_domain::merchant::service as merchants;
 use stablepay_domain::ports::{Clock, MerchantStore};
-use stablepay_domain::{Mode, operator};
 
 use crate::config::Config;
 use crate::wiring::Adapters;
@@ -111,7 +112,7 @@ async fn load_or_create(adapters: &Adapters) -> Result<DevState> {
     }
     let now = adapters.clock.system_now();
     let crypto = adapters.crypto.as_ref();
-    let merchant = operator::create_merchant(
+    let merchant = merchants::create_merchant(
         adapters.merchants(),
         crypto,
         now,
@@ -121,11 +122,11 @@ async fn load_or_create(adapters: &Adapters) -> Result<DevState> {
     )
     .await
     .map_err(|e| msg(format!("creating the demo merchant: {e}")))?;
-    let (_, secret) = operator::create_api_key(adapters.keys(), crypto, now, &merchant.id, Mode::Test, KeyType::Secret)
+    let (_, secret) = keys::create_api_key(adapters.keys(), crypto, now, &merchant.id, Mode::Test, KeyType::Secret)
         .await
         .map_err(|e| msg(e.to_string()))?;
     let (_, publishable) =
-        operator::create_api_key(adapters.keys(), crypto, now, &merchant.id, Mode::Test, KeyType::Publishable)
+        keys::create_api_key(adapters.keys(), crypto, now, &merchant.id, Mode::Test, KeyType::Publishable)
             .await
             .map_err(|e| msg(e.to_string()))?;
     let state = DevState {

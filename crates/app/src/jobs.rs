@@ -1,7 +1,7 @@
 //! The due jobs the worker runs each tick.
 
 use stablepay_domain::Error;
-use stablepay_domain::billing::DueReport;
+use stablepay_domain::invoice::service::DueReport;
 use stablepay_domain::ports::IdempotencyStore;
 
 use crate::wiring::Adapters;
@@ -12,7 +12,7 @@ use crate::wiring::Adapters;
 /// off; the others go on.
 pub async fn run_due(adapters: &Adapters, stop: &tokio::sync::watch::Receiver<bool>) -> Result<DueReport, Error> {
     let stopping = || *stop.borrow();
-    let report = adapters.billing().run_due_until(None, 50, &stopping).await?;
+    let report = adapters.invoices().run_due_until(None, 50, &stopping).await?;
     if stopping() {
         return Ok(report);
     }
@@ -87,15 +87,15 @@ pub struct ChainReport {
 /// cannot be asked about now waits with a diagnostic and is checked again after a backoff.
 pub async fn chain_pass(adapters: &Adapters, poll: std::time::Duration) -> Result<ChainReport, Error> {
     use futures_util::StreamExt;
-    use stablepay_domain::billing::Settled;
-    use stablepay_domain::billing::watch::Watch;
+    use stablepay_domain::chain::service::Follower;
+    use stablepay_domain::invoice::service::Settled;
     use stablepay_domain::ports::InvoiceStore;
 
-    let billing = adapters.billing();
+    let invoices = adapters.invoices();
     let mut report = ChainReport::default();
     let mut final_block = None;
     if adapters.chain.is_live() {
-        match (Watch { billing: &billing, store: &adapters.store }).follow().await {
+        match (Follower { invoices: &invoices, store: &adapters.store }).follow().await {
             Ok(w) => {
                 report.detected = w.detected.len();
                 report.unattributed = w.unattributed;
@@ -122,7 +122,7 @@ pub async fn chain_pass(adapters: &Adapters, poll: std::time::Duration) -> Resul
         .map(|(scope, id, tx)| {
             let adapters = adapters.clone();
             tokio::spawn(async move {
-                let outcome = adapters.billing().verify_payment(&scope, &id, &tx).await;
+                let outcome = adapters.invoices().verify_payment(&scope, &id, &tx).await;
                 (scope, id, outcome)
             })
         })

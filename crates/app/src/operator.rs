@@ -5,11 +5,11 @@ use std::process::ExitCode;
 
 use clap::{Subcommand, ValueEnum};
 use serde_json::{Value, json};
-use stablepay_domain::api_key::KeyType;
+use stablepay_domain::api_key::{KeyType, service as keys};
 use stablepay_domain::ids::{ApiKeyId, MerchantId};
-use stablepay_domain::merchant::Token;
+use stablepay_domain::merchant::{Token, service as merchants};
 use stablepay_domain::ports::Clock;
-use stablepay_domain::{Error, Mode, Resource, operator};
+use stablepay_domain::{Error, Mode, Resource};
 use stablepay_http::ApiError;
 
 use crate::wiring::Adapters;
@@ -165,8 +165,8 @@ pub async fn merchant(command: MerchantCommand, adapters: &Adapters) -> ExitCode
     let now = adapters.clock.system_now();
     match command {
         MerchantCommand::Create { name, website, invoice_prefix, fee_bps, json } => {
-            let options = operator::MerchantOptions { invoice_prefix, fee_basis_points: fee_bps };
-            let r = operator::create_merchant(
+            let options = merchants::MerchantOptions { invoice_prefix, fee_basis_points: fee_bps };
+            let r = merchants::create_merchant(
                 adapters.merchants(),
                 adapters.crypto.as_ref(),
                 now,
@@ -186,7 +186,7 @@ pub async fn merchant(command: MerchantCommand, adapters: &Adapters) -> ExitCode
             };
             let r = async {
                 let id = merchant_id(&id)?;
-                let live = operator::activate_merchant(adapters.merchants(), now, &id, &settlement_wallet, token).await?;
+                let live = merchants::activate_merchant(adapters.merchants(), now, &id, &settlement_wallet, token).await?;
                 Ok((
                     json!({ "id": id.as_str(), "liveActivated": true, "settlementWallet": live.wallet.as_str(), "token": live.token.symbol() }),
                     format!("activated {id}: live settlement to {} in {}", live.wallet, live.token.symbol()),
@@ -203,7 +203,7 @@ pub async fn merchant(command: MerchantCommand, adapters: &Adapters) -> ExitCode
         MerchantCommand::Suspend { merchant_id: id, json } => {
             let r = async {
                 let id = merchant_id(&id)?;
-                operator::suspend_merchant(adapters.merchants(), &id).await?;
+                merchants::suspend_merchant(adapters.merchants(), &id).await?;
                 Ok((json!({ "id": id.as_str(), "status": "suspended" }), format!("suspended {id}")))
             }
             .await;
@@ -212,14 +212,14 @@ pub async fn merchant(command: MerchantCommand, adapters: &Adapters) -> ExitCode
         MerchantCommand::Unsuspend { merchant_id: id, json } => {
             let r = async {
                 let id = merchant_id(&id)?;
-                operator::unsuspend_merchant(adapters.merchants(), &id).await?;
+                merchants::unsuspend_merchant(adapters.merchants(), &id).await?;
                 Ok((json!({ "id": id.as_str(), "status": "active" }), format!("unsuspended {id}: its keys work again")))
             }
             .await;
             finish(json, r)
         }
         MerchantCommand::List { json } => {
-            let r = operator::list_merchants(adapters.merchants()).await.map(|all| {
+            let r = merchants::list_merchants(adapters.merchants()).await.map(|all| {
                 let mut text = format!("{:<26} {:<10} {:<6} {:<20} {}", "ID", "STATUS", "LIVE", "CREATED", "NAME");
                 for m in &all {
                     text.push_str(&format!(
@@ -276,7 +276,7 @@ pub async fn key(command: KeyCommand, adapters: &Adapters) -> ExitCode {
             let r = async {
                 let id = merchant_id(&merchant)?;
                 let (key, secret) =
-                    operator::create_api_key(adapters.keys(), adapters.crypto.as_ref(), now, &id, mode, key_type).await?;
+                    keys::create_api_key(adapters.keys(), adapters.crypto.as_ref(), now, &id, mode, key_type).await?;
                 Ok((
                     json!({ "id": key.id.as_str(), "key": secret.reveal(), "mode": mode.as_str(), "type": key_type.as_str() }),
                     format!("created key {} (shown once): {}", key.id, secret.reveal()),
@@ -288,7 +288,7 @@ pub async fn key(command: KeyCommand, adapters: &Adapters) -> ExitCode {
         KeyCommand::List { merchant, json } => {
             let r = async {
                 let id = merchant_id(&merchant)?;
-                let keys = operator::list_api_keys(adapters.merchants(), adapters.keys(), &id).await?;
+                let keys = keys::list_api_keys(adapters.merchants(), adapters.keys(), &id).await?;
                 let mut text = format!(
                     "{:<26} {:<16} {:<5} {:<12} {:<20} {:<20} {}",
                     "ID", "PREFIX", "MODE", "TYPE", "CREATED", "LAST USED", "REVOKED"
@@ -322,7 +322,7 @@ pub async fn key(command: KeyCommand, adapters: &Adapters) -> ExitCode {
         KeyCommand::Revoke { key_id, json } => {
             let r = async {
                 let id = ApiKeyId::parse(&key_id).ok_or(Error::NotFound(Resource::ApiKey))?;
-                operator::revoke_api_key(adapters.keys(), now, &id).await?;
+                keys::revoke_api_key(adapters.keys(), now, &id).await?;
                 Ok((json!({ "id": id.as_str(), "revoked": true }), format!("revoked {id}")))
             }
             .await;

@@ -153,7 +153,8 @@ fn spawn_chain_check(adapters: &Adapters) {
 }
 
 async fn check_chain(adapters: &Adapters) {
-    use stablepay_domain::chain::{Chain, ChainHealth};
+    use stablepay_domain::chain::ChainHealth;
+    use stablepay_domain::ports::Chain;
     match adapters.chain.health().await {
         ChainHealth::Off => tracing::warn!("no chain RPC endpoint configured: live payments wait as detected"),
         ChainHealth::Ok => tracing::info!(chain_id = adapters.chain_settings.chain_id, "chain RPC endpoint ready"),

@@ -4,11 +4,10 @@ use std::sync::Arc;
 
 use actix_web::web;
 use stablepay_chain::{ModalChain, RpcSettings};
-use stablepay_domain::billing::Billing;
+use stablepay_domain::invoice::service::Invoices;
 use stablepay_domain::merchant::ChainSettings;
 use stablepay_domain::payment_link::service::PaymentLinks;
-use stablepay_domain::ports::{ApiKeyStore, MerchantStore};
-use stablepay_domain::ratelimit::RateLimiter;
+use stablepay_domain::ports::{ApiKeyStore, MerchantStore, RateLimiter};
 use stablepay_domain::webhook::model::RetrySchedule;
 use stablepay_domain::webhook::service::{WebhookSettings, Webhooks};
 use stablepay_http::AppState;
@@ -120,8 +119,8 @@ impl Adapters {
         &self.store
     }
 
-    pub fn billing(&self) -> Billing<'_> {
-        Billing {
+    pub fn invoices(&self) -> Invoices<'_> {
+        Invoices {
             store: &self.store,
             crypto: self.crypto.as_ref(),
             clock: self.clock.as_ref(),

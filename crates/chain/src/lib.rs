@@ -13,13 +13,13 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
-use stablepay_domain::chain::{Chain, ChainHealth, LoggedTransfer, Observation};
-use stablepay_domain::merchant::WalletAddress;
-use stablepay_domain::payment::TxHash;
-use stablepay_domain::{Error, Mode, Scope};
-
 use rpc::Endpoints;
 pub use rpc::RpcSettings;
+use stablepay_domain::chain::{ChainHealth, LoggedTransfer, Observation};
+use stablepay_domain::invoice::payment::TxHash;
+use stablepay_domain::merchant::WalletAddress;
+use stablepay_domain::ports::Chain;
+use stablepay_domain::{Error, Mode, Scope};
 
 /// The chain for both modes: test mode knows no transfers; live mode asks the configured
 /// endpoints, or waits with a diagnostic when there are none.
@@ -139,8 +139,9 @@ impl Chain for ModalChain {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use stablepay_domain::ids::MerchantId;
+
+    use super::*;
 
     #[tokio::test]
     async fn test_mode_knows_no_transfers_and_live_waits_without_an_endpoint() {

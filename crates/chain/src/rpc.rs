@@ -14,9 +14,9 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use stablepay_domain::Error;
 use stablepay_domain::chain::{LoggedTransfer, Observation, ObservedTransaction, TokenTransfer};
+use stablepay_domain::invoice::payment::{BlockRef, TxHash};
 use stablepay_domain::merchant::WalletAddress;
 use stablepay_domain::money::Decimal6;
-use stablepay_domain::payment::{BlockRef, TxHash};
 
 /// keccak256("Transfer(address,address,uint256)"): the topic of ERC-20 transfer logs.
 const TRANSFER_TOPIC: B256 =

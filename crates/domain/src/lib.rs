@@ -8,16 +8,27 @@
 //!
 //! # Layout
 //!
-//! - Values: [`money`] (exact six-decimal amounts, never floats), [`ids`], [`mode`] (a
-//!   [`Scope`] is a merchant and a mode: every store call takes one), [`url`], [`merchant`].
-//! - Models and state machines: [`invoice`] (content, totals, the `collectionState` machine in
-//!   [`invoice::collection`], the payment `status` machine in [`invoice::lifecycle`]),
-//!   [`checkout`], [`payment`], [`payment_link`], [`webhook`], [`email`], [`event`].
-//! - Ports (traits adapters implement, mockable with the `mocks` feature): [`ports`],
-//!   [`invoice::ports`], [`chain::Chain`], [`clock::Clock`], [`crypto::Crypto`], and the ports
-//!   of each feature module.
-//! - Use cases over the ports: [`billing::Billing`], [`payment_link::service`],
-//!   [`webhook::service`], [`email::service`], [`operator`], [`authentication`].
+//! Every feature is a folder of the same shape: its model (entities, values and the pure rules
+//! and state machines), `ports.rs` (the traits its adapters implement) and `service.rs` (its use
+//! cases over those ports). Imports run one way: values, then models, then ports, then use
+//! cases (`tests/layering.rs`).
+//!
+//! - Values every feature uses: [`money`] (exact six-decimal amounts, never floats), [`ids`],
+//!   [`mode`] (a [`Scope`] is a merchant and a mode: every store call takes one), [`url`],
+//!   [`page`], [`error`], and the two capabilities the values themselves need, [`clock`] (each
+//!   scope's time) and [`crypto`] (randomness, SHA-256).
+//! - Features:
+//!   - [`merchant`]: merchants and their settlement; the operator's administration.
+//!   - [`api_key`]: keys and what they give; authentication; key administration.
+//!   - [`invoice`]: invoices, checkout sessions and payments (the `collectionState` machine in
+//!     [`invoice::collection`], the payment `status` machine in [`invoice::lifecycle`]); the
+//!     use cases in [`invoice::service::Invoices`].
+//!   - [`chain`]: transfers as the chain reports them, verification and attribution, the
+//!     follower ([`chain::service::Follower`]).
+//!   - [`payment_link`], [`webhook`], [`email`], [`event`].
+//!   - [`idempotency`], [`ratelimit`], [`health`]: what the driving adapters need around every
+//!     request.
+//! - [`ports`]: every port in one list, with its mock (`mocks` feature).
 //!
 //! Every refusal is an [`Error`] variant, each documented with the public code adapters map it
 //! to.
@@ -89,11 +100,10 @@
 //!
 //! ```
 //! use chrono::{TimeZone, Utc};
-//! use stablepay_domain::billing::{Billing, CheckoutInput};
-//! use stablepay_domain::chain::MockChain;
-//! use stablepay_domain::clock::MockClock;
+//! use stablepay_domain::invoice::input::CheckoutInput;
+//! use stablepay_domain::invoice::service::Invoices;
+//! use stablepay_domain::ports::{MockChain, MockClock, MockInvoiceStore};
 //! use stablepay_domain::invoice::collection::CollectionState;
-//! use stablepay_domain::invoice::ports::MockInvoiceStore;
 //! use stablepay_domain::merchant::{ChainSettings, MerchantStatus};
 //! use stablepay_domain::money::Decimal6;
 //! use stablepay_domain::testing::{self, SeqCrypto};
@@ -112,11 +122,11 @@
 //!     Ok(change.aggregate)
 //! });
 //! let (crypto, chain, settings) = (SeqCrypto::default(), MockChain::new(), ChainSettings::default());
-//! let billing = Billing { store: &store, crypto: &crypto, clock: &clock, chain: &chain, settings: &settings };
+//! let invoices = Invoices { store: &store, crypto: &crypto, clock: &clock, chain: &chain, settings: &settings };
 //!
 //! let input = CheckoutInput { amount: Some(Decimal6::parse("25.50").unwrap()), ..Default::default() };
 //! let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
-//! let created = runtime.block_on(billing.create_checkout(&merchant, &scope, input)).unwrap();
+//! let created = runtime.block_on(invoices.create_checkout(&merchant, &scope, input)).unwrap();
 //! assert_eq!(created.invoice.collection_state, CollectionState::Open);
 //! assert_eq!(created.invoice.number.as_deref(), Some("INV-000007"));
 //! assert_eq!(created.sessions[0].amount_due.to_string(), "25.500000");
@@ -125,31 +135,31 @@
 
 #![warn(missing_docs)]
 
-// Values and models first, then ports, then use cases; imports run in that direction only
-// (tests/layering.rs).
-pub mod api_key;
-pub mod authentication;
-pub mod billing;
-pub mod chain;
-pub mod checkout;
+// Values every feature uses.
 pub mod clock;
 pub mod crypto;
-pub mod email;
 pub mod error;
-pub mod event;
 pub mod ids;
-pub mod invoice;
-pub mod merchant;
 pub mod mode;
 pub mod money;
-pub mod operator;
 pub mod page;
-pub mod payment;
-pub mod payment_link;
-pub mod ports;
-pub mod ratelimit;
 pub mod url;
+
+// Features: model, ports and use cases each.
+pub mod api_key;
+pub mod chain;
+pub mod email;
+pub mod event;
+pub mod health;
+pub mod idempotency;
+pub mod invoice;
+pub mod merchant;
+pub mod payment_link;
+pub mod ratelimit;
 pub mod webhook;
+
+// Every port, in one list.
+pub mod ports;
 
 #[cfg(any(test, feature = "mocks"))]
 pub mod testing;

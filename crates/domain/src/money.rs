@@ -251,8 +251,9 @@ impl Percentage {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use proptest::prelude::*;
+
+    use super::*;
 
     fn d(s: &str) -> Decimal6 {
         Decimal6::parse(s).unwrap()

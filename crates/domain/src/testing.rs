@@ -32,10 +32,10 @@ impl Crypto for SeqCrypto {
 
 /// A merchant `mer_1` named "Shop" with `status`, test-mode ready (no live settlement, no fee).
 pub fn merchant(
-    status: crate::merchant::MerchantStatus,
+    status: crate::merchant::model::MerchantStatus,
     created_at: chrono::DateTime<chrono::Utc>,
-) -> crate::merchant::Merchant {
-    crate::merchant::Merchant {
+) -> crate::merchant::model::Merchant {
+    crate::merchant::model::Merchant {
         id: crate::ids::MerchantId::from_trusted("mer_1".into()),
         name: "Shop".into(),
         website_origin: None,

@@ -8,10 +8,10 @@ use actix_web::http::header::AUTHORIZATION;
 use actix_web::{FromRequest, HttpRequest, web};
 use chrono::{DateTime, Utc};
 use futures_util::future::LocalBoxFuture;
+use stablepay_domain::api_key::service::authenticate;
 use stablepay_domain::api_key::{ApiKeySecret, KeyType, Principal};
-use stablepay_domain::authentication::authenticate;
-use stablepay_domain::billing::Billing;
 use stablepay_domain::clock::Clock;
+use stablepay_domain::invoice::service::Invoices;
 use stablepay_domain::{Mode, Scope};
 
 use crate::error::{ApiError, ErrorCode};
@@ -42,7 +42,7 @@ impl Caller {
     }
 
     /// The billing use cases on the caller's clock.
-    pub fn billing(&self) -> Billing<'_> {
+    pub fn billing(&self) -> Invoices<'_> {
         self.state.billing_with(&self.clock)
     }
 

@@ -12,13 +12,11 @@ use std::panic::AssertUnwindSafe;
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
-use serde_json::{Value, json};
-use stablepay_domain::ports::{IdempotencyBegin, IdempotencyNamespace, Requester};
-
 use futures_util::FutureExt;
-use tracing::Instrument;
-
+use serde_json::{Value, json};
 use stablepay_domain::Scope;
+use stablepay_domain::idempotency::{IdempotencyBegin, IdempotencyNamespace, Requester};
+use tracing::Instrument;
 
 use crate::auth::Caller;
 use crate::envelope::{REQUEST_ID, request_id, success_text};

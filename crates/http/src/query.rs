@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use actix_web::HttpRequest;
-use stablepay_domain::ports::PageRequest;
+use stablepay_domain::page::PageRequest;
 
 use crate::error::ApiError;
 

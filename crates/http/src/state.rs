@@ -5,17 +5,16 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use stablepay_domain::api_key::Principal;
-use stablepay_domain::billing::Billing;
-use stablepay_domain::chain::Chain;
 use stablepay_domain::clock::{Clock, time_in_mode};
 use stablepay_domain::ids::random_base62;
+use stablepay_domain::invoice::service::Invoices;
 use stablepay_domain::merchant::ChainSettings;
 use stablepay_domain::payment_link::ports::PaymentLinkStore;
 use stablepay_domain::payment_link::service::PaymentLinks;
 use stablepay_domain::ports::{
-    ApiKeyStore, Crypto, EventStore, Health, IdempotencyStore, InvoiceStore, MerchantStore, WatchStore,
+    ApiKeyStore, Chain, Crypto, EventStore, FollowerStore, Health, IdempotencyStore, InvoiceStore, MerchantStore,
+    RateLimiter,
 };
-use stablepay_domain::ratelimit::RateLimiter;
 use stablepay_domain::webhook::ports::{SecretBox, WebhookStore};
 use stablepay_domain::webhook::service::{WebhookSettings, Webhooks};
 use stablepay_domain::{Error, Scope};
@@ -35,7 +34,7 @@ pub struct AppState {
     /// What one client may make this process hold (shared by every HTTP worker).
     pub limits: Arc<RequestLimits>,
     /// The follower's store (unattributed transfers).
-    pub watch: Arc<dyn WatchStore>,
+    pub watch: Arc<dyn FollowerStore>,
     /// Rate-limit budgets (in this process or shared through Redis).
     pub limiter: Arc<dyn RateLimiter>,
     /// Proxies whose `X-Forwarded-For` names the client.
@@ -50,7 +49,7 @@ pub struct AppState {
     /// Merchants (a public submission reads the link's merchant).
     pub merchants: Arc<dyn MerchantStore>,
     /// Renders invoice PDFs.
-    pub renderer: Arc<dyn stablepay_domain::invoice::document::InvoiceRenderer>,
+    pub renderer: Arc<dyn stablepay_domain::ports::InvoiceRenderer>,
     /// The email outbox (the API queues; the worker delivers through `mailer`).
     pub emails: Arc<dyn stablepay_domain::email::ports::EmailStore>,
     pub mailer: Arc<dyn stablepay_domain::email::ports::Mailer>,
@@ -62,13 +61,13 @@ pub struct AppState {
 
 impl AppState {
     /// The billing use cases over this state's ports (reading the clock from the store).
-    pub fn billing(&self) -> Billing<'_> {
+    pub fn billing(&self) -> Invoices<'_> {
         self.billing_with(self.clock.as_ref())
     }
 
     /// The billing use cases with a given clock (a request's own, see [`RequestClock`]).
-    pub fn billing_with<'a>(&'a self, clock: &'a dyn Clock) -> Billing<'a> {
-        Billing {
+    pub fn billing_with<'a>(&'a self, clock: &'a dyn Clock) -> Invoices<'a> {
+        Invoices {
             store: self.invoices.as_ref(),
             crypto: self.crypto.as_ref(),
             clock,

@@ -4,7 +4,7 @@ use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use stablepay_domain::event::{Event, EventData};
-use stablepay_domain::ports::Page;
+use stablepay_domain::page::Page;
 use utoipa::ToSchema;
 
 /// RFC 3339 in UTC with millisecond precision, e.g. `2026-11-22T04:19:16.123Z`.

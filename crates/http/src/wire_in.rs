@@ -4,13 +4,13 @@
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use serde_json::{Map, Value};
-use stablepay_domain::billing::{AmountOnlyInput, CheckoutInput};
+use stablepay_domain::invoice::input::{AmountOnlyInput, CheckoutInput};
 use stablepay_domain::invoice::model::{Customer, InvoiceContent, LineItem, MAX_METADATA_BYTES, Metadata, TaxLine};
+use stablepay_domain::invoice::payment::TxHash;
 use stablepay_domain::invoice::totals::Discount;
 use stablepay_domain::invoice::validate::{DraftInput, ReminderInput};
 use stablepay_domain::merchant::{Token, WalletAddress};
 use stablepay_domain::money::{Amount, Decimal6, DecimalError, Percentage};
-use stablepay_domain::payment::TxHash;
 use stablepay_domain::url::HttpUrl;
 use utoipa::ToSchema;
 
@@ -531,8 +531,8 @@ pub struct RefundIn {
 }
 
 impl RefundIn {
-    pub fn into_domain(self) -> Result<stablepay_domain::billing::RefundInput, ApiError> {
-        Ok(stablepay_domain::billing::RefundInput {
+    pub fn into_domain(self) -> Result<stablepay_domain::invoice::input::RefundInput, ApiError> {
+        Ok(stablepay_domain::invoice::input::RefundInput {
             payment_id: stablepay_domain::ids::PaymentId::parse(&self.payment_id)
                 .ok_or_else(|| ApiError::validation("paymentId", "Not a payment id."))?,
             amount: amount("amount", &self.amount, true)?,

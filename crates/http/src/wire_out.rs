@@ -4,13 +4,13 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use stablepay_domain::chain::UnattributedTransfer;
-use stablepay_domain::checkout::CheckoutSession;
 use stablepay_domain::invoice::aggregate::InvoiceAggregate;
+use stablepay_domain::invoice::checkout::CheckoutSession;
 use stablepay_domain::invoice::model::{
     Activity, Customer, Invoice, LineItem, Metadata, RefundReference, ReminderSchedule, TaxLine,
 };
+use stablepay_domain::invoice::payment::Payment;
 use stablepay_domain::invoice::totals::Discount;
-use stablepay_domain::payment::Payment;
 use utoipa::ToSchema;
 
 use crate::error::ApiError;

@@ -22,7 +22,8 @@ use krilla::surface::Surface;
 use krilla::text::{Font, TextDirection};
 use stablepay_domain::Error;
 use stablepay_domain::invoice::collection::CollectionState;
-use stablepay_domain::invoice::document::{InvoiceDocument, InvoiceRenderer};
+use stablepay_domain::invoice::document::InvoiceDocument;
+use stablepay_domain::ports::InvoiceRenderer;
 
 use crate::layout::{Face, Op, Pages};
 

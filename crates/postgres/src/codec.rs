@@ -5,19 +5,19 @@ use bigdecimal::BigDecimal;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-
-use crate::json_bytes::JsonBytes;
 use stablepay_domain::Error;
 use stablepay_domain::ids::{PaymentId, RefundReferenceId};
 use stablepay_domain::invoice::model::{
     Activity, ActivityAction, Actor, Customer, InvoiceContent, InvoiceFields, LineItem, Metadata, RefundReference,
     ReminderSchedule, TaxLine,
 };
+use stablepay_domain::invoice::payment::TxHash;
 use stablepay_domain::invoice::totals::{Discount, Totals};
 use stablepay_domain::merchant::{Token, WalletAddress};
 use stablepay_domain::money::{Amount, Decimal6, Percentage};
-use stablepay_domain::payment::TxHash;
 use stablepay_domain::url::HttpUrl;
+
+use crate::json_bytes::JsonBytes;
 
 fn corrupt(what: &str) -> Error {
     Error::Internal(format!("stored invoice is corrupt: {what}"))

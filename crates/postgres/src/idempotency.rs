@@ -6,7 +6,8 @@ use chrono::{DateTime, Duration, Utc};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use stablepay_domain::Error;
-use stablepay_domain::ports::{IdempotencyBegin, IdempotencyNamespace, IdempotencyStore};
+use stablepay_domain::idempotency::{IdempotencyBegin, IdempotencyNamespace};
+use stablepay_domain::ports::IdempotencyStore;
 
 use crate::PgStore;
 use crate::error::db;

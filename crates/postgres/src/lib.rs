@@ -12,6 +12,7 @@ mod create_statement;
 mod emails;
 mod error;
 mod events;
+mod follower;
 mod idempotency;
 mod invoices;
 mod json_bytes;
@@ -23,7 +24,6 @@ mod ops;
 mod payment_links;
 mod pool;
 pub mod schema;
-mod watch;
 mod webhooks;
 
 pub use webhooks::{CHANNEL as WEBHOOK_CHANNEL, listen_for_deliveries};

@@ -7,22 +7,22 @@
 use std::collections::BTreeSet;
 
 use chrono::Utc;
-use stablepay_domain::billing::{Billing, CheckoutInput, InvoiceAggregate, InvoiceKey, TestPaymentInput};
-use stablepay_domain::chain::MockChain;
 use stablepay_domain::clock::{Clock, MAX_TEST_CLOCK_OFFSET_SECONDS};
 use stablepay_domain::event::EventType;
 use stablepay_domain::ids::{EventId, MerchantId, PaymentId};
 use stablepay_domain::invoice::aggregate::InvoiceChange;
 use stablepay_domain::invoice::collection::CollectionState;
+use stablepay_domain::invoice::input::{CheckoutInput, TestPaymentInput};
 use stablepay_domain::invoice::lifecycle::LifecycleStatus;
 use stablepay_domain::invoice::model::{InvoiceContent, LineItem};
+use stablepay_domain::invoice::payment::{FailureReason, Payment, PaymentStatus, TxHash};
+use stablepay_domain::invoice::service::Invoices;
 use stablepay_domain::invoice::validate::DraftInput;
-use stablepay_domain::merchant::{ChainSettings, Merchant};
+use stablepay_domain::invoice::{InvoiceAggregate, InvoiceKey};
+use stablepay_domain::merchant::{ChainSettings, Merchant, service as merchants};
 use stablepay_domain::money::{Amount, Decimal6};
-use stablepay_domain::operator;
 use stablepay_domain::page::PageRequest;
-use stablepay_domain::payment::{FailureReason, Payment, PaymentStatus, TxHash};
-use stablepay_domain::ports::{EventStore, InvoiceStore};
+use stablepay_domain::ports::{EventStore, InvoiceStore, MockChain};
 use stablepay_domain::testing::SeqCrypto;
 use stablepay_domain::{Error, Mode, Resource, Scope};
 use stablepay_postgres::{PgClock, PgStore, PoolSettings};
@@ -56,8 +56,8 @@ impl Fixture {
         }
     }
 
-    fn billing(&self) -> Billing<'_> {
-        Billing {
+    fn invoices(&self) -> Invoices<'_> {
+        Invoices {
             store: &self.store,
             crypto: &self.crypto,
             clock: &self.clock,
@@ -67,12 +67,12 @@ impl Fixture {
     }
 
     async fn merchant(&self, name: &str) -> Merchant {
-        operator::create_merchant(&self.store, &self.crypto, Utc::now(), name, None, Default::default()).await.unwrap()
+        merchants::create_merchant(&self.store, &self.crypto, Utc::now(), name, None, Default::default()).await.unwrap()
     }
 
     async fn checkout(&self, m: &Merchant, amount: &str) -> InvoiceAggregate {
         let input = CheckoutInput { amount: Some(d(amount)), ..Default::default() };
-        self.billing().create_checkout(m, &test(m), input).await.unwrap()
+        self.invoices().create_checkout(m, &test(m), input).await.unwrap()
     }
 
     async fn store_merchant(&self, id: &MerchantId) -> Merchant {
@@ -147,7 +147,7 @@ async fn every_read_is_scoped_by_merchant_and_mode() {
     let agg = f.checkout(&a, "10").await;
     let (id, session) = (agg.invoice.id.clone(), agg.sessions[0].id.clone());
     let input = TestPaymentInput { amount: None, transaction_hash: None, succeed: true };
-    let (payment, paid) = f.billing().pay_test(&test(&a), &session, input).await.unwrap();
+    let (payment, paid) = f.invoices().pay_test(&test(&a), &session, input).await.unwrap();
     let number = paid.invoice.number.clone().unwrap();
 
     let store = &f.store;
@@ -272,10 +272,10 @@ async fn hash_uniqueness_is_per_merchant_in_test_mode_and_global_in_live_mode() 
     let token = stablepay_domain::merchant::Token::Usdc;
     let mut live_checkouts = Vec::new();
     for m in [&a, &b] {
-        operator::activate_merchant(&f.store, Utc::now(), &m.id, wallet, token).await.unwrap();
+        merchants::activate_merchant(&f.store, Utc::now(), &m.id, wallet, token).await.unwrap();
         let m = f.store_merchant(&m.id).await;
         let input = CheckoutInput { amount: Some(d("5")), ..Default::default() };
-        live_checkouts.push(f.billing().create_checkout(&m, &live(&m), input).await.unwrap());
+        live_checkouts.push(f.invoices().create_checkout(&m, &live(&m), input).await.unwrap());
     }
     let live_tx = hash(10);
     let mut failed = credited(&f.crypto, &live_checkouts[0], &live_tx, "0");
@@ -321,16 +321,16 @@ async fn payments_in_verification_are_claimed_once_per_lease_and_only_when_they_
     let f = Fixture::new().await;
     let m = f.merchant("A").await;
     let wallet = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed";
-    operator::activate_merchant(&f.store, Utc::now(), &m.id, wallet, stablepay_domain::merchant::Token::Usdc)
+    merchants::activate_merchant(&f.store, Utc::now(), &m.id, wallet, stablepay_domain::merchant::Token::Usdc)
         .await
         .unwrap();
     let m = f.store_merchant(&m.id).await;
     let mut ids = Vec::new();
     for n in 0..3u8 {
         let input = CheckoutInput { amount: Some(d("5")), ..Default::default() };
-        let agg = f.billing().create_checkout(&m, &live(&m), input).await.unwrap();
+        let agg = f.invoices().create_checkout(&m, &live(&m), input).await.unwrap();
         let session = agg.sessions[0].id.clone();
-        ids.push(f.billing().submit_payment(&session, &hash(20 + n)).await.unwrap().id);
+        ids.push(f.invoices().submit_payment(&session, &hash(20 + n)).await.unwrap().id);
     }
     // One stays detected; two were seen in blocks 100 and 200.
     for (id, block) in [(&ids[1], 100), (&ids[2], 200)] {
@@ -377,14 +377,14 @@ async fn creations_number_in_their_transaction() {
     };
     let mut numbers = Vec::new();
     for n in 0..3 {
-        let agg = f.billing().create_invoice(&a, &test(&a), draft(&format!("item {n}")), true, false).await.unwrap();
+        let agg = f.invoices().create_invoice(&a, &test(&a), draft(&format!("item {n}")), true, false).await.unwrap();
         assert_eq!(agg.invoice.collection_state, CollectionState::Open);
         assert_eq!(agg.invoice.status, LifecycleStatus::Pending);
         numbers.push(agg.invoice.number.unwrap());
     }
     assert_eq!(numbers, ["INV-000001", "INV-000002", "INV-000003"]);
     // A draft takes no number, and the other mode has its own sequence.
-    let draft_only = f.billing().create_invoice(&a, &test(&a), draft("later"), false, false).await.unwrap();
+    let draft_only = f.invoices().create_invoice(&a, &test(&a), draft("later"), false, false).await.unwrap();
     assert_eq!(draft_only.invoice.number, None);
     let issued = f.store.list_events(&test(&a), Some(EventType::InvoiceIssued), &page()).await.unwrap();
     assert_eq!(issued.items.len(), 3);
@@ -402,7 +402,7 @@ async fn creations_number_in_their_transaction() {
     f.db.query(&format!("SELECT setval('invoice_numbers.\"{}_test\"', 999998)", a.id.as_str())).await;
     assert_eq!(f.checkout(&a, "1").await.invoice.number.as_deref(), Some("INV-999999"));
     assert_eq!(
-        f.billing().create_invoice(&a, &test(&a), draft("big"), true, false).await.unwrap().invoice.number,
+        f.invoices().create_invoice(&a, &test(&a), draft("big"), true, false).await.unwrap().invoice.number,
         Some(stablepay_domain::invoice::model::Invoice::format_number("INV", 1_000_000))
     );
     assert_eq!(f.checkout(&a, "1").await.invoice.number.as_deref(), Some("INV-1000001"));
@@ -514,7 +514,7 @@ async fn payment_links_are_scoped_locked_and_reserved_once() {
 
     // Paid: the reservation reads as paid, the link as completed, at any time.
     let pay = TestPaymentInput { amount: None, transaction_hash: None, succeed: true };
-    f.billing().pay_test(&test(&a), &created.checkout_session_id, pay).await.unwrap();
+    f.invoices().pay_test(&test(&a), &created.checkout_session_id, pay).await.unwrap();
     let done = f.store.get_link(&test(&a), &link.id).await.unwrap();
     assert!(done.reservation.as_ref().unwrap().paid);
     let scope_a = test(&a);

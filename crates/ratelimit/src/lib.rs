@@ -17,7 +17,8 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use stablepay_domain::Error;
-use stablepay_domain::ratelimit::{Policy, RateLimiter, Verdict};
+use stablepay_domain::ports::RateLimiter;
+use stablepay_domain::ratelimit::{Policy, Verdict};
 
 /// A limiter whose failures let requests through.
 pub struct FailOpen<L> {

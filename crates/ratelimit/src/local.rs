@@ -12,7 +12,8 @@ use governor::middleware::StateInformationMiddleware;
 use governor::state::keyed::DefaultKeyedStateStore;
 use governor::{Quota, RateLimiter as Governor};
 use stablepay_domain::Error;
-use stablepay_domain::ratelimit::{Policy, RateLimiter, Verdict};
+use stablepay_domain::ports::RateLimiter;
+use stablepay_domain::ratelimit::{Policy, Verdict};
 
 type Keyed = Governor<String, DefaultKeyedStateStore<String>, DefaultClock, StateInformationMiddleware>;
 

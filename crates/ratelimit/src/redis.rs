@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use stablepay_domain::Error;
-use stablepay_domain::ratelimit::{Policy, RateLimiter, Verdict};
+use stablepay_domain::ports::RateLimiter;
+use stablepay_domain::ratelimit::{Policy, Verdict};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 

@@ -12,11 +12,11 @@ use crate::email::ports::{EmailStore, Mailer};
 use crate::error::Error;
 use crate::invoice::aggregate::{InvoiceAggregate, InvoiceChange, InvoiceKey};
 use crate::invoice::collection::CollectionState;
-use crate::invoice::document::{InvoiceDocument, InvoiceRenderer};
+use crate::invoice::document::InvoiceDocument;
 use crate::invoice::model::{Activity, ActivityAction, Actor, Invoice};
-use crate::invoice::ports::InvoiceStore;
+use crate::invoice::ports::{InvoiceRenderer, InvoiceStore};
+use crate::merchant::ports::MerchantStore;
 use crate::mode::Scope;
-use crate::ports::MerchantStore;
 
 /// Times a use case reloads an invoice that changed under it.
 const MAX_TRIES: usize = 8;
@@ -312,15 +312,14 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     use super::*;
-    use crate::billing::input::CheckoutInput;
     use crate::clock::MockClock;
     use crate::email::ports::{MailError, MockEmailStore, MockMailer};
     use crate::ids::MerchantId;
-    use crate::invoice::document::MockInvoiceRenderer;
-    use crate::invoice::ports::MockInvoiceStore;
-    use crate::merchant::{ChainSettings, Merchant, MerchantStatus};
+    use crate::invoice::input::CheckoutInput;
+    use crate::invoice::ports::{MockInvoiceRenderer, MockInvoiceStore};
+    use crate::merchant::model::{ChainSettings, Merchant, MerchantStatus};
+    use crate::merchant::ports::MockMerchantStore;
     use crate::money::Decimal6;
-    use crate::ports::MockMerchantStore;
     use crate::testing::SeqCrypto;
 
     fn now() -> DateTime<Utc> {
@@ -342,7 +341,7 @@ mod tests {
             customer_email: Some("ada@example.com".into()),
             ..Default::default()
         };
-        let change = crate::billing::decide_checkout(
+        let change = crate::invoice::service::decide_checkout(
             &SeqCrypto::default(),
             &ChainSettings::default(),
             &merchant(),

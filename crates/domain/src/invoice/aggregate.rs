@@ -4,13 +4,13 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::checkout::CheckoutSession;
 use crate::crypto::Crypto;
-use crate::event::{Event, EventData, EventType};
+use crate::event::model::{Event, EventData, EventType};
 use crate::ids::{CheckoutSessionId, EventId, InvoiceId, PaymentId, PublicToken};
+use crate::invoice::checkout::CheckoutSession;
 use crate::invoice::model::Invoice;
+use crate::invoice::payment::Payment;
 use crate::invoice::snapshot;
-use crate::payment::Payment;
 
 /// How an invoice is addressed by a merchant.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 //! ours where the spec says "not shown", and are documented in `docs/api.md`.
 
 use crate::error::Error;
-use crate::event::EventType;
+use crate::event::model::EventType;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 /// What can still be collected on an invoice (the spec's `collectionState`); [`transition`] is its
@@ -149,10 +149,11 @@ pub fn transition(from: CollectionState, trigger: CollectionTrigger) -> Result<C
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use CollectionState as S;
     use CollectionTrigger as T;
     use EventType as E;
+
+    use super::*;
 
     const PART: T = T::PaymentCredited { remaining_zero: false, over: false };
     const FULL: T = T::PaymentCredited { remaining_zero: true, over: false };

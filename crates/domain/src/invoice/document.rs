@@ -1,6 +1,5 @@
 //! An invoice as a document a customer receives (the PDF), and the port that renders it.
 
-use crate::error::Error;
 use crate::invoice::model::Invoice;
 
 /// What an invoice document shows: the invoice, who sends it, and where it can be paid.
@@ -14,11 +13,4 @@ pub struct InvoiceDocument {
     pub merchant_website: Option<String>,
     /// The hosted invoice page (also drawn as a QR code).
     pub hosted_url: Option<String>,
-}
-
-/// Renders invoice documents. Rendering is CPU work: callers run it off the async workers.
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
-pub trait InvoiceRenderer: Send + Sync {
-    /// The PDF bytes. Errors: `InvoicePdfUnavailable` (a draft, or what cannot be rendered).
-    fn render_pdf(&self, document: &InvoiceDocument) -> Result<Vec<u8>, Error>;
 }

@@ -130,9 +130,10 @@ pub fn transition(from: LifecycleStatus, trigger: LifecycleTrigger) -> Result<Li
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use LifecycleStatus as S;
     use LifecycleTrigger as T;
+
+    use super::*;
 
     #[test]
     fn allowed() {

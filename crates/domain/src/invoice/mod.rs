@@ -1,17 +1,28 @@
-//! Invoices: the entity and its commercial fields (`model`), money math (`totals`), the
-//! collectionState and lifecycle-status machines, the field rules (`validate`), event
-//! snapshots, the aggregate and its atomic change (`aggregate`), the store port (`ports`), and
-//! the invoice as a document with its renderer port (`document`).
+//! Invoices, their checkout sessions and payments: the invoice core.
+//!
+//! - Model: the invoice and its commercial fields (`model`), money math (`totals`), the
+//!   `collectionState` machine (`collection`) and the lifecycle-status machine (`lifecycle`),
+//!   the field rules (`validate`), checkout sessions (`checkout`), payments and their status
+//!   machine (`payment`), event snapshots (`snapshot`), the aggregate and its atomic change
+//!   (`aggregate`), the invoice as a document (`document`), and what the use cases take
+//!   (`input`).
+//! - Ports: the invoice store and the document renderer (`ports`).
+//! - Use cases: [`service::Invoices`] (create, edit, issue, collect, pay, credit, close, the
+//!   time-based work and the reads), each a load, a pure decision and an atomic save.
 //!
 //! Inside the crate, modules import from these files directly; the re-exports below are the
 //! public paths for adapters and admin tooling.
 
 pub mod aggregate;
+pub mod checkout;
 pub mod collection;
 pub mod document;
+pub mod input;
 pub mod lifecycle;
 pub mod model;
+pub mod payment;
 pub mod ports;
+pub mod service;
 pub mod snapshot;
 pub mod totals;
 pub mod validate;

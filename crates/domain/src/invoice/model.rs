@@ -5,11 +5,11 @@ use chrono::{DateTime, Utc};
 use crate::ids::{InvoiceId, PaymentId, PublicToken, RefundReferenceId};
 use crate::invoice::collection::CollectionState;
 use crate::invoice::lifecycle::LifecycleStatus;
+use crate::invoice::payment::TxHash;
 use crate::invoice::totals::{Discount, Totals};
-use crate::merchant::{Token, WalletAddress};
+use crate::merchant::model::{Token, WalletAddress};
 use crate::mode::Scope;
 use crate::money::{Amount, Quantity};
-use crate::payment::TxHash;
 use crate::url::HttpUrl;
 
 /// The largest metadata, in bytes of its compact JSON text.

@@ -7,9 +7,10 @@ use crate::error::Error;
 use crate::ids::{InvoiceId, MerchantId, PaymentId};
 use crate::invoice::aggregate::{InvoiceAggregate, InvoiceChange, InvoiceKey, PublicRef};
 use crate::invoice::collection::CollectionState;
+use crate::invoice::document::InvoiceDocument;
+use crate::invoice::payment::{Payment, TxHash};
 use crate::mode::Scope;
 use crate::page::{Page, PageRequest};
-use crate::payment::{Payment, TxHash};
 
 /// Invoices with their checkout sessions and payments (one aggregate, saved atomically with
 /// its events). Every method but [`InvoiceStore::load_public`] and
@@ -85,4 +86,11 @@ pub trait InvoiceStore: Send + Sync {
     /// Sets the merchant's test clock back to the real time (offset 0). Errors:
     /// `NotFound(Merchant)`.
     async fn reset_test_clock(&self, merchant: &MerchantId) -> Result<(), Error>;
+}
+
+/// Renders invoice documents. Rendering is CPU work: callers run it off the async workers.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+pub trait InvoiceRenderer: Send + Sync {
+    /// The PDF bytes. Errors: `InvoicePdfUnavailable` (a draft, or what cannot be rendered).
+    fn render_pdf(&self, document: &InvoiceDocument) -> Result<Vec<u8>, Error>;
 }

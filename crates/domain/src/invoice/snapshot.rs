@@ -1,8 +1,8 @@
 //! Event data: snapshots of an invoice or a payment at emission time.
 
-use crate::event::EventData;
+use crate::event::model::EventData;
 use crate::invoice::model::Invoice;
-use crate::payment::Payment;
+use crate::invoice::payment::Payment;
 
 fn s(v: impl ToString) -> EventData {
     EventData::string(v)

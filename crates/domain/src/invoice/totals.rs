@@ -97,8 +97,9 @@ pub fn compute_totals(lines: &[PricedLine], discount: Option<&Discount>, taxes: 
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use proptest::prelude::*;
+
+    use super::*;
 
     fn d(s: &str) -> Amount {
         Decimal6::parse(s).unwrap()

@@ -4,11 +4,11 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::checkout::{DEFAULT_EXPIRY_MINUTES, MAX_EXPIRY_MINUTES, MIN_EXPIRY_MINUTES};
 use crate::error::Error;
+use crate::invoice::checkout::{DEFAULT_EXPIRY_MINUTES, MAX_EXPIRY_MINUTES, MIN_EXPIRY_MINUTES};
 use crate::invoice::model::{InvoiceContent, InvoiceFields, MAX_METADATA_BYTES, Metadata, ReminderSchedule};
 use crate::invoice::totals::{PricedLine, Totals, compute_totals};
-use crate::merchant::Token;
+use crate::merchant::model::Token;
 use crate::money::Amount;
 
 /// A reminder schedule as given.

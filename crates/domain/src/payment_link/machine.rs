@@ -3,7 +3,7 @@
 //! that was paid), `expired` and `archived`. Duplicate creates a new link and changes nothing.
 
 use crate::error::Error;
-use crate::event::EventType;
+use crate::event::model::EventType;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 /// A payment link's state; [`transition`] is its state machine.
@@ -84,9 +84,10 @@ pub fn refusal(from: LinkState) -> Error {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use LinkState as S;
     use LinkTrigger as T;
+
+    use super::*;
 
     #[test]
     fn table() {

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 
 use crate::ids::{CheckoutSessionId, InvoiceId, PaymentLinkId, PublicToken};
 use crate::invoice::model::Metadata;
-use crate::merchant::Token;
+use crate::merchant::model::Token;
 use crate::mode::Scope;
 use crate::money::Amount;
 use crate::payment_link::machine::LinkState;

@@ -4,10 +4,10 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use crate::error::Error;
-use crate::event::Event;
+use crate::event::model::Event;
 use crate::ids::{PaymentLinkId, PublicToken};
 use crate::invoice::aggregate::InvoiceChange;
-use crate::merchant::Token;
+use crate::merchant::model::Token;
 use crate::mode::Scope;
 use crate::money::Amount;
 use crate::page::{Page, PageRequest};

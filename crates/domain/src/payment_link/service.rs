@@ -4,15 +4,16 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::billing::input::CheckoutInput;
 use crate::clock::Clock;
 use crate::crypto::Crypto;
 use crate::error::{Error, Resource};
-use crate::event::{Event, EventData, EventType};
+use crate::event::model::{Event, EventData, EventType};
 use crate::ids::{EventId, PaymentLinkId, PublicToken};
+use crate::invoice::input::CheckoutInput;
 use crate::invoice::model::{Customer, LinkRef};
 use crate::invoice::validate::{check_email, check_len};
-use crate::merchant::{ChainSettings, Merchant, MerchantStatus};
+use crate::merchant::model::{ChainSettings, Merchant, MerchantStatus};
+use crate::merchant::ports::MerchantStore;
 use crate::mode::Scope;
 use crate::money::Amount;
 use crate::page::{Page, PageRequest};
@@ -22,7 +23,6 @@ use crate::payment_link::model::{
 };
 use crate::payment_link::ports::{LinkFilter, PaymentLinkStore};
 use crate::payment_link::validate::{LinkInput, config};
-use crate::ports::MerchantStore;
 
 /// Times a use case reloads a link that changed under it before giving up.
 const MAX_ATTEMPTS: usize = 8;
@@ -302,12 +302,18 @@ impl PaymentLinks<'_> {
                 expires_in_minutes: Some(i64::from(CHECKOUT_MINUTES)),
             };
             checkout_input.customer_email = customer.as_ref().and_then(|c| c.email.clone());
-            let mut change =
-                crate::billing::decide_checkout(self.crypto, self.chain, &merchant, &link.scope, checkout_input, now)
-                    .map_err(|e| match e {
-                    Error::ActiveMerchantRequired | Error::AccountSuspended => Error::ModeUnavailable,
-                    other => other,
-                })?;
+            let mut change = crate::invoice::service::decide_checkout(
+                self.crypto,
+                self.chain,
+                &merchant,
+                &link.scope,
+                checkout_input,
+                now,
+            )
+            .map_err(|e| match e {
+                Error::ActiveMerchantRequired | Error::AccountSuspended => Error::ModeUnavailable,
+                other => other,
+            })?;
             {
                 let invoice = &mut change.aggregate.invoice;
                 invoice.fields.content.customer = customer;
@@ -432,15 +438,16 @@ mod tests {
     use chrono::Duration;
 
     use super::*;
+    use crate::Mode;
     use crate::clock::MockClock;
     use crate::ids::{InvoiceId, MerchantId};
-    use crate::merchant::MerchantStatus;
+    use crate::merchant::Token;
+    use crate::merchant::model::MerchantStatus;
+    use crate::merchant::ports::MockMerchantStore;
     use crate::money::Decimal6;
     use crate::payment_link::model::{Collect, LinkConfig};
     use crate::payment_link::ports::MockPaymentLinkStore;
-    use crate::ports::MockMerchantStore;
     use crate::testing::SeqCrypto;
-    use crate::{Mode, merchant::Token};
 
     fn now() -> DateTime<Utc> {
         DateTime::parse_from_rfc3339("2026-06-01T12:00:00Z").unwrap().with_timezone(&Utc)

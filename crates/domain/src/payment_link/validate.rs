@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use crate::error::Error;
 use crate::invoice::model::Metadata;
 use crate::invoice::validate::{check_len, check_metadata};
-use crate::merchant::{Merchant, Token};
+use crate::merchant::model::{Merchant, Token};
 use crate::mode::{Mode, Scope};
 use crate::money::{Amount, Decimal6};
 use crate::payment_link::model::{

@@ -72,11 +72,11 @@ pub fn conclude(attempt: &Attempt, schedule: &RetrySchedule, now: DateTime<Utc>)
 
 #[cfg(test)]
 mod tests {
+    use DeliveryStatus as S;
+    use DeliveryTrigger as T;
     use chrono::Duration;
 
     use super::*;
-    use DeliveryStatus as S;
-    use DeliveryTrigger as T;
 
     #[test]
     fn table() {

@@ -6,7 +6,7 @@ use std::fmt;
 use chrono::{DateTime, Duration, Utc};
 
 use crate::crypto::Crypto;
-use crate::event::EventType;
+use crate::event::model::EventType;
 use crate::ids::{EventId, WebhookDeliveryId, WebhookEndpointId, WebhookIncidentId};
 use crate::mode::Scope;
 use crate::url::HttpUrl;

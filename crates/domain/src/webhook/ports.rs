@@ -5,7 +5,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use crate::error::Error;
-use crate::event::{Event, EventType};
+use crate::event::model::{Event, EventType};
 use crate::ids::{EventId, WebhookDeliveryId, WebhookEndpointId, WebhookIncidentId};
 use crate::mode::Scope;
 use crate::page::{Page, PageRequest};

@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::event::{EventData, EventType};
+use crate::event::model::{EventData, EventType};
 use crate::mode::Scope;
 
 fn s(v: &str) -> EventData {

@@ -9,7 +9,7 @@ use chrono::{DateTime, Duration, Utc};
 use crate::clock::Clock;
 use crate::crypto::Crypto;
 use crate::error::{Error, Limit};
-use crate::event::{Event, EventType};
+use crate::event::model::{Event, EventType};
 use crate::ids::{EventId, WebhookDeliveryId, WebhookEndpointId, WebhookIncidentId};
 use crate::mode::Scope;
 use crate::page::{Page, PageRequest};
@@ -463,7 +463,7 @@ mod tests {
 
     use super::*;
     use crate::clock::MockClock;
-    use crate::event::EventData;
+    use crate::event::model::EventData;
     use crate::ids::MerchantId;
     use crate::mode::Mode;
     use crate::testing::SeqCrypto;

@@ -6,11 +6,12 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, get, post, web};
 use chrono::{DateTime, Utc};
 use maud::{Markup, PreEscaped, html};
-use stablepay_domain::billing::{InvoiceAggregate, PublicRef, TestPaymentInput};
-use stablepay_domain::checkout::{CheckoutSession, CheckoutStatus};
 use stablepay_domain::ids::CheckoutSessionId;
+use stablepay_domain::invoice::checkout::{CheckoutSession, CheckoutStatus};
+use stablepay_domain::invoice::input::TestPaymentInput;
+use stablepay_domain::invoice::payment::{Payment, PaymentStatus, TxHash};
+use stablepay_domain::invoice::{InvoiceAggregate, PublicRef};
 use stablepay_domain::money::Amount;
-use stablepay_domain::payment::{Payment, PaymentStatus, TxHash};
 use stablepay_domain::{Error, Mode, Resource};
 
 use super::{forbidden, money, not_found, page, same_origin, see_other, when};

@@ -6,10 +6,10 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, get, post, web};
 use maud::{Markup, html};
 use stablepay_domain::Error;
-use stablepay_domain::billing::{InvoiceAggregate, InvoiceKey, PublicRef};
 use stablepay_domain::ids::PublicToken;
 use stablepay_domain::invoice::collection::CollectionState;
 use stablepay_domain::invoice::totals::Discount;
+use stablepay_domain::invoice::{InvoiceAggregate, InvoiceKey, PublicRef};
 
 use super::{day, forbidden, money, not_found, page, plain, same_origin, see_other};
 use crate::error::ApiError;

@@ -2,8 +2,8 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, ResponseError, get, post, web};
-use stablepay_domain::billing::InvoiceKey;
 use stablepay_domain::ids::{CheckoutSessionId, PaymentId};
+use stablepay_domain::invoice::InvoiceKey;
 use stablepay_domain::{Error, Resource};
 
 use crate::auth::{AnyKey, SecretKey};

@@ -3,9 +3,10 @@
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, get, patch, post, web};
 use serde_json::Value;
-use stablepay_domain::billing::{CloseAction, InvoiceAggregate, InvoiceKey};
 use stablepay_domain::ids::InvoiceId;
 use stablepay_domain::invoice::collection::CollectionState;
+use stablepay_domain::invoice::input::CloseAction;
+use stablepay_domain::invoice::{InvoiceAggregate, InvoiceKey};
 use stablepay_domain::{Error, Resource};
 
 use crate::auth::{Caller, SecretKey};

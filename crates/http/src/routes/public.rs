@@ -4,9 +4,9 @@
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, get, post, web};
 use serde::{Deserialize, Serialize};
-use stablepay_domain::billing::{InvoiceAggregate, InvoiceKey, PublicRef};
 use stablepay_domain::ids::{CheckoutSessionId, PublicToken};
-use stablepay_domain::payment::TxHash;
+use stablepay_domain::invoice::payment::TxHash;
+use stablepay_domain::invoice::{InvoiceAggregate, InvoiceKey, PublicRef};
 use stablepay_domain::{Error, Resource};
 use utoipa::ToSchema;
 
@@ -231,7 +231,7 @@ crate::wire::envelope!(/// A public invoice.
 crate::wire::envelope!(/// A checkout opened from a public invoice.
     PublicCheckoutEnvelope, PublicCheckoutOut);
 
-fn public_checkout(base: &str, s: &stablepay_domain::checkout::CheckoutSession) -> PublicCheckoutOut {
+fn public_checkout(base: &str, s: &stablepay_domain::invoice::checkout::CheckoutSession) -> PublicCheckoutOut {
     PublicCheckoutOut {
         checkout_session_id: s.id.to_string(),
         checkout_url: format!("{base}/checkout/{}", s.id),

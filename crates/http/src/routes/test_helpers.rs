@@ -2,9 +2,9 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, get, post, web};
-use stablepay_domain::billing::TestPaymentInput;
 use stablepay_domain::ids::CheckoutSessionId;
-use stablepay_domain::payment::TxHash;
+use stablepay_domain::invoice::input::TestPaymentInput;
+use stablepay_domain::invoice::payment::TxHash;
 use stablepay_domain::{Error, Resource};
 
 use crate::auth::SecretTestKey;

@@ -6,7 +6,7 @@ use diesel::sql_types::{BigInt, Integer, Nullable, Text};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use stablepay_domain::clock::MAX_TEST_CLOCK_OFFSET_SECONDS;
 use stablepay_domain::ids::{InvoiceId, MerchantId, PaymentId};
-use stablepay_domain::payment::TxHash;
+use stablepay_domain::invoice::payment::TxHash;
 use stablepay_domain::{Error, Resource, Scope};
 
 use crate::error::db;

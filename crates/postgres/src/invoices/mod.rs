@@ -10,18 +10,18 @@ pub(crate) mod write;
 use async_trait::async_trait;
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
+use rows::PaymentRow;
 use stablepay_domain::ids::{InvoiceId, MerchantId, PaymentId};
 use stablepay_domain::invoice::aggregate::{InvoiceAggregate, InvoiceChange, InvoiceKey, PublicRef};
 use stablepay_domain::invoice::collection::CollectionState;
+use stablepay_domain::invoice::payment::{Payment, TxHash};
 use stablepay_domain::invoice::ports::InvoiceStore;
 use stablepay_domain::page::{Page, PageRequest};
-use stablepay_domain::payment::{Payment, TxHash};
 use stablepay_domain::{Error, Resource, Scope};
 
 use crate::PgStore;
 use crate::error::db;
 use crate::schema::payments;
-use rows::PaymentRow;
 
 #[async_trait]
 impl InvoiceStore for PgStore {

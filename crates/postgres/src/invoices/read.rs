@@ -5,12 +5,12 @@ use std::collections::HashMap;
 
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use stablepay_domain::checkout::CheckoutSession;
 use stablepay_domain::ids::{CheckoutSessionId, InvoiceId, PaymentId};
 use stablepay_domain::invoice::aggregate::{InvoiceAggregate, PublicRef};
+use stablepay_domain::invoice::checkout::CheckoutSession;
 use stablepay_domain::invoice::collection::CollectionState;
+use stablepay_domain::invoice::payment::Payment;
 use stablepay_domain::page::{Page, PageRequest};
-use stablepay_domain::payment::Payment;
 use stablepay_domain::{Error, Resource, Scope};
 
 use crate::error::db;

@@ -4,13 +4,13 @@
 use bigdecimal::BigDecimal;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use stablepay_domain::checkout::{CheckoutSession, CheckoutStatus};
 use stablepay_domain::ids::{CheckoutSessionId, InvoiceId, MerchantId, PaymentId, PublicToken};
+use stablepay_domain::invoice::checkout::{CheckoutSession, CheckoutStatus};
 use stablepay_domain::invoice::collection::CollectionState;
 use stablepay_domain::invoice::lifecycle::LifecycleStatus;
 use stablepay_domain::invoice::model::{Invoice, InvoiceKind};
+use stablepay_domain::invoice::payment::{BlockRef, FailureReason, Payment, PaymentStatus, TxHash};
 use stablepay_domain::merchant::{Token, WalletAddress};
-use stablepay_domain::payment::{BlockRef, FailureReason, Payment, PaymentStatus, TxHash};
 use stablepay_domain::url::HttpUrl;
 use stablepay_domain::{Error, Mode, Scope};
 

@@ -7,21 +7,22 @@
 //! (each step is idempotent: an attributed transfer finds its payment already recorded, an
 //! unattributed one its record).
 
-use crate::billing::Billing;
-use crate::chain::{LoggedTransfer, UnattributedTransfer, attribute};
+use crate::chain::model::{LoggedTransfer, UnattributedTransfer};
+use crate::chain::ports::FollowerStore;
+use crate::chain::verify::attribute;
 use crate::error::Error;
-use crate::event::{Event, EventType};
+use crate::event::model::{Event, EventType};
 use crate::ids::{EventId, PaymentId, UnattributedTransferId};
+use crate::invoice::payment::TxHash;
+use crate::invoice::service::Invoices;
 use crate::mode::{Mode, Scope};
-use crate::payment::TxHash;
-use crate::ports::WatchStore;
 
 /// At most this many blocks are scanned in one step.
 pub const MAX_BLOCKS_PER_SCAN: u64 = 500;
 
 /// What one step of following did.
 #[derive(Debug, Default, PartialEq)]
-pub struct WatchReport {
+pub struct FollowReport {
     /// The newest final block, as the chain answered it.
     pub final_head: Option<u64>,
     /// The last block scanned, if any.
@@ -32,22 +33,22 @@ pub struct WatchReport {
     pub unattributed: usize,
 }
 
-/// The follower over the billing use cases and its store.
-pub struct Watch<'a> {
-    /// The billing use cases that verify and credit what the follower finds.
-    pub billing: &'a Billing<'a>,
+/// The follower over the invoice use cases and its store.
+pub struct Follower<'a> {
+    /// The invoice use cases that verify and credit what the follower finds.
+    pub invoices: &'a Invoices<'a>,
     /// Where the follower keeps its position on the chain and the transfers it saw.
-    pub store: &'a dyn WatchStore,
+    pub store: &'a dyn FollowerStore,
 }
 
-impl Watch<'_> {
+impl Follower<'_> {
     /// Scans the next range of final blocks. The first step starts at the current final block:
     /// transfers made before the service watched are not searched for.
-    pub async fn follow(&self) -> Result<WatchReport, Error> {
-        let b = self.billing;
+    pub async fn follow(&self) -> Result<FollowReport, Error> {
+        let b = self.invoices;
         let chain_id = b.settings.chain_id;
         let head = b.chain.final_head().await?;
-        let mut report = WatchReport { final_head: Some(head), ..WatchReport::default() };
+        let mut report = FollowReport { final_head: Some(head), ..FollowReport::default() };
         let Some(from) = self.store.scan_cursor(chain_id).await? else {
             self.store.move_cursor(chain_id, None, head.saturating_add(1)).await?;
             return Ok(report);
@@ -56,7 +57,7 @@ impl Watch<'_> {
             return Ok(report);
         }
         let to = head.min(from.saturating_add(MAX_BLOCKS_PER_SCAN - 1));
-        let wallets = self.store.watched_wallets().await?;
+        let wallets = self.store.live_settlement_wallets().await?;
         if !wallets.is_empty() {
             let tokens = [b.settings.usdc.clone(), b.settings.usdt.clone()];
             for logged in b.chain.transfers(from, to, &tokens, &wallets).await? {
@@ -68,8 +69,8 @@ impl Watch<'_> {
         Ok(report)
     }
 
-    async fn handle(&self, logged: &LoggedTransfer, report: &mut WatchReport) -> Result<(), Error> {
-        let b = self.billing;
+    async fn handle(&self, logged: &LoggedTransfer, report: &mut FollowReport) -> Result<(), Error> {
+        let b = self.invoices;
         if self.store.live_payment_exists(b.settings.chain_id, &logged.tx_hash).await? {
             // Reported by the customer (or an earlier log of the same transaction): verified
             // as that payment, which sums every transfer of the transaction to the wallet.

@@ -1,11 +1,11 @@
-//! What the billing use cases take and answer, besides the aggregate itself.
+//! What the invoice use cases take and answer, besides the aggregate itself.
 
 use crate::ids::{CheckoutSessionId, PaymentId};
 use crate::invoice::aggregate::InvoiceAggregate;
 use crate::invoice::model::Metadata;
-use crate::merchant::WalletAddress;
+use crate::invoice::payment::TxHash;
+use crate::merchant::model::WalletAddress;
 use crate::money::Amount;
-use crate::payment::TxHash;
 use crate::url::HttpUrl;
 
 /// Longest close reason, in UTF-8 bytes.

@@ -12,18 +12,19 @@ use std::cmp::Ordering;
 
 use chrono::{DateTime, Duration, Utc};
 
-use crate::chain::{Expected, Observation, ObservedTransaction, TokenTransfer, Verdict, verify};
-use crate::checkout::{CheckoutSession, CheckoutStatus};
+use crate::chain::model::{Observation, ObservedTransaction, TokenTransfer};
+use crate::chain::verify::{Expected, Verdict, verify};
 use crate::crypto::Crypto;
 use crate::error::{Error, Limit, Resource};
-use crate::event::EventType;
+use crate::event::model::EventType;
 use crate::ids::{CheckoutSessionId, PaymentId};
 use crate::invoice::aggregate::{Decision, InvoiceAggregate, InvoiceChange};
+use crate::invoice::checkout::{CheckoutSession, CheckoutStatus};
 use crate::invoice::collection::{self, CollectionTrigger};
 use crate::invoice::lifecycle::{self, Coverage, LifecycleStatus, LifecycleTrigger};
 use crate::invoice::model::{ActivityAction, Actor, MAX_PAYMENT_RECORDS};
+use crate::invoice::payment::{self as pay, BlockRef, FailureReason, Payment, PaymentStatus, PaymentTrigger, TxHash};
 use crate::money::Amount;
-use crate::payment::{self as pay, BlockRef, FailureReason, Payment, PaymentStatus, PaymentTrigger, TxHash};
 
 /// Where an attempt comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -9,10 +9,10 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use stablepay_domain::chain::{LoggedTransfer, OpenCheckout, TokenTransfer, UnattributedReason, UnattributedTransfer};
 use stablepay_domain::event::Event;
 use stablepay_domain::ids::{CheckoutSessionId, MerchantId, UnattributedTransferId};
+use stablepay_domain::invoice::payment::{BlockRef, TxHash};
 use stablepay_domain::merchant::{Token, WalletAddress};
 use stablepay_domain::page::{Page, PageRequest};
-use stablepay_domain::payment::{BlockRef, TxHash};
-use stablepay_domain::ports::WatchStore;
+use stablepay_domain::ports::FollowerStore;
 use stablepay_domain::{Error, Mode, Scope};
 
 use crate::PgStore;
@@ -99,7 +99,7 @@ impl UnattributedRow {
 }
 
 #[async_trait]
-impl WatchStore for PgStore {
+impl FollowerStore for PgStore {
     async fn scan_cursor(&self, chain_id: u64) -> Result<Option<u64>, Error> {
         let mut conn = self.conn().await?;
         let next: Option<i64> = chain_cursors::table
@@ -133,7 +133,7 @@ impl WatchStore for PgStore {
         Ok(moved == 1)
     }
 
-    async fn watched_wallets(&self) -> Result<Vec<WalletAddress>, Error> {
+    async fn live_settlement_wallets(&self) -> Result<Vec<WalletAddress>, Error> {
         let mut conn = self.conn().await?;
         let wallets: Vec<Option<String>> = merchants::table
             .filter(merchants::live_wallet.is_not_null())

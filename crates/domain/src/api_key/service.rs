@@ -2,12 +2,14 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::api_key::{ApiKeySecret, Principal};
+use crate::api_key::model::{ApiKey, ApiKeySecret, KeyType, Principal};
+use crate::api_key::ports::ApiKeyStore;
 use crate::crypto::Crypto;
 use crate::error::Error;
-use crate::merchant::MerchantStatus;
-use crate::mode::Scope;
-use crate::ports::ApiKeyStore;
+use crate::ids::{ApiKeyId, MerchantId};
+use crate::merchant::model::MerchantStatus;
+use crate::merchant::ports::MerchantStore;
+use crate::mode::{Mode, Scope};
 
 /// Authenticates a presented key.
 ///
@@ -32,8 +34,9 @@ pub async fn authenticate(
     if found.merchant.status == MerchantStatus::Suspended {
         return Err(Error::AccountSuspended);
     }
-    let record_use =
-        key.last_used_at.is_none_or(|at| (now - at).num_seconds() >= crate::api_key::LAST_USED_PRECISION_SECONDS);
+    let record_use = key
+        .last_used_at
+        .is_none_or(|at| (now - at).num_seconds() >= crate::api_key::model::LAST_USED_PRECISION_SECONDS);
     Ok(Principal {
         record_use,
         scope: Scope::new(key.merchant_id, key.mode),
@@ -44,16 +47,60 @@ pub async fn authenticate(
     })
 }
 
+/// A merchant's keys (every mode and type, revoked ones included), oldest first. Errors:
+/// `NotFound(Merchant)`.
+pub async fn list_api_keys(
+    merchants: &dyn MerchantStore,
+    keys: &dyn ApiKeyStore,
+    merchant_id: &MerchantId,
+) -> Result<Vec<ApiKey>, Error> {
+    merchants.get_merchant(merchant_id).await?;
+    keys.list_keys(merchant_id).await
+}
+
+/// Creates a key and returns its record with the plaintext (shown once, never stored).
+/// Errors: `NotFound(Merchant)`.
+pub async fn create_api_key(
+    store: &dyn ApiKeyStore,
+    crypto: &dyn Crypto,
+    now: DateTime<Utc>,
+    merchant_id: &MerchantId,
+    mode: Mode,
+    key_type: KeyType,
+) -> Result<(ApiKey, ApiKeySecret), Error> {
+    let secret = ApiKeySecret::generate(crypto, mode, key_type);
+    let key = ApiKey {
+        id: ApiKeyId::generate(crypto),
+        merchant_id: merchant_id.clone(),
+        mode,
+        key_type,
+        digest: secret.digest(crypto),
+        display_prefix: secret.display_prefix(),
+        created_at: now,
+        expires_at: None,
+        revoked_at: None,
+        last_used_at: None,
+    };
+    store.insert_key(&key).await?;
+    Ok((key, secret))
+}
+
+/// Revokes a key (idempotent). Errors: `NotFound(ApiKey)`.
+pub async fn revoke_api_key(store: &dyn ApiKeyStore, now: DateTime<Utc>, id: &ApiKeyId) -> Result<(), Error> {
+    store.revoke_key(id, now).await
+}
+
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::api_key::{ApiKey, KeyLookup, KeyType};
-    use crate::ids::{ApiKeyId, MerchantId};
-    use crate::merchant::Merchant;
-    use crate::mode::Mode;
-    use crate::ports::MockApiKeyStore;
-    use crate::testing::SeqCrypto;
     use chrono::TimeZone;
+
+    use super::*;
+    use crate::api_key::model::{ApiKey, KeyLookup, KeyType};
+    use crate::api_key::ports::MockApiKeyStore;
+    use crate::ids::{ApiKeyId, MerchantId};
+    use crate::merchant::model::Merchant;
+    use crate::mode::Mode;
+    use crate::testing::SeqCrypto;
 
     fn now() -> DateTime<Utc> {
         Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).single().unwrap()
@@ -120,5 +167,18 @@ mod tests {
         let suspended =
             Some(KeyLookup { key: good, merchant: merchant(MerchantStatus::Suspended), test_clock_offset_seconds: 0 });
         assert_eq!(run(suspended, &secret).await, Err(Error::AccountSuspended));
+    }
+
+    #[tokio::test]
+    async fn keys_store_only_the_digest() {
+        let crypto = SeqCrypto::default();
+        let mut store = MockApiKeyStore::new();
+        store.expect_insert_key().times(1).returning(|_| Ok(()));
+        let id = MerchantId::from_trusted("mer_1".into());
+        let (key, secret) =
+            create_api_key(&store, &crypto, Utc::now(), &id, Mode::Live, KeyType::Publishable).await.unwrap();
+        assert!(secret.reveal().starts_with("pk_live_"));
+        assert_eq!(key.digest, secret.digest(&crypto));
+        assert_eq!(key.display_prefix, &secret.reveal()[..12]);
     }
 }

@@ -4,11 +4,11 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::checkout::{CheckoutSession, CheckoutStatus};
 use crate::crypto::Crypto;
 use crate::error::Error;
-use crate::event::EventType;
+use crate::event::model::EventType;
 use crate::invoice::aggregate::{Decision, InvoiceAggregate, InvoiceChange};
+use crate::invoice::checkout::{CheckoutSession, CheckoutStatus};
 use crate::invoice::collection::{self, CollectionTrigger};
 use crate::invoice::lifecycle::{self, LifecycleStatus, LifecycleTrigger};
 use crate::invoice::model::{ActivityAction, Actor};

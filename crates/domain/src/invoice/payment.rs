@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use crate::crypto::Crypto;
 use crate::error::Error;
 use crate::ids::{CheckoutSessionId, InvoiceId, PaymentId};
-use crate::merchant::WalletAddress;
+use crate::merchant::model::WalletAddress;
 use crate::mode::Scope;
 use crate::money::Amount;
 
@@ -238,9 +238,10 @@ pub enum PaymentTrigger {
 /// `(status, trigger) -> status` or a refusal (`INVOICE_TRANSITION_GUARD_FAILED`; a terminal
 /// payment never changes).
 pub fn transition(from: PaymentStatus, trigger: PaymentTrigger) -> Result<PaymentStatus, Error> {
+    use std::cmp::Ordering::*;
+
     use PaymentStatus as S;
     use PaymentTrigger as T;
-    use std::cmp::Ordering::*;
     match (from, trigger) {
         (S::Detected, T::VerificationStarted) => Ok(S::Validating),
         (S::Validating, T::Reorganized) => Ok(S::Detected),
@@ -258,10 +259,12 @@ pub fn transition(from: PaymentStatus, trigger: PaymentTrigger) -> Result<Paymen
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::cmp::Ordering::*;
+
     use PaymentStatus as S;
     use PaymentTrigger as T;
-    use std::cmp::Ordering::*;
+
+    use super::*;
 
     #[test]
     fn table() {

@@ -11,7 +11,7 @@ use chrono::{DateTime, Utc};
 
 use crate::crypto::Crypto;
 use crate::ids::{ApiKeyId, MerchantId, random_base62};
-use crate::merchant::Merchant;
+use crate::merchant::model::Merchant;
 use crate::mode::{Mode, Scope};
 
 /// Length of the random part of a key.

@@ -1,20 +1,21 @@
+use chrono::Duration;
+
 use super::*;
-use crate::chain::{MockChain, Observation, ObservedTransaction, TokenTransfer};
-use crate::checkout::CheckoutStatus;
+use crate::chain::model::{Observation, ObservedTransaction, TokenTransfer};
+use crate::chain::ports::MockChain;
 use crate::clock::MockClock;
-use crate::event::EventType;
+use crate::event::model::EventType;
 use crate::ids::MerchantId;
 use crate::invoice::aggregate::{ChangeKind, InvoiceChange};
+use crate::invoice::checkout::CheckoutStatus;
 use crate::invoice::collection::CollectionState;
 use crate::invoice::lifecycle::LifecycleStatus;
 use crate::invoice::model::{ActivityAction, Actor};
+use crate::invoice::payment::{BlockRef, FailureReason, PaymentStatus, TxHash};
 use crate::invoice::ports::MockInvoiceStore;
-use crate::merchant::{ChainSettings, MerchantStatus, WalletAddress};
+use crate::merchant::model::{ChainSettings, MerchantStatus, WalletAddress};
 use crate::money::{Amount, Decimal6};
-use crate::payment::{BlockRef, TxHash};
-use crate::payment::{FailureReason, PaymentStatus};
 use crate::testing::SeqCrypto;
-use chrono::Duration;
 
 fn d(s: &str) -> Amount {
     Decimal6::parse(s).unwrap()
@@ -156,9 +157,9 @@ fn partial_then_full_payment() {
     let events = change.finalize(None);
     assert_eq!(change.aggregate.invoice.number.as_deref(), Some("INV-000007"));
     // invoice.paid data carries every credited payment id.
-    let crate::event::EventData::Map(pairs) = &events[0].data else { panic!() };
+    let crate::event::model::EventData::Map(pairs) = &events[0].data else { panic!() };
     let ids = pairs.iter().find(|(k, _)| k == "creditedPaymentIds").unwrap();
-    assert!(matches!(&ids.1, crate::event::EventData::List(l) if l.len() == 2));
+    assert!(matches!(&ids.1, crate::event::model::EventData::List(l) if l.len() == 2));
 }
 
 #[test]
@@ -382,8 +383,8 @@ async fn a_concurrent_change_is_reloaded_and_retried() {
         );
     let chain = MockChain::new();
     let settings = ChainSettings::default();
-    let billing = Billing { store: &store, crypto: &crypto, clock: &clock, chain: &chain, settings: &settings };
-    let out = billing
+    let invoices = Invoices { store: &store, crypto: &crypto, clock: &clock, chain: &chain, settings: &settings };
+    let out = invoices
         .close(&scope(), &InvoiceKey::Id(agg.invoice.id.clone()), CloseAction::Void, "customer left")
         .await
         .unwrap();
@@ -391,7 +392,7 @@ async fn a_concurrent_change_is_reloaded_and_retried() {
     assert_eq!(out.sessions[0].status, CheckoutStatus::Cancelled);
     // A blank reason is refused before anything is loaded.
     let err =
-        billing.close(&scope(), &InvoiceKey::Id(agg.invoice.id.clone()), CloseAction::Void, "  ").await.unwrap_err();
+        invoices.close(&scope(), &InvoiceKey::Id(agg.invoice.id.clone()), CloseAction::Void, "  ").await.unwrap_err();
     assert_eq!(err.field(), Some("reason"));
 }
 
@@ -412,9 +413,9 @@ async fn a_hash_credited_elsewhere_is_recorded_as_a_duplicate() {
     });
     let chain = MockChain::new();
     let settings = ChainSettings::default();
-    let billing = Billing { store: &store, crypto: &crypto, clock: &clock, chain: &chain, settings: &settings };
+    let invoices = Invoices { store: &store, crypto: &crypto, clock: &clock, chain: &chain, settings: &settings };
     let input = TestPaymentInput { amount: None, transaction_hash: Some(tx(3)), succeed: true };
-    let (payment, saved) = billing.pay_test(&scope(), &agg.sessions[0].id, input).await.unwrap();
+    let (payment, saved) = invoices.pay_test(&scope(), &agg.sessions[0].id, input).await.unwrap();
     assert_eq!(payment.status, PaymentStatus::Duplicate);
     assert_eq!(saved.invoice.customer_amount_paid, Amount::zero());
 }
@@ -476,11 +477,11 @@ async fn a_stopping_worker_gives_back_the_leases_it_did_not_use() {
     let expected = ids.clone();
     store.expect_release_due().times(1).withf(move |items| items == expected.as_slice()).returning(|_| Ok(()));
     let (clock, chain, settings) = (MockClock::new(), MockChain::new(), ChainSettings::default());
-    let billing = Billing { store: &store, crypto: &crypto, clock: &clock, chain: &chain, settings: &settings };
+    let invoices = Invoices { store: &store, crypto: &crypto, clock: &clock, chain: &chain, settings: &settings };
     // The stop comes after the claim, before the first invoice: all three go back, none is run.
     let calls = std::sync::atomic::AtomicUsize::new(0);
     let stop = || calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= 1;
-    let report = billing.run_due_until(None, 10, &stop).await.unwrap();
+    let report = invoices.run_due_until(None, 10, &stop).await.unwrap();
     assert_eq!(report.changed, 0);
     assert!(report.failed.is_empty());
 }

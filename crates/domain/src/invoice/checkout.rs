@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::ids::{CheckoutSessionId, InvoiceId};
-use crate::merchant::{Token, WalletAddress};
+use crate::merchant::model::{Token, WalletAddress};
 use crate::mode::Scope;
 use crate::money::Amount;
 use crate::url::HttpUrl;

@@ -5,10 +5,6 @@
 //! `RateLimiter` port keeps one budget per policy and key (in this process, or shared through
 //! Redis by several replicas); [`gcra`] is the rule both adapters follow.
 
-use async_trait::async_trait;
-
-use crate::error::Error;
-
 /// A quota: `quota` requests per `window_seconds` for each key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Policy {
@@ -64,15 +60,6 @@ pub fn gcra(policy: &Policy, now_ms: i64, tat_ms: Option<i64>) -> (Verdict, i64)
     let verdict =
         Verdict { allowed: true, remaining, reset_seconds: seconds(new_tat - now_ms), retry_after_seconds: 0 };
     (verdict, new_tat)
-}
-
-/// Keeps the budgets.
-#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
-#[async_trait]
-pub trait RateLimiter: Send + Sync {
-    /// Counts one request of `key` against `policy`. Errors: `Unavailable` when the budgets
-    /// cannot be reached (callers let the request through).
-    async fn check(&self, policy: &Policy, key: &str) -> Result<Verdict, Error>;
 }
 
 #[cfg(test)]

@@ -2,13 +2,11 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::api_key::{ApiKey, ApiKeySecret, KeyType};
 use crate::crypto::Crypto;
 use crate::error::Error;
-use crate::ids::{ApiKeyId, MerchantId};
-use crate::merchant::{LiveSettlement, Merchant, MerchantStatus, Token, WalletAddress};
-use crate::mode::Mode;
-use crate::ports::{ApiKeyStore, MerchantStore};
+use crate::ids::MerchantId;
+use crate::merchant::model::{LiveSettlement, Merchant, MerchantStatus, Token, WalletAddress};
+use crate::merchant::ports::MerchantStore;
 use crate::url::HttpUrl;
 
 /// Longest merchant name, in UTF-8 bytes.
@@ -101,53 +99,10 @@ pub async fn list_merchants(store: &dyn MerchantStore) -> Result<Vec<Merchant>, 
     store.list_merchants().await
 }
 
-/// A merchant's keys (every mode and type, revoked ones included), oldest first. Errors:
-/// `NotFound(Merchant)`.
-pub async fn list_api_keys(
-    merchants: &dyn MerchantStore,
-    keys: &dyn ApiKeyStore,
-    merchant_id: &MerchantId,
-) -> Result<Vec<ApiKey>, Error> {
-    merchants.get_merchant(merchant_id).await?;
-    keys.list_keys(merchant_id).await
-}
-
-/// Creates a key and returns its record with the plaintext (shown once, never stored).
-/// Errors: `NotFound(Merchant)`.
-pub async fn create_api_key(
-    store: &dyn ApiKeyStore,
-    crypto: &dyn Crypto,
-    now: DateTime<Utc>,
-    merchant_id: &MerchantId,
-    mode: Mode,
-    key_type: KeyType,
-) -> Result<(ApiKey, ApiKeySecret), Error> {
-    let secret = ApiKeySecret::generate(crypto, mode, key_type);
-    let key = ApiKey {
-        id: ApiKeyId::generate(crypto),
-        merchant_id: merchant_id.clone(),
-        mode,
-        key_type,
-        digest: secret.digest(crypto),
-        display_prefix: secret.display_prefix(),
-        created_at: now,
-        expires_at: None,
-        revoked_at: None,
-        last_used_at: None,
-    };
-    store.insert_key(&key).await?;
-    Ok((key, secret))
-}
-
-/// Revokes a key (idempotent). Errors: `NotFound(ApiKey)`.
-pub async fn revoke_api_key(store: &dyn ApiKeyStore, now: DateTime<Utc>, id: &ApiKeyId) -> Result<(), Error> {
-    store.revoke_key(id, now).await
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ports::{MockApiKeyStore, MockMerchantStore};
+    use crate::merchant::ports::MockMerchantStore;
     use crate::testing::SeqCrypto;
 
     #[tokio::test]
@@ -199,25 +154,12 @@ mod tests {
         let mut store = MockMerchantStore::new();
         store
             .expect_get_merchant()
-            .returning(|_| Ok(crate::testing::merchant(crate::merchant::MerchantStatus::Suspended, Utc::now())));
+            .returning(|_| Ok(crate::testing::merchant(crate::merchant::model::MerchantStatus::Suspended, Utc::now())));
         store.expect_set_live_settlement().never();
         let id = MerchantId::from_trusted("mer_1".into());
         let e = activate_merchant(&store, Utc::now(), &id, "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed", Token::Usdc)
             .await
             .unwrap_err();
         assert_eq!(e, Error::AccountSuspended);
-    }
-
-    #[tokio::test]
-    async fn keys_store_only_the_digest() {
-        let crypto = SeqCrypto::default();
-        let mut store = MockApiKeyStore::new();
-        store.expect_insert_key().times(1).returning(|_| Ok(()));
-        let id = MerchantId::from_trusted("mer_1".into());
-        let (key, secret) =
-            create_api_key(&store, &crypto, Utc::now(), &id, Mode::Live, KeyType::Publishable).await.unwrap();
-        assert!(secret.reveal().starts_with("pk_live_"));
-        assert_eq!(key.digest, secret.digest(&crypto));
-        assert_eq!(key.display_prefix, &secret.reveal()[..12]);
     }
 }

@@ -4,14 +4,14 @@
 
 use chrono::{DateTime, Duration, Utc};
 
-use crate::billing::input::{CheckoutInput, CloseAction, MAX_REASON_BYTES, RefundInput};
-use crate::checkout::{CheckoutSession, CheckoutStatus};
 use crate::crypto::Crypto;
 use crate::error::{Error, Limit};
-use crate::event::EventType;
+use crate::event::model::EventType;
 use crate::ids::{CheckoutSessionId, InvoiceId, PublicToken, RefundReferenceId};
 use crate::invoice::aggregate::{Decision, InvoiceAggregate, InvoiceChange};
+use crate::invoice::checkout::{CheckoutSession, CheckoutStatus};
 use crate::invoice::collection::{self, CollectionState, CollectionTrigger};
+use crate::invoice::input::{CheckoutInput, CloseAction, MAX_REASON_BYTES, RefundInput};
 use crate::invoice::lifecycle::{self, LifecycleStatus, LifecycleTrigger};
 use crate::invoice::model::{
     ActivityAction, Actor, Customer, Invoice, InvoiceContent, InvoiceFields, InvoiceKind, LineItem,
@@ -19,7 +19,7 @@ use crate::invoice::model::{
 };
 use crate::invoice::totals::Totals;
 use crate::invoice::validate::{self, DraftInput, check_len};
-use crate::merchant::{ChainSettings, Merchant, Settlement};
+use crate::merchant::model::{ChainSettings, Merchant, Settlement};
 use crate::mode::Scope;
 use crate::money::Amount;
 

@@ -1,4 +1,4 @@
-//! Billing use cases: checkout sessions, invoices and payments.
+//! The invoice use cases: checkout sessions, invoices and payments.
 //!
 //! Every mutation follows one pattern: load the invoice aggregate, decide with a pure function
 //! (`decide`, `credit`, `due`) what to save and what to answer, and save it all in one
@@ -10,29 +10,28 @@
 mod credit;
 mod decide;
 mod due;
-pub mod input;
-pub mod watch;
 
 use chrono::{DateTime, Utc};
 
-pub use crate::invoice::aggregate::{InvoiceAggregate, InvoiceKey, PublicRef};
-pub use credit::Settled;
-pub use input::{
-    AmountOnlyInput, CheckoutInput, CloseAction, MAX_REASON_BYTES, OpenedCheckout, RefundInput, TestPaymentInput,
+use crate::invoice::aggregate::{InvoiceAggregate, InvoiceKey, PublicRef};
+use crate::invoice::input::{
+    AmountOnlyInput, CheckoutInput, CloseAction, OpenedCheckout, RefundInput, TestPaymentInput,
 };
 
-use crate::chain::Chain;
+pub use credit::Settled;
+
+use crate::chain::ports::Chain;
 use crate::clock::{Clock, MAX_TEST_CLOCK_ADVANCE_SECONDS};
 use crate::crypto::Crypto;
 use crate::error::Error;
 use crate::ids::{CheckoutSessionId, InvoiceId, PaymentId, RefundReferenceId};
 use crate::invoice::aggregate::{Decision, InvoiceChange};
 use crate::invoice::model::Actor;
+use crate::invoice::payment::{Payment, TxHash};
 use crate::invoice::ports::InvoiceStore;
 use crate::invoice::validate::{self, DraftInput};
-use crate::merchant::{ChainSettings, Merchant, POLYGON_CHAIN_ID};
+use crate::merchant::model::{ChainSettings, Merchant, POLYGON_CHAIN_ID};
 use crate::mode::{Mode, Scope};
-use crate::payment::{Payment, TxHash};
 
 /// How many times a use case reloads and retries after a concurrent change.
 const MAX_ATTEMPTS: usize = 8;
@@ -62,7 +61,6 @@ pub struct DueFailure {
     pub failures: u32,
 }
 
-/// The billing use cases over their ports.
 /// A new amount-only invoice with its checkout (what `POST /v1/checkout-sessions` creates), for
 /// other use cases that create one (payment links).
 pub fn decide_checkout(
@@ -76,10 +74,10 @@ pub fn decide_checkout(
     decide::checkout((crypto, chain), merchant, scope, input, now)
 }
 
-/// The billing use cases: checkouts, invoices, payments, refunds and the time-based transitions,
+/// The invoice use cases: checkouts, invoices, payments, refunds and the time-based transitions,
 /// over the ports they need. Each call loads what it decides on, decides in pure functions, and
 /// saves the change with its events atomically (retrying when the invoice changed meanwhile).
-pub struct Billing<'a> {
+pub struct Invoices<'a> {
     /// Invoices with their sessions and payments, and their events.
     pub store: &'a dyn InvoiceStore,
     /// Ids, tokens and hashes.
@@ -92,7 +90,7 @@ pub struct Billing<'a> {
     pub settings: &'a ChainSettings,
 }
 
-impl Billing<'_> {
+impl Invoices<'_> {
     fn ctx(&self) -> (&dyn Crypto, &ChainSettings) {
         (self.crypto, self.settings)
     }
@@ -354,7 +352,7 @@ impl Billing<'_> {
         self.run_due_until(only, max_rounds, &|| false).await
     }
 
-    /// [`Billing::run_due`], stopping between two invoices once `stop` says so: the leases of
+    /// [`Invoices::run_due`], stopping between two invoices once `stop` says so: the leases of
     /// the claimed invoices not yet done are given back, so another worker takes them at once.
     pub async fn run_due_until(
         &self,

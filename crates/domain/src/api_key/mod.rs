@@ -1,0 +1,9 @@
+//! API keys: the key format and what a key gives (`model`: the secret, its digest, the
+//! [`Principal`](model::Principal)), the store (`ports`), and the use cases (`service`:
+//! authentication of a presented key, and the operator's key administration).
+
+pub mod model;
+pub mod ports;
+pub mod service;
+
+pub use model::*;

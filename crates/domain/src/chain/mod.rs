@@ -1,0 +1,12 @@
+//! The chain: what a transaction and a transfer look like as the chain reports them (`model`),
+//! the rules every transfer goes through (`verify`: verification against a checkout, and
+//! attribution of a transfer nobody reported), the chain and the follower's store (`ports`),
+//! and the follower (`service`: scans final blocks for transfers into settlement wallets and
+//! credits or records each).
+
+pub mod model;
+pub mod ports;
+pub mod service;
+pub mod verify;
+
+pub use model::*;

@@ -1,0 +1,68 @@
+//! What the chain feature needs from adapters: the chain itself, and the follower's store.
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+
+use crate::chain::model::{ChainHealth, LoggedTransfer, Observation, OpenCheckout, UnattributedTransfer};
+use crate::error::Error;
+use crate::event::model::Event;
+use crate::ids::MerchantId;
+use crate::invoice::payment::TxHash;
+use crate::merchant::model::WalletAddress;
+use crate::mode::Scope;
+use crate::page::{Page, PageRequest};
+
+/// The chain, as verification and detection see it.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait Chain: Send + Sync {
+    /// What the chain says of `tx` for `scope`'s mode. Errors: `Unavailable` when the chain
+    /// cannot be asked now (the caller retries later); `ChainUnavailable` when the mode has no
+    /// usable chain (no RPC configured, or the node is on another chain), with the reason.
+    async fn observe(&self, scope: &Scope, tx: &TxHash) -> Result<Observation, Error>;
+    /// Whether live verification can run (cheap: from what the adapter last learned, asking
+    /// the node only when it knows nothing recent).
+    async fn health(&self) -> ChainHealth;
+    /// The newest final block of the live chain (the node's `finalized` block, or the head less
+    /// the configured confirmations). Errors: as for `observe`.
+    async fn final_head(&self) -> Result<u64, Error>;
+    /// The `Transfer` logs of `tokens` to `wallets` in blocks `from..=to` of the live chain.
+    /// Errors: as for `observe`.
+    async fn transfers(
+        &self,
+        from: u64,
+        to: u64,
+        tokens: &[WalletAddress],
+        wallets: &[WalletAddress],
+    ) -> Result<Vec<LoggedTransfer>, Error>;
+}
+
+/// What following the chain for transfers needs from the store.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait FollowerStore: Send + Sync {
+    /// The next block to scan on `chain_id`; `None` before the first scan.
+    async fn scan_cursor(&self, chain_id: u64) -> Result<Option<u64>, Error>;
+    /// Moves the cursor from `from` (`None`: not started) to `to`. Answers false when another
+    /// worker moved it first (scanning is idempotent, so nothing is lost either way).
+    async fn move_cursor(&self, chain_id: u64, from: Option<u64>, to: u64) -> Result<bool, Error>;
+    /// The live settlement wallets of activated merchants.
+    async fn live_settlement_wallets(&self) -> Result<Vec<WalletAddress>, Error>;
+    /// The merchants whose live settlement wallet is `wallet`.
+    async fn merchants_with_wallet(&self, wallet: &WalletAddress) -> Result<Vec<MerchantId>, Error>;
+    /// Live checkouts paying into `wallet` with `token_contract` that are pending and not
+    /// expired at `at`, of every merchant.
+    async fn open_checkouts(
+        &self,
+        wallet: &WalletAddress,
+        token_contract: &WalletAddress,
+        at: DateTime<Utc>,
+    ) -> Result<Vec<OpenCheckout>, Error>;
+    /// Whether a live payment on `chain_id` already uses `tx` (it is being, or was, verified).
+    async fn live_payment_exists(&self, chain_id: u64, tx: &TxHash) -> Result<bool, Error>;
+    /// Records an unattributed transfer with its event in one transaction, once per merchant,
+    /// transaction and log; answers false when it was recorded before.
+    async fn record_unattributed(&self, transfer: &UnattributedTransfer, event: &Event) -> Result<bool, Error>;
+    /// Unattributed transfers of `scope`, newest first. Errors: `InvalidCursor`.
+    async fn list_unattributed(&self, scope: &Scope, page: &PageRequest) -> Result<Page<UnattributedTransfer>, Error>;
+}

@@ -1,0 +1,3 @@
+//! Readiness: whether the store answers (`ports`).
+
+pub mod ports;

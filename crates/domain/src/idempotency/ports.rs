@@ -1,0 +1,29 @@
+//! Saved responses of idempotent requests.
+
+use async_trait::async_trait;
+
+use crate::error::Error;
+use crate::idempotency::model::{IdempotencyBegin, IdempotencyNamespace};
+
+/// Saved responses of idempotent requests, per namespace. The response is stored as opaque
+/// status and body; only the HTTP adapter interprets them.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait IdempotencyStore: Send + Sync {
+    /// Claims `key` for a request with `fingerprint`. Keys older than 24 hours are forgotten;
+    /// an in-progress claim older than `stale_after_seconds` is taken over.
+    async fn begin(
+        &self,
+        namespace: &IdempotencyNamespace,
+        key: &str,
+        fingerprint: [u8; 32],
+        stale_after_seconds: i64,
+    ) -> Result<IdempotencyBegin, Error>;
+    /// Stores the response for replay.
+    async fn complete(&self, namespace: &IdempotencyNamespace, key: &str, status: u16, body: &str)
+    -> Result<(), Error>;
+    /// Forgets the claim (the request failed in a way a retry may fix).
+    async fn abandon(&self, namespace: &IdempotencyNamespace, key: &str) -> Result<(), Error>;
+    /// Deletes keys older than 24 hours; returns how many.
+    async fn purge_expired(&self) -> Result<u64, Error>;
+}

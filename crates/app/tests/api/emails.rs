@@ -279,7 +279,15 @@ async fn a_crashed_server_sends_each_email_once() {
     let got = smtp.wait_for_within(1, Duration::from_secs(60)).await;
     assert!(got[0].contains("To: ada@example.com"), "{}", got[0]);
     let id = inv["id"].as_str().unwrap();
-    let seen = actions(&app, &m, id).await;
+    // The worker records the attempt after the server took the message: wait for the record.
+    let mut seen = actions(&app, &m, id).await;
+    for _ in 0..100 {
+        if seen.iter().any(|a| a == "email_sent") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        seen = actions(&app, &m, id).await;
+    }
     assert_eq!(seen.iter().filter(|a| *a == "email_sent").count(), 1, "{seen:?}");
     assert_eq!(
         seen.iter().filter(|a| *a == "email_failed").count(),

@@ -401,7 +401,7 @@ enum Layer {
     Model,
     /// A feature's `ports.rs`.
     Port,
-    /// A feature's `service.rs` or `service/`.
+    /// A feature's `service.rs` or `service/`, and `use_cases.rs` (all of them over the ports).
     UseCase,
 }
 
@@ -411,6 +411,7 @@ fn layer(path: &[String], is_folder: bool) -> Option<Layer> {
     match path {
         [] => None,
         [one] if one == "ports" || one == "testing" => None,
+        [one] if one == "use_cases" => Some(Layer::UseCase),
         [_] if is_folder => None,
         [_] => Some(Layer::Value),
         [_, rest @ ..] if rest.first().is_some_and(|r| r == "service") => Some(Layer::UseCase),
@@ -454,6 +455,7 @@ fn the_layers_are_what_the_file_names_say() {
     assert_eq!(layer(&s(&["invoice", "service"]), true), Some(Layer::UseCase));
     assert_eq!(layer(&s(&["invoice", "service", "decide"]), false), Some(Layer::UseCase));
     assert_eq!(layer(&s(&["chain", "service"]), false), Some(Layer::UseCase));
+    assert_eq!(layer(&s(&["use_cases"]), false), Some(Layer::UseCase));
     assert_eq!(layer(&s(&["invoice"]), true), None);
     assert_eq!(layer(&s(&["ports"]), false), None);
     assert_eq!(layer(&[], true), None);

@@ -42,7 +42,7 @@ pub struct Config {
     /// headers are believed.
     pub redis_url: Option<String>,
     pub redis_prefix: String,
-    pub trusted_proxies: stablepay_http::ratelimit::TrustedProxies,
+    pub trusted_proxies: stablepay_http::client::TrustedProxies,
     pub email: EmailConfig,
 }
 
@@ -316,7 +316,7 @@ impl Config {
             return Err(bad("STABLEPAY_REDIS_PREFIX", &redis_prefix, "must be 1-100 characters without spaces"));
         }
         let proxies_text = pick("STABLEPAY_TRUSTED_PROXIES", &from_file.trusted_proxies, "");
-        let trusted_proxies = stablepay_http::ratelimit::TrustedProxies::parse(&proxies_text)
+        let trusted_proxies = stablepay_http::client::TrustedProxies::parse(&proxies_text)
             .map_err(|m| bad("STABLEPAY_TRUSTED_PROXIES", &proxies_text, &m))?;
         let webhook_timeout =
             number("STABLEPAY_WEBHOOK_TIMEOUT_MS", &from_file.webhook_timeout_ms, "10000", 100, 10_000)?;
@@ -464,8 +464,9 @@ pub fn unknown_variables<'a>(names: impl IntoIterator<Item = &'a str>) -> Vec<St
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use std::collections::HashMap;
+
+    use super::*;
 
     /// Every variable `Config::load` reads is in the table, and the table names nothing it
     /// does not read (besides the few read elsewhere).

@@ -47,7 +47,8 @@ pub async fn run(adapters: Adapters, database_url: String, mut stop: watch::Rece
                         let Ok(permit) = slots.clone().acquire_owned().await else { break };
                         let (adapters, tx) = (adapters.clone(), records_tx.clone());
                         tokio::spawn(async move {
-                            let record = adapters.webhooks().attempt(adapters.sender.as_ref(), claimed).await;
+                            let record =
+                                adapters.use_cases().webhooks().attempt(adapters.sender.as_ref(), claimed).await;
                             drop(permit);
                             // The recorder lives as long as this loop; if it is gone, the lease
                             // runs out and the attempt is made again.

@@ -76,7 +76,7 @@ pub fn prepare(config: &mut Config) -> Result<()> {
 }
 
 pub async fn run(config: Config, adapters: Adapters) -> Result<()> {
-    crate::migrate(&config).await?;
+    crate::server::migrate(&config).await?;
     let state = load_or_create(&adapters).await?;
     // Printed once the address is bound: with STABLEPAY_BIND's port 0 only then is it known.
     crate::server::serve_then(config, adapters, true, move |base| {

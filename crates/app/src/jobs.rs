@@ -12,7 +12,7 @@ use crate::wiring::Adapters;
 /// off; the others go on.
 pub async fn run_due(adapters: &Adapters, stop: &tokio::sync::watch::Receiver<bool>) -> Result<DueReport, Error> {
     let stopping = || *stop.borrow();
-    let report = adapters.invoices().run_due_until(None, 50, &stopping).await?;
+    let report = adapters.use_cases().invoices().run_due_until(None, 50, &stopping).await?;
     if stopping() {
         return Ok(report);
     }
@@ -26,18 +26,18 @@ pub async fn run_due(adapters: &Adapters, stop: &tokio::sync::watch::Receiver<bo
             "due work of an invoice failed; it is retried later with a backoff"
         );
     }
-    let announced = adapters.links().announce_expiries(None).await?;
+    let announced = adapters.use_cases().links().announce_expiries(None).await?;
     if announced > 0 {
         tracing::info!(announced, "payment links expired");
     }
     if reminder_pass_due() {
-        let reminders = adapters.emails().schedule_reminders(None).await?;
+        let reminders = adapters.use_cases().emails().schedule_reminders(None).await?;
         if reminders > 0 {
             tracing::info!(reminders, "scheduled reminders queued");
         }
     }
     let lease = u32::try_from(adapters.email_lease.as_secs().saturating_add(1)).unwrap_or(u32::MAX);
-    let delivered = adapters.emails().deliver_due(50, lease).await?;
+    let delivered = adapters.use_cases().emails().deliver_due(50, lease).await?;
     for (email, error) in &delivered.errors {
         tracing::error!(email = %email, error = %error, "an email could not be attempted; retried when its lease ends");
     }
@@ -87,15 +87,14 @@ pub struct ChainReport {
 /// cannot be asked about now waits with a diagnostic and is checked again after a backoff.
 pub async fn chain_pass(adapters: &Adapters, poll: std::time::Duration) -> Result<ChainReport, Error> {
     use futures_util::StreamExt;
-    use stablepay_domain::chain::service::Follower;
     use stablepay_domain::invoice::service::Settled;
     use stablepay_domain::ports::InvoiceStore;
 
-    let invoices = adapters.invoices();
+    let use_cases = std::sync::Arc::new(adapters.use_cases());
     let mut report = ChainReport::default();
     let mut final_block = None;
     if adapters.chain.is_live() {
-        match (Follower { invoices: &invoices, store: &adapters.store }).follow().await {
+        match use_cases.follower().follow().await {
             Ok(w) => {
                 report.detected = w.detected.len();
                 report.unattributed = w.unattributed;
@@ -120,9 +119,9 @@ pub async fn chain_pass(adapters: &Adapters, poll: std::time::Duration) -> Resul
     // that holds the merchant's number counter is resumed at once, not after its siblings.
     let outcomes: Vec<_> = futures_util::stream::iter(claimed)
         .map(|(scope, id, tx)| {
-            let adapters = adapters.clone();
+            let use_cases = use_cases.clone();
             tokio::spawn(async move {
-                let outcome = adapters.invoices().verify_payment(&scope, &id, &tx).await;
+                let outcome = use_cases.invoices().verify_payment(&scope, &id, &tx).await;
                 (scope, id, outcome)
             })
         })

@@ -5,6 +5,7 @@ mod contract_check;
 mod crypto;
 mod deliveries;
 mod dev;
+mod http_app;
 mod jobs;
 mod metrics;
 mod operator;
@@ -144,9 +145,9 @@ fn main() -> ExitCode {
 
 async fn run(command: Command, mut config: Config) -> ExitCode {
     if let Command::Openapi { reference } = command {
-        let doc = stablepay_http::openapi::document();
+        let doc = stablepay_rest::api::document();
         let text = if reference {
-            Ok(stablepay_http::reference::markdown(&doc))
+            Ok(stablepay_rest::openapi::api_reference::markdown(&doc))
         } else {
             serde_json::to_string_pretty(&doc).map(|t| format!("{t}\n"))
         };
@@ -178,14 +179,14 @@ async fn run(command: Command, mut config: Config) -> ExitCode {
     };
     let result = match command {
         Command::Serve { no_worker, no_migrate } => {
-            let migrated = if no_migrate { Ok(()) } else { migrate(&config).await };
+            let migrated = if no_migrate { Ok(()) } else { server::migrate(&config).await };
             match migrated {
                 Ok(()) => server::serve(config, adapters, !no_worker).await,
                 Err(e) => Err(e),
             }
         }
         Command::Worker => server::run_worker(config, adapters).await,
-        Command::Migrate => migrate(&config).await,
+        Command::Migrate => server::migrate(&config).await,
         Command::Dev => dev::run(config, adapters).await,
         Command::Merchant { command } => return operator::merchant(command, &adapters).await,
         Command::Key { command } => return operator::key(command, &adapters).await,
@@ -235,12 +236,4 @@ fn config_report(json: bool, unknown: &[String]) -> ExitCode {
     };
     let _ = std::io::stdout().write_all(text.as_bytes());
     if unknown.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(2) }
-}
-
-async fn migrate(config: &Config) -> wiring::anyhow_lite::Result<()> {
-    let applied = stablepay_postgres::run_migrations(&config.database_url)
-        .await
-        .map_err(|e| wiring::anyhow_lite::msg(format!("migrations: {e} (DATABASE_URL)")))?;
-    tracing::info!(applied = applied.len(), versions = ?applied, "migrations applied");
-    Ok(())
 }

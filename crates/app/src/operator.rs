@@ -10,7 +10,7 @@ use stablepay_domain::ids::{ApiKeyId, MerchantId};
 use stablepay_domain::merchant::{Token, service as merchants};
 use stablepay_domain::ports::Clock;
 use stablepay_domain::{Error, Mode, Resource};
-use stablepay_http::ApiError;
+use stablepay_http::error::ApiError;
 
 use crate::wiring::Adapters;
 

@@ -4,6 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::HttpServer;
+use stablepay_http::body::RequestLimits;
 use stablepay_http::status::WorkerStatus;
 use tokio::sync::watch;
 
@@ -41,6 +42,7 @@ pub async fn serve_then(
         crate::metrics::handle()?;
     }
     let (states, http_pools) = adapters.http_states(&config, &status)?;
+    let limits = actix_web::web::Data::new(RequestLimits::new(config.body_timeout, config.body_memory_mib));
     // Cached key lookups are used only while this connection listens for their invalidations.
     let key_listener =
         stablepay_postgres::listen_for_key_changes(config.database_url.clone(), adapters.key_cache.clone());
@@ -49,7 +51,7 @@ pub async fn serve_then(
     let max_connections = connection_cap(config.max_connections);
     let server = HttpServer::new(move || {
         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % states.len().max(1);
-        stablepay_http::build_app(states[i].clone())
+        crate::http_app::build(states[i].clone(), limits.clone())
     })
     .workers(config.http_workers)
     // actix's cap is per worker; the configured one is for the process.
@@ -238,4 +240,13 @@ async fn shutdown_signal() {
     {
         let _ = tokio::signal::ctrl_c().await;
     }
+}
+
+/// Applies the pending migrations (`stablepay migrate`, and `serve` unless `--no-migrate`).
+pub async fn migrate(config: &Config) -> Result<()> {
+    let applied = stablepay_postgres::run_migrations(&config.database_url)
+        .await
+        .map_err(|e| msg(format!("migrations: {e} (DATABASE_URL)")))?;
+    tracing::info!(applied = applied.len(), versions = ?applied, "migrations applied");
+    Ok(())
 }

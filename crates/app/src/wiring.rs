@@ -4,14 +4,13 @@ use std::sync::Arc;
 
 use actix_web::web;
 use stablepay_chain::{ModalChain, RpcSettings};
-use stablepay_domain::invoice::service::Invoices;
 use stablepay_domain::merchant::ChainSettings;
-use stablepay_domain::payment_link::service::PaymentLinks;
 use stablepay_domain::ports::{ApiKeyStore, MerchantStore, RateLimiter};
+use stablepay_domain::url::PublicPages;
+use stablepay_domain::use_cases::{Ports, Settings, UseCases};
 use stablepay_domain::webhook::model::RetrySchedule;
-use stablepay_domain::webhook::service::{WebhookSettings, Webhooks};
-use stablepay_http::AppState;
-use stablepay_http::state::RequestLimits;
+use stablepay_domain::webhook::service::WebhookSettings;
+use stablepay_http::state::AppState;
 use stablepay_http::status::WorkerStatus;
 use stablepay_postgres::{PgClock, PgStore, PoolSettings};
 use stablepay_ratelimit::{FailOpen, LocalLimiter, RedisLimiter};
@@ -119,47 +118,42 @@ impl Adapters {
         &self.store
     }
 
-    pub fn invoices(&self) -> Invoices<'_> {
-        Invoices {
-            store: &self.store,
-            crypto: self.crypto.as_ref(),
-            clock: self.clock.as_ref(),
-            chain: self.chain.as_ref(),
-            settings: &self.chain_settings,
+    /// The ports of this process over `store` (the worker's pool, or an HTTP worker's), with
+    /// `keys` in front of the key store.
+    fn ports(&self, store: &Arc<PgStore>, keys: Arc<dyn ApiKeyStore>) -> Ports {
+        Ports {
+            merchants: store.clone(),
+            keys,
+            invoices: store.clone(),
+            renderer: self.renderer.clone(),
+            chain: self.chain.clone(),
+            follower: store.clone(),
+            links: store.clone(),
+            webhooks: store.clone(),
+            secrets: self.secret_box.clone(),
+            emails: store.clone(),
+            mailer: self.mailer.clone(),
+            events: store.clone(),
+            idempotency: store.clone(),
+            limiter: self.limiter.clone(),
+            health: store.clone(),
+            clock: Arc::new(PgClock::new((**store).clone())),
+            crypto: self.crypto.clone(),
         }
     }
 
-    pub fn links(&self) -> PaymentLinks<'_> {
-        PaymentLinks {
-            store: &self.store,
-            merchants: &self.store,
-            crypto: self.crypto.as_ref(),
-            clock: self.clock.as_ref(),
-            chain: &self.chain_settings,
+    fn settings(&self) -> Settings {
+        Settings {
+            chain: self.chain_settings.clone(),
+            webhooks: self.webhook_settings.clone(),
+            pages: PublicPages::new(self.public_base_url.clone()),
         }
     }
 
-    pub fn emails(&self) -> stablepay_domain::email::service::Emails<'_> {
-        stablepay_domain::email::service::Emails {
-            invoices: &self.store,
-            store: &self.store,
-            merchants: &self.store,
-            mailer: self.mailer.as_ref(),
-            renderer: self.renderer.as_ref(),
-            crypto: self.crypto.as_ref(),
-            clock: self.clock.as_ref(),
-            public_base_url: &self.public_base_url,
-        }
-    }
-
-    pub fn webhooks(&self) -> Webhooks<'_> {
-        Webhooks {
-            store: &self.store,
-            crypto: self.crypto.as_ref(),
-            secrets: self.secret_box.as_ref(),
-            clock: self.clock.as_ref(),
-            settings: &self.webhook_settings,
-        }
+    /// Every use case over the worker's pool.
+    pub fn use_cases(&self) -> UseCases {
+        let store = Arc::new(self.store.clone());
+        UseCases::new(self.ports(&store, store.clone()), self.settings())
     }
 
     /// The states of the HTTP workers, built before the server starts (a bad setting stops
@@ -172,7 +166,6 @@ impl Adapters {
         worker: &Arc<WorkerStatus>,
     ) -> anyhow_lite::Result<(Vec<web::Data<AppState>>, Vec<PgStore>)> {
         let share = (config.db_pool_size / config.http_workers.max(1)).max(1);
-        let limits = Arc::new(RequestLimits::new(config.body_timeout, config.body_memory_mib));
         let mut pools = Vec::new();
         let states = (0..config.http_workers.max(1))
             .map(|_| {
@@ -182,31 +175,12 @@ impl Adapters {
                 )
                 .map_err(|e| anyhow_lite::msg(format!("database pool: {e}")))?;
                 pools.push(store.clone());
-                let store = Arc::new(store);
+                let keys = Arc::new(stablepay_postgres::CachedKeyStore::new(store.clone(), self.key_cache.clone()));
+                let ports = self.ports(&Arc::new(store), keys);
                 Ok(web::Data::new(AppState {
-                    keys: Arc::new(stablepay_postgres::CachedKeyStore::new((*store).clone(), self.key_cache.clone())),
-                    crypto: self.crypto.clone(),
-                    clock: Arc::new(PgClock::new((*store).clone())),
-                    health: store.clone(),
-                    events: store.clone(),
-                    invoices: store.clone(),
-                    watch: store.clone(),
-                    webhooks: store.clone(),
-                    links: store.clone(),
-                    merchants: store.clone(),
-                    renderer: self.renderer.clone(),
-                    emails: store.clone(),
-                    mailer: self.mailer.clone(),
-                    limiter: self.limiter.clone(),
-                    trusted_proxies: config.trusted_proxies.clone(),
-                    secret_box: self.secret_box.clone(),
-                    webhook_settings: self.webhook_settings.clone(),
-                    idempotency: store,
-                    chain: self.chain.clone(),
+                    use_cases: UseCases::new(ports, self.settings()),
                     worker: worker.clone(),
-                    limits: limits.clone(),
-                    chain_settings: self.chain_settings.clone(),
-                    public_base_url: config.public_base_url.clone(),
+                    trusted_proxies: config.trusted_proxies.clone(),
                 }))
             })
             .collect::<anyhow_lite::Result<Vec<_>>>()?;

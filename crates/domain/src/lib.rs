@@ -29,6 +29,9 @@
 //!   - [`idempotency`], [`ratelimit`], [`health`]: what the driving adapters need around every
 //!     request.
 //! - [`ports`]: every port in one list, with its mock (`mocks` feature).
+//! - [`use_cases::UseCases`]: every use case over the ports one deployment wires; what the
+//!   driving adapters (HTTP API, hosted pages, worker) hold. Its ports are private: a driving
+//!   adapter calls use cases, never a store.
 //!
 //! Every refusal is an [`Error`] variant, each documented with the public code adapters map it
 //! to.
@@ -160,6 +163,9 @@ pub mod webhook;
 
 // Every port, in one list.
 pub mod ports;
+
+// Every use case over one deployment's ports: what driving adapters hold.
+pub mod use_cases;
 
 #[cfg(any(test, feature = "mocks"))]
 pub mod testing;

@@ -14,6 +14,9 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// Both modes.
+    pub const ALL: [Mode; 2] = [Mode::Test, Mode::Live];
+
     /// The mode as the API writes it: `test` or `live`.
     pub fn as_str(self) -> &'static str {
         match self {

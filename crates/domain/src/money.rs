@@ -141,6 +141,11 @@ impl Decimal6 {
         Self(BigDecimal::from(1u32).with_scale(SCALE))
     }
 
+    /// A whole number (`12` is `12.000000`).
+    pub fn whole(n: u32) -> Self {
+        Self(BigDecimal::from(n).with_scale(SCALE))
+    }
+
     /// Zero (`0.000000`).
     pub fn zero() -> Self {
         Self(BigDecimal::zero().with_scale(SCALE))

@@ -1,5 +1,12 @@
 //! Cursor pagination as the store ports take and answer it (newest first).
 
+/// The longest cursor a list takes (`startingAfter`), in characters.
+pub const MAX_CURSOR_CHARS: usize = 128;
+/// The most items a page holds.
+pub const MAX_PAGE_LIMIT: u32 = 100;
+/// The items of a page when no limit is asked for.
+pub const DEFAULT_PAGE_LIMIT: u32 = 25;
+
 /// A page request of a cursor-paginated list.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PageRequest {

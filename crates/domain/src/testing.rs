@@ -46,3 +46,31 @@ pub fn merchant(
         created_at,
     }
 }
+
+/// Every use case over ports that are mocks expecting no call, with default settings: for tests
+/// of a driving adapter's plumbing, where no use case runs.
+pub fn idle_use_cases() -> crate::use_cases::UseCases {
+    use std::sync::Arc;
+
+    use crate::ports::*;
+    let ports = crate::use_cases::Ports {
+        merchants: Arc::new(MockMerchantStore::new()),
+        keys: Arc::new(MockApiKeyStore::new()),
+        invoices: Arc::new(MockInvoiceStore::new()),
+        renderer: Arc::new(MockInvoiceRenderer::new()),
+        chain: Arc::new(MockChain::new()),
+        follower: Arc::new(MockFollowerStore::new()),
+        links: Arc::new(MockPaymentLinkStore::new()),
+        webhooks: Arc::new(MockWebhookStore::new()),
+        secrets: Arc::new(MockSecretBox::new()),
+        emails: Arc::new(MockEmailStore::new()),
+        mailer: Arc::new(MockMailer::new()),
+        events: Arc::new(MockEventStore::new()),
+        idempotency: Arc::new(MockIdempotencyStore::new()),
+        limiter: Arc::new(MockRateLimiter::new()),
+        health: Arc::new(MockHealth::new()),
+        clock: Arc::new(MockClock::new()),
+        crypto: Arc::new(SeqCrypto::default()),
+    };
+    crate::use_cases::UseCases::new(ports, crate::use_cases::Settings::default())
+}

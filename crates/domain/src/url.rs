@@ -1,6 +1,44 @@
-//! Strict absolute HTTP(S) URLs (return URLs, merchant websites).
+//! Strict absolute HTTP(S) URLs (return URLs, merchant websites), and the addresses of the
+//! hosted pages.
 
 use std::fmt;
+
+use crate::ids::{CheckoutSessionId, PublicToken};
+
+/// Where customers reach this service's hosted pages: the one rule of their addresses
+/// (`checkoutUrl`, `hostedInvoiceUrl`, a payment link's `url`, and the links in emails and
+/// PDFs). The base is the operator's `STABLEPAY_PUBLIC_BASE_URL` as configured.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PublicPages {
+    base: String,
+}
+
+impl PublicPages {
+    /// The pages under `base` (`https://pay.example.com`).
+    pub fn new(base: impl Into<String>) -> Self {
+        Self { base: base.into() }
+    }
+
+    /// The base address, as configured.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// The hosted checkout page of a session.
+    pub fn checkout(&self, session: &CheckoutSessionId) -> String {
+        format!("{}/checkout/{}", self.base, session.as_str())
+    }
+
+    /// The hosted invoice page behind an invoice's public token.
+    pub fn invoice(&self, token: &PublicToken) -> String {
+        format!("{}/i/{}", self.base, token.as_str())
+    }
+
+    /// The hosted page of a payment link.
+    pub fn payment_link(&self, public_id: &PublicToken) -> String {
+        format!("{}/l/{}", self.base, public_id.as_str())
+    }
+}
 
 /// An absolute `http` or `https` URL without credentials, at most 2048 bytes.
 #[derive(Clone, PartialEq, Eq)]

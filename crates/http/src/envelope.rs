@@ -1,30 +1,13 @@
-//! The response envelope and the request id that every response carries.
+//! The response envelope: `{success, data | error, meta: {requestId}}`.
 
 use serde::Serialize;
 use serde_json::{Value, json};
 
-tokio::task_local! {
-    /// The id of the request being served, set by the request-id middleware around the whole
-    /// handling of a request, so every response body can name it.
-    pub static REQUEST_ID: String;
-}
-
-/// The current request id (empty outside a request).
-pub fn request_id() -> String {
-    REQUEST_ID.try_with(Clone::clone).unwrap_or_default()
-}
+use crate::request_id::request_id;
 
 /// `{success: true, data, meta: {requestId}}` as a JSON value (tests and small answers).
 pub fn success_body<T: Serialize>(data: &T) -> Value {
     json!({ "success": true, "data": data, "meta": { "requestId": request_id() } })
-}
-
-/// Serializes response data to JSON text (the `data` member of the envelope).
-pub fn to_data<T: Serialize>(data: &T) -> Result<String, crate::error::ApiError> {
-    serde_json::to_string(data).map_err(|e| {
-        tracing::error!(error = %e, "response serialization failed");
-        crate::error::ApiError::internal()
-    })
 }
 
 /// The success envelope around already serialized `data` (request ids are base62, so they
@@ -38,15 +21,6 @@ pub fn success_text(data: &str) -> String {
     out.push_str(&id);
     out.push_str("\"}}");
     out
-}
-
-/// A success answer with `status` and `data`, serialized once.
-pub fn ok<T: Serialize>(
-    status: actix_web::http::StatusCode,
-    data: &T,
-) -> Result<actix_web::HttpResponse, crate::error::ApiError> {
-    let body = success_text(&to_data(data)?);
-    Ok(actix_web::HttpResponse::build(status).content_type("application/json").body(body))
 }
 
 /// `{success: false, error, meta: {requestId}}`.

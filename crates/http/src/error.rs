@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 use stablepay_domain::{Error as DomainError, Limit, Resource};
 
 use crate::envelope;
+use crate::timestamp::timestamp;
 
 macro_rules! codes {
     ($($name:ident => $status:ident),* $(,)?) => {
@@ -235,103 +236,129 @@ pub fn json_path(domain: &str) -> String {
 
 impl From<DomainError> for ApiError {
     fn from(err: DomainError) -> Self {
-        use ErrorCode as C;
-        let field = err.field().map(json_path);
         let message = err.to_string();
-        let with_field = |code: ErrorCode| match &field {
-            Some(f) => ApiError::field(code, f.clone(), message.clone()),
-            None => ApiError::new(code, message.clone()),
-        };
-        match err {
-            DomainError::Validation { .. } => with_field(C::VALIDATION_ERROR),
-            DomainError::InvalidAmount { .. } => with_field(C::INVALID_AMOUNT),
-            DomainError::InvalidExpiry { .. } => with_field(C::INVALID_EXPIRY),
-            DomainError::InvalidTotal { .. } => with_field(C::INVALID_TOTAL),
-            DomainError::CurrencyMismatch { .. } => with_field(C::CURRENCY_MISMATCH),
-            DomainError::CustomerEmailRequired { .. } => with_field(C::CUSTOMER_EMAIL_REQUIRED),
-            DomainError::InvalidWalletAddress { .. } => with_field(C::INVALID_WALLET_ADDRESS),
-            DomainError::InvalidTxHash { .. } => with_field(C::INVALID_TX_HASH),
-            DomainError::PublicKeyFieldNotAllowed { .. } => with_field(C::PUBLIC_KEY_FIELD_NOT_ALLOWED),
-            DomainError::InvalidApiKey => {
-                ApiError::new(C::INVALID_API_KEY, "The API key is invalid, revoked or expired.")
-            }
-            DomainError::ApiKeyForbidden => with_field(C::API_KEY_FORBIDDEN),
-            DomainError::AccountSuspended => with_field(C::ACCOUNT_SUSPENDED),
-            DomainError::ActiveMerchantRequired => with_field(C::ACTIVE_MERCHANT_REQUIRED),
-            DomainError::FeatureUnavailable(_) => with_field(C::FEATURE_UNAVAILABLE),
-            DomainError::InvoicePdfUnavailable(_) => with_field(C::INVOICE_PDF_UNAVAILABLE),
-            DomainError::NotFound(resource) => not_found(resource),
-            DomainError::ModeFieldMismatch { .. } => with_field(C::MODE_MISMATCH),
-            DomainError::ModeMismatch => {
-                ApiError::new(C::MODE_MISMATCH, "The resource belongs to the other mode; use a key of that mode.")
-            }
-            DomainError::InvalidCursor => ApiError::validation(
-                "startingAfter",
-                "startingAfter must be the nextCursor of a page of this list (with unchanged filters).",
-            ),
-            DomainError::InvoiceStateMismatch | DomainError::DuplicateTransaction => ApiError::new(
-                C::INVOICE_STATE_MISMATCH,
-                "The invoice changed state before the operation completed; retry.",
-            ),
-            DomainError::InvoiceTransitionGuardFailed(_) => with_field(C::INVOICE_TRANSITION_GUARD_FAILED),
-            DomainError::InvoiceAlreadyIssued => with_field(C::INVOICE_ALREADY_ISSUED),
-            DomainError::InvoiceNotEditable => with_field(C::INVOICE_NOT_EDITABLE),
-            DomainError::InvoiceNotPayable => with_field(C::INVOICE_NOT_PAYABLE),
-            DomainError::ReminderCooldown { available_at } => {
-                let seconds = (available_at - chrono::Utc::now()).num_seconds().max(1);
-                ApiError::new(C::INVOICE_TRANSITION_GUARD_FAILED, message)
-                    .with_details(
-                        json!({ "reason": "reminder_cooldown", "availableAt": crate::wire::timestamp(available_at) }),
-                    )
-                    .with_header("Retry-After", seconds.to_string())
-            }
-            DomainError::InvoiceVersionConflict { current, .. } => {
-                ApiError::field(C::INVOICE_VERSION_CONFLICT, "version", message)
-                    .with_details(json!({ "field": "version", "currentVersion": current }))
-            }
-            DomainError::CheckoutSessionNotPayable => with_field(C::CHECKOUT_SESSION_NOT_PAYABLE),
-            DomainError::WebhookEventUnsupported { .. } => with_field(C::WEBHOOK_EVENT_UNSUPPORTED),
-            DomainError::PaymentLinkVersionConflict { current, .. } => {
-                ApiError::field(C::PAYMENT_LINK_VERSION_CONFLICT, "version", message)
-                    .with_details(json!({ "field": "version", "currentVersion": current }))
-            }
-            DomainError::LinkInactive => with_field(C::LINK_INACTIVE),
-            DomainError::LinkExpired => with_field(C::LINK_EXPIRED),
-            DomainError::LinkAlreadyUsed => with_field(C::LINK_ALREADY_USED),
-            DomainError::LinkReserved => with_field(C::LINK_RESERVED),
-            DomainError::FieldRequired { .. } => with_field(C::FIELD_REQUIRED),
-            DomainError::ConfigChanged { current } => ApiError::field(C::CONFIG_CHANGED, "version", message)
-                .with_details(json!({ "field": "version", "currentVersion": current })),
-            DomainError::AmountOutOfRange { ref minimum, ref maximum } => {
-                ApiError::field(C::AMOUNT_OUT_OF_RANGE, "amount", message.clone())
-                    .with_details(json!({ "field": "amount", "minimum": minimum, "maximum": maximum }))
-            }
-            DomainError::ModeUnavailable => with_field(C::MODE_UNAVAILABLE),
-            DomainError::WebhookEndpointDisabled => with_field(C::WEBHOOK_ENDPOINT_DISABLED),
-            DomainError::SecretOverlapActive => with_field(C::SECRET_OVERLAP_ACTIVE),
-            DomainError::SecretOverlapExpired => with_field(C::SECRET_OVERLAP_EXPIRED),
-            DomainError::LimitReached { what, limit } => {
-                let code = match what {
-                    Limit::DraftVersions => C::INVOICE_NOT_EDITABLE,
-                    Limit::CheckoutSessions => C::INVOICE_NOT_PAYABLE,
-                    Limit::PaymentRecords => C::CHECKOUT_SESSION_NOT_PAYABLE,
-                    Limit::WebhookEndpoints => C::VALIDATION_ERROR,
-                };
-                ApiError::new(code, format!("{message}."))
-                    .with_details(json!({ "reason": "limit_reached", "limit": limit }))
-            }
-            DomainError::ChainUnavailable(reason) => {
-                tracing::warn!(reason = %reason, "chain unavailable");
-                ApiError::new(C::FEATURE_UNAVAILABLE, "Live onchain verification is not available now.")
-            }
-            DomainError::Unavailable => {
-                ApiError::new(C::SERVICE_UNAVAILABLE, "The service is temporarily unavailable. Retry with backoff.")
-                    .with_header("Retry-After", "1")
-            }
-            DomainError::Internal(detail) => {
-                tracing::error!(detail = %detail, "internal error");
-                ApiError::internal()
-            }
+        match field_code(&err) {
+            Some(code) => match err.field().map(json_path) {
+                Some(field) => ApiError::field(code, field, message),
+                None => ApiError::new(code, message),
+            },
+            None => with_details(err, message),
+        }
+    }
+}
+
+/// The code of a domain error answered with its message and, when it names one, its field; `None`
+/// for those whose answer says more (`with_details`).
+fn field_code(err: &DomainError) -> Option<ErrorCode> {
+    use ErrorCode as C;
+    Some(match err {
+        DomainError::Validation { .. } => C::VALIDATION_ERROR,
+        DomainError::InvalidAmount { .. } => C::INVALID_AMOUNT,
+        DomainError::InvalidExpiry { .. } => C::INVALID_EXPIRY,
+        DomainError::InvalidTotal { .. } => C::INVALID_TOTAL,
+        DomainError::CurrencyMismatch { .. } => C::CURRENCY_MISMATCH,
+        DomainError::CustomerEmailRequired { .. } => C::CUSTOMER_EMAIL_REQUIRED,
+        DomainError::InvalidWalletAddress { .. } => C::INVALID_WALLET_ADDRESS,
+        DomainError::InvalidTxHash { .. } => C::INVALID_TX_HASH,
+        DomainError::PublicKeyFieldNotAllowed { .. } => C::PUBLIC_KEY_FIELD_NOT_ALLOWED,
+        DomainError::ApiKeyForbidden => C::API_KEY_FORBIDDEN,
+        DomainError::AccountSuspended => C::ACCOUNT_SUSPENDED,
+        DomainError::ActiveMerchantRequired => C::ACTIVE_MERCHANT_REQUIRED,
+        DomainError::FeatureUnavailable(_) => C::FEATURE_UNAVAILABLE,
+        DomainError::InvoicePdfUnavailable(_) => C::INVOICE_PDF_UNAVAILABLE,
+        DomainError::ModeFieldMismatch { .. } => C::MODE_MISMATCH,
+        DomainError::InvoiceTransitionGuardFailed(_) => C::INVOICE_TRANSITION_GUARD_FAILED,
+        DomainError::InvoiceAlreadyIssued => C::INVOICE_ALREADY_ISSUED,
+        DomainError::InvoiceNotEditable => C::INVOICE_NOT_EDITABLE,
+        DomainError::InvoiceNotPayable => C::INVOICE_NOT_PAYABLE,
+        DomainError::CheckoutSessionNotPayable => C::CHECKOUT_SESSION_NOT_PAYABLE,
+        DomainError::WebhookEventUnsupported { .. } => C::WEBHOOK_EVENT_UNSUPPORTED,
+        DomainError::LinkInactive => C::LINK_INACTIVE,
+        DomainError::LinkExpired => C::LINK_EXPIRED,
+        DomainError::LinkAlreadyUsed => C::LINK_ALREADY_USED,
+        DomainError::LinkReserved => C::LINK_RESERVED,
+        DomainError::FieldRequired { .. } => C::FIELD_REQUIRED,
+        DomainError::ModeUnavailable => C::MODE_UNAVAILABLE,
+        DomainError::WebhookEndpointDisabled => C::WEBHOOK_ENDPOINT_DISABLED,
+        DomainError::SecretOverlapActive => C::SECRET_OVERLAP_ACTIVE,
+        DomainError::SecretOverlapExpired => C::SECRET_OVERLAP_EXPIRED,
+        DomainError::InvalidApiKey
+        | DomainError::NotFound(_)
+        | DomainError::ModeMismatch
+        | DomainError::InvalidCursor
+        | DomainError::InvoiceStateMismatch
+        | DomainError::DuplicateTransaction
+        | DomainError::ReminderCooldown { .. }
+        | DomainError::InvoiceVersionConflict { .. }
+        | DomainError::PaymentLinkVersionConflict { .. }
+        | DomainError::ConfigChanged { .. }
+        | DomainError::AmountOutOfRange { .. }
+        | DomainError::LimitReached { .. }
+        | DomainError::ChainUnavailable(_)
+        | DomainError::Unavailable
+        | DomainError::Internal(_) => return None,
+    })
+}
+
+/// The answer of a domain error that says more than its message and field.
+fn with_details(err: DomainError, message: String) -> ApiError {
+    use ErrorCode as C;
+    let version = |code: ErrorCode, current: i64| {
+        ApiError::field(code, "version", message.clone())
+            .with_details(json!({ "field": "version", "currentVersion": current }))
+    };
+    match err {
+        DomainError::InvalidApiKey => ApiError::new(C::INVALID_API_KEY, "The API key is invalid, revoked or expired."),
+        DomainError::NotFound(resource) => not_found(resource),
+        DomainError::ModeMismatch => {
+            ApiError::new(C::MODE_MISMATCH, "The resource belongs to the other mode; use a key of that mode.")
+        }
+        DomainError::InvalidCursor => ApiError::validation(
+            "startingAfter",
+            "startingAfter must be the nextCursor of a page of this list (with unchanged filters).",
+        ),
+        DomainError::InvoiceStateMismatch | DomainError::DuplicateTransaction => {
+            ApiError::new(C::INVOICE_STATE_MISMATCH, "The invoice changed state before the operation completed; retry.")
+        }
+        DomainError::ReminderCooldown { available_at } => {
+            let seconds = (available_at - chrono::Utc::now()).num_seconds().max(1);
+            ApiError::new(C::INVOICE_TRANSITION_GUARD_FAILED, message)
+                .with_details(json!({ "reason": "reminder_cooldown", "availableAt": timestamp(available_at) }))
+                .with_header("Retry-After", seconds.to_string())
+        }
+        DomainError::InvoiceVersionConflict { current, .. } => version(C::INVOICE_VERSION_CONFLICT, current),
+        DomainError::PaymentLinkVersionConflict { current, .. } => version(C::PAYMENT_LINK_VERSION_CONFLICT, current),
+        DomainError::ConfigChanged { current } => version(C::CONFIG_CHANGED, current),
+        DomainError::AmountOutOfRange { ref minimum, ref maximum } => {
+            ApiError::field(C::AMOUNT_OUT_OF_RANGE, "amount", message.clone())
+                .with_details(json!({ "field": "amount", "minimum": minimum, "maximum": maximum }))
+        }
+        DomainError::LimitReached { what, limit } => {
+            let code = match what {
+                Limit::DraftVersions => C::INVOICE_NOT_EDITABLE,
+                Limit::CheckoutSessions => C::INVOICE_NOT_PAYABLE,
+                Limit::PaymentRecords => C::CHECKOUT_SESSION_NOT_PAYABLE,
+                Limit::WebhookEndpoints => C::VALIDATION_ERROR,
+            };
+            ApiError::new(code, format!("{message}."))
+                .with_details(json!({ "reason": "limit_reached", "limit": limit }))
+        }
+        DomainError::ChainUnavailable(reason) => {
+            tracing::warn!(reason = %reason, "chain unavailable");
+            ApiError::new(C::FEATURE_UNAVAILABLE, "Live onchain verification is not available now.")
+        }
+        DomainError::Unavailable => {
+            ApiError::new(C::SERVICE_UNAVAILABLE, "The service is temporarily unavailable. Retry with backoff.")
+                .with_header("Retry-After", "1")
+        }
+        DomainError::Internal(detail) => {
+            tracing::error!(detail = %detail, "internal error");
+            ApiError::internal()
+        }
+        other => {
+            // Every other error is answered by `field_code`.
+            tracing::error!(error = %other, "domain error without an answer");
+            ApiError::internal()
         }
     }
 }

@@ -15,16 +15,13 @@ use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use futures_util::FutureExt;
 use serde_json::{Value, json};
 use stablepay_domain::Scope;
-use stablepay_domain::idempotency::{IdempotencyBegin, IdempotencyNamespace, Requester};
+use stablepay_domain::idempotency::{IdempotencyBegin, IdempotencyNamespace, Requester, well_formed};
 use tracing::Instrument;
 
-use crate::auth::Caller;
-use crate::envelope::{REQUEST_ID, request_id, success_text};
+use crate::envelope::{error_body, success_text};
 use crate::error::{ApiError, ErrorCode};
+use crate::request_id::{REQUEST_ID, request_id};
 use crate::state::AppState;
-
-/// An in-progress claim older than this is considered abandoned by a crashed process.
-const STALE_AFTER_SECONDS: i64 = 60;
 
 /// The validated key of a request, if it sent one.
 pub fn key_of(req: &HttpRequest) -> Result<Option<String>, ApiError> {
@@ -43,59 +40,23 @@ pub fn key_of(req: &HttpRequest) -> Result<Option<String>, ApiError> {
     Ok(Some(text.to_owned()))
 }
 
-/// 1-255 visible ASCII characters, no spaces.
-fn well_formed(key: &str) -> bool {
-    !key.is_empty() && key.len() <= 255 && key.bytes().all(|b| (0x21..=0x7e).contains(&b))
-}
-
 /// A rendered outcome: status and the serialized `data` (success), or the error.
 pub type Outcome = Result<(StatusCode, String), ApiError>;
 
-fn render(outcome: &Outcome) -> (StatusCode, String) {
+pub fn render(outcome: &Outcome) -> (StatusCode, String) {
     match outcome {
         Ok((status, data)) => (*status, success_text(data)),
-        Err(e) => (e.code.status(), crate::envelope::error_body(e.body()).to_string()),
+        Err(e) => (e.code.status(), error_body(e.body()).to_string()),
     }
 }
 
-fn respond(status: StatusCode, body: String, extra: &[(&str, String)]) -> HttpResponse {
+pub fn respond(status: StatusCode, body: String, extra: &[(&str, String)]) -> HttpResponse {
     let mut b = HttpResponse::build(status);
     b.content_type("application/json");
     for (k, v) in extra {
         b.insert_header((*k, v.as_str()));
     }
     b.body(body)
-}
-
-/// Keys are separate per merchant, mode and key type (publishable keys are public).
-fn namespace(caller: &Caller) -> IdempotencyNamespace {
-    IdempotencyNamespace { scope: caller.scope().clone(), requester: Requester::Key(caller.principal.key_type) }
-}
-
-/// Runs `run` with the caller at most once per idempotency key (when the request has one).
-pub async fn execute<F, Fut>(caller: Caller, req: &HttpRequest, body: &[u8], run: F) -> HttpResponse
-where
-    F: FnOnce(Caller) -> Fut + 'static,
-    Fut: Future<Output = Outcome> + 'static,
-{
-    let key = match key_of(req) {
-        Ok(k) => k,
-        Err(e) => return e.error_response(),
-    };
-    let state = caller.state.clone();
-    let namespace = namespace(&caller);
-    let Some(key) = key else {
-        let outcome = run(caller).await;
-        return match outcome {
-            Ok(_) => {
-                let (status, body) = render(&outcome);
-                respond(status, body, &[])
-            }
-            Err(e) => e.error_response(),
-        };
-    };
-    let fingerprint = fingerprint_of(state.crypto.as_ref(), req, body);
-    keyed(state, namespace, key, fingerprint, move || run(caller)).await
 }
 
 /// Runs `run` at most once per idempotency key for a public route (no merchant key): the key is
@@ -126,7 +87,7 @@ where
         Err(e) => return e.error_response(),
     };
     let namespace = IdempotencyNamespace { scope, requester: Requester::Public };
-    let fingerprint = fingerprint_of(state.crypto.as_ref(), req, body);
+    let fingerprint = fingerprint(&state, req, body);
     keyed(state, namespace, format!("{resource}|{key}"), fingerprint, run).await
 }
 
@@ -151,23 +112,12 @@ where
             .error_response();
     }
     let namespace = IdempotencyNamespace { scope, requester: Requester::Public };
-    let fingerprint = fingerprint_of(state.crypto.as_ref(), req, body);
+    let fingerprint = fingerprint(&state, req, body);
     keyed(state, namespace, format!("page|{resource}|{key}"), fingerprint, run).await
 }
 
-/// The request's fingerprint: method, path and body.
-fn fingerprint_of(crypto: &dyn stablepay_domain::ports::Crypto, req: &HttpRequest, body: &[u8]) -> [u8; 32] {
-    let mut material = Vec::with_capacity(body.len() + 64);
-    material.extend_from_slice(req.method().as_str().as_bytes());
-    material.push(b'\n');
-    material.extend_from_slice(req.path().as_bytes());
-    material.push(b'\n');
-    material.extend_from_slice(body);
-    crypto.sha256(&material)
-}
-
 /// Claims `key` and, when this request is the first, runs it in a task of its own.
-async fn keyed<F, Fut>(
+pub async fn keyed<F, Fut>(
     state: web::Data<AppState>,
     namespace: IdempotencyNamespace,
     key: String,
@@ -181,7 +131,7 @@ where
     // From the claim on, the request runs in its own task (with the request's id and span): a
     // client that hangs up drops this handler, never a claim without its work or its answer.
     let task = async move {
-        match state.idempotency.begin(&namespace, &key, fingerprint, STALE_AFTER_SECONDS).await {
+        match state.use_cases.idempotency().claim(&namespace, &key, fingerprint).await {
             Err(e) => ApiError::from(e).error_response(),
             Ok(IdempotencyBegin::Started) => run_claimed(state, namespace, &key, run).await,
             Ok(other) => answer_known(other),
@@ -247,9 +197,9 @@ where
     let retryable =
         status.is_server_error() || matches!(&outcome, Err(e) if e.code == ErrorCode::INVOICE_STATE_MISMATCH);
     let stored = if retryable {
-        state.idempotency.abandon(&namespace, key).await
+        state.use_cases.idempotency().release(&namespace, key).await
     } else {
-        state.idempotency.complete(&namespace, key, status.as_u16(), &text).await
+        state.use_cases.idempotency().record(&namespace, key, status.as_u16(), &text).await
     };
     if let Err(e) = stored {
         tracing::warn!(error = %e, "could not record the idempotent response");
@@ -258,4 +208,9 @@ where
         Ok(_) => respond(status, text, &[]),
         Err(e) => e.error_response(),
     }
+}
+
+/// The request's fingerprint under its key: method, path and body.
+pub fn fingerprint(state: &AppState, req: &HttpRequest, body: &[u8]) -> [u8; 32] {
+    state.use_cases.idempotency().fingerprint(req.method().as_str(), req.path(), body)
 }

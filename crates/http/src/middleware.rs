@@ -1,5 +1,5 @@
-//! Cross-cutting request handling: request id, tracing span, panic guard, global body ceiling
-//! and the deprecation headers.
+//! Cross-cutting request handling: request id, tracing span, panic guard, global body ceiling,
+//! the rate-limit headers and the request metrics.
 
 use std::future::{Ready, ready};
 use std::panic::AssertUnwindSafe;
@@ -9,23 +9,36 @@ use actix_web::body::{BoxBody, MessageBody};
 use actix_web::dev::{Service, ServiceRequest, ServiceResponse, Transform, forward_ready};
 use actix_web::http::header::{CONTENT_LENGTH, HeaderName, HeaderValue};
 use actix_web::{Error, HttpMessage, HttpResponse, ResponseError};
-
 use futures_util::FutureExt;
 use futures_util::future::LocalBoxFuture;
 use tracing::Instrument;
 
-use crate::deprecation;
-use crate::envelope::REQUEST_ID;
-use crate::error::{ApiError, ErrorCode};
+use crate::body::{MAX_BODY_BYTES, too_large_error};
+use crate::error::ApiError;
+use crate::ratelimit::RateLimitHeaders;
+use crate::request_id::{REQUEST_ID, X_REQUEST_ID};
 use crate::state::AppState;
 
-/// The global request body ceiling: 1 MiB.
-pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+/// How requests are labelled in the metrics: a route template (`/v1/invoices/{id}`) or a page
+/// family (`/checkout/*`), never an id. The application registers one as app data; without one
+/// every request is `unmatched`.
+pub struct RouteLabels(Box<dyn Fn(&str) -> &'static str + Send + Sync>);
 
-pub static X_REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+impl RouteLabels {
+    /// Labels paths with `label`.
+    pub fn new(label: impl Fn(&str) -> &'static str + Send + Sync + 'static) -> Self {
+        Self(Box::new(label))
+    }
+
+    /// The label of `path`.
+    pub fn label(&self, path: &str) -> &'static str {
+        (self.0)(path)
+    }
+}
 
 /// Wraps every request: assigns its id, opens its span, turns a panic into a 500 in the
-/// envelope, refuses declared bodies above 1 MiB, adds X-Request-Id and deprecation headers.
+/// envelope, refuses declared bodies above 1 MiB, adds X-Request-Id and the rate-limit headers,
+/// and records the request's metrics.
 pub struct RequestContext;
 
 impl<S, B> Transform<S, ServiceRequest> for RequestContext
@@ -72,15 +85,11 @@ where
             merchant = tracing::field::Empty,
             mode = tracing::field::Empty,
         );
-        // Matching the route again costs a regex pass; only do it when something is deprecated.
-        let deprecated =
-            if deprecation::any() { deprecation::lookup(req.method(), req.match_pattern().as_deref()) } else { None };
         let too_large = declared_length(&req).is_some_and(|n| n > MAX_BODY_BYTES);
         let nul_in_path = req.uri().path().contains("%00");
         let id_for_scope = request_id.clone();
         let started = std::time::Instant::now();
-        let route =
-            req.app_data::<actix_web::web::Data<crate::KnownRoutes>>().map_or("unmatched", |k| k.label(req.path()));
+        let route = req.app_data::<actix_web::web::Data<RouteLabels>>().map_or("unmatched", |k| k.label(req.path()));
         let method = method_label(req.method());
         let fut = async move {
             let result = if too_large {
@@ -107,7 +116,7 @@ where
                 }
             };
             result.map(|mut res| {
-                let limited = res.request().extensions().get::<crate::ratelimit::RateLimitHeaders>().cloned();
+                let limited = res.request().extensions().get::<RateLimitHeaders>().cloned();
                 let headers = res.headers_mut();
                 if let Some(rl) = limited
                     && !headers.contains_key("ratelimit")
@@ -122,9 +131,6 @@ where
                 {
                     headers.insert(X_REQUEST_ID.clone(), value);
                 }
-                if let Some(d) = deprecated {
-                    deprecation::apply(d, headers);
-                }
                 let status = res.status().as_u16();
                 tracing::Span::current().record("status", status);
                 tracing::info!("served");
@@ -138,10 +144,6 @@ where
 
 fn declared_length(req: &ServiceRequest) -> Option<usize> {
     req.headers().get(CONTENT_LENGTH)?.to_str().ok()?.trim().parse().ok()
-}
-
-pub fn too_large_error() -> ApiError {
-    ApiError::new(ErrorCode::REQUEST_TOO_LARGE, "The request body exceeds 1 MiB.")
 }
 
 fn error_response(req: ServiceRequest, err: ApiError) -> ServiceResponse<BoxBody> {

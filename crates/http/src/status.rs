@@ -5,8 +5,8 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
-use utoipa::ToSchema;
+
+use crate::timestamp::timestamp;
 
 /// Counters and times of the worker's passes (all atomics: reported from the worker's task,
 /// read by any HTTP worker).
@@ -26,9 +26,8 @@ pub struct WorkerStatus {
     last_items_failed: AtomicU64,
 }
 
-/// The worker's state as readiness shows it.
-#[derive(Serialize, ToSchema, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
+/// The worker's state as readiness and metrics show it.
+#[derive(Debug, PartialEq)]
 pub struct WorkerSnapshot {
     /// `ok`; `degraded` (the last pass failed, or some invoices' work failed and was backed
     /// off); `stalled` (no successful pass for longer than allowed: readiness fails); `off` (this
@@ -110,9 +109,7 @@ impl WorkerStatus {
         };
         WorkerSnapshot {
             state: state.into(),
-            last_success_at: (last != 0)
-                .then(|| DateTime::from_timestamp(last, 0).map(crate::wire::timestamp))
-                .flatten(),
+            last_success_at: (last != 0).then(|| DateTime::from_timestamp(last, 0).map(timestamp)).flatten(),
             consecutive_failures,
             restarts: self.panics.load(Ordering::Relaxed),
             items_failed: self.items_failed.load(Ordering::Relaxed),

@@ -302,7 +302,7 @@ impl PaymentLinkStore for PgStore {
             query = query.filter(state_condition(state, now));
         }
         if let Some(t) = &filter.amount_type {
-            query = query.filter(l::amount_type.eq(t.clone()));
+            query = query.filter(l::amount_type.eq(t.as_str()));
         }
         if let Some(a) = &filter.amount {
             query = query.filter(l::amount.eq(money(a)));

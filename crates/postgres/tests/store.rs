@@ -4,6 +4,8 @@
 //! the domain's enumerations. A second store adapter would have to pass the same tests.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use stablepay_domain::payment_link::model::AmountType;
+use stablepay_domain::payment_link::model::Usage;
 use std::collections::BTreeSet;
 
 use chrono::Utc;
@@ -451,13 +453,16 @@ async fn check_constraints_list_the_domain_enumerations() {
         names(FailureReason::ALL.iter().map(|s| s.as_str()).collect())
     );
     assert_eq!(f.check_values("events_type_check").await, names(EventType::ALL.iter().map(|s| s.as_str()).collect()));
-    use stablepay_domain::payment_link::model::{AmountRule, Lifecycle, Usage};
+    use stablepay_domain::payment_link::model::{Lifecycle, Usage};
     assert_eq!(
         f.check_values("payment_links_lifecycle_check").await,
         names(Lifecycle::ALL.map(Lifecycle::as_str).to_vec())
     );
     assert_eq!(f.check_values("payment_links_usage_type_check").await, names(Usage::ALL.map(Usage::as_str).to_vec()));
-    assert_eq!(f.check_values("payment_links_amount_type_check").await, names(AmountRule::TYPES.to_vec()));
+    assert_eq!(
+        f.check_values("payment_links_amount_type_check").await,
+        names(AmountType::ALL.map(AmountType::as_str).to_vec())
+    );
     use stablepay_domain::email::model::{EmailKind, EmailStatus};
     assert_eq!(f.check_values("emails_kind_check").await, names(EmailKind::ALL.map(EmailKind::as_str).to_vec()));
     assert_eq!(f.check_values("emails_status_check").await, names(EmailStatus::ALL.map(EmailStatus::as_str).to_vec()));
@@ -480,9 +485,9 @@ async fn payment_links_are_scoped_locked_and_reserved_once() {
         PaymentLinks { store: &f.store, merchants: &f.store, crypto: &f.crypto, clock: &f.clock, chain: &f.settings };
     let input = LinkInput {
         title: Some("Seat".into()),
-        amount_type: Some("fixed".into()),
+        amount_type: Some(AmountType::Fixed),
         amount: Some(d("10")),
-        usage_type: Some("single_use".into()),
+        usage_type: Some(Usage::SingleUse),
         expires_at: Some(Utc::now() + chrono::Duration::hours(1)),
         ..Default::default()
     };
@@ -530,7 +535,7 @@ async fn payment_links_are_scoped_locked_and_reserved_once() {
     // A reusable link: active now, expired after its expiry (judged at the time given).
     let reusable = LinkInput {
         title: Some("Mug".into()),
-        amount_type: Some("fixed".into()),
+        amount_type: Some(AmountType::Fixed),
         amount: Some(d("3")),
         expires_at: Some(Utc::now() + chrono::Duration::hours(1)),
         ..Default::default()

@@ -137,19 +137,25 @@ pub struct UnattributedTransfer {
 }
 
 impl UnattributedTransfer {
-    /// The data of its `payment.unattributed` event.
+    /// The data of its `payment.unattributed` event: the fields of the unattributed transfer as
+    /// `GET /v1/unattributed-transfers` lists it (and, as events carried it first, the block's
+    /// number as `blockNumber`).
     pub fn event_data(&self) -> EventData {
         fn s(v: impl ToString) -> EventData {
             EventData::string(v)
         }
+        let int = |n: u64| EventData::Int(i64::try_from(n).unwrap_or(i64::MAX));
         let t = &self.logged.transfer;
+        let block = &self.logged.block;
         EventData::map([
             ("object", s("unattributed_transfer")),
             ("id", s(&self.id)),
-            ("chainId", EventData::Int(i64::try_from(self.chain_id).unwrap_or(i64::MAX))),
+            ("mode", s(self.scope.mode.as_str())),
+            ("chainId", int(self.chain_id)),
             ("transactionHash", s(self.logged.tx_hash.as_str())),
-            ("logIndex", EventData::Int(i64::try_from(self.logged.log_index).unwrap_or(i64::MAX))),
-            ("blockNumber", EventData::Int(i64::try_from(self.logged.block.number).unwrap_or(i64::MAX))),
+            ("logIndex", int(self.logged.log_index)),
+            ("block", EventData::map([("number", int(block.number)), ("hash", s(&block.hash))])),
+            ("blockNumber", int(block.number)),
             ("currencyCode", s(self.token.symbol())),
             ("tokenContract", s(&t.token_contract)),
             ("from", s(&t.from)),

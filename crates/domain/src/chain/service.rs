@@ -16,6 +16,7 @@ use crate::ids::{EventId, PaymentId, UnattributedTransferId};
 use crate::invoice::payment::TxHash;
 use crate::invoice::service::Invoices;
 use crate::mode::{Mode, Scope};
+use crate::page::{Page, PageRequest};
 
 /// At most this many blocks are scanned in one step.
 pub const MAX_BLOCKS_PER_SCAN: u64 = 500;
@@ -36,16 +37,21 @@ pub struct FollowReport {
 /// The follower over the invoice use cases and its store.
 pub struct Follower<'a> {
     /// The invoice use cases that verify and credit what the follower finds.
-    pub invoices: &'a Invoices<'a>,
+    pub invoices: Invoices<'a>,
     /// Where the follower keeps its position on the chain and the transfers it saw.
     pub store: &'a dyn FollowerStore,
 }
 
 impl Follower<'_> {
+    /// A page of `scope`'s unattributed transfers, newest first. Errors: `InvalidCursor`.
+    pub async fn unattributed(&self, scope: &Scope, page: &PageRequest) -> Result<Page<UnattributedTransfer>, Error> {
+        self.store.list_unattributed(scope, page).await
+    }
+
     /// Scans the next range of final blocks. The first step starts at the current final block:
     /// transfers made before the service watched are not searched for.
     pub async fn follow(&self) -> Result<FollowReport, Error> {
-        let b = self.invoices;
+        let b = &self.invoices;
         let chain_id = b.settings.chain_id;
         let head = b.chain.final_head().await?;
         let mut report = FollowReport { final_head: Some(head), ..FollowReport::default() };
@@ -70,7 +76,7 @@ impl Follower<'_> {
     }
 
     async fn handle(&self, logged: &LoggedTransfer, report: &mut FollowReport) -> Result<(), Error> {
-        let b = self.invoices;
+        let b = &self.invoices;
         if self.store.live_payment_exists(b.settings.chain_id, &logged.tx_hash).await? {
             // Reported by the customer (or an earlier log of the same transaction): verified
             // as that payment, which sums every transfer of the transaction to the wallet.

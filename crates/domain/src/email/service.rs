@@ -17,6 +17,7 @@ use crate::invoice::model::{Activity, ActivityAction, Actor, Invoice};
 use crate::invoice::ports::{InvoiceRenderer, InvoiceStore};
 use crate::merchant::ports::MerchantStore;
 use crate::mode::Scope;
+use crate::url::PublicPages;
 
 /// Times a use case reloads an invoice that changed under it.
 const MAX_TRIES: usize = 8;
@@ -37,8 +38,8 @@ pub struct Emails<'a> {
     pub crypto: &'a dyn Crypto,
     /// Each scope's time.
     pub clock: &'a dyn Clock,
-    /// The base of hosted invoice links.
-    pub public_base_url: &'a str,
+    /// Where the hosted invoice pages are.
+    pub pages: &'a PublicPages,
 }
 
 fn activity(at: DateTime<Utc>, action: ActivityAction, actor: Actor, detail: String) -> Activity {
@@ -264,14 +265,8 @@ impl Emails<'_> {
     async fn message(&self, agg: &InvoiceAggregate, email: &OutboundEmail) -> Result<EmailMessage, Error> {
         let merchant = self.merchants.get_merchant(&email.scope.merchant_id).await?;
         let inv = &agg.invoice;
-        let hosted = inv.public_token.as_ref().map(|t| format!("{}/i/{}", self.public_base_url, t.as_str()));
-        let (subject, text, html) = compose(email.kind, inv, &merchant.name, hosted.as_deref());
-        let document = InvoiceDocument {
-            invoice: inv.clone(),
-            merchant_name: merchant.name.clone(),
-            merchant_website: merchant.website_origin.clone(),
-            hosted_url: hosted,
-        };
+        let document = InvoiceDocument::new(inv.clone(), &merchant, self.pages);
+        let (subject, text, html) = compose(email.kind, inv, &merchant.name, document.hosted_url.as_deref());
         let attachment = self.renderer.render_pdf(&document).ok().map(|bytes| Attachment {
             filename: format!("{}.pdf", inv.number.as_deref().unwrap_or("invoice")),
             content_type: "application/pdf".into(),
@@ -370,6 +365,7 @@ mod tests {
         merchants: MockMerchantStore,
         mailer: MockMailer,
         renderer: MockInvoiceRenderer,
+        pages: PublicPages,
     }
 
     fn ports(agg: InvoiceAggregate, emails: Vec<OutboundEmail>) -> Ports {
@@ -379,7 +375,14 @@ mod tests {
         store.expect_list_emails().returning(move |_, _| Ok(emails.clone()));
         let mut merchants = MockMerchantStore::new();
         merchants.expect_get_merchant().returning(|_| Ok(merchant()));
-        Ports { invoices, store, merchants, mailer: MockMailer::new(), renderer: MockInvoiceRenderer::new() }
+        Ports {
+            invoices,
+            store,
+            merchants,
+            mailer: MockMailer::new(),
+            renderer: MockInvoiceRenderer::new(),
+            pages: PublicPages::new("https://pay.example"),
+        }
     }
 
     fn run<'a>(p: &'a Ports, crypto: &'a SeqCrypto, clock: &'a MockClock) -> Emails<'a> {
@@ -391,7 +394,7 @@ mod tests {
             renderer: &p.renderer,
             crypto,
             clock,
-            public_base_url: "https://pay.example",
+            pages: &p.pages,
         }
     }
 

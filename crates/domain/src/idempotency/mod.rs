@@ -1,7 +1,9 @@
-//! Idempotency keys: what a key says about a request and whose key it is (`model`), and the
-//! store of saved responses (`ports`).
+//! Idempotency keys: what a key is, what it says about a request and whose key it is
+//! (`model`), the store of claims and saved answers (`ports`), and the claim, record and
+//! release of a request's key (`service`).
 
 pub mod model;
 pub mod ports;
+pub mod service;
 
 pub use model::*;

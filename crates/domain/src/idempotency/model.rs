@@ -3,6 +3,14 @@
 use crate::api_key::model::KeyType;
 use crate::mode::Scope;
 
+/// The longest idempotency key, in characters (the spec's limit).
+pub const MAX_KEY_CHARS: usize = 255;
+
+/// Whether `key` is a well-formed idempotency key: 1-255 visible ASCII characters, no spaces.
+pub fn well_formed(key: &str) -> bool {
+    !key.is_empty() && key.len() <= MAX_KEY_CHARS && key.bytes().all(|b| (0x21..=0x7e).contains(&b))
+}
+
 /// What an idempotency key says about a request.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum IdempotencyBegin {

@@ -22,6 +22,7 @@ pub mod lifecycle;
 pub mod model;
 pub mod payment;
 pub mod ports;
+pub mod public;
 pub mod service;
 pub mod snapshot;
 pub mod totals;

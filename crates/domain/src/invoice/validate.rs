@@ -44,6 +44,30 @@ pub const MAX_LINES: usize = 100;
 pub const MAX_TAX_LINES: usize = 100;
 /// The longest external reference, in UTF-8 bytes.
 pub const MAX_EXTERNAL_REFERENCE_BYTES: usize = 255;
+/// The longest line description, in UTF-8 bytes.
+pub const MAX_LINE_DESCRIPTION_BYTES: usize = 500;
+/// The longest line id, in UTF-8 bytes.
+pub const MAX_LINE_ID_BYTES: usize = 100;
+/// The longest SKU, in UTF-8 bytes.
+pub const MAX_SKU_BYTES: usize = 100;
+/// The longest customer name (and company), in UTF-8 bytes.
+pub const MAX_CUSTOMER_NAME_BYTES: usize = 200;
+/// The longest email address, in UTF-8 bytes.
+pub const MAX_EMAIL_BYTES: usize = 320;
+/// The longest billing address, in UTF-8 bytes.
+pub const MAX_BILLING_ADDRESS_BYTES: usize = 1000;
+/// The longest tax label (and tax id, jurisdiction and registration reference), in UTF-8 bytes.
+pub const MAX_TAX_FIELD_BYTES: usize = 120;
+/// The longest payment terms, in UTF-8 bytes.
+pub const MAX_PAYMENT_TERMS_BYTES: usize = 4000;
+/// The longest memo (and footer), in UTF-8 bytes.
+pub const MAX_MEMO_BYTES: usize = 2000;
+/// The longest purchase order number, in UTF-8 bytes.
+pub const MAX_PURCHASE_ORDER_BYTES: usize = 100;
+/// The furthest reminder offset, in days before or after the due date (the nearest is 1).
+pub const MAX_REMINDER_DAYS: u8 = 30;
+/// The most reminder offsets of a schedule, before and after the due date together.
+pub const MAX_REMINDER_OFFSETS: usize = 6;
 
 /// Refuses a string over `max` UTF-8 bytes (or empty, when `min` is 1).
 pub fn check_len(field: &str, value: &str, min: usize, max: usize) -> Result<(), Error> {
@@ -77,7 +101,7 @@ pub fn is_valid_email(value: &str) -> bool {
 
 /// Refuses an email address over 320 bytes or not plausible ([`is_valid_email`]).
 pub fn check_email(field: &str, value: &str) -> Result<(), Error> {
-    check_len(field, value, 1, 320)?;
+    check_len(field, value, 1, MAX_EMAIL_BYTES)?;
     if !is_valid_email(value) {
         return Err(Error::validation(field, "must be a valid email address"));
     }
@@ -122,7 +146,7 @@ fn reminder(input: &ReminderInput, due_at: Option<DateTime<Utc>>) -> Result<Remi
             .flatten()
             .enumerate()
             .map(|(i, v)| {
-                u8::try_from(*v).ok().filter(|d| (1..=30).contains(d)).ok_or_else(|| {
+                u8::try_from(*v).ok().filter(|d| (1..=MAX_REMINDER_DAYS).contains(d)).ok_or_else(|| {
                     Error::validation(format!("reminder_schedule.{field}[{i}]"), "must be an integer from 1 to 30")
                 })
             })
@@ -130,7 +154,7 @@ fn reminder(input: &ReminderInput, due_at: Option<DateTime<Utc>>) -> Result<Remi
     };
     let mut before = offsets("days_before_due", &input.days_before_due)?;
     let mut after = offsets("days_after_due", &input.days_after_due)?;
-    if before.len() + after.len() > 6 {
+    if before.len() + after.len() > MAX_REMINDER_OFFSETS {
         return Err(Error::validation(
             "reminder_schedule",
             "at most six offsets in daysBeforeDue and daysAfterDue combined",
@@ -161,17 +185,17 @@ pub fn check_content(c: &InvoiceContent) -> Result<(), Error> {
         return Err(Error::validation("lines", "must hold 1-100 items"));
     }
     for (i, line) in c.lines.iter().enumerate() {
-        check_len(&format!("lines[{i}].description"), &line.description, 1, 500)?;
-        check_opt(&format!("lines[{i}].id"), &line.id, 100)?;
-        check_opt(&format!("lines[{i}].sku"), &line.sku, 100)?;
+        check_len(&format!("lines[{i}].description"), &line.description, 1, MAX_LINE_DESCRIPTION_BYTES)?;
+        check_opt(&format!("lines[{i}].id"), &line.id, MAX_LINE_ID_BYTES)?;
+        check_opt(&format!("lines[{i}].sku"), &line.sku, MAX_SKU_BYTES)?;
         if line.quantity.is_zero() {
             return Err(Error::invalid_amount(format!("lines[{i}].quantity"), "must be greater than zero"));
         }
     }
     if let Some(customer) = &c.customer {
-        check_opt("customer.name", &customer.name, 200)?;
-        check_opt("customer.company", &customer.company, 200)?;
-        check_opt("customer.billing_address", &customer.billing_address, 1000)?;
+        check_opt("customer.name", &customer.name, MAX_CUSTOMER_NAME_BYTES)?;
+        check_opt("customer.company", &customer.company, MAX_CUSTOMER_NAME_BYTES)?;
+        check_opt("customer.billing_address", &customer.billing_address, MAX_BILLING_ADDRESS_BYTES)?;
         if let Some(email) = &customer.email {
             check_email("customer.email", email)?;
         }
@@ -180,15 +204,15 @@ pub fn check_content(c: &InvoiceContent) -> Result<(), Error> {
         return Err(Error::validation("taxes", "at most 100 tax lines"));
     }
     for (i, tax) in c.taxes.iter().enumerate() {
-        check_len(&format!("taxes[{i}].label"), &tax.label, 1, 120)?;
-        check_opt(&format!("taxes[{i}].id"), &tax.id, 120)?;
-        check_opt(&format!("taxes[{i}].jurisdiction"), &tax.jurisdiction, 120)?;
-        check_opt(&format!("taxes[{i}].registration_reference"), &tax.registration_reference, 120)?;
+        check_len(&format!("taxes[{i}].label"), &tax.label, 1, MAX_TAX_FIELD_BYTES)?;
+        check_opt(&format!("taxes[{i}].id"), &tax.id, MAX_TAX_FIELD_BYTES)?;
+        check_opt(&format!("taxes[{i}].jurisdiction"), &tax.jurisdiction, MAX_TAX_FIELD_BYTES)?;
+        check_opt(&format!("taxes[{i}].registration_reference"), &tax.registration_reference, MAX_TAX_FIELD_BYTES)?;
     }
-    check_opt("payment_terms", &c.payment_terms, 4000)?;
-    check_opt("memo", &c.memo, 2000)?;
-    check_opt("footer", &c.footer, 2000)?;
-    check_opt("purchase_order_number", &c.purchase_order_number, 100)?;
+    check_opt("payment_terms", &c.payment_terms, MAX_PAYMENT_TERMS_BYTES)?;
+    check_opt("memo", &c.memo, MAX_MEMO_BYTES)?;
+    check_opt("footer", &c.footer, MAX_MEMO_BYTES)?;
+    check_opt("purchase_order_number", &c.purchase_order_number, MAX_PURCHASE_ORDER_BYTES)?;
     check_opt("external_reference", &c.external_reference, MAX_EXTERNAL_REFERENCE_BYTES)?;
     check_metadata("metadata", &c.metadata)
 }

@@ -22,6 +22,9 @@ pub enum Token {
 }
 
 impl Token {
+    /// Every settlement token.
+    pub const ALL: [Token; 2] = [Token::Usdc, Token::Usdt];
+
     /// The token's symbol: `USDC` or `USDT`.
     pub fn symbol(self) -> &'static str {
         match self {

@@ -3,6 +3,7 @@
 
 use chrono::{DateTime, Utc};
 
+use crate::event::model::EventData;
 use crate::ids::{CheckoutSessionId, InvoiceId, PaymentLinkId, PublicToken};
 use crate::invoice::model::Metadata;
 use crate::merchant::model::Token;
@@ -21,8 +22,37 @@ pub const MAX_DESCRIPTION_BYTES: usize = 1000;
 pub const MAX_SUCCESS_MESSAGE_BYTES: usize = 500;
 /// The longest reference prefix, in characters.
 pub const MAX_REFERENCE_PREFIX_CHARS: usize = 50;
+/// The longest text a merchant may search its links for, in UTF-8 bytes.
+pub const MAX_SEARCH_TEXT_BYTES: usize = 200;
 /// How long a link's checkout stays payable (a single-use link is reserved for that long).
 pub const CHECKOUT_MINUTES: u32 = 30;
+
+/// Whether a link asks for a fixed amount or the amount its customer enters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AmountType {
+    /// One amount, set by the merchant.
+    Fixed,
+    /// The customer enters the amount, within the link's bounds.
+    CustomerEntered,
+}
+
+impl AmountType {
+    /// Both types.
+    pub const ALL: [AmountType; 2] = [Self::Fixed, Self::CustomerEntered];
+
+    /// The type as the API writes it: `fixed` or `customer_entered`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Fixed => "fixed",
+            Self::CustomerEntered => "customer_entered",
+        }
+    }
+
+    /// Reads a type as the API writes it.
+    pub fn parse(value: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.as_str() == value)
+    }
+}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 /// What a link asks customers to pay.
@@ -39,15 +69,17 @@ pub enum AmountRule {
 }
 
 impl AmountRule {
-    /// The names of the amount types (`type_str`).
-    pub const TYPES: [&'static str; 2] = ["fixed", "customer_entered"];
-
-    /// The rule as the API writes it: `fixed` or `customer_entered`.
-    pub fn type_str(&self) -> &'static str {
+    /// The rule's type.
+    pub fn amount_type(&self) -> AmountType {
         match self {
-            Self::Fixed(_) => "fixed",
-            Self::CustomerEntered { .. } => "customer_entered",
+            Self::Fixed(_) => AmountType::Fixed,
+            Self::CustomerEntered { .. } => AmountType::CustomerEntered,
         }
+    }
+
+    /// The rule's type as the API writes it: `fixed` or `customer_entered`.
+    pub fn type_str(&self) -> &'static str {
+        self.amount_type().as_str()
     }
 }
 
@@ -244,4 +276,14 @@ pub struct LinkInvoice {
     pub invoice_id: InvoiceId,
     /// When it was created.
     pub created_at: DateTime<Utc>,
+}
+
+/// The data of `payment_link.*` events: the link in `state`.
+pub fn link_data(id: &PaymentLinkId, scope: &Scope, state: LinkState) -> EventData {
+    EventData::map([
+        ("object", EventData::string("payment_link")),
+        ("id", EventData::string(id)),
+        ("mode", EventData::string(scope.mode.as_str())),
+        ("status", EventData::string(state.as_str())),
+    ])
 }

@@ -12,15 +12,15 @@ use crate::mode::Scope;
 use crate::money::Amount;
 use crate::page::{Page, PageRequest};
 use crate::payment_link::machine::LinkState;
-use crate::payment_link::model::{LinkInvoice, PaymentLink, Usage};
+use crate::payment_link::model::{AmountType, LinkInvoice, PaymentLink, Usage};
 
 /// Which links a list shows (every filter optional, all must hold).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LinkFilter {
     /// Only links in this state.
     pub state: Option<LinkState>,
-    /// `fixed` or `customer_entered`.
-    pub amount_type: Option<String>,
+    /// Only fixed or only customer-entered links.
+    pub amount_type: Option<AmountType>,
     /// A fixed amount equal to this.
     pub amount: Option<Amount>,
     /// Only single-use or only reusable links.

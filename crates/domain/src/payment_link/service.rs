@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use crate::clock::Clock;
 use crate::crypto::Crypto;
 use crate::error::{Error, Resource};
-use crate::event::model::{Event, EventData, EventType};
+use crate::event::model::{Event, EventType};
 use crate::ids::{EventId, PaymentLinkId, PublicToken};
 use crate::invoice::input::CheckoutInput;
 use crate::invoice::model::{Customer, LinkRef};
@@ -20,6 +20,7 @@ use crate::page::{Page, PageRequest};
 use crate::payment_link::machine::{LinkState, LinkTrigger, refusal, transition};
 use crate::payment_link::model::{
     AmountRule, CHECKOUT_MINUTES, Lifecycle, LinkCheckout, LinkConfig, LinkInvoice, PaymentLink, Reservation, Usage,
+    link_data,
 };
 use crate::payment_link::ports::{LinkFilter, PaymentLinkStore};
 use crate::payment_link::validate::{LinkInput, config};
@@ -42,16 +43,6 @@ pub struct LinkSubmission {
     pub name: Option<String>,
     /// The customer's reference, when the link collects it.
     pub customer_reference: Option<String>,
-}
-
-/// The data of `payment_link.*` events.
-pub fn link_data(link: &PaymentLink, state: LinkState) -> EventData {
-    EventData::map([
-        ("object", EventData::string("payment_link")),
-        ("id", EventData::string(&link.id)),
-        ("mode", EventData::string(link.scope.mode.as_str())),
-        ("status", EventData::string(state.as_str())),
-    ])
 }
 
 /// What a customer's page shows: the link, whom it pays, and the time it is judged at.
@@ -251,6 +242,12 @@ impl PaymentLinks<'_> {
         self.store.list_link_invoices(scope, id, page).await
     }
 
+    /// The merchant and mode of the link behind a public page (the public id is the
+    /// capability), whatever its state. Errors: `NotFound(PaymentLink)`.
+    pub async fn public_scope(&self, public_id: &PublicToken) -> Result<Scope, Error> {
+        Ok(self.store.get_public_link(public_id).await?.scope)
+    }
+
     /// The link behind a public page, with its merchant's name and the time of its scope. An
     /// archived link is gone for customers (`NotFound`).
     pub async fn public(&self, public_id: &PublicToken) -> Result<PublicLink, Error> {
@@ -383,7 +380,7 @@ impl PaymentLinks<'_> {
                 scope: scope.clone(),
                 event_type: EventType::PaymentLinkExpired,
                 created_at: now,
-                data: link_data(&link, LinkState::Expired),
+                data: link_data(&link.id, &link.scope, LinkState::Expired),
             };
             let mut next = link.clone();
             next.expiry_announced = true;

@@ -10,8 +10,8 @@ use crate::merchant::model::{Merchant, Token};
 use crate::mode::{Mode, Scope};
 use crate::money::{Amount, Decimal6};
 use crate::payment_link::model::{
-    AmountRule, Collect, LinkConfig, MAX_CUSTOMER_AMOUNT, MAX_DESCRIPTION_BYTES, MAX_REFERENCE_PREFIX_CHARS,
-    MAX_SUCCESS_MESSAGE_BYTES, MAX_TITLE_BYTES, Usage,
+    AmountRule, AmountType, Collect, LinkConfig, MAX_CUSTOMER_AMOUNT, MAX_DESCRIPTION_BYTES,
+    MAX_REFERENCE_PREFIX_CHARS, MAX_SUCCESS_MESSAGE_BYTES, MAX_TITLE_BYTES, Usage,
 };
 use crate::url::HttpUrl;
 
@@ -22,8 +22,8 @@ pub struct LinkInput {
     pub title: Option<String>,
     /// Up to 1000 UTF-8 bytes.
     pub description: Option<String>,
-    /// `fixed` or `customer_entered` (required).
-    pub amount_type: Option<String>,
+    /// Fixed or customer-entered (required).
+    pub amount_type: Option<AmountType>,
     /// The fixed amount (fixed links only, required there).
     pub amount: Option<Amount>,
     /// The lowest amount a customer may enter (customer-entered links only, required there).
@@ -35,8 +35,8 @@ pub struct LinkInput {
     pub currency: Option<Token>,
     /// Must equal the key's mode when given.
     pub mode: Option<Mode>,
-    /// `single_use` or `reusable` (default).
-    pub usage_type: Option<String>,
+    /// Single-use or reusable (the default).
+    pub usage_type: Option<Usage>,
     /// Before it the link takes no submissions.
     pub active_at: Option<DateTime<Utc>>,
     /// In the future and later than `active_at`; the link expires then.
@@ -68,9 +68,9 @@ fn not_for(field: &str, kind: &str) -> Error {
 
 fn amount_rule(input: &LinkInput) -> Result<AmountRule, Error> {
     let ceiling = Decimal6::parse(MAX_CUSTOMER_AMOUNT).map_err(|e| Error::Internal(e.to_string()))?;
-    match input.amount_type.as_deref() {
+    match input.amount_type {
         None => Err(Error::validation("amount_type", "is required: fixed or customer_entered")),
-        Some("fixed") => {
+        Some(AmountType::Fixed) => {
             if input.minimum_amount.is_some() {
                 return Err(not_for("minimum_amount", "fixed"));
             }
@@ -82,7 +82,7 @@ fn amount_rule(input: &LinkInput) -> Result<AmountRule, Error> {
             positive("amount", &amount)?;
             Ok(AmountRule::Fixed(amount))
         }
-        Some("customer_entered") => {
+        Some(AmountType::CustomerEntered) => {
             if input.amount.is_some() {
                 return Err(not_for("amount", "customer_entered"));
             }
@@ -106,7 +106,6 @@ fn amount_rule(input: &LinkInput) -> Result<AmountRule, Error> {
             }
             Ok(AmountRule::CustomerEntered { minimum, maximum: input.maximum_amount.clone() })
         }
-        Some(_) => Err(Error::validation("amount_type", "must be fixed or customer_entered")),
     }
 }
 
@@ -146,10 +145,7 @@ pub fn config(input: LinkInput, merchant: &Merchant, scope: &Scope, now: DateTim
             message: format!("{} links settle in {}", scope.mode.as_str(), token.symbol()),
         });
     }
-    let usage = match input.usage_type.as_deref() {
-        None => Usage::Reusable,
-        Some(u) => Usage::parse(u).ok_or_else(|| Error::validation("usage_type", "must be single_use or reusable"))?,
-    };
+    let usage = input.usage_type.unwrap_or(Usage::Reusable);
     if let Some(expires) = input.expires_at {
         if expires <= now {
             return Err(Error::validation("expires_at", "must be in the future"));

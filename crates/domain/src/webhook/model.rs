@@ -6,10 +6,17 @@ use std::fmt;
 use chrono::{DateTime, Duration, Utc};
 
 use crate::crypto::Crypto;
+use crate::error::Error;
 use crate::event::model::EventType;
 use crate::ids::{EventId, WebhookDeliveryId, WebhookEndpointId, WebhookIncidentId};
 use crate::mode::Scope;
 use crate::url::HttpUrl;
+
+/// An endpoint's URL: an absolute http(s) URL without credentials. Errors: `Validation` on
+/// `url`.
+pub fn endpoint_url(text: &str) -> Result<HttpUrl, Error> {
+    HttpUrl::parse(text).map_err(|e| Error::validation("url", e.to_string()))
+}
 
 /// The prefix of a signing secret; the rest is the standard base64 of 32 random bytes (the
 /// Standard Webhooks secret format).
@@ -20,6 +27,8 @@ pub const SECRET_OVERLAP_HOURS: i64 = 24;
 pub const INCIDENT_AFTER_FAILURES: u32 = 3;
 /// The longest response excerpt kept per attempt.
 pub const RESPONSE_EXCERPT_BYTES: usize = 4096;
+/// The shortest idempotency key a delivery's replay takes (the spec: at least 8 characters).
+pub const MIN_REPLAY_KEY_CHARS: usize = 8;
 /// At most this many endpoints per merchant and mode (archived ones do not count).
 pub const MAX_ENDPOINTS: usize = 16;
 
@@ -99,9 +108,12 @@ impl EndpointState {
         }
     }
 
+    /// Both states.
+    pub const ALL: [EndpointState; 2] = [Self::Enabled, Self::Disabled];
+
     /// Reads a state as the API writes it.
     pub fn parse(value: &str) -> Option<Self> {
-        [Self::Enabled, Self::Disabled].into_iter().find(|s| s.as_str() == value)
+        Self::ALL.into_iter().find(|s| s.as_str() == value)
     }
 }
 
@@ -115,6 +127,27 @@ pub enum Subscription {
 }
 
 impl Subscription {
+    /// Reads the event types a merchant names (`None`: every supported type). Errors:
+    /// `Validation` on `event_types` (an empty list, a type named twice);
+    /// `WebhookEventUnsupported` for a name that is not an event type.
+    pub fn parse(types: Option<&[String]>) -> Result<Self, Error> {
+        let Some(types) = types else { return Ok(Subscription::All) };
+        if types.is_empty() {
+            return Err(Error::validation("event_types", "must name at least one event type (omit it for all)"));
+        }
+        let mut parsed = Vec::with_capacity(types.len());
+        for (i, text) in types.iter().enumerate() {
+            let field = format!("event_types[{i}]");
+            let t = EventType::parse(text)
+                .ok_or_else(|| Error::WebhookEventUnsupported { field: field.clone(), value: text.clone() })?;
+            if parsed.contains(&t) {
+                return Err(Error::validation(field, "is listed twice"));
+            }
+            parsed.push(t);
+        }
+        Ok(Subscription::Only(parsed))
+    }
+
     /// Whether the endpoint receives events of `event_type`.
     pub fn includes(&self, event_type: EventType) -> bool {
         match self {

@@ -1,142 +1,170 @@
-//! The data of synthetic test events (`POST /v1/webhooks/test`): the shape of a real event of
-//! the type, with sample values and `test: true`. Receivers must never fulfil on them.
+//! The data of synthetic test events (`POST /v1/webhooks/test`): sample records of the type's
+//! resource (an invoice of 10.00 USDC and its payment, a payment, an unattributed transfer, a
+//! payment link), rendered by the same snapshot code as real events, with `test: true`.
+//! Receivers must never fulfil on them.
 
 use chrono::{DateTime, Utc};
 
+use crate::chain::model::{LoggedTransfer, TokenTransfer, UnattributedReason, UnattributedTransfer};
 use crate::event::model::{EventData, EventType};
+use crate::ids::{CheckoutSessionId, InvoiceId, PaymentId, PaymentLinkId, UnattributedTransferId};
+use crate::invoice::collection::CollectionState;
+use crate::invoice::lifecycle::LifecycleStatus;
+use crate::invoice::model::{Invoice, InvoiceContent, InvoiceFields, InvoiceKind, LinkRef};
+use crate::invoice::payment::{BlockRef, FailureReason, Payment, PaymentStatus, TxHash};
+use crate::invoice::snapshot::{invoice_data, link_completed_data, payment_data};
+use crate::invoice::totals::Totals;
+use crate::merchant::model::{Token, WalletAddress};
 use crate::mode::Scope;
+use crate::money::{Amount, Decimal6};
+use crate::payment_link::machine::LinkState;
+use crate::payment_link::model::link_data;
 
-fn s(v: &str) -> EventData {
-    EventData::string(v)
+/// USDC on Polygon, the samples' token.
+const SAMPLE_TOKEN: &str = "0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359";
+
+fn zeros(hex_digits: usize) -> String {
+    format!("0x{}", "0".repeat(hex_digits))
 }
 
-fn time(t: DateTime<Utc>) -> EventData {
-    s(&t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+fn address(last: char) -> WalletAddress {
+    WalletAddress::from_trusted(format!("0x{}{last}", "0".repeat(39)))
 }
 
-/// A sample payment snapshot (the fields of the payment resource).
-fn payment(scope: &Scope, status: &str, received: &str, credited: &str, now: DateTime<Utc>) -> EventData {
-    let tx = format!("0x{}", "0".repeat(64));
-    let failed = status == "failed";
-    EventData::map([
-        ("id", s("pay_test")),
-        ("paymentId", s("pay_test")),
-        ("object", s("payment")),
-        ("mode", s(scope.mode.as_str())),
-        ("status", s(status)),
-        ("invoiceId", s("inv_test")),
-        ("checkoutSessionId", s("cs_test")),
-        ("amountExpected", s("10.000000")),
-        ("amountReceived", s(received)),
-        ("customerAmountCredited", s(credited)),
-        ("merchantAmountSettled", s(credited)),
-        ("transactionId", s(&tx)),
-        ("chainId", EventData::Int(137)),
-        ("tokenContract", s("0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359")),
-        ("settlementWalletAddress", s("0x0000000000000000000000000000000000000000")),
-        (
-            "payer",
-            EventData::map([("address", s("0x0000000000000000000000000000000000000001")), ("transactionHash", s(&tx))]),
-        ),
-        ("failureReason", if failed { s("transaction_reverted") } else { EventData::Null }),
-        ("block", EventData::Null),
-        ("diagnostic", EventData::Null),
-        ("detectedAt", time(now)),
-        ("confirmedAt", if failed { EventData::Null } else { time(now) }),
-    ])
+/// A sample payment of the sample invoice: `received` of its 10.00, in `status`.
+fn payment(scope: &Scope, status: PaymentStatus, received: u32, now: DateTime<Utc>) -> Payment {
+    let failed = status == PaymentStatus::Failed;
+    let received = Decimal6::whole(received);
+    Payment {
+        id: PaymentId::from_trusted("pay_test".into()),
+        scope: scope.clone(),
+        invoice_id: InvoiceId::from_trusted("inv_test".into()),
+        checkout_session_id: CheckoutSessionId::from_trusted("cs_test".into()),
+        status,
+        amount_expected: Decimal6::whole(10),
+        amount_received: received.clone(),
+        customer_amount_credited: received.clone(),
+        merchant_amount_settled: received,
+        transaction_hash: TxHash::from_trusted(zeros(64)),
+        chain_id: crate::merchant::model::POLYGON_CHAIN_ID,
+        token_contract: WalletAddress::from_trusted(SAMPLE_TOKEN.into()),
+        settlement_wallet: address('0'),
+        payer_address: Some(address('1').as_str().to_owned()),
+        failure_reason: failed.then_some(FailureReason::TransactionReverted),
+        block: None,
+        diagnostic: None,
+        detected_at: now,
+        confirmed_at: (!failed).then_some(now),
+    }
 }
 
-fn invoice(scope: &Scope, event_type: EventType, now: DateTime<Utc>) -> EventData {
+/// What the sample invoice looks like for an `invoice.*` event type: its states and what was
+/// paid (with the payment's status when something was).
+fn invoice_facts(event_type: EventType) -> (CollectionState, LifecycleStatus, Option<(PaymentStatus, u32)>) {
+    use CollectionState as C;
     use EventType as T;
-    let (state, status, paid, payment_status, received) = match event_type {
-        T::InvoicePaid => ("paid", "paid", "10.000000", "confirmed", "10.000000"),
-        T::InvoicePartiallyPaid => ("partially_paid", "underpaid", "4.000000", "underpaid", "4.000000"),
-        T::InvoiceOverpaid => ("paid", "overpaid", "12.000000", "overpaid", "12.000000"),
-        T::InvoiceVoided => ("void", "cancelled", "0.000000", "", ""),
-        T::InvoiceUncollectible => ("uncollectible", "cancelled", "0.000000", "", ""),
-        T::InvoicePaymentReceivedAfterVoid => ("void", "cancelled", "10.000000", "confirmed", "10.000000"),
-        T::InvoicePaymentReceivedAfterUncollectible => {
-            ("uncollectible", "cancelled", "10.000000", "confirmed", "10.000000")
-        }
-        T::InvoiceExpired => ("expired", "expired", "0.000000", "", ""),
-        T::InvoicePastDue => ("past_due", "pending", "0.000000", "", ""),
-        _ => ("open", "pending", "0.000000", "", ""),
+    use LifecycleStatus as L;
+    use PaymentStatus as P;
+    match event_type {
+        T::InvoicePaid => (C::Paid, L::Paid, Some((P::Confirmed, 10))),
+        T::InvoicePartiallyPaid => (C::PartiallyPaid, L::Underpaid, Some((P::Underpaid, 4))),
+        T::InvoiceOverpaid => (C::Paid, L::Overpaid, Some((P::Overpaid, 12))),
+        T::InvoiceVoided => (C::Void, L::Cancelled, None),
+        T::InvoiceUncollectible => (C::Uncollectible, L::Cancelled, None),
+        T::InvoicePaymentReceivedAfterVoid => (C::Void, L::Cancelled, Some((P::Confirmed, 10))),
+        T::InvoicePaymentReceivedAfterUncollectible => (C::Uncollectible, L::Cancelled, Some((P::Confirmed, 10))),
+        T::InvoiceExpired => (C::Open, L::Expired, None),
+        T::InvoicePastDue => (C::PastDue, L::Pending, None),
+        _ => (C::Open, L::Pending, None),
+    }
+}
+
+/// The sample invoice of 10.00 USDC as an event of `event_type` shows it, with its payments.
+fn invoice(scope: &Scope, event_type: EventType, now: DateTime<Utc>) -> (Invoice, Vec<Payment>) {
+    let (collection_state, status, paid) = invoice_facts(event_type);
+    let payments: Vec<Payment> = paid.map(|(s, amount)| payment(scope, s, amount, now)).into_iter().collect();
+    let amount_paid: Amount = payments.iter().fold(Amount::zero(), |sum, p| sum.add(&p.customer_amount_credited));
+    let ten = Decimal6::whole(10);
+    let closed = matches!(event_type, EventType::InvoiceVoided | EventType::InvoiceUncollectible);
+    let content = InvoiceContent { external_reference: Some("test-order".into()), ..InvoiceContent::default() };
+    let invoice = Invoice {
+        id: InvoiceId::from_trusted("inv_test".into()),
+        scope: scope.clone(),
+        kind: InvoiceKind::AmountOnly,
+        number: Some("TEST-0001".into()),
+        number_prefix: "TEST".into(),
+        public_token: None,
+        fields: InvoiceFields {
+            content,
+            amount: Some(ten.clone()),
+            currency: Token::Usdc,
+            checkout_expires_in_minutes: crate::invoice::checkout::DEFAULT_EXPIRY_MINUTES,
+            reminder_schedule: None,
+            payment_link: None,
+        },
+        totals: Totals { subtotal: ten.clone(), discount: Amount::zero(), tax: Amount::zero(), total: ten },
+        collection_state,
+        status,
+        version: 1,
+        customer_amount_paid: amount_paid.clone(),
+        merchant_amount_settled: amount_paid,
+        fee_basis_points: 0,
+        settlement_wallet: address('0'),
+        close_reason: closed.then(|| "test".to_owned()),
+        refunds: Vec::new(),
+        activity: Vec::new(),
+        issued_at: Some(now),
+        paid_at: None,
+        closed_at: None,
+        past_due_at: None,
+        created_at: now,
+        updated_at: now,
+        lock_version: 1,
     };
-    let latest = if payment_status.is_empty() {
-        EventData::Null
-    } else {
-        payment(scope, payment_status, received, received, now)
-    };
-    let remaining = if paid == "0.000000" {
-        "10.000000"
-    } else if paid == "4.000000" {
-        "6.000000"
-    } else {
-        "0.000000"
-    };
-    let over = if paid == "12.000000" { "2.000000" } else { "0.000000" };
-    let credited = if latest == EventData::Null { vec![] } else { vec![s("pay_test")] };
-    EventData::map([
-        ("object", s("invoice")),
-        ("id", s("inv_test")),
-        ("invoiceNumber", s("TEST-0001")),
-        ("collectionState", s(state)),
-        ("status", s(status)),
-        ("currencyCode", s("USDC")),
-        ("total", s("10.000000")),
-        ("customerAmountPaid", s(paid)),
-        ("customerAmountRemaining", s(remaining)),
-        ("overpaymentAmount", s(over)),
-        ("merchantAmountSettled", s(paid)),
-        ("platformFee", s("0.000000")),
-        ("netAmount", s("10.000000")),
-        ("creditedPaymentIds", EventData::List(credited)),
-        ("latestPayment", latest),
-        ("externalReference", s("test-order")),
-        (
-            "reason",
-            if matches!(event_type, T::InvoiceVoided | T::InvoiceUncollectible) { s("test") } else { EventData::Null },
-        ),
-    ])
+    (invoice, payments)
+}
+
+/// A sample transfer of 10.00 USDC that matched no open checkout.
+fn unattributed(scope: &Scope, now: DateTime<Utc>) -> UnattributedTransfer {
+    UnattributedTransfer {
+        id: UnattributedTransferId::from_trusted("utr_test".into()),
+        scope: scope.clone(),
+        chain_id: crate::merchant::model::POLYGON_CHAIN_ID,
+        logged: LoggedTransfer {
+            tx_hash: TxHash::from_trusted(zeros(64)),
+            log_index: 0,
+            block: BlockRef { number: 1, hash: zeros(64) },
+            transfer: TokenTransfer {
+                token_contract: WalletAddress::from_trusted(SAMPLE_TOKEN.into()),
+                from: address('1'),
+                to: address('0'),
+                amount: Decimal6::whole(10),
+            },
+        },
+        token: Token::Usdc,
+        reason: UnattributedReason::NoMatchingAmount,
+        detected_at: now,
+    }
 }
 
 /// The data of a synthetic event of `event_type` in `scope` at `now`, with `test: true`.
 pub fn sample_data(scope: &Scope, event_type: EventType, now: DateTime<Utc>) -> EventData {
     use EventType as T;
+    let link = PaymentLinkId::from_trusted("plink_test".into());
     let data = match event_type {
-        T::PaymentFailed => payment(scope, "failed", "0.000000", "0.000000", now),
-        T::PaymentUnderpaid => payment(scope, "underpaid", "4.000000", "4.000000", now),
-        T::PaymentOverpaid => payment(scope, "overpaid", "12.000000", "12.000000", now),
-        T::PaymentUnattributed => EventData::map([
-            ("object", s("unattributed_transfer")),
-            ("id", s("utr_test")),
-            ("mode", s(scope.mode.as_str())),
-            ("chainId", EventData::Int(137)),
-            ("transactionHash", s(&format!("0x{}", "0".repeat(64)))),
-            ("logIndex", EventData::Int(0)),
-            ("block", EventData::map([("number", EventData::Int(1)), ("hash", s(&format!("0x{}", "0".repeat(64))))])),
-            ("currencyCode", s("USDC")),
-            ("tokenContract", s("0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359")),
-            ("from", s("0x0000000000000000000000000000000000000001")),
-            ("to", s("0x0000000000000000000000000000000000000000")),
-            ("amount", s("10.000000")),
-            ("reason", s("no_matching_amount")),
-            ("detectedAt", time(now)),
-        ]),
-        T::PaymentLinkCompleted => EventData::map([
-            ("object", s("payment_link")),
-            ("id", s("plink_test")),
-            ("mode", s(scope.mode.as_str())),
-            ("status", s("completed")),
-            ("invoiceId", s("inv_test")),
-        ]),
-        T::PaymentLinkExpired => EventData::map([
-            ("object", s("payment_link")),
-            ("id", s("plink_test")),
-            ("mode", s(scope.mode.as_str())),
-            ("status", s("expired")),
-        ]),
-        _ => invoice(scope, event_type, now),
+        T::PaymentFailed => payment_data(&payment(scope, PaymentStatus::Failed, 0, now)),
+        T::PaymentUnderpaid => payment_data(&payment(scope, PaymentStatus::Underpaid, 4, now)),
+        T::PaymentOverpaid => payment_data(&payment(scope, PaymentStatus::Overpaid, 12, now)),
+        T::PaymentUnattributed => unattributed(scope, now).event_data(),
+        T::PaymentLinkCompleted => {
+            let (invoice, _) = invoice(scope, T::InvoicePaid, now);
+            link_completed_data(&LinkRef { id: link, single_use: true }, &invoice)
+        }
+        T::PaymentLinkExpired => link_data(&link, scope, LinkState::Expired),
+        _ => {
+            let (invoice, payments) = invoice(scope, event_type, now);
+            invoice_data(&invoice, &payments)
+        }
     };
     with_test_flag(data)
 }
@@ -164,5 +192,23 @@ mod tests {
             let EventData::Map(pairs) = sample_data(&scope, t, DateTime::<Utc>::UNIX_EPOCH) else { panic!("{t:?}") };
             assert!(pairs.contains(&("test".to_owned(), EventData::Bool(true))), "{t:?}");
         }
+    }
+
+    #[test]
+    fn samples_have_the_fields_of_real_events() {
+        let scope = Scope::new(MerchantId::from_trusted("mer_x".into()), Mode::Test);
+        let now = DateTime::<Utc>::UNIX_EPOCH;
+        let keys = |data: &EventData| match data {
+            EventData::Map(pairs) => pairs.iter().map(|(k, _)| k.clone()).filter(|k| k != "test").collect::<Vec<_>>(),
+            other => panic!("{other:?}"),
+        };
+        let (paid, payments) = invoice(&scope, EventType::InvoicePaid, now);
+        assert_eq!(keys(&sample_data(&scope, EventType::InvoicePaid, now)), keys(&invoice_data(&paid, &payments)));
+        let EventData::Map(pairs) = sample_data(&scope, EventType::InvoicePartiallyPaid, now) else { panic!() };
+        let get = |name: &str| pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
+        assert_eq!(get("customerAmountPaid"), Some(EventData::string("4.000000")));
+        assert_eq!(get("customerAmountRemaining"), Some(EventData::string("6.000000")));
+        let transfer = unattributed(&scope, now);
+        assert_eq!(keys(&sample_data(&scope, EventType::PaymentUnattributed, now)), keys(&transfer.event_data()));
     }
 }

@@ -37,12 +37,12 @@ pub struct WebhookSettings {
 }
 
 /// `POST /v1/webhook-endpoints`.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EndpointInput {
-    /// The endpoint's absolute http(s) URL.
-    pub url: String,
-    /// `None`: every supported type, including types added later.
-    pub event_types: Option<Vec<String>>,
+    /// The endpoint's absolute http(s) URL ([`endpoint_url`](crate::webhook::model::endpoint_url)).
+    pub url: HttpUrl,
+    /// The event types it receives.
+    pub event_types: Subscription,
     /// A note for the merchant (up to 500 bytes).
     pub description: Option<String>,
 }
@@ -51,39 +51,17 @@ pub struct EndpointInput {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EndpointPatch {
     /// A new URL.
-    pub url: Option<String>,
-    /// `Some(None)`: back to every supported type.
-    pub event_types: Option<Option<Vec<String>>>,
-    /// `enabled` or `disabled`.
-    pub state: Option<String>,
+    pub url: Option<HttpUrl>,
+    /// New subscriptions (`Subscription::All`: back to every supported type).
+    pub event_types: Option<Subscription>,
+    /// Enabled or disabled.
+    pub state: Option<EndpointState>,
     /// `Some(None)` clears it.
     pub description: Option<Option<String>>,
     /// Whether the merchant wants an alert when an incident opens (kept and shown).
     pub on_incident_opened: Option<bool>,
     /// Whether the merchant wants an alert when an incident is resolved (kept and shown).
     pub on_incident_resolved: Option<bool>,
-}
-
-fn parse_url(text: &str) -> Result<HttpUrl, Error> {
-    HttpUrl::parse(text).map_err(|e| Error::validation("url", e.to_string()))
-}
-
-fn parse_subscription(types: Option<&[String]>) -> Result<Subscription, Error> {
-    let Some(types) = types else { return Ok(Subscription::All) };
-    if types.is_empty() {
-        return Err(Error::validation("event_types", "must name at least one event type (omit it for all)"));
-    }
-    let mut parsed = Vec::with_capacity(types.len());
-    for (i, text) in types.iter().enumerate() {
-        let field = format!("event_types[{i}]");
-        let t = EventType::parse(text)
-            .ok_or_else(|| Error::WebhookEventUnsupported { field: field.clone(), value: text.clone() })?;
-        if parsed.contains(&t) {
-            return Err(Error::validation(field, "is listed twice"));
-        }
-        parsed.push(t);
-    }
-    Ok(Subscription::Only(parsed))
 }
 
 fn parse_description(text: Option<&String>) -> Result<Option<String>, Error> {
@@ -123,8 +101,7 @@ impl Webhooks<'_> {
         scope: &Scope,
         input: EndpointInput,
     ) -> Result<(WebhookEndpoint, SigningSecret), Error> {
-        let url = parse_url(&input.url)?;
-        let subscription = parse_subscription(input.event_types.as_deref())?;
+        let (url, subscription) = (input.url, input.event_types);
         let description = parse_description(input.description.as_ref())?;
         if self.store.count_endpoints(scope).await? >= MAX_ENDPOINTS {
             return Err(Error::LimitReached { what: Limit::WebhookEndpoints, limit: MAX_ENDPOINTS });
@@ -188,13 +165,7 @@ impl Webhooks<'_> {
         id: &WebhookEndpointId,
         patch: EndpointPatch,
     ) -> Result<WebhookEndpoint, Error> {
-        let url = patch.url.as_deref().map(parse_url).transpose()?;
-        let subscription = patch.event_types.as_ref().map(|t| parse_subscription(t.as_deref())).transpose()?;
-        let state = patch
-            .state
-            .as_deref()
-            .map(|s| EndpointState::parse(s).ok_or_else(|| Error::validation("state", "must be enabled or disabled")))
-            .transpose()?;
+        let (url, subscription, state) = (patch.url, patch.event_types, patch.state);
         let description = patch.description.as_ref().map(|d| parse_description(d.as_ref())).transpose()?;
         let (endpoint, ()) = self
             .change(scope, id, |e, _| {
@@ -467,7 +438,7 @@ mod tests {
     use crate::ids::MerchantId;
     use crate::mode::Mode;
     use crate::testing::SeqCrypto;
-    use crate::webhook::model::{DeliveryStatus, SealedSecret};
+    use crate::webhook::model::{DeliveryStatus, SealedSecret, endpoint_url};
     use crate::webhook::ports::{MockSecretBox, MockWebhookSender, MockWebhookStore, SendOutcome};
 
     fn scope() -> Scope {
@@ -552,20 +523,23 @@ mod tests {
             Ok(())
         });
         let w = service(&store, &secrets, &clock, &crypto, &settings);
-        let bad = |url: &str, types: Option<Vec<&str>>| EndpointInput {
-            url: url.into(),
-            event_types: types.map(|t| t.into_iter().map(str::to_owned).collect()),
-            description: None,
+        // The input is parsed at the edge with the model's parsers, then created.
+        let bad = |url: &str, types: Option<Vec<&str>>| -> Result<EndpointInput, Error> {
+            let names: Option<Vec<String>> = types.map(|t| t.into_iter().map(str::to_owned).collect());
+            Ok(EndpointInput {
+                url: endpoint_url(url)?,
+                event_types: Subscription::parse(names.as_deref())?,
+                description: None,
+            })
         };
-        assert_eq!(w.create_endpoint(&scope(), bad("ftp://x", None)).await.unwrap_err().field(), Some("url"));
-        let err = w.create_endpoint(&scope(), bad("https://x.example", Some(vec!["invoice.paid", "nope"]))).await;
+        let create = |input: Result<EndpointInput, Error>| async { w.create_endpoint(&scope(), input?).await };
+        assert_eq!(create(bad("ftp://x", None)).await.unwrap_err().field(), Some("url"));
+        let err = create(bad("https://x.example", Some(vec!["invoice.paid", "nope"]))).await;
         assert!(matches!(err, Err(Error::WebhookEventUnsupported { ref field, .. }) if field == "event_types[1]"));
-        let err =
-            w.create_endpoint(&scope(), bad("https://x.example", Some(vec!["invoice.paid", "invoice.paid"]))).await;
+        let err = create(bad("https://x.example", Some(vec!["invoice.paid", "invoice.paid"]))).await;
         assert_eq!(err.unwrap_err().field(), Some("event_types[1]"));
         assert!(inserted.lock().unwrap().is_empty(), "refusals write nothing");
-        let (e, secret) =
-            w.create_endpoint(&scope(), bad("https://x.example", Some(vec!["payment.failed"]))).await.unwrap();
+        let (e, secret) = create(bad("https://x.example", Some(vec!["payment.failed"]))).await.unwrap();
         assert!(secret.as_str().starts_with("whsec_"));
         assert_eq!(e.secret.0, secret.as_str().as_bytes(), "stored only through the secret box");
         assert!(e.receives(EventType::PaymentFailed) && !e.receives(EventType::InvoicePaid));
@@ -578,7 +552,11 @@ mod tests {
         let mut store = MockWebhookStore::new();
         store.expect_count_endpoints().returning(|_| Ok(MAX_ENDPOINTS));
         let w = service(&store, &secrets, &clock, &crypto, &settings);
-        let input = EndpointInput { url: "https://x.example".into(), ..Default::default() };
+        let input = EndpointInput {
+            url: endpoint_url("https://x.example").unwrap(),
+            event_types: Subscription::All,
+            description: None,
+        };
         assert!(matches!(
             w.create_endpoint(&scope(), input).await,
             Err(Error::LimitReached { what: Limit::WebhookEndpoints, limit: MAX_ENDPOINTS })

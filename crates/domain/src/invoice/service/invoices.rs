@@ -1,0 +1,418 @@
+//! The invoice use cases over their ports: [`Invoices`], and the decision other features use to
+//! create an invoice with its checkout.
+
+use chrono::{DateTime, Utc};
+
+use crate::invoice::aggregate::{InvoiceAggregate, InvoiceKey, PublicRef};
+use crate::invoice::input::{
+    AmountOnlyInput, CheckoutInput, CloseAction, OpenedCheckout, RefundInput, TestPaymentInput,
+};
+use crate::invoice::service::credit::{self, Settled};
+use crate::invoice::service::decide;
+use crate::invoice::service::due;
+
+use crate::chain::ports::Chain;
+use crate::clock::{Clock, MAX_TEST_CLOCK_ADVANCE_SECONDS};
+use crate::crypto::Crypto;
+use crate::error::Error;
+use crate::ids::{CheckoutSessionId, InvoiceId, PaymentId, RefundReferenceId};
+use crate::invoice::aggregate::{Decision, InvoiceChange};
+use crate::invoice::model::Actor;
+use crate::invoice::payment::{Payment, TxHash};
+use crate::invoice::ports::InvoiceStore;
+use crate::invoice::validate::{self, DraftInput};
+use crate::merchant::model::{ChainSettings, Merchant, POLYGON_CHAIN_ID};
+use crate::mode::{Mode, Scope};
+
+/// How many times a use case reloads and retries after a concurrent change.
+const MAX_ATTEMPTS: usize = 8;
+
+/// How many invoices one claim of due work takes.
+const DUE_BATCH: u32 = 100;
+
+/// What a run of due work did.
+#[derive(Debug, Default, PartialEq)]
+pub struct DueReport {
+    /// Invoices that changed.
+    pub changed: usize,
+    /// Invoices whose work failed; each was backed off and is retried later.
+    pub failed: Vec<DueFailure>,
+}
+
+/// One invoice whose due work failed.
+#[derive(Debug, PartialEq)]
+pub struct DueFailure {
+    /// The invoice's merchant and mode.
+    pub scope: Scope,
+    /// The invoice whose due work failed.
+    pub invoice: InvoiceId,
+    /// What failed.
+    pub error: Error,
+    /// Failures in a row, this one included.
+    pub failures: u32,
+}
+
+/// A new amount-only invoice with its checkout (what `POST /v1/checkout-sessions` creates), for
+/// other use cases that create one (payment links).
+pub fn decide_checkout(
+    crypto: &dyn Crypto,
+    chain: &ChainSettings,
+    merchant: &Merchant,
+    scope: &Scope,
+    input: CheckoutInput,
+    now: DateTime<Utc>,
+) -> Result<InvoiceChange, Error> {
+    decide::checkout((crypto, chain), merchant, scope, input, now)
+}
+
+/// The invoice use cases: checkouts, invoices, payments, refunds and the time-based transitions,
+/// over the ports they need. Each call loads what it decides on, decides in pure functions, and
+/// saves the change with its events atomically (retrying when the invoice changed meanwhile).
+pub struct Invoices<'a> {
+    /// Invoices with their sessions and payments, and their events.
+    pub store: &'a dyn InvoiceStore,
+    /// Ids, tokens and hashes.
+    pub crypto: &'a dyn Crypto,
+    /// Each scope's time (the test clock in test mode).
+    pub clock: &'a dyn Clock,
+    /// The chain, for verifying live transfers.
+    pub chain: &'a dyn Chain,
+    /// The settlement chain and token contracts new checkouts expect.
+    pub settings: &'a ChainSettings,
+}
+
+impl Invoices<'_> {
+    fn ctx(&self) -> (&dyn Crypto, &ChainSettings) {
+        (self.crypto, self.settings)
+    }
+
+    /// Load, decide, save; decided again on a concurrent change. Answers the saved (or, when
+    /// the decision changes nothing, the loaded) aggregate and the decision's output.
+    async fn mutate<T>(
+        &self,
+        scope: &Scope,
+        key: &InvoiceKey,
+        decide: impl Fn(&InvoiceAggregate, DateTime<Utc>) -> Result<Decision<T>, Error>,
+    ) -> Result<(InvoiceAggregate, T), Error> {
+        for _ in 0..MAX_ATTEMPTS {
+            let current = self.store.load_invoice(scope, key).await?;
+            let now = self.clock.now(scope).await?;
+            let Decision { change, output } = decide(&current, now)?;
+            let Some(change) = change else { return Ok((current, output)) };
+            match self.store.save_invoice(change).await {
+                Err(Error::InvoiceStateMismatch) => continue,
+                Err(e) => return Err(e),
+                Ok(saved) => return Ok((saved, output)),
+            }
+        }
+        Err(Error::InvoiceStateMismatch)
+    }
+
+    /// `POST /v1/checkout-sessions`: an amount-only invoice, payable at once, and its checkout.
+    pub async fn create_checkout(
+        &self,
+        merchant: &Merchant,
+        scope: &Scope,
+        input: CheckoutInput,
+    ) -> Result<InvoiceAggregate, Error> {
+        let now = self.clock.now(scope).await?;
+        let change = decide::checkout(self.ctx(), merchant, scope, input, now)?;
+        self.store.save_invoice(change).await
+    }
+
+    /// `POST /v1/invoices`, itemized form: a draft (version 1), or issued at once.
+    pub async fn create_invoice(
+        &self,
+        merchant: &Merchant,
+        scope: &Scope,
+        input: DraftInput,
+        issue: bool,
+        send: bool,
+    ) -> Result<InvoiceAggregate, Error> {
+        let now = self.clock.now(scope).await?;
+        let change = decide::itemized(self.ctx(), merchant, scope, input, (issue, send), now)?;
+        self.store.save_invoice(change).await
+    }
+
+    /// `POST /v1/invoices`, legacy amount-only form: payable at once.
+    pub async fn create_amount_only(
+        &self,
+        merchant: &Merchant,
+        scope: &Scope,
+        input: AmountOnlyInput,
+    ) -> Result<InvoiceAggregate, Error> {
+        self.create_checkout(merchant, scope, input.into()).await
+    }
+
+    /// `PATCH /v1/invoices/{id}`: full replacement of a draft's fields at `version`.
+    pub async fn update_draft(
+        &self,
+        merchant: &Merchant,
+        scope: &Scope,
+        key: &InvoiceKey,
+        version: i64,
+        input: DraftInput,
+    ) -> Result<InvoiceAggregate, Error> {
+        let settlement = merchant.settlement(scope.mode)?;
+        let built = validate::build_fields(input, settlement.token)?;
+        let (saved, ()) = self
+            .mutate(scope, key, |agg, now| {
+                decide::check_due(&built.0, now)?;
+                decide::update(agg, version, &built, now)
+            })
+            .await?;
+        Ok(saved)
+    }
+
+    /// `POST /v1/invoices/{id}/issue`.
+    pub async fn issue(
+        &self,
+        scope: &Scope,
+        key: &InvoiceKey,
+        version: i64,
+        send: bool,
+    ) -> Result<InvoiceAggregate, Error> {
+        let (saved, ()) =
+            self.mutate(scope, key, |agg, now| decide::issue(self.ctx(), agg, version, send, now)).await?;
+        Ok(saved)
+    }
+
+    /// `POST /v1/invoices/{id}/checkout-sessions`: a checkout for the collectible remainder,
+    /// reusing an active one for the same remainder.
+    pub async fn open_checkout(&self, scope: &Scope, key: &InvoiceKey) -> Result<OpenedCheckout, Error> {
+        let (aggregate, (session_id, reused)) =
+            self.mutate(scope, key, |agg, now| decide::open_checkout(self.ctx(), agg, now)).await?;
+        Ok(OpenedCheckout { aggregate, session_id, reused })
+    }
+
+    /// Void, void-remaining or mark-uncollectible, with a reason. Payment records stay.
+    pub async fn close(
+        &self,
+        scope: &Scope,
+        key: &InvoiceKey,
+        action: CloseAction,
+        reason: &str,
+    ) -> Result<InvoiceAggregate, Error> {
+        let reason = decide::check_reason(reason)?;
+        let (saved, ()) =
+            self.mutate(scope, key, |agg, now| decide::close(self.crypto, agg, action, &reason, now)).await?;
+        Ok(saved)
+    }
+
+    /// `POST /v1/invoices/{id}/refund-references`: records a refund made elsewhere.
+    pub async fn record_refund(
+        &self,
+        scope: &Scope,
+        key: &InvoiceKey,
+        input: RefundInput,
+    ) -> Result<(InvoiceAggregate, RefundReferenceId), Error> {
+        let reason = decide::check_reason(&input.reason)?;
+        if input.amount.is_zero() {
+            return Err(Error::invalid_amount("amount", "must be greater than zero"));
+        }
+        if input.chain_id != POLYGON_CHAIN_ID {
+            return Err(Error::validation("chain_id", "must be 137 (Polygon)"));
+        }
+        let id = RefundReferenceId::generate(self.crypto);
+        let (saved, ()) =
+            self.mutate(scope, key, |agg, now| decide::refund(self.crypto, agg, &input, (&id, &reason), now)).await?;
+        Ok((saved, id))
+    }
+
+    /// `POST /v1/invoices/{id}/duplicate`: a new draft with the same commercial fields.
+    pub async fn duplicate(
+        &self,
+        merchant: &Merchant,
+        scope: &Scope,
+        key: &InvoiceKey,
+    ) -> Result<InvoiceAggregate, Error> {
+        let source = self.store.load_invoice(scope, key).await?.invoice;
+        let now = self.clock.now(scope).await?;
+        let change = decide::duplicate(self.crypto, merchant, scope, &source, now)?;
+        self.store.save_invoice(change).await
+    }
+
+    /// Test helper: simulate a transfer to a checkout and run it through verification and
+    /// crediting, exactly as a live payment would go (as a final transfer). The session must be
+    /// payable when the transfer is credited (checked in the same decision, so concurrent
+    /// simulations cannot pay an already completed session). Returns the payment and its
+    /// invoice.
+    pub async fn pay_test(
+        &self,
+        scope: &Scope,
+        session_id: &CheckoutSessionId,
+        input: TestPaymentInput,
+    ) -> Result<(Payment, InvoiceAggregate), Error> {
+        if scope.mode != Mode::Test {
+            return Err(Error::ApiKeyForbidden);
+        }
+        if input.amount.as_ref().is_some_and(|a| a.is_zero()) {
+            return Err(Error::invalid_amount("amount", "must be greater than zero"));
+        }
+        let tx = input.transaction_hash.clone().unwrap_or_else(|| TxHash::generate(self.crypto));
+        let key = InvoiceKey::Session(session_id.clone());
+        let decide = |duplicate: bool| {
+            let (tx, input) = (&tx, &input);
+            move |agg: &InvoiceAggregate, now: DateTime<Utc>| {
+                let transfer = (input.amount.as_ref(), input.succeed, duplicate);
+                credit::simulated(self.crypto, agg, (session_id, tx), transfer, now)
+            }
+        };
+        let (saved, id) = match self.mutate(scope, &key, decide(false)).await {
+            Err(Error::DuplicateTransaction) => self.mutate(scope, &key, decide(true)).await?,
+            other => other?,
+        };
+        let payment = saved.payment(&id).cloned().ok_or_else(|| Error::Internal("payment not saved".into()))?;
+        Ok((payment, saved))
+    }
+
+    /// A customer reports the hash of a transfer to a live checkout (the unguessable session id
+    /// is the capability, as for the hosted page): recorded as `detected` and verified by the
+    /// worker. The same hash on the same session answers the same payment.
+    /// Errors: `NotFound(CheckoutSession)`; `CheckoutSessionNotPayable` for an expired or
+    /// completed session; `FeatureUnavailable` in test mode (simulate transfers instead).
+    pub async fn submit_payment(&self, session_id: &CheckoutSessionId, tx: &TxHash) -> Result<Payment, Error> {
+        let public = self.store.load_public(&PublicRef::Session(session_id.clone())).await?;
+        let scope = public.invoice.scope.clone();
+        if scope.mode == Mode::Test {
+            return Err(Error::FeatureUnavailable(
+                "reporting transactions in test mode: simulate transfers with the test helpers",
+            ));
+        }
+        self.report(&scope, session_id, tx, (credit::Origin::Submitted, Actor::Api)).await
+    }
+
+    /// The chain follower saw transfer `tx` to the wallet of checkout `session_id` and could
+    /// attribute it: recorded as `detected` for verification (never refused: it is money seen
+    /// arriving).
+    pub async fn record_detected(
+        &self,
+        scope: &Scope,
+        session_id: &CheckoutSessionId,
+        tx: &TxHash,
+    ) -> Result<Payment, Error> {
+        self.report(scope, session_id, tx, (credit::Origin::Detected, Actor::System)).await
+    }
+
+    async fn report(
+        &self,
+        scope: &Scope,
+        session_id: &CheckoutSessionId,
+        tx: &TxHash,
+        how: (credit::Origin, Actor),
+    ) -> Result<Payment, Error> {
+        let key = InvoiceKey::Session(session_id.clone());
+        let (saved, id) =
+            self.mutate(scope, &key, |agg, now| credit::reported(self.crypto, agg, (session_id, tx), how, now)).await?;
+        saved.payment(&id).cloned().ok_or_else(|| Error::Internal("payment not saved".into()))
+    }
+
+    /// Verifies an in-flight payment against the chain and records what it found: still
+    /// waiting, validating (not final yet), back to detected (reorganised), credited, failed
+    /// or duplicate. Errors from the chain (`Unavailable`, `FeatureUnavailable`) are returned
+    /// untouched: the payment stays as it is and the caller retries later.
+    pub async fn verify_payment(&self, scope: &Scope, id: &PaymentId, tx: &TxHash) -> Result<Settled, Error> {
+        let observation = self.chain.observe(scope, tx).await?;
+        let key = InvoiceKey::Payment(id.clone());
+        let wait = credit::NotFoundAfter(self.settings.not_found_after);
+        let decide = |duplicate: bool| {
+            let observation = &observation;
+            move |agg: &InvoiceAggregate, now: DateTime<Utc>| {
+                credit::verified(self.crypto, agg, id, (observation, duplicate), (now, wait))
+            }
+        };
+        let (_, settled) = match self.mutate(scope, &key, decide(false)).await {
+            Err(Error::DuplicateTransaction) => self.mutate(scope, &key, decide(true)).await?,
+            other => other?,
+        };
+        Ok(settled)
+    }
+
+    /// Runs the time-based transitions of one invoice that are due at its scope's time.
+    /// Idempotent: a second run finds nothing to do. Answers whether anything changed.
+    pub async fn process_due(&self, scope: &Scope, id: &InvoiceId) -> Result<bool, Error> {
+        let (_, changed) =
+            self.mutate(scope, &InvoiceKey::Id(id.clone()), |agg, now| due::due(self.crypto, agg, now)).await?;
+        Ok(changed)
+    }
+
+    /// Claims and runs due work until none is left (or `max_rounds` batches). `only` limits it
+    /// to one scope (the test clock). An invoice whose work fails is backed off and reported,
+    /// and the run goes on with the others; only an unreachable store stops it.
+    pub async fn run_due(&self, only: Option<&Scope>, max_rounds: usize) -> Result<DueReport, Error> {
+        self.run_due_until(only, max_rounds, &|| false).await
+    }
+
+    /// [`Invoices::run_due`], stopping between two invoices once `stop` says so: the leases of
+    /// the claimed invoices not yet done are given back, so another worker takes them at once.
+    pub async fn run_due_until(
+        &self,
+        only: Option<&Scope>,
+        max_rounds: usize,
+        stop: &(dyn Fn() -> bool + Sync),
+    ) -> Result<DueReport, Error> {
+        let mut report = DueReport::default();
+        for _ in 0..max_rounds {
+            if stop() {
+                break;
+            }
+            let batch = self.store.claim_due(only.cloned(), DUE_BATCH, 30).await?;
+            let mut changed = 0;
+            for (i, (scope, id)) in batch.iter().enumerate() {
+                if stop() {
+                    self.store.release_due(&batch[i..]).await?;
+                    report.changed += changed;
+                    return Ok(report);
+                }
+                match self.process_due(scope, id).await {
+                    Ok(true) => changed += 1,
+                    Ok(false) | Err(Error::NotFound(_)) => {}
+                    Err(Error::Unavailable) => return Err(Error::Unavailable),
+                    Err(e) => {
+                        let failures = self.store.defer_due(scope, id, &e.to_string()).await?;
+                        report.failed.push(DueFailure {
+                            scope: scope.clone(),
+                            invoice: id.clone(),
+                            error: e,
+                            failures,
+                        });
+                    }
+                }
+            }
+            report.changed += changed;
+            // A short batch is the last; a batch where nothing changed would only repeat.
+            if batch.len() < usize::try_from(DUE_BATCH).unwrap_or(100) || changed == 0 {
+                break;
+            }
+        }
+        Ok(report)
+    }
+
+    /// Test helper: moves the merchant's test clock forward and runs what became due.
+    /// Returns the new offset in seconds and what ran.
+    pub async fn advance_test_clock(&self, scope: &Scope, seconds: i64) -> Result<(i64, DueReport), Error> {
+        if scope.mode != Mode::Test {
+            return Err(Error::ApiKeyForbidden);
+        }
+        if !(1..=MAX_TEST_CLOCK_ADVANCE_SECONDS).contains(&seconds) {
+            return Err(Error::validation("seconds", "must be an integer from 1 to 316224000"));
+        }
+        let offset = self.store.advance_test_clock(&scope.merchant_id, seconds).await?;
+        let report = self.run_due(Some(scope), 1000).await?;
+        Ok((offset, report))
+    }
+
+    /// Test helper: sets the merchant's test clock back to the real time, so a long-lived test
+    /// account does not drift further ahead with every run. Nothing is undone: transitions that
+    /// ran stay, and objects created while the clock was ahead keep their (later) timestamps and
+    /// deadlines, which the real time reaches in due course.
+    pub async fn reset_test_clock(&self, scope: &Scope) -> Result<(), Error> {
+        if scope.mode != Mode::Test {
+            return Err(Error::ApiKeyForbidden);
+        }
+        self.store.reset_test_clock(&scope.merchant_id).await
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,286 @@
+//! Every use case, over the ports one deployment wires: what a driving adapter (the HTTP API,
+//! the hosted pages, the worker, admin tooling) holds. The ports are private to it, so a driving
+//! adapter calls use cases and never reads a store itself.
+//!
+//! A use case whose answer depends on the time takes a clock: [`UseCases::clock`] reads each
+//! scope's time from the store, and a request may bring its own (its merchant's test-clock
+//! offset read with its key), passed to the `*_at` constructors.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+
+use crate::api_key::model::{ApiKeySecret, Principal};
+use crate::api_key::ports::ApiKeyStore;
+use crate::api_key::service::authenticate;
+use crate::chain::ports::{Chain, FollowerStore};
+use crate::chain::service::Follower;
+use crate::clock::Clock;
+use crate::crypto::Crypto;
+use crate::email::ports::{EmailStore, Mailer};
+use crate::email::service::Emails;
+use crate::error::Error;
+use crate::event::ports::EventStore;
+use crate::event::service::Events;
+use crate::health::ports::Health;
+use crate::health::service::Readiness;
+use crate::idempotency::ports::IdempotencyStore;
+use crate::idempotency::service::Idempotency;
+use crate::ids::ApiKeyId;
+use crate::invoice::document::InvoiceDocument;
+use crate::invoice::ports::{InvoiceRenderer, InvoiceStore};
+use crate::invoice::service::{DueReport, Invoices, PublicViews};
+use crate::merchant::model::ChainSettings;
+use crate::merchant::ports::MerchantStore;
+use crate::mode::Scope;
+use crate::payment_link::ports::PaymentLinkStore;
+use crate::payment_link::service::PaymentLinks;
+use crate::ratelimit::ports::RateLimiter;
+use crate::ratelimit::service::RateLimits;
+use crate::url::PublicPages;
+use crate::webhook::ports::{SecretBox, WebhookStore};
+use crate::webhook::service::{WebhookSettings, Webhooks};
+
+/// The ports of one deployment.
+pub struct Ports {
+    /// Merchants.
+    pub merchants: Arc<dyn MerchantStore>,
+    /// API keys.
+    pub keys: Arc<dyn ApiKeyStore>,
+    /// Invoices with their sessions, payments and events.
+    pub invoices: Arc<dyn InvoiceStore>,
+    /// Invoice PDFs.
+    pub renderer: Arc<dyn InvoiceRenderer>,
+    /// The chain.
+    pub chain: Arc<dyn Chain>,
+    /// The follower's store.
+    pub follower: Arc<dyn FollowerStore>,
+    /// Payment links.
+    pub links: Arc<dyn PaymentLinkStore>,
+    /// Webhook endpoints, deliveries and incidents.
+    pub webhooks: Arc<dyn WebhookStore>,
+    /// Sealing of signing secrets.
+    pub secrets: Arc<dyn SecretBox>,
+    /// The email outbox.
+    pub emails: Arc<dyn EmailStore>,
+    /// Sending of emails.
+    pub mailer: Arc<dyn Mailer>,
+    /// Events, read side.
+    pub events: Arc<dyn EventStore>,
+    /// Saved answers of idempotent requests.
+    pub idempotency: Arc<dyn IdempotencyStore>,
+    /// Rate-limit budgets.
+    pub limiter: Arc<dyn RateLimiter>,
+    /// Whether the store answers.
+    pub health: Arc<dyn Health>,
+    /// Each scope's time, from the store.
+    pub clock: Arc<dyn Clock>,
+    /// Randomness and hashes.
+    pub crypto: Arc<dyn Crypto>,
+}
+
+/// What one deployment is configured with.
+#[derive(Clone, Debug, Default)]
+pub struct Settings {
+    /// The settlement chain and token contracts of new checkouts.
+    pub chain: ChainSettings,
+    /// How webhook deliveries are retried.
+    pub webhooks: WebhookSettings,
+    /// Where customers reach the hosted pages.
+    pub pages: PublicPages,
+}
+
+/// The test clock of a merchant after it moved, and what the move set off.
+#[derive(Debug, PartialEq)]
+pub struct TestClock {
+    /// The clock's offset from the real time, in whole seconds.
+    pub offset_seconds: i64,
+    /// The merchant's time now.
+    pub now: DateTime<Utc>,
+    /// Transitions the move ran: invoices changed, links announced expired, reminders queued.
+    pub transitions_run: u64,
+    /// Invoices whose due work failed (each backed off and retried later).
+    pub due: DueReport,
+}
+
+/// Every use case over one deployment's ports.
+pub struct UseCases {
+    ports: Ports,
+    settings: Settings,
+}
+
+impl UseCases {
+    /// The use cases over `ports`, configured with `settings`.
+    pub fn new(ports: Ports, settings: Settings) -> Self {
+        Self { ports, settings }
+    }
+
+    /// The deployment's settings.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// Where customers reach the hosted pages.
+    pub fn pages(&self) -> &PublicPages {
+        &self.settings.pages
+    }
+
+    /// Each scope's time, as the store tells it (the test clock in test mode).
+    pub fn clock(&self) -> &dyn Clock {
+        self.ports.clock.as_ref()
+    }
+
+    /// The store's clock, to share (a request's own clock falls back to it for other scopes).
+    pub fn shared_clock(&self) -> Arc<dyn Clock> {
+        self.ports.clock.clone()
+    }
+
+    /// Randomness (request ids, form keys) and hashes.
+    pub fn crypto(&self) -> &dyn Crypto {
+        self.ports.crypto.as_ref()
+    }
+
+    /// Checkout sessions, invoices and payments, on the store's clock.
+    pub fn invoices(&self) -> Invoices<'_> {
+        self.invoices_at(self.clock())
+    }
+
+    /// Checkout sessions, invoices and payments, on `clock`.
+    pub fn invoices_at<'a>(&'a self, clock: &'a dyn Clock) -> Invoices<'a> {
+        Invoices {
+            store: self.ports.invoices.as_ref(),
+            crypto: self.crypto(),
+            clock,
+            chain: self.ports.chain.as_ref(),
+            settings: &self.settings.chain,
+        }
+    }
+
+    /// A checkout and an invoice as their customer sees them.
+    pub fn public_views(&self) -> PublicViews<'_> {
+        PublicViews {
+            invoices: self.ports.invoices.as_ref(),
+            merchants: self.ports.merchants.as_ref(),
+            follower: self.ports.follower.as_ref(),
+            links: self.ports.links.as_ref(),
+            clock: self.clock(),
+        }
+    }
+
+    /// Payment links, on `clock`.
+    pub fn links_at<'a>(&'a self, clock: &'a dyn Clock) -> PaymentLinks<'a> {
+        PaymentLinks {
+            store: self.ports.links.as_ref(),
+            merchants: self.ports.merchants.as_ref(),
+            crypto: self.crypto(),
+            clock,
+            chain: &self.settings.chain,
+        }
+    }
+
+    /// Payment links, on the store's clock.
+    pub fn links(&self) -> PaymentLinks<'_> {
+        self.links_at(self.clock())
+    }
+
+    /// Emails to customers, on `clock`.
+    pub fn emails_at<'a>(&'a self, clock: &'a dyn Clock) -> Emails<'a> {
+        Emails {
+            invoices: self.ports.invoices.as_ref(),
+            store: self.ports.emails.as_ref(),
+            merchants: self.ports.merchants.as_ref(),
+            mailer: self.ports.mailer.as_ref(),
+            renderer: self.ports.renderer.as_ref(),
+            crypto: self.crypto(),
+            clock,
+            pages: &self.settings.pages,
+        }
+    }
+
+    /// Emails to customers, on the store's clock.
+    pub fn emails(&self) -> Emails<'_> {
+        self.emails_at(self.clock())
+    }
+
+    /// Webhook endpoints, deliveries, incidents and test events.
+    pub fn webhooks(&self) -> Webhooks<'_> {
+        Webhooks {
+            store: self.ports.webhooks.as_ref(),
+            crypto: self.crypto(),
+            secrets: self.ports.secrets.as_ref(),
+            clock: self.clock(),
+            settings: &self.settings.webhooks,
+        }
+    }
+
+    /// The chain follower, and the transfers it could not attribute.
+    pub fn follower(&self) -> Follower<'_> {
+        Follower { invoices: self.invoices(), store: self.ports.follower.as_ref() }
+    }
+
+    /// The merchant's events.
+    pub fn events(&self) -> Events<'_> {
+        Events { store: self.ports.events.as_ref() }
+    }
+
+    /// Idempotency keys of requests.
+    pub fn idempotency(&self) -> Idempotency<'_> {
+        Idempotency { store: self.ports.idempotency.as_ref(), crypto: self.crypto() }
+    }
+
+    /// Rate limits.
+    pub fn rate_limits(&self) -> RateLimits<'_> {
+        RateLimits { limiter: self.ports.limiter.as_ref() }
+    }
+
+    /// Whether the deployment can serve.
+    pub fn readiness(&self) -> Readiness<'_> {
+        Readiness { store: self.ports.health.as_ref(), chain: self.ports.chain.as_ref() }
+    }
+
+    /// Which merchant, mode and capability a presented key gives (see
+    /// [`authenticate`](crate::api_key::service::authenticate)).
+    pub async fn authenticate(&self, presented: &ApiKeySecret, now: DateTime<Utc>) -> Result<Principal, Error> {
+        authenticate(self.ports.keys.as_ref(), self.crypto(), presented, now).await
+    }
+
+    /// Records that key `id` was used at `at` (callers do it at most once a minute per key, off
+    /// the request's path; see `Principal::record_use`).
+    pub async fn record_key_use(&self, id: &ApiKeyId, at: DateTime<Utc>) -> Result<(), Error> {
+        self.ports.keys.record_key_use(id, at).await
+    }
+
+    /// The PDF of an invoice document. Rendering is CPU work: callers run it off their async
+    /// workers.
+    pub fn render_pdf(&self, document: &InvoiceDocument) -> Result<Vec<u8>, Error> {
+        self.ports.renderer.render_pdf(document)
+    }
+
+    /// The test clock of `scope`'s merchant: its time and its offset from the real time.
+    pub async fn test_clock(&self, scope: &Scope) -> Result<(DateTime<Utc>, i64), Error> {
+        let now = self.clock().now(scope).await?;
+        // The offset is whole seconds; the two readings are a moment apart, so round.
+        let offset_seconds = ((now - self.clock().system_now()).num_milliseconds() + 500).div_euclid(1000);
+        Ok((now, offset_seconds))
+    }
+
+    /// Moves `scope`'s test clock forward by `seconds` and runs everything the move made due:
+    /// invoice and checkout transitions, link expiries (announced a batch at a time) and
+    /// scheduled reminders (queued; the worker delivers them). Errors: as
+    /// [`Invoices::advance_test_clock`].
+    pub async fn advance_test_clock(&self, scope: &Scope, seconds: i64) -> Result<TestClock, Error> {
+        let (offset_seconds, due) = self.invoices().advance_test_clock(scope, seconds).await?;
+        let mut announced = 0;
+        for _ in 0..100 {
+            let batch = self.links().announce_expiries(Some(scope)).await?;
+            announced += batch;
+            if batch == 0 {
+                break;
+            }
+        }
+        let reminders = self.emails().schedule_reminders(Some(scope)).await?;
+        let now = self.clock().now(scope).await?;
+        let transitions_run = u64::try_from(due.changed + announced + reminders).unwrap_or(0);
+        Ok(TestClock { offset_seconds, now, transitions_run, due })
+    }
+}

@@ -1,0 +1,43 @@
+//! The API's idempotent mutations: a merchant's request runs at most once per `Idempotency-Key`,
+//! in the namespace of its key (merchant, mode and key type: a publishable key, public in
+//! browsers, never claims or reads a secret key's answer). The mechanism is
+//! `stablepay_http::idempotency`.
+
+use std::future::Future;
+
+use actix_web::{HttpRequest, HttpResponse, ResponseError};
+use stablepay_domain::idempotency::{IdempotencyNamespace, Requester};
+use stablepay_http::idempotency::{Outcome, fingerprint, key_of, keyed, render, respond};
+
+use crate::auth::Caller;
+
+/// Keys are separate per merchant, mode and key type (publishable keys are public).
+fn namespace(caller: &Caller) -> IdempotencyNamespace {
+    IdempotencyNamespace { scope: caller.scope().clone(), requester: Requester::Key(caller.principal.key_type) }
+}
+
+/// Runs `run` with the caller at most once per idempotency key (when the request has one).
+pub async fn execute<F, Fut>(caller: Caller, req: &HttpRequest, body: &[u8], run: F) -> HttpResponse
+where
+    F: FnOnce(Caller) -> Fut + 'static,
+    Fut: Future<Output = Outcome> + 'static,
+{
+    let key = match key_of(req) {
+        Ok(k) => k,
+        Err(e) => return e.error_response(),
+    };
+    let state = caller.state.clone();
+    let namespace = namespace(&caller);
+    let Some(key) = key else {
+        let outcome = run(caller).await;
+        return match outcome {
+            Ok(_) => {
+                let (status, body) = render(&outcome);
+                respond(status, body, &[])
+            }
+            Err(e) => e.error_response(),
+        };
+    };
+    let fingerprint = fingerprint(&state, req, body);
+    keyed(state, namespace, key, fingerprint, move || run(caller)).await
+}

@@ -1,0 +1,97 @@
+//! Checkout sessions and payments.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, ResponseError, get, post, web};
+use stablepay_domain::ids::{CheckoutSessionId, PaymentId};
+use stablepay_domain::invoice::InvoiceKey;
+use stablepay_domain::{Error, Resource};
+use stablepay_http::error::{ApiError, ErrorCode};
+use stablepay_http::respond::{ok, to_data};
+
+use crate::auth::{AnyKey, SecretKey};
+use crate::idempotency;
+use crate::json::OptionalJson;
+use crate::wire::checkout::{CheckoutCreate, SessionView, checkout_session, payment};
+
+/// Create a hosted checkout and its linked invoice. A publishable key may send only amount and
+/// externalReference.
+#[utoipa::path(
+    tag = "checkout",
+    request_body = CheckoutCreate,
+    params(("Idempotency-Key" = Option<String>, Header, description = "Replays the first answer for the same request within 24 hours")),
+    responses((status = 201, description = "The checkout session", body = crate::wire::checkout::CheckoutSessionEnvelope), crate::wire::common::Errors),
+    security(("bearer" = []), ("apiKey" = []))
+)]
+#[post("/checkout-sessions")]
+pub async fn create_checkout_session(
+    req: HttpRequest,
+    AnyKey(caller): AnyKey,
+    body: OptionalJson<serde_json::Value>,
+) -> HttpResponse {
+    // Read as a JSON value first: a publishable key's refusal names any member it may not send,
+    // known or not. (An empty body reads as null and is refused below, naming `amount`.)
+    let OptionalJson(value, raw) = body;
+    if !caller.is_secret()
+        && let Some(field) = value.as_object().and_then(CheckoutCreate::publishable_refusal)
+    {
+        return ApiError::field(
+            ErrorCode::PUBLIC_KEY_FIELD_NOT_ALLOWED,
+            field,
+            format!("A publishable key may send only amount and externalReference; {field} needs a secret key."),
+        )
+        .error_response();
+    }
+    let value = if value.is_null() { serde_json::Value::Object(Default::default()) } else { value };
+    let input: CheckoutCreate = match crate::json::from_value(value) {
+        Ok(input) => input,
+        Err(e) => return e.error_response(),
+    };
+    if !caller.is_secret() {
+        let key_id = caller.principal.key_id.to_string();
+        let policy = &stablepay_domain::ratelimit::PUBLISHABLE_CHECKOUT;
+        if let Err(e) =
+            stablepay_http::ratelimit::enforce(&req, &caller.state, policy, &[&key_id], ErrorCode::RATE_LIMIT_EXCEEDED)
+                .await
+        {
+            return e.error_response();
+        }
+    }
+    idempotency::execute(caller, &req, &raw, move |c| async move {
+        let agg = c.invoices().create_checkout(&c.principal.merchant, c.scope(), input.into_domain()?).await?;
+        let session = agg.sessions.first().ok_or_else(ApiError::internal)?;
+        let view = SessionView { retrieval: false, secret: c.is_secret() };
+        let out = checkout_session(&agg, session, view, &c.links());
+        Ok((StatusCode::CREATED, to_data(&out)?))
+    })
+    .await
+}
+
+/// Retrieve a checkout session with its latest payment facts.
+#[utoipa::path(
+    tag = "checkout",
+    params(("id" = String, Path, description = "Checkout session id")),
+    responses((status = 200, description = "The checkout session", body = crate::wire::checkout::CheckoutSessionEnvelope), crate::wire::common::Errors),
+    security(("bearer" = []), ("apiKey" = []))
+)]
+#[get("/checkout-sessions/{id}")]
+pub async fn get_checkout_session(AnyKey(c): AnyKey, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+    let id = CheckoutSessionId::parse(&id).ok_or(Error::NotFound(Resource::CheckoutSession))?;
+    let agg = c.invoices().get(c.scope(), &InvoiceKey::Session(id.clone())).await?;
+    let session = agg.session(&id).ok_or(Error::NotFound(Resource::CheckoutSession))?;
+    let view = SessionView { retrieval: true, secret: c.is_secret() };
+    ok(StatusCode::OK, &checkout_session(&agg, session, view, &c.links()))
+}
+
+/// Retrieve a payment record.
+#[utoipa::path(
+    tag = "checkout",
+    params(("id" = String, Path, description = "Payment id")),
+    responses((status = 200, description = "The payment", body = crate::wire::checkout::PaymentEnvelope), crate::wire::common::Errors),
+    security(("bearer" = []), ("apiKey" = []))
+)]
+#[get("/payments/{id}")]
+pub async fn get_payment(SecretKey(c): SecretKey, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+    let id = PaymentId::parse(&id).ok_or(Error::NotFound(Resource::Payment))?;
+    let p = c.invoices().payment(c.scope(), &id).await?;
+    ok(StatusCode::OK, &payment(&p))
+}

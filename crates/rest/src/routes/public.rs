@@ -1,0 +1,129 @@
+//! Public routes (no merchant key): what a customer's browser or wallet may call. The
+//! unguessable checkout session id or invoice token is the capability, as for the hosted pages.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, get, post, web};
+use stablepay_domain::ids::{CheckoutSessionId, PublicToken};
+use stablepay_domain::invoice::InvoiceKey;
+use stablepay_domain::invoice::payment::TxHash;
+use stablepay_domain::invoice::public::InvoiceView;
+use stablepay_domain::ratelimit::{PUBLIC_CHECKOUT, PUBLIC_READ};
+use stablepay_domain::{Error, Resource};
+use stablepay_http::error::{ApiError, ErrorCode};
+use stablepay_http::idempotency::execute_public;
+use stablepay_http::ratelimit::enforce;
+use stablepay_http::respond::{ok, to_data};
+use stablepay_http::state::AppState;
+
+use crate::json::ApiJson;
+use crate::wire::public::{
+    PublicCheckoutEnvelope, PublicCheckoutOut, PublicCheckoutSessionEnvelope, PublicCheckoutSessionOut,
+    PublicInvoiceEnvelope, PublicInvoiceOut, SubmitPaymentIn, SubmittedPaymentOut,
+};
+
+/// Report the transaction that pays a live checkout. The service verifies it onchain itself
+/// (nothing the browser says is trusted): the answer is the payment as recorded, `detected`
+/// until the transfer is seen, then `validating` until its block is final. The same hash for
+/// the same checkout answers the same payment.
+#[utoipa::path(
+    tag = "public",
+    request_body = SubmitPaymentIn,
+    params(("id" = String, Path, description = "Checkout session id")),
+    responses(
+        (status = 202, description = "The payment, accepted for verification", body = crate::wire::public::SubmittedPaymentEnvelope),
+        crate::wire::common::Errors,
+    )
+)]
+#[post("/public/checkout-sessions/{id}/payments")]
+pub async fn submit_payment(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    body: ApiJson<SubmitPaymentIn>,
+) -> Result<HttpResponse, ApiError> {
+    enforce(&req, &state, &PUBLIC_CHECKOUT, &["checkout_session", &id], ErrorCode::RATE_LIMITED).await?;
+    let id = CheckoutSessionId::parse(&id).ok_or(Error::NotFound(Resource::CheckoutSession))?;
+    let ApiJson(input, _) = body;
+    let tx = TxHash::parse(&input.transaction_hash).ok_or_else(|| {
+        ApiError::field(ErrorCode::INVALID_TX_HASH, "transactionHash", "Must be 0x followed by 64 hexadecimal digits.")
+    })?;
+    let payment = state.use_cases.invoices().submit_payment(&id, &tx).await?;
+    ok(StatusCode::ACCEPTED, &SubmittedPaymentOut::from(&payment))
+}
+
+/// A checkout as its customer sees it: the live status behind the checkout page.
+#[utoipa::path(
+    tag = "public",
+    params(("id" = String, Path, description = "Checkout session id")),
+    responses(
+        (status = 200, description = "The checkout", body = PublicCheckoutSessionEnvelope),
+        crate::wire::common::Errors,
+    )
+)]
+#[get("/public/checkout-sessions/{id}")]
+pub async fn get_public_checkout(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    enforce(&req, &state, &PUBLIC_READ, &["checkout_session"], ErrorCode::RATE_LIMITED).await?;
+    let id = CheckoutSessionId::parse(&id).ok_or(Error::NotFound(Resource::CheckoutSession))?;
+    let view = state.use_cases.public_views().checkout(&id).await?;
+    ok(StatusCode::OK, &PublicCheckoutSessionOut::from(&view))
+}
+
+async fn public_invoice(state: &AppState, token: &str) -> Result<InvoiceView, ApiError> {
+    let token = PublicToken::parse(token).ok_or(Error::NotFound(Resource::Invoice))?;
+    Ok(state.use_cases.public_views().invoice(&token).await?)
+}
+
+/// The invoice behind a hosted invoice link (the link's token is the capability).
+#[utoipa::path(
+    tag = "public",
+    params(("token" = String, Path, description = "The token of the hosted invoice URL")),
+    responses(
+        (status = 200, description = "The invoice as its customer may see it", body = PublicInvoiceEnvelope),
+        crate::wire::common::Errors,
+    )
+)]
+#[get("/public/invoices/{token}")]
+pub async fn get_public_invoice(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    token: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    enforce(&req, &state, &PUBLIC_READ, &["invoice"], ErrorCode::RATE_LIMITED).await?;
+    let view = public_invoice(&state, &token).await?;
+    ok(StatusCode::OK, &PublicInvoiceOut::new(&view, state.use_cases.pages()))
+}
+
+/// Opens (or reuses) a checkout for the invoice's remainder. Needs an Idempotency-Key.
+#[utoipa::path(
+    tag = "public",
+    params(
+        ("token" = String, Path, description = "The token of the hosted invoice URL"),
+        ("Idempotency-Key" = String, Header, description = "Required; replays the first answer"),
+    ),
+    responses(
+        (status = 201, description = "The checkout to pay", body = PublicCheckoutEnvelope),
+        crate::wire::common::Errors,
+    )
+)]
+#[post("/public/invoices/{token}/checkout")]
+pub async fn public_invoice_checkout(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    token: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    enforce(&req, &state, &PUBLIC_CHECKOUT, &["invoice", &token], ErrorCode::RATE_LIMITED).await?;
+    let invoice = public_invoice(&state, &token).await?.aggregate.invoice;
+    let (scope, id) = (invoice.scope, invoice.id);
+    let run_state = state.clone();
+    Ok(execute_public(state, scope.clone(), &token, &req, &[], move || async move {
+        let opened = run_state.use_cases.invoices().open_checkout(&scope, &InvoiceKey::Id(id)).await?;
+        let session = opened.aggregate.session(&opened.session_id).ok_or_else(ApiError::internal)?;
+        let out = PublicCheckoutOut::new(session, run_state.use_cases.pages());
+        Ok((StatusCode::CREATED, to_data(&out)?))
+    })
+    .await)
+}

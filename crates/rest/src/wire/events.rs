@@ -1,0 +1,108 @@
+//! Events and unattributed transfers.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use stablepay_domain::chain::model::UnattributedTransfer;
+use stablepay_domain::event::model::{Event, EventData};
+use stablepay_http::timestamp::timestamp;
+use utoipa::ToSchema;
+
+use crate::wire::checkout::BlockOut;
+use crate::wire::common::{ListOut, envelope};
+
+/// An event (the spec's event envelope).
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EventOut {
+    pub id: String,
+    /// The literal `event`.
+    pub object: String,
+    /// One of the supported event types, e.g. `invoice.paid`.
+    #[serde(rename = "type")]
+    pub event_type: String,
+    /// `test` or `live`.
+    pub mode: String,
+    pub created_at: String,
+    /// Snapshot of the facts at emission time.
+    #[schema(value_type = Object)]
+    pub data: Value,
+}
+
+/// Renders domain event data as JSON.
+pub fn event_data_json(data: &EventData) -> Value {
+    match data {
+        EventData::Null => Value::Null,
+        EventData::Bool(b) => Value::Bool(*b),
+        EventData::Int(i) => Value::from(*i),
+        EventData::String(s) => Value::String(s.clone()),
+        EventData::List(items) => Value::Array(items.iter().map(event_data_json).collect()),
+        EventData::Map(pairs) => {
+            Value::Object(pairs.iter().map(|(k, v)| (k.clone(), event_data_json(v))).collect::<Map<_, _>>())
+        }
+    }
+}
+
+impl From<Event> for EventOut {
+    fn from(e: Event) -> Self {
+        Self {
+            id: e.id.to_string(),
+            object: "event".into(),
+            event_type: e.event_type.as_str().into(),
+            mode: e.scope.mode.as_str().into(),
+            created_at: timestamp(e.created_at),
+            data: event_data_json(&e.data),
+        }
+    }
+}
+
+envelope!(/// One event.
+    EventEnvelope, EventOut);
+envelope!(/// A page of events.
+    EventListEnvelope, ListOut<EventOut>);
+
+/// A transfer into the merchant's live wallet that no checkout could be credited with.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UnattributedTransferOut {
+    pub id: String,
+    /// The literal `unattributed_transfer`.
+    pub object: String,
+    pub mode: String,
+    pub chain_id: u64,
+    pub transaction_hash: String,
+    pub log_index: u64,
+    pub block: BlockOut,
+    /// USDC or USDT.
+    pub currency_code: String,
+    pub token_contract: String,
+    pub from: String,
+    pub to: String,
+    pub amount: String,
+    /// no_open_checkout, no_matching_amount or several_matching_checkouts.
+    pub reason: String,
+    pub detected_at: String,
+}
+
+impl From<UnattributedTransfer> for UnattributedTransferOut {
+    fn from(t: UnattributedTransfer) -> Self {
+        let l = t.logged;
+        Self {
+            id: t.id.to_string(),
+            object: "unattributed_transfer".into(),
+            mode: t.scope.mode.as_str().into(),
+            chain_id: t.chain_id,
+            transaction_hash: l.tx_hash.as_str().into(),
+            log_index: l.log_index,
+            block: BlockOut { number: l.block.number, hash: l.block.hash },
+            currency_code: t.token.symbol().into(),
+            token_contract: l.transfer.token_contract.to_string(),
+            from: l.transfer.from.to_string(),
+            to: l.transfer.to.to_string(),
+            amount: l.transfer.amount.to_string(),
+            reason: t.reason.as_str().into(),
+            detected_at: timestamp(t.detected_at),
+        }
+    }
+}
+envelope!(/// A page of unattributed transfers.
+    UnattributedListEnvelope, crate::wire::common::ListOut<UnattributedTransferOut>);

@@ -1,0 +1,82 @@
+//! Liveness and readiness.
+
+use serde::Serialize;
+use stablepay_domain::chain::ChainHealth;
+use stablepay_http::status::WorkerSnapshot;
+use utoipa::ToSchema;
+
+use crate::wire::common::envelope;
+
+/// Health answer.
+#[derive(Serialize, ToSchema)]
+pub struct HealthOut {
+    pub status: String,
+}
+
+envelope!(/// Health envelope.
+    HealthEnvelope, HealthOut);
+
+/// Readiness answer.
+#[derive(Serialize, ToSchema)]
+pub struct ReadyOut {
+    /// `ready`.
+    pub status: String,
+    /// This process's background worker.
+    pub worker: WorkerOut,
+    /// Live verification's chain.
+    pub chain: ChainOut,
+}
+
+/// The worker's state as readiness shows it.
+#[derive(Serialize, ToSchema, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = WorkerSnapshot)]
+pub struct WorkerOut {
+    /// `ok`; `degraded` (the last pass failed, or some invoices' work failed and was backed
+    /// off); `stalled` (no successful pass for longer than allowed: readiness fails); `off` (this
+    /// process runs no worker).
+    pub state: String,
+    pub last_success_at: Option<String>,
+    pub consecutive_failures: u64,
+    /// Passes that panicked and were restarted.
+    pub restarts: u64,
+    /// Invoices whose due work failed (each backed off), since start.
+    pub items_failed: u64,
+}
+
+impl From<WorkerSnapshot> for WorkerOut {
+    fn from(w: WorkerSnapshot) -> Self {
+        Self {
+            state: w.state,
+            last_success_at: w.last_success_at,
+            consecutive_failures: w.consecutive_failures,
+            restarts: w.restarts,
+            items_failed: w.items_failed,
+        }
+    }
+}
+
+/// Whether live payments can be verified.
+#[derive(Serialize, ToSchema, Debug)]
+pub struct ChainOut {
+    /// `off` (no RPC endpoint configured: live payments wait as detected), `ok`,
+    /// `unreachable` (verification retries) or `wrong_chain` (readiness fails).
+    pub state: String,
+    pub detail: Option<String>,
+}
+
+impl From<ChainHealth> for ChainOut {
+    fn from(h: ChainHealth) -> Self {
+        use ChainHealth as H;
+        let (state, detail) = match h {
+            H::Off => ("off", None),
+            H::Ok => ("ok", None),
+            H::Unreachable(d) => ("unreachable", Some(d)),
+            H::WrongChain(d) => ("wrong_chain", Some(d)),
+        };
+        Self { state: state.into(), detail }
+    }
+}
+
+envelope!(/// Readiness envelope.
+    ReadyEnvelope, ReadyOut);

@@ -1,0 +1,15 @@
+//! Request and response shapes, one module per resource family, with their OpenAPI schemas.
+//! Request bodies parse into domain types at the edge (`fields` holds the shared field
+//! parsers); responses are built from domain values.
+
+pub mod checkout;
+pub mod common;
+pub mod events;
+pub mod fields;
+pub mod health;
+pub mod invoices;
+pub mod links;
+pub mod public;
+pub mod strict_objects;
+pub mod test_helpers;
+pub mod webhooks;

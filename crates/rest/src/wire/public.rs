@@ -1,0 +1,258 @@
+//! What the public routes (no merchant key) take and answer: only what a customer may see.
+
+use serde::{Deserialize, Serialize};
+use stablepay_domain::Mode;
+use stablepay_domain::invoice::checkout::CheckoutSession;
+use stablepay_domain::invoice::payment::Payment;
+use stablepay_domain::invoice::public::{CheckoutView, InvoiceView};
+use stablepay_domain::url::PublicPages;
+use stablepay_http::timestamp::timestamp;
+use utoipa::ToSchema;
+
+use crate::wire::common::envelope;
+
+/// A payment as the public submission route shows it: no merchant data.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SubmittedPaymentOut {
+    pub id: String,
+    /// The literal `payment`.
+    pub object: String,
+    /// detected, validating, confirmed, underpaid, overpaid, failed or duplicate.
+    pub status: String,
+    pub checkout_session_id: String,
+    pub transaction_hash: String,
+    pub failure_reason: Option<String>,
+}
+
+impl From<&Payment> for SubmittedPaymentOut {
+    fn from(p: &Payment) -> Self {
+        Self {
+            id: p.id.to_string(),
+            object: "payment".into(),
+            status: p.status.as_str().into(),
+            checkout_session_id: p.checkout_session_id.to_string(),
+            transaction_hash: p.transaction_hash.as_str().into(),
+            failure_reason: p.failure_reason.map(|r| r.as_str().to_owned()),
+        }
+    }
+}
+
+envelope!(/// A reported payment.
+    SubmittedPaymentEnvelope, SubmittedPaymentOut);
+
+/// `POST /v1/public/checkout-sessions/{id}/payments` body.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct SubmitPaymentIn {
+    /// The hash of the customer's transfer: 0x followed by 64 hexadecimal digits.
+    #[schema(pattern = r"^0x[0-9a-fA-F]{64}$")]
+    pub transaction_hash: String,
+}
+
+/// Whether a transfer sent without its hash (scanned or copied) can be matched to this checkout.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ScanOrCopyOut {
+    pub available: bool,
+    /// `SCAN_OR_COPY_UNAVAILABLE` when not available.
+    pub code: Option<String>,
+    /// Why, in the customer's words.
+    pub message: Option<String>,
+}
+
+/// The latest payment of a checkout, as its customer may see it.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PublicPaymentOut {
+    /// detected, validating, confirmed, underpaid, overpaid, failed or duplicate.
+    pub status: String,
+    pub amount_received: String,
+    pub transaction_hash: String,
+    pub failure_reason: Option<String>,
+}
+
+/// A checkout as its customer's page sees it (what the checkout page shows, for its live
+/// status).
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PublicCheckoutSessionOut {
+    /// The literal `public_checkout_session`.
+    pub object: String,
+    pub id: String,
+    pub mode: String,
+    /// pending, completed, expired or cancelled.
+    pub status: String,
+    /// pay, validating, paid, underpaid (the rest is due), failed (pay again), expired or
+    /// cancelled.
+    pub phase: String,
+    pub merchant_name: String,
+    pub invoice_number: Option<String>,
+    /// What to pay now (the remainder after a partial payment).
+    pub amount_due: String,
+    /// The same in the token's smallest units (6 decimals).
+    pub amount_due_units: String,
+    pub currency_code: String,
+    pub chain_id: u64,
+    /// Live mode only: where to send the transfer (test checkouts take no real transfer).
+    pub settlement_wallet_address: Option<String>,
+    /// Live mode only.
+    pub token_contract: Option<String>,
+    /// Live mode, when scan and copy are available: the EIP-681 transfer request.
+    pub payment_uri: Option<String>,
+    /// Live mode only.
+    pub scan_or_copy: Option<ScanOrCopyOut>,
+    pub expires_at: String,
+    /// Seconds until it expires, by the service's clock (0 once expired).
+    pub seconds_left: i64,
+    pub latest_payment: Option<PublicPaymentOut>,
+    pub success_url: Option<String>,
+    pub cancel_url: Option<String>,
+}
+
+envelope!(/// A public checkout view.
+    PublicCheckoutSessionEnvelope, PublicCheckoutSessionOut);
+
+/// A line of a public invoice.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PublicLineOut {
+    pub description: String,
+    pub quantity: String,
+    pub unit_amount: String,
+    pub amount: String,
+}
+
+/// The checkout a customer can pay now.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PublicCheckoutOut {
+    pub checkout_session_id: String,
+    pub checkout_url: String,
+    pub amount_due: String,
+    pub expires_at: String,
+}
+
+/// What a customer holding the hosted invoice link may see: no settlement wallet, token
+/// contract, metadata, fees or internal ids.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PublicInvoiceOut {
+    /// The literal `public_invoice`.
+    pub object: String,
+    pub mode: String,
+    pub invoice_number: Option<String>,
+    pub collection_state: String,
+    pub status: String,
+    pub currency_code: String,
+    pub customer_name: Option<String>,
+    pub lines: Vec<PublicLineOut>,
+    pub subtotal: String,
+    pub discount: String,
+    pub tax: String,
+    pub total: String,
+    pub amount_paid: String,
+    pub amount_remaining: String,
+    pub due_at: Option<String>,
+    pub memo: Option<String>,
+    pub footer: Option<String>,
+    /// The open checkout, when one is payable now.
+    pub checkout: Option<PublicCheckoutOut>,
+}
+
+envelope!(/// A public invoice.
+    PublicInvoiceEnvelope, PublicInvoiceOut);
+envelope!(/// A checkout opened from a public invoice.
+    PublicCheckoutEnvelope, PublicCheckoutOut);
+
+impl PublicCheckoutOut {
+    /// A checkout the customer can pay now, on the hosted `pages`.
+    pub fn new(s: &CheckoutSession, pages: &PublicPages) -> Self {
+        Self {
+            checkout_session_id: s.id.to_string(),
+            checkout_url: pages.checkout(&s.id),
+            amount_due: s.amount_due.to_string(),
+            expires_at: timestamp(s.expires_at),
+        }
+    }
+}
+
+impl From<&CheckoutView> for PublicCheckoutSessionOut {
+    fn from(v: &CheckoutView) -> Self {
+        let s = &v.session;
+        let live = s.scope.mode == Mode::Live;
+        let scan = live.then(|| match v.scan_or_copy {
+            Ok(()) => ScanOrCopyOut { available: true, code: None, message: None },
+            Err(reason) => ScanOrCopyOut {
+                available: false,
+                code: Some("SCAN_OR_COPY_UNAVAILABLE".into()),
+                message: Some(reason.message().into()),
+            },
+        });
+        Self {
+            object: "public_checkout_session".into(),
+            id: s.id.to_string(),
+            mode: s.scope.mode.as_str().into(),
+            status: s.status.as_str().into(),
+            phase: v.phase.as_str().into(),
+            merchant_name: v.merchant_name.clone(),
+            invoice_number: v.aggregate.invoice.number.clone(),
+            amount_due: v.amount_due.to_string(),
+            amount_due_units: v.amount_due.to_units(),
+            currency_code: s.currency.symbol().into(),
+            chain_id: s.chain_id,
+            settlement_wallet_address: live.then(|| s.settlement_wallet.as_str().to_owned()),
+            token_contract: live.then(|| s.token_contract.as_str().to_owned()),
+            payment_uri: (live && v.scan_or_copy.is_ok() && v.phase.payable()).then(|| v.payment_uri()),
+            scan_or_copy: scan,
+            expires_at: timestamp(s.expires_at),
+            seconds_left: v.seconds_left(),
+            latest_payment: v.latest.as_ref().map(|p| PublicPaymentOut {
+                status: p.status.as_str().into(),
+                amount_received: p.amount_received.to_string(),
+                transaction_hash: p.transaction_hash.as_str().into(),
+                failure_reason: p.failure_reason.map(|r| r.as_str().into()),
+            }),
+            success_url: s.success_url.as_ref().map(ToString::to_string),
+            cancel_url: s.cancel_url.as_ref().map(ToString::to_string),
+        }
+    }
+}
+
+impl PublicInvoiceOut {
+    /// The invoice of `view`, its open checkout on the hosted `pages`.
+    pub fn new(view: &InvoiceView, pages: &PublicPages) -> Self {
+        let (agg, now) = (&view.aggregate, view.now);
+        let inv = &agg.invoice;
+        let content = &inv.fields.content;
+        Self {
+            object: "public_invoice".into(),
+            mode: inv.scope.mode.as_str().into(),
+            invoice_number: inv.number.clone(),
+            collection_state: inv.collection_state.as_str().into(),
+            status: inv.status.as_str().into(),
+            currency_code: inv.fields.currency.symbol().into(),
+            customer_name: content.customer.as_ref().and_then(|c| c.name.clone()),
+            lines: content
+                .lines
+                .iter()
+                .map(|l| PublicLineOut {
+                    description: l.description.clone(),
+                    quantity: l.quantity.to_string(),
+                    unit_amount: l.unit_amount.to_string(),
+                    amount: l.amount().to_string(),
+                })
+                .collect(),
+            subtotal: inv.totals.subtotal.to_string(),
+            discount: inv.totals.discount.to_string(),
+            tax: inv.totals.tax.to_string(),
+            total: inv.totals.total.to_string(),
+            amount_paid: inv.customer_amount_paid.to_string(),
+            amount_remaining: inv.remaining().to_string(),
+            due_at: content.due_at.map(timestamp),
+            memo: content.memo.clone(),
+            footer: content.footer.clone(),
+            checkout: agg.sessions.iter().rev().find(|s| s.is_payable(now)).map(|s| PublicCheckoutOut::new(s, pages)),
+        }
+    }
+}

@@ -1,0 +1,28 @@
+//! The pages' stylesheet and script, served by the service itself (`/assets/...`): no
+//! third-party request.
+
+use actix_web::http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use actix_web::{HttpResponse, get};
+
+const STYLES: &str = include_str!("assets/pages.css");
+const SCRIPT: &str = include_str!("assets/pages.js");
+
+fn asset(content_type: &str, body: &'static str) -> HttpResponse {
+    HttpResponse::Ok()
+        .insert_header((CONTENT_TYPE, content_type))
+        .insert_header((CACHE_CONTROL, "public, max-age=3600"))
+        .insert_header(("X-Content-Type-Options", "nosniff"))
+        .body(body)
+}
+
+/// The pages' stylesheet.
+#[get("/assets/pages.css")]
+pub async fn styles() -> HttpResponse {
+    asset("text/css; charset=utf-8", STYLES)
+}
+
+/// The pages' script (wallet, copy, countdown, live status).
+#[get("/assets/pages.js")]
+pub async fn script() -> HttpResponse {
+    asset("text/javascript; charset=utf-8", SCRIPT)
+}

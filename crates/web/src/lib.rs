@@ -1,0 +1,41 @@
+//! The web pages of stablepay, a driving adapter over the domain's use cases beside the REST
+//! API: the pages customers see, the checkout page (`checkoutUrl`), the hosted invoice page
+//! (`hostedInvoiceUrl`) and a payment link's page (its `url`). Server-rendered with maud (every
+//! interpolated string is escaped at compile time); they work without JavaScript for reading,
+//! scan and copy, and for reporting a transaction hash. `assets/pages.js` only adds the wallet
+//! button, copy buttons, the countdown and the live status. Styles and script are served by the
+//! service itself: no third-party request, and a Content-Security-Policy that allows nothing
+//! else.
+
+pub mod assets;
+pub mod checkout;
+pub mod invoice;
+pub mod link;
+pub mod page;
+pub mod qr;
+
+use actix_web::web::ServiceConfig;
+
+/// Registers every page and asset route.
+pub fn configure(cfg: &mut ServiceConfig) {
+    cfg.service(checkout::checkout_page)
+        .service(checkout::simulate_from_page)
+        .service(checkout::submit_from_page)
+        .service(invoice::invoice_page)
+        .service(invoice::pay_invoice)
+        .service(link::link_page)
+        .service(link::submit_link_page)
+        .service(assets::styles)
+        .service(assets::script);
+}
+
+/// The metrics label of a page path: its family, never a session id or token.
+pub fn route_label(path: &str) -> Option<&'static str> {
+    match path.split('/').nth(1) {
+        Some("checkout") => Some("/checkout/*"),
+        Some("i") => Some("/i/*"),
+        Some("l") => Some("/l/*"),
+        Some("assets") => Some("/assets/*"),
+        _ => None,
+    }
+}

@@ -1,0 +1,128 @@
+//! What every page shares: the layout (a test-mode banner in test mode), the security
+//! headers, the answers for a page that does not exist and a form from elsewhere, the
+//! same-origin check of form posts, and how amounts and times read.
+
+use actix_web::http::StatusCode;
+use actix_web::http::header::{CACHE_CONTROL, CONTENT_TYPE, LOCATION};
+use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder};
+use maud::{DOCTYPE, Markup, html};
+use stablepay_domain::Mode;
+use stablepay_domain::url::HttpUrl;
+
+/// The Content-Security-Policy of every page: only this service's own stylesheet, script,
+/// status requests and form targets; no framing; no base URL changes.
+pub const CSP: &str = "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; \
+connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+/// The headers every page carries: no caching, the policy above, no framing by other sites, no
+/// MIME sniffing, and no referrer to other sites (the hosted invoice URL holds its access
+/// token). `same-origin` rather than `no-referrer`: with `no-referrer` browsers send `Origin:
+/// null` on the pages' own form posts, which the same-origin check must refuse.
+pub fn secure(res: &mut HttpResponseBuilder) {
+    res.insert_header((CACHE_CONTROL, "no-store"))
+        .insert_header(("Content-Security-Policy", CSP))
+        .insert_header(("X-Frame-Options", "DENY"))
+        .insert_header(("X-Content-Type-Options", "nosniff"))
+        .insert_header(("Referrer-Policy", "same-origin"));
+}
+
+/// A whole page: `title`, a test-mode banner in test mode, then `main`.
+pub fn layout(title: &str, mode: Option<Mode>, main: Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) }
+                link rel="stylesheet" href="/assets/pages.css";
+                script src="/assets/pages.js" defer {}
+            }
+            body {
+                @if mode == Some(Mode::Test) {
+                    div.test-banner role="note" {
+                        strong { "Test mode" } " · no real tokens move; nothing here can be paid with real money."
+                    }
+                }
+                main { (main) }
+                footer.powered { "Payments verified on Polygon by this merchant's checkout service." }
+            }
+        }
+    }
+}
+
+/// A rendered page with `status`.
+pub fn page(status: StatusCode, title: &str, mode: Option<Mode>, main: Markup) -> HttpResponse {
+    let mut res = HttpResponse::build(status);
+    res.insert_header((CONTENT_TYPE, "text/html; charset=utf-8"));
+    secure(&mut res);
+    res.body(layout(title, mode, main).into_string())
+}
+
+/// The page of something that does not exist (or is not for customers).
+pub fn not_found() -> HttpResponse {
+    page(
+        StatusCode::NOT_FOUND,
+        "Not found",
+        None,
+        html! {
+            h1 { "Not found" }
+            p { "This payment page does not exist. Check the link you were given, or ask the merchant for a new one." }
+        },
+    )
+}
+
+/// A form post refused because it did not come from this service's own page.
+pub fn forbidden() -> HttpResponse {
+    page(
+        StatusCode::FORBIDDEN,
+        "Forbidden",
+        None,
+        html! {
+            h1 { "Forbidden" }
+            p { "This form can only be sent from its own payment page." }
+        },
+    )
+}
+
+/// 303 to `location` (a path of this service).
+pub fn see_other(location: &str) -> HttpResponse {
+    let mut res = HttpResponse::SeeOther();
+    res.insert_header((LOCATION, location));
+    secure(&mut res);
+    res.finish()
+}
+
+/// Whether a form post comes from this service's own pages (no cross-site request forgery):
+/// a browser's `Sec-Fetch-Site` must say `same-origin`; without it, the `Origin` (or, without
+/// one, the `Referer`) must be the public base URL's origin. Browsers send one of them with
+/// every form post, so a page of another site cannot post the form.
+pub fn same_origin(req: &HttpRequest, public_base_url: &str) -> bool {
+    let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok());
+    if let Some(site) = header("sec-fetch-site") {
+        return site == "same-origin";
+    }
+    let Ok(ours) = HttpUrl::parse(public_base_url) else { return false };
+    let theirs = header("origin").or_else(|| header("referer"));
+    theirs.and_then(|t| HttpUrl::parse(t).ok()).is_some_and(|t| t.origin() == ours.origin())
+}
+
+/// An amount as customers read it: exact, with at least two decimals (`12.50`).
+pub fn money(amount: &stablepay_domain::money::Decimal6) -> String {
+    amount.to_trimmed(2)
+}
+
+/// A quantity or percentage as customers read it: exact, without trailing zeros (`2`, `1.5`).
+pub fn plain(value: &stablepay_domain::money::Decimal6) -> String {
+    value.to_trimmed(0)
+}
+
+/// A timestamp as customers read it (UTC, to the minute).
+pub fn when(at: chrono::DateTime<chrono::Utc>) -> String {
+    at.format("%-d %b %Y, %H:%M UTC").to_string()
+}
+
+/// A date as customers read it.
+pub fn day(at: chrono::DateTime<chrono::Utc>) -> String {
+    at.format("%-d %b %Y").to_string()
+}

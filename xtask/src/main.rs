@@ -11,11 +11,6 @@
 //! - `api-reference`: print the API reference generated from it (`docs/api-reference.md`).
 
 mod bench;
-mod bench_chain;
-mod bench_mixed;
-mod bench_pdf;
-mod bench_replay;
-mod bench_webhooks;
 mod db;
 mod schemathesis;
 mod util;

@@ -8,7 +8,10 @@ use stablepay_domain::invoice::document::InvoiceDocument;
 use stablepay_domain::invoice::totals::Discount;
 use stablepay_domain::money::Decimal6;
 
-use crate::{PAGE_HEIGHT, PAGE_WIDTH};
+/// A4 in points.
+pub const PAGE_WIDTH: f32 = 595.28;
+/// A4 in points.
+pub const PAGE_HEIGHT: f32 = 841.89;
 
 const MARGIN: f32 = 50.0;
 const RIGHT: f32 = PAGE_WIDTH - MARGIN;
@@ -273,12 +276,20 @@ fn qr(text: &str) -> Option<Vec<Vec<usize>>> {
 
 /// The pages of `doc`.
 pub fn lay_out(doc: &InvoiceDocument, m: &Measure<'_>) -> Pages {
-    let inv = &doc.invoice;
-    let c = &inv.fields.content;
-    let token = inv.fields.currency.symbol();
     let mut w = Writer { m, pages: vec![Vec::new()], y: MARGIN + 14.0 };
+    header(&mut w, doc);
+    facts(&mut w, doc);
+    customer(&mut w, doc);
+    items(&mut w, doc);
+    totals(&mut w, doc);
+    notes(&mut w, doc);
+    pay_online(&mut w, doc);
+    w.pages
+}
 
-    // Header: the merchant on the left, the document on the right.
+/// The merchant on the left, the document on the right.
+fn header(w: &mut Writer<'_, '_>, doc: &InvoiceDocument) {
+    let inv = &doc.invoice;
     w.text(MARGIN, &doc.merchant_name, 18.0, true, false);
     w.right(RIGHT, "INVOICE", 20.0, true, false);
     w.down(18.0);
@@ -287,8 +298,11 @@ pub fn lay_out(doc: &InvoiceDocument, m: &Measure<'_>) -> Pages {
     }
     w.right(RIGHT, inv.number.as_deref().unwrap_or(""), 11.0, false, false);
     w.down(28.0);
+}
 
-    // Facts.
+/// Dates, purchase order and terms.
+fn facts(w: &mut Writer<'_, '_>, doc: &InvoiceDocument) {
+    let (inv, c) = (&doc.invoice, &doc.invoice.fields.content);
     let mut facts: Vec<(&str, String)> = Vec::new();
     if let Some(at) = inv.issued_at {
         facts.push(("Issued", day(at)));
@@ -307,50 +321,59 @@ pub fn lay_out(doc: &InvoiceDocument, m: &Measure<'_>) -> Pages {
         w.paragraph(MARGIN + 95.0, RIGHT - MARGIN - 95.0, value, 9.5, false, false);
         w.down(14.0);
     }
+}
 
-    // The customer.
-    if let Some(customer) = &c.customer {
-        w.down(10.0);
-        w.text(MARGIN, "Billed to", 10.0, true, false);
-        w.down(14.0);
-        let lines = [&customer.name, &customer.company, &customer.email, &customer.billing_address];
-        for line in lines.into_iter().flatten() {
-            w.paragraph(MARGIN, 300.0, line, 10.0, false, false);
-            w.down(13.5);
-        }
+/// Whom the invoice is for.
+fn customer(w: &mut Writer<'_, '_>, doc: &InvoiceDocument) {
+    let Some(customer) = &doc.invoice.fields.content.customer else { return };
+    w.down(10.0);
+    w.text(MARGIN, "Billed to", 10.0, true, false);
+    w.down(14.0);
+    let lines = [&customer.name, &customer.company, &customer.email, &customer.billing_address];
+    for line in lines.into_iter().flatten() {
+        w.paragraph(MARGIN, 300.0, line, 10.0, false, false);
+        w.down(13.5);
     }
+}
 
-    // Items.
+/// The line items with their column header.
+fn items(w: &mut Writer<'_, '_>, doc: &InvoiceDocument) {
+    let c = &doc.invoice.fields.content;
     let (qty_right, unit_right) = (385.0, 465.0);
-    if !c.lines.is_empty() {
-        w.down(12.0);
-        w.keep(40.0);
-        w.text(MARGIN, "Description", 9.0, true, true);
-        w.right(qty_right, "Qty", 9.0, true, true);
-        w.right(unit_right, "Unit price", 9.0, true, true);
-        w.right(RIGHT, "Amount", 9.0, true, true);
-        w.down(6.0);
+    if c.lines.is_empty() {
+        return;
+    }
+    w.down(12.0);
+    w.keep(40.0);
+    w.text(MARGIN, "Description", 9.0, true, true);
+    w.right(qty_right, "Qty", 9.0, true, true);
+    w.right(unit_right, "Unit price", 9.0, true, true);
+    w.right(RIGHT, "Amount", 9.0, true, true);
+    w.down(6.0);
+    w.rule();
+    w.down(14.0);
+    for line in &c.lines {
+        let described = w.m.wrap(&line.description, 255.0, 10.0, false);
+        w.keep(14.0 * described.len() as f32 + 6.0);
+        w.right(qty_right, &line.quantity.to_trimmed(0), 10.0, false, false);
+        w.right(unit_right, &line.unit_amount.to_trimmed(2), 10.0, false, false);
+        w.right(RIGHT, &line.amount().to_trimmed(2), 10.0, false, false);
+        for (i, text) in described.iter().enumerate() {
+            if i > 0 {
+                w.down(13.5);
+            }
+            w.text(MARGIN, text, 10.0, false, false);
+        }
+        w.down(8.0);
         w.rule();
         w.down(14.0);
-        for line in &c.lines {
-            let described = m.wrap(&line.description, 255.0, 10.0, false);
-            w.keep(14.0 * described.len() as f32 + 6.0);
-            w.right(qty_right, &line.quantity.to_trimmed(0), 10.0, false, false);
-            w.right(unit_right, &line.unit_amount.to_trimmed(2), 10.0, false, false);
-            w.right(RIGHT, &line.amount().to_trimmed(2), 10.0, false, false);
-            for (i, text) in described.iter().enumerate() {
-                if i > 0 {
-                    w.down(13.5);
-                }
-                w.text(MARGIN, text, 10.0, false, false);
-            }
-            w.down(8.0);
-            w.rule();
-            w.down(14.0);
-        }
     }
+}
 
-    // Totals.
+/// Subtotal, discount, taxes, total, paid and remaining.
+fn totals(w: &mut Writer<'_, '_>, doc: &InvoiceDocument) {
+    let (inv, c) = (&doc.invoice, &doc.invoice.fields.content);
+    let token = inv.fields.currency.symbol();
     let label_x = 320.0;
     let mut totals: Vec<(String, String, bool)> = vec![("Subtotal".into(), money(&inv.totals.subtotal, token), false)];
     if let Some(d) = &c.discount {
@@ -380,15 +403,14 @@ pub fn lay_out(doc: &InvoiceDocument, m: &Measure<'_>) -> Pages {
         w.paragraph(label_x, 150.0, label, 10.0, *strong, false);
         w.down(15.0);
     }
-    w.text(
-        label_x,
-        &format!("Amounts in {token} on Polygon (chain {}).", stablepay_domain::merchant::POLYGON_CHAIN_ID),
-        8.5,
-        false,
-        true,
-    );
+    let network = format!("Amounts in {token} on Polygon (chain {}).", stablepay_domain::merchant::POLYGON_CHAIN_ID);
+    w.text(label_x, &network, 8.5, false, true);
     w.down(24.0);
+}
 
+/// The memo and the footer.
+fn notes(w: &mut Writer<'_, '_>, doc: &InvoiceDocument) {
+    let c = &doc.invoice.fields.content;
     for (title, text, grey) in [("Memo", &c.memo, false), ("", &c.footer, true)] {
         if let Some(text) = text {
             w.keep(30.0);
@@ -400,22 +422,22 @@ pub fn lay_out(doc: &InvoiceDocument, m: &Measure<'_>) -> Pages {
             w.down(20.0);
         }
     }
+}
 
-    // Where to pay, with its QR code.
-    if let Some(url) = &doc.hosted_url {
-        let size = 96.0;
-        w.keep(size + 20.0);
-        let top = w.y;
-        w.text(MARGIN, "Pay online", 10.0, true, false);
-        w.down(14.0);
-        w.paragraph(MARGIN, RIGHT - MARGIN - size - 20.0, url, 9.0, false, false);
-        if let Some(dark) = qr(url) {
-            let module = size / dark.len().max(1) as f32;
-            w.ops().push(Op::Qr { x: RIGHT - size, y: top - 10.0, module, dark });
-        }
-        w.y = w.y.max(top + size);
+/// Where to pay, with its QR code.
+fn pay_online(w: &mut Writer<'_, '_>, doc: &InvoiceDocument) {
+    let Some(url) = &doc.hosted_url else { return };
+    let size = 96.0;
+    w.keep(size + 20.0);
+    let top = w.y;
+    w.text(MARGIN, "Pay online", 10.0, true, false);
+    w.down(14.0);
+    w.paragraph(MARGIN, RIGHT - MARGIN - size - 20.0, url, 9.0, false, false);
+    if let Some(dark) = qr(url) {
+        let module = size / dark.len().max(1) as f32;
+        w.ops().push(Op::Qr { x: RIGHT - size, y: top - 10.0, module, dark });
     }
-    w.pages
+    w.y = w.y.max(top + size);
 }
 
 #[cfg(test)]
@@ -423,7 +445,7 @@ mod tests {
     use super::*;
 
     fn measure() -> Measure<'static> {
-        Measure::new(crate::REGULAR, crate::BOLD, crate::FALLBACK)
+        Measure::new(crate::fonts::REGULAR, crate::fonts::BOLD, crate::fonts::FALLBACK)
     }
 
     #[test]

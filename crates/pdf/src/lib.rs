@@ -9,6 +9,7 @@
 // here, from the domain's exact decimals, never computed.
 #![allow(clippy::float_arithmetic, clippy::as_conversions, clippy::cast_precision_loss)]
 
+mod fonts;
 mod layout;
 
 use krilla::Document;
@@ -25,15 +26,10 @@ use stablepay_domain::invoice::collection::CollectionState;
 use stablepay_domain::invoice::document::InvoiceDocument;
 use stablepay_domain::ports::InvoiceRenderer;
 
+use crate::fonts::{BOLD, FALLBACK, REGULAR};
 use crate::layout::{Face, Op, Pages};
 
-const REGULAR: &[u8] = include_bytes!("../fonts/DejaVuSans.ttf");
-const BOLD: &[u8] = include_bytes!("../fonts/DejaVuSans-Bold.ttf");
-const FALLBACK: &[u8] = include_bytes!("../fonts/DroidSansFallbackFull.ttf");
-
-/// A4 in points.
-pub const PAGE_WIDTH: f32 = 595.28;
-pub const PAGE_HEIGHT: f32 = 841.89;
+pub use layout::{PAGE_HEIGHT, PAGE_WIDTH};
 
 /// The fonts, parsed once.
 struct Fonts {

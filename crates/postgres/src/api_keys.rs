@@ -9,9 +9,9 @@ use stablepay_domain::ids::{ApiKeyId, MerchantId};
 use stablepay_domain::ports::ApiKeyStore;
 use stablepay_domain::{Error, Mode, Resource};
 
-use crate::PgStore;
 use crate::error::db;
 use crate::merchants::MerchantRow;
+use crate::pool::PgStore;
 use crate::schema::{api_keys, merchants, test_clocks};
 
 #[derive(Queryable, Selectable, Insertable)]

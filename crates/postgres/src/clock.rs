@@ -8,8 +8,8 @@ use diesel_async::RunQueryDsl;
 use stablepay_domain::clock::{Clock, time_in_mode};
 use stablepay_domain::{Error, Mode, Scope};
 
-use crate::PgStore;
 use crate::error::db;
+use crate::pool::PgStore;
 use crate::schema::test_clocks;
 
 /// Reads the test-mode offset from `test_clocks`; live mode is always the real time.

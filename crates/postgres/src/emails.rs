@@ -12,9 +12,9 @@ use stablepay_domain::email::ports::EmailStore;
 use stablepay_domain::ids::{EmailId, InvoiceId, MerchantId};
 use stablepay_domain::{Error, Scope};
 
-use crate::PgStore;
 use crate::error::db;
-use crate::invoices::rows::{corrupt, mode};
+use crate::pool::PgStore;
+use crate::rows::{corrupt, mode};
 use crate::schema::emails as e;
 
 #[derive(Queryable, Selectable, Insertable, QueryableByName)]
@@ -167,7 +167,7 @@ impl EmailStore for PgStore {
             Some(s) => (Some(s.merchant_id.to_string()), Some(s.mode.as_str().to_owned())),
             None => (None, None),
         };
-        let rows: Vec<crate::ScopedRow> = diesel::sql_query(CANDIDATES)
+        let rows: Vec<crate::rows::ScopedRow> = diesel::sql_query(CANDIDATES)
             .bind::<Nullable<Text>, _>(merchant)
             .bind::<Nullable<Text>, _>(m)
             .bind::<Integer, _>(i32::try_from(limit).unwrap_or(i32::MAX))

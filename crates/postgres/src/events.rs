@@ -11,8 +11,8 @@ use stablepay_domain::page::{Page, PageRequest};
 use stablepay_domain::ports::EventStore;
 use stablepay_domain::{Error, Mode, Resource, Scope};
 
-use crate::PgStore;
 use crate::error::db;
+use crate::pool::PgStore;
 use crate::schema::events;
 
 /// Storage encoding of the domain's event data.

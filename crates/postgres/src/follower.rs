@@ -15,10 +15,10 @@ use stablepay_domain::page::{Page, PageRequest};
 use stablepay_domain::ports::FollowerStore;
 use stablepay_domain::{Error, Mode, Scope};
 
-use crate::PgStore;
 use crate::codec::numeric;
 use crate::error::db;
-use crate::invoices::rows::{corrupt, mode};
+use crate::pool::PgStore;
+use crate::rows::{corrupt, mode};
 use crate::schema::{chain_cursors, checkout_sessions, merchants, payments, unattributed_transfers as u};
 
 fn chain(id: u64) -> Result<i64, Error> {

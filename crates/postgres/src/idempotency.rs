@@ -9,8 +9,8 @@ use stablepay_domain::Error;
 use stablepay_domain::idempotency::{IdempotencyBegin, IdempotencyNamespace};
 use stablepay_domain::ports::IdempotencyStore;
 
-use crate::PgStore;
 use crate::error::db;
+use crate::pool::PgStore;
 use crate::schema::idempotency_keys as k;
 
 /// How long a key is remembered.

@@ -18,7 +18,7 @@ use stablepay_domain::api_key::{ApiKey, KeyLookup};
 use stablepay_domain::ids::{ApiKeyId, MerchantId};
 use stablepay_domain::ports::ApiKeyStore;
 
-use crate::PgStore;
+use crate::pool::PgStore;
 
 /// The channel of key and merchant changes (the payload is the merchant id).
 pub const KEYS_CHANNEL: &str = "stablepay_keys";

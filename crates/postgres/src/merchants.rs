@@ -9,8 +9,8 @@ use stablepay_domain::merchant::{LiveSettlement, Merchant, MerchantStatus, Token
 use stablepay_domain::ports::MerchantStore;
 use stablepay_domain::{Error, Resource};
 
-use crate::PgStore;
 use crate::error::db;
+use crate::pool::PgStore;
 use crate::schema::{merchants, test_clocks};
 
 #[derive(Queryable, Selectable, Insertable)]

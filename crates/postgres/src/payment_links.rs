@@ -26,10 +26,10 @@ use stablepay_domain::url::HttpUrl;
 use stablepay_domain::{Error, Resource, Scope};
 
 use crate::error::db;
-use crate::invoices::rows::{corrupt, mode};
 use crate::invoices::write::{TxError, write_all};
+use crate::pool::PgStore;
+use crate::rows::{corrupt, mode, page_of};
 use crate::schema::{payment_link_invoices as pli, payment_links as l};
-use crate::{PgStore, page_of};
 
 #[derive(Queryable, Selectable, Insertable, AsChangeset)]
 #[diesel(table_name = l, check_for_backend(diesel::pg::Pg), treat_none_as_null = true)]
@@ -447,7 +447,7 @@ impl PaymentLinkStore for PgStore {
             Some(s) => (Some(s.merchant_id.to_string()), Some(s.mode.as_str().to_owned())),
             None => (None, None),
         };
-        let rows: Vec<crate::ScopedRow> = diesel::sql_query(EXPIRED_UNANNOUNCED)
+        let rows: Vec<crate::rows::ScopedRow> = diesel::sql_query(EXPIRED_UNANNOUNCED)
             .bind::<Nullable<Text>, _>(merchant)
             .bind::<Nullable<Text>, _>(mode_text)
             .bind::<Integer, _>(i32::try_from(limit).unwrap_or(100))

@@ -60,3 +60,10 @@ impl PgStore {
         Ok(())
     }
 }
+
+#[async_trait::async_trait]
+impl stablepay_domain::ports::Health for PgStore {
+    async fn ready(&self) -> Result<(), stablepay_domain::Error> {
+        self.ping().await
+    }
+}

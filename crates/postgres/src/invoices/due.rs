@@ -10,7 +10,7 @@ use stablepay_domain::invoice::payment::TxHash;
 use stablepay_domain::{Error, Resource, Scope};
 
 use crate::error::db;
-use crate::invoices::rows::mode;
+use crate::rows::mode;
 use crate::schema::{merchants, payments, test_clocks};
 
 #[derive(QueryableByName)]

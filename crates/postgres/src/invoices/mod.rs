@@ -1,7 +1,11 @@
 //! Invoice aggregates: invoices, checkout sessions and payments, saved atomically with their
 //! events and (when asked) the next invoice number. `rows` holds the row types, `read` the
-//! queries, `write` the atomic save, `due` the time-based work.
+//! queries, `write` the atomic save (with `create_statement`, the one-statement creation of an
+//! invoice with its checkout, and `change_statements`, the fixed statements of every other
+//! save), `due` the time-based work.
 
+pub(crate) mod change_statements;
+mod create_statement;
 mod due;
 mod read;
 pub(crate) mod rows;
@@ -19,8 +23,8 @@ use stablepay_domain::invoice::ports::InvoiceStore;
 use stablepay_domain::page::{Page, PageRequest};
 use stablepay_domain::{Error, Resource, Scope};
 
-use crate::PgStore;
 use crate::error::db;
+use crate::pool::PgStore;
 use crate::schema::payments;
 
 #[async_trait]

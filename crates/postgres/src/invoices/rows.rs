@@ -12,19 +12,12 @@ use stablepay_domain::invoice::model::{Invoice, InvoiceKind};
 use stablepay_domain::invoice::payment::{BlockRef, FailureReason, Payment, PaymentStatus, TxHash};
 use stablepay_domain::merchant::{Token, WalletAddress};
 use stablepay_domain::url::HttpUrl;
-use stablepay_domain::{Error, Mode, Scope};
+use stablepay_domain::{Error, Scope};
 
 use crate::codec::{self, numeric};
 use crate::json_bytes::JsonBytes;
+use crate::rows::{corrupt, mode};
 use crate::schema::{checkout_sessions, invoices, payments};
-
-pub(crate) fn corrupt(what: &str) -> Error {
-    Error::Internal(format!("stored record is corrupt: {what}"))
-}
-
-pub(crate) fn mode(text: &str) -> Result<Mode, Error> {
-    Mode::parse(text).ok_or_else(|| corrupt("mode"))
-}
 
 #[derive(Queryable, Selectable, Insertable, AsChangeset)]
 #[diesel(table_name = invoices, check_for_backend(diesel::pg::Pg), treat_none_as_null = true)]

@@ -12,10 +12,13 @@ use stablepay_domain::event::Event;
 use stablepay_domain::invoice::aggregate::{ChangeKind, InvoiceAggregate, InvoiceChange};
 use stablepay_domain::{Error, Scope};
 
-use crate::change_statements::{InsertEvent, InsertInvoice, NextNumber, UpdateInvoice, UpsertPayment, UpsertSession};
-use crate::create_statement::InsertInvoiceWithSession;
 use crate::error::db;
-use crate::invoices::rows::{InvoiceRow, PaymentRow, SessionRow, corrupt};
+use crate::invoices::change_statements::{
+    InsertEvent, InsertInvoice, NextNumber, UpdateInvoice, UpsertPayment, UpsertSession,
+};
+use crate::invoices::create_statement::InsertInvoiceWithSession;
+use crate::invoices::rows::{InvoiceRow, PaymentRow, SessionRow};
+use crate::rows::corrupt;
 
 /// The unique indexes that let a transaction hash be credited once: per merchant in test mode
 /// (simulated hashes), across the service in live mode.

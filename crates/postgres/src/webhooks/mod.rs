@@ -11,22 +11,22 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::Integer;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use rows::{AttemptRow, DeliveryRow, EndpointRow, IncidentRow, NewDeliveryRow};
 use stablepay_domain::event::Event;
 use stablepay_domain::ids::{WebhookDeliveryId, WebhookEndpointId, WebhookIncidentId};
 use stablepay_domain::page::{Page, PageRequest};
 use stablepay_domain::webhook::model::{Attempt, WebhookDelivery, WebhookEndpoint, WebhookIncident};
 use stablepay_domain::webhook::ports::{AttemptRecord, ClaimedDelivery, DeliveryFilter, WebhookStore};
 use stablepay_domain::{Error, Resource, Scope};
+use statements::RecordAttempt;
 
-use crate::PgStore;
 use crate::error::db;
 use crate::events::EventRow;
-use crate::page_of;
+use crate::pool::PgStore;
+use crate::rows::page_of;
 use crate::schema::{
     events, webhook_attempts as a, webhook_deliveries as d, webhook_endpoints as e, webhook_incidents as i,
 };
-use rows::{AttemptRow, DeliveryRow, EndpointRow, IncidentRow, NewDeliveryRow};
-use statements::RecordAttempt;
 
 /// The channel deliveries are announced on.
 pub const CHANNEL: &str = "stablepay_webhooks";

@@ -12,7 +12,7 @@ use stablepay_domain::webhook::model::{
 };
 use stablepay_domain::{Error, Scope};
 
-use crate::invoices::rows::{corrupt, mode};
+use crate::rows::{corrupt, mode};
 use crate::schema::{webhook_attempts, webhook_deliveries, webhook_endpoints, webhook_incidents};
 
 fn scope(merchant_id: String, mode_text: &str) -> Result<Scope, Error> {

@@ -5,8 +5,8 @@ use diesel::sql_types::{BigInt, Double, Text};
 use diesel_async::RunQueryDsl;
 use stablepay_domain::Error;
 
-use crate::PgStore;
 use crate::error::db;
+use crate::pool::PgStore;
 
 /// One queue of due work: how many items are due now, and how long the oldest has waited
 /// (seconds past its due time; 0 when the queue is empty).

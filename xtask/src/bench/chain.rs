@@ -21,7 +21,7 @@ use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::bench::{connect, exchange};
+use crate::bench::client::{connect, exchange};
 use crate::util;
 
 /// Blocks that make everything mined so far final on anvil (`finalized` is 64 below the head).

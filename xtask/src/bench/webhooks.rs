@@ -14,13 +14,14 @@
 //!    run, deliveries per second, and the latency from the event's `createdAt` to the moment
 //!    the receiver had the request (p50/p99/max).
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::bench::{connect, exchange};
+use crate::bench::client::{connect, exchange};
+use crate::bench::receiver::read_request;
 use crate::util;
 
 struct Options {
@@ -67,34 +68,6 @@ fn parse_ms(text: &str) -> Option<i64> {
 #[derive(Default)]
 struct Seen {
     arrivals: Vec<(i64, i64)>,
-}
-
-/// Reads one HTTP/1.1 request from a receiver's connection; its body, or `None` at the end of
-/// the connection (or on a malformed request).
-pub(crate) fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Vec<u8>> {
-    let mut line = String::new();
-    if reader.read_line(&mut line).unwrap_or(0) == 0 {
-        return None;
-    }
-    let mut length = 0usize;
-    loop {
-        line.clear();
-        if reader.read_line(&mut line).unwrap_or(0) == 0 {
-            return None;
-        }
-        let l = line.trim_end();
-        if l.is_empty() {
-            break;
-        }
-        if let Some((k, v)) = l.split_once(':')
-            && k.eq_ignore_ascii_case("content-length")
-        {
-            length = v.trim().parse().unwrap_or(0);
-        }
-    }
-    let mut body = vec![0u8; length];
-    reader.read_exact(&mut body).ok()?;
-    Some(body)
 }
 
 fn serve_connection(stream: TcpStream, seen: Arc<Mutex<Seen>>) {

@@ -101,7 +101,7 @@ impl QueryFragment<Pg> for InsertInvoiceWithSession<'_> {
         b.text(&i.kind)?;
         b.text(&i.number_prefix)?;
         b.out.push_sql(" || '-' || ");
-        b.out.push_sql(crate::change_statements::NUMBER_DIGITS_SQL);
+        b.out.push_sql(crate::invoices::change_statements::NUMBER_DIGITS_SQL);
         b.text(&i.number_prefix)?;
         b.opt_text(&i.public_token)?;
         b.text(&i.collection_state)?;
@@ -128,7 +128,7 @@ impl QueryFragment<Pg> for InsertInvoiceWithSession<'_> {
         b.at(&i.updated_at)?;
         b.i64(&i.lock_version)?;
         out.push_sql(" FROM (SELECT ");
-        crate::change_statements::push_next_seq(&mut out, &i.merchant_id, &i.mode)?;
+        crate::invoices::change_statements::push_next_seq(&mut out, &i.merchant_id, &i.mode)?;
         out.push_sql(
             " AS seq) n RETURNING id, number) INSERT INTO checkout_sessions (id, invoice_id, merchant_id, mode, status, amount_due, \
              currency, settlement_wallet, external_reference, customer_email, success_url, cancel_url, expires_at, \

@@ -10,7 +10,7 @@
 use std::process::Command;
 use std::sync::Arc;
 
-use crate::bench::{MakeRequest, connect, exchange, load};
+use crate::bench::client::{MakeRequest, OnBody, connect, exchange, load};
 use crate::util;
 
 pub fn run(args: &[String]) -> Result<(), String> {
@@ -56,8 +56,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         });
         let size = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let sink = size.clone();
-        let on_body: crate::bench::OnBody =
-            Arc::new(move |b: &[u8]| sink.store(b.len(), std::sync::atomic::Ordering::Relaxed));
+        let on_body: OnBody = Arc::new(move |b: &[u8]| sink.store(b.len(), std::sync::atomic::Ordering::Relaxed));
         let addr = base.trim_start_matches("http://").to_owned();
         load("warm-up", &addr, 2, 2, get.clone(), 200, on_body.clone())?;
         let one =

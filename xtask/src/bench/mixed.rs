@@ -26,8 +26,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::bench::{connect, exchange};
-use crate::bench_webhooks::read_request;
+use crate::bench::client::{connect, exchange, peak_rss_mib, percentile_ms};
+use crate::bench::receiver::read_request;
 use crate::util;
 
 #[derive(Clone, Copy, PartialEq)]
@@ -108,7 +108,7 @@ struct Tally {
 
 impl Tally {
     fn percentile(&self, p: f64) -> f64 {
-        crate::bench::percentile_ms(&self.latencies_us, p)
+        percentile_ms(&self.latencies_us, p)
     }
 }
 
@@ -262,7 +262,7 @@ fn one_run(binary: &std::path::Path, outside: Outside, seconds: u64) -> Result<O
         }
         let elapsed = started.elapsed().as_secs_f64();
         let cpu = cpu_seconds(pid).unwrap_or(0.0) - cpu_before;
-        let rss = crate::bench::peak_rss_mib(pid).unwrap_or((0.0, 0.0));
+        let rss = peak_rss_mib(pid).unwrap_or((0.0, 0.0));
         let delivered = received.load(Ordering::Relaxed);
         drop(server);
         let [mut create, mut read, mut pay] = std::mem::take(&mut *tallies.lock().map_err(|_| "poisoned")?);

@@ -336,6 +336,7 @@ pub fn parameter_types(pg: &PrivatePg, db: &str, sql: &str) -> Result<Vec<String
 }
 
 /// What pgbench measured.
+#[derive(Clone)]
 pub struct Replay {
     pub tps: f64,
     pub latency_ms: f64,

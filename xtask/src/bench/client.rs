@@ -1,0 +1,149 @@
+// Latency statistics are floating point by nature; no money here.
+#![allow(clippy::float_arithmetic, clippy::as_conversions, clippy::cast_precision_loss)]
+
+//! The benchmarks' load generator: keep-alive connections that each send the next request when
+//! the previous answer arrived (a closed loop), with latencies and errors per phase; and the
+//! server's memory from `/proc`.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Called with each successful answer's body.
+pub type OnBody = Arc<dyn Fn(&[u8]) + Send + Sync>;
+/// Builds request `i` of connection `c`.
+pub type MakeRequest = Arc<dyn Fn(usize, usize) -> Vec<u8> + Send + Sync>;
+
+/// One measured phase.
+pub struct Phase {
+    pub name: &'static str,
+    pub requests: usize,
+    pub errors: usize,
+    pub elapsed: Duration,
+    pub latencies_us: Vec<u64>,
+}
+
+impl Phase {
+    pub fn rps(&self) -> f64 {
+        self.requests as f64 / self.elapsed.as_secs_f64()
+    }
+
+    pub fn percentile(&self, p: f64) -> f64 {
+        percentile_ms(&self.latencies_us, p)
+    }
+}
+
+/// The `p` percentile in milliseconds of sorted latencies in microseconds (0 when empty).
+pub fn percentile_ms(sorted_us: &[u64], p: f64) -> f64 {
+    if sorted_us.is_empty() {
+        return 0.0;
+    }
+    let idx = ((sorted_us.len() as f64 - 1.0) * p).round() as usize;
+    sorted_us[idx] as f64 / 1000.0
+}
+
+/// Sends one request on a keep-alive connection and reads the whole answer; returns the status
+/// and body.
+pub fn exchange(stream: &mut BufReader<TcpStream>, request: &[u8]) -> Result<(u16, Vec<u8>), String> {
+    stream.get_mut().write_all(request).map_err(|e| e.to_string())?;
+    let mut line = String::new();
+    stream.read_line(&mut line).map_err(|e| e.to_string())?;
+    let status: u16 = line.split_whitespace().nth(1).and_then(|s| s.parse().ok()).ok_or("bad status line")?;
+    let mut length = 0usize;
+    loop {
+        line.clear();
+        stream.read_line(&mut line).map_err(|e| e.to_string())?;
+        let l = line.trim_end();
+        if l.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = l.split_once(':')
+            && k.eq_ignore_ascii_case("content-length")
+        {
+            length = v.trim().parse().map_err(|_| "bad length")?;
+        }
+    }
+    let mut body = vec![0u8; length];
+    stream.read_exact(&mut body).map_err(|e| e.to_string())?;
+    Ok((status, body))
+}
+
+pub fn connect(addr: &str) -> Result<BufReader<TcpStream>, String> {
+    let s = TcpStream::connect(addr).map_err(|e| e.to_string())?;
+    s.set_nodelay(true).map_err(|e| e.to_string())?;
+    Ok(BufReader::new(s))
+}
+
+/// Runs `make_request(connection, i)` from `connections` threads for `seconds`.
+pub fn load(
+    name: &'static str,
+    addr: &str,
+    connections: usize,
+    seconds: u64,
+    make_request: MakeRequest,
+    expect: u16,
+    on_body: OnBody,
+) -> Result<Phase, String> {
+    let errors = Arc::new(AtomicUsize::new(0));
+    let all = Arc::new(Mutex::new(Vec::new()));
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    let start = Instant::now();
+    let mut threads = Vec::new();
+    for c in 0..connections {
+        let addr = addr.to_owned();
+        let errors = errors.clone();
+        let all = all.clone();
+        let make_request = make_request.clone();
+        let on_body = on_body.clone();
+        threads.push(std::thread::spawn(move || {
+            let mut lat = Vec::with_capacity(100_000);
+            let Ok(mut conn) = connect(&addr) else {
+                errors.fetch_add(1, Ordering::Relaxed);
+                return;
+            };
+            let mut i = 0;
+            while Instant::now() < deadline {
+                let req = make_request(c, i);
+                let t = Instant::now();
+                match exchange(&mut conn, &req) {
+                    Ok((status, body)) if status == expect => {
+                        lat.push(u64::try_from(t.elapsed().as_micros()).unwrap_or(u64::MAX));
+                        on_body(&body);
+                    }
+                    Ok(_) => {
+                        errors.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err(_) => {
+                        errors.fetch_add(1, Ordering::Relaxed);
+                        match connect(&addr) {
+                            Ok(c) => conn = c,
+                            Err(_) => break,
+                        }
+                    }
+                }
+                i += 1;
+            }
+            if let Ok(mut a) = all.lock() {
+                a.extend(lat);
+            }
+        }));
+    }
+    for t in threads {
+        let _ = t.join();
+    }
+    let elapsed = start.elapsed();
+    let mut latencies_us = std::mem::take(&mut *all.lock().map_err(|_| "poisoned")?);
+    latencies_us.sort_unstable();
+    Ok(Phase { name, requests: latencies_us.len(), errors: errors.load(Ordering::Relaxed), elapsed, latencies_us })
+}
+
+/// The process's resident memory now and at its peak, in MiB.
+pub fn peak_rss_mib(pid: u32) -> Option<(f64, f64)> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kb = |key: &str| -> Option<f64> {
+        status.lines().find(|l| l.starts_with(key))?.split_whitespace().nth(1)?.parse::<f64>().ok()
+    };
+    Some((kb("VmRSS:")? / 1024.0, kb("VmHWM:")? / 1024.0))
+}

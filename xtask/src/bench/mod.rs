@@ -1,0 +1,41 @@
+//! `cargo xtask bench [chain|webhooks|pdf|mixed] [options]`: the benchmarks of the release
+//! binary (docs/benchmarks.md). Without a name: the API phases (`api`), then, unless
+//! `--api-only`, webhook delivery (`webhooks`) and live verification (`chain`). `mixed` runs
+//! everything at once, also with a hanging receiver and a stalled chain node; `pdf` measures
+//! invoice PDFs. `client` is the load generator they share, `wrk` the cross-check, `replay` the
+//! private PostgreSQL cluster and the replay of the API's statements, `receiver` what the
+//! webhook receivers share.
+
+mod api;
+mod chain;
+mod client;
+mod mixed;
+mod pdf;
+mod receiver;
+mod replay;
+mod webhooks;
+mod wrk;
+
+/// Runs the benchmark `args` name (or all of the API's, webhooks and chain).
+pub fn run(args: &[String]) -> Result<(), String> {
+    match args.first().map(String::as_str) {
+        Some("chain") => return chain::run(&args[1..]),
+        Some("webhooks") => return webhooks::run(&args[1..]),
+        Some("pdf") => return pdf::run(&args[1..]),
+        Some("mixed") => return mixed::run(&args[1..]),
+        _ => {}
+    }
+    let o = api::options(args)?;
+    api::run(&o)?;
+    if !o.api_only {
+        // The same run measures webhook delivery and live verification too (each prints its
+        // own table; `cargo xtask bench webhooks|chain` runs one alone).
+        println!();
+        println!("## webhook delivery (cargo xtask bench webhooks)");
+        webhooks::run(&[])?;
+        println!();
+        println!("## live verification (cargo xtask bench chain)");
+        chain::run(&[])?;
+    }
+    Ok(())
+}

@@ -181,12 +181,71 @@ fn bad(name: &'static str, value: &str, message: &str) -> ConfigError {
     ConfigError::Value { name, value: value.to_owned(), message: message.to_owned() }
 }
 
+/// Where settings come from: the environment first, then the file, then the default.
+struct Source<'a, E: Fn(&str) -> Option<String>> {
+    env: &'a E,
+    file: FileConfig,
+}
+
+impl<E: Fn(&str) -> Option<String>> Source<'_, E> {
+    fn pick(&self, name: &str, file_value: &Option<String>, default: &str) -> String {
+        (self.env)(name).or_else(|| file_value.clone()).unwrap_or_else(|| default.to_owned())
+    }
+
+    /// An integer from `min` to `max`.
+    fn number(
+        &self,
+        name: &'static str,
+        file_value: &Option<String>,
+        default: &str,
+        (min, max): (u64, u64),
+    ) -> Result<u64, ConfigError> {
+        let text = self.pick(name, file_value, default);
+        text.parse::<u64>()
+            .ok()
+            .filter(|n| (min..=max).contains(n))
+            .ok_or_else(|| bad(name, &text, &format!("must be an integer from {min} to {max}")))
+    }
+
+    /// A number of milliseconds from `min` to `max`.
+    fn millis(
+        &self,
+        name: &'static str,
+        file_value: &Option<String>,
+        default: &str,
+        range: (u64, u64),
+    ) -> Result<Duration, ConfigError> {
+        self.number(name, file_value, default, range).map(Duration::from_millis)
+    }
+
+    fn size(
+        &self,
+        name: &'static str,
+        file_value: &Option<String>,
+        default: &str,
+        range: (u64, u64),
+    ) -> Result<usize, ConfigError> {
+        let n = self.number(name, file_value, default, range)?;
+        Ok(usize::try_from(n).unwrap_or(usize::MAX))
+    }
+
+    fn address(
+        &self,
+        name: &'static str,
+        file_value: &Option<String>,
+        default: &str,
+    ) -> Result<SocketAddr, ConfigError> {
+        let text = self.pick(name, file_value, default);
+        text.parse::<SocketAddr>().map_err(|_| bad(name, &text, "must be HOST:PORT with an IP address"))
+    }
+}
+
 impl Config {
     /// Loads the configuration. `file` (or `STABLEPAY_CONFIG`) names an optional TOML file;
     /// `env` reads a variable (the process environment in production, a map in tests).
     pub fn load(file: Option<&Path>, env: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
         let file_path = file.map(|p| p.display().to_string()).or_else(|| env("STABLEPAY_CONFIG"));
-        let from_file = match &file_path {
+        let file = match &file_path {
             Some(path) => {
                 let text = std::fs::read_to_string(path)
                     .map_err(|e| ConfigError::File { path: path.clone(), message: e.to_string() })?;
@@ -195,178 +254,198 @@ impl Config {
             }
             None => FileConfig::default(),
         };
-        let pick = |env_name: &str, file_value: &Option<String>, default: &str| {
-            env(env_name).or_else(|| file_value.clone()).unwrap_or_else(|| default.to_owned())
-        };
-
-        let database_url = pick("DATABASE_URL", &from_file.database_url, DEFAULT_DATABASE_URL);
-        if !(database_url.starts_with("postgres://") || database_url.starts_with("postgresql://")) {
-            return Err(bad("DATABASE_URL", &database_url, "must be a postgres:// URL"));
-        }
-        let bind_text = pick("STABLEPAY_BIND", &from_file.bind, "127.0.0.1:8080");
-        let bind = bind_text
-            .parse::<SocketAddr>()
-            .map_err(|_| bad("STABLEPAY_BIND", &bind_text, "must be HOST:PORT with an IP address"))?;
-        let default_base = format!("http://{bind}");
-        let public_base_url_explicit =
-            env("STABLEPAY_PUBLIC_BASE_URL").is_some() || from_file.public_base_url.is_some();
-        let base = pick("STABLEPAY_PUBLIC_BASE_URL", &from_file.public_base_url, &default_base);
-        let parsed = HttpUrl::parse(&base).map_err(|e| bad("STABLEPAY_PUBLIC_BASE_URL", &base, &e.to_string()))?;
-        let public_base_url = parsed.as_str().trim_end_matches('/').to_owned();
-
-        let number = |name: &'static str, file_value: &Option<String>, default: &str, min: u64, max: u64| {
-            let text = pick(name, file_value, default);
-            text.parse::<u64>()
-                .ok()
-                .filter(|n| (min..=max).contains(n))
-                .ok_or_else(|| bad(name, &text, &format!("must be an integer from {min} to {max}")))
-        };
-        let db_pool_size = number("STABLEPAY_DB_POOL_SIZE", &from_file.db_pool_size, "16", 1, 1000)?;
-        let db_timeout = number("STABLEPAY_DB_TIMEOUT_MS", &from_file.db_timeout_ms, "5000", 100, 600_000)?;
-        let http_workers = number("STABLEPAY_HTTP_WORKERS", &from_file.http_workers, "2", 1, 256)?;
-        let worker_interval =
-            number("STABLEPAY_WORKER_INTERVAL_MS", &from_file.worker_interval_ms, "1000", 10, 3_600_000)?;
-        let metrics_text = pick("STABLEPAY_METRICS_BIND", &from_file.metrics_bind, "127.0.0.1:9464");
-        let metrics_bind = match metrics_text.as_str() {
-            "off" => None,
-            text => Some(
-                text.parse::<SocketAddr>()
-                    .map_err(|_| bad("STABLEPAY_METRICS_BIND", text, "must be HOST:PORT with an IP address, or off"))?,
-            ),
-        };
-        let shutdown_grace =
-            Duration::from_secs(number("STABLEPAY_SHUTDOWN_GRACE", &from_file.shutdown_grace, "10", 1, 600)?);
-        let body_timeout = number("STABLEPAY_BODY_TIMEOUT_MS", &from_file.body_timeout_ms, "10000", 100, 600_000)?;
-        let max_connections = number("STABLEPAY_MAX_CONNECTIONS", &from_file.max_connections, "1024", 1, 1_000_000)?;
-        let body_memory_mib = number("STABLEPAY_BODY_MEMORY_MIB", &from_file.body_memory_mib, "256", 1, 65_536)?;
-        let contract = |name: &'static str, file_value: &Option<String>, token: Token| {
-            let text = pick(name, file_value, token.polygon_contract().as_str());
-            WalletAddress::parse(&text).map_err(|e| bad(name, &text, &e.to_string()))
-        };
-        let urls_text = pick("STABLEPAY_CHAIN_RPC_URLS", &from_file.chain_rpc_urls, "");
-        let rpc_urls: Vec<String> =
-            urls_text.split(',').map(str::trim).filter(|u| !u.is_empty()).map(str::to_owned).collect();
-        if let Some(bad_url) = rpc_urls.iter().find(|u| HttpUrl::parse(u).is_err()) {
-            return Err(bad("STABLEPAY_CHAIN_RPC_URLS", bad_url, "must be comma-separated http(s) URLs"));
-        }
-        let chain = ChainConfig {
-            rpc_urls,
-            chain_id: number("STABLEPAY_CHAIN_ID", &from_file.chain_id, "137", 1, u64::from(u32::MAX))?,
-            confirmations: number("STABLEPAY_CHAIN_CONFIRMATIONS", &from_file.chain_confirmations, "128", 1, 10_000)?,
-            usdc: contract("STABLEPAY_USDC_CONTRACT", &from_file.usdc_contract, Token::Usdc)?,
-            usdt: contract("STABLEPAY_USDT_CONTRACT", &from_file.usdt_contract, Token::Usdt)?,
-            poll: Duration::from_millis(number(
-                "STABLEPAY_CHAIN_POLL_MS",
-                &from_file.chain_poll_ms,
-                "500",
-                50,
-                600_000,
-            )?),
-            not_found_after: Duration::from_secs(number(
-                "STABLEPAY_CHAIN_NOT_FOUND_SECONDS",
-                &from_file.chain_not_found_seconds,
-                "600",
-                1,
-                86_400,
-            )?),
-            request_timeout: Duration::from_millis(number(
-                "STABLEPAY_CHAIN_TIMEOUT_MS",
-                &from_file.chain_timeout_ms,
-                "5000",
-                100,
-                120_000,
-            )?),
-        };
-        let key_text = pick("STABLEPAY_SECRET_KEY", &from_file.secret_key, "");
-        let secret_key = if key_text.is_empty() {
-            None
-        } else {
-            Some(stablepay_webhooks::AesSecretBox::parse_key(&key_text).map_err(|m| {
-                bad("STABLEPAY_SECRET_KEY", "(hidden)", &format!("{m} (for example: openssl rand -base64 32)"))
-            })?)
-        };
-        let schedule_text = pick("STABLEPAY_WEBHOOK_RETRY_SCHEDULE", &from_file.webhook_retry_schedule, "1m,5m,30m,2h");
-        let retry_schedule = schedule_text
-            .split(',')
-            .map(duration)
-            .collect::<Option<Vec<_>>>()
-            .filter(|list| !list.is_empty() && list.len() <= 20)
-            .ok_or_else(|| {
-                bad(
-                    "STABLEPAY_WEBHOOK_RETRY_SCHEDULE",
-                    &schedule_text,
-                    "must be 1 to 20 comma-separated durations such as 1m,5m,30m,2h (units ms, s, m, h, d; at most 7d each)",
-                )
-            })?;
-        let private_text = pick("STABLEPAY_WEBHOOK_ALLOW_PRIVATE", &from_file.webhook_allow_private, "false");
-        let allow_private = match private_text.as_str() {
-            "true" | "1" => true,
-            "false" | "0" => false,
-            _ => return Err(bad("STABLEPAY_WEBHOOK_ALLOW_PRIVATE", &private_text, "must be true or false")),
-        };
-        let redis_text = pick("REDIS_URL", &from_file.redis_url, "");
-        let redis_url = if redis_text.is_empty() {
-            None
-        } else {
-            stablepay_ratelimit::RedisLimiter::new(&redis_text, "x").map_err(|m| bad("REDIS_URL", &redis_text, &m))?;
-            Some(redis_text)
-        };
-        let redis_prefix = pick("STABLEPAY_REDIS_PREFIX", &from_file.redis_prefix, "stablepay");
-        if redis_prefix.is_empty() || redis_prefix.len() > 100 || redis_prefix.contains(char::is_whitespace) {
-            return Err(bad("STABLEPAY_REDIS_PREFIX", &redis_prefix, "must be 1-100 characters without spaces"));
-        }
-        let proxies_text = pick("STABLEPAY_TRUSTED_PROXIES", &from_file.trusted_proxies, "");
+        let src = Source { env: &env, file };
+        let s = server(&src)?;
+        let chain = chain(&src)?;
+        let mut webhooks = webhooks(&src)?;
+        let (redis_url, redis_prefix) = redis(&src)?;
+        let proxies_text = src.pick("STABLEPAY_TRUSTED_PROXIES", &src.file.trusted_proxies, "");
         let trusted_proxies = stablepay_http::client::TrustedProxies::parse(&proxies_text)
             .map_err(|m| bad("STABLEPAY_TRUSTED_PROXIES", &proxies_text, &m))?;
-        let webhook_timeout =
-            number("STABLEPAY_WEBHOOK_TIMEOUT_MS", &from_file.webhook_timeout_ms, "10000", 100, 10_000)?;
-        let smtp_text = pick("STABLEPAY_SMTP_URL", &from_file.smtp_url, "");
-        let from = pick("STABLEPAY_EMAIL_FROM", &from_file.email_from, "invoices@stablepay.localhost");
-        let folder = pick("STABLEPAY_EMAIL_DIR", &from_file.email_dir, ".stablepay/outbox");
-        let smtp_url = (!smtp_text.is_empty()).then_some(smtp_text);
-        let smtp_timeout = Duration::from_millis(number(
-            "STABLEPAY_SMTP_TIMEOUT_MS",
-            &from_file.smtp_timeout_ms,
-            "10000",
-            100,
-            60_000,
-        )?);
-        stablepay_email::LettreMailer::new(smtp_url.as_deref(), &from, std::path::PathBuf::from(&folder), smtp_timeout)
-            .map_err(|m| {
-                let (name, value): (&'static str, &str) = if m.starts_with("STABLEPAY_SMTP_URL") {
-                    ("STABLEPAY_SMTP_URL", "(hidden)")
-                } else {
-                    ("STABLEPAY_EMAIL_FROM", &from)
-                };
-                bad(name, value, &m)
-            })?;
+        webhooks.timeout =
+            src.millis("STABLEPAY_WEBHOOK_TIMEOUT_MS", &src.file.webhook_timeout_ms, "10000", (100, 10_000))?;
+        let email = email(&src)?;
         Ok(Self {
-            database_url,
-            bind,
-            public_base_url,
-            public_base_url_explicit,
-            db_pool_size: usize::try_from(db_pool_size).unwrap_or(16),
-            db_timeout: Duration::from_millis(db_timeout),
-            http_workers: usize::try_from(http_workers).unwrap_or(2),
-            worker_interval: Duration::from_millis(worker_interval),
-            shutdown_grace,
-            metrics_bind,
-            body_timeout: Duration::from_millis(body_timeout),
-            max_connections: usize::try_from(max_connections).unwrap_or(1024),
-            body_memory_mib: usize::try_from(body_memory_mib).unwrap_or(256),
+            database_url: s.database_url,
+            bind: s.bind,
+            public_base_url: s.public_base_url,
+            public_base_url_explicit: s.public_base_url_explicit,
+            db_pool_size: s.db_pool_size,
+            db_timeout: s.db_timeout,
+            http_workers: s.http_workers,
+            worker_interval: s.worker_interval,
+            shutdown_grace: s.shutdown_grace,
+            metrics_bind: s.metrics_bind,
+            body_timeout: s.body_timeout,
+            max_connections: s.max_connections,
+            body_memory_mib: s.body_memory_mib,
             chain,
-            webhooks: WebhookConfig {
-                secret_key,
-                retry_schedule,
-                allow_private,
-                timeout: Duration::from_millis(webhook_timeout),
-            },
+            webhooks,
             redis_url,
             redis_prefix,
             trusted_proxies,
-            email: EmailConfig { smtp_url, from, folder, timeout: smtp_timeout },
+            email,
         })
     }
+}
+
+/// The database, the HTTP server and the worker.
+struct Server {
+    database_url: String,
+    bind: SocketAddr,
+    public_base_url: String,
+    public_base_url_explicit: bool,
+    db_pool_size: usize,
+    db_timeout: Duration,
+    http_workers: usize,
+    worker_interval: Duration,
+    shutdown_grace: Duration,
+    metrics_bind: Option<SocketAddr>,
+    body_timeout: Duration,
+    max_connections: usize,
+    body_memory_mib: usize,
+}
+
+/// Reads the settings of the database, the HTTP server and the worker.
+fn server<E: Fn(&str) -> Option<String>>(src: &Source<'_, E>) -> Result<Server, ConfigError> {
+    let f = &src.file;
+    let database_url = src.pick("DATABASE_URL", &f.database_url, DEFAULT_DATABASE_URL);
+    if !(database_url.starts_with("postgres://") || database_url.starts_with("postgresql://")) {
+        return Err(bad("DATABASE_URL", &database_url, "must be a postgres:// URL"));
+    }
+    let bind = src.address("STABLEPAY_BIND", &f.bind, "127.0.0.1:8080")?;
+    let default_base = format!("http://{bind}");
+    let public_base_url_explicit = (src.env)("STABLEPAY_PUBLIC_BASE_URL").is_some() || f.public_base_url.is_some();
+    let base = src.pick("STABLEPAY_PUBLIC_BASE_URL", &f.public_base_url, &default_base);
+    let parsed = HttpUrl::parse(&base).map_err(|e| bad("STABLEPAY_PUBLIC_BASE_URL", &base, &e.to_string()))?;
+    let db_pool_size = src.size("STABLEPAY_DB_POOL_SIZE", &f.db_pool_size, "16", (1, 1000))?;
+    let db_timeout = src.millis("STABLEPAY_DB_TIMEOUT_MS", &f.db_timeout_ms, "5000", (100, 600_000))?;
+    let http_workers = src.size("STABLEPAY_HTTP_WORKERS", &f.http_workers, "2", (1, 256))?;
+    let worker_interval = src.millis("STABLEPAY_WORKER_INTERVAL_MS", &f.worker_interval_ms, "1000", (10, 3_600_000))?;
+    let metrics_text = src.pick("STABLEPAY_METRICS_BIND", &f.metrics_bind, "127.0.0.1:9464");
+    let metrics_bind = match metrics_text.as_str() {
+        "off" => None,
+        text => Some(
+            text.parse::<SocketAddr>()
+                .map_err(|_| bad("STABLEPAY_METRICS_BIND", text, "must be HOST:PORT with an IP address, or off"))?,
+        ),
+    };
+    let grace = src.number("STABLEPAY_SHUTDOWN_GRACE", &f.shutdown_grace, "10", (1, 600))?;
+    Ok(Server {
+        database_url,
+        bind,
+        public_base_url: parsed.as_str().trim_end_matches('/').to_owned(),
+        public_base_url_explicit,
+        db_pool_size,
+        db_timeout,
+        http_workers,
+        worker_interval,
+        shutdown_grace: Duration::from_secs(grace),
+        metrics_bind,
+        body_timeout: src.millis("STABLEPAY_BODY_TIMEOUT_MS", &f.body_timeout_ms, "10000", (100, 600_000))?,
+        max_connections: src.size("STABLEPAY_MAX_CONNECTIONS", &f.max_connections, "1024", (1, 1_000_000))?,
+        body_memory_mib: src.size("STABLEPAY_BODY_MEMORY_MIB", &f.body_memory_mib, "256", (1, 65_536))?,
+    })
+}
+
+/// The chain endpoints, the chain and its tokens, and how it is followed.
+fn chain<E: Fn(&str) -> Option<String>>(src: &Source<'_, E>) -> Result<ChainConfig, ConfigError> {
+    let f = &src.file;
+    let contract = |name: &'static str, file_value: &Option<String>, token: Token| {
+        let text = src.pick(name, file_value, token.polygon_contract().as_str());
+        WalletAddress::parse(&text).map_err(|e| bad(name, &text, &e.to_string()))
+    };
+    let urls_text = src.pick("STABLEPAY_CHAIN_RPC_URLS", &f.chain_rpc_urls, "");
+    let rpc_urls: Vec<String> =
+        urls_text.split(',').map(str::trim).filter(|u| !u.is_empty()).map(str::to_owned).collect();
+    if let Some(bad_url) = rpc_urls.iter().find(|u| HttpUrl::parse(u).is_err()) {
+        return Err(bad("STABLEPAY_CHAIN_RPC_URLS", bad_url, "must be comma-separated http(s) URLs"));
+    }
+    Ok(ChainConfig {
+        rpc_urls,
+        chain_id: src.number("STABLEPAY_CHAIN_ID", &f.chain_id, "137", (1, u64::from(u32::MAX)))?,
+        confirmations: src.number("STABLEPAY_CHAIN_CONFIRMATIONS", &f.chain_confirmations, "128", (1, 10_000))?,
+        usdc: contract("STABLEPAY_USDC_CONTRACT", &f.usdc_contract, Token::Usdc)?,
+        usdt: contract("STABLEPAY_USDT_CONTRACT", &f.usdt_contract, Token::Usdt)?,
+        poll: src.millis("STABLEPAY_CHAIN_POLL_MS", &f.chain_poll_ms, "500", (50, 600_000))?,
+        not_found_after: Duration::from_secs(src.number(
+            "STABLEPAY_CHAIN_NOT_FOUND_SECONDS",
+            &f.chain_not_found_seconds,
+            "600",
+            (1, 86_400),
+        )?),
+        request_timeout: src.millis("STABLEPAY_CHAIN_TIMEOUT_MS", &f.chain_timeout_ms, "5000", (100, 120_000))?,
+    })
+}
+
+/// The key sealing signing secrets, the retry schedule and private destinations (the attempt's
+/// time limit is read after the trusted proxies, in `load`).
+fn webhooks<E: Fn(&str) -> Option<String>>(src: &Source<'_, E>) -> Result<WebhookConfig, ConfigError> {
+    let f = &src.file;
+    let key_text = src.pick("STABLEPAY_SECRET_KEY", &f.secret_key, "");
+    let secret_key = if key_text.is_empty() {
+        None
+    } else {
+        Some(stablepay_webhooks::AesSecretBox::parse_key(&key_text).map_err(|m| {
+            bad("STABLEPAY_SECRET_KEY", "(hidden)", &format!("{m} (for example: openssl rand -base64 32)"))
+        })?)
+    };
+    let schedule_text = src.pick("STABLEPAY_WEBHOOK_RETRY_SCHEDULE", &f.webhook_retry_schedule, "1m,5m,30m,2h");
+    let retry_schedule = schedule_text
+        .split(',')
+        .map(duration)
+        .collect::<Option<Vec<_>>>()
+        .filter(|list| !list.is_empty() && list.len() <= 20)
+        .ok_or_else(|| {
+            bad(
+                "STABLEPAY_WEBHOOK_RETRY_SCHEDULE",
+                &schedule_text,
+                "must be 1 to 20 comma-separated durations such as 1m,5m,30m,2h (units ms, s, m, h, d; at most 7d each)",
+            )
+        })?;
+    let private_text = src.pick("STABLEPAY_WEBHOOK_ALLOW_PRIVATE", &f.webhook_allow_private, "false");
+    let allow_private = match private_text.as_str() {
+        "true" | "1" => true,
+        "false" | "0" => false,
+        _ => return Err(bad("STABLEPAY_WEBHOOK_ALLOW_PRIVATE", &private_text, "must be true or false")),
+    };
+    Ok(WebhookConfig { secret_key, retry_schedule, allow_private, timeout: Duration::from_secs(10) })
+}
+
+/// Redis for shared rate-limit budgets, and the prefix of its keys.
+fn redis<E: Fn(&str) -> Option<String>>(src: &Source<'_, E>) -> Result<(Option<String>, String), ConfigError> {
+    let redis_text = src.pick("REDIS_URL", &src.file.redis_url, "");
+    let redis_url = if redis_text.is_empty() {
+        None
+    } else {
+        stablepay_ratelimit::RedisLimiter::new(&redis_text, "x").map_err(|m| bad("REDIS_URL", &redis_text, &m))?;
+        Some(redis_text)
+    };
+    let redis_prefix = src.pick("STABLEPAY_REDIS_PREFIX", &src.file.redis_prefix, "stablepay");
+    if redis_prefix.is_empty() || redis_prefix.len() > 100 || redis_prefix.contains(char::is_whitespace) {
+        return Err(bad("STABLEPAY_REDIS_PREFIX", &redis_prefix, "must be 1-100 characters without spaces"));
+    }
+    Ok((redis_url, redis_prefix))
+}
+
+/// Where emails go, from whom, and an attempt's time limit (checked by building the mailer).
+fn email<E: Fn(&str) -> Option<String>>(src: &Source<'_, E>) -> Result<EmailConfig, ConfigError> {
+    let f = &src.file;
+    let smtp_text = src.pick("STABLEPAY_SMTP_URL", &f.smtp_url, "");
+    let from = src.pick("STABLEPAY_EMAIL_FROM", &f.email_from, "invoices@stablepay.localhost");
+    let folder = src.pick("STABLEPAY_EMAIL_DIR", &f.email_dir, ".stablepay/outbox");
+    let smtp_url = (!smtp_text.is_empty()).then_some(smtp_text);
+    let timeout = src.millis("STABLEPAY_SMTP_TIMEOUT_MS", &f.smtp_timeout_ms, "10000", (100, 60_000))?;
+    stablepay_email::LettreMailer::new(smtp_url.as_deref(), &from, std::path::PathBuf::from(&folder), timeout)
+        .map_err(|m| {
+            let (name, value): (&'static str, &str) = if m.starts_with("STABLEPAY_SMTP_URL") {
+                ("STABLEPAY_SMTP_URL", "(hidden)")
+            } else {
+                ("STABLEPAY_EMAIL_FROM", &from)
+            };
+            bad(name, value, &m)
+        })?;
+    Ok(EmailConfig { smtp_url, from, folder, timeout })
 }
 
 /// One setting the binary reads from the environment (or the same name, lower case, in the

@@ -85,26 +85,40 @@ fn field(value: &Value, name: &str, want: &Value) -> Result<(), String> {
     if &value[name] == want { Ok(()) } else { Err(format!("{name} is {}, wanted {want}", value[name])) }
 }
 
-/// What the scenario learned along the way.
-#[derive(Default)]
-struct State {
-    session: Option<String>,
-    invoice: Option<String>,
-}
-
 type Outcome = Result<(), String>;
 
-async fn run_checks(c: &Client, out: &mut dyn FnMut(&str, &Outcome)) -> bool {
-    let mut all = true;
-    let mut s = State::default();
-    let mut report = |name: &str, r: Outcome, all: &mut bool| {
+/// The checks' outcomes, each told to `out` as it is known.
+struct Report<'o> {
+    all: bool,
+    out: &'o mut dyn FnMut(&str, &Outcome),
+}
+
+impl Report<'_> {
+    /// Tells the outcome of check `name`; answers whether it passed.
+    fn check(&mut self, name: &str, r: Outcome) -> bool {
         if r.is_err() {
-            *all = false;
+            self.all = false;
         }
-        out(name, &r);
+        (self.out)(name, &r);
         r.is_ok()
-    };
+    }
+}
+
+async fn run_checks(c: &Client, out: &mut dyn FnMut(&str, &Outcome)) -> bool {
+    let mut r = Report { all: true, out };
     // Reachability and the key come first: nothing else can pass without them.
+    if !preflight(c, &mut r).await {
+        return false;
+    }
+    let Some((session, invoice)) = checkout(c, &mut r).await else { return false };
+    payments(c, &mut r, &session, &invoice).await;
+    invoices_and_errors(c, &mut r).await;
+    expiry(c, &mut r).await;
+    r.all
+}
+
+/// The service answers with its document, and the key is a secret test key.
+async fn preflight(c: &Client, r: &mut Report<'_>) -> bool {
     let doc = c.get("/v1/openapi.json").await;
     let reached = doc.and_then(|a| {
         if a.status == 200 && a.body["openapi"].as_str().is_some_and(|v| v.starts_with("3.1")) {
@@ -113,20 +127,23 @@ async fn run_checks(c: &Client, out: &mut dyn FnMut(&str, &Outcome)) -> bool {
             Err(format!("GET /v1/openapi.json is not an OpenAPI 3.1 document: {}", a.describe()))
         }
     });
-    if !report("service answers with its OpenAPI 3.1 document", reached, &mut all) {
+    if !r.check("service answers with its OpenAPI 3.1 document", reached) {
         return false;
     }
     let clock = c.post("/v1/test-helpers/clock/reset", json!({})).await.and_then(|a| {
         expect(&a, 200, None)?;
         field(a.data(), "offsetSeconds", &json!(0))
     });
-    if !report("the key is a secret test key; test clock reset", clock, &mut all) {
-        return false;
-    }
+    r.check("the key is a secret test key; test clock reset", clock)
+}
 
+/// A checkout of 10.00, replayed under its key and refused under the key with another body;
+/// answers its session and invoice.
+async fn checkout(c: &Client, r: &mut Report<'_>) -> Option<(String, String)> {
     let reference = format!("contract-check-{}", c.run);
     let body = json!({ "amount": "10.00", "externalReference": reference });
     let idem = format!("contract-check-{}-create", c.run);
+    let mut ids = None;
     let created =
         c.call(reqwest::Method::POST, "/v1/checkout-sessions", Some(body.clone()), Some(&idem)).await.and_then(|a| {
             expect(&a, 201, None)?;
@@ -137,31 +154,34 @@ async fn run_checks(c: &Client, out: &mut dyn FnMut(&str, &Outcome)) -> bool {
             if !d["invoiceNumber"].is_string() {
                 return Err(format!("the checkout's invoice has no number: {}", a.describe()));
             }
-            s.session = d["id"].as_str().map(str::to_owned);
-            s.invoice = d["invoiceId"].as_str().map(str::to_owned);
+            ids = d["id"].as_str().zip(d["invoiceId"].as_str()).map(|(s, i)| (s.to_owned(), i.to_owned()));
             Ok(())
         });
-    report("create a checkout of 10.00 (numbered invoice)", created, &mut all);
-    let (Some(session), Some(invoice)) = (s.session.clone(), s.invoice.clone()) else {
+    r.check("create a checkout of 10.00 (numbered invoice)", created);
+    let Some((session, invoice)) = ids else {
         for name in
             ["idempotent replay", "idempotency conflict", "partial payment", "remainder paid", "invoice.paid event"]
         {
-            report(name, Err("skip: no checkout".into()), &mut all);
+            r.check(name, Err("skip: no checkout".into()));
         }
-        return false;
+        return None;
     };
     let replay = c.call(reqwest::Method::POST, "/v1/checkout-sessions", Some(body), Some(&idem)).await.and_then(|a| {
         expect(&a, 201, None)?;
         field(a.data(), "id", &json!(session))
     });
-    report("idempotent replay answers the same checkout", replay, &mut all);
+    r.check("idempotent replay answers the same checkout", replay);
     let changed = json!({ "amount": "11.00" });
     let conflict = c
         .call(reqwest::Method::POST, "/v1/checkout-sessions", Some(changed), Some(&idem))
         .await
         .and_then(|a| expect(&a, 409, Some("IDEMPOTENCY_KEY_CONFLICT")));
-    report("the same key with another body is IDEMPOTENCY_KEY_CONFLICT", conflict, &mut all);
+    r.check("the same key with another body is IDEMPOTENCY_KEY_CONFLICT", conflict);
+    Some((session, invoice))
+}
 
+/// 4.00 then 6.00 pay the invoice, with its `invoice.paid` event.
+async fn payments(c: &Client, r: &mut Report<'_>, session: &str, invoice: &str) {
     let pay = format!("/v1/test-helpers/checkout-sessions/{session}/payments");
     let partial = async {
         expect(&c.post(&pay, json!({ "amount": "4.00" })).await?, 201, None)?;
@@ -171,7 +191,7 @@ async fn run_checks(c: &Client, out: &mut dyn FnMut(&str, &Outcome)) -> bool {
         field(inv.data(), "customerAmountRemaining", &json!("6.000000"))
     }
     .await;
-    report("a partial payment of 4.00 leaves 6.00", partial, &mut all);
+    r.check("a partial payment of 4.00 leaves 6.00", partial);
     let rest = async {
         expect(&c.post(&pay, json!({ "amount": "6.00" })).await?, 201, None)?;
         let inv = c.get(&format!("/v1/invoices/{invoice}")).await?;
@@ -180,14 +200,17 @@ async fn run_checks(c: &Client, out: &mut dyn FnMut(&str, &Outcome)) -> bool {
         field(inv.data(), "customerAmountPaid", &json!("10.000000"))
     }
     .await;
-    report("the remainder of 6.00 pays the invoice", rest, &mut all);
+    r.check("the remainder of 6.00 pays the invoice", rest);
     let events = c.get("/v1/events?type=invoice.paid&limit=100").await.and_then(|a| {
         expect(&a, 200, None)?;
         let found = a.data()["items"].as_array().into_iter().flatten().any(|e| e["data"]["id"] == json!(invoice));
         if found { Ok(()) } else { Err("no invoice.paid event for the invoice among the latest 100".into()) }
     });
-    report("an invoice.paid event for it", events, &mut all);
+    r.check("an invoice.paid event for it", events);
+}
 
+/// An itemized invoice issued and voided; an unknown invoice and a zero amount refused.
+async fn invoices_and_errors(c: &Client, r: &mut Report<'_>) {
     let itemized =
         json!({ "lines": [{ "description": "Contract check", "quantity": "2", "unitAmount": "1.50" }], "issue": true });
     let voided = async {
@@ -201,17 +224,19 @@ async fn run_checks(c: &Client, out: &mut dyn FnMut(&str, &Outcome)) -> bool {
         field(void.data(), "collectionState", &json!("void"))
     }
     .await;
-    report("an itemized invoice issued, then voided", voided, &mut all);
-
+    r.check("an itemized invoice issued, then voided", voided);
     let missing =
         c.get("/v1/invoices/inv_0000000000000000000000").await.and_then(|a| expect(&a, 404, Some("INVOICE_NOT_FOUND")));
-    report("an unknown invoice is 404 INVOICE_NOT_FOUND in the envelope", missing, &mut all);
+    r.check("an unknown invoice is 404 INVOICE_NOT_FOUND in the envelope", missing);
     let invalid = c.post("/v1/checkout-sessions", json!({ "amount": "0" })).await.and_then(|a| {
         expect(&a, 400, Some("INVALID_AMOUNT"))?;
         field(&a.body["error"]["details"], "field", &json!("amount"))
     });
-    report("amount 0 is 400 INVALID_AMOUNT naming the field", invalid, &mut all);
+    r.check("amount 0 is 400 INVALID_AMOUNT naming the field", invalid);
+}
 
+/// A checkout expires on the test clock, which is reset at the end.
+async fn expiry(c: &Client, r: &mut Report<'_>) {
     let expiry = async {
         let cs = c.post("/v1/checkout-sessions", json!({ "amount": "1.00", "expiresInMinutes": 5 })).await?;
         expect(&cs, 201, None)?;
@@ -222,10 +247,9 @@ async fn run_checks(c: &Client, out: &mut dyn FnMut(&str, &Outcome)) -> bool {
         field(read.data(), "status", &json!("expired"))
     }
     .await;
-    report("a checkout expires on the test clock", expiry, &mut all);
+    r.check("a checkout expires on the test clock", expiry);
     let reset = c.post("/v1/test-helpers/clock/reset", json!({})).await.and_then(|a| expect(&a, 200, None));
-    report("test clock reset at the end", reset, &mut all);
-    all
+    r.check("test clock reset at the end", reset);
 }
 
 /// One line on stdout; a closed pipe (`| head -3`) ends the output quietly.

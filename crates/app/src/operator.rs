@@ -7,6 +7,7 @@ use clap::{Subcommand, ValueEnum};
 use serde_json::{Value, json};
 use stablepay_domain::api_key::{KeyType, service as keys};
 use stablepay_domain::ids::{ApiKeyId, MerchantId};
+use stablepay_domain::merchant::model::Merchant;
 use stablepay_domain::merchant::{Token, service as merchants};
 use stablepay_domain::ports::Clock;
 use stablepay_domain::{Error, Mode, Resource};
@@ -161,6 +162,60 @@ fn merchant_id(text: &str) -> Result<MerchantId, Error> {
     MerchantId::parse(text).ok_or(Error::NotFound(Resource::Merchant))
 }
 
+/// `merchant activate`: live mode with a settlement wallet.
+async fn activate(
+    adapters: &Adapters,
+    now: chrono::DateTime<chrono::Utc>,
+    id: &str,
+    settlement_wallet: &str,
+    token: TokenArg,
+) -> Result<(Value, String), Error> {
+    let token = match token {
+        TokenArg::Usdc => Token::Usdc,
+        TokenArg::Usdt => Token::Usdt,
+    };
+    let id = merchant_id(id)?;
+    let live = merchants::activate_merchant(adapters.merchants(), now, &id, settlement_wallet, token).await?;
+    Ok((
+        json!({ "id": id.as_str(), "liveActivated": true, "settlementWallet": live.wallet.as_str(), "token": live.token.symbol() }),
+        format!("activated {id}: live settlement to {} in {}", live.wallet, live.token.symbol()),
+    ))
+}
+
+/// `merchant list`: every merchant as JSON and as a table.
+fn list_answer(all: &[Merchant]) -> (Value, String) {
+    let mut text = format!("{:<26} {:<10} {:<6} {:<20} {}", "ID", "STATUS", "LIVE", "CREATED", "NAME");
+    for m in all {
+        text.push_str(&format!(
+            "\n{:<26} {:<10} {:<6} {:<20} {}",
+            m.id.as_str(),
+            m.status.as_str(),
+            if m.live.is_some() { "yes" } else { "no" },
+            m.created_at.format("%Y-%m-%d %H:%M:%S"),
+            m.name
+        ));
+    }
+    (json!({ "merchants": all.iter().map(merchant_json).collect::<Vec<_>>() }), text)
+}
+
+/// `merchant show`: one merchant as JSON and as text.
+fn show_answer(m: &Merchant) -> (Value, String) {
+    let live = m.live.as_ref().map_or("not activated".to_owned(), |l| {
+        format!("{} to {} (since {})", l.token.symbol(), l.wallet, l.activated_at.to_rfc3339())
+    });
+    let text = format!(
+        "id:             {}\nname:           {}\nstatus:         {}\nwebsite:        {}\ninvoice prefix: {}\nfee:            {} bps\nlive:           {live}\ncreated:        {}",
+        m.id,
+        m.name,
+        m.status.as_str(),
+        m.website_origin.as_deref().unwrap_or("-"),
+        m.invoice_prefix,
+        m.fee_basis_points,
+        m.created_at.to_rfc3339()
+    );
+    (merchant_json(m), text)
+}
+
 pub async fn merchant(command: MerchantCommand, adapters: &Adapters) -> ExitCode {
     let now = adapters.clock.system_now();
     match command {
@@ -179,24 +234,9 @@ pub async fn merchant(command: MerchantCommand, adapters: &Adapters) -> ExitCode
             finish(json, r)
         }
         MerchantCommand::Activate { merchant_id: id, settlement_wallet, token, json } => {
-            let shown_id = id.clone();
-            let token = match token {
-                TokenArg::Usdc => Token::Usdc,
-                TokenArg::Usdt => Token::Usdt,
-            };
-            let r = async {
-                let id = merchant_id(&id)?;
-                let live = merchants::activate_merchant(adapters.merchants(), now, &id, &settlement_wallet, token).await?;
-                Ok((
-                    json!({ "id": id.as_str(), "liveActivated": true, "settlementWallet": live.wallet.as_str(), "token": live.token.symbol() }),
-                    format!("activated {id}: live settlement to {} in {}", live.wallet, live.token.symbol()),
-                ))
-            }
-            .await;
+            let r = activate(adapters, now, &id, &settlement_wallet, token).await;
             if matches!(r, Err(Error::AccountSuspended)) {
-                eprintln!(
-                    "stablepay: merchant {shown_id} is suspended; run `stablepay merchant unsuspend {shown_id}` first"
-                );
+                eprintln!("stablepay: merchant {id} is suspended; run `stablepay merchant unsuspend {id}` first");
             }
             finish(json, r)
         }
@@ -219,41 +259,13 @@ pub async fn merchant(command: MerchantCommand, adapters: &Adapters) -> ExitCode
             finish(json, r)
         }
         MerchantCommand::List { json } => {
-            let r = merchants::list_merchants(adapters.merchants()).await.map(|all| {
-                let mut text = format!("{:<26} {:<10} {:<6} {:<20} {}", "ID", "STATUS", "LIVE", "CREATED", "NAME");
-                for m in &all {
-                    text.push_str(&format!(
-                        "\n{:<26} {:<10} {:<6} {:<20} {}",
-                        m.id.as_str(),
-                        m.status.as_str(),
-                        if m.live.is_some() { "yes" } else { "no" },
-                        m.created_at.format("%Y-%m-%d %H:%M:%S"),
-                        m.name
-                    ));
-                }
-                (json!({ "merchants": all.iter().map(merchant_json).collect::<Vec<_>>() }), text)
-            });
+            let r = merchants::list_merchants(adapters.merchants()).await.map(|all| list_answer(&all));
             finish(json, r)
         }
         MerchantCommand::Show { merchant_id: id, json } => {
             let r = async {
-                let id = merchant_id(&id)?;
-                let m = adapters.merchants().get_merchant(&id).await?;
-                let value = merchant_json(&m);
-                let live = m.live.as_ref().map_or("not activated".to_owned(), |l| {
-                    format!("{} to {} (since {})", l.token.symbol(), l.wallet, l.activated_at.to_rfc3339())
-                });
-                let text = format!(
-                    "id:             {}\nname:           {}\nstatus:         {}\nwebsite:        {}\ninvoice prefix: {}\nfee:            {} bps\nlive:           {live}\ncreated:        {}",
-                    m.id,
-                    m.name,
-                    m.status.as_str(),
-                    m.website_origin.as_deref().unwrap_or("-"),
-                    m.invoice_prefix,
-                    m.fee_basis_points,
-                    m.created_at.to_rfc3339()
-                );
-                Ok((value, text))
+                let m = adapters.merchants().get_merchant(&merchant_id(&id)?).await?;
+                Ok(show_answer(&m))
             }
             .await;
             finish(json, r)

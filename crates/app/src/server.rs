@@ -41,7 +41,44 @@ pub async fn serve_then(
     if config.metrics_bind.is_some() {
         crate::metrics::handle()?;
     }
-    let (states, http_pools) = adapters.http_states(&config, &status)?;
+    let (running, http_pools) = start_http(&config, &adapters, &status, listener)?;
+    // After the API's line: scripts read the API's address from the first line.
+    let metrics_server = match config.metrics_bind {
+        Some(bind) => {
+            let mut pools = vec![("worker".to_owned(), adapters.store.clone())];
+            pools.extend(http_pools.into_iter().enumerate().map(|(i, p)| (format!("http-{i}"), p)));
+            Some(crate::metrics::serve(bind, pools, status.clone())?)
+        }
+        None => None,
+    };
+    on_bound(&config.public_base_url);
+    spawn_chain_check(&adapters);
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let workers = if with_worker { spawn_workers(&config, &adapters, stop_rx, status) } else { Vec::new() };
+    shutdown_signal().await;
+    let grace = config.shutdown_grace;
+    tracing::info!(grace_seconds = grace.as_secs(), "shutting down: no new connections; finishing what is in flight");
+    stop_within(grace, running, metrics_server, (stop_tx, workers)).await
+}
+
+/// The HTTP server, serving on a task of its own.
+struct Running {
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+    handle: actix_web::dev::ServerHandle,
+    /// The listener of key changes, which the key cache relies on.
+    key_listener: tokio::task::JoinHandle<()>,
+}
+
+/// Starts the HTTP server on `listener`, one state (and pool) per HTTP worker; prints the
+/// address it serves on. Answers the server and the HTTP workers' pools (for the metrics).
+fn start_http(
+    config: &Config,
+    adapters: &Adapters,
+    status: &Arc<WorkerStatus>,
+    listener: std::net::TcpListener,
+) -> Result<(Running, Vec<stablepay_postgres::PgStore>)> {
+    let local = listener.local_addr().map_err(|e| msg(format!("STABLEPAY_BIND: {e}")))?;
+    let (states, http_pools) = adapters.http_states(config, status)?;
     let limits = actix_web::web::Data::new(RequestLimits::new(config.body_timeout, config.body_memory_mib));
     // Cached key lookups are used only while this connection listens for their invalidations.
     let key_listener =
@@ -59,7 +96,7 @@ pub async fn serve_then(
     // The request head must arrive within 5 s; a body within STABLEPAY_BODY_TIMEOUT_MS.
     .client_request_timeout(Duration::from_secs(5))
     .keep_alive(Duration::from_secs(5))
-    // Signals are handled below: the API and the worker stop together, within one grace.
+    // Signals are handled by `serve_then`: the API and the worker stop together, within one grace.
     .disable_signals()
     .shutdown_timeout(config.shutdown_grace.as_secs())
     .listen(listener)
@@ -67,46 +104,38 @@ pub async fn serve_then(
     let addrs = server.addrs();
     let server = server.run();
     let handle = server.handle();
-    // Polled from now on: the API serves before anything below (a chain node that does not
+    // Polled from now on: the API serves before anything after (a chain node that does not
     // answer must not hold requests in the listen queue).
-    let server = tokio::spawn(server);
+    let task = tokio::spawn(server);
     for addr in &addrs {
         // The one line on stdout: tests and scripts read the actual port from it.
         println!("stablepay listening on http://{addr}");
     }
     tracing::info!(addresses = ?addrs, public_base_url = %config.public_base_url, "HTTP API started");
-    // After the API's line: scripts read the API's address from the first line.
-    let metrics_server = match config.metrics_bind {
-        Some(bind) => {
-            let mut pools = vec![("worker".to_owned(), adapters.store.clone())];
-            pools.extend(http_pools.into_iter().enumerate().map(|(i, p)| (format!("http-{i}"), p)));
-            Some(crate::metrics::serve(bind, pools, status.clone())?)
-        }
-        None => None,
-    };
+    Ok((Running { task, handle, key_listener }, http_pools))
+}
 
-    on_bound(&config.public_base_url);
-
-    spawn_chain_check(&adapters);
-    let (stop_tx, stop_rx) = watch::channel(false);
-    let workers = if with_worker { spawn_workers(&config, &adapters, stop_rx, status) } else { Vec::new() };
-    shutdown_signal().await;
-    let grace = config.shutdown_grace;
-    tracing::info!(grace_seconds = grace.as_secs(), "shutting down: no new connections; finishing what is in flight");
+/// Stops accepting now, tells the worker's loops to stop, and gives requests in flight and the
+/// worker's batch `grace` (actix's shutdown timeout) to finish.
+async fn stop_within(
+    grace: Duration,
+    running: Running,
+    metrics_server: Option<actix_web::dev::ServerHandle>,
+    (stop, workers): (watch::Sender<bool>, Vec<tokio::task::JoinHandle<()>>),
+) -> Result<()> {
     let deadline = tokio::time::Instant::now() + grace;
-    // Stop accepting now; requests in flight get the grace (actix's shutdown timeout).
-    let stopping = handle.stop(true);
-    let _ = stop_tx.send(true);
+    let stopping = running.handle.stop(true);
+    let _ = stop.send(true);
     let finished = tokio::time::timeout_at(deadline, async {
         stopping.await;
         if let Some(m) = &metrics_server {
             m.stop(true).await;
         }
-        let served = server.await;
+        let served = running.task.await;
         for task in workers {
             let _ = task.await;
         }
-        key_listener.abort();
+        running.key_listener.abort();
         served
     })
     .await;

@@ -112,108 +112,127 @@ fn ms(since: Instant) -> u32 {
     u32::try_from(since.elapsed().as_millis()).unwrap_or(u32::MAX)
 }
 
+/// An attempt that failed before a 2xx answer.
+fn failure(category: ErrorCategory, message: String, headers: Vec<(String, String)>, duration_ms: u32) -> SendOutcome {
+    SendOutcome {
+        duration_ms,
+        status_code: None,
+        error_category: Some(category),
+        error_message: Some(message),
+        response_excerpt: None,
+        request_headers: headers,
+    }
+}
+
+/// The delivery's headers, signed both ways, and their evidence (every header but the
+/// signatures); or the outcome of a delivery that cannot be signed.
+fn signed_headers(d: &OutgoingDelivery, body: &[u8]) -> Result<(HeaderMap, Vec<(String, String)>), SendOutcome> {
+    let timestamp = d.sent_at.timestamp();
+    let secrets: Vec<&str> = d.secrets.iter().map(|s| s.as_str()).collect();
+    let event_id = d.event.id.to_string();
+    let Some(standard) = standard_signature_header(&secrets, &event_id, timestamp, body) else {
+        return Err(failure(
+            ErrorCategory::SigningSecret,
+            "the signing secret is not a whsec_ secret".into(),
+            vec![],
+            0,
+        ));
+    };
+    let pairs = [
+        ("content-type", "application/json".to_owned()),
+        ("x-stablepay-signature", signature_header(&secrets, timestamp, body)),
+        ("x-stablepay-timestamp", timestamp.to_string()),
+        ("x-stablepay-delivery", d.delivery_id.to_string()),
+        ("x-stablepay-event", d.event.event_type.as_str().to_owned()),
+        ("webhook-id", event_id.clone()),
+        ("webhook-timestamp", timestamp.to_string()),
+        ("webhook-signature", standard),
+    ];
+    let evidence: Vec<(String, String)> = pairs
+        .iter()
+        .filter(|(k, _)| !SIGNATURE_HEADERS.contains(k))
+        .map(|(k, v)| ((*k).to_owned(), v.clone()))
+        .collect();
+    let mut headers = HeaderMap::new();
+    for (k, v) in &pairs {
+        let (Ok(name), Ok(value)) = (HeaderName::from_bytes(k.as_bytes()), HeaderValue::from_str(v)) else {
+            return Err(failure(ErrorCategory::Internal, format!("header {k} cannot be sent"), evidence, 0));
+        };
+        headers.insert(name, value);
+    }
+    debug_assert!(headers.contains_key(CONTENT_TYPE));
+    Ok((headers, evidence))
+}
+
+/// Reads at most [`MAX_RESPONSE_BYTES`] of the answer and concludes the attempt: delivered on
+/// a 2xx, or failed with the answer's category.
+async fn conclude(mut response: reqwest::Response, evidence: Vec<(String, String)>, started: Instant) -> SendOutcome {
+    let status = response.status().as_u16();
+    let mut read = Vec::new();
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                read.extend_from_slice(&chunk);
+                if read.len() > MAX_RESPONSE_BYTES {
+                    let message = format!("the answer is larger than {MAX_RESPONSE_BYTES} bytes");
+                    let mut out = failure(ErrorCategory::ResponseTooLarge, message, evidence, ms(started));
+                    out.status_code = Some(status);
+                    out.response_excerpt = Some(sanitize(&read));
+                    return out;
+                }
+            }
+            Ok(None) => break,
+            Err(e) => {
+                let (category, message) = category_of(&e);
+                let mut out = failure(category, message, evidence, ms(started));
+                out.status_code = Some(status);
+                return out;
+            }
+        }
+    }
+    let excerpt = (!read.is_empty()).then(|| sanitize(&read));
+    if (200..300).contains(&status) {
+        return SendOutcome {
+            duration_ms: ms(started),
+            status_code: Some(status),
+            error_category: None,
+            error_message: None,
+            response_excerpt: excerpt,
+            request_headers: evidence,
+        };
+    }
+    let category = ErrorCategory::of_status(status);
+    let message = match category {
+        ErrorCategory::Redirect => format!("answered {status}; redirects are not followed"),
+        _ => format!("answered {status}"),
+    };
+    let mut out = failure(category, message, evidence, ms(started));
+    out.status_code = Some(status);
+    out.response_excerpt = excerpt;
+    out
+}
+
 #[async_trait]
 impl WebhookSender for HttpSender {
     async fn send(&self, d: OutgoingDelivery) -> SendOutcome {
         let body = envelope(&d.event);
-        let timestamp = d.sent_at.timestamp();
-        let secrets: Vec<&str> = d.secrets.iter().map(|s| s.as_str()).collect();
-        let event_id = d.event.id.to_string();
-        let fail =
-            |category: ErrorCategory, message: String, headers: Vec<(String, String)>, duration_ms: u32| SendOutcome {
-                duration_ms,
-                status_code: None,
-                error_category: Some(category),
-                error_message: Some(message),
-                response_excerpt: None,
-                request_headers: headers,
-            };
-        let Some(standard) = standard_signature_header(&secrets, &event_id, timestamp, &body) else {
-            return fail(ErrorCategory::SigningSecret, "the signing secret is not a whsec_ secret".into(), vec![], 0);
+        let (headers, evidence) = match signed_headers(&d, &body) {
+            Ok(signed) => signed,
+            Err(outcome) => return outcome,
         };
-        let pairs = [
-            ("content-type", "application/json".to_owned()),
-            ("x-stablepay-signature", signature_header(&secrets, timestamp, &body)),
-            ("x-stablepay-timestamp", timestamp.to_string()),
-            ("x-stablepay-delivery", d.delivery_id.to_string()),
-            ("x-stablepay-event", d.event.event_type.as_str().to_owned()),
-            ("webhook-id", event_id.clone()),
-            ("webhook-timestamp", timestamp.to_string()),
-            ("webhook-signature", standard),
-        ];
-        let evidence: Vec<(String, String)> = pairs
-            .iter()
-            .filter(|(k, _)| !SIGNATURE_HEADERS.contains(k))
-            .map(|(k, v)| ((*k).to_owned(), v.clone()))
-            .collect();
-        let mut headers = HeaderMap::new();
-        for (k, v) in &pairs {
-            let (Ok(name), Ok(value)) = (HeaderName::from_bytes(k.as_bytes()), HeaderValue::from_str(v)) else {
-                return fail(ErrorCategory::Internal, format!("header {k} cannot be sent"), evidence, 0);
-            };
-            headers.insert(name, value);
-        }
-        debug_assert!(headers.contains_key(CONTENT_TYPE));
         if let Some(ip) = literal_host(d.url.origin())
             && !allowed(ip, self.allow_private)
         {
-            return fail(ErrorCategory::BlockedDestination, format!("destination {ip} is not allowed"), evidence, 0);
+            return failure(ErrorCategory::BlockedDestination, format!("destination {ip} is not allowed"), evidence, 0);
         }
         let started = Instant::now();
-        let mut response = match self.client.post(d.url.as_str()).headers(headers).body(body).send().await {
-            Ok(r) => r,
+        match self.client.post(d.url.as_str()).headers(headers).body(body).send().await {
+            Ok(response) => conclude(response, evidence, started).await,
             Err(e) => {
                 let (category, message) = category_of(&e);
-                return fail(category, message, evidence, ms(started));
-            }
-        };
-        let status = response.status().as_u16();
-        let mut read = Vec::new();
-        loop {
-            match response.chunk().await {
-                Ok(Some(chunk)) => {
-                    read.extend_from_slice(&chunk);
-                    if read.len() > MAX_RESPONSE_BYTES {
-                        let mut out = fail(
-                            ErrorCategory::ResponseTooLarge,
-                            format!("the answer is larger than {MAX_RESPONSE_BYTES} bytes"),
-                            evidence,
-                            ms(started),
-                        );
-                        out.status_code = Some(status);
-                        out.response_excerpt = Some(sanitize(&read));
-                        return out;
-                    }
-                }
-                Ok(None) => break,
-                Err(e) => {
-                    let (category, message) = category_of(&e);
-                    let mut out = fail(category, message, evidence, ms(started));
-                    out.status_code = Some(status);
-                    return out;
-                }
+                failure(category, message, evidence, ms(started))
             }
         }
-        let excerpt = (!read.is_empty()).then(|| sanitize(&read));
-        if (200..300).contains(&status) {
-            return SendOutcome {
-                duration_ms: ms(started),
-                status_code: Some(status),
-                error_category: None,
-                error_message: None,
-                response_excerpt: excerpt,
-                request_headers: evidence,
-            };
-        }
-        let category = ErrorCategory::of_status(status);
-        let message = match category {
-            ErrorCategory::Redirect => format!("answered {status}; redirects are not followed"),
-            _ => format!("answered {status}"),
-        };
-        let mut out = fail(category, message, evidence, ms(started));
-        out.status_code = Some(status);
-        out.response_excerpt = excerpt;
-        out
     }
 }
 

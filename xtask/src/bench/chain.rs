@@ -234,72 +234,105 @@ impl World {
     }
 }
 
-pub fn run(args: &[String]) -> Result<(), String> {
-    let o = options(args)?;
-    let binary = util::release_binary()?;
-    let (_anvil, anvil_addr) = start_anvil()?;
-    let mut rpc = Rpc(Http::new(&anvil_addr)?);
+/// The token contract on anvil, minted to the customer; answers (token, deployer, accounts).
+fn deploy_token(rpc: &mut Rpc) -> Result<(String, Vec<String>), String> {
     let accounts = rpc.call("eth_accounts", "[]")?;
-    let accounts: Vec<&str> = accounts.split('"').filter(|s| s.starts_with("0x") && s.len() == 42).collect();
-    let (deployer, customer) = (accounts[0].to_owned(), accounts[2].to_owned());
+    let accounts: Vec<String> =
+        accounts.split('"').filter(|s| s.starts_with("0x") && s.len() == 42).map(str::to_owned).collect();
+    let (deployer, customer) = (accounts[0].clone(), accounts[2].clone());
     let bytecode = std::fs::read_to_string(util::root().join("crates/app/tests/fixtures/TestToken.bin"))
         .map_err(|e| e.to_string())?;
     let deployed = rpc.send(&deployer, None, &format!("0x{}", bytecode.trim()))?;
     let token = util::json_field(&rpc.receipt(&deployed)?, "contractAddress").ok_or("no token address")?;
     rpc.send(&deployer, Some(&token), &format!("0x40c10f19{}{MINTED:064x}", word(&customer)))?;
+    Ok((token, accounts))
+}
 
+/// `count` merchants activated for live mode, each with a secret live key: (key, wallet).
+fn merchants(
+    binary: &std::path::Path,
+    db_url: &str,
+    count: usize,
+    first_wallet: &str,
+) -> Result<Vec<(String, String)>, String> {
+    let cli = |args: &[&str]| util::output(Command::new(binary).args(args).env("DATABASE_URL", db_url));
+    let mut merchants = Vec::with_capacity(count);
+    for m in 0..count.max(1) {
+        // The first merchant is paid into one of anvil's accounts, the others into addresses of
+        // their own (any address can receive tokens).
+        let wallet = if m == 0 { first_wallet.to_owned() } else { format!("0x{:040x}", 0xbe7c_0000 + m) };
+        let merchant = util::json_field(&cli(&["merchant", "create", "--name", "Bench shop", "--json"])?, "id")
+            .ok_or("no merchant id")?;
+        cli(&["merchant", "activate", &merchant, "--settlement-wallet", &wallet, "--token", "USDC", "--json"])?;
+        let key = cli(&["key", "create", "--merchant", &merchant, "--mode", "live", "--type", "secret", "--json"])?;
+        merchants.push((util::json_field(&key, "key").ok_or("no key")?, wallet));
+    }
+    Ok(merchants)
+}
+
+pub fn run(args: &[String]) -> Result<(), String> {
+    let o = options(args)?;
+    let binary = util::release_binary()?;
+    let (_anvil, anvil_addr) = start_anvil()?;
+    let mut rpc = Rpc(Http::new(&anvil_addr)?);
+    let (token, accounts) = deploy_token(&mut rpc)?;
     let db = format!("stablepay_bench_chain_{}", std::process::id());
     let db_url = util::migrated_database(&binary, &db)?;
     let result = (|| -> Result<(), String> {
-        let cli = |args: &[&str]| util::output(Command::new(&binary).args(args).env("DATABASE_URL", &db_url));
-        let mut merchants = Vec::with_capacity(o.merchants);
-        for m in 0..o.merchants.max(1) {
-            // The first merchant is paid into one of anvil's accounts, the others into
-            // addresses of their own (any address can receive tokens).
-            let wallet = if m == 0 { accounts[1].to_owned() } else { format!("0x{:040x}", 0xbe7c_0000 + m) };
-            let merchant = util::json_field(&cli(&["merchant", "create", "--name", "Bench shop", "--json"])?, "id")
-                .ok_or("no merchant id")?;
-            cli(&["merchant", "activate", &merchant, "--settlement-wallet", &wallet, "--token", "USDC", "--json"])?;
-            let key = cli(&["key", "create", "--merchant", &merchant, "--mode", "live", "--type", "secret", "--json"])?;
-            merchants.push((util::json_field(&key, "key").ok_or("no key")?, wallet));
-        }
+        let merchants = merchants(&binary, &db_url, o.merchants, &accounts[1])?;
         let rpc_url = format!("http://{anvil_addr}");
-        let (_server, base) = util::serve(
-            &binary,
-            &db_url,
-            &[("STABLEPAY_CHAIN_RPC_URLS", rpc_url.as_str()), ("STABLEPAY_USDC_CONTRACT", token.as_str())],
-        )?;
+        let env = [("STABLEPAY_CHAIN_RPC_URLS", rpc_url.as_str()), ("STABLEPAY_USDC_CONTRACT", token.as_str())];
+        let (_server, base) = util::serve(&binary, &db_url, &env)?;
         let api = Http::new(base.trim_start_matches("http://"))?;
+        let customer = accounts[2].clone();
         let mut w = World { rpc, api, db_url: db_url.clone(), merchants, token, customer };
-        let merchant_count = w.merchants.len();
+        let throughput = w.throughput(o.payments)?;
+        let latencies = w.latencies(o.samples)?;
+        let unattributed = psql(&db_url, "SELECT count(*) FROM unattributed_transfers")?;
+        print(o.payments, w.merchants.len(), &throughput, latencies, &unattributed);
+        Ok(())
+    })();
+    util::drop_database(&db);
+    result
+}
 
-        // 1. Throughput.
-        let n = o.payments;
+/// The throughput step: transfers sent, and how long crediting took after finality.
+struct Throughput {
+    send_secs: f64,
+    batch_secs: f64,
+}
+
+impl World {
+    /// `n` validating payments (checkouts of every merchant, transfers in one block, hashes
+    /// reported) made final at once: how long until all are credited.
+    fn throughput(&mut self, n: usize) -> Result<Throughput, String> {
+        let merchant_count = self.merchants.len();
         eprintln!("throughput: {n} checkouts, transfers and reports...");
         let mut pending = Vec::with_capacity(n);
         for i in 0..n {
             // Distinct amounts: each transfer matches exactly one checkout.
             let units = 1_000_000 + u128::try_from(i).unwrap_or(0) + 1;
             let m = i % merchant_count;
-            let (checkout, _) = w.checkout(m, &format!("1.{:06}", units - 1_000_000))?;
+            let (checkout, _) = self.checkout(m, &format!("1.{:06}", units - 1_000_000))?;
             pending.push((checkout, m, units));
         }
         // All transfers in one block, so none is final before the others.
-        w.rpc.call("evm_setAutomine", "[false]")?;
+        self.rpc.call("evm_setAutomine", "[false]")?;
         let sent = Instant::now();
         let mut hashes = Vec::with_capacity(n);
         for (_, m, units) in &pending {
-            hashes.push(w.pay(*m, *units)?);
+            hashes.push(self.pay(*m, *units)?);
         }
-        w.rpc.call("evm_mine", "[]")?;
+        self.rpc.call("evm_mine", "[]")?;
         let send_secs = sent.elapsed().as_secs_f64();
-        w.rpc.call("evm_setAutomine", "[true]")?;
+        self.rpc.call("evm_setAutomine", "[true]")?;
         for ((checkout, _, _), tx) in pending.iter().zip(&hashes) {
-            w.report(checkout, tx)?;
+            self.report(checkout, tx)?;
         }
+        let db_url = self.db_url.clone();
         let validating = "SELECT count(*) FROM payments WHERE status = 'validating'";
         wait_for(&db_url, validating, &n.to_string(), Duration::from_secs(300))?;
-        let final_at = w.rpc.finalize()?;
+        let final_at = self.rpc.finalize()?;
         let confirmed = "SELECT count(*) FROM payments WHERE status = 'confirmed'";
         wait_for(&db_url, confirmed, &n.to_string(), Duration::from_secs(600))?;
         let last = psql(&db_url, "SELECT extract(epoch FROM max(confirmed_at)) FROM payments")?;
@@ -308,51 +341,56 @@ pub fn run(args: &[String]) -> Result<(), String> {
         if batch_paid != n.to_string() {
             return Err(format!("{batch_paid} invoice.paid events for {n} payments"));
         }
+        Ok(Throughput { send_secs, batch_secs })
+    }
 
-        // 2. Latency, one at a time.
-        let mut reported = Vec::with_capacity(o.samples);
-        let mut followed = Vec::with_capacity(o.samples);
-        eprintln!("latency: {} samples with the hash reported, {} without...", o.samples, o.samples);
-        for (k, by_report) in (0..o.samples).map(|k| (k, true)).chain((0..o.samples).map(|k| (k, false))) {
+    /// One payment at a time, `samples` with the hash reported and as many found by following
+    /// the chain: seconds from finality to `invoice.paid`, (reported, followed).
+    fn latencies(&mut self, samples: usize) -> Result<(Vec<f64>, Vec<f64>), String> {
+        let (mut reported, mut followed) = (Vec::with_capacity(samples), Vec::with_capacity(samples));
+        eprintln!("latency: {samples} samples with the hash reported, {samples} without...");
+        for (k, by_report) in (0..samples).map(|k| (k, true)).chain((0..samples).map(|k| (k, false))) {
             let units = 5_000_000 + u128::try_from(k).unwrap_or(0) + if by_report { 1 } else { 500_000 };
-            let (checkout, invoice) = w.checkout(0, &format!("5.{:06}", units - 5_000_000))?;
-            let tx = w.pay(0, units)?;
+            let (checkout, invoice) = self.checkout(0, &format!("5.{:06}", units - 5_000_000))?;
+            let tx = self.pay(0, units)?;
             if by_report {
-                w.report(&checkout, &tx)?;
+                self.report(&checkout, &tx)?;
                 let sql =
                     format!("SELECT count(*) FROM payments WHERE transaction_hash = '{tx}' AND status = 'validating'");
-                wait_for(&db_url, &sql, "1", Duration::from_secs(60))?;
+                wait_for(&self.db_url, &sql, "1", Duration::from_secs(60))?;
             }
-            let final_at = w.rpc.finalize()?;
-            let seconds = w.paid_after(&invoice, final_at)?;
+            let final_at = self.rpc.finalize()?;
+            let seconds = self.paid_after(&invoice, final_at)?;
             if by_report { reported.push(seconds) } else { followed.push(seconds) }
         }
-        let unattributed = psql(&db_url, "SELECT count(*) FROM unattributed_transfers")?;
+        Ok((reported, followed))
+    }
+}
 
-        println!();
+fn print(n: usize, merchant_count: usize, t: &Throughput, latencies: (Vec<f64>, Vec<f64>), unattributed: &str) {
+    let (mut reported, mut followed) = latencies;
+    println!();
+    println!(
+        "anvil (chain 137), default chain settings (poll 500 ms), {n} transfers sent in {:.1} s; \
+unattributed transfers: {unattributed}",
+        t.send_secs
+    );
+    println!();
+    println!("| measure | value |");
+    println!("| --- | --- |");
+    println!(
+        "| verification throughput ({n} validating payments of {merchant_count} merchant(s) made final at once) | {:.0} payments/s (all credited {:.2} s after finality) |",
+        n as f64 / t.batch_secs,
+        t.batch_secs
+    );
+    for (name, list) in [("hash reported", &mut reported), ("found by following the chain", &mut followed)] {
+        list.sort_by(f64::total_cmp);
         println!(
-            "anvil (chain 137), default chain settings (poll 500 ms), {n} transfers sent in {send_secs:.1} s; \
-unattributed transfers: {unattributed}"
+            "| finality -> invoice.paid, {name} ({} samples) | p50 {:.0} ms, p99 {:.0} ms, max {:.0} ms |",
+            list.len(),
+            1000.0 * percentile(list, 0.50),
+            1000.0 * percentile(list, 0.99),
+            1000.0 * list.last().copied().unwrap_or_default()
         );
-        println!();
-        println!("| measure | value |");
-        println!("| --- | --- |");
-        println!(
-            "| verification throughput ({n} validating payments of {merchant_count} merchant(s) made final at once) | {:.0} payments/s (all credited {batch_secs:.2} s after finality) |",
-            n as f64 / batch_secs
-        );
-        for (name, list) in [("hash reported", &mut reported), ("found by following the chain", &mut followed)] {
-            list.sort_by(f64::total_cmp);
-            println!(
-                "| finality -> invoice.paid, {name} ({} samples) | p50 {:.0} ms, p99 {:.0} ms, max {:.0} ms |",
-                list.len(),
-                1000.0 * percentile(list, 0.50),
-                1000.0 * percentile(list, 0.99),
-                1000.0 * list.last().copied().unwrap_or_default()
-            );
-        }
-        Ok(())
-    })();
-    util::drop_database(&db);
-    result
+    }
 }

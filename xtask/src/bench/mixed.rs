@@ -134,6 +134,101 @@ fn request(method: &str, path: &str, addr: &str, key: &str, body: Option<&str>) 
     .into_bytes()
 }
 
+/// One client's request of `kind` (0: create a checkout, 1: read an invoice, 2: create a
+/// checkout and pay it); whether it succeeded.
+fn step(kind: usize, conn: &mut BufReader<TcpStream>, addr: &str, key: &str, read_id: &str) -> bool {
+    match kind {
+        0 => {
+            let create = request("POST", "/v1/checkout-sessions", addr, key, Some(r#"{"amount":"10.50"}"#));
+            matches!(exchange(conn, &create), Ok((201, _)))
+        }
+        1 => {
+            matches!(exchange(conn, &request("GET", &format!("/v1/invoices/{read_id}"), addr, key, None)), Ok((200, _)))
+        }
+        _ => {
+            let create = request("POST", "/v1/checkout-sessions", addr, key, Some(r#"{"amount":"5.00"}"#));
+            let Ok((201, body)) = exchange(conn, &create) else { return false };
+            let Some(cs) = util::json_field(&String::from_utf8_lossy(&body), "id") else { return false };
+            let path = format!("/v1/test-helpers/checkout-sessions/{cs}/payments");
+            matches!(exchange(conn, &request("POST", &path, addr, key, Some("{}"))), Ok((201, _)))
+        }
+    }
+}
+
+/// The server under load.
+struct Target {
+    addr: String,
+    key: String,
+    /// Invoices for the readers.
+    ids: Arc<Vec<String>>,
+}
+
+/// Two endpoints on the receiver, and 200 invoices for the readers.
+fn set_up(addr: &str, key: &str, receiver_port: u16) -> Result<Vec<String>, String> {
+    let mut setup = connect(addr)?;
+    for i in 0..2 {
+        let body = format!(r#"{{"url":"http://127.0.0.1:{receiver_port}/hook/{i}"}}"#);
+        let (status, text) = exchange(&mut setup, &request("POST", "/v1/webhook-endpoints", addr, key, Some(&body)))?;
+        if status != 201 {
+            return Err(format!("endpoint: {status} {}", String::from_utf8_lossy(&text)));
+        }
+    }
+    let mut ids = Vec::new();
+    for _ in 0..200 {
+        let create = request("POST", "/v1/checkout-sessions", addr, key, Some(r#"{"amount":"3.00"}"#));
+        let (status, text) = exchange(&mut setup, &create)?;
+        match (status, util::json_field(&String::from_utf8_lossy(&text), "invoiceId")) {
+            (201, Some(id)) => ids.push(id),
+            _ => return Err(format!("seeding invoices: {status}")),
+        }
+    }
+    Ok(ids)
+}
+
+/// 8 creating, 8 reading and 4 paying clients for `seconds`: their tallies, by kind.
+fn drive(t: &Target, seconds: u64) -> Result<[Tally; 3], String> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let tallies: Arc<Mutex<[Tally; 3]>> = Arc::new(Mutex::new(Default::default()));
+    let mut threads = Vec::new();
+    for (kind, clients) in [(0usize, 8usize), (1, 8), (2, 4)] {
+        for c in 0..clients {
+            let (stop, tallies, ids) = (stop.clone(), tallies.clone(), t.ids.clone());
+            let (addr, key) = (t.addr.clone(), t.key.clone());
+            threads.push(std::thread::spawn(move || {
+                let mut mine = Tally::default();
+                let Ok(mut conn) = connect(&addr) else { return };
+                let mut i = 0usize;
+                while !stop.load(Ordering::Relaxed) {
+                    i += 1;
+                    let started = Instant::now();
+                    if step(kind, &mut conn, &addr, &key, &ids[(c * 7919 + i * 104_729) % ids.len()]) {
+                        mine.latencies_us.push(u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX));
+                    } else {
+                        mine.errors += 1;
+                        if let Ok(c) = connect(&addr) {
+                            conn = c;
+                        }
+                    }
+                }
+                if let Ok(mut all) = tallies.lock() {
+                    all[kind].latencies_us.extend(mine.latencies_us);
+                    all[kind].errors += mine.errors;
+                }
+            }));
+        }
+    }
+    std::thread::sleep(Duration::from_secs(seconds));
+    stop.store(true, Ordering::Relaxed);
+    for t in threads {
+        let _ = t.join();
+    }
+    let mut tallies = std::mem::take(&mut *tallies.lock().map_err(|_| "poisoned")?);
+    for t in &mut tallies {
+        t.latencies_us.sort_unstable();
+    }
+    Ok(tallies)
+}
+
 fn one_run(binary: &std::path::Path, outside: Outside, seconds: u64) -> Result<Outcome, String> {
     let received = Arc::new(AtomicUsize::new(0));
     let receiver_port = receiver(outside == Outside::SlowReceiver, received.clone())?;
@@ -145,130 +240,26 @@ fn one_run(binary: &std::path::Path, outside: Outside, seconds: u64) -> Result<O
             Outside::StalledChain => format!("http://127.0.0.1:{}", stalled_node()?),
             _ => String::new(),
         };
-        let (server, base) = util::serve(
-            binary,
-            &db_url,
-            &[
-                ("STABLEPAY_SECRET_KEY", "YmVuY2htYXJrIGtleSBvZiAzMiBieXRlcywgaG9va3M="),
-                ("STABLEPAY_WEBHOOK_ALLOW_PRIVATE", "true"),
-                ("STABLEPAY_DB_POOL_SIZE", "32"),
-                ("STABLEPAY_WORKER_INTERVAL_MS", "200"),
-                ("STABLEPAY_CHAIN_RPC_URLS", chain_url.as_str()),
-                ("RUST_LOG", "error"),
-            ],
-        )?;
+        let env = [
+            ("STABLEPAY_SECRET_KEY", "YmVuY2htYXJrIGtleSBvZiAzMiBieXRlcywgaG9va3M="),
+            ("STABLEPAY_WEBHOOK_ALLOW_PRIVATE", "true"),
+            ("STABLEPAY_DB_POOL_SIZE", "32"),
+            ("STABLEPAY_WORKER_INTERVAL_MS", "200"),
+            ("STABLEPAY_CHAIN_RPC_URLS", chain_url.as_str()),
+            ("RUST_LOG", "error"),
+        ];
+        let (server, base) = util::serve(binary, &db_url, &env)?;
         let pid = server.0.id();
         let addr = base.trim_start_matches("http://").to_owned();
-        let mut setup = connect(&addr)?;
-        for i in 0..2 {
-            let body = format!(r#"{{"url":"http://127.0.0.1:{receiver_port}/hook/{i}"}}"#);
-            let (status, text) =
-                exchange(&mut setup, &request("POST", "/v1/webhook-endpoints", &addr, &key, Some(&body)))?;
-            if status != 201 {
-                return Err(format!("endpoint: {status} {}", String::from_utf8_lossy(&text)));
-            }
-        }
-        // Invoices for the readers.
-        let mut ids = Vec::new();
-        for _ in 0..200 {
-            let (status, text) = exchange(
-                &mut setup,
-                &request("POST", "/v1/checkout-sessions", &addr, &key, Some(r#"{"amount":"3.00"}"#)),
-            )?;
-            let id = util::json_field(&String::from_utf8_lossy(&text), "invoiceId");
-            match (status, id) {
-                (201, Some(id)) => ids.push(id),
-                _ => return Err(format!("seeding invoices: {status}")),
-            }
-        }
-        let ids = Arc::new(ids);
-        let stop = Arc::new(AtomicBool::new(false));
-        let tallies: Arc<Mutex<[Tally; 3]>> = Arc::new(Mutex::new(Default::default()));
+        let ids = Arc::new(set_up(&addr, &key, receiver_port)?);
         let cpu_before = cpu_seconds(pid).unwrap_or(0.0);
         let started = Instant::now();
-        let mut threads = Vec::new();
-        for (kind, clients) in [(0usize, 8usize), (1, 8), (2, 4)] {
-            for c in 0..clients {
-                let (stop, tallies, ids) = (stop.clone(), tallies.clone(), ids.clone());
-                let (addr, key) = (addr.clone(), key.clone());
-                threads.push(std::thread::spawn(move || {
-                    let mut mine = Tally::default();
-                    let Ok(mut conn) = connect(&addr) else { return };
-                    let mut i = 0usize;
-                    while !stop.load(Ordering::Relaxed) {
-                        i += 1;
-                        let t = Instant::now();
-                        let ok = match kind {
-                            0 => matches!(
-                                exchange(
-                                    &mut conn,
-                                    &request(
-                                        "POST",
-                                        "/v1/checkout-sessions",
-                                        &addr,
-                                        &key,
-                                        Some(r#"{"amount":"10.50"}"#)
-                                    )
-                                ),
-                                Ok((201, _))
-                            ),
-                            1 => {
-                                let id = &ids[(c * 7919 + i * 104_729) % ids.len()];
-                                matches!(
-                                    exchange(
-                                        &mut conn,
-                                        &request("GET", &format!("/v1/invoices/{id}"), &addr, &key, None)
-                                    ),
-                                    Ok((200, _))
-                                )
-                            }
-                            _ => match exchange(
-                                &mut conn,
-                                &request("POST", "/v1/checkout-sessions", &addr, &key, Some(r#"{"amount":"5.00"}"#)),
-                            ) {
-                                Ok((201, body)) => match util::json_field(&String::from_utf8_lossy(&body), "id") {
-                                    Some(cs) => {
-                                        let path = format!("/v1/test-helpers/checkout-sessions/{cs}/payments");
-                                        matches!(
-                                            exchange(&mut conn, &request("POST", &path, &addr, &key, Some("{}"))),
-                                            Ok((201, _))
-                                        )
-                                    }
-                                    None => false,
-                                },
-                                _ => false,
-                            },
-                        };
-                        if ok {
-                            mine.latencies_us.push(u64::try_from(t.elapsed().as_micros()).unwrap_or(u64::MAX));
-                        } else {
-                            mine.errors += 1;
-                            if let Ok(c) = connect(&addr) {
-                                conn = c;
-                            }
-                        }
-                    }
-                    if let Ok(mut all) = tallies.lock() {
-                        all[kind].latencies_us.extend(mine.latencies_us);
-                        all[kind].errors += mine.errors;
-                    }
-                }));
-            }
-        }
-        std::thread::sleep(Duration::from_secs(seconds));
-        stop.store(true, Ordering::Relaxed);
-        for t in threads {
-            let _ = t.join();
-        }
+        let [create, read, pay] = drive(&Target { addr, key, ids }, seconds)?;
         let elapsed = started.elapsed().as_secs_f64();
         let cpu = cpu_seconds(pid).unwrap_or(0.0) - cpu_before;
         let rss = peak_rss_mib(pid).unwrap_or((0.0, 0.0));
         let delivered = received.load(Ordering::Relaxed);
         drop(server);
-        let [mut create, mut read, mut pay] = std::mem::take(&mut *tallies.lock().map_err(|_| "poisoned")?);
-        for t in [&mut create, &mut read, &mut pay] {
-            t.latencies_us.sort_unstable();
-        }
         Ok(Outcome { outside, seconds: elapsed, create, read, pay, delivered, cpu_cores: cpu / elapsed, rss })
     })();
     util::drop_database(&db);

@@ -95,140 +95,172 @@ fn percentile(sorted: &[i64], p: f64) -> i64 {
     sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
 }
 
+/// A POST of `body` to `path` with the merchant's key.
+fn post(
+    conn: &mut BufReader<TcpStream>,
+    addr: &str,
+    key: &str,
+    path: &str,
+    body: &str,
+) -> Result<(u16, Vec<u8>), String> {
+    let request = format!(
+        "POST {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    exchange(conn, request.as_bytes())
+}
+
+/// A receiver on loopback, a thread per connection; answers its port.
+fn start_receiver(seen: &Arc<Mutex<Seen>>) -> Result<u16, String> {
+    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
+    let port = listener.local_addr().map_err(|e| e.to_string())?.port();
+    let seen = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let seen = seen.clone();
+            std::thread::spawn(move || serve_connection(stream, seen));
+        }
+    });
+    Ok(port)
+}
+
+/// What the API's clients did.
+struct Paid {
+    payments: usize,
+    errors: usize,
+    seconds: f64,
+}
+
+/// `connections` clients creating a checkout and paying it, in a loop, for `seconds`.
+fn pay(o: &Options, addr: &str, key: &str) -> Paid {
+    let payments = Arc::new(AtomicUsize::new(0));
+    let errors = Arc::new(AtomicUsize::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let started = Instant::now();
+    let clients: Vec<_> = (0..o.connections)
+        .map(|_| {
+            let (payments, errors, stop) = (payments.clone(), errors.clone(), stop.clone());
+            let (addr, key) = (addr.to_owned(), key.to_owned());
+            std::thread::spawn(move || {
+                let Ok(mut conn) = connect(&addr) else { return };
+                while !stop.load(Ordering::Relaxed) {
+                    let Ok((201, bytes)) =
+                        post(&mut conn, &addr, &key, "/v1/checkout-sessions", r#"{"amount":"5.00"}"#)
+                    else {
+                        errors.fetch_add(1, Ordering::Relaxed);
+                        continue;
+                    };
+                    let Some(cs) = util::json_field(&String::from_utf8_lossy(&bytes), "id") else { continue };
+                    let path = format!("/v1/test-helpers/checkout-sessions/{cs}/payments");
+                    let counter = if matches!(post(&mut conn, &addr, &key, &path, "{}"), Ok((201, _))) {
+                        &payments
+                    } else {
+                        &errors
+                    };
+                    counter.fetch_add(1, Ordering::Relaxed);
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(o.seconds));
+    stop.store(true, Ordering::Relaxed);
+    for c in clients {
+        let _ = c.join();
+    }
+    Paid {
+        payments: payments.load(Ordering::Relaxed),
+        errors: errors.load(Ordering::Relaxed),
+        seconds: started.elapsed().as_secs_f64(),
+    }
+}
+
+/// Waits (at most two minutes) until the receiver saw `expected` deliveries; answers what it saw.
+fn drain(seen: &Mutex<Seen>, expected: usize) -> Result<Vec<(i64, i64)>, String> {
+    let drain = Instant::now();
+    loop {
+        let got = seen.lock().map(|s| s.arrivals.len()).unwrap_or(0);
+        if got >= expected || drain.elapsed() > Duration::from_secs(120) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    seen.lock().map(|s| s.arrivals.clone()).map_err(|_| "poisoned".into())
+}
+
 pub fn run(args: &[String]) -> Result<(), String> {
     let o = options(args)?;
     let binary = util::release_binary()?;
-    let listener = TcpListener::bind("127.0.0.1:0").map_err(|e| e.to_string())?;
-    let receiver_port = listener.local_addr().map_err(|e| e.to_string())?.port();
     let seen = Arc::new(Mutex::new(Seen::default()));
-    {
-        let seen = seen.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let seen = seen.clone();
-                std::thread::spawn(move || serve_connection(stream, seen));
-            }
-        });
-    }
+    let receiver_port = start_receiver(&seen)?;
     let db = format!("stablepay_bench_hooks_{}", std::process::id());
     let db_url = util::migrated_database(&binary, &db)?;
-    let result = (|| -> Result<(), String> {
-        let (_, key) = util::merchant_and_key(&binary, &db_url, "test", "secret")?;
-        let (_server, base) = util::serve(
-            &binary,
-            &db_url,
-            &[
-                ("STABLEPAY_SECRET_KEY", "YmVuY2htYXJrIGtleSBvZiAzMiBieXRlcywgaG9va3M="),
-                ("STABLEPAY_WEBHOOK_ALLOW_PRIVATE", "true"),
-                ("STABLEPAY_DB_POOL_SIZE", "32"),
-            ],
-        )?;
-        let addr = base.trim_start_matches("http://").to_owned();
-        let post = |conn: &mut BufReader<TcpStream>, path: &str, body: &str| -> Result<(u16, String), String> {
-            let request = format!(
-                "POST {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-                body.len()
-            );
-            let (status, bytes) = exchange(conn, request.as_bytes())?;
-            Ok((status, String::from_utf8_lossy(&bytes).into_owned()))
-        };
-        let mut setup = connect(&addr)?;
-        for i in 0..o.endpoints {
-            let url = format!("http://127.0.0.1:{receiver_port}/hook/{i}");
-            let (status, text) = post(&mut setup, "/v1/webhook-endpoints", &format!(r#"{{"url":"{url}"}}"#))?;
-            if status != 201 {
-                return Err(format!("endpoint: {status} {text}"));
-            }
-        }
-
-        eprintln!("{} clients paying checkouts for {}s, {} endpoints...", o.connections, o.seconds, o.endpoints);
-        let payments = Arc::new(AtomicUsize::new(0));
-        let errors = Arc::new(AtomicUsize::new(0));
-        let stop = Arc::new(AtomicBool::new(false));
-        let started = Instant::now();
-        let clients: Vec<_> = (0..o.connections)
-            .map(|_| {
-                let (payments, errors, stop) = (payments.clone(), errors.clone(), stop.clone());
-                let (addr, key) = (addr.clone(), key.clone());
-                std::thread::spawn(move || {
-                    let Ok(mut conn) = connect(&addr) else { return };
-                    let call = |conn: &mut BufReader<TcpStream>, path: &str, body: &str| {
-                        let request = format!(
-                            "POST {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-                            body.len()
-                        );
-                        exchange(conn, request.as_bytes())
-                    };
-                    while !stop.load(Ordering::Relaxed) {
-                        let Ok((201, bytes)) = call(&mut conn, "/v1/checkout-sessions", r#"{"amount":"5.00"}"#) else {
-                            errors.fetch_add(1, Ordering::Relaxed);
-                            continue;
-                        };
-                        let Some(cs) = util::json_field(&String::from_utf8_lossy(&bytes), "id") else { continue };
-                        match call(&mut conn, &format!("/v1/test-helpers/checkout-sessions/{cs}/payments"), "{}") {
-                            Ok((201, _)) => {
-                                payments.fetch_add(1, Ordering::Relaxed);
-                            }
-                            _ => {
-                                errors.fetch_add(1, Ordering::Relaxed);
-                            }
-                        }
-                    }
-                })
-            })
-            .collect();
-        std::thread::sleep(Duration::from_secs(o.seconds));
-        stop.store(true, Ordering::Relaxed);
-        for c in clients {
-            let _ = c.join();
-        }
-        let api_secs = started.elapsed().as_secs_f64();
-        let paid = payments.load(Ordering::Relaxed);
-        let expected = paid * o.endpoints;
-        eprintln!("{paid} payments; waiting for {expected} deliveries...");
-        let drain = Instant::now();
-        loop {
-            let got = seen.lock().map(|s| s.arrivals.len()).unwrap_or(0);
-            if got >= expected || drain.elapsed() > Duration::from_secs(120) {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let arrivals = seen.lock().map(|s| s.arrivals.clone()).map_err(|_| "poisoned")?;
-        let first = arrivals.iter().map(|a| a.0).min().unwrap_or(0);
-        let last = arrivals.iter().map(|a| a.0).max().unwrap_or(0);
-        let mut latency: Vec<i64> = arrivals.iter().map(|(at, created)| at - created).collect();
-        latency.sort_unstable();
-        let rate = arrivals.len() as f64 / ((last - first).max(1) as f64 / 1000.0);
-
-        println!();
-        println!(
-            "{} API clients for {}s, {} endpoints on one loopback receiver, server pool 32",
-            o.connections, o.seconds, o.endpoints
-        );
-        println!();
-        println!("| measure | value |");
-        println!("| --- | --- |");
-        println!(
-            "| API payments (checkout + simulated payment, each emitting invoice.paid) | {:.0}/s, {} errors |",
-            paid as f64 / api_secs,
-            errors.load(Ordering::Relaxed)
-        );
-        println!(
-            "| deliveries (received of {expected} expected) | {} in {:.1} s: {rate:.0}/s |",
-            arrivals.len(),
-            (last - first) as f64 / 1000.0
-        );
-        println!(
-            "| event createdAt -> receiver got it | p50 {} ms, p99 {} ms, max {} ms |",
-            percentile(&latency, 0.50),
-            percentile(&latency, 0.99),
-            latency.last().copied().unwrap_or(0)
-        );
-        Ok(())
-    })();
+    let result = measure(&o, &binary, &db_url, receiver_port, &seen);
     util::drop_database(&db);
     result
+}
+
+fn measure(
+    o: &Options,
+    binary: &std::path::Path,
+    db_url: &str,
+    receiver_port: u16,
+    seen: &Mutex<Seen>,
+) -> Result<(), String> {
+    let (_, key) = util::merchant_and_key(binary, db_url, "test", "secret")?;
+    let env = [
+        ("STABLEPAY_SECRET_KEY", "YmVuY2htYXJrIGtleSBvZiAzMiBieXRlcywgaG9va3M="),
+        ("STABLEPAY_WEBHOOK_ALLOW_PRIVATE", "true"),
+        ("STABLEPAY_DB_POOL_SIZE", "32"),
+    ];
+    let (_server, base) = util::serve(binary, db_url, &env)?;
+    let addr = base.trim_start_matches("http://").to_owned();
+    let mut setup = connect(&addr)?;
+    for i in 0..o.endpoints {
+        let url = format!("http://127.0.0.1:{receiver_port}/hook/{i}");
+        let (status, text) = post(&mut setup, &addr, &key, "/v1/webhook-endpoints", &format!(r#"{{"url":"{url}"}}"#))?;
+        if status != 201 {
+            return Err(format!("endpoint: {status} {}", String::from_utf8_lossy(&text)));
+        }
+    }
+    eprintln!("{} clients paying checkouts for {}s, {} endpoints...", o.connections, o.seconds, o.endpoints);
+    let paid = pay(o, &addr, &key);
+    let expected = paid.payments * o.endpoints;
+    eprintln!("{} payments; waiting for {expected} deliveries...", paid.payments);
+    let arrivals = drain(seen, expected)?;
+    print(o, &paid, expected, &arrivals);
+    Ok(())
+}
+
+fn print(o: &Options, paid: &Paid, expected: usize, arrivals: &[(i64, i64)]) {
+    let first = arrivals.iter().map(|a| a.0).min().unwrap_or(0);
+    let last = arrivals.iter().map(|a| a.0).max().unwrap_or(0);
+    let mut latency: Vec<i64> = arrivals.iter().map(|(at, created)| at - created).collect();
+    latency.sort_unstable();
+    let rate = arrivals.len() as f64 / ((last - first).max(1) as f64 / 1000.0);
+    println!();
+    println!(
+        "{} API clients for {}s, {} endpoints on one loopback receiver, server pool 32",
+        o.connections, o.seconds, o.endpoints
+    );
+    println!();
+    println!("| measure | value |");
+    println!("| --- | --- |");
+    println!(
+        "| API payments (checkout + simulated payment, each emitting invoice.paid) | {:.0}/s, {} errors |",
+        paid.payments as f64 / paid.seconds,
+        paid.errors
+    );
+    println!(
+        "| deliveries (received of {expected} expected) | {} in {:.1} s: {rate:.0}/s |",
+        arrivals.len(),
+        (last - first) as f64 / 1000.0
+    );
+    println!(
+        "| event createdAt -> receiver got it | p50 {} ms, p99 {} ms, max {} ms |",
+        percentile(&latency, 0.50),
+        percentile(&latency, 0.99),
+        latency.last().copied().unwrap_or(0)
+    );
 }
 
 #[cfg(test)]

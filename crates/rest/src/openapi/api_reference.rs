@@ -262,47 +262,61 @@ fn operation(doc: &Value, path: &str, method: &str, op: &Value, out: &mut String
         out.push_str("**Deprecated**: answers carry `Deprecation` and `Sunset` headers.\n\n");
     }
     let _ = writeln!(out, "Authentication: {}.\n", auth_of(op, path));
-    if let Some(params) = op.get("parameters").and_then(Value::as_array).filter(|p| !p.is_empty()) {
-        out.push_str("| parameter | in | required | rules | description |\n|---|---|---|---|---|\n");
-        for p in params {
-            let schema = p.get("schema").cloned().unwrap_or(Value::Null);
-            let _ = writeln!(
-                out,
-                "| `{}` | {} | {} | {} | {} |",
-                plain(&p["name"]),
-                plain(&p["in"]),
-                if p["required"] == Value::Bool(true) { "yes" } else { "no" },
-                cell(&rules(doc, &schema)),
-                cell(p.get("description").and_then(Value::as_str).unwrap_or(""))
-            );
-        }
-        out.push('\n');
-    }
+    parameters(doc, op, out);
     let body = op.pointer("/requestBody/content/application~1json/schema");
     if let Some(body) = body {
-        let schema = resolve(doc, body);
-        let forms: Vec<&Value> = match schema.get("oneOf").and_then(Value::as_array) {
-            Some(forms) => forms.iter().map(|f| resolve(doc, f)).collect(),
-            None => vec![schema],
-        };
-        for (i, form) in forms.iter().enumerate() {
-            if forms.len() > 1 {
-                let _ = writeln!(
-                    out,
-                    "Request body, form {} of {}: {}\n",
-                    i + 1,
-                    forms.len(),
-                    cell(form.get("description").and_then(Value::as_str).unwrap_or(""))
-                );
-            } else {
-                out.push_str("Request body (JSON; unknown fields are refused):\n\n");
-            }
-            out.push_str("| field | type | required | rules | description |\n|---|---|---|---|---|\n");
-            field_rows(doc, form, "", 0, out);
-            out.push('\n');
-        }
+        request_body(doc, body, out);
     }
-    // Answers.
+    answers(doc, op, out);
+    curl(doc, path, method, op, body, out);
+}
+
+/// The operation's parameters as a table.
+fn parameters(doc: &Value, op: &Value, out: &mut String) {
+    let Some(params) = op.get("parameters").and_then(Value::as_array).filter(|p| !p.is_empty()) else { return };
+    out.push_str("| parameter | in | required | rules | description |\n|---|---|---|---|---|\n");
+    for p in params {
+        let schema = p.get("schema").cloned().unwrap_or(Value::Null);
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} | {} | {} |",
+            plain(&p["name"]),
+            plain(&p["in"]),
+            if p["required"] == Value::Bool(true) { "yes" } else { "no" },
+            cell(&rules(doc, &schema)),
+            cell(p.get("description").and_then(Value::as_str).unwrap_or(""))
+        );
+    }
+    out.push('\n');
+}
+
+/// The request body's fields, a table per form.
+fn request_body(doc: &Value, body: &Value, out: &mut String) {
+    let schema = resolve(doc, body);
+    let forms: Vec<&Value> = match schema.get("oneOf").and_then(Value::as_array) {
+        Some(forms) => forms.iter().map(|f| resolve(doc, f)).collect(),
+        None => vec![schema],
+    };
+    for (i, form) in forms.iter().enumerate() {
+        if forms.len() > 1 {
+            let _ = writeln!(
+                out,
+                "Request body, form {} of {}: {}\n",
+                i + 1,
+                forms.len(),
+                cell(form.get("description").and_then(Value::as_str).unwrap_or(""))
+            );
+        } else {
+            out.push_str("Request body (JSON; unknown fields are refused):\n\n");
+        }
+        out.push_str("| field | type | required | rules | description |\n|---|---|---|---|---|\n");
+        field_rows(doc, form, "", 0, out);
+        out.push('\n');
+    }
+}
+
+/// The successful answers with their `data` fields, then the error statuses with their codes.
+fn answers(doc: &Value, op: &Value, out: &mut String) {
     let responses = op.get("responses").and_then(Value::as_object).cloned().unwrap_or_default();
     for (status, response) in responses.iter().filter(|(s, _)| s.starts_with('2')) {
         let schema = response.pointer("/content/application~1json/schema");
@@ -311,21 +325,18 @@ fn operation(doc: &Value, path: &str, method: &str, op: &Value, out: &mut String
             .and_then(Value::as_str)
             .map(|r| r.rsplit('/').next().unwrap_or(r).to_owned());
         let described = cell(response.get("description").and_then(Value::as_str).unwrap_or(""));
-        match name {
-            Some(name) => {
-                let _ = writeln!(out, "Answer: **{status}** {described} (schema `{name}`).\n");
-                if let Some(data) = schema.map(|s| resolve(doc, s)).and_then(|s| s.pointer("/properties/data")) {
-                    let mut rows = String::new();
-                    field_rows(doc, data, "", 1, &mut rows);
-                    if !rows.is_empty() {
-                        out.push_str("| `data` field | type | always | rules | description |\n|---|---|---|---|---|\n");
-                        out.push_str(&rows);
-                        out.push('\n');
-                    }
-                }
-            }
-            None => {
-                let _ = writeln!(out, "Answer: **{status}** {described}.\n");
+        let Some(name) = name else {
+            let _ = writeln!(out, "Answer: **{status}** {described}.\n");
+            continue;
+        };
+        let _ = writeln!(out, "Answer: **{status}** {described} (schema `{name}`).\n");
+        if let Some(data) = schema.map(|s| resolve(doc, s)).and_then(|s| s.pointer("/properties/data")) {
+            let mut rows = String::new();
+            field_rows(doc, data, "", 1, &mut rows);
+            if !rows.is_empty() {
+                out.push_str("| `data` field | type | always | rules | description |\n|---|---|---|---|---|\n");
+                out.push_str(&rows);
+                out.push('\n');
             }
         }
     }
@@ -341,7 +352,10 @@ fn operation(doc: &Value, path: &str, method: &str, op: &Value, out: &mut String
         }
         out.push('\n');
     }
-    // A curl example with the required fields.
+}
+
+/// A curl example with the required fields.
+fn curl(doc: &Value, path: &str, method: &str, op: &Value, body: Option<&Value>, out: &mut String) {
     let mut curl = format!("curl -X {} \"$STABLEPAY_URL{path}\"", method.to_uppercase());
     if op.get("security").is_some() {
         curl.push_str(" \\\n  -H \"Authorization: Bearer $STABLEPAY_KEY\"");

@@ -37,19 +37,21 @@ const LINK_CONTENT: &[ErrorCode] =
     &[C::INVALID_AMOUNT, C::CURRENCY_MISMATCH, C::MODE_MISMATCH, C::ACTIVE_MERCHANT_REQUIRED];
 const ENDPOINT: &[ErrorCode] = &[C::WEBHOOK_ENDPOINT_NOT_FOUND, C::MODE_MISMATCH, C::FEATURE_UNAVAILABLE];
 
-/// The codes of an operation besides [`EVERY`], [`AUTH`] (authenticated ones) and
-/// [`IDEMPOTENT`] (those with the header).
-fn specific(operation: &str) -> Vec<ErrorCode> {
-    let list: &[&[ErrorCode]] = match operation {
-        "create_checkout_session" => {
-            &[&[C::PUBLIC_KEY_FIELD_NOT_ALLOWED, C::RATE_LIMIT_EXCEEDED, C::INVOICE_NOT_PAYABLE], CONTENT]
-        }
-        "get_checkout_session" | "get_payment" | "get_event" => &[&[C::NOT_FOUND, C::MODE_MISMATCH]],
-        "list_events" => &[&[C::WEBHOOK_EVENT_UNSUPPORTED]],
-        "create_invoice" => &[CONTENT],
-        "get_invoice" | "duplicate_invoice" => &[INVOICE],
-        "update_invoice" => &[INVOICE_CHANGE, CONTENT, &[C::INVOICE_VERSION_CONFLICT]],
-        "issue_invoice" => &[
+/// The codes of each operation besides [`EVERY`], [`AUTH`] (authenticated ones) and
+/// [`IDEMPOTENT`] (those with the header): the operations and the lists of their codes.
+const SPECIFIC: &[(&[&str], &[&[ErrorCode]])] = &[
+    (
+        &["create_checkout_session"],
+        &[&[C::PUBLIC_KEY_FIELD_NOT_ALLOWED, C::RATE_LIMIT_EXCEEDED, C::INVOICE_NOT_PAYABLE], CONTENT],
+    ),
+    (&["get_checkout_session", "get_payment", "get_event"], &[&[C::NOT_FOUND, C::MODE_MISMATCH]]),
+    (&["list_events"], &[&[C::WEBHOOK_EVENT_UNSUPPORTED]]),
+    (&["create_invoice"], &[CONTENT]),
+    (&["get_invoice", "duplicate_invoice"], &[INVOICE]),
+    (&["update_invoice"], &[INVOICE_CHANGE, CONTENT, &[C::INVOICE_VERSION_CONFLICT]]),
+    (
+        &["issue_invoice"],
+        &[
             INVOICE_CHANGE,
             &[
                 C::INVOICE_VERSION_CONFLICT,
@@ -59,36 +61,48 @@ fn specific(operation: &str) -> Vec<ErrorCode> {
             ],
             CONTENT,
         ],
-        "open_checkout" => &[INVOICE_CHANGE, &[C::INVOICE_NOT_PAYABLE, C::ACTIVE_MERCHANT_REQUIRED]],
-        "void_invoice" | "void_remaining" | "mark_uncollectible" => &[INVOICE_CHANGE],
-        "send_invoice" | "remind_invoice" => &[INVOICE_CHANGE, &[C::CUSTOMER_EMAIL_REQUIRED, C::INVOICE_NOT_PAYABLE]],
-        "invoice_pdf" => &[INVOICE, &[C::INVOICE_PDF_UNAVAILABLE]],
-        "refund_reference" => &[
+    ),
+    (&["open_checkout"], &[INVOICE_CHANGE, &[C::INVOICE_NOT_PAYABLE, C::ACTIVE_MERCHANT_REQUIRED]]),
+    (&["void_invoice", "void_remaining", "mark_uncollectible"], &[INVOICE_CHANGE]),
+    (&["send_invoice", "remind_invoice"], &[INVOICE_CHANGE, &[C::CUSTOMER_EMAIL_REQUIRED, C::INVOICE_NOT_PAYABLE]]),
+    (&["invoice_pdf"], &[INVOICE, &[C::INVOICE_PDF_UNAVAILABLE]]),
+    (
+        &["refund_reference"],
+        &[
             INVOICE_CHANGE,
             &[C::INVALID_AMOUNT, C::INVALID_TX_HASH, C::INVALID_WALLET_ADDRESS, C::INVALID_DEPOSIT_NETWORK],
         ],
-        "list_links" => &[&[C::INVALID_AMOUNT]],
-        "create_link" => &[LINK_CONTENT, &[C::AMOUNT_OUT_OF_RANGE]],
-        "get_link" | "link_payments" => &[LINK],
-        "update_link" => {
-            &[LINK, LINK_CONTENT, &[C::PAYMENT_LINK_VERSION_CONFLICT, C::AMOUNT_OUT_OF_RANGE, C::LINK_INACTIVE]]
-        }
-        "pause_link" | "resume_link" | "archive_link" | "duplicate_link" => {
-            &[LINK, &[C::LINK_INACTIVE, C::LINK_EXPIRED, C::LINK_ALREADY_USED, C::LINK_RESERVED]]
-        }
-        "get_public_checkout" | "get_public_invoice" => &[&[C::NOT_FOUND, C::INVOICE_NOT_FOUND]],
-        "submit_payment" => {
-            &[&[C::NOT_FOUND, C::INVALID_TX_HASH, C::CHECKOUT_SESSION_NOT_PAYABLE, C::FEATURE_UNAVAILABLE]]
-        }
-        "public_invoice_checkout" => &[&[
+    ),
+    (&["list_links"], &[&[C::INVALID_AMOUNT]]),
+    (&["create_link"], &[LINK_CONTENT, &[C::AMOUNT_OUT_OF_RANGE]]),
+    (&["get_link", "link_payments"], &[LINK]),
+    (
+        &["update_link"],
+        &[LINK, LINK_CONTENT, &[C::PAYMENT_LINK_VERSION_CONFLICT, C::AMOUNT_OUT_OF_RANGE, C::LINK_INACTIVE]],
+    ),
+    (
+        &["pause_link", "resume_link", "archive_link", "duplicate_link"],
+        &[LINK, &[C::LINK_INACTIVE, C::LINK_EXPIRED, C::LINK_ALREADY_USED, C::LINK_RESERVED]],
+    ),
+    (&["get_public_checkout", "get_public_invoice"], &[&[C::NOT_FOUND, C::INVOICE_NOT_FOUND]]),
+    (
+        &["submit_payment"],
+        &[&[C::NOT_FOUND, C::INVALID_TX_HASH, C::CHECKOUT_SESSION_NOT_PAYABLE, C::FEATURE_UNAVAILABLE]],
+    ),
+    (
+        &["public_invoice_checkout"],
+        &[&[
             C::NOT_FOUND,
             C::INVOICE_NOT_FOUND,
             C::INVOICE_NOT_PAYABLE,
             C::INVOICE_STATE_MISMATCH,
             C::INVOICE_TRANSITION_GUARD_FAILED,
         ]],
-        "get_public_link" => &[&[C::PAYMENT_LINK_NOT_FOUND, C::NOT_FOUND]],
-        "public_link_checkout" => &[&[
+    ),
+    (&["get_public_link"], &[&[C::PAYMENT_LINK_NOT_FOUND, C::NOT_FOUND]]),
+    (
+        &["public_link_checkout"],
+        &[&[
             C::PAYMENT_LINK_NOT_FOUND,
             C::NOT_FOUND,
             C::INVALID_AMOUNT,
@@ -101,7 +115,10 @@ fn specific(operation: &str) -> Vec<ErrorCode> {
             C::MODE_UNAVAILABLE,
             C::CONFIG_CHANGED,
         ]],
-        "simulate_payment" => &[&[
+    ),
+    (
+        &["simulate_payment"],
+        &[&[
             C::NOT_FOUND,
             C::MODE_MISMATCH,
             C::INVALID_AMOUNT,
@@ -109,29 +126,43 @@ fn specific(operation: &str) -> Vec<ErrorCode> {
             C::CHECKOUT_SESSION_NOT_PAYABLE,
             C::INVOICE_STATE_MISMATCH,
         ]],
-        "list_deliveries" => &[&[C::WEBHOOK_EVENT_UNSUPPORTED]],
-        "get_delivery" | "replay_delivery" => &[&[
+    ),
+    (&["list_deliveries"], &[&[C::WEBHOOK_EVENT_UNSUPPORTED]]),
+    (
+        &["get_delivery", "replay_delivery"],
+        &[&[
             C::WEBHOOK_DELIVERY_NOT_FOUND,
             C::WEBHOOK_ENDPOINT_NOT_FOUND,
             C::MODE_MISMATCH,
             C::WEBHOOK_ENDPOINT_DISABLED,
         ]],
-        "create_endpoint" => &[&[C::WEBHOOK_EVENT_UNSUPPORTED, C::FEATURE_UNAVAILABLE]],
-        "get_endpoint" | "delete_endpoint" | "list_incidents" => &[ENDPOINT],
-        "update_endpoint" => &[ENDPOINT, &[C::WEBHOOK_EVENT_UNSUPPORTED]],
-        "rotate_secret" | "end_secret_overlap" => {
-            &[ENDPOINT, &[C::SECRET_OVERLAP_ACTIVE, C::SECRET_OVERLAP_EXPIRED, C::WEBHOOK_ENDPOINT_DISABLED]]
-        }
-        "get_incident" => &[&[C::WEBHOOK_INCIDENT_NOT_FOUND, C::MODE_MISMATCH]],
-        "send_test" => &[&[
+    ),
+    (&["create_endpoint"], &[&[C::WEBHOOK_EVENT_UNSUPPORTED, C::FEATURE_UNAVAILABLE]]),
+    (&["get_endpoint", "delete_endpoint", "list_incidents"], &[ENDPOINT]),
+    (&["update_endpoint"], &[ENDPOINT, &[C::WEBHOOK_EVENT_UNSUPPORTED]]),
+    (
+        &["rotate_secret", "end_secret_overlap"],
+        &[ENDPOINT, &[C::SECRET_OVERLAP_ACTIVE, C::SECRET_OVERLAP_EXPIRED, C::WEBHOOK_ENDPOINT_DISABLED]],
+    ),
+    (&["get_incident"], &[&[C::WEBHOOK_INCIDENT_NOT_FOUND, C::MODE_MISMATCH]]),
+    (
+        &["send_test"],
+        &[&[
             C::WEBHOOK_EVENT_UNSUPPORTED,
             C::WEBHOOK_ENDPOINT_NOT_FOUND,
             C::WEBHOOK_ENDPOINT_DISABLED,
             C::FEATURE_UNAVAILABLE,
         ]],
-        _ => &[],
-    };
-    list.iter().flat_map(|codes| codes.iter().copied()).collect()
+    ),
+];
+
+/// The codes of `operation` in [`SPECIFIC`].
+fn specific(operation: &str) -> Vec<ErrorCode> {
+    SPECIFIC
+        .iter()
+        .filter(|(operations, _)| operations.contains(&operation))
+        .flat_map(|(_, lists)| lists.iter().flat_map(|codes| codes.iter().copied()))
+        .collect()
 }
 
 /// The operations answered without a key.

@@ -48,7 +48,7 @@ fn main() -> ExitCode {
         match stablepay_admin::open_invoices(&store, &clock, &Scope::new(merchant, mode)).await {
             Ok(report) => {
                 use std::io::Write;
-                let _ = std::io::stdout().write_all(report.render().as_bytes());
+                let _ = std::io::stdout().write_all(stablepay_admin::render(&report).as_bytes());
                 ExitCode::SUCCESS
             }
             Err(e) => {

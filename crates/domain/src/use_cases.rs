@@ -29,7 +29,7 @@ use crate::idempotency::service::Idempotency;
 use crate::ids::ApiKeyId;
 use crate::invoice::document::InvoiceDocument;
 use crate::invoice::ports::{InvoiceRenderer, InvoiceStore};
-use crate::invoice::service::{DueReport, Invoices, PublicViews};
+use crate::invoice::service::{Collections, DueReport, Invoices, PublicViews};
 use crate::merchant::model::ChainSettings;
 use crate::merchant::ports::MerchantStore;
 use crate::mode::Scope;
@@ -165,6 +165,11 @@ impl UseCases {
             links: self.ports.links.as_ref(),
             clock: self.clock(),
         }
+    }
+
+    /// The collections review (open invoices, what is overdue).
+    pub fn collections(&self) -> Collections<'_> {
+        Collections { store: self.ports.invoices.as_ref(), clock: self.clock() }
     }
 
     /// Payment links, on `clock`.

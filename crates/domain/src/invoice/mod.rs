@@ -4,8 +4,8 @@
 //!   `collectionState` machine (`collection`) and the lifecycle-status machine (`lifecycle`),
 //!   the field rules (`validate`), checkout sessions (`checkout`), payments and their status
 //!   machine (`payment`), event snapshots (`snapshot`), the aggregate and its atomic change
-//!   (`aggregate`), the invoice as a document (`document`), and what the use cases take
-//!   (`input`).
+//!   (`aggregate`), the invoice as a document (`document`), the collections review's report
+//!   (`report`), and what the use cases take (`input`).
 //! - Ports: the invoice store and the document renderer (`ports`).
 //! - Use cases: [`service::Invoices`] (create, edit, issue, collect, pay, credit, close, the
 //!   time-based work and the reads), each a load, a pure decision and an atomic save.
@@ -23,6 +23,7 @@ pub mod model;
 pub mod payment;
 pub mod ports;
 pub mod public;
+pub mod report;
 pub mod service;
 pub mod snapshot;
 pub mod totals;

@@ -13,7 +13,9 @@ pub(crate) mod due;
 mod invoices;
 mod public;
 mod queries;
+mod report;
 
 pub use credit::Settled;
 pub use invoices::{DueFailure, DueReport, Invoices, decide_checkout};
 pub use public::PublicViews;
+pub use report::Collections;

@@ -100,7 +100,7 @@ impl Adapters {
             limiter,
             sender: Arc::new(sender),
             secret_box: Arc::new(AesSecretBox::new(w.secret_key)),
-            webhook_settings: WebhookSettings { schedule },
+            webhook_settings: WebhookSettings { schedule, allow_private: w.allow_private },
             webhook_lease: w.timeout + std::time::Duration::from_secs(5),
             clock: Arc::new(PgClock::new(store.clone())),
             crypto: Arc::new(RingCrypto::new()),

@@ -2,6 +2,7 @@
 //! hosted pages.
 
 use std::fmt;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use crate::ids::{CheckoutSessionId, PublicToken};
 
@@ -47,6 +48,22 @@ pub struct HttpUrl {
     https: bool,
     /// `scheme://host[:port]`, lower-cased.
     origin: String,
+    /// The host, lower-cased (an IPv6 literal with its brackets).
+    host: String,
+}
+
+/// What a URL's host names, read the way a WHATWG URL parser reads it (browsers, and the
+/// `url` crate behind the webhook client): `http://2130706433/`, `http://0x7f.1/` and
+/// `http://127.0.0.1./` all name 127.0.0.1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HostAddress {
+    /// A name, to be resolved.
+    Name,
+    /// An IP address, in whichever spelling: it is connected to as it is.
+    Ip(IpAddr),
+    /// A host a WHATWG parser refuses: one that ends in a number but is no IPv4 address
+    /// (`999.1.1.1`, `1.2.3.4.5`, `08`), or brackets around no IPv6 address.
+    Invalid,
 }
 
 /// Why a URL was refused.
@@ -100,12 +117,24 @@ impl HttpUrl {
         if !host_ok {
             return Err(UrlError::BadHost);
         }
-        let mut origin = format!("{}://{}", if https { "https" } else { "http" }, host.to_ascii_lowercase());
+        let host = host.to_ascii_lowercase();
+        let mut origin = format!("{}://{host}", if https { "https" } else { "http" });
         if let Some(port) = port {
             origin.push(':');
             origin.push_str(port);
         }
-        Ok(Self { text: input.to_owned(), https, origin })
+        Ok(Self { text: input.to_owned(), https, origin, host })
+    }
+
+    /// The host, lower-cased (an IPv6 literal with its brackets).
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    /// What the host names: a name, or an IP address in any spelling a WHATWG parser reads
+    /// as one.
+    pub fn host_address(&self) -> HostAddress {
+        host_address(&self.host)
     }
 
     /// Whether the scheme is https.
@@ -141,6 +170,81 @@ fn split_port(authority: &str) -> Result<(&str, Option<&str>), UrlError> {
     }
 }
 
+/// What `host` (lower-cased, as in a URL) names. The WHATWG URL standard's host parser for
+/// the special schemes, on the ASCII hosts [`HttpUrl`] lets through.
+pub fn host_address(host: &str) -> HostAddress {
+    if let Some(inner) = host.strip_prefix('[') {
+        return match inner.strip_suffix(']').and_then(|v6| v6.parse::<Ipv6Addr>().ok()) {
+            Some(v6) => HostAddress::Ip(IpAddr::V6(v6)),
+            None => HostAddress::Invalid,
+        };
+    }
+    if !ends_in_number(host) {
+        return HostAddress::Name;
+    }
+    match ipv4(host) {
+        Some(v4) => HostAddress::Ip(IpAddr::V4(v4)),
+        None => HostAddress::Invalid,
+    }
+}
+
+/// The host's dot-separated parts, without one empty part after a final dot.
+fn ipv4_parts(host: &str) -> Vec<&str> {
+    let mut parts: Vec<&str> = host.split('.').collect();
+    if parts.len() > 1 && parts.last() == Some(&"") {
+        parts.pop();
+    }
+    parts
+}
+
+/// The standard's "ends in a number": the host is parsed as an IPv4 address (and refused if
+/// it is not one) when its last part is all digits or a number in any base.
+fn ends_in_number(host: &str) -> bool {
+    let parts = ipv4_parts(host);
+    let Some(last) = parts.last() else { return false };
+    (!last.is_empty() && last.bytes().all(|b| b.is_ascii_digit())) || ipv4_number(last).is_some()
+}
+
+/// One part: decimal, octal after a leading `0`, hexadecimal after `0x` (an empty rest is 0).
+fn ipv4_number(part: &str) -> Option<u64> {
+    if part.is_empty() {
+        return None;
+    }
+    let (radix, digits) = if let Some(hex) = part.strip_prefix("0x").or_else(|| part.strip_prefix("0X")) {
+        (16, hex)
+    } else if part.len() > 1 && part.starts_with('0') {
+        (8, &part[1..])
+    } else {
+        (10, part)
+    };
+    if digits.is_empty() {
+        return Some(0);
+    }
+    if !digits.chars().all(|c| c.is_digit(radix)) {
+        return None;
+    }
+    // More digits than any valid part has: the address is out of range whatever they are.
+    u64::from_str_radix(digits, radix).ok()
+}
+
+/// The standard's IPv4 parser: one to four parts, the last filling the bytes the others leave.
+fn ipv4(host: &str) -> Option<Ipv4Addr> {
+    let parts = ipv4_parts(host);
+    if parts.len() > 4 {
+        return None;
+    }
+    let numbers = parts.iter().map(|p| ipv4_number(p)).collect::<Option<Vec<u64>>>()?;
+    let (last, leading) = numbers.split_last()?;
+    if leading.iter().any(|n| *n > 255) || *last >= 1u64 << (8 * (5 - numbers.len())) {
+        return None;
+    }
+    let mut address = *last;
+    for (i, n) in leading.iter().enumerate() {
+        address += n << (8 * (3 - i));
+    }
+    u32::try_from(address).ok().map(Ipv4Addr::from)
+}
+
 impl fmt::Display for HttpUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.text)
@@ -164,6 +268,48 @@ mod tests {
         assert_eq!(u.origin(), "https://shop.example.com:8443");
         assert_eq!(HttpUrl::parse("http://localhost").unwrap().origin(), "http://localhost");
         assert_eq!(HttpUrl::parse("http://[::1]:80/").unwrap().origin(), "http://[::1]:80");
+    }
+
+    #[test]
+    fn hosts_are_read_as_a_whatwg_parser_reads_them() {
+        let ip = |s: &str| HostAddress::Ip(s.parse().unwrap());
+        for (url, want) in [
+            ("http://example.com/", HostAddress::Name),
+            ("http://localhost:8080/", HostAddress::Name),
+            ("http://1.example/", HostAddress::Name),
+            ("http://0x.example/", HostAddress::Name),
+            ("http://127.0.0.1/", ip("127.0.0.1")),
+            ("http://2130706433:80/", ip("127.0.0.1")),
+            ("http://0177.0.0.1/", ip("127.0.0.1")),
+            ("http://0x7f.0.0.1/", ip("127.0.0.1")),
+            ("http://0X7F.0.0.1/", ip("127.0.0.1")),
+            ("http://127.1/", ip("127.0.0.1")),
+            ("http://127.0.1/", ip("127.0.0.1")),
+            ("http://0/", ip("0.0.0.0")),
+            ("http://0x/", ip("0.0.0.0")),
+            ("http://0x7f000001/", ip("127.0.0.1")),
+            ("http://017700000001/", ip("127.0.0.1")),
+            ("http://127.0.0.1./", ip("127.0.0.1")),
+            ("http://2852039166/", ip("169.254.169.254")),
+            ("http://0xa9fea9fe/", ip("169.254.169.254")),
+            ("http://0xA9.0376.43518/", ip("169.254.169.254")),
+            ("http://[::1]:80/", ip("::1")),
+            ("http://[::ffff:127.0.0.1]/", ip("::ffff:127.0.0.1")),
+            ("http://[0:0:0:0:0:0:0:1]/", ip("::1")),
+            ("http://999.1.1.1/", HostAddress::Invalid),
+            ("http://1.2.3.4.5/", HostAddress::Invalid),
+            ("http://256.256.256.256/", HostAddress::Invalid),
+            ("http://4294967296/", HostAddress::Invalid),
+            ("http://0x1g/", HostAddress::Name),
+            ("http://08/", HostAddress::Invalid),
+            ("http://1..1/", HostAddress::Invalid),
+            ("http://99999999999999999999999/", HostAddress::Invalid),
+            ("http://[fe80::1%25eth0]/", HostAddress::Invalid),
+        ] {
+            let parsed = HttpUrl::parse(url);
+            let got = parsed.as_ref().map(HttpUrl::host_address);
+            assert_eq!(got, Ok(want), "{url}");
+        }
     }
 
     #[test]

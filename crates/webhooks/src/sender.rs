@@ -2,7 +2,6 @@
 //! it through the destination guard with a time limit and no redirects, and reports what
 //! happened in the spec's categories.
 
-use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -12,7 +11,7 @@ use stablepay_domain::webhook::model::{ErrorCategory, RESPONSE_EXCERPT_BYTES};
 use stablepay_domain::webhook::ports::{OutgoingDelivery, SendOutcome, WebhookSender};
 
 use crate::body::envelope;
-use crate::guard::{Blocked, GuardedResolver, Unresolved, allowed};
+use crate::guard::{Blocked, GuardedResolver, Unresolved, destination};
 use crate::signature::{signature_header, standard_signature_header};
 
 /// The longest answer read: a larger one is a failure (`response_too_large`), whatever its
@@ -48,15 +47,6 @@ impl HttpSender {
             .map_err(|e| format!("webhook HTTP client: {e}"))?;
         Ok(Self { client, allow_private })
     }
-}
-
-/// The IP address of an IP-literal host (which never reaches the resolver).
-fn literal_host(origin: &str) -> Option<IpAddr> {
-    let authority = origin.split_once("://")?.1;
-    if let Some(rest) = authority.strip_prefix('[') {
-        return rest.split_once(']')?.0.parse().ok();
-    }
-    authority.rsplit_once(':').map_or(authority, |(host, _)| host).parse().ok()
 }
 
 /// Text safe to show: lossy UTF-8 without control characters (but newlines and tabs).
@@ -220,13 +210,13 @@ impl WebhookSender for HttpSender {
             Ok(signed) => signed,
             Err(outcome) => return outcome,
         };
-        if let Some(ip) = literal_host(d.url.origin())
-            && !allowed(ip, self.allow_private)
-        {
-            return failure(ErrorCategory::BlockedDestination, format!("destination {ip} is not allowed"), evidence, 0);
-        }
+        let url = match destination(d.url.as_str(), self.allow_private) {
+            Ok(url) => url,
+            Err(Some(blocked)) => return failure(ErrorCategory::BlockedDestination, blocked.to_string(), evidence, 0),
+            Err(None) => return failure(ErrorCategory::Connection, "the URL has an invalid host".into(), evidence, 0),
+        };
         let started = Instant::now();
-        match self.client.post(d.url.as_str()).headers(headers).body(body).send().await {
+        match self.client.post(url).headers(headers).body(body).send().await {
             Ok(response) => conclude(response, evidence, started).await,
             Err(e) => {
                 let (category, message) = category_of(&e);
@@ -239,15 +229,6 @@ impl WebhookSender for HttpSender {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn literal_hosts() {
-        assert_eq!(literal_host("http://127.0.0.1:8080"), Some("127.0.0.1".parse().unwrap()));
-        assert_eq!(literal_host("https://[::1]:443"), Some("::1".parse().unwrap()));
-        assert_eq!(literal_host("https://[fe80::1]"), Some("fe80::1".parse().unwrap()));
-        assert_eq!(literal_host("https://10.0.0.1"), Some("10.0.0.1".parse().unwrap()));
-        assert_eq!(literal_host("https://example.com:443"), None);
-    }
 
     #[test]
     fn excerpts_are_bounded_and_clean() {

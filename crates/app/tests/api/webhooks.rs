@@ -265,19 +265,78 @@ async fn every_local_failure_has_its_category() {
     assert_eq!(d["responseExcerpt"].as_str().unwrap().len(), 4096, "the excerpt is kept to 4 KB");
 }
 
+/// Loopback in the spellings a WHATWG URL parser reads as 127.0.0.1 or ::1, at `port`.
+fn loopback_spellings(port: u16) -> Vec<String> {
+    let hosts = [
+        "127.0.0.1",
+        "2130706433",
+        "0177.0.0.1",
+        "0x7f.0.0.1",
+        "127.1",
+        "0x7f000001",
+        "017700000001",
+        "127.0.0.1.",
+        "localhost",
+        "[::1]",
+        "[::ffff:127.0.0.1]",
+        "[0:0:0:0:0:0:0:1]",
+    ];
+    hosts.iter().map(|h| format!("http://{h}:{port}/")).collect()
+}
+
 #[tokio::test]
-async fn private_destinations_are_refused_unless_allowed() {
+async fn private_destinations_are_refused_at_registration_unless_allowed() {
     let app = app_with(&[("STABLEPAY_WEBHOOK_ALLOW_PRIVATE", "false".to_owned())]).await;
+    let m = app.merchant("Shop");
+    let mut refused = loopback_spellings(8080);
+    refused.extend(
+        [
+            "http://0:8080/",
+            "http://2852039166/",
+            "http://0xa9fea9fe/",
+            "http://[fe80::1]/",
+            "http://10.1.2.3/",
+            "http://999.1.1.1/",
+        ]
+        .map(String::from),
+    );
+    for url in &refused {
+        let r = app.post(&m.sk_test, "/v1/webhook-endpoints", json!({ "url": url })).await;
+        assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("url"), "{url}");
+    }
+    let (ep, _) = endpoint(&app, &m.sk_test, "https://hooks.example.com/stablepay", None).await;
+    for url in &refused {
+        let r = app.patch(&m.sk_test, &format!("/v1/webhook-endpoints/{ep}"), json!({ "url": url })).await;
+        assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("url"), "{url}");
+    }
+    let listed = app.get(&m.sk_test, "/v1/webhook-endpoints").await.ok(200).clone();
+    let items = listed["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1, "nothing refused was registered");
+    assert_eq!(items[0]["url"], "https://hooks.example.com/stablepay", "nothing refused was saved");
+}
+
+#[tokio::test]
+async fn private_destinations_are_refused_at_delivery_unless_allowed() {
+    // Registered while private destinations were allowed; delivered after the operator
+    // stopped allowing them.
+    let mut app = app_with(&[]).await;
     let m = app.merchant("Shop");
     let rx = Receiver::start().await;
     let mut endpoints = Vec::new();
-    for url in [rx.url("/"), format!("http://localhost:{}/", rx.port), format!("http://[::1]:{}/", rx.port)] {
+    for url in loopback_spellings(rx.port) {
         endpoints.push(endpoint(&app, &m.sk_test, &url, None).await.0);
     }
+    app.kill_and_restart(&[
+        ("STABLEPAY_WEBHOOK_ALLOW_PRIVATE", "false".to_owned()),
+        ("STABLEPAY_WEBHOOK_RETRY_SCHEDULE", "200ms,200ms,200ms,200ms".to_owned()),
+        ("STABLEPAY_WEBHOOK_TIMEOUT_MS", "1000".to_owned()),
+    ])
+    .await;
     paid_checkout(&app, &m.sk_test, "1.00").await;
     for ep in &endpoints {
         let d = delivery_of(&app, &m, ep, |d| d["errorCategory"] == "blocked_destination").await;
         assert_eq!(d["latestResponseCode"], Value::Null);
+        assert_eq!(d["responseExcerpt"], Value::Null);
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(rx.received().is_empty(), "nothing reached a loopback receiver");

@@ -15,6 +15,7 @@ use crate::mode::Scope;
 use crate::page::{Page, PageRequest};
 use crate::url::HttpUrl;
 use crate::webhook::delivery::conclude;
+use crate::webhook::destination::check_endpoint;
 use crate::webhook::model::{
     AlertPreferences, Attempt, EndpointState, ErrorCategory, MAX_ENDPOINTS, PreviousSecret, RetrySchedule,
     SECRET_OVERLAP_HOURS, SigningSecret, Subscription, WebhookDelivery, WebhookEndpoint, WebhookIncident,
@@ -34,6 +35,9 @@ const MAX_ATTEMPTS: usize = 5;
 pub struct WebhookSettings {
     /// The delays between attempts.
     pub schedule: RetrySchedule,
+    /// Whether endpoints may be on loopback and private addresses
+    /// (`STABLEPAY_WEBHOOK_ALLOW_PRIVATE`; see [`destination`](crate::webhook::destination)).
+    pub allow_private: bool,
 }
 
 /// `POST /v1/webhook-endpoints`.
@@ -102,6 +106,7 @@ impl Webhooks<'_> {
         input: EndpointInput,
     ) -> Result<(WebhookEndpoint, SigningSecret), Error> {
         let (url, subscription) = (input.url, input.event_types);
+        check_endpoint(&url, self.settings.allow_private)?;
         let description = parse_description(input.description.as_ref())?;
         if self.store.count_endpoints(scope).await? >= MAX_ENDPOINTS {
             return Err(Error::LimitReached { what: Limit::WebhookEndpoints, limit: MAX_ENDPOINTS });
@@ -166,6 +171,9 @@ impl Webhooks<'_> {
         patch: EndpointPatch,
     ) -> Result<WebhookEndpoint, Error> {
         let (url, subscription, state) = (patch.url, patch.event_types, patch.state);
+        if let Some(url) = &url {
+            check_endpoint(url, self.settings.allow_private)?;
+        }
         let description = patch.description.as_ref().map(|d| parse_description(d.as_ref())).transpose()?;
         let (endpoint, ()) = self
             .change(scope, id, |e, _| {

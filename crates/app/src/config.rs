@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 use stablepay_domain::merchant::{Token, WalletAddress};
-use stablepay_domain::url::HttpUrl;
+use stablepay_domain::url::{HttpUrl, Mask, masked};
 
 pub const DEFAULT_DATABASE_URL: &str = "postgres://postgres@127.0.0.1:5432/postgres";
 
@@ -177,8 +177,9 @@ pub enum ConfigError {
     Value { name: &'static str, value: String, message: String },
 }
 
+/// A refused value; what is shown of it is what [`printable`] lets through.
 fn bad(name: &'static str, value: &str, message: &str) -> ConfigError {
-    ConfigError::Value { name, value: value.to_owned(), message: message.to_owned() }
+    ConfigError::Value { name, value: printable(name, value), message: message.to_owned() }
 }
 
 /// Where settings come from: the environment first, then the file, then the default.
@@ -387,7 +388,7 @@ fn webhooks<E: Fn(&str) -> Option<String>>(src: &Source<'_, E>) -> Result<Webhoo
         None
     } else {
         Some(stablepay_webhooks::AesSecretBox::parse_key(&key_text).map_err(|m| {
-            bad("STABLEPAY_SECRET_KEY", "(hidden)", &format!("{m} (for example: openssl rand -base64 32)"))
+            bad("STABLEPAY_SECRET_KEY", &key_text, &format!("{m} (for example: openssl rand -base64 32)"))
         })?)
     };
     let schedule_text = src.pick("STABLEPAY_WEBHOOK_RETRY_SCHEDULE", &f.webhook_retry_schedule, "1m,5m,30m,2h");
@@ -439,7 +440,7 @@ fn email<E: Fn(&str) -> Option<String>>(src: &Source<'_, E>) -> Result<EmailConf
     stablepay_email::LettreMailer::new(smtp_url.as_deref(), &from, std::path::PathBuf::from(&folder), timeout)
         .map_err(|m| {
             let (name, value): (&'static str, &str) = if m.starts_with("STABLEPAY_SMTP_URL") {
-                ("STABLEPAY_SMTP_URL", "(hidden)")
+                ("STABLEPAY_SMTP_URL", smtp_url.as_deref().unwrap_or_default())
             } else {
                 ("STABLEPAY_EMAIL_FROM", &from)
             };
@@ -455,29 +456,66 @@ pub struct Variable {
     pub name: &'static str,
     /// Its default, as text ("" when it has none).
     pub default: &'static str,
-    /// A secret: `stablepay config` shows only whether it is set.
-    pub secret: bool,
+    /// What may be printed or logged of its value.
+    pub shown: Shown,
     /// A production deployment must set it (the built-in default only suits a laptop).
     pub production: bool,
     /// What it does.
     pub about: &'static str,
 }
 
+/// What of a setting's value may be printed or logged (by `stablepay config`, in start-up
+/// errors, in logs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shown {
+    /// All of it.
+    Plain,
+    /// Only whether it is set.
+    Hidden,
+    /// A URL, masked ([`masked`]).
+    Url(Mask),
+    /// Comma-separated URLs, each masked.
+    Urls(Mask),
+}
+
+impl Variable {
+    /// Whether the value holds, or may hold, a secret.
+    pub fn secret(&self) -> bool {
+        self.shown != Shown::Plain
+    }
+}
+
 const fn var(name: &'static str, default: &'static str, about: &'static str) -> Variable {
-    Variable { name, default, secret: false, production: false, about }
+    Variable { name, default, shown: Shown::Plain, production: false, about }
+}
+
+/// `value` of the setting `name` as it may be printed or logged.
+pub fn printable(name: &str, value: &str) -> String {
+    let shown = VARIABLES.iter().find(|v| v.name == name).map_or(Shown::Plain, |v| v.shown);
+    match shown {
+        Shown::Plain => value.to_owned(),
+        Shown::Hidden => "(hidden)".to_owned(),
+        Shown::Url(mask) => masked(value, mask),
+        Shown::Urls(mask) => value.split(',').map(|u| masked(u.trim(), mask)).collect::<Vec<_>>().join(","),
+    }
 }
 
 /// Every variable the binary knows; `stablepay config` checks an environment against it, and
 /// a start with an unknown `STABLEPAY_*` variable warns about it (a typo silently ignored is a
 /// setting silently lost).
 pub const VARIABLES: &[Variable] = &[
-    Variable { production: true, ..var("DATABASE_URL", DEFAULT_DATABASE_URL, "PostgreSQL URL (postgres://...)") },
+    Variable {
+        production: true,
+        shown: Shown::Url(Mask::Credentials),
+        ..var("DATABASE_URL", DEFAULT_DATABASE_URL, "PostgreSQL URL (postgres://...)")
+    },
     Variable {
         production: true,
         ..var("STABLEPAY_BIND", "127.0.0.1:8080", "Address the HTTP API listens on (HOST:PORT; port 0 picks one)")
     },
     Variable {
         production: true,
+        shown: Shown::Url(Mask::Credentials),
         ..var(
             "STABLEPAY_PUBLIC_BASE_URL",
             "http://<bind>",
@@ -485,7 +523,7 @@ pub const VARIABLES: &[Variable] = &[
         )
     },
     Variable {
-        secret: true,
+        shown: Shown::Hidden,
         production: true,
         ..var("STABLEPAY_SECRET_KEY", "", "32 bytes in base64 sealing webhook signing secrets (required for webhooks)")
     },
@@ -503,7 +541,10 @@ pub const VARIABLES: &[Variable] = &[
     var("STABLEPAY_BODY_TIMEOUT_MS", "10000", "A request body must arrive within this (then 408)"),
     var("STABLEPAY_MAX_CONNECTIONS", "1024", "Client connections served at once"),
     var("STABLEPAY_BODY_MEMORY_MIB", "256", "Memory shared by request bodies being read"),
-    var("STABLEPAY_CHAIN_RPC_URLS", "", "Polygon JSON-RPC endpoints, comma-separated, tried in order (live mode)"),
+    Variable {
+        shown: Shown::Urls(Mask::PathAndQuery),
+        ..var("STABLEPAY_CHAIN_RPC_URLS", "", "Polygon JSON-RPC endpoints, comma-separated, tried in order (live mode)")
+    },
     var("STABLEPAY_CHAIN_ID", "137", "Chain the endpoints must serve"),
     var("STABLEPAY_CHAIN_CONFIRMATIONS", "128", "Depth counted as final when a node has no finalized tag"),
     var("STABLEPAY_USDC_CONTRACT", "0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359", "USDC contract"),
@@ -514,11 +555,14 @@ pub const VARIABLES: &[Variable] = &[
     var("STABLEPAY_WEBHOOK_RETRY_SCHEDULE", "1m,5m,30m,2h", "Waits between webhook attempts"),
     var("STABLEPAY_WEBHOOK_ALLOW_PRIVATE", "false", "Allow webhook endpoints on private addresses (development only)"),
     var("STABLEPAY_WEBHOOK_TIMEOUT_MS", "10000", "Timeout of one webhook attempt"),
-    Variable { secret: true, ..var("REDIS_URL", "", "Redis for rate limits shared by replicas (empty: per process)") },
+    Variable {
+        shown: Shown::Url(Mask::Credentials),
+        ..var("REDIS_URL", "", "Redis for rate limits shared by replicas (empty: per process)")
+    },
     var("STABLEPAY_REDIS_PREFIX", "stablepay", "Prefix of the Redis keys"),
     var("STABLEPAY_TRUSTED_PROXIES", "", "Proxies whose X-Forwarded-For is believed (IPs or CIDRs, comma-separated)"),
     Variable {
-        secret: true,
+        shown: Shown::Url(Mask::Credentials),
         ..var("STABLEPAY_SMTP_URL", "", "smtp:// or smtps:// mail server (empty: emails written as files)")
     },
     var("STABLEPAY_EMAIL_FROM", "invoices@stablepay.localhost", "Sender address of invoice emails"),
@@ -527,7 +571,7 @@ pub const VARIABLES: &[Variable] = &[
     var("STABLEPAY_LOG_FORMAT", "text", "text or json (one object per line)"),
     var("RUST_LOG", "info", "Log filter"),
     Variable {
-        secret: true,
+        shown: Shown::Hidden,
         ..var("STABLEPAY_CONTRACT_KEY", "", "Key for `stablepay contract-check` (instead of --key)")
     },
 ];
@@ -639,6 +683,54 @@ mod tests {
         ] {
             let err = load(&[(name, value)]).unwrap_err().to_string();
             assert!(err.starts_with(name), "{err}");
+        }
+    }
+
+    /// Every setting that holds a URL: a refused value is echoed masked, and what `stablepay
+    /// config` shows of an accepted one is masked too.
+    #[test]
+    fn credentials_in_url_settings_are_never_printed() {
+        let url_settings: Vec<&Variable> =
+            VARIABLES.iter().filter(|v| matches!(v.shown, Shown::Url(_) | Shown::Urls(_))).collect();
+        let names: Vec<&str> = url_settings.iter().map(|v| v.name).collect();
+        assert_eq!(
+            names,
+            [
+                "DATABASE_URL",
+                "STABLEPAY_PUBLIC_BASE_URL",
+                "STABLEPAY_CHAIN_RPC_URLS",
+                "REDIS_URL",
+                "STABLEPAY_SMTP_URL"
+            ]
+        );
+        // A value each setting refuses, with a credential in it.
+        let refused = [
+            ("DATABASE_URL", "mysql://app:hunter2@db/shop"),
+            ("STABLEPAY_PUBLIC_BASE_URL", "https://app:hunter2@pay.example"),
+            ("STABLEPAY_CHAIN_RPC_URLS", "https://rpc.example/v2/hunter2,ftp://rpc.example/hunter2"),
+            ("REDIS_URL", "redis://:hunter2@cache:6379"),
+            ("STABLEPAY_SMTP_URL", "smtpx://app:hunter2@mail.example"),
+        ];
+        for (name, value) in refused {
+            let err = load(&[(name, value)]).unwrap_err().to_string();
+            assert!(err.starts_with(name), "{err}");
+            assert!(!err.contains("hunter2"), "{name} echoed a credential: {err}");
+        }
+        // What may be shown of accepted values.
+        for (name, value, shown) in [
+            ("DATABASE_URL", "postgres://app:hunter2@db:5432/shop", "postgres://***@db:5432/shop"),
+            ("STABLEPAY_PUBLIC_BASE_URL", "https://pay.example", "https://pay.example"),
+            (
+                "STABLEPAY_CHAIN_RPC_URLS",
+                "https://a.example/v2/hunter2, http://127.0.0.1:8545",
+                "https://a.example/***,http://127.0.0.1:8545",
+            ),
+            ("REDIS_URL", "redis://cache:6379", "redis://cache:6379"),
+            ("STABLEPAY_SMTP_URL", "smtps://app:hunter2@mail.example:465", "smtps://***@mail.example:465"),
+            ("STABLEPAY_SECRET_KEY", "hunter2", "(hidden)"),
+            ("STABLEPAY_BIND", "127.0.0.1:1", "127.0.0.1:1"),
+        ] {
+            assert_eq!(printable(name, value), shown, "{name}");
         }
     }
 

@@ -207,9 +207,9 @@ fn config_report(json: bool, unknown: &[String]) -> ExitCode {
     let mut rows = Vec::new();
     for v in config::VARIABLES {
         let set = std::env::var(v.name).ok();
-        let shown = match (&set, v.secret) {
-            (Some(_), true) => "(set)".to_owned(),
-            (Some(value), false) => value.clone(),
+        let shown = match (&set, v.shown) {
+            (Some(_), config::Shown::Hidden) => "(set)".to_owned(),
+            (Some(value), _) => config::printable(v.name, value),
             (None, _) if v.default.is_empty() => "(unset)".to_owned(),
             (None, _) => format!("{} (default)", v.default),
         };
@@ -219,7 +219,7 @@ fn config_report(json: bool, unknown: &[String]) -> ExitCode {
         let variables: Vec<serde_json::Value> = rows
             .iter()
             .map(|(v, set, shown)| {
-                serde_json::json!({ "name": v.name, "set": set, "value": shown, "secret": v.secret,
+                serde_json::json!({ "name": v.name, "set": set, "value": shown, "secret": v.secret(),
                                     "production": v.production, "about": v.about })
             })
             .collect();

@@ -17,6 +17,7 @@ use stablepay_domain::chain::{LoggedTransfer, Observation, ObservedTransaction, 
 use stablepay_domain::invoice::payment::{BlockRef, TxHash};
 use stablepay_domain::merchant::WalletAddress;
 use stablepay_domain::money::Decimal6;
+use stablepay_domain::url::{Mask, masked};
 
 /// keccak256("Transfer(address,address,uint256)"): the topic of ERC-20 transfer logs.
 const TRANSFER_TOPIC: B256 =
@@ -41,10 +42,26 @@ pub struct RpcSettings {
 const UNCHECKED: u64 = u64::MAX;
 
 struct Endpoint {
-    url: String,
+    /// The URL as it may be logged or shown: providers put their API key in the path or query,
+    /// so only the scheme and host are kept ([`masked`]).
+    shown: String,
+    /// The URL as the client prints it in its errors (normalised), and as configured: both
+    /// are replaced by `shown` in any error text.
+    spellings: [String; 2],
     client: RpcClient,
     /// The chain id it answered ([`UNCHECKED`] before it was asked).
     chain: AtomicU64,
+}
+
+impl Endpoint {
+    /// An error's text with the endpoint's URL masked wherever the client wrote it.
+    fn without_url(&self, e: &impl std::fmt::Display) -> String {
+        let mut text = e.to_string();
+        for spelling in &self.spellings {
+            text = text.replace(spelling.as_str(), &self.shown);
+        }
+        text
+    }
 }
 
 pub(crate) struct Endpoints {
@@ -155,9 +172,12 @@ impl Endpoints {
             .urls
             .iter()
             .map(|url| {
-                let parsed = url.parse().map_err(|_| Error::ChainUnavailable(format!("not a URL: {url}")))?;
+                let shown = masked(url, Mask::PathAndQuery);
+                let parsed: reqwest::Url =
+                    url.parse().map_err(|_| Error::ChainUnavailable(format!("not a URL: {shown}")))?;
                 Ok(Endpoint {
-                    url: url.clone(),
+                    shown,
+                    spellings: [parsed.to_string(), url.clone()],
                     client: RpcClient::new_http_with_client(http.clone(), parsed),
                     chain: AtomicU64::new(UNCHECKED),
                 })
@@ -174,8 +194,10 @@ impl Endpoints {
         let call = endpoint.client.request::<P, R>(method, params);
         match tokio::time::timeout(self.settings.request_timeout, call).await {
             Ok(Ok(answer)) => Ok(answer),
-            Ok(Err(e)) => Err(Fault::Transport(format!("{method} at {}: {e}", endpoint.url))),
-            Err(_) => Err(Fault::Transport(format!("{method} at {}: no answer in time", endpoint.url))),
+            Ok(Err(e)) => {
+                Err(Fault::Transport(format!("{method} at {}: {}", endpoint.shown, endpoint.without_url(&e))))
+            }
+            Err(_) => Err(Fault::Transport(format!("{method} at {}: no answer in time", endpoint.shown))),
         }
     }
 
@@ -186,7 +208,7 @@ impl Endpoints {
             id = u64_of(self.call::<_, U64>(endpoint, "eth_chainId", ()).await?);
             endpoint.chain.store(id, Ordering::Relaxed);
             if id != self.settings.chain_id {
-                tracing::error!(url = %endpoint.url, node_chain_id = id, expected = self.settings.chain_id, "chain RPC endpoint is on another chain; it is not used");
+                tracing::error!(url = %endpoint.shown, node_chain_id = id, expected = self.settings.chain_id, "chain RPC endpoint is on another chain; it is not used");
             }
         }
         if id == self.settings.chain_id { Ok(()) } else { Err(Fault::WrongChain(id)) }
@@ -348,6 +370,35 @@ impl Endpoints {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A provider's key in an endpoint's path or query never reaches an error text (they are
+    /// logged, and shown in readiness).
+    #[tokio::test]
+    async fn errors_never_show_the_key_in_an_endpoint_url() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        drop(listener);
+        let settings = |urls: Vec<String>| RpcSettings {
+            urls,
+            chain_id: 137,
+            confirmations: 1,
+            request_timeout: Duration::from_millis(500),
+        };
+        let urls =
+            vec![format!("http://127.0.0.1:{port}/v2/hunter2"), format!("http://127.0.0.1:{port}?apikey=hunter2")];
+        let endpoints = Endpoints::new(settings(urls)).unwrap();
+        for endpoint in &endpoints.list {
+            let Err(Fault::Transport(text)) = endpoints.call::<_, U64>(endpoint, "eth_chainId", ()).await else {
+                panic!("a closed port answered")
+            };
+            assert!(text.contains(&format!("http://127.0.0.1:{port}/***")), "{text}");
+            assert!(!text.contains("hunter2"), "{text}");
+        }
+        let Err(Error::ChainUnavailable(text)) = Endpoints::new(settings(vec!["no url/hunter2".into()])) else {
+            panic!("accepted")
+        };
+        assert!(!text.contains("hunter2"), "{text}");
+    }
 
     #[test]
     fn the_transfer_topic_is_the_erc20_event_signature() {

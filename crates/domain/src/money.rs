@@ -7,7 +7,8 @@
 //! Wire form (parsing, [`Decimal6::parse`]): ASCII digits with an optional single `.` followed
 //! by 1 to 6 digits. Signs, exponents, whitespace, an empty string, a leading or trailing `.`
 //! and more than 6 fractional digits are refused. The integer part may have at most
-//! [`MAX_INTEGER_DIGITS`] digits (leading zeros not counted).
+//! [`MAX_INTEGER_DIGITS`] digits as written, leading zeros counted (`"007"` is three digits;
+//! `"0000000000000001"` is sixteen and refused).
 //!
 //! Canonical form (rendering, `Display`): the integer part without leading zeros, a `.` and
 //! exactly six fractional digits, e.g. `10.500000`, `0.000001`, `0.000000`. Two equal amounts
@@ -38,8 +39,8 @@ pub enum DecimalError {
     #[error("must have at most 6 fractional digits")]
     /// More than six fractional digits.
     TooPrecise,
-    #[error("must be below 10^15")]
-    /// More than 15 integer digits.
+    #[error("must have at most 15 integer digits (below 10^15; leading zeros count)")]
+    /// More than 15 integer digits, leading zeros counted.
     TooLarge,
     #[error("must be greater than zero")]
     /// Zero where a positive amount is needed.
@@ -75,7 +76,7 @@ impl Decimal6 {
                 return Err(DecimalError::TooPrecise);
             }
         }
-        if int_part.trim_start_matches('0').len() > MAX_INTEGER_DIGITS {
+        if int_part.len() > MAX_INTEGER_DIGITS {
             return Err(DecimalError::TooLarge);
         }
         let value = BigDecimal::from_str(input).map_err(|_| DecimalError::Malformed)?;
@@ -272,6 +273,7 @@ mod tests {
             ("10.5", "10.500000"),
             ("0.000001", "0.000001"),
             ("007.25", "7.250000"),
+            ("000000000000001", "1.000000"),
             ("999999999999999.999999", "999999999999999.999999"),
         ] {
             assert_eq!(d(input).to_string(), canonical, "{input}");
@@ -315,6 +317,9 @@ mod tests {
             ("١", Malformed),
             ("1.0000001", TooPrecise),
             ("1000000000000000", TooLarge),
+            ("0000000000000001", TooLarge),
+            ("000000000000000000000000001", TooLarge),
+            ("0000000000000000.5", TooLarge),
         ] {
             assert_eq!(Decimal6::parse(input), Err(err), "{input:?}");
         }

@@ -13,7 +13,7 @@
 //! look-ups by wallet, and the operator's merchant and key administration.
 //!
 //! Inside the crate, a port is imported from where it is defined, never through this file
-//! (`tests/layering.rs`).
+//! (`xtask/tests/architecture.rs`).
 //!
 //! | port | feature | what it is |
 //! | --- | --- | --- |

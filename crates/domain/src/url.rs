@@ -245,6 +245,66 @@ fn ipv4(host: &str) -> Option<Ipv4Addr> {
     u32::try_from(address).ok().map(Ipv4Addr::from)
 }
 
+/// What [`masked`] hides besides credentials.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mask {
+    /// User info, and the values of query parameters named like secrets (`password`,
+    /// `token`, `key`, `secret`): database, Redis and SMTP URLs.
+    Credentials,
+    /// Also the whole path and query: JSON-RPC providers put their API key there.
+    PathAndQuery,
+}
+
+/// Query parameter names whose values are hidden (matched inside the name, case-insensitively).
+const SECRET_PARAMETERS: [&str; 5] = ["pass", "secret", "token", "key", "auth"];
+
+/// `text` (a URL, or whatever was given where one was expected) as it may be printed or
+/// logged: `postgres://app:hunter2@db/x` is `postgres://***@db/x`, and with
+/// [`Mask::PathAndQuery`] `https://rpc.example/v2/KEY` is `https://rpc.example/***`. Text that is no URL
+/// at all keeps nothing after an `@` (it may be user info without a scheme).
+pub fn masked(text: &str, mask: Mask) -> String {
+    let (scheme, rest) = match text.split_once("://") {
+        Some((scheme, rest)) => (format!("{scheme}://"), rest),
+        None => (String::new(), text),
+    };
+    // Everything up to the last `@` is hidden, wherever it is: a password may hold an
+    // unencoded `/`, `?` or `#`, and hiding too much is harmless.
+    let (hidden, rest) = match rest.rfind('@') {
+        Some(at) => ("***@", &rest[at + 1..]),
+        None => ("", rest),
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(end);
+    let host = format!("{hidden}{authority}");
+    let tail = match mask {
+        Mask::PathAndQuery if !tail.is_empty() && tail != "/" => "/***".to_owned(),
+        Mask::PathAndQuery => tail.to_owned(),
+        Mask::Credentials => masked_query(tail),
+    };
+    format!("{scheme}{host}{tail}")
+}
+
+/// `tail` (path, query, fragment) with the values of secret-like query parameters hidden.
+fn masked_query(tail: &str) -> String {
+    let Some((path, query)) = tail.split_once('?') else { return tail.to_owned() };
+    let (query, fragment) = query.split_once('#').map_or((query, None), |(q, f)| (q, Some(f)));
+    let pairs: Vec<String> = query
+        .split('&')
+        .map(|pair| match pair.split_once('=') {
+            Some((name, _)) if SECRET_PARAMETERS.iter().any(|s| name.to_ascii_lowercase().contains(s)) => {
+                format!("{name}=***")
+            }
+            _ => pair.to_owned(),
+        })
+        .collect();
+    let mut out = format!("{path}?{}", pairs.join("&"));
+    if let Some(fragment) = fragment {
+        out.push('#');
+        out.push_str(fragment);
+    }
+    out
+}
+
 impl fmt::Display for HttpUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.text)
@@ -309,6 +369,31 @@ mod tests {
             let parsed = HttpUrl::parse(url);
             let got = parsed.as_ref().map(HttpUrl::host_address);
             assert_eq!(got, Ok(want), "{url}");
+        }
+    }
+
+    #[test]
+    fn credentials_are_masked() {
+        for (text, mask, want) in [
+            ("postgres://app:hunter2@db.internal:5432/shop", Mask::Credentials, "postgres://***@db.internal:5432/shop"),
+            (
+                "postgres://db/shop?sslmode=require&password=hunter2",
+                Mask::Credentials,
+                "postgres://db/shop?sslmode=require&password=***",
+            ),
+            ("redis://:hunter2@cache:6379/0", Mask::Credentials, "redis://***@cache:6379/0"),
+            ("smtps://mail%40shop:hunter2@smtp.example:465", Mask::Credentials, "smtps://***@smtp.example:465"),
+            ("postgres://db/shop", Mask::Credentials, "postgres://db/shop"),
+            ("https://polygon-mainnet.example/v2/hunter2", Mask::PathAndQuery, "https://polygon-mainnet.example/***"),
+            ("https://rpc.example/?apikey=hunter2", Mask::PathAndQuery, "https://rpc.example/***"),
+            ("https://u:hunter2@rpc.example/", Mask::PathAndQuery, "https://***@rpc.example/"),
+            ("http://127.0.0.1:8545", Mask::PathAndQuery, "http://127.0.0.1:8545"),
+            ("mysql:hunter2@x", Mask::Credentials, "***@x"),
+            ("postgres://app:hun/ter?2@db/shop", Mask::Credentials, "postgres://***@db/shop"),
+            ("not a url", Mask::Credentials, "not a url"),
+        ] {
+            assert_eq!(masked(text, mask), want, "{text}");
+            assert!(!masked(text, mask).contains("hunter2"));
         }
     }
 

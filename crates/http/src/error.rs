@@ -152,6 +152,12 @@ impl ApiError {
         self
     }
 
+    /// The extra response headers it carries (`Retry-After`, `RateLimit`, `RateLimit-Policy`),
+    /// for a driving adapter that answers the refusal in its own format (an HTML page).
+    pub fn headers(&self) -> &[(&'static str, String)] {
+        &self.extra.headers
+    }
+
     /// Carries the request id so the error can be rendered after the request's scope ended.
     pub fn for_request(mut self, request_id: &str) -> Self {
         self.extra.request_id = Some(request_id.to_owned());
@@ -343,9 +349,12 @@ fn with_details(err: DomainError, message: String) -> ApiError {
             ApiError::new(code, format!("{message}."))
                 .with_details(json!({ "reason": "limit_reached", "limit": limit }))
         }
+        // An upstream failure, not a refusal of the request: REQUEST_ERROR with a 5xx, which
+        // clients retry (FEATURE_UNAVAILABLE would read as final).
         DomainError::ChainUnavailable(reason) => {
             tracing::warn!(reason = %reason, "chain unavailable");
-            ApiError::new(C::FEATURE_UNAVAILABLE, "Live onchain verification is not available now.")
+            ApiError::new(C::REQUEST_ERROR, "The blockchain provider failed or cannot be used now. Retry with backoff.")
+                .with_header("Retry-After", "30")
         }
         DomainError::Unavailable => {
             ApiError::new(C::SERVICE_UNAVAILABLE, "The service is temporarily unavailable. Retry with backoff.")
@@ -382,6 +391,11 @@ mod tests {
         }
         let e = ApiError::from(DomainError::validation("taxes[1].registration_reference", "too long"));
         assert_eq!(e.details().unwrap()["field"], "taxes[1].registrationReference");
+        // Upstream failures are retryable 5xx answers, never a final 4xx.
+        let e = ApiError::from(DomainError::ChainUnavailable("the node is on chain 1".into()));
+        assert_eq!((e.code, e.code.status().as_u16()), (ErrorCode::REQUEST_ERROR, 502));
+        assert!(!e.message.contains("chain 1"), "the operator's reason stays in the logs");
+        assert_eq!(ApiError::from(DomainError::Unavailable).code.status().as_u16(), 503);
         let e = ApiError::from(DomainError::InvalidCursor);
         assert_eq!(
             (e.code, e.details().unwrap()["field"].as_str()),

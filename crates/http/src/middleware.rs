@@ -151,21 +151,48 @@ fn error_response(req: ServiceRequest, err: ApiError) -> ServiceResponse<BoxBody
     req.into_response(res)
 }
 
-/// The path as logged: the hosted invoice page's token is a credential, so it is masked.
+/// Markers of a credential in a path segment (compared in lower case, after percent-decoding):
+/// API keys (`sk_test_...`, `pk_live_...`), webhook signing secrets, and bearer tokens pasted
+/// with their scheme.
+const CREDENTIAL_MARKERS: [&str; 4] = ["sk_", "pk_", "whsec_", "bearer"];
+
+/// The path as logged: the hosted invoice page's token is a credential, and so is any segment
+/// shaped like a key, secret or token (a key pasted into a URL by mistake): each is replaced by
+/// `[redacted]`.
 fn loggable_path(path: &str) -> std::borrow::Cow<'_, str> {
-    match path.strip_prefix("/i/") {
-        Some(_) => std::borrow::Cow::Borrowed("/i/[token]"),
-        None => std::borrow::Cow::Borrowed(path),
+    if path.starts_with("/i/") {
+        return std::borrow::Cow::Borrowed("/i/[token]");
     }
+    let credential = |segment: &str| {
+        let decoded = percent_decoded(segment).to_ascii_lowercase();
+        CREDENTIAL_MARKERS.iter().any(|m| decoded.contains(m))
+    };
+    if !path.split('/').any(credential) {
+        return std::borrow::Cow::Borrowed(path);
+    }
+    let segments: Vec<&str> = path.split('/').map(|s| if credential(s) { "[redacted]" } else { s }).collect();
+    std::borrow::Cow::Owned(segments.join("/"))
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn hosted_invoice_tokens_are_masked_in_logs() {
-        assert_eq!(super::loggable_path("/i/abcDEF123"), "/i/[token]");
-        assert_eq!(super::loggable_path("/v1/invoices/inv_1"), "/v1/invoices/inv_1");
+/// `segment` with its `%XX` escapes decoded (bytes that are no valid UTF-8 become U+FFFD).
+fn percent_decoded(segment: &str) -> String {
+    let bytes = segment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
+        match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
     }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// The method as a label without allocating.
@@ -229,4 +256,27 @@ fn record_request(route: &'static str, method: &'static str, status: u16, took: 
         counter.increment(1);
         histogram.record(took.as_secs_f64());
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::loggable_path;
+
+    #[test]
+    fn credentials_in_paths_are_masked_in_logs() {
+        assert_eq!(loggable_path("/i/abcDEF123"), "/i/[token]");
+        assert_eq!(loggable_path("/v1/invoices/inv_1"), "/v1/invoices/inv_1");
+        assert_eq!(loggable_path("/checkout/cs_1"), "/checkout/cs_1");
+        for (path, logged) in [
+            ("/v1/invoices/sk_test_abcdefghijklmnopqrstuvwxyz012345", "/v1/invoices/[redacted]"),
+            ("/v1/sk_live_abcdefghijklmnop/invoices", "/v1/[redacted]/invoices"),
+            ("/v1/invoices/PK_TEST_abc", "/v1/invoices/[redacted]"),
+            ("/v1/webhook-endpoints/whsec_abcdef", "/v1/webhook-endpoints/[redacted]"),
+            ("/v1/invoices/Bearer%20sk_test_abc", "/v1/invoices/[redacted]"),
+            ("/v1/invoices/%73k_test_abc", "/v1/invoices/[redacted]"),
+            ("/v1/invoices/inv_1/sk%5Ftest%5Fabc", "/v1/invoices/inv_1/[redacted]"),
+        ] {
+            assert_eq!(loggable_path(path), logged, "{path}");
+        }
+    }
 }

@@ -131,12 +131,95 @@ fn refuse_nul(bytes: &[u8]) -> Result<(), ApiError> {
     Err(ApiError::validation(field, "Text must not contain the NUL character (U+0000)."))
 }
 
+/// Walks a JSON document and stops at the first key an object holds twice, leaving its path
+/// in `found`.
+struct Walk<'a> {
+    path: String,
+    found: &'a std::cell::RefCell<Option<String>>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Walk<'_> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Walk<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut i = 0usize;
+        while seq.next_element_seed(Walk { path: format!("{}[{i}]", self.path), found: self.found })?.is_some() {
+            i += 1;
+        }
+        Ok(())
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut seen = std::collections::HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let path = join(&self.path, &key);
+            if !seen.insert(key) {
+                *self.found.borrow_mut() = Some(path);
+                return Err(serde::de::Error::custom("duplicate key"));
+            }
+            map.next_value_seed(Walk { path, found: self.found })?;
+        }
+        Ok(())
+    }
+}
+
+/// The path of the first key that appears twice in one object (`lines[1].unitAmount`), if any.
+/// JSON leaves duplicates undefined and parsers differ (first wins, last wins, refused), so a
+/// body with one is refused rather than read one way here and another way by a proxy or a log.
+fn duplicate_key(bytes: &[u8]) -> Option<String> {
+    let found = std::cell::RefCell::new(None);
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    // A syntax error is reported by the real parse; only a duplicate matters here.
+    let _ = serde::de::DeserializeSeed::deserialize(Walk { path: String::new(), found: &found }, &mut de);
+    found.into_inner()
+}
+
 /// Deserializes `bytes`, mapping failures to precise errors.
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::validation("body", "A JSON object body is required."));
     }
     refuse_nul(bytes)?;
+    if let Some(field) = duplicate_key(bytes) {
+        let name = field.rsplit('.').next().unwrap_or(&field).to_owned();
+        return Err(ApiError::validation(field, format!("{name} appears more than once in its object.")));
+    }
     if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
         return Err(ApiError::validation("body", "The body must be a JSON object."));
     }
@@ -336,6 +419,24 @@ mod tests {
         // An escaped backslash followed by "u0000" is plain text, not NUL.
         assert!(parse::<serde_json::Value>(br#"{"a":"\\u0000"}"#).is_ok());
         assert!(has_nul_escape(br#"{"a\u0000":1}"#));
+    }
+
+    /// A key twice in one object is refused, naming it, wherever the object is (maps that
+    /// would keep the last value, such as metadata, included).
+    #[test]
+    fn duplicate_keys_are_refused_naming_the_key() {
+        let field = |body: &str| err(body);
+        let v = |path: &str| ("VALIDATION_ERROR".to_owned(), Some(path.to_owned()));
+        assert_eq!(field(r#"{"amount":"1","amount":"2"}"#), v("amount"));
+        assert_eq!(field(r#"{"amount":"1","\u0061mount":"2"}"#), v("amount"), "the same key escaped");
+        assert_eq!(field(r#"{"amount":"1","customer":{"email":"a@b.c","email":"d@e.f"}}"#), v("customer.email"));
+        assert_eq!(
+            field(r#"{"amount":"1","lines":[{"unitAmount":"1"},{"unitAmount":"1","unitAmount":"2"}]}"#),
+            v("lines[1].unitAmount")
+        );
+        assert_eq!(duplicate_key(br#"{"metadata":{"a":"1","a":"2"}}"#).as_deref(), Some("metadata.a"));
+        assert_eq!(duplicate_key(br#"{"a":{"x":1},"b":{"x":1},"c":[{"x":1},{"x":1}]}"#), None);
+        assert_eq!(duplicate_key(b"{"), None, "syntax is the parser's to report");
     }
 }
 

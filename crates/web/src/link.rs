@@ -4,6 +4,7 @@
 //! refused field is shown next to its input with the service's message.
 
 use actix_web::http::StatusCode;
+use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, get, post, web};
 use maud::{Markup, html};
 use serde_json::{Value, json};
@@ -189,7 +190,15 @@ pub async fn submit_link_page(
     let parts = ["payment_link", public.as_str()];
     if let Err(e) = enforce(&req, &state, &PUBLIC_CHECKOUT, &parts, ErrorCode::RATE_LIMITED).await {
         sent.message = Some(e.message.clone());
-        return Ok(show(&state, &shown, &sent, e.code.status()));
+        // The page carries the refusal's headers as the API's 429 does (Retry-After, RateLimit,
+        // RateLimit-Policy).
+        let mut refused = show(&state, &shown, &sent, e.code.status());
+        for (name, value) in e.headers() {
+            if let (Ok(name), Ok(value)) = (HeaderName::from_bytes(name.as_bytes()), HeaderValue::from_str(value)) {
+                refused.headers_mut().insert(name, value);
+            }
+        }
+        return Ok(refused);
     }
     let Ok(version) = value(&fields, "version").parse::<i64>() else {
         sent.message = Some("The form could not be read; please try again.".into());

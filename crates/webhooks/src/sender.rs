@@ -49,13 +49,36 @@ impl HttpSender {
     }
 }
 
-/// Text safe to show: lossy UTF-8 without control characters (but newlines and tabs).
+/// Text safe to show, at most [`RESPONSE_EXCERPT_BYTES`] bytes of UTF-8 after every change:
+/// invalid UTF-8 and control characters (but newlines and tabs) become U+FFFD, a character cut
+/// by the excerpt's end is left out, and the text stops before the character that would take
+/// it past the limit (each character comes from at least one byte of the answer, so the first
+/// that many bytes are enough).
 fn sanitize(bytes: &[u8]) -> String {
-    let cut = bytes.len().min(RESPONSE_EXCERPT_BYTES);
-    String::from_utf8_lossy(&bytes[..cut])
-        .chars()
-        .map(|c| if c.is_control() && !matches!(c, '\n' | '\r' | '\t') { '\u{fffd}' } else { c })
-        .collect()
+    let cut = &bytes[..bytes.len().min(RESPONSE_EXCERPT_BYTES)];
+    let truncated = cut.len() < bytes.len();
+    let mut out = String::with_capacity(cut.len());
+    let mut push = |c: char| {
+        let c = if c.is_control() && !matches!(c, '\n' | '\r' | '\t') { '\u{fffd}' } else { c };
+        let fits = out.len() + c.len_utf8() <= RESPONSE_EXCERPT_BYTES;
+        if fits {
+            out.push(c);
+        }
+        fits
+    };
+    let mut chunks = cut.utf8_chunks().peekable();
+    while let Some(chunk) = chunks.next() {
+        for c in chunk.valid().chars() {
+            if !push(c) {
+                return out;
+            }
+        }
+        let cut_character = truncated && chunks.peek().is_none();
+        if !chunk.invalid().is_empty() && !cut_character && !push('\u{fffd}') {
+            return out;
+        }
+    }
+    out
 }
 
 /// The category of a failed request.
@@ -235,5 +258,25 @@ mod tests {
         let long = vec![b'a'; 10_000];
         assert_eq!(sanitize(&long).len(), RESPONSE_EXCERPT_BYTES);
         assert_eq!(sanitize(b"ok\n\x00\x1b!"), "ok\n\u{fffd}\u{fffd}!");
+        assert_eq!(sanitize(b"a\xffb\xe2\x82"), "a\u{fffd}b\u{fffd}", "an invalid end of a whole answer is shown");
+    }
+
+    /// The probe's two bodies: control bytes (each becomes three bytes of U+FFFD) and a
+    /// multi-byte character cut at the limit; and invalid bytes, which expand the same way.
+    #[test]
+    fn excerpts_stay_within_the_limit_after_every_change() {
+        let mut cut_euro = vec![b'a'; RESPONSE_EXCERPT_BYTES - 1];
+        cut_euro.extend("€€".as_bytes());
+        let bodies =
+            [vec![0u8; 12_288], vec![0x1b; 100_000], cut_euro, vec![0xff; 5000], "é".repeat(3000).into_bytes()];
+        for body in bodies {
+            let excerpt = sanitize(&body);
+            assert!(excerpt.len() <= RESPONSE_EXCERPT_BYTES, "{} bytes", excerpt.len());
+            assert!(excerpt.len() > RESPONSE_EXCERPT_BYTES - 4, "{} bytes: as much as fits", excerpt.len());
+            assert!(std::str::from_utf8(excerpt.as_bytes()).is_ok());
+        }
+        let mut cut_euro = vec![b'a'; RESPONSE_EXCERPT_BYTES - 1];
+        cut_euro.extend("€".as_bytes());
+        assert_eq!(sanitize(&cut_euro), "a".repeat(RESPONSE_EXCERPT_BYTES - 1), "the cut character is left out");
     }
 }

@@ -2,7 +2,7 @@
 //! and the body conventions (malformed JSON, content type, unknown fields).
 
 use reqwest::Method;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::support::TestApp;
 
@@ -83,9 +83,15 @@ async fn publishable_keys_send_only_amount_and_reference() {
         let res = app.post(&m.pk_test, "/v1/checkout-sessions", body).await;
         assert_eq!(res.assert_error(403, "PUBLIC_KEY_FIELD_NOT_ALLOWED").as_deref(), Some(field));
     }
-    // A secret-only field sent as null is the same as not sent.
-    let nulls = json!({"amount": "5", "metadata": null, "customerEmail": null});
-    app.post(&m.pk_test, "/v1/checkout-sessions", nulls).await.ok(201);
+    // A secret-only field sent as null is sent: refused the same way (the spec refuses any
+    // other field), naming it; externalReference may be null.
+    for field in ["metadata", "customerEmail", "successUrl", "expiresInMinutes"] {
+        let mut body = json!({"amount": "5", "externalReference": null});
+        body[field] = Value::Null;
+        let res = app.post(&m.pk_test, "/v1/checkout-sessions", body).await;
+        assert_eq!(res.assert_error(403, "PUBLIC_KEY_FIELD_NOT_ALLOWED").as_deref(), Some(field));
+    }
+    app.post(&m.pk_test, "/v1/checkout-sessions", json!({"amount": "5", "externalReference": null})).await.ok(201);
     // A secret key sending an unknown member gets the validation error that names it.
     let r = app.post(&m.sk_test, "/v1/checkout-sessions", json!({"amount": "5", "notAField": 1})).await;
     assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("notAField"));

@@ -104,3 +104,56 @@ async fn an_unknown_or_invalid_variable_fails_the_check() {
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("STABLEPAY_DB_POOL_SIZE"));
 }
+
+/// `stablepay config` (text and JSON) and a refused start-up never print a credential held in a
+/// URL setting: user info, secret query parameters, and the path and query of RPC URLs.
+#[tokio::test]
+async fn credentials_in_url_settings_are_masked_wherever_they_are_printed() {
+    let settings = [
+        ("DATABASE_URL", "postgres://app:hunter2@127.0.0.1:5432/shop?sslmode=disable&password=hunter2"),
+        ("STABLEPAY_CHAIN_RPC_URLS", "https://polygon.example/v2/hunter2,http://127.0.0.1:8545/?key=hunter2"),
+        ("STABLEPAY_SMTP_URL", "smtps://mailer:hunter2@smtp.example:465"),
+        ("STABLEPAY_CONTRACT_KEY", "sk_test_hunter2"),
+    ];
+    for json in [false, true] {
+        let mut cmd = tokio::process::Command::new(crate::support::BIN);
+        cmd.arg("config").env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
+        if json {
+            cmd.arg("--json");
+        }
+        for (k, v) in settings {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().await.unwrap();
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "{text}");
+        assert!(!text.contains("hunter2"), "a credential was printed:\n{text}");
+        for shown in [
+            "postgres://***@127.0.0.1:5432/shop?sslmode=disable&password=***",
+            "https://polygon.example/***",
+            "http://127.0.0.1:8545/***",
+            "smtps://***@smtp.example:465",
+        ] {
+            assert!(text.contains(shown), "{shown} is not shown:\n{text}");
+        }
+    }
+    // Refused at start-up: the error names the setting and masks the value.
+    for (name, value) in [
+        ("REDIS_URL", "redis://:hunter2@cache:6379"),
+        ("DATABASE_URL", "mysql://app:hunter2@db/shop"),
+        ("STABLEPAY_CHAIN_RPC_URLS", "ftp://rpc.example/v2/hunter2"),
+        ("STABLEPAY_PUBLIC_BASE_URL", "https://app:hunter2@pay.example"),
+    ] {
+        let out = tokio::process::Command::new(crate::support::BIN)
+            .arg("serve")
+            .env_clear()
+            .env(name, value)
+            .output()
+            .await
+            .unwrap();
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(!out.status.success(), "{name}: {text}");
+        assert!(text.contains(name), "{text}");
+        assert!(!text.contains("hunter2"), "{name} was echoed with its credential:\n{text}");
+    }
+}

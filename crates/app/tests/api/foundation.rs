@@ -68,9 +68,15 @@ async fn authentication_failures() {
     app.cli_ok(&["merchant", "suspend", &m.id, "--json"]);
     app.get(&m.sk_test, "/v1/events").await.assert_error(403, "ACCOUNT_SUSPENDED");
 
+    // A key pasted into a path (by mistake, or as a probe) is redacted from the logged path.
+    app.get(&m.sk_test, &format!("/v1/invoices/{}", m.sk_test)).await;
+    app.get(&m.sk_test, &format!("/v1/invoices/Bearer%20{key}/x")).await;
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+
     // The key never appears in the logs.
     let logs = app.logs();
     assert!(!logs.contains(&m.sk_test) && !logs.contains(key), "a key leaked into the logs");
+    assert!(logs.contains("/v1/invoices/[redacted]/x"), "the request is logged, redacted");
 }
 
 #[tokio::test]

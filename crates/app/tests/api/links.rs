@@ -716,3 +716,45 @@ async fn link_quotas_apply_per_client_address() {
     refusal.assert_error(429, "RATE_LIMITED");
     assert_eq!(refusal.header("ratelimit-policy"), Some("\"public-read\";q=120;w=60"));
 }
+
+/// The hosted link form shares the API's submission budget, and its 429 page carries the same
+/// headers as the API's 429: Retry-After, RateLimit and RateLimit-Policy (and an accepted
+/// submission the RateLimit headers).
+#[tokio::test]
+async fn the_hosted_link_forms_429_carries_the_rate_limit_headers() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    let link = create(&app, &m.sk_test, fixed("Form", "1")).await;
+    let url = link["url"].as_str().unwrap().to_owned();
+    let client = reqwest::Client::builder()
+        .local_address("127.0.4.1".parse::<std::net::IpAddr>().unwrap())
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let mut accepted = 0;
+    let refusal = loop {
+        let r = client
+            .post(&url)
+            .header("Origin", &app.base)
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .body(format!("version=1&idempotencyKey=form-{accepted}"))
+            .send()
+            .await
+            .unwrap();
+        if r.status().as_u16() == 429 {
+            break r;
+        }
+        assert_eq!(r.status().as_u16(), 303);
+        let limit = r.headers().get("ratelimit").and_then(|v| v.to_str().ok()).unwrap_or_default();
+        assert!(limit.starts_with("\"public-checkout\";r="), "{:?}", r.headers());
+        accepted += 1;
+        assert!(accepted <= 11, "never refused");
+    };
+    assert!(accepted >= 10, "{accepted}");
+    let header = |name: &str| refusal.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    assert!(header("retry-after").unwrap().parse::<u32>().unwrap() >= 1);
+    assert!(header("ratelimit").unwrap().starts_with("\"public-checkout\";r=0;t="), "{:?}", header("ratelimit"));
+    assert_eq!(header("ratelimit-policy").as_deref(), Some("\"public-checkout\";q=10;w=60"));
+    assert!(header("content-type").unwrap().starts_with("text/html"));
+    assert!(refusal.text().await.unwrap().contains("Too many requests"));
+}

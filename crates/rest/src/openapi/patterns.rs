@@ -6,21 +6,14 @@ use std::sync::LazyLock;
 use stablepay_domain::money::{MAX_INTEGER_DIGITS, SCALE};
 
 /// A positive amount: some digit other than zero, at most `MAX_INTEGER_DIGITS` integer digits
-/// (leading zeros not counted) and `SCALE` fractional ones.
+/// (leading zeros counted) and `SCALE` fractional ones.
 pub static POSITIVE_AMOUNT_PATTERN: LazyLock<String> = LazyLock::new(|| {
     let (int, scale) = (MAX_INTEGER_DIGITS, scale());
     // A fraction that is not all zeros: `z` leading zeros, a non-zero digit, then the rest.
-    let fractions: Vec<String> = (0..scale)
-        .map(|z| {
-            let rest = match scale - z - 1 {
-                0 => String::new(),
-                1 => "[0-9]?".to_owned(),
-                n => format!("[0-9]{{0,{n}}}"),
-            };
-            format!("{}[1-9]{rest}", "0".repeat(z))
-        })
-        .collect();
-    format!(r"^(0*[1-9][0-9]{{0,{}}}(\.[0-9]{{1,{scale}}})?|0+\.({}))$", int - 1, fractions.join("|"))
+    let fractions: Vec<String> = (0..scale).map(|z| format!("{}[1-9]{}", "0".repeat(z), upto(scale - z - 1))).collect();
+    // An integer part that is not all zeros: `z` leading zeros, a non-zero digit, then the rest.
+    let integers: Vec<String> = (0..int).map(|z| format!("{}[1-9]{}", "0".repeat(z), upto(int - z - 1))).collect();
+    format!(r"^(({})(\.[0-9]{{1,{scale}}})?|0{{1,{int}}}\.({}))$", integers.join("|"), fractions.join("|"))
 });
 
 /// An email address as the service accepts it: one `@`, a non-empty local part, a domain with
@@ -39,10 +32,19 @@ pub const URL_PATTERN: &str = concat!(
     r"([/?#][^\s\x00-\x1f\x7f-\x9f]*)?$"
 );
 
-/// A non-negative amount: at most `MAX_INTEGER_DIGITS` integer digits (leading zeros not
-/// counted) and `SCALE` fractional ones.
+/// A non-negative amount: at most `MAX_INTEGER_DIGITS` integer digits (leading zeros counted)
+/// and `SCALE` fractional ones.
 pub static AMOUNT_PATTERN: LazyLock<String> =
-    LazyLock::new(|| format!(r"^0*[0-9]{{1,{MAX_INTEGER_DIGITS}}}(\.[0-9]{{1,{}}})?$", scale()));
+    LazyLock::new(|| format!(r"^[0-9]{{1,{MAX_INTEGER_DIGITS}}}(\.[0-9]{{1,{}}})?$", scale()));
+
+/// At most `n` more digits.
+fn upto(n: usize) -> String {
+    match n {
+        0 => String::new(),
+        1 => "[0-9]?".to_owned(),
+        n => format!("[0-9]{{0,{n}}}"),
+    }
+}
 
 fn scale() -> usize {
     usize::try_from(SCALE).unwrap_or(6)

@@ -42,16 +42,10 @@ impl CheckoutCreate {
     pub const PUBLISHABLE_FIELDS: [&'static str; 2] = ["amount", "externalReference"];
 
     /// The first member of a body (in key order) that a publishable key may not send: any member
-    /// other than amount and externalReference, unless it is a known field set to null.
+    /// other than amount and externalReference, whatever its value (`"metadata": null` too: the
+    /// spec refuses any other field, and a field sent as null is sent).
     pub fn publishable_refusal(body: &serde_json::Map<String, Value>) -> Option<&str> {
-        const KNOWN: [&str; 5] = ["customerEmail", "successUrl", "cancelUrl", "metadata", "expiresInMinutes"];
-        body.iter()
-            .find(|(k, v)| {
-                let allowed = Self::PUBLISHABLE_FIELDS.contains(&k.as_str());
-                let known_null = v.is_null() && KNOWN.contains(&k.as_str());
-                !allowed && !known_null
-            })
-            .map(|(k, _)| k.as_str())
+        body.keys().find(|k| !Self::PUBLISHABLE_FIELDS.contains(&k.as_str())).map(String::as_str)
     }
 
     pub fn into_domain(self) -> Result<CheckoutInput, ApiError> {

@@ -240,14 +240,17 @@ async fn every_local_failure_has_its_category() {
             let _ = s.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n").await;
         }
     });
-    for (url, category) in [
-        (format!("http://127.0.0.1:{closed}/"), "connection"),
-        (format!("https://127.0.0.1:{plain_port}/"), "tls"),
-        ("http://169.254.169.254/latest/meta-data".to_owned(), "blocked_destination"),
-        ("http://[fe80::1]/".to_owned(), "blocked_destination"),
-    ] {
+    for (url, category) in
+        [(format!("http://127.0.0.1:{closed}/"), "connection"), (format!("https://127.0.0.1:{plain_port}/"), "tls")]
+    {
         let (ep, _) = endpoint(&app, &m.sk_test, &url, Some(&["invoice.paid"])).await;
         expected.push((ep, category, None, None));
+    }
+    // Link-local destinations never get as far as a delivery: registration refuses them even
+    // where private ones are allowed (their delivery-time refusal is tested above).
+    for url in ["http://169.254.169.254/latest/meta-data", "http://[fe80::1]/"] {
+        let r = app.post(&m.sk_test, "/v1/webhook-endpoints", json!({ "url": url })).await;
+        assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("url"), "{url}");
     }
     paid_checkout(&app, &m.sk_test, "3.00").await;
     for (ep, category, code, _) in &expected {

@@ -61,17 +61,28 @@ async function expectText(page, needle, where = "body") {
 /// Every request the page makes must go to the service itself: collects the others (checked
 /// at the end of a scenario by `noneOutside`).
 const outside = [];
+/// Every subresource the pages load (script, style, icon, fetch) must answer: a failed one is
+/// an error in the customer's console (the icon's 404 was one).
+const failedLoads = [];
 function sameOriginOnly(page, base) {
   const origin = new URL(base).origin;
   page.on("request", (r) => {
     const url = r.url();
     if (!url.startsWith(origin) && !url.startsWith("data:")) outside.push(url);
   });
+  page.on("response", (r) => {
+    if (r.status() >= 400 && r.request().resourceType() !== "document") failedLoads.push(`${r.status()} ${r.url()}`);
+  });
+  page.on("console", (m) => {
+    if (m.type() === "error" && /favicon|Failed to load resource/.test(m.text())) failedLoads.push(m.text());
+  });
 }
 
 function noneOutside() {
   if (outside.length) fail(`third-party requests: ${outside.join(", ")}`);
   step("no request left the service's origin");
+  if (failedLoads.length) fail(`loads that failed: ${failedLoads.join(", ")}`);
+  step("every script, style, icon and fetch of the pages answered");
 }
 
 async function testPages(browser) {

@@ -616,6 +616,15 @@ mod tests {
         assert_eq!(unknown_variables(["STABLEPAY_BIND", "STABLEPAY_BINDD", "HOME"]), ["STABLEPAY_BINDD"]);
     }
 
+    /// README's settings table has a row for every variable the binary knows.
+    #[test]
+    fn the_readme_documents_every_variable() {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+        for v in VARIABLES {
+            assert!(readme.contains(&format!("| `{}` |", v.name)), "README.md's settings table lacks {}", v.name);
+        }
+    }
+
     fn load(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
         let map: HashMap<String, String> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         Config::load(None, |k| map.get(k).cloned())

@@ -53,6 +53,9 @@ pub async fn serve_then(
     };
     on_bound(&config.public_base_url);
     spawn_chain_check(&adapters);
+    if with_worker {
+        announce_email(&config.email);
+    }
     let (stop_tx, stop_rx) = watch::channel(false);
     let workers = if with_worker { spawn_workers(&config, &adapters, stop_rx, status) } else { Vec::new() };
     shutdown_signal().await;
@@ -194,6 +197,21 @@ async fn check_chain(adapters: &Adapters) {
     }
 }
 
+/// Says where the worker sends customers' emails: an operator who set no SMTP server learns
+/// at start-up that they are written as files, not sent.
+fn announce_email(email: &crate::config::EmailConfig) {
+    match &email.smtp_url {
+        Some(url) => tracing::info!(
+            smtp = %crate::config::printable("STABLEPAY_SMTP_URL", url),
+            "emails to customers are sent through SMTP"
+        ),
+        None => tracing::warn!(
+            folder = %email.folder,
+            "no SMTP server configured (STABLEPAY_SMTP_URL): emails to customers are written as .eml files to this folder, not sent"
+        ),
+    }
+}
+
 /// Descriptors kept free for everything but client connections (database pools, files).
 const RESERVED_DESCRIPTORS: usize = 256;
 
@@ -228,6 +246,7 @@ pub async fn run_worker(config: Config, adapters: Adapters) -> Result<()> {
         .map(|bind| crate::metrics::serve(bind, vec![("worker".to_owned(), adapters.store.clone())], status.clone()))
         .transpose()?;
     spawn_chain_check(&adapters);
+    announce_email(&config.email);
     let tasks = spawn_workers(&config, &adapters, stop_rx, status);
     shutdown_signal().await;
     tracing::info!(grace_seconds = config.shutdown_grace.as_secs(), "shutting down: finishing the current batch");

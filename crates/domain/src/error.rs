@@ -120,6 +120,27 @@ pub enum Error {
         /// What is wrong with it.
         message: String,
     },
+    /// A chain other than the one this service settles on (INVALID_DEPOSIT_NETWORK).
+    #[error("{field}: {message}")]
+    InvalidDepositNetwork {
+        /// The field it is about (`chain_id`).
+        field: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A hosted wallet payment attempt that cannot be read: a missing or malformed wallet
+    /// address or chain (INVALID_WALLET_PAYMENT_ATTEMPT).
+    #[error("{field}: {message}")]
+    InvalidWalletPaymentAttempt {
+        /// The field it is about (`wallet_address`, `chain_id`).
+        field: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// The checkout does not offer payment from a browser wallet: test mode, which is
+    /// simulated (WALLET_PAYMENTS_UNAVAILABLE). The text says why, for the customer.
+    #[error("{0}")]
+    WalletPaymentsUnavailable(&'static str),
     /// Not `0x` followed by 64 hexadecimal digits (INVALID_TX_HASH).
     #[error("{field}: not a valid transaction hash")]
     InvalidTxHash {
@@ -318,6 +339,8 @@ impl Error {
             | Error::CustomerEmailRequired { field }
             | Error::InvalidWalletAddress { field, .. }
             | Error::InvalidTxHash { field }
+            | Error::InvalidDepositNetwork { field, .. }
+            | Error::InvalidWalletPaymentAttempt { field, .. }
             | Error::WebhookEventUnsupported { field, .. }
             | Error::FieldRequired { field }
             | Error::ModeFieldMismatch { field }

@@ -61,3 +61,21 @@ fn every_link_of_the_documentation_stays_in_the_repository() {
     assert!(files.len() > 5, "{files:?}");
     assert!(broken.is_empty(), "{}", broken.join("\n"));
 }
+
+/// docs/api.md's pagination section names every list of the document (every operation that
+/// takes `startingAfter`).
+#[test]
+fn the_pagination_section_names_every_list() {
+    let doc = stablepay_rest::api::document();
+    let api = std::fs::read_to_string(root().join("docs/api.md")).unwrap();
+    let section = api.split("## Pagination").nth(1).unwrap().split("\n## ").next().unwrap();
+    let mut missing = Vec::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        let Some(get) = item.get("get") else { continue };
+        let params = get["parameters"].as_array().cloned().unwrap_or_default();
+        if params.iter().any(|p| p["name"] == "startingAfter") && !section.contains(&format!("`GET {path}`")) {
+            missing.push(path.clone());
+        }
+    }
+    assert!(missing.is_empty(), "docs/api.md's Pagination section does not name: {missing:?}");
+}

@@ -6,8 +6,9 @@ use actix_web::{HttpResponse, get};
 
 const STYLES: &str = include_str!("assets/pages.css");
 const SCRIPT: &str = include_str!("assets/pages.js");
+const ICON: &[u8] = include_bytes!("assets/favicon.ico");
 
-fn asset(content_type: &str, body: &'static str) -> HttpResponse {
+fn asset(content_type: &str, body: &'static [u8]) -> HttpResponse {
     HttpResponse::Ok()
         .insert_header((CONTENT_TYPE, content_type))
         .insert_header((CACHE_CONTROL, "public, max-age=3600"))
@@ -18,11 +19,17 @@ fn asset(content_type: &str, body: &'static str) -> HttpResponse {
 /// The pages' stylesheet.
 #[get("/assets/pages.css")]
 pub async fn styles() -> HttpResponse {
-    asset("text/css; charset=utf-8", STYLES)
+    asset("text/css; charset=utf-8", STYLES.as_bytes())
 }
 
 /// The pages' script (wallet, copy, countdown, live status).
 #[get("/assets/pages.js")]
 pub async fn script() -> HttpResponse {
-    asset("text/javascript; charset=utf-8", SCRIPT)
+    asset("text/javascript; charset=utf-8", SCRIPT.as_bytes())
+}
+
+/// The pages' icon, where browsers ask for it (a 404 there is an error in every page's console).
+#[get("/favicon.ico")]
+pub async fn icon() -> HttpResponse {
+    asset("image/x-icon", ICON)
 }

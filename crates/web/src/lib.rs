@@ -26,7 +26,8 @@ pub fn configure(cfg: &mut ServiceConfig) {
         .service(link::link_page)
         .service(link::submit_link_page)
         .service(assets::styles)
-        .service(assets::script);
+        .service(assets::script)
+        .service(assets::icon);
 }
 
 /// The metrics label of a page path: its family, never a session id or token.
@@ -36,6 +37,7 @@ pub fn route_label(path: &str) -> Option<&'static str> {
         Some("i") => Some("/i/*"),
         Some("l") => Some("/l/*"),
         Some("assets") => Some("/assets/*"),
+        Some("favicon.ico") => Some("/favicon.ico"),
         _ => None,
     }
 }

@@ -36,6 +36,7 @@ pub fn layout(title: &str, mode: Option<Mode>, main: Markup) -> Markup {
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 title { (title) }
                 link rel="stylesheet" href="/assets/pages.css";
+                link rel="icon" href="/favicon.ico" type="image/x-icon";
                 script src="/assets/pages.js" defer {}
             }
             body {

@@ -322,4 +322,8 @@ async fn without_smtp_messages_are_eml_files() {
     let text = std::fs::read_to_string(&file).unwrap_or_else(|_| panic!("no {}", file.display()));
     assert!(text.contains("To: ada@example.com") && text.to_lowercase().contains("application/pdf"));
     let _ = Path::new(&file);
+    // Start-up said so, naming the folder.
+    let logs = app.logs();
+    assert!(logs.contains("emails to customers are written as .eml files"), "{logs}");
+    assert!(logs.contains(&dir.0.to_string_lossy().into_owned()), "{logs}");
 }

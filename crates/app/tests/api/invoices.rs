@@ -546,7 +546,12 @@ async fn collection_actions_and_refunds() {
     assert_eq!(refund(bad_hash).await.assert_error(400, "INVALID_TX_HASH").as_deref(), Some("externalTransactionHash"));
     let mut bad_chain = good.clone();
     bad_chain["chainId"] = json!(1);
-    assert_eq!(refund(bad_chain).await.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("chainId"));
+    assert_eq!(
+        refund(bad_chain.clone()).await.assert_error(400, "INVALID_DEPOSIT_NETWORK").as_deref(),
+        Some("chainId")
+    );
+    bad_chain["chainId"] = json!(-137);
+    assert_eq!(refund(bad_chain).await.assert_error(400, "INVALID_DEPOSIT_NETWORK").as_deref(), Some("chainId"));
     let mut bad_token = good.clone();
     bad_token["tokenContract"] = json!("0x1");
     assert_eq!(refund(bad_token).await.assert_error(400, "INVALID_WALLET_ADDRESS").as_deref(), Some("tokenContract"));

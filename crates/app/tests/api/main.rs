@@ -21,6 +21,7 @@ mod payments;
 mod pdf;
 mod ratelimit;
 mod receiver;
+mod reference;
 mod replicas;
 mod support;
 mod webhooks;

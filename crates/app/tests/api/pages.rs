@@ -150,10 +150,14 @@ async fn pages_load_only_their_own_assets() {
         html.contains("<html lang=\"en\">") && html.contains("/assets/pages.css") && html.contains("/assets/pages.js")
     );
     assert!(!html.contains("http://") && !html.contains("https://"), "no outside resource: {html}");
-    for (path, kind) in [("/assets/pages.css", "text/css"), ("/assets/pages.js", "text/javascript")] {
+    assert!(html.contains("rel=\"icon\" href=\"/favicon.ico\""), "the pages name their icon");
+    for (path, kind) in
+        [("/assets/pages.css", "text/css"), ("/assets/pages.js", "text/javascript"), ("/favicon.ico", "image/x-icon")]
+    {
         let r = app.http.get(app.url(path)).send().await.unwrap();
-        assert_eq!(r.status().as_u16(), 200);
+        assert_eq!(r.status().as_u16(), 200, "{path}");
         assert!(r.headers()["content-type"].to_str().unwrap().starts_with(kind));
+        assert!(!r.bytes().await.unwrap().is_empty());
     }
     // The simulate form refuses an outcome it does not offer, and changes nothing.
     let form = client_from("127.0.0.1")

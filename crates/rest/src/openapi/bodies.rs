@@ -280,6 +280,8 @@ fn split_link_bodies(doc: &mut serde_json::Value) {
         props.remove("version");
     }
     create["description"] = json!("`POST /v1/payment-links`: a new link's configuration.");
+    // A fixed link needs its amount: the example the reference shows must be accepted as it is.
+    create["example"] = json!({ "title": "Workshop ticket", "amountType": "fixed", "amount": "25.00" });
     let mut patch = link;
     patch["properties"]["version"] = json!({ "type": "integer", "format": "int64", "minimum": 1,
         "description": "The link's current version." });
@@ -288,6 +290,7 @@ fn split_link_bodies(doc: &mut serde_json::Value) {
     }
     patch["description"] =
         json!("`PATCH /v1/payment-links/{id}`: the current version and the whole new configuration.");
+    patch["example"] = json!({ "version": 1, "title": "Workshop ticket", "amountType": "fixed", "amount": "30.00" });
     if let Some(schemas) = doc.pointer_mut("/components/schemas").and_then(serde_json::Value::as_object_mut) {
         schemas.remove("PaymentLinkIn");
         schemas.insert("PaymentLinkCreate".into(), create);

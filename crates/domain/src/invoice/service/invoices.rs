@@ -211,7 +211,10 @@ impl Invoices<'_> {
             return Err(Error::invalid_amount("amount", "must be greater than zero"));
         }
         if input.chain_id != POLYGON_CHAIN_ID {
-            return Err(Error::validation("chain_id", "must be 137 (Polygon)"));
+            return Err(Error::InvalidDepositNetwork {
+                field: "chain_id".into(),
+                message: format!("must be {POLYGON_CHAIN_ID} (Polygon)"),
+            });
         }
         let id = RefundReferenceId::generate(self.crypto);
         let (saved, ()) =

@@ -394,14 +394,19 @@ pub struct ReasonIn {
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RefundIn {
+    /// The payment refunded (one of the invoice's `pay_` ids).
+    #[schema(example = "pay_4kQ8nX2mB7vR9sT1wY3zA5")]
     pub payment_id: String,
     #[schema(pattern = r"^[0-9]+(\.[0-9]{1,6})?$")]
     pub amount: String,
     pub reason: String,
     /// The refund transfer's hash (0x + 64 hex).
     pub external_transaction_hash: String,
-    /// 137.
+    /// 137 (another chain is INVALID_DEPOSIT_NETWORK).
+    #[schema(example = 137)]
     pub chain_id: i64,
+    /// The token's contract: the invoice's settlement token.
+    #[schema(example = "0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359")]
     pub token_contract: String,
 }
 
@@ -420,7 +425,7 @@ impl RefundIn {
                 )
             })?,
             chain_id: u64::try_from(self.chain_id)
-                .map_err(|_| ApiError::validation("chainId", "chainId must be 137."))?,
+                .map_err(|_| ApiError::field(ErrorCode::INVALID_DEPOSIT_NETWORK, "chainId", "chainId must be 137."))?,
             token_contract: WalletAddress::parse(&self.token_contract).map_err(|e| {
                 ApiError::field(ErrorCode::INVALID_WALLET_ADDRESS, "tokenContract", format!("tokenContract {e}."))
             })?,

@@ -35,6 +35,9 @@ pub struct Config {
     pub max_connections: usize,
     /// Memory that request bodies being read may hold at once, in MiB.
     pub body_memory_mib: usize,
+    /// Seconds after which an idempotency claim whose work did not commit (its process died)
+    /// is taken over by a retry.
+    pub idempotency_lease_seconds: i64,
     /// Live verification's chain.
     pub chain: ChainConfig,
     pub webhooks: WebhookConfig,
@@ -148,6 +151,7 @@ struct FileConfig {
     body_timeout_ms: Option<String>,
     max_connections: Option<String>,
     body_memory_mib: Option<String>,
+    idempotency_lease_seconds: Option<String>,
     chain_rpc_urls: Option<String>,
     chain_id: Option<String>,
     chain_confirmations: Option<String>,
@@ -280,6 +284,7 @@ impl Config {
             body_timeout: s.body_timeout,
             max_connections: s.max_connections,
             body_memory_mib: s.body_memory_mib,
+            idempotency_lease_seconds: s.idempotency_lease_seconds,
             chain,
             webhooks,
             redis_url,
@@ -305,6 +310,7 @@ struct Server {
     body_timeout: Duration,
     max_connections: usize,
     body_memory_mib: usize,
+    idempotency_lease_seconds: i64,
 }
 
 /// Reads the settings of the database, the HTTP server and the worker.
@@ -346,6 +352,13 @@ fn server<E: Fn(&str) -> Option<String>>(src: &Source<'_, E>) -> Result<Server, 
         body_timeout: src.millis("STABLEPAY_BODY_TIMEOUT_MS", &f.body_timeout_ms, "10000", (100, 600_000))?,
         max_connections: src.size("STABLEPAY_MAX_CONNECTIONS", &f.max_connections, "1024", (1, 1_000_000))?,
         body_memory_mib: src.size("STABLEPAY_BODY_MEMORY_MIB", &f.body_memory_mib, "256", (1, 65_536))?,
+        idempotency_lease_seconds: i64::try_from(src.number(
+            "STABLEPAY_IDEMPOTENCY_LEASE_SECONDS",
+            &f.idempotency_lease_seconds,
+            "60",
+            (5, 3600),
+        )?)
+        .unwrap_or(60),
     })
 }
 
@@ -541,6 +554,11 @@ pub const VARIABLES: &[Variable] = &[
     var("STABLEPAY_BODY_TIMEOUT_MS", "10000", "A request body must arrive within this (then 408)"),
     var("STABLEPAY_MAX_CONNECTIONS", "1024", "Client connections served at once"),
     var("STABLEPAY_BODY_MEMORY_MIB", "256", "Memory shared by request bodies being read"),
+    var(
+        "STABLEPAY_IDEMPOTENCY_LEASE_SECONDS",
+        "60",
+        "Seconds before a retry takes over the key of a request whose process died before its work committed (5-3600)",
+    ),
     Variable {
         shown: Shown::Urls(Mask::PathAndQuery),
         ..var("STABLEPAY_CHAIN_RPC_URLS", "", "Polygon JSON-RPC endpoints, comma-separated, tried in order (live mode)")

@@ -304,6 +304,11 @@ pub enum Error {
     /// chain); the text says why, for operators. Payments wait until it is fixed.
     #[error("the chain is not usable: {0}")]
     ChainUnavailable(String),
+    /// The request's idempotency claim was taken over by a retry after its lease ran out: its
+    /// work was rolled back, and the retry's answer is the one (IDEMPOTENCY_KEY_CONFLICT,
+    /// in progress).
+    #[error("the idempotency key's claim was taken over by a retry")]
+    IdempotencyClaimLost,
     /// The store could not be reached; the caller may retry.
     #[error("storage unavailable")]
     Unavailable,

@@ -24,6 +24,7 @@ use crate::event::ports::EventStore;
 use crate::event::service::Events;
 use crate::health::ports::Health;
 use crate::health::service::Readiness;
+use crate::idempotency::model::IdempotencySettings;
 use crate::idempotency::ports::IdempotencyStore;
 use crate::idempotency::service::Idempotency;
 use crate::ids::ApiKeyId;
@@ -88,6 +89,8 @@ pub struct Settings {
     pub webhooks: WebhookSettings,
     /// Where customers reach the hosted pages.
     pub pages: PublicPages,
+    /// How long an idempotency claim whose work did not commit blocks its retries.
+    pub idempotency: IdempotencySettings,
 }
 
 /// The test clock of a merchant after it moved, and what the move set off.
@@ -153,6 +156,7 @@ impl UseCases {
             clock,
             chain: self.ports.chain.as_ref(),
             settings: &self.settings.chain,
+            claim: None,
         }
     }
 
@@ -180,6 +184,7 @@ impl UseCases {
             crypto: self.crypto(),
             clock,
             chain: &self.settings.chain,
+            claim: None,
         }
     }
 
@@ -199,6 +204,7 @@ impl UseCases {
             crypto: self.crypto(),
             clock,
             pages: &self.settings.pages,
+            claim: None,
         }
     }
 
@@ -230,7 +236,11 @@ impl UseCases {
 
     /// Idempotency keys of requests.
     pub fn idempotency(&self) -> Idempotency<'_> {
-        Idempotency { store: self.ports.idempotency.as_ref(), crypto: self.crypto() }
+        Idempotency {
+            store: self.ports.idempotency.as_ref(),
+            crypto: self.crypto(),
+            lease_seconds: self.settings.idempotency.lease_seconds,
+        }
     }
 
     /// Rate limits.

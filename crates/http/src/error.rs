@@ -304,6 +304,7 @@ fn field_code(err: &DomainError) -> Option<ErrorCode> {
         | DomainError::AmountOutOfRange { .. }
         | DomainError::LimitReached { .. }
         | DomainError::ChainUnavailable(_)
+        | DomainError::IdempotencyClaimLost
         | DomainError::Unavailable
         | DomainError::Internal(_) => return None,
     })
@@ -359,6 +360,13 @@ fn with_details(err: DomainError, message: String) -> ApiError {
             ApiError::new(C::REQUEST_ERROR, "The blockchain provider failed or cannot be used now. Retry with backoff.")
                 .with_header("Retry-After", "30")
         }
+        DomainError::IdempotencyClaimLost => ApiError::field(
+            C::IDEMPOTENCY_KEY_CONFLICT,
+            "Idempotency-Key",
+            "A retry with this Idempotency-Key took over this request; wait and retry the same request.",
+        )
+        .with_details(json!({ "field": "Idempotency-Key", "reason": "in_progress" }))
+        .with_header("Retry-After", "1"),
         DomainError::Unavailable => {
             ApiError::new(C::SERVICE_UNAVAILABLE, "The service is temporarily unavailable. Retry with backoff.")
                 .with_header("Retry-After", "1")

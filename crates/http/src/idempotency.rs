@@ -6,6 +6,11 @@
 //! A claimed request runs in a task of its own, which finishes the work and records the answer
 //! even when the client hangs up (actix drops the handler then): a client that times out and
 //! retries gets the replay, never a second execution.
+//!
+//! A crash leaves no window: the work runs with its claim ([`IdempotencyClaim`]), and the store
+//! marks the key committed in the work's own transaction. A retry after a crash finds either no
+//! work (the claim is taken over after its lease, and the request runs) or the marker (the
+//! answer is rebuilt from what the work committed, recorded, and replayed): one result.
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -15,7 +20,9 @@ use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use futures_util::FutureExt;
 use serde_json::{Value, json};
 use stablepay_domain::Scope;
-use stablepay_domain::idempotency::{IdempotencyBegin, IdempotencyNamespace, Requester, well_formed};
+use stablepay_domain::idempotency::{
+    Committed, IdempotencyBegin, IdempotencyClaim, IdempotencyNamespace, Requester, well_formed,
+};
 use tracing::Instrument;
 
 use crate::envelope::{error_body, success_text};
@@ -62,17 +69,19 @@ pub fn respond(status: StatusCode, body: String, extra: &[(&str, String)]) -> Ht
 /// Runs `run` at most once per idempotency key for a public route (no merchant key): the key is
 /// required (INVALID_IDEMPOTENCY_KEY without one), and keys are separate per merchant, mode and
 /// public `resource` (a link's public id, an invoice's token).
-pub async fn execute_public<F, Fut>(
+pub async fn execute_public<F, Fut, R, RFut>(
     state: web::Data<AppState>,
     scope: Scope,
     resource: &str,
     req: &HttpRequest,
     body: &[u8],
-    run: F,
+    (run, rebuild): (F, R),
 ) -> HttpResponse
 where
-    F: FnOnce() -> Fut + 'static,
+    F: FnOnce(Option<IdempotencyClaim>) -> Fut + 'static,
     Fut: Future<Output = Outcome> + 'static,
+    R: FnOnce(Committed) -> RFut + 'static,
+    RFut: Future<Output = Outcome> + 'static,
 {
     let key = match key_of(req) {
         Ok(Some(k)) => k,
@@ -88,24 +97,25 @@ where
     };
     let namespace = IdempotencyNamespace { scope, requester: Requester::Public };
     let fingerprint = fingerprint(&state, req, body);
-    keyed(state, namespace, format!("{resource}|{key}"), fingerprint, run).await
+    keyed(state, namespace, format!("{resource}|{key}"), fingerprint, (run, rebuild)).await
 }
 
 /// Like [`execute_public`] for a hosted page's form, whose key is a hidden field of the page
 /// (so a double click or a resent form creates nothing twice). Form keys live apart from the
 /// API's (`page|` prefix).
-pub async fn execute_page<F, Fut>(
+pub async fn execute_page<F, Fut, R, RFut>(
     state: web::Data<AppState>,
     scope: Scope,
-    resource: &str,
-    key: &str,
+    (resource, key): (&str, &str),
     req: &HttpRequest,
     body: &[u8],
-    run: F,
+    (run, rebuild): (F, R),
 ) -> HttpResponse
 where
-    F: FnOnce() -> Fut + 'static,
+    F: FnOnce(Option<IdempotencyClaim>) -> Fut + 'static,
     Fut: Future<Output = Outcome> + 'static,
+    R: FnOnce(Committed) -> RFut + 'static,
+    RFut: Future<Output = Outcome> + 'static,
 {
     if !well_formed(key) {
         return ApiError::field(ErrorCode::INVALID_IDEMPOTENCY_KEY, "idempotencyKey", "The form's key is missing.")
@@ -113,27 +123,33 @@ where
     }
     let namespace = IdempotencyNamespace { scope, requester: Requester::Public };
     let fingerprint = fingerprint(&state, req, body);
-    keyed(state, namespace, format!("page|{resource}|{key}"), fingerprint, run).await
+    keyed(state, namespace, format!("page|{resource}|{key}"), fingerprint, (run, rebuild)).await
 }
 
-/// Claims `key` and, when this request is the first, runs it in a task of its own.
-pub async fn keyed<F, Fut>(
+/// Claims `key` and, when this request is the first, runs it in a task of its own under its
+/// claim; when its work committed before a crash, answers with `rebuild` of what it committed.
+pub async fn keyed<F, Fut, R, RFut>(
     state: web::Data<AppState>,
     namespace: IdempotencyNamespace,
     key: String,
     fingerprint: [u8; 32],
-    run: F,
+    (run, rebuild): (F, R),
 ) -> HttpResponse
 where
-    F: FnOnce() -> Fut + 'static,
+    F: FnOnce(Option<IdempotencyClaim>) -> Fut + 'static,
     Fut: Future<Output = Outcome> + 'static,
+    R: FnOnce(Committed) -> RFut + 'static,
+    RFut: Future<Output = Outcome> + 'static,
 {
     // From the claim on, the request runs in its own task (with the request's id and span): a
     // client that hangs up drops this handler, never a claim without its work or its answer.
     let task = async move {
         match state.use_cases.idempotency().claim(&namespace, &key, fingerprint).await {
             Err(e) => ApiError::from(e).error_response(),
-            Ok(IdempotencyBegin::Started) => run_claimed(state, namespace, &key, run).await,
+            Ok(IdempotencyBegin::Started(claim)) => run_claimed(state, claim, run).await,
+            Ok(IdempotencyBegin::Committed(committed)) => {
+                answer_again(state, (&namespace, &key), rebuild(committed)).await
+            }
             Ok(other) => answer_known(other),
         }
     };
@@ -161,7 +177,7 @@ fn answer_known(begun: IdempotencyBegin) -> HttpResponse {
             )
             .error_response()
         }
-        IdempotencyBegin::InProgress | IdempotencyBegin::Started => {
+        IdempotencyBegin::InProgress | IdempotencyBegin::Started(_) | IdempotencyBegin::Committed(_) => {
             metrics::counter!("stablepay_idempotency_conflicts_total", "kind" => "in_progress").increment(1);
             ApiError::field(
                 ErrorCode::IDEMPOTENCY_KEY_CONFLICT,
@@ -175,31 +191,58 @@ fn answer_known(begun: IdempotencyBegin) -> HttpResponse {
     }
 }
 
+/// The answer of a key whose work committed before its answer was recorded (a crash between
+/// the two): rebuilt from what the work committed, recorded, and replayed. A failure to
+/// rebuild is answered as it is and recorded nothing (the next retry rebuilds again).
+async fn answer_again(
+    state: web::Data<AppState>,
+    (namespace, key): (&IdempotencyNamespace, &str),
+    rebuilt: impl Future<Output = Outcome>,
+) -> HttpResponse {
+    let outcome = AssertUnwindSafe(rebuilt).catch_unwind().await.unwrap_or_else(|_| Err(ApiError::internal()));
+    let Ok(_) = &outcome else { return render_error(outcome) };
+    let (status, text) = render(&outcome);
+    if let Err(e) = state.use_cases.idempotency().record_committed(namespace, key, status.as_u16(), &text).await {
+        tracing::warn!(error = %e, "could not record the rebuilt idempotent response");
+    }
+    metrics::counter!("stablepay_idempotency_rebuilt_total").increment(1);
+    respond(status, text, &[("Idempotency-Replayed", "true".into())])
+}
+
+fn render_error(outcome: Outcome) -> HttpResponse {
+    match outcome {
+        Ok(_) => {
+            let (status, text) = render(&outcome);
+            respond(status, text, &[])
+        }
+        Err(e) => e.error_response(),
+    }
+}
+
 /// Runs a claimed request and records its answer (or releases the key when a retry may do
 /// better). A panic is answered 500 and releases the key.
-async fn run_claimed<F, Fut>(
-    state: web::Data<AppState>,
-    namespace: IdempotencyNamespace,
-    key: &str,
-    run: F,
-) -> HttpResponse
+async fn run_claimed<F, Fut>(state: web::Data<AppState>, claim: IdempotencyClaim, run: F) -> HttpResponse
 where
-    F: FnOnce() -> Fut,
+    F: FnOnce(Option<IdempotencyClaim>) -> Fut,
     Fut: Future<Output = Outcome>,
 {
-    let outcome = AssertUnwindSafe(run()).catch_unwind().await.unwrap_or_else(|_| {
+    let outcome = AssertUnwindSafe(run(Some(claim.clone()))).catch_unwind().await.unwrap_or_else(|_| {
         tracing::error!("handler panicked");
         Err(ApiError::internal())
     });
     let (status, text) = render(&outcome);
     // Server failures and concurrency conflicts may succeed on retry: forget the key so the
     // retry executes. Everything else is stored and replayed.
+    // A claim taken over by a retry records nothing: the retry's answer is the one.
+    let lost = matches!(&outcome, Err(e) if e.code == ErrorCode::IDEMPOTENCY_KEY_CONFLICT);
     let retryable =
         status.is_server_error() || matches!(&outcome, Err(e) if e.code == ErrorCode::INVOICE_STATE_MISMATCH);
-    let stored = if retryable {
-        state.use_cases.idempotency().release(&namespace, key).await
+    let stored = if lost {
+        Ok(())
+    } else if retryable {
+        state.use_cases.idempotency().release(&claim).await
     } else {
-        state.use_cases.idempotency().record(&namespace, key, status.as_u16(), &text).await
+        state.use_cases.idempotency().record(&claim, status.as_u16(), &text).await
     };
     if let Err(e) = stored {
         tracing::warn!(error = %e, "could not record the idempotent response");

@@ -3,6 +3,41 @@
 use diesel::result::{DatabaseErrorKind, Error as DieselError};
 use stablepay_domain::Error;
 
+/// The unique indexes that let a transaction hash be credited once: per merchant in test mode
+/// (simulated hashes), across the service in live mode.
+const TX_ONCE_INDEXES: [&str; 2] = ["payments_tx_once_live", "payments_tx_once_test"];
+
+/// Failure inside a transaction: a database error, or a domain outcome that rolls it back.
+pub(crate) enum TxError {
+    Db(DieselError),
+    Domain(Error),
+}
+
+impl From<DieselError> for TxError {
+    fn from(e: DieselError) -> Self {
+        TxError::Db(e)
+    }
+}
+
+impl TxError {
+    pub(crate) fn into_domain(self) -> Error {
+        match self {
+            TxError::Domain(e) => e,
+            TxError::Db(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info))
+                if info.constraint_name().is_some_and(|c| TX_ONCE_INDEXES.contains(&c)) =>
+            {
+                Error::DuplicateTransaction
+            }
+            // An invoice number raced, or the row changed: the caller reloads and decides again.
+            TxError::Db(DieselError::DatabaseError(
+                DatabaseErrorKind::UniqueViolation | DatabaseErrorKind::SerializationFailure,
+                _,
+            )) => Error::InvoiceStateMismatch,
+            TxError::Db(e) => db(e),
+        }
+    }
+}
+
 pub(crate) fn db(err: DieselError) -> Error {
     match err {
         DieselError::DatabaseError(DatabaseErrorKind::ClosedConnection | DatabaseErrorKind::UnableToSendCommand, _) => {

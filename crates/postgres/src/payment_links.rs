@@ -11,6 +11,7 @@ use diesel::sql_types::{Bool, Integer, Nullable, Text, Timestamptz};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use serde_json::Value;
 use stablepay_domain::event::Event;
+use stablepay_domain::idempotency::{Committed, IdempotencyClaim};
 use stablepay_domain::ids::{InvoiceId, MerchantId, PaymentLinkId, PublicToken};
 use stablepay_domain::invoice::aggregate::InvoiceChange;
 use stablepay_domain::invoice::model::Metadata;
@@ -25,8 +26,10 @@ use stablepay_domain::payment_link::ports::{LinkFilter, PaymentLinkStore};
 use stablepay_domain::url::HttpUrl;
 use stablepay_domain::{Error, Resource, Scope};
 
+use crate::error::TxError;
 use crate::error::db;
-use crate::invoices::write::{TxError, write_all};
+use crate::idempotency::mark_committed;
+use crate::invoices::write::write_all;
 use crate::pool::PgStore;
 use crate::rows::{corrupt, mode, page_of};
 use crate::schema::{payment_link_invoices as pli, payment_links as l};
@@ -175,6 +178,11 @@ struct ReservationRow {
     open_until: Option<DateTime<Utc>>,
 }
 
+/// What a keyed write of `link` answers again after a crash.
+fn link_committed(link: &PaymentLink) -> Committed {
+    Committed { link: Some(link.id.to_string()), ..Committed::default() }
+}
+
 /// The reserved invoices as they stand: paid in full, any payment credited, the latest expiry
 /// of a pending checkout.
 const RESERVATIONS: &str = "SELECT i.id, i.collection_state = 'paid' AS paid, i.customer_amount_paid > 0 AS any_payment, \
@@ -247,10 +255,19 @@ const EXPIRED_UNANNOUNCED: &str = "SELECT l.merchant_id, l.mode, l.id FROM payme
 
 #[async_trait]
 impl PaymentLinkStore for PgStore {
-    async fn insert_link(&self, link: &PaymentLink) -> Result<(), Error> {
+    async fn insert_link(&self, link: &PaymentLink, claim: Option<IdempotencyClaim>) -> Result<(), Error> {
         let row = LinkRow::from_domain(link)?;
-        diesel::insert_into(l::table).values(&row).execute(&mut *self.conn().await?).await.map_err(db)?;
-        Ok(())
+        let mut conn = self.conn().await?;
+        let Some(claim) = claim else {
+            diesel::insert_into(l::table).values(&row).execute(&mut conn).await.map_err(db)?;
+            return Ok(());
+        };
+        conn.transaction::<_, TxError, _>(async |conn| {
+            diesel::insert_into(l::table).values(&row).execute(conn).await?;
+            mark_committed(conn, &claim, &link_committed(link)).await
+        })
+        .await
+        .map_err(TxError::into_domain)
     }
 
     async fn get_link(&self, scope: &Scope, id: &PaymentLinkId) -> Result<PaymentLink, Error> {
@@ -345,20 +362,38 @@ impl PaymentLinkStore for PgStore {
         Ok(Page { items: with_reservations(&mut conn, rows.items).await?, has_more: rows.has_more })
     }
 
-    async fn update_link(&self, link: &PaymentLink, expected_lock_version: i64) -> Result<bool, Error> {
+    async fn update_link(
+        &self,
+        link: &PaymentLink,
+        expected_lock_version: i64,
+        claim: Option<IdempotencyClaim>,
+    ) -> Result<bool, Error> {
         let row = LinkRow::from_domain(link)?;
-        let updated = diesel::update(
-            l::table
-                .filter(l::id.eq(&row.id))
-                .filter(l::merchant_id.eq(&row.merchant_id))
-                .filter(l::mode.eq(&row.mode))
-                .filter(l::lock_version.eq(expected_lock_version)),
-        )
-        .set(&row)
-        .execute(&mut *self.conn().await?)
+        let mut conn = self.conn().await?;
+        let update = async |conn: &mut AsyncPgConnection| {
+            diesel::update(
+                l::table
+                    .filter(l::id.eq(&row.id))
+                    .filter(l::merchant_id.eq(&row.merchant_id))
+                    .filter(l::mode.eq(&row.mode))
+                    .filter(l::lock_version.eq(expected_lock_version)),
+            )
+            .set(&row)
+            .execute(conn)
+            .await
+        };
+        let Some(claim) = claim else {
+            return Ok(update(&mut conn).await.map_err(db)? == 1);
+        };
+        conn.transaction::<_, TxError, _>(async |conn| {
+            if update(conn).await? == 0 {
+                return Ok(false);
+            }
+            mark_committed(conn, &claim, &link_committed(link)).await?;
+            Ok(true)
+        })
         .await
-        .map_err(db)?;
-        Ok(updated == 1)
+        .map_err(TxError::into_domain)
     }
 
     async fn save_link_checkout(

@@ -178,6 +178,7 @@ diesel::table! {
         response_status -> Nullable<Int4>,
         response_body -> Nullable<Text>,
         created_at -> Timestamptz,
+        committed -> Nullable<Text>,
     }
 }
 

@@ -65,6 +65,7 @@ impl Fixture {
             clock: &self.clock,
             chain: &self.chain,
             settings: &self.settings,
+            claim: None,
         }
     }
 
@@ -481,8 +482,14 @@ async fn payment_links_are_scoped_locked_and_reserved_once() {
 
     let f = Fixture::new().await;
     let (a, b) = (f.merchant("A").await, f.merchant("B").await);
-    let links =
-        PaymentLinks { store: &f.store, merchants: &f.store, crypto: &f.crypto, clock: &f.clock, chain: &f.settings };
+    let links = PaymentLinks {
+        store: &f.store,
+        merchants: &f.store,
+        crypto: &f.crypto,
+        clock: &f.clock,
+        chain: &f.settings,
+        claim: None,
+    };
     let input = LinkInput {
         title: Some("Seat".into()),
         amount_type: Some(AmountType::Fixed),
@@ -499,8 +506,8 @@ async fn payment_links_are_scoped_locked_and_reserved_once() {
     // An update at a stale lock version writes nothing.
     let mut next = link.clone();
     next.lock_version = 2;
-    assert!(f.store.update_link(&next, 1).await.unwrap());
-    assert!(!f.store.update_link(&next, 1).await.unwrap());
+    assert!(f.store.update_link(&next, 1, None).await.unwrap());
+    assert!(!f.store.update_link(&next, 1, None).await.unwrap());
 
     // Two submissions decided at the same lock version: only the first is written.
     let stored = f.store.get_link(&test(&a), &link.id).await.unwrap();
@@ -607,4 +614,60 @@ async fn the_fan_out_trigger_follows_the_domain_rule() {
         let want = if same_scope { EventType::ALL.iter().filter(|t| e.receives(**t)).count() } else { 0 };
         assert_eq!(usize::try_from(got).unwrap(), want, "endpoint {n}");
     }
+}
+
+/// A keyed request's work marks its key committed in the work's own transaction: a retry
+/// finds the marker (and what the work created) instead of running it again; a claim taken
+/// over after its lease commits nothing, and its late answer is not recorded.
+#[tokio::test]
+async fn keyed_work_marks_its_key_in_its_own_transaction() {
+    use stablepay_domain::api_key::KeyType;
+    use stablepay_domain::idempotency::{IdempotencyBegin, IdempotencyNamespace, Requester};
+    use stablepay_domain::ports::IdempotencyStore;
+
+    let f = Fixture::new().await;
+    let m = f.merchant("Keyed").await;
+    let namespace = IdempotencyNamespace { scope: test(&m), requester: Requester::Key(KeyType::Secret) };
+    let fp = [7u8; 32];
+    let IdempotencyBegin::Started(claim) = f.store.begin(&namespace, "k1", fp, 60).await.unwrap() else {
+        panic!("not started")
+    };
+    let input = CheckoutInput { amount: Some(d("5")), ..Default::default() };
+    let keyed = Invoices { claim: Some(claim.clone()), ..f.invoices() };
+    let agg = keyed.create_checkout(&m, &test(&m), input.clone()).await.unwrap();
+    // The process "dies" here, before recording the answer: the retry finds the work.
+    match f.store.begin(&namespace, "k1", fp, 0).await.unwrap() {
+        IdempotencyBegin::Committed(c) => {
+            assert_eq!(c.invoice.as_deref(), Some(agg.invoice.id.as_str()));
+            assert_eq!(c.session.as_deref(), Some(agg.sessions[0].id.as_str()));
+        }
+        other => panic!("expected the committed work, got {other:?}"),
+    }
+    f.store.complete_committed(&namespace, "k1", 201, "{\"rebuilt\":true}").await.unwrap();
+    assert_eq!(
+        f.store.begin(&namespace, "k1", fp, 0).await.unwrap(),
+        IdempotencyBegin::Replay { status: 201, body: "{\"rebuilt\":true}".into() }
+    );
+
+    // A claim whose lease ran out is taken over; the first claim's work then commits nothing.
+    let IdempotencyBegin::Started(first) = f.store.begin(&namespace, "k2", fp, 60).await.unwrap() else { panic!() };
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    let IdempotencyBegin::Started(second) = f.store.begin(&namespace, "k2", fp, 0).await.unwrap() else {
+        panic!("the stale claim was not taken over")
+    };
+    assert_ne!(first.claimed_at, second.claimed_at);
+    let late = Invoices { claim: Some(first.clone()), ..f.invoices() };
+    assert_eq!(late.create_checkout(&m, &test(&m), input.clone()).await.unwrap_err(), Error::IdempotencyClaimLost);
+    f.store.complete(&first, 201, "late").await.unwrap();
+    f.store.abandon(&first).await.unwrap();
+    let page = f.invoices().list(&test(&m), None, &page()).await.unwrap();
+    assert_eq!(page.items.len(), 1, "the lost claim's invoice was rolled back");
+    assert_eq!(f.store.begin(&namespace, "k2", fp, 60).await.unwrap(), IdempotencyBegin::InProgress);
+    let on_time = Invoices { claim: Some(second.clone()), ..f.invoices() };
+    on_time.create_checkout(&m, &test(&m), input).await.unwrap();
+    f.store.complete(&second, 201, "the one").await.unwrap();
+    assert_eq!(
+        f.store.begin(&namespace, "k2", fp, 60).await.unwrap(),
+        IdempotencyBegin::Replay { status: 201, body: "the one".into() }
+    );
 }

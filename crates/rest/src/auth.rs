@@ -11,6 +11,7 @@ use futures_util::future::LocalBoxFuture;
 use stablepay_domain::api_key::{ApiKeySecret, KeyType, Principal};
 use stablepay_domain::clock::Clock;
 use stablepay_domain::email::service::Emails;
+use stablepay_domain::idempotency::IdempotencyClaim;
 use stablepay_domain::invoice::service::Invoices;
 use stablepay_domain::payment_link::service::PaymentLinks;
 use stablepay_domain::{Mode, Scope};
@@ -26,12 +27,20 @@ pub struct Caller {
     pub state: web::Data<AppState>,
     pub principal: Principal,
     pub clock: RequestClock,
+    /// The request's idempotency claim, when it sent a key: every change its use cases save
+    /// marks the key committed in the same transaction.
+    pub claim: Option<IdempotencyClaim>,
 }
 
 impl Caller {
     fn new(state: web::Data<AppState>, principal: Principal) -> Self {
         let clock = state.clock_for(&principal);
-        Self { state, principal, clock }
+        Self { state, principal, clock, claim: None }
+    }
+
+    /// The same caller, its work under `claim`.
+    pub fn claimed(self, claim: Option<IdempotencyClaim>) -> Self {
+        Self { claim, ..self }
     }
 
     pub fn scope(&self) -> &Scope {
@@ -44,17 +53,17 @@ impl Caller {
 
     /// The invoice use cases on the caller's clock.
     pub fn invoices(&self) -> Invoices<'_> {
-        self.state.use_cases.invoices_at(&self.clock)
+        Invoices { claim: self.claim.clone(), ..self.state.use_cases.invoices_at(&self.clock) }
     }
 
     /// The payment-link use cases on the caller's clock.
     pub fn payment_links(&self) -> PaymentLinks<'_> {
-        self.state.use_cases.links_at(&self.clock)
+        PaymentLinks { claim: self.claim.clone(), ..self.state.use_cases.links_at(&self.clock) }
     }
 
     /// The email use cases on the caller's clock.
     pub fn emails(&self) -> Emails<'_> {
-        self.state.use_cases.emails_at(&self.clock)
+        Emails { claim: self.claim.clone(), ..self.state.use_cases.emails_at(&self.clock) }
     }
 
     /// The caller's time (its test clock in test mode).

@@ -6,7 +6,7 @@
 use std::future::Future;
 
 use actix_web::{HttpRequest, HttpResponse, ResponseError};
-use stablepay_domain::idempotency::{IdempotencyNamespace, Requester};
+use stablepay_domain::idempotency::{Committed, IdempotencyNamespace, Requester};
 use stablepay_http::idempotency::{Outcome, fingerprint, key_of, keyed, render, respond};
 
 use crate::auth::Caller;
@@ -16,11 +16,21 @@ fn namespace(caller: &Caller) -> IdempotencyNamespace {
     IdempotencyNamespace { scope: caller.scope().clone(), requester: Requester::Key(caller.principal.key_type) }
 }
 
-/// Runs `run` with the caller at most once per idempotency key (when the request has one).
-pub async fn execute<F, Fut>(caller: Caller, req: &HttpRequest, body: &[u8], run: F) -> HttpResponse
+/// Runs `run` with the caller at most once per idempotency key (when the request has one),
+/// its work under the key's claim; after a crash between the work and its answer, `rebuild`
+/// answers again from what the work committed.
+pub async fn execute<F, Fut, R, RFut>(
+    caller: Caller,
+    req: &HttpRequest,
+    body: &[u8],
+    rebuild: R,
+    run: F,
+) -> HttpResponse
 where
     F: FnOnce(Caller) -> Fut + 'static,
     Fut: Future<Output = Outcome> + 'static,
+    R: FnOnce(Caller, Committed) -> RFut + 'static,
+    RFut: Future<Output = Outcome> + 'static,
 {
     let key = match key_of(req) {
         Ok(k) => k,
@@ -39,5 +49,7 @@ where
         };
     };
     let fingerprint = fingerprint(&state, req, body);
-    keyed(state, namespace, key, fingerprint, move || run(caller)).await
+    let again = caller.clone();
+    let work = move |claim| run(caller.claimed(claim));
+    keyed(state, namespace, key, fingerprint, (work, move |committed| rebuild(again, committed))).await
 }

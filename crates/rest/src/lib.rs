@@ -11,5 +11,6 @@ pub mod json;
 pub mod known_routes;
 pub mod openapi;
 pub mod query;
+pub mod rebuild;
 pub mod routes;
 pub mod wire;

@@ -9,11 +9,12 @@ use actix_web::{HttpRequest, HttpResponse, get, post, web};
 use maud::{Markup, html};
 use serde_json::{Value, json};
 use stablepay_domain::Error;
+use stablepay_domain::idempotency::{Committed, IdempotencyClaim};
 use stablepay_domain::ids::{PublicToken, random_base62};
 use stablepay_domain::money::Decimal6;
 use stablepay_domain::payment_link::machine::LinkState;
 use stablepay_domain::payment_link::model::{AmountRule, MAX_CUSTOMER_AMOUNT};
-use stablepay_domain::payment_link::service::{LinkSubmission, PublicLink};
+use stablepay_domain::payment_link::service::{LinkSubmission, PaymentLinks, PublicLink};
 use stablepay_domain::ratelimit::PUBLIC_CHECKOUT;
 use stablepay_http::body::read_body;
 use stablepay_http::error::{ApiError, ErrorCode};
@@ -215,10 +216,13 @@ pub async fn submit_link_page(
     let (scope, id) = (shown.link.scope.clone(), shown.link.public_id.clone());
     let key = value(&fields, "idempotencyKey");
     let run_state = state.clone();
-    let answer = execute_page(state.clone(), scope, public.as_str(), &key, &req, &form, move || {
-        submit(run_state, id, amount, submission)
-    })
-    .await;
+    let work = move |claim| submit(run_state, id, amount, submission, claim);
+    // After a crash between the work and its answer: the checkout the work created.
+    let again = |committed: Committed| async move {
+        let session = committed.session.ok_or_else(ApiError::internal)?;
+        Ok((StatusCode::CREATED, to_data(&json!({ "checkoutSessionId": session }))?))
+    };
+    let answer = execute_page(state.clone(), scope, (public.as_str(), &key), &req, &form, (work, again)).await;
     let status = answer.status();
     let body = actix_web::body::to_bytes(answer.into_body()).await.map_err(|_| ApiError::internal())?;
     let json: Value = serde_json::from_slice(&body).map_err(|_| ApiError::internal())?;
@@ -240,9 +244,11 @@ async fn submit(
     id: PublicToken,
     amount: Option<String>,
     mut submission: LinkSubmission,
+    claim: Option<IdempotencyClaim>,
 ) -> Outcome {
     submission.amount =
         amount.map(|a| Decimal6::parse(&a).map_err(|e| Error::invalid_amount("amount", e))).transpose()?;
-    let created = state.use_cases.links().submit(&id, submission).await?;
+    let links = PaymentLinks { claim, ..state.use_cases.links() };
+    let created = links.submit(&id, submission).await?;
     Ok((StatusCode::CREATED, to_data(&json!({ "checkoutSessionId": created.checkout_session_id.to_string() }))?))
 }

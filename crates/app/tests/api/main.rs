@@ -6,6 +6,7 @@ mod anvil;
 mod browser;
 mod checkout;
 mod contract;
+mod crash;
 mod deploy;
 mod emails;
 mod faults;

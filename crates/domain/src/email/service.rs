@@ -10,6 +10,7 @@ use crate::email::compose::compose;
 use crate::email::model::{Attachment, EmailKind, EmailMessage, EmailStatus, OutboundEmail, REMINDER_COOLDOWN_HOURS};
 use crate::email::ports::{EmailStore, Mailer};
 use crate::error::Error;
+use crate::ids::InvoiceId;
 use crate::invoice::aggregate::{InvoiceAggregate, InvoiceChange, InvoiceKey};
 use crate::invoice::collection::CollectionState;
 use crate::invoice::document::InvoiceDocument;
@@ -40,6 +41,9 @@ pub struct Emails<'a> {
     pub clock: &'a dyn Clock,
     /// Where the hosted invoice pages are.
     pub pages: &'a PublicPages,
+    /// The idempotency key of the request these use cases serve (`None`: no key, or the
+    /// worker): the change that queues an email is marked in its transaction.
+    pub claim: Option<crate::idempotency::model::IdempotencyClaim>,
 }
 
 fn activity(at: DateTime<Utc>, action: ActivityAction, actor: Actor, detail: String) -> Activity {
@@ -80,7 +84,8 @@ impl Emails<'_> {
             let emails = self.store.list_emails(scope, &agg.invoice.id).await?;
             let now = self.clock.now(scope).await?;
             let (change, output) = decide(&agg, &emails, now)?;
-            let Some(change) = change else { return Ok(output) };
+            let Some(mut change) = change else { return Ok(output) };
+            change.claim = self.claim.clone();
             match self.invoices.save_invoice(change).await {
                 Err(Error::InvoiceStateMismatch) => continue,
                 Err(e) => return Err(e),
@@ -103,6 +108,13 @@ impl Emails<'_> {
         change.aggregate.invoice.activity.push(activity(now, ActivityAction::EmailQueued, actor, detail));
         change.emails.push(email);
         change
+    }
+
+    /// One email of an invoice, as the outbox holds it now. Errors: `NotFound(Invoice)` when
+    /// the invoice (in `scope`) has no such email.
+    pub async fn get(&self, scope: &Scope, invoice: &InvoiceId, id: &str) -> Result<OutboundEmail, Error> {
+        let emails = self.store.list_emails(scope, invoice).await?;
+        emails.into_iter().find(|e| e.id.as_str() == id).ok_or(Error::NotFound(crate::error::Resource::Invoice))
     }
 
     /// `POST /v1/invoices/{id}/send`: queues the invoice (with its PDF) to the customer.
@@ -395,6 +407,7 @@ mod tests {
             crypto,
             clock,
             pages: &p.pages,
+            claim: None,
         }
     }
 

@@ -3,11 +3,8 @@
 
 use crate::crypto::Crypto;
 use crate::error::Error;
-use crate::idempotency::model::{IdempotencyBegin, IdempotencyNamespace};
+use crate::idempotency::model::{IdempotencyBegin, IdempotencyClaim, IdempotencyNamespace};
 use crate::idempotency::ports::IdempotencyStore;
-
-/// An in-progress claim older than this is considered abandoned by a crashed process.
-pub const STALE_AFTER_SECONDS: i64 = 60;
 
 /// The idempotency use cases over their store.
 pub struct Idempotency<'a> {
@@ -15,6 +12,9 @@ pub struct Idempotency<'a> {
     pub store: &'a dyn IdempotencyStore,
     /// The fingerprint's hash.
     pub crypto: &'a dyn Crypto,
+    /// Seconds after which an uncommitted claim is taken over
+    /// ([`STALE_AFTER_SECONDS`](crate::idempotency::model::STALE_AFTER_SECONDS) by default).
+    pub lease_seconds: i64,
 }
 
 impl Idempotency<'_> {
@@ -29,30 +29,36 @@ impl Idempotency<'_> {
         self.crypto.sha256(&material)
     }
 
-    /// Claims `key` for a request with `fingerprint`: run it, replay an answer, wait, or refuse
-    /// a different request (a claim abandoned for [`STALE_AFTER_SECONDS`] is taken over).
+    /// Claims `key` for a request with `fingerprint`: run it, replay an answer, answer again
+    /// what committed, wait, or refuse a different request (an uncommitted claim abandoned for
+    /// the lease is taken over).
     pub async fn claim(
         &self,
         namespace: &IdempotencyNamespace,
         key: &str,
         fingerprint: [u8; 32],
     ) -> Result<IdempotencyBegin, Error> {
-        self.store.begin(namespace, key, fingerprint, STALE_AFTER_SECONDS).await
+        self.store.begin(namespace, key, fingerprint, self.lease_seconds).await
     }
 
     /// Records the answer of a claimed request for replay.
-    pub async fn record(
+    pub async fn record(&self, claim: &IdempotencyClaim, status: u16, body: &str) -> Result<(), Error> {
+        self.store.complete(claim, status, body).await
+    }
+
+    /// Records the answer rebuilt for a key whose work committed without one.
+    pub async fn record_committed(
         &self,
         namespace: &IdempotencyNamespace,
         key: &str,
         status: u16,
         body: &str,
     ) -> Result<(), Error> {
-        self.store.complete(namespace, key, status, body).await
+        self.store.complete_committed(namespace, key, status, body).await
     }
 
     /// Releases a claim whose request failed in a way a retry may fix.
-    pub async fn release(&self, namespace: &IdempotencyNamespace, key: &str) -> Result<(), Error> {
-        self.store.abandon(namespace, key).await
+    pub async fn release(&self, claim: &IdempotencyClaim) -> Result<(), Error> {
+        self.store.abandon(claim).await
     }
 }

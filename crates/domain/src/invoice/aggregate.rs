@@ -123,9 +123,23 @@ pub struct InvoiceChange {
     pub events: Vec<PendingEvent>,
     /// Outbox emails to insert, or to update after a delivery attempt (by id), with the change.
     pub emails: Vec<crate::email::model::OutboundEmail>,
+    /// The idempotency key of the request this change answers: marked committed in the same
+    /// transaction.
+    pub claim: Option<crate::idempotency::model::IdempotencyClaim>,
 }
 
 impl InvoiceChange {
+    /// What this change answers a keyed request with after a crash: its invoice, the session
+    /// it created or changed last, the email it queued.
+    pub fn committed(&self) -> crate::idempotency::model::Committed {
+        crate::idempotency::model::Committed {
+            invoice: Some(self.aggregate.invoice.id.to_string()),
+            session: self.changed_sessions.last().map(ToString::to_string),
+            email: self.emails.first().map(|e| e.id.to_string()),
+            link: self.aggregate.invoice.fields.payment_link.as_ref().map(|l| l.id.to_string()),
+        }
+    }
+
     /// Creates `aggregate`'s invoice and every session it holds.
     pub fn create(aggregate: InvoiceAggregate) -> Self {
         let changed_sessions = aggregate.sessions.iter().map(|s| s.id.clone()).collect();
@@ -147,6 +161,7 @@ impl InvoiceChange {
             changed_payments: Vec::new(),
             events: Vec::new(),
             emails: Vec::new(),
+            claim: None,
         }
     }
 

@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 
 use crate::error::Error;
 use crate::event::model::Event;
+use crate::idempotency::model::IdempotencyClaim;
 use crate::ids::{PaymentLinkId, PublicToken};
 use crate::invoice::aggregate::InvoiceChange;
 use crate::merchant::model::Token;
@@ -40,8 +41,9 @@ pub struct LinkFilter {
 /// Payment links, scoped by merchant and mode like every store; a link's public id is the one
 /// unscoped key (the public page).
 pub trait PaymentLinkStore: Send + Sync {
-    /// Inserts a new link. Errors: `Internal` when the id is already used.
-    async fn insert_link(&self, link: &PaymentLink) -> Result<(), Error>;
+    /// Inserts a new link (and marks `claim` committed in the same transaction). Errors:
+    /// `Internal` when the id is already used; `IdempotencyClaimLost`.
+    async fn insert_link(&self, link: &PaymentLink, claim: Option<IdempotencyClaim>) -> Result<(), Error>;
     /// With its reservation as it stands. Errors: `NotFound(PaymentLink)` for an unknown or
     /// foreign id; `ModeMismatch` for one of the other mode.
     async fn get_link(&self, scope: &Scope, id: &PaymentLinkId) -> Result<PaymentLink, Error>;
@@ -57,13 +59,19 @@ pub trait PaymentLinkStore: Send + Sync {
         page: &PageRequest,
         now: DateTime<Utc>,
     ) -> Result<Page<PaymentLink>, Error>;
-    /// Writes `link` if its stored lock version is `expected_lock_version`; answers whether it
-    /// did.
-    async fn update_link(&self, link: &PaymentLink, expected_lock_version: i64) -> Result<bool, Error>;
+    /// Writes `link` if its stored lock version is `expected_lock_version` (and marks `claim`
+    /// committed in the same transaction); answers whether it did. Errors:
+    /// `IdempotencyClaimLost`.
+    async fn update_link(
+        &self,
+        link: &PaymentLink,
+        expected_lock_version: i64,
+        claim: Option<IdempotencyClaim>,
+    ) -> Result<bool, Error>;
     /// A public submission: the new invoice and its checkout (`change`), recorded as created
     /// through the link, and, for a single-use link, the link reserved for it, all in one
-    /// transaction, only if the link is still at `expected_lock_version`. Answers whether it
-    /// was written.
+    /// transaction (with `change.claim` marked committed), only if the link is still at
+    /// `expected_lock_version`. Answers whether it was written.
     async fn save_link_checkout(
         &self,
         link: &PaymentLink,

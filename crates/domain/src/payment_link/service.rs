@@ -8,6 +8,7 @@ use crate::clock::Clock;
 use crate::crypto::Crypto;
 use crate::error::{Error, Resource};
 use crate::event::model::{Event, EventType};
+use crate::idempotency::model::IdempotencyClaim;
 use crate::ids::{EventId, PaymentLinkId, PublicToken};
 use crate::invoice::input::CheckoutInput;
 use crate::invoice::model::{Customer, LinkRef};
@@ -76,6 +77,9 @@ pub struct PaymentLinks<'a> {
     pub clock: &'a dyn Clock,
     /// The settlement chain and tokens of new checkouts.
     pub chain: &'a ChainSettings,
+    /// The idempotency key of the request these use cases serve: every write is marked in
+    /// its transaction (`None`: no key, or the worker).
+    pub claim: Option<IdempotencyClaim>,
 }
 
 impl PaymentLinks<'_> {
@@ -102,7 +106,7 @@ impl PaymentLinks<'_> {
             updated_at: now,
             lock_version: 1,
         };
-        self.store.insert_link(&link).await?;
+        self.store.insert_link(&link, self.claim.clone()).await?;
         Ok(link)
     }
 
@@ -138,7 +142,7 @@ impl PaymentLinks<'_> {
             let output = change(&mut next, now)?;
             next.updated_at = now;
             next.lock_version = current.lock_version + 1;
-            if self.store.update_link(&next, current.lock_version).await? {
+            if self.store.update_link(&next, current.lock_version, self.claim.clone()).await? {
                 return Ok((next, output, now));
             }
         }
@@ -333,6 +337,7 @@ impl PaymentLinks<'_> {
                 });
             }
             next.lock_version = link.lock_version + 1;
+            change.claim = self.claim.clone();
             if self.store.save_link_checkout(&next, link.lock_version, change).await? {
                 return Ok(created);
             }
@@ -599,8 +604,14 @@ mod tests {
             store.expect_get_public_link().returning(move |_| Ok(stored.clone()));
             store.expect_save_link_checkout().never();
             let merchants = merchants(status);
-            let links =
-                PaymentLinks { store: &store, merchants: &merchants, crypto: &crypto, clock: &clock, chain: &chain };
+            let links = PaymentLinks {
+                store: &store,
+                merchants: &merchants,
+                crypto: &crypto,
+                clock: &clock,
+                chain: &chain,
+                claim: None,
+            };
             let public = PublicToken::from_trusted("p".repeat(43));
             assert_eq!(links.submit(&public, submission).await, Err(expected));
         }
@@ -629,8 +640,14 @@ mod tests {
             Ok(false)
         });
         let merchants = merchants(MerchantStatus::Active);
-        let links =
-            PaymentLinks { store: &store, merchants: &merchants, crypto: &crypto, clock: &clock, chain: &chain };
+        let links = PaymentLinks {
+            store: &store,
+            merchants: &merchants,
+            crypto: &crypto,
+            clock: &clock,
+            chain: &chain,
+            claim: None,
+        };
         let public = PublicToken::from_trusted("p".repeat(43));
         let answer = links.submit(&public, LinkSubmission { version: 3, ..Default::default() }).await;
         assert_eq!(answer, Err(Error::LinkReserved));
@@ -660,10 +677,16 @@ mod tests {
         ] {
             let mut store = MockPaymentLinkStore::new();
             store.expect_get_link().returning(move |_, _| Ok(stored.clone()));
-            store.expect_update_link().returning(|_, expected| Ok(expected == 5));
+            store.expect_update_link().returning(|_, expected, _| Ok(expected == 5));
             let merchants = MockMerchantStore::new();
-            let links =
-                PaymentLinks { store: &store, merchants: &merchants, crypto: &crypto, clock: &clock, chain: &chain };
+            let links = PaymentLinks {
+                store: &store,
+                merchants: &merchants,
+                crypto: &crypto,
+                clock: &clock,
+                chain: &chain,
+                claim: None,
+            };
             let answer = links.set_lifecycle(&scope(), &PaymentLinkId::from_trusted("plink_1".into()), target).await;
             assert_eq!(answer.map(|(l, now)| (l.state_at(now), l.lock_version)), expected, "{target:?}");
         }

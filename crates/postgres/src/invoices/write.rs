@@ -5,55 +5,20 @@
 //! writes (invoice, sessions, payments, events) are sent pipelined on its connection: one round
 //! trip after the optional number allocation.
 
-use diesel::result::{DatabaseErrorKind, Error as DieselError, QueryResult};
+use diesel::result::QueryResult;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use futures_util::future::{BoxFuture, try_join_all};
 use stablepay_domain::event::Event;
 use stablepay_domain::invoice::aggregate::{ChangeKind, InvoiceAggregate, InvoiceChange};
 use stablepay_domain::{Error, Scope};
 
-use crate::error::db;
+use crate::error::TxError;
 use crate::invoices::change_statements::{
     InsertEvent, InsertInvoice, NextNumber, UpdateInvoice, UpsertPayment, UpsertSession,
 };
 use crate::invoices::create_statement::InsertInvoiceWithSession;
 use crate::invoices::rows::{InvoiceRow, PaymentRow, SessionRow};
 use crate::rows::corrupt;
-
-/// The unique indexes that let a transaction hash be credited once: per merchant in test mode
-/// (simulated hashes), across the service in live mode.
-const TX_ONCE_INDEXES: [&str; 2] = ["payments_tx_once_live", "payments_tx_once_test"];
-
-/// Failure inside a transaction: a database error, or a domain outcome that rolls it back.
-pub(crate) enum TxError {
-    Db(DieselError),
-    Domain(Error),
-}
-
-impl From<DieselError> for TxError {
-    fn from(e: DieselError) -> Self {
-        TxError::Db(e)
-    }
-}
-
-impl TxError {
-    pub(crate) fn into_domain(self) -> Error {
-        match self {
-            TxError::Domain(e) => e,
-            TxError::Db(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info))
-                if info.constraint_name().is_some_and(|c| TX_ONCE_INDEXES.contains(&c)) =>
-            {
-                Error::DuplicateTransaction
-            }
-            // An invoice number raced, or the row changed: the caller reloads and decides again.
-            TxError::Db(DieselError::DatabaseError(
-                DatabaseErrorKind::UniqueViolation | DatabaseErrorKind::SerializationFailure,
-                _,
-            )) => Error::InvoiceStateMismatch,
-            TxError::Db(e) => db(e),
-        }
-    }
-}
 
 /// Saves `change`; answers the saved aggregate (numbered, with its new lock version).
 pub(super) async fn save(conn: &mut AsyncPgConnection, mut change: InvoiceChange) -> Result<InvoiceAggregate, Error> {
@@ -76,10 +41,11 @@ pub(super) async fn save(conn: &mut AsyncPgConnection, mut change: InvoiceChange
     Ok(change.aggregate)
 }
 
-/// A creation of a numbered invoice with its one checkout, nothing else (no events, no emails):
-/// one statement numbers and writes it.
+/// A creation of a numbered invoice with its one checkout, nothing else (no events, no emails,
+/// no idempotency key to mark): one statement numbers and writes it.
 fn one_statement(change: &InvoiceChange) -> bool {
     change.kind == ChangeKind::Create
+        && change.claim.is_none()
         && change.aggregate.sessions.len() == 1
         && change.changed_payments.is_empty()
         && change.events.is_empty()
@@ -138,6 +104,9 @@ pub(crate) async fn write_all(conn: &mut AsyncPgConnection, change: &mut Invoice
         return Err(TxError::Domain(Error::InvoiceStateMismatch));
     }
     crate::emails::write_emails(conn, &change.emails).await?;
+    if let Some(claim) = &change.claim {
+        crate::idempotency::mark_committed(conn, claim, &change.committed()).await?;
+    }
     Ok(())
 }
 

@@ -34,7 +34,12 @@ fn links_table() -> Vec<LinkRow> {
     table.push(by_id("create_checkout_session", "201", "$response.body#/data/invoiceId", &INVOICE_ACTIONS));
     table.push(by_id("create_invoice", "201", "$response.body#/data/id", &INVOICE_ACTIONS));
     table.push(by_id("duplicate_invoice", "201", "$response.body#/data/id", &INVOICE_ACTIONS));
-    table.push(by_id("open_checkout", "201", "$response.body#/data/id", &["get_checkout_session", "simulate_payment"]));
+    table.push(by_id(
+        "open_checkout",
+        "201",
+        "$response.body#/data/checkoutSessionId",
+        &["get_checkout_session", "simulate_payment", "get_public_checkout", "submit_payment"],
+    ));
     table.push(by_id("simulate_payment", "201", "$response.body#/data/id", &["get_payment"]));
     table.push(by_id(
         "create_link",
@@ -102,5 +107,66 @@ pub fn add_links(doc: &mut serde_json::Value) {
                 "description": format!("{target} for the {field} of this response"),
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    /// Resolves `$ref`s of the document.
+    fn resolve<'a>(doc: &'a Value, schema: &'a Value) -> &'a Value {
+        match schema.get("$ref").and_then(Value::as_str) {
+            Some(r) => doc.pointer(r.trim_start_matches('#')).map_or(schema, |s| resolve(doc, s)),
+            None => schema,
+        }
+    }
+
+    /// The schema at `pointer` (`/data/items/0/id`) inside `schema`, through objects and arrays.
+    fn at<'a>(doc: &'a Value, schema: &'a Value, pointer: &str) -> Option<&'a Value> {
+        let Some((part, rest)) = pointer.trim_start_matches('/').split_once('/').or_else(|| {
+            let p = pointer.trim_start_matches('/');
+            (!p.is_empty()).then_some((p, ""))
+        }) else {
+            return Some(schema);
+        };
+        let schema = resolve(doc, schema);
+        if let Some(parts) = schema.get("allOf").and_then(Value::as_array) {
+            return parts.iter().find_map(|s| at(doc, s, pointer));
+        }
+        let next = if part.parse::<usize>().is_ok() {
+            schema.get("items")?
+        } else {
+            schema.pointer(&format!("/properties/{part}"))?
+        };
+        at(doc, next, rest)
+    }
+
+    /// Every link's runtime expression names a property the source response has: a link to a
+    /// field the answer lacks leaves the generator that follows it with nothing.
+    #[test]
+    fn every_link_names_a_field_of_its_response() {
+        let doc = crate::api::document();
+        let mut broken = Vec::new();
+        let mut count = 0;
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            for (method, op) in item.as_object().unwrap() {
+                for (status, response) in op["responses"].as_object().into_iter().flatten() {
+                    let Some(links) = response.get("links").and_then(Value::as_object) else { continue };
+                    let schema = &response["content"]["application/json"]["schema"];
+                    for (name, link) in links {
+                        for expr in link["parameters"].as_object().unwrap().values() {
+                            count += 1;
+                            let pointer = expr.as_str().unwrap().trim_start_matches("$response.body#");
+                            if at(&doc, schema, pointer).is_none() {
+                                broken.push(format!("{method} {path} {status} {name}: {pointer}"));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(count > 30, "{count} link parameters");
+        assert!(broken.is_empty(), "links to fields the answer does not have:\n{}", broken.join("\n"));
     }
 }

@@ -9,9 +9,9 @@ use stablepay_http::error::{ApiError, ErrorCode};
 use stablepay_http::respond::{ok, to_data};
 
 use crate::auth::{AnyKey, SecretKey};
-use crate::idempotency;
 use crate::json::OptionalJson;
 use crate::wire::checkout::{CheckoutCreate, SessionView, checkout_session, payment};
+use crate::{idempotency, rebuild};
 
 /// Create a hosted checkout and its linked invoice. A publishable key may send only amount and
 /// externalReference.
@@ -56,7 +56,7 @@ pub async fn create_checkout_session(
             return e.error_response();
         }
     }
-    idempotency::execute(caller, &req, &raw, move |c| async move {
+    idempotency::execute(caller, &req, &raw, rebuild::checkout_created, move |c| async move {
         let agg = c.invoices().create_checkout(&c.principal.merchant, c.scope(), input.into_domain()?).await?;
         let session = agg.sessions.first().ok_or_else(ApiError::internal)?;
         let view = SessionView { retrieval: false, secret: c.is_secret() };

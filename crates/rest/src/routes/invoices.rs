@@ -13,12 +13,12 @@ use stablepay_http::idempotency::Outcome;
 use stablepay_http::respond::{ok, to_data};
 
 use crate::auth::{Caller, SecretKey};
-use crate::idempotency;
 use crate::json::ApiJson;
 use crate::query::QueryParams;
 use crate::wire::common::ListOut;
 use crate::wire::invoices::input::{self, InvoiceForm, IssueIn, ReasonIn, RefundIn};
 use crate::wire::invoices::output::{InvoiceOut, RefundRecordedOut, RemainderCheckoutOut, invoice, refund};
+use crate::{idempotency, rebuild};
 
 /// A path segment: an invoice id, or (for reads) an issued invoice number.
 fn key(segment: &str, allow_number: bool) -> Result<InvoiceKey, ApiError> {
@@ -51,7 +51,7 @@ async fn render(c: &Caller, agg: &InvoiceAggregate, status: StatusCode) -> Outco
 #[post("/invoices")]
 pub async fn create_invoice(req: HttpRequest, SecretKey(caller): SecretKey, body: ApiJson<Value>) -> HttpResponse {
     let ApiJson(input, raw) = body;
-    idempotency::execute(caller, &req, &raw, move |c| async move {
+    idempotency::execute(caller, &req, &raw, rebuild::invoice_with(StatusCode::CREATED), move |c| async move {
         let m = &c.principal.merchant;
         let agg = match input::invoice_form(input)? {
             InvoiceForm::Itemized { input, issue, send } => {
@@ -120,7 +120,7 @@ pub async fn update_invoice(
     body: ApiJson<Value>,
 ) -> HttpResponse {
     let ApiJson(input, raw) = body;
-    idempotency::execute(caller, &req, &raw, move |c| async move {
+    idempotency::execute(caller, &req, &raw, rebuild::invoice_with(StatusCode::OK), move |c| async move {
         let k = key(&id, false)?;
         let (version, draft) = input::invoice_patch(input)?;
         let agg = c.invoices().update_draft(&c.principal.merchant, c.scope(), &k, version, draft).await?;
@@ -145,7 +145,7 @@ pub async fn issue_invoice(
     body: ApiJson<IssueIn>,
 ) -> HttpResponse {
     let ApiJson(input, raw) = body;
-    idempotency::execute(caller, &req, &raw, move |c| async move {
+    idempotency::execute(caller, &req, &raw, rebuild::invoice_with(StatusCode::OK), move |c| async move {
         let agg = c.invoices().issue(c.scope(), &key(&id, false)?, input.version, input.send.unwrap_or(false)).await?;
         render(&c, &agg, StatusCode::OK).await
     })
@@ -161,7 +161,7 @@ pub async fn issue_invoice(
 )]
 #[post("/invoices/{id}/checkout-sessions")]
 pub async fn open_checkout(req: HttpRequest, SecretKey(caller): SecretKey, id: web::Path<String>) -> HttpResponse {
-    idempotency::execute(caller, &req, &[], move |c| async move {
+    idempotency::execute(caller, &req, &[], rebuild::remainder_checkout, move |c| async move {
         let opened = c.invoices().open_checkout(c.scope(), &key(&id, false)?).await?;
         let session = opened.aggregate.session(&opened.session_id).ok_or_else(ApiError::internal)?;
         let expires = stablepay_http::timestamp::timestamp(session.expires_at);
@@ -187,7 +187,7 @@ async fn close(
     action: CloseAction,
 ) -> HttpResponse {
     let ApiJson(input, raw) = body;
-    idempotency::execute(caller, &req, &raw, move |c| async move {
+    idempotency::execute(caller, &req, &raw, rebuild::invoice_with(StatusCode::OK), move |c| async move {
         let agg = c.invoices().close(c.scope(), &key(&id, false)?, action, &input.reason).await?;
         render(&c, &agg, StatusCode::OK).await
     })
@@ -264,7 +264,7 @@ pub async fn refund_reference(
     body: ApiJson<RefundIn>,
 ) -> HttpResponse {
     let ApiJson(input, raw) = body;
-    idempotency::execute(caller, &req, &raw, move |c| async move {
+    idempotency::execute(caller, &req, &raw, rebuild::refund_recorded, move |c| async move {
         let k = key(&id, false)?;
         let (agg, refund_id) = c.invoices().record_refund(c.scope(), &k, input.into_domain()?).await?;
         let adjustment =
@@ -284,7 +284,7 @@ pub async fn refund_reference(
 )]
 #[post("/invoices/{id}/duplicate")]
 pub async fn duplicate_invoice(req: HttpRequest, SecretKey(caller): SecretKey, id: web::Path<String>) -> HttpResponse {
-    idempotency::execute(caller, &req, &[], move |c| async move {
+    idempotency::execute(caller, &req, &[], rebuild::invoice_with(StatusCode::CREATED), move |c| async move {
         let agg = c.invoices().duplicate(&c.principal.merchant, c.scope(), &key(&id, false)?).await?;
         render(&c, &agg, StatusCode::CREATED).await
     })
@@ -305,7 +305,7 @@ pub async fn duplicate_invoice(req: HttpRequest, SecretKey(caller): SecretKey, i
 )]
 #[post("/invoices/{id}/send")]
 pub async fn send_invoice(req: HttpRequest, SecretKey(caller): SecretKey, id: web::Path<String>) -> HttpResponse {
-    idempotency::execute(caller, &req, &[], move |c| async move {
+    idempotency::execute(caller, &req, &[], rebuild::email_queued, move |c| async move {
         let email = c.emails().send(c.scope(), &key(&id, false)?).await?;
         Ok((StatusCode::ACCEPTED, to_data(&crate::wire::invoices::output::InvoiceEmailOut::from(&email))?))
     })
@@ -325,7 +325,7 @@ pub async fn send_invoice(req: HttpRequest, SecretKey(caller): SecretKey, id: we
 )]
 #[post("/invoices/{id}/remind")]
 pub async fn remind_invoice(req: HttpRequest, SecretKey(caller): SecretKey, id: web::Path<String>) -> HttpResponse {
-    idempotency::execute(caller, &req, &[], move |c| async move {
+    idempotency::execute(caller, &req, &[], rebuild::email_queued, move |c| async move {
         let email = c.emails().remind(c.scope(), &key(&id, false)?).await?;
         Ok((StatusCode::ACCEPTED, to_data(&crate::wire::invoices::output::InvoiceEmailOut::from(&email))?))
     })

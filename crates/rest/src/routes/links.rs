@@ -3,12 +3,14 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, get, patch, post, web};
+use stablepay_domain::idempotency::IdempotencyClaim;
 use stablepay_domain::ids::{PaymentLinkId, PublicToken};
 use stablepay_domain::payment_link::machine::LinkState;
 use stablepay_domain::payment_link::model::AmountType;
 use stablepay_domain::payment_link::model::MAX_SEARCH_TEXT_BYTES;
 use stablepay_domain::payment_link::model::{Lifecycle, Usage};
 use stablepay_domain::payment_link::ports::LinkFilter;
+use stablepay_domain::payment_link::service::PaymentLinks;
 use stablepay_domain::{Error, Resource};
 use stablepay_http::error::{ApiError, ErrorCode};
 use stablepay_http::idempotency::Outcome;
@@ -16,12 +18,12 @@ use stablepay_http::respond::{ok, to_data};
 use stablepay_http::state::AppState;
 
 use crate::auth::{Caller, SecretKey};
-use crate::idempotency;
 use crate::json::ApiJson;
 use crate::query::QueryParams;
 use crate::wire::common::ListOut;
 use crate::wire::invoices::output::invoice;
 use crate::wire::links::{LinkCheckoutIn, LinkCheckoutOut, PaymentLinkIn, PaymentLinkOut, PublicPaymentLinkOut};
+use crate::{idempotency, rebuild};
 
 fn link_id(text: &str) -> Result<PaymentLinkId, Error> {
     PaymentLinkId::parse(text).ok_or(Error::NotFound(Resource::PaymentLink))
@@ -52,7 +54,7 @@ fn render(
 #[post("/payment-links")]
 pub async fn create_link(req: HttpRequest, SecretKey(caller): SecretKey, body: ApiJson<PaymentLinkIn>) -> HttpResponse {
     let ApiJson(input, raw) = body;
-    idempotency::execute(caller, &req, &raw, move |c| async move {
+    idempotency::execute(caller, &req, &raw, rebuild::link_with(StatusCode::CREATED), move |c| async move {
         if input.version.is_some() {
             return Err(ApiError::validation("version", "version is set by the service; send it only to PATCH."));
         }
@@ -189,7 +191,7 @@ pub async fn update_link(
     body: ApiJson<PaymentLinkIn>,
 ) -> HttpResponse {
     let ApiJson(input, raw) = body;
-    idempotency::execute(caller, &req, &raw, move |c| async move {
+    idempotency::execute(caller, &req, &raw, rebuild::link_with(StatusCode::OK), move |c| async move {
         let id = link_id(&id)?;
         let version = input
             .version
@@ -231,7 +233,7 @@ pub async fn link_payments(
 }
 
 async fn lifecycle(req: HttpRequest, caller: Caller, id: String, target: Lifecycle) -> HttpResponse {
-    idempotency::execute(caller, &req, &[], move |c| async move {
+    idempotency::execute(caller, &req, &[], rebuild::link_with(StatusCode::OK), move |c| async move {
         let (link, now) = c.payment_links().set_lifecycle(c.scope(), &link_id(&id)?, target).await?;
         render(&c, &link, now, StatusCode::OK)
     })
@@ -287,7 +289,7 @@ pub async fn archive_link(req: HttpRequest, SecretKey(c): SecretKey, id: web::Pa
 )]
 #[post("/payment-links/{id}/duplicate")]
 pub async fn duplicate_link(req: HttpRequest, SecretKey(caller): SecretKey, id: web::Path<String>) -> HttpResponse {
-    idempotency::execute(caller, &req, &[], move |c| async move {
+    idempotency::execute(caller, &req, &[], rebuild::link_with(StatusCode::CREATED), move |c| async move {
         let links = c.payment_links();
         let link = links.duplicate(&c.principal.merchant, c.scope(), &link_id(&id)?).await?;
         render(&c, &link, link.created_at, StatusCode::CREATED)
@@ -345,15 +347,20 @@ pub async fn public_link_checkout(
     let ApiJson(input, raw) = body;
     let run_state = state.clone();
     let key_resource = public.into_inner();
-    Ok(stablepay_http::idempotency::execute_public(state, scope, &key_resource, &req, &raw, move || async move {
-        submit(run_state, id, input).await
-    })
-    .await)
+    let again = rebuild::link_checkout(state.clone(), scope.clone());
+    let work = move |claim| async move { submit(run_state, id, input, claim).await };
+    Ok(stablepay_http::idempotency::execute_public(state, scope, &key_resource, &req, &raw, (work, again)).await)
 }
 
-/// A submission (the API's and the hosted page's).
-pub async fn submit(state: web::Data<AppState>, id: PublicToken, input: LinkCheckoutIn) -> Outcome {
+/// A submission (the API's and the hosted page's), its work under `claim`.
+pub async fn submit(
+    state: web::Data<AppState>,
+    id: PublicToken,
+    input: LinkCheckoutIn,
+    claim: Option<IdempotencyClaim>,
+) -> Outcome {
     let submission = input.into_submission()?;
-    let created = state.use_cases.links().submit(&id, submission).await?;
+    let links = PaymentLinks { claim, ..state.use_cases.links() };
+    let created = links.submit(&id, submission).await?;
     Ok((StatusCode::CREATED, to_data(&LinkCheckoutOut::new(&created, state.use_cases.pages()))?))
 }

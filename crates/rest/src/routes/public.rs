@@ -7,6 +7,7 @@ use stablepay_domain::ids::{CheckoutSessionId, PublicToken};
 use stablepay_domain::invoice::InvoiceKey;
 use stablepay_domain::invoice::payment::TxHash;
 use stablepay_domain::invoice::public::InvoiceView;
+use stablepay_domain::invoice::service::Invoices;
 use stablepay_domain::ratelimit::{PUBLIC_CHECKOUT, PUBLIC_READ};
 use stablepay_domain::{Error, Resource};
 use stablepay_http::error::{ApiError, ErrorCode};
@@ -16,6 +17,7 @@ use stablepay_http::respond::{ok, to_data};
 use stablepay_http::state::AppState;
 
 use crate::json::ApiJson;
+use crate::rebuild;
 use crate::wire::public::{
     PublicCheckoutEnvelope, PublicCheckoutOut, PublicCheckoutSessionEnvelope, PublicCheckoutSessionOut,
     PublicInvoiceEnvelope, PublicInvoiceOut, SubmitPaymentIn, SubmittedPaymentOut,
@@ -119,11 +121,14 @@ pub async fn public_invoice_checkout(
     let invoice = public_invoice(&state, &token).await?.aggregate.invoice;
     let (scope, id) = (invoice.scope, invoice.id);
     let run_state = state.clone();
-    Ok(execute_public(state, scope.clone(), &token, &req, &[], move || async move {
-        let opened = run_state.use_cases.invoices().open_checkout(&scope, &InvoiceKey::Id(id)).await?;
+    let again = rebuild::public_invoice_checkout(state.clone(), scope.clone());
+    let work_scope = scope.clone();
+    let work = move |claim| async move {
+        let invoices = Invoices { claim, ..run_state.use_cases.invoices() };
+        let opened = invoices.open_checkout(&work_scope, &InvoiceKey::Id(id)).await?;
         let session = opened.aggregate.session(&opened.session_id).ok_or_else(ApiError::internal)?;
         let out = PublicCheckoutOut::new(session, run_state.use_cases.pages());
         Ok((StatusCode::CREATED, to_data(&out)?))
-    })
-    .await)
+    };
+    Ok(execute_public(state, scope, &token, &req, &[], (work, again)).await)
 }

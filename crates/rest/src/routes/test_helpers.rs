@@ -11,11 +11,11 @@ use stablepay_http::respond::to_data;
 use stablepay_http::timestamp::timestamp;
 
 use crate::auth::SecretTestKey;
-use crate::idempotency;
 use crate::json::{ApiJson, OptionalJson};
 use crate::wire::checkout::payment;
 use crate::wire::fields::amount;
 use crate::wire::test_helpers::{ClockAdvanceIn, ClockOut, TestPaymentIn};
+use crate::{idempotency, rebuild};
 
 /// Simulate a transfer to a checkout: it goes through the same verification and crediting as a
 /// live payment, and the answer is the payment record once verification has finished.
@@ -37,7 +37,7 @@ pub async fn simulate_payment(
     body: OptionalJson<TestPaymentIn>,
 ) -> HttpResponse {
     let OptionalJson(input, raw) = body;
-    idempotency::execute(caller, &req, &raw, move |c| async move {
+    idempotency::execute(caller, &req, &raw, rebuild::test_payment, move |c| async move {
         let id = CheckoutSessionId::parse(&id).ok_or(Error::NotFound(Resource::CheckoutSession))?;
         let succeed = match input.outcome.as_deref() {
             None | Some("confirmed") => true,
@@ -115,7 +115,7 @@ pub async fn advance_clock(
     body: ApiJson<ClockAdvanceIn>,
 ) -> HttpResponse {
     let ApiJson(input, raw) = body;
-    idempotency::execute(caller, &req, &raw, move |c| async move {
+    idempotency::execute(caller, &req, &raw, rebuild::none, move |c| async move {
         // The request's own clock holds the offset from before the advance: the use case reads
         // the store's.
         let moved = c.state.use_cases.advance_test_clock(c.scope(), input.seconds).await?;

@@ -13,7 +13,6 @@ use stablepay_http::idempotency::Outcome;
 use stablepay_http::respond::{ok, to_data};
 
 use crate::auth::SecretKey;
-use crate::idempotency;
 use crate::json::ApiJson;
 use crate::query::QueryParams;
 use crate::wire::common::ListOut;
@@ -22,6 +21,7 @@ use crate::wire::webhooks::{
     ArchivedEndpointOut, WebhookDeliveryOut, WebhookEndpointCreate, WebhookEndpointOut, WebhookEndpointPatch,
     WebhookIncidentOut, WebhookTestIn, WebhookTestOut,
 };
+use crate::{idempotency, rebuild};
 
 fn endpoint_id(text: &str) -> Result<WebhookEndpointId, Error> {
     WebhookEndpointId::parse(text).ok_or(Error::NotFound(Resource::WebhookEndpoint))
@@ -102,7 +102,7 @@ pub async fn update_endpoint(
     body: ApiJson<WebhookEndpointPatch>,
 ) -> HttpResponse {
     let ApiJson(input, raw) = body;
-    idempotency::execute(caller, &req, &raw, move |c| async move {
+    idempotency::execute(caller, &req, &raw, rebuild::none, move |c| async move {
         let endpoint =
             c.state.use_cases.webhooks().update_endpoint(c.scope(), &endpoint_id(&id)?, input.try_into()?).await?;
         done(StatusCode::OK, &WebhookEndpointOut::new(&endpoint, None, c.state.use_cases.clock().system_now()))
@@ -120,7 +120,7 @@ pub async fn update_endpoint(
 )]
 #[delete("/webhook-endpoints/{id}")]
 pub async fn delete_endpoint(req: HttpRequest, SecretKey(caller): SecretKey, id: web::Path<String>) -> HttpResponse {
-    idempotency::execute(caller, &req, &[], move |c| async move {
+    idempotency::execute(caller, &req, &[], rebuild::none, move |c| async move {
         let id = endpoint_id(&id)?;
         c.state.use_cases.webhooks().archive_endpoint(c.scope(), &id).await?;
         done(
@@ -141,7 +141,7 @@ pub async fn delete_endpoint(req: HttpRequest, SecretKey(caller): SecretKey, id:
 )]
 #[post("/webhook-endpoints/{id}/rotate-secret")]
 pub async fn rotate_secret(req: HttpRequest, SecretKey(caller): SecretKey, id: web::Path<String>) -> HttpResponse {
-    idempotency::execute(caller, &req, &[], move |c| async move {
+    idempotency::execute(caller, &req, &[], rebuild::none, move |c| async move {
         let (endpoint, secret) = c.state.use_cases.webhooks().rotate_secret(c.scope(), &endpoint_id(&id)?).await?;
         let now = c.state.use_cases.clock().system_now();
         done(StatusCode::OK, &WebhookEndpointOut::new(&endpoint, Some(secret.as_str().to_owned()), now))
@@ -158,7 +158,7 @@ pub async fn rotate_secret(req: HttpRequest, SecretKey(caller): SecretKey, id: w
 )]
 #[post("/webhook-endpoints/{id}/end-secret-overlap")]
 pub async fn end_secret_overlap(req: HttpRequest, SecretKey(caller): SecretKey, id: web::Path<String>) -> HttpResponse {
-    idempotency::execute(caller, &req, &[], move |c| async move {
+    idempotency::execute(caller, &req, &[], rebuild::none, move |c| async move {
         let endpoint = c.state.use_cases.webhooks().end_secret_overlap(c.scope(), &endpoint_id(&id)?).await?;
         done(StatusCode::OK, &WebhookEndpointOut::new(&endpoint, None, c.state.use_cases.clock().system_now()))
     })
@@ -291,7 +291,7 @@ pub async fn replay_delivery(req: HttpRequest, SecretKey(caller): SecretKey, id:
         }
         Err(e) => return e.error_response(),
     }
-    idempotency::execute(caller, &req, &[], move |c| async move {
+    idempotency::execute(caller, &req, &[], rebuild::none, move |c| async move {
         let delivery = c.state.use_cases.webhooks().replay(c.scope(), &delivery_id(&id)?).await?;
         done(StatusCode::ACCEPTED, &WebhookDeliveryOut::new(&delivery, None))
     })

@@ -15,6 +15,7 @@ use crate::chain::ports::Chain;
 use crate::clock::{Clock, MAX_TEST_CLOCK_ADVANCE_SECONDS};
 use crate::crypto::Crypto;
 use crate::error::Error;
+use crate::idempotency::model::IdempotencyClaim;
 use crate::ids::{CheckoutSessionId, InvoiceId, PaymentId, RefundReferenceId};
 use crate::invoice::aggregate::{Decision, InvoiceChange};
 use crate::invoice::model::Actor;
@@ -79,11 +80,20 @@ pub struct Invoices<'a> {
     pub chain: &'a dyn Chain,
     /// The settlement chain and token contracts new checkouts expect.
     pub settings: &'a ChainSettings,
+    /// The idempotency key of the request these use cases serve: every change they save is
+    /// marked in its transaction (`None`: no key).
+    pub claim: Option<IdempotencyClaim>,
 }
 
 impl Invoices<'_> {
     fn ctx(&self) -> (&dyn Crypto, &ChainSettings) {
         (self.crypto, self.settings)
+    }
+
+    /// Saves `change` under the request's idempotency claim.
+    async fn save(&self, mut change: InvoiceChange) -> Result<InvoiceAggregate, Error> {
+        change.claim = self.claim.clone();
+        self.store.save_invoice(change).await
     }
 
     /// Load, decide, save; decided again on a concurrent change. Answers the saved (or, when
@@ -99,7 +109,7 @@ impl Invoices<'_> {
             let now = self.clock.now(scope).await?;
             let Decision { change, output } = decide(&current, now)?;
             let Some(change) = change else { return Ok((current, output)) };
-            match self.store.save_invoice(change).await {
+            match self.save(change).await {
                 Err(Error::InvoiceStateMismatch) => continue,
                 Err(e) => return Err(e),
                 Ok(saved) => return Ok((saved, output)),
@@ -117,7 +127,7 @@ impl Invoices<'_> {
     ) -> Result<InvoiceAggregate, Error> {
         let now = self.clock.now(scope).await?;
         let change = decide::checkout(self.ctx(), merchant, scope, input, now)?;
-        self.store.save_invoice(change).await
+        self.save(change).await
     }
 
     /// `POST /v1/invoices`, itemized form: a draft (version 1), or issued at once.
@@ -131,7 +141,7 @@ impl Invoices<'_> {
     ) -> Result<InvoiceAggregate, Error> {
         let now = self.clock.now(scope).await?;
         let change = decide::itemized(self.ctx(), merchant, scope, input, (issue, send), now)?;
-        self.store.save_invoice(change).await
+        self.save(change).await
     }
 
     /// `POST /v1/invoices`, legacy amount-only form: payable at once.
@@ -232,7 +242,7 @@ impl Invoices<'_> {
         let source = self.store.load_invoice(scope, key).await?.invoice;
         let now = self.clock.now(scope).await?;
         let change = decide::duplicate(self.crypto, merchant, scope, &source, now)?;
-        self.store.save_invoice(change).await
+        self.save(change).await
     }
 
     /// Test helper: simulate a transfer to a checkout and run it through verification and

@@ -254,7 +254,7 @@ impl UseCases {
     }
 
     /// Which merchant, mode and capability a presented key gives (see
-    /// [`authenticate`](crate::api_key::service::authenticate)).
+    /// [`authenticate`]).
     pub async fn authenticate(&self, presented: &ApiKeySecret, now: DateTime<Utc>) -> Result<Principal, Error> {
         authenticate(self.ports.keys.as_ref(), self.crypto(), presented, now).await
     }

@@ -1,5 +1,5 @@
 //! API keys: the key format and what a key gives (`model`: the secret, its digest, the
-//! [`Principal`](model::Principal)), the store (`ports`), and the use cases (`service`:
+//! [`Principal`]), the store (`ports`), and the use cases (`service`:
 //! authentication of a presented key, and the operator's key administration).
 
 pub mod model;

@@ -142,6 +142,7 @@ impl Adapters {
             idempotency: store.clone(),
             limiter: self.limiter.clone(),
             health: store.clone(),
+            telemetry: store.clone(),
             clock: Arc::new(PgClock::new((**store).clone())),
             crypto: self.crypto.clone(),
         }

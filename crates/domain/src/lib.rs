@@ -159,6 +159,7 @@ pub mod invoice;
 pub mod merchant;
 pub mod payment_link;
 pub mod ratelimit;
+pub mod telemetry;
 pub mod webhook;
 
 // Every port, in one list.

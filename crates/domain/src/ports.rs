@@ -35,6 +35,7 @@
 //! | [`IdempotencyStore`] | `idempotency` | saved responses of idempotent requests |
 //! | [`RateLimiter`] | `ratelimit` | rate-limit budgets |
 //! | [`Health`] | `health` | whether the store answers |
+//! | [`TelemetryStore`] | `telemetry` | the steps the checkout page reports, and their funnel |
 
 pub use crate::api_key::ports::ApiKeyStore;
 pub use crate::chain::ports::{Chain, FollowerStore};
@@ -48,6 +49,7 @@ pub use crate::invoice::ports::{InvoiceRenderer, InvoiceStore};
 pub use crate::merchant::ports::MerchantStore;
 pub use crate::payment_link::ports::PaymentLinkStore;
 pub use crate::ratelimit::ports::RateLimiter;
+pub use crate::telemetry::ports::TelemetryStore;
 pub use crate::webhook::ports::{SecretBox, WebhookSender, WebhookStore};
 
 /// The mockall mocks of every port (the `mocks` feature).
@@ -65,5 +67,6 @@ pub use crate::{
     merchant::ports::MockMerchantStore,
     payment_link::ports::MockPaymentLinkStore,
     ratelimit::ports::MockRateLimiter,
+    telemetry::ports::MockTelemetryStore,
     webhook::ports::{MockSecretBox, MockWebhookSender, MockWebhookStore},
 };

@@ -69,6 +69,7 @@ pub fn idle_use_cases() -> crate::use_cases::UseCases {
         idempotency: Arc::new(MockIdempotencyStore::new()),
         limiter: Arc::new(MockRateLimiter::new()),
         health: Arc::new(MockHealth::new()),
+        telemetry: Arc::new(MockTelemetryStore::new()),
         clock: Arc::new(MockClock::new()),
         crypto: Arc::new(SeqCrypto::default()),
     };

@@ -38,6 +38,8 @@ use crate::payment_link::ports::PaymentLinkStore;
 use crate::payment_link::service::PaymentLinks;
 use crate::ratelimit::ports::RateLimiter;
 use crate::ratelimit::service::RateLimits;
+use crate::telemetry::ports::TelemetryStore;
+use crate::telemetry::service::CheckoutTelemetry;
 use crate::url::PublicPages;
 use crate::webhook::ports::{SecretBox, WebhookStore};
 use crate::webhook::service::{WebhookSettings, Webhooks};
@@ -74,6 +76,8 @@ pub struct Ports {
     pub limiter: Arc<dyn RateLimiter>,
     /// Whether the store answers.
     pub health: Arc<dyn Health>,
+    /// The checkout page's reported steps.
+    pub telemetry: Arc<dyn TelemetryStore>,
     /// Each scope's time, from the store.
     pub clock: Arc<dyn Clock>,
     /// Randomness and hashes.
@@ -168,7 +172,13 @@ impl UseCases {
             follower: self.ports.follower.as_ref(),
             links: self.ports.links.as_ref(),
             clock: self.clock(),
+            telemetry: self.ports.telemetry.as_ref(),
         }
+    }
+
+    /// The checkout page's reported steps, and the merchant's funnel.
+    pub fn telemetry(&self) -> CheckoutTelemetry<'_> {
+        CheckoutTelemetry { store: self.ports.telemetry.as_ref(), clock: self.clock() }
     }
 
     /// The collections review (open invoices, what is overdue).

@@ -23,6 +23,7 @@ mod pool;
 mod rows;
 pub mod schema;
 mod stats;
+mod telemetry;
 mod webhooks;
 
 pub use webhooks::{CHANNEL as WEBHOOK_CHANNEL, listen_for_deliveries};

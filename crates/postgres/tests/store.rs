@@ -671,3 +671,46 @@ async fn keyed_work_marks_its_key_in_its_own_transaction() {
         IdempotencyBegin::Replay { status: 201, body: "the one".into() }
     );
 }
+
+/// Telemetry steps land in their checkout's merchant and mode (an unknown checkout writes
+/// nothing), and the funnel counts checkouts, not reports, per step in its period.
+#[tokio::test]
+async fn telemetry_is_scoped_by_its_checkout_and_counted_per_checkout() {
+    use stablepay_domain::ids::CheckoutSessionId;
+    use stablepay_domain::ports::TelemetryStore;
+    use stablepay_domain::telemetry::model::{Step, StepRecord};
+
+    let f = Fixture::new().await;
+    let (a, b) = (f.merchant("A").await, f.merchant("B").await);
+    let (one, two, other) = (f.checkout(&a, "1").await, f.checkout(&a, "2").await, f.checkout(&b, "3").await);
+    let now = Utc::now();
+    let report = |agg: &InvoiceAggregate, step| StepRecord {
+        session_id: agg.sessions[0].id.clone(),
+        step,
+        wallet: None,
+        detail: Some("x".into()),
+        at: now,
+    };
+    for (agg, step) in [
+        (&one, Step::Viewed),
+        (&one, Step::Viewed),
+        (&two, Step::Viewed),
+        (&one, Step::WalletConnected),
+        (&other, Step::Viewed),
+    ] {
+        f.store.record_step(&report(agg, step)).await.unwrap();
+    }
+    let unknown = StepRecord { session_id: CheckoutSessionId::parse("cs_nothing").unwrap(), ..report(&one, Step::Viewed) };
+    assert_eq!(f.store.record_step(&unknown).await, Err(Error::NotFound(Resource::CheckoutSession)));
+    let hour = chrono::Duration::hours(1);
+    let funnel = f.store.funnel(&test(&a), now - hour, now + hour).await.unwrap();
+    assert_eq!((funnel.viewed, funnel.wallet_connected, funnel.transfer_sent), (2, 1, 0));
+    assert_eq!(f.store.funnel(&test(&b), now - hour, now + hour).await.unwrap().viewed, 1);
+    assert_eq!(f.store.funnel(&test(&a), now + hour, now + hour * 2).await.unwrap().viewed, 0);
+    let live = Scope::new(a.id.clone(), Mode::Live);
+    assert_eq!(f.store.funnel(&live, now - hour, now + hour).await.unwrap().viewed, 0);
+    assert_eq!(
+        f.check_values("checkout_telemetry_step_check").await,
+        Step::ALL.iter().map(|s| s.as_str().to_owned()).collect::<BTreeSet<_>>()
+    );
+}

@@ -28,6 +28,7 @@ pub mod service;
 pub mod snapshot;
 pub mod totals;
 pub mod validate;
+pub mod wallet;
 
 pub use aggregate::{ChangeKind, Decision, InvoiceAggregate, InvoiceChange, InvoiceKey, PendingEvent, PublicRef};
 pub use collection::{CollectionState, CollectionTrigger};

@@ -11,10 +11,14 @@ use crate::invoice::aggregate::PublicRef;
 use crate::invoice::checkout::CheckoutSession;
 use crate::invoice::ports::InvoiceStore;
 use crate::invoice::public::{CheckoutPhase, CheckoutView, InvoiceView, ScanOrCopyUnavailable};
+use crate::invoice::wallet::WalletTransfer;
+use crate::merchant::model::WalletAddress;
 use crate::merchant::ports::MerchantStore;
 use crate::mode::Mode;
 use crate::money::Amount;
 use crate::payment_link::ports::PaymentLinkStore;
+use crate::telemetry::model::{Step, StepRecord};
+use crate::telemetry::ports::TelemetryStore;
 
 /// The public views over their ports.
 pub struct PublicViews<'a> {
@@ -28,6 +32,8 @@ pub struct PublicViews<'a> {
     pub links: &'a dyn PaymentLinkStore,
     /// Each scope's time.
     pub clock: &'a dyn Clock,
+    /// Where a wallet payment attempt is recorded (the checkout's telemetry).
+    pub telemetry: &'a dyn TelemetryStore,
 }
 
 impl PublicViews<'_> {
@@ -61,6 +67,56 @@ impl PublicViews<'_> {
             scan_or_copy,
             success_message,
             now,
+        })
+    }
+
+    /// The transfer a customer's wallet `payer`, connected on `chain_id`, must sign to pay
+    /// checkout `id`: the exact amount due, to the settlement wallet, in the checkout's token
+    /// and chain. The attempt (with the payer's address) is recorded in the checkout's
+    /// telemetry; a failure to record it does not refuse the payment. Errors:
+    /// `NotFound(CheckoutSession)`, `WalletPaymentsUnavailable` (test mode: simulated),
+    /// `CheckoutSessionNotPayable` (paid, being verified, expired or closed),
+    /// `InvalidDepositNetwork` on `chain_id` (another chain).
+    pub async fn wallet_transfer(
+        &self,
+        id: &CheckoutSessionId,
+        payer: WalletAddress,
+        chain_id: u64,
+    ) -> Result<WalletTransfer, Error> {
+        let view = self.checkout(id).await?;
+        let s = &view.session;
+        if s.scope.mode == Mode::Test {
+            return Err(Error::WalletPaymentsUnavailable(
+                "test checkouts are simulated: use the page's simulate buttons or the test helpers",
+            ));
+        }
+        if !view.phase.payable() {
+            return Err(Error::CheckoutSessionNotPayable);
+        }
+        if chain_id != s.chain_id {
+            return Err(Error::InvalidDepositNetwork {
+                field: "chain_id".into(),
+                message: format!("must be {} (the checkout's chain); switch the wallet to it", s.chain_id),
+            });
+        }
+        let record = StepRecord {
+            session_id: s.id.clone(),
+            step: Step::WalletConnected,
+            wallet: Some(payer.clone()),
+            detail: None,
+            at: self.clock.system_now(),
+        };
+        // Telemetry: losing it never refuses a payment.
+        let _ = self.telemetry.record_step(&record).await;
+        Ok(WalletTransfer {
+            session_id: s.id.clone(),
+            payer,
+            chain_id: s.chain_id,
+            token: s.currency,
+            token_contract: s.token_contract.clone(),
+            recipient: s.settlement_wallet.clone(),
+            amount: view.amount_due.clone(),
+            expires_at: s.expires_at,
         })
     }
 

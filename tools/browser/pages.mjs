@@ -61,7 +61,7 @@ async function expectText(page, needle, where = "body") {
 /// Every request the page makes must go to the service itself: collects the others (checked
 /// at the end of a scenario by `noneOutside`).
 const outside = [];
-/// Every subresource the pages load (script, style, icon, fetch) must answer: a failed one is
+/// Every asset the pages load (script, style, icon) must answer: a failed one is
 /// an error in the customer's console (the icon's 404 was one).
 const failedLoads = [];
 function sameOriginOnly(page, base) {
@@ -70,8 +70,10 @@ function sameOriginOnly(page, base) {
     const url = r.url();
     if (!url.startsWith(origin) && !url.startsWith("data:")) outside.push(url);
   });
+  // (Fetches are the page's own calls, whose refusals it shows: only assets count here.)
   page.on("response", (r) => {
-    if (r.status() >= 400 && r.request().resourceType() !== "document") failedLoads.push(`${r.status()} ${r.url()}`);
+    const asset = ["script", "stylesheet", "image", "font"].includes(r.request().resourceType()) || r.url().endsWith("/favicon.ico");
+    if (r.status() >= 400 && asset) failedLoads.push(`${r.status()} ${r.url()}`);
   });
   // (A refused form answers its page with 400 on purpose: documents are not counted.)
   page.on("console", (m) => {
@@ -83,7 +85,7 @@ function noneOutside() {
   if (outside.length) fail(`third-party requests: ${outside.join(", ")}`);
   step("no request left the service's origin");
   if (failedLoads.length) fail(`loads that failed: ${failedLoads.join(", ")}`);
-  step("every script, style, icon and fetch of the pages answered");
+  step("every script, style and icon of the pages answered");
 }
 
 async function testPages(browser) {
@@ -151,9 +153,18 @@ async function liveWallet(browser) {
     });
     return r.json();
   };
-  // An EIP-1193 provider in the page that forwards to anvil (whose accounts are unlocked).
+  // An EIP-1193 provider in the page that forwards to anvil (whose accounts are unlocked). It
+  // starts on another chain, so the page must switch it when the service says so.
+  const sentTransactions = [];
+  let onOtherChain = true;
   await context.exposeFunction("__anvilRpc", async (method, params) => {
     if (method === "eth_requestAccounts" || method === "eth_accounts") return { result: [plan.payer] };
+    if (method === "eth_chainId" && onOtherChain) return { result: "0x1" };
+    if (method === "wallet_switchEthereumChain") {
+      onOtherChain = false;
+      return { result: null };
+    }
+    if (method === "eth_sendTransaction") sentTransactions.push(params[0]);
     if (method === "wallet_switchEthereumChain" || method === "wallet_addEthereumChain") return { result: null };
     return anvil(method, params);
   });
@@ -172,6 +183,15 @@ async function liveWallet(browser) {
   });
   const page = await context.newPage();
   sameOriginOnly(page, plan.checkoutUrl);
+  // What the page asked the service: the wallet attempts (and their answers) and its steps.
+  const attempts = [];
+  const steps = [];
+  page.on("response", async (r) => {
+    if (r.url().endsWith("/wallet-payment-attempts")) {
+      attempts.push({ status: r.status(), request: JSON.parse(r.request().postData()), body: await r.json().catch(() => null) });
+    }
+    if (r.url().endsWith("/telemetry")) steps.push(JSON.parse(r.request().postData()).step);
+  });
   await page.goto(plan.checkoutUrl);
   if (await page.locator(".test-banner").count()) fail("a live checkout shows the test banner");
   await expectText(page, "12.50", "#amount-due");
@@ -193,6 +213,27 @@ async function liveWallet(browser) {
   }
   await expectText(page, "Paid", ".state");
   step("the checkout page reached paid by itself");
+  // The page went through the service's wallet routes: refused on the wrong chain, switched,
+  // then signed exactly the transfer the service answered.
+  if (attempts.length !== 2) fail(`expected 2 wallet attempts, saw ${JSON.stringify(attempts)}`);
+  if (attempts[0].status !== 400 || attempts[0].body.error.code !== "INVALID_DEPOSIT_NETWORK" || attempts[0].request.chainId !== 1) {
+    fail(`the first attempt (chain 1) was not refused as INVALID_DEPOSIT_NETWORK: ${JSON.stringify(attempts[0])}`);
+  }
+  const answered = attempts[1].body && attempts[1].body.data;
+  if (attempts[1].status !== 200 || !answered) fail(`the second attempt failed: ${JSON.stringify(attempts[1])}`);
+  step(`the wallet attempt on chain 1 was refused (INVALID_DEPOSIT_NETWORK); after switching, the service answered the transfer`);
+  if (sentTransactions.length !== 1) fail(`expected one eth_sendTransaction, saw ${sentTransactions.length}`);
+  const signed = sentTransactions[0];
+  for (const k of ["from", "to", "data", "value"]) {
+    if (String(signed[k]).toLowerCase() !== String(answered.transaction[k]).toLowerCase()) {
+      fail(`the wallet was asked to sign ${k}=${signed[k]}, the service answered ${answered.transaction[k]}`);
+    }
+  }
+  step("the wallet signed exactly the transaction the service answered");
+  for (const s of ["viewed", "transfer_sent"]) {
+    if (!steps.includes(s)) fail(`the page never reported ${s} (reported: ${steps.join(", ")})`);
+  }
+  step(`the page reported its steps: ${[...new Set(steps)].join(", ")}`);
   await accessible(page, "checkout (live, paid)");
   await shot(page, "checkout-live-paid");
   noneOutside();

@@ -700,7 +700,8 @@ async fn telemetry_is_scoped_by_its_checkout_and_counted_per_checkout() {
     ] {
         f.store.record_step(&report(agg, step)).await.unwrap();
     }
-    let unknown = StepRecord { session_id: CheckoutSessionId::parse("cs_nothing").unwrap(), ..report(&one, Step::Viewed) };
+    let unknown =
+        StepRecord { session_id: CheckoutSessionId::parse("cs_nothing").unwrap(), ..report(&one, Step::Viewed) };
     assert_eq!(f.store.record_step(&unknown).await, Err(Error::NotFound(Resource::CheckoutSession)));
     let hour = chrono::Duration::hours(1);
     let funnel = f.store.funnel(&test(&a), now - hour, now + hour).await.unwrap();

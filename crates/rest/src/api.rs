@@ -104,6 +104,8 @@ fn routes_app() -> utoipa_actix_web::UtoipaApp<
                 .service(routes::events::list_unattributed)
                 .service(routes::public::get_public_checkout)
                 .service(routes::public::submit_payment)
+                .service(routes::public::wallet_payment_attempt)
+                .service(routes::public::checkout_telemetry)
                 .service(routes::public::get_public_invoice)
                 .service(routes::public::public_invoice_checkout)
                 .service(routes::links::create_link)

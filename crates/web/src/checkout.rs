@@ -57,8 +57,7 @@ fn live_payment(v: &CheckoutView) -> Markup {
         section.way aria-labelledby="way-wallet" {
             h2 id="way-wallet" { "Pay with a browser wallet" }
             button.primary #wallet-pay type="button" hidden
-                data-chain-id=(s.chain_id) data-token=(s.token_contract.as_str()) data-to=(s.settlement_wallet.as_str())
-                data-units=(v.amount_due.to_units()) data-submit=(format!("/v1/public/checkout-sessions/{}/payments", s.id)) {
+                data-chain-id=(s.chain_id) data-attempt=(format!("/v1/public/checkout-sessions/{}/wallet-payment-attempts", s.id)) {
                 "Pay " (money(&v.amount_due)) " " (token) " with my wallet"
             }
             p.help #wallet-status role="status" aria-live="polite" { "Needs a browser wallet (such as MetaMask) and JavaScript." }
@@ -175,7 +174,8 @@ pub fn render(v: &CheckoutView) -> Markup {
     let token = s.currency.symbol();
     let reference = v.aggregate.invoice.number.clone().or_else(|| s.external_reference.clone());
     html! {
-        div.card data-status-url=(format!("/v1/public/checkout-sessions/{}", s.id)) data-phase=(v.phase.as_str())
+        div.card data-status-url=(format!("/v1/public/checkout-sessions/{}", s.id))
+            data-telemetry=(format!("/v1/public/checkout-sessions/{}/telemetry", s.id)) data-phase=(v.phase.as_str())
             data-payment=(v.latest.as_ref().map_or("", |p| p.status.as_str())) {
             p.merchant { (v.merchant_name) }
             h1 {

@@ -25,4 +25,5 @@ mod receiver;
 mod reference;
 mod replicas;
 mod support;
+mod wallet;
 mod webhooks;

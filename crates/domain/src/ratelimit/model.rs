@@ -25,6 +25,10 @@ pub const PUBLIC_READ: Policy = Policy { name: "public-read", quota: 120, window
 /// link or checkout session.
 pub const PUBLIC_CHECKOUT: Policy = Policy { name: "public-checkout", quota: 10, window_seconds: 60 };
 
+/// Steps the hosted checkout page reports (telemetry): 60 per minute per client address and
+/// checkout.
+pub const CHECKOUT_TELEMETRY: Policy = Policy { name: "checkout-telemetry", quota: 60, window_seconds: 60 };
+
 /// What a check answered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Verdict {

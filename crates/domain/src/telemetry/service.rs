@@ -56,7 +56,10 @@ mod tests {
         store
             .expect_record_step()
             .withf(move |r| {
-                r.step == Step::ErrorShown && r.detail.as_deref() == Some("rejected") && r.at == now && r.wallet.is_none()
+                r.step == Step::ErrorShown
+                    && r.detail.as_deref() == Some("rejected")
+                    && r.at == now
+                    && r.wallet.is_none()
             })
             .times(1)
             .returning(|_| Ok(()));

@@ -90,6 +90,17 @@ const SPECIFIC: &[(&[&str], &[&[ErrorCode]])] = &[
         &[&[C::NOT_FOUND, C::INVALID_TX_HASH, C::CHECKOUT_SESSION_NOT_PAYABLE, C::FEATURE_UNAVAILABLE]],
     ),
     (
+        &["wallet_payment_attempt"],
+        &[&[
+            C::NOT_FOUND,
+            C::INVALID_WALLET_PAYMENT_ATTEMPT,
+            C::INVALID_DEPOSIT_NETWORK,
+            C::WALLET_PAYMENTS_UNAVAILABLE,
+            C::CHECKOUT_SESSION_NOT_PAYABLE,
+        ]],
+    ),
+    (&["checkout_telemetry"], &[&[C::NOT_FOUND]]),
+    (
         &["public_invoice_checkout"],
         &[&[
             C::NOT_FOUND,
@@ -171,6 +182,8 @@ fn is_public(operation: &str) -> bool {
         operation,
         "get_public_checkout"
             | "submit_payment"
+            | "wallet_payment_attempt"
+            | "checkout_telemetry"
             | "get_public_invoice"
             | "public_invoice_checkout"
             | "get_public_link"
@@ -259,10 +272,8 @@ mod tests {
             "AUTH_REQUIRED",
             "AUTH_FORBIDDEN",
             "INVALID_CREDENTIALS",
-            "INVALID_WALLET_PAYMENT_ATTEMPT",
             "DEFAULT_WALLET_REQUIRED",
             "UNSUPPORTED_DEFAULT_WALLET",
-            "WALLET_PAYMENTS_UNAVAILABLE",
             "SCAN_OR_COPY_UNAVAILABLE",
             "EXPORT_CANCELLED",
             "EXPORT_EXPIRED",

@@ -3,12 +3,15 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, get, post, web};
+use serde_json::Value;
 use stablepay_domain::ids::{CheckoutSessionId, PublicToken};
 use stablepay_domain::invoice::InvoiceKey;
 use stablepay_domain::invoice::payment::TxHash;
 use stablepay_domain::invoice::public::InvoiceView;
 use stablepay_domain::invoice::service::Invoices;
-use stablepay_domain::ratelimit::{PUBLIC_CHECKOUT, PUBLIC_READ};
+use stablepay_domain::merchant::WalletAddress;
+use stablepay_domain::ratelimit::{CHECKOUT_TELEMETRY, PUBLIC_CHECKOUT, PUBLIC_READ};
+use stablepay_domain::telemetry::model::{MAX_DETAIL_BYTES, Step};
 use stablepay_domain::{Error, Resource};
 use stablepay_http::error::{ApiError, ErrorCode};
 use stablepay_http::idempotency::execute_public;
@@ -20,7 +23,8 @@ use crate::json::ApiJson;
 use crate::rebuild;
 use crate::wire::public::{
     PublicCheckoutEnvelope, PublicCheckoutOut, PublicCheckoutSessionEnvelope, PublicCheckoutSessionOut,
-    PublicInvoiceEnvelope, PublicInvoiceOut, SubmitPaymentIn, SubmittedPaymentOut,
+    PublicInvoiceEnvelope, PublicInvoiceOut, SubmitPaymentIn, SubmittedPaymentOut, TelemetryEnvelope, TelemetryIn,
+    TelemetryOut, WalletAttemptEnvelope, WalletAttemptIn, WalletAttemptOut,
 };
 
 /// Report the transaction that pays a live checkout. The service verifies it onchain itself
@@ -131,4 +135,87 @@ pub async fn public_invoice_checkout(
         Ok((StatusCode::CREATED, to_data(&out)?))
     };
     Ok(execute_public(state, scope, &token, &req, &[], (work, again)).await)
+}
+
+/// The wallet and chain of a wallet payment attempt, or the attempt's precise refusal
+/// (INVALID_WALLET_PAYMENT_ATTEMPT naming the field).
+fn wallet_attempt(body: &Value) -> Result<(WalletAddress, i64), Error> {
+    let invalid = |field: &str, message: &str| Error::InvalidWalletPaymentAttempt {
+        field: field.into(),
+        message: message.into(),
+    };
+    let fields = body.as_object().ok_or_else(|| invalid("body", "must be a JSON object"))?;
+    if let Some(unknown) = fields.keys().find(|k| !["walletAddress", "chainId"].contains(&k.as_str())) {
+        return Err(invalid(unknown, "is not a field of a wallet payment attempt"));
+    }
+    let address = fields.get("walletAddress").and_then(Value::as_str).ok_or_else(|| {
+        invalid("wallet_address", "the connected wallet's address (0x followed by 40 hexadecimal digits) is required")
+    })?;
+    let wallet = WalletAddress::parse(address).map_err(|e| invalid("wallet_address", &e.to_string()))?;
+    let chain =
+        fields.get("chainId").and_then(Value::as_i64).filter(|c| *c >= 0).ok_or_else(|| {
+            invalid("chain_id", "the wallet's chain id (a non-negative integer such as 137) is required")
+        })?;
+    Ok((wallet, chain))
+}
+
+/// Ask what the customer's connected wallet must sign to pay a live checkout: the exact
+/// ERC-20 transfer (token contract, recipient, amount in base units, chain). The hosted
+/// checkout page calls it after connecting the wallet; the attempt (with the wallet's address)
+/// is kept in the checkout's telemetry. Test checkouts are simulated (WALLET_PAYMENTS_UNAVAILABLE);
+/// a wallet on another chain is INVALID_DEPOSIT_NETWORK (switch it, then ask again).
+#[utoipa::path(
+    tag = "public",
+    request_body = WalletAttemptIn,
+    params(("id" = String, Path, description = "Checkout session id")),
+    responses(
+        (status = 200, description = "The transfer to sign", body = WalletAttemptEnvelope),
+        crate::wire::common::Errors,
+    )
+)]
+#[post("/public/checkout-sessions/{id}/wallet-payment-attempts")]
+pub async fn wallet_payment_attempt(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    body: ApiJson<Value>,
+) -> Result<HttpResponse, ApiError> {
+    enforce(&req, &state, &PUBLIC_CHECKOUT, &["wallet_attempt", &id], ErrorCode::RATE_LIMITED).await?;
+    let id = CheckoutSessionId::parse(&id).ok_or(Error::NotFound(Resource::CheckoutSession))?;
+    let (wallet, chain) = wallet_attempt(&body.0)?;
+    let chain = u64::try_from(chain).unwrap_or(u64::MAX);
+    let transfer = state.use_cases.public_views().wallet_transfer(&id, wallet, chain).await?;
+    ok(StatusCode::OK, &WalletAttemptOut::new(&transfer))
+}
+
+/// Report a step of the hosted checkout page (viewed, wallet connected, transfer sent, error
+/// shown) for the merchant's conversion funnel. Limited per client address and checkout.
+#[utoipa::path(
+    tag = "public",
+    request_body = TelemetryIn,
+    params(("id" = String, Path, description = "Checkout session id")),
+    responses(
+        (status = 202, description = "The step, recorded", body = TelemetryEnvelope),
+        crate::wire::common::Errors,
+    )
+)]
+#[post("/public/checkout-sessions/{id}/telemetry")]
+pub async fn checkout_telemetry(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    body: ApiJson<TelemetryIn>,
+) -> Result<HttpResponse, ApiError> {
+    enforce(&req, &state, &CHECKOUT_TELEMETRY, &["checkout_session", &id], ErrorCode::RATE_LIMITED).await?;
+    let id = CheckoutSessionId::parse(&id).ok_or(Error::NotFound(Resource::CheckoutSession))?;
+    let ApiJson(input, _) = body;
+    let step = Step::parse(&input.step).ok_or_else(|| {
+        ApiError::validation("step", "step must be viewed, wallet_connected, transfer_sent or error_shown.")
+    })?;
+    if input.detail.as_ref().is_some_and(|d| d.len() > MAX_DETAIL_BYTES) {
+        return Err(ApiError::validation("detail", format!("detail must be at most {MAX_DETAIL_BYTES} bytes.")));
+    }
+    state.use_cases.telemetry().report(&id, step, input.detail.as_deref()).await?;
+    let out = TelemetryOut { object: "checkout_telemetry", checkout_session_id: id.to_string(), step: input.step };
+    ok(StatusCode::ACCEPTED, &out)
 }

@@ -256,3 +256,112 @@ impl PublicInvoiceOut {
         }
     }
 }
+
+/// `POST /v1/public/checkout-sessions/{id}/wallet-payment-attempts` body: the wallet the hosted
+/// page connected, and the chain it is on.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct WalletAttemptIn {
+    /// The customer's wallet: 0x followed by 40 hexadecimal digits (EIP-55 checked when mixed
+    /// case).
+    #[schema(pattern = r"^0x[0-9a-fA-F]{40}$", example = "0x52908400098527886E0F7030069857D2E4169EE7")]
+    pub wallet_address: String,
+    /// The chain the wallet is on, as a number (`eth_chainId` read as an integer); the
+    /// checkout's chain (137) is the only one accepted.
+    #[schema(example = 137, minimum = 0)]
+    pub chain_id: i64,
+}
+
+/// The transaction a wallet signs (an `eth_sendTransaction` request), exactly.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WalletTransactionOut {
+    /// The customer's wallet.
+    pub from: String,
+    /// The token's contract.
+    pub to: String,
+    /// ERC-20 `transfer(recipient, amountBaseUnits)`, ABI-encoded.
+    pub data: String,
+    /// Always `0x0`: no native currency moves.
+    pub value: String,
+    /// The chain, in hexadecimal (`0x89`).
+    pub chain_id: String,
+}
+
+/// What the customer's wallet must sign to pay the checkout.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WalletAttemptOut {
+    /// The literal `wallet_payment_attempt`.
+    pub object: &'static str,
+    pub checkout_session_id: String,
+    /// The connected wallet (the payer).
+    pub wallet_address: String,
+    pub chain_id: u64,
+    /// USDC or USDT.
+    pub token: String,
+    pub token_contract: String,
+    /// The merchant's settlement wallet: the transfer's recipient.
+    pub recipient: String,
+    /// The amount due now (6 decimals).
+    pub amount: String,
+    /// The same amount in the token's smallest units (an integer string).
+    pub amount_base_units: String,
+    pub transaction: WalletTransactionOut,
+    /// Where to report the transaction's hash once the wallet sent it.
+    pub submit_url: String,
+    pub expires_at: String,
+}
+
+impl WalletAttemptOut {
+    pub fn new(t: &stablepay_domain::invoice::wallet::WalletTransfer) -> Self {
+        Self {
+            object: "wallet_payment_attempt",
+            checkout_session_id: t.session_id.to_string(),
+            wallet_address: t.payer.as_str().to_owned(),
+            chain_id: t.chain_id,
+            token: t.token.symbol().to_owned(),
+            token_contract: t.token_contract.as_str().to_owned(),
+            recipient: t.recipient.as_str().to_owned(),
+            amount: t.amount.to_string(),
+            amount_base_units: t.units(),
+            transaction: WalletTransactionOut {
+                from: t.payer.as_str().to_owned(),
+                to: t.token_contract.as_str().to_owned(),
+                data: t.calldata(),
+                value: "0x0".into(),
+                chain_id: t.chain_hex(),
+            },
+            submit_url: format!("/v1/public/checkout-sessions/{}/payments", t.session_id),
+            expires_at: stablepay_http::timestamp::timestamp(t.expires_at),
+        }
+    }
+}
+
+envelope!(/// A wallet payment attempt.
+    WalletAttemptEnvelope, WalletAttemptOut);
+
+/// `POST /v1/public/checkout-sessions/{id}/telemetry` body: one step of the checkout page.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct TelemetryIn {
+    /// `viewed`, `wallet_connected`, `transfer_sent` or `error_shown`.
+    #[schema(example = "viewed")]
+    pub step: String,
+    /// A short text (the error shown), at most 200 bytes; kept without control characters.
+    #[schema(max_length = 200)]
+    pub detail: Option<String>,
+}
+
+/// A recorded step.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TelemetryOut {
+    /// The literal `checkout_telemetry`.
+    pub object: &'static str,
+    pub checkout_session_id: String,
+    pub step: String,
+}
+
+envelope!(/// A recorded checkout step.
+    TelemetryEnvelope, TelemetryOut);

@@ -52,8 +52,19 @@
   var redirect = document.querySelector("[data-redirect]");
   if (redirect) setTimeout(function () { window.location.assign(redirect.getAttribute("data-redirect")); }, 4000);
 
-  // Pay with a browser wallet (EIP-1193): switch to the checkout's chain, send the ERC-20
-  // transfer of the exact amount, then report its hash for verification.
+  // The page's steps, for the merchant's conversion funnel (best effort: never in the way).
+  function report(step, detail) {
+    if (!card || !card.getAttribute("data-telemetry")) return;
+    var body = { step: step };
+    if (detail) body.detail = String(detail).slice(0, 180);
+    fetch(card.getAttribute("data-telemetry"), { method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body), keepalive: true }).catch(function () {});
+  }
+  report("viewed");
+
+  // Pay with a browser wallet (EIP-1193): connect, ask the service for the exact transfer to
+  // sign (switching the wallet to the checkout's chain when the service says it is on another),
+  // send it, then report its hash for verification.
   var pay = document.getElementById("wallet-pay");
   var status = document.getElementById("wallet-status");
   if (pay && window.ethereum) {
@@ -64,42 +75,60 @@
   function say(text) { status.textContent = text; }
   function fail(err) {
     pay.disabled = false;
-    say((err && err.message) ? "Not sent: " + err.message : "Not sent.");
+    var text = (err && err.message) ? "Not sent: " + err.message : "Not sent.";
+    say(text);
+    report("error_shown", text);
   }
   function hex(n) { return "0x" + Number(n).toString(16); }
-  function word(hexDigits) { return hexDigits.replace(/^0x/, "").toLowerCase().padStart(64, "0"); }
-  function unitsHex(decimal) { return BigInt(decimal).toString(16); }
+  async function post(url, body) {
+    var r = await fetch(url, { method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body) });
+    var answer = await r.json().catch(function () { return null; });
+    return { ok: r.ok, answer: answer };
+  }
+  function refused(answer, fallback) {
+    var e = new Error(answer && answer.error ? answer.error.message : fallback);
+    e.code = answer && answer.error ? answer.error.code : "";
+    return e;
+  }
+  async function switchChain(eth, chain) {
+    say("Switching your wallet to Polygon…");
+    try {
+      await eth.request({ method: "wallet_switchEthereumChain", params: [{ chainId: hex(chain) }] });
+    } catch (e) {
+      if (!e || e.code !== 4902) throw e;
+      await eth.request({ method: "wallet_addEthereumChain", params: [{ chainId: hex(chain), chainName: "Polygon",
+        nativeCurrency: { name: "POL", symbol: "POL", decimals: 18 }, rpcUrls: ["https://polygon-rpc.com"],
+        blockExplorerUrls: ["https://polygonscan.com"] }] });
+    }
+  }
+  /// The transfer the service says this wallet must sign, on the checkout's chain.
+  async function transferFor(eth, account) {
+    for (var tries = 0; tries < 2; tries++) {
+      var chain = parseInt(await eth.request({ method: "eth_chainId" }), 16);
+      var attempt = await post(pay.getAttribute("data-attempt"), { walletAddress: account, chainId: chain });
+      if (attempt.ok) return attempt.answer.data;
+      var e = refused(attempt.answer, "the checkout cannot be paid from a wallet now");
+      if (e.code !== "INVALID_DEPOSIT_NETWORK" || tries > 0) throw e;
+      await switchChain(eth, parseInt(pay.getAttribute("data-chain-id"), 10));
+    }
+    throw new Error("the wallet did not switch to Polygon");
+  }
   async function payWithWallet() {
     var eth = window.ethereum;
-    var chain = parseInt(pay.getAttribute("data-chain-id"), 10);
     pay.disabled = true;
     say("Connecting to your wallet…");
     var accounts = await eth.request({ method: "eth_requestAccounts" });
     if (!accounts || !accounts.length) throw new Error("no account");
-    var current = parseInt(await eth.request({ method: "eth_chainId" }), 16);
-    if (current !== chain) {
-      say("Switching your wallet to Polygon…");
-      try {
-        await eth.request({ method: "wallet_switchEthereumChain", params: [{ chainId: hex(chain) }] });
-      } catch (e) {
-        if (e && e.code === 4902) {
-          await eth.request({ method: "wallet_addEthereumChain", params: [{ chainId: hex(chain), chainName: "Polygon",
-            nativeCurrency: { name: "POL", symbol: "POL", decimals: 18 }, rpcUrls: ["https://polygon-rpc.com"],
-            blockExplorerUrls: ["https://polygonscan.com"] }] });
-        } else { throw e; }
-      }
-    }
-    var data = "0xa9059cbb" + word(pay.getAttribute("data-to")) + word(unitsHex(pay.getAttribute("data-units")));
+    var transfer = await transferFor(eth, accounts[0]);
+    var tx = transfer.transaction;
     say("Confirm the transfer in your wallet…");
     var hash = await eth.request({ method: "eth_sendTransaction",
-      params: [{ from: accounts[0], to: pay.getAttribute("data-token"), data: data, value: "0x0" }] });
+      params: [{ from: tx.from, to: tx.to, data: tx.data, value: tx.value }] });
+    report("transfer_sent");
     say("Sent. Verifying on Polygon…");
-    var r = await fetch(pay.getAttribute("data-submit"), { method: "POST",
-      headers: { "Content-Type": "application/json" }, body: JSON.stringify({ transactionHash: hash }) });
-    if (!r.ok) {
-      var body = await r.json().catch(function () { return null; });
-      throw new Error(body && body.error ? body.error.message : "the service did not accept the hash " + hash);
-    }
+    var sent = await post(transfer.submitUrl, { transactionHash: hash });
+    if (!sent.ok) throw refused(sent.answer, "the service did not accept the hash " + hash);
     window.location.reload();
   }
 })();

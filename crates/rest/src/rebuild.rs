@@ -86,12 +86,15 @@ pub fn remainder_checkout(c: Caller, committed: Committed) -> Rebuilt {
     })
 }
 
-/// `POST /v1/invoices/{id}/refund-references`: the invoice and the reference recorded last.
+/// `POST /v1/invoices/{id}/refund-references`: the invoice and the reference the work recorded
+/// (not the newest: other keys may have recorded references on the same invoice since).
 pub fn refund_recorded(c: Caller, committed: Committed) -> Rebuilt {
     Box::pin(async move {
         let agg = load(&c, &committed).await?;
-        let newest = agg.invoice.refunds.iter().max_by_key(|r| r.created_at).ok_or_else(ApiError::internal)?;
-        let out = RefundRecordedOut { invoice: invoice(&agg, &c.links(), c.now().await?)?, adjustment: refund(newest) };
+        let id = committed.refund.as_deref().ok_or_else(ApiError::internal)?;
+        let recorded = agg.invoice.refunds.iter().find(|r| r.id.as_str() == id).ok_or_else(ApiError::internal)?;
+        let out =
+            RefundRecordedOut { invoice: invoice(&agg, &c.links(), c.now().await?)?, adjustment: refund(recorded) };
         Ok((StatusCode::CREATED, to_data(&out)?))
     })
 }
@@ -106,13 +109,13 @@ pub fn email_queued(c: Caller, committed: Committed) -> Rebuilt {
     })
 }
 
-/// `POST /v1/test-helpers/checkout-sessions/{id}/payments`: the session's latest payment.
+/// `POST /v1/test-helpers/checkout-sessions/{id}/payments`: the payment the work recorded.
 pub fn test_payment(c: Caller, committed: Committed) -> Rebuilt {
     Box::pin(async move {
         let agg = load(&c, &committed).await?;
-        let session = committed_session(&agg, &committed)?;
-        let latest = agg.latest_payment_of(&session.id).ok_or_else(ApiError::internal)?;
-        Ok((StatusCode::CREATED, to_data(&payment(latest))?))
+        let id = committed.payment.as_deref().ok_or_else(ApiError::internal)?;
+        let recorded = agg.payments.iter().find(|p| p.id.as_str() == id).ok_or_else(ApiError::internal)?;
+        Ok((StatusCode::CREATED, to_data(&payment(recorded))?))
     })
 }
 

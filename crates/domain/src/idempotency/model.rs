@@ -61,13 +61,23 @@ pub struct Committed {
     pub email: Option<String>,
     /// The payment link changed or created (`plink_...`).
     pub link: Option<String>,
+    /// The refund reference the change recorded (`rr_...`).
+    pub refund: Option<String>,
+    /// The payment the change recorded first (`pay_...`).
+    pub payment: Option<String>,
 }
 
 impl Committed {
     /// The stored form: `invoice=inv_...;session=cs_...` (only what is set).
     pub fn to_text(&self) -> String {
-        let parts =
-            [("invoice", &self.invoice), ("session", &self.session), ("email", &self.email), ("link", &self.link)];
+        let parts = [
+            ("invoice", &self.invoice),
+            ("session", &self.session),
+            ("email", &self.email),
+            ("link", &self.link),
+            ("refund", &self.refund),
+            ("payment", &self.payment),
+        ];
         parts.iter().filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={v}"))).collect::<Vec<_>>().join(";")
     }
 
@@ -81,6 +91,8 @@ impl Committed {
                 "session" => out.session = v,
                 "email" => out.email = v,
                 "link" => out.link = v,
+                "refund" => out.refund = v,
+                "payment" => out.payment = v,
                 _ => {}
             }
         }

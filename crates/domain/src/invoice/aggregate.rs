@@ -126,6 +126,8 @@ pub struct InvoiceChange {
     /// The idempotency key of the request this change answers: marked committed in the same
     /// transaction.
     pub claim: Option<crate::idempotency::model::IdempotencyClaim>,
+    /// The refund reference this change records, if it records one.
+    pub recorded_refund: Option<crate::ids::RefundReferenceId>,
 }
 
 impl InvoiceChange {
@@ -137,6 +139,8 @@ impl InvoiceChange {
             session: self.changed_sessions.last().map(ToString::to_string),
             email: self.emails.first().map(|e| e.id.to_string()),
             link: self.aggregate.invoice.fields.payment_link.as_ref().map(|l| l.id.to_string()),
+            refund: self.recorded_refund.as_ref().map(ToString::to_string),
+            payment: self.changed_payments.first().map(ToString::to_string),
         }
     }
 
@@ -158,6 +162,7 @@ impl InvoiceChange {
             aggregate,
             assign_number: None,
             changed_sessions,
+            recorded_refund: None,
             changed_payments: Vec::new(),
             events: Vec::new(),
             emails: Vec::new(),

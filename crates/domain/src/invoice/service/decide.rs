@@ -376,6 +376,7 @@ pub(super) fn refund(
     });
     let detail = format!("{} of {}", input.amount, input.payment_id);
     inv.log(now, ActivityAction::RefundRecorded, Actor::Api, Some(detail));
+    change.recorded_refund = Some(id.clone());
     change.emit(crypto, EventType::InvoiceRefundRecorded, None, now);
     Ok(Decision::of(change))
 }

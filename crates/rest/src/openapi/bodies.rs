@@ -16,6 +16,7 @@ use stablepay_domain::payment_link::model::{
     AmountType, MAX_DESCRIPTION_BYTES as MAX_LINK_DESCRIPTION_BYTES, MAX_SUCCESS_MESSAGE_BYTES, MAX_TITLE_BYTES, Usage,
 };
 use stablepay_domain::payment_link::service::MAX_CUSTOMER_FIELD_BYTES;
+use stablepay_domain::telemetry::model::Step;
 use stablepay_domain::url::MAX_URL_BYTES;
 use stablepay_domain::webhook::model::EndpointState;
 use stablepay_domain::webhook::service::MAX_DESCRIPTION_BYTES as MAX_ENDPOINT_DESCRIPTION_BYTES;
@@ -145,6 +146,7 @@ fn action_rules() -> Vec<Rule> {
         ("TestPaymentIn", "amount", positive()),
         ("TestPaymentIn", "transactionHash", hash()),
         ("TestPaymentIn", "outcome", json!({ "enum": ["confirmed", "failed", null] })),
+        ("TelemetryIn", "step", json!({ "enum": Step::ALL.map(Step::as_str) })),
     ]
 }
 

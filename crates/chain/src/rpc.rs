@@ -143,6 +143,12 @@ fn u64_of(v: U64) -> u64 {
     v.to::<u64>()
 }
 
+/// A block's time.
+fn block_time(block: &Block) -> Result<DateTime<Utc>, Error> {
+    DateTime::<Utc>::from_timestamp(i64::try_from(u64_of(block.timestamp)).unwrap_or(i64::MAX), 0)
+        .ok_or_else(|| Error::Internal("block timestamp".into()))
+}
+
 /// The ERC-20 transfer a log records, if it is one.
 fn transfer_of(log: &Log) -> Result<Option<TokenTransfer>, Error> {
     let [topic, from, to] = log.topics.as_slice() else { return Ok(None) };
@@ -152,6 +158,7 @@ fn transfer_of(log: &Log) -> Result<Option<TokenTransfer>, Error> {
     let value = U256::from_be_slice(&log.data);
     let amount = Decimal6::from_units(&value.to_string()).ok_or_else(|| Error::Internal("transfer value".into()))?;
     Ok(Some(TokenTransfer {
+        log_index: log.log_index.map_or(0, u64_of),
         token_contract: address(&log.address)?,
         from: address(&Address::from_word(*from))?,
         to: address(&Address::from_word(*to))?,
@@ -314,9 +321,7 @@ impl Endpoints {
         .map_or(Ok(Observation::NotFound), |(receipt, number, block, final_block)| {
             let transfers =
                 receipt.logs.iter().filter(|l| !l.removed).map(transfer_of).collect::<Result<Vec<_>, _>>()?;
-            let block_time =
-                DateTime::<Utc>::from_timestamp(i64::try_from(u64_of(block.timestamp)).unwrap_or(i64::MAX), 0)
-                    .ok_or_else(|| Error::Internal("block timestamp".into()))?;
+            let block_time = block_time(&block)?;
             Ok(Observation::Included(ObservedTransaction {
                 tx_hash: tx.clone(),
                 chain_id: self.settings.chain_id,
@@ -349,20 +354,25 @@ impl Endpoints {
             };
             let logs: Vec<Log> = self.with_endpoint(|e| self.call(e, "eth_getLogs", (filter.clone(),))).await?;
             for log in logs.iter().filter(|l| !l.removed) {
-                let (Some(transfer), Some(tx), Some(number), Some(hash), Some(index)) =
+                let (Some(transfer), Some(tx), Some(number), Some(hash), Some(_)) =
                     (transfer_of(log)?, log.transaction_hash, log.block_number, log.block_hash, log.log_index)
                 else {
                     continue;
                 };
+                // The block's time decides which checkouts the transfer could pay. A block the
+                // node no longer knows was reorganised away: its logs are not final after all.
+                let Some(block) = self.with_endpoint(|e| self.block(e, hash)).await? else {
+                    return Err(Error::Unavailable);
+                };
                 found.push(LoggedTransfer {
                     tx_hash: TxHash::from_trusted(hash_text(&tx)),
-                    log_index: u64_of(index),
                     block: BlockRef { number: u64_of(number), hash: hash_text(&hash) },
+                    block_time: block_time(&block)?,
                     transfer,
                 });
             }
         }
-        found.sort_by_key(|l| (l.block.number, l.log_index));
+        found.sort_by_key(|l| (l.block.number, l.transfer.log_index));
         Ok(found)
     }
 }

@@ -169,7 +169,6 @@ impl UseCases {
         PublicViews {
             invoices: self.ports.invoices.as_ref(),
             merchants: self.ports.merchants.as_ref(),
-            follower: self.ports.follower.as_ref(),
             links: self.ports.links.as_ref(),
             clock: self.clock(),
             telemetry: self.ports.telemetry.as_ref(),

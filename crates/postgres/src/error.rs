@@ -5,7 +5,7 @@ use stablepay_domain::Error;
 
 /// The unique indexes that let a transaction hash be credited once: per merchant in test mode
 /// (simulated hashes), across the service in live mode.
-const TX_ONCE_INDEXES: [&str; 2] = ["payments_tx_once_live", "payments_tx_once_test"];
+const TX_ONCE_INDEXES: [&str; 2] = ["credited_transfer_logs_once", "payments_tx_once_test"];
 
 /// Failure inside a transaction: a database error, or a domain outcome that rolls it back.
 pub(crate) enum TxError {

@@ -6,9 +6,9 @@ use bigdecimal::BigDecimal;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
-use stablepay_domain::chain::{LoggedTransfer, OpenCheckout, TokenTransfer, UnattributedReason, UnattributedTransfer};
+use stablepay_domain::chain::{LogClaim, LoggedTransfer, TokenTransfer, UnattributedReason, UnattributedTransfer};
 use stablepay_domain::event::Event;
-use stablepay_domain::ids::{CheckoutSessionId, MerchantId, UnattributedTransferId};
+use stablepay_domain::ids::{MerchantId, UnattributedTransferId};
 use stablepay_domain::invoice::payment::{BlockRef, TxHash};
 use stablepay_domain::merchant::{Token, WalletAddress};
 use stablepay_domain::page::{Page, PageRequest};
@@ -19,7 +19,10 @@ use crate::codec::numeric;
 use crate::error::db;
 use crate::pool::PgStore;
 use crate::rows::{corrupt, mode};
-use crate::schema::{chain_cursors, checkout_sessions, merchants, payments, unattributed_transfers as u};
+use crate::schema::{
+    chain_cursors, checkout_sessions, credited_transfer_logs, deferred_transfers, merchants, payments,
+    unattributed_transfers as u,
+};
 
 fn chain(id: u64) -> Result<i64, Error> {
     i64::try_from(id).map_err(|_| corrupt("chain id"))
@@ -27,6 +30,68 @@ fn chain(id: u64) -> Result<i64, Error> {
 
 fn block(n: u64) -> Result<i64, Error> {
     i64::try_from(n).map_err(|_| corrupt("block number"))
+}
+
+fn log_index(n: u64) -> Result<i64, Error> {
+    i64::try_from(n).map_err(|_| corrupt("log index"))
+}
+
+const CREDITED: [&str; 3] = ["confirmed", "underpaid", "overpaid"];
+const IN_FLIGHT: [&str; 2] = ["detected", "validating"];
+
+/// How long after expiry a checkout's wallet is still watched (its customer's transfer may be
+/// mined before the expiry and found later).
+const WATCH_AFTER_EXPIRY_HOURS: i64 = 24;
+
+/// A deferred transfer log as stored.
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = deferred_transfers, check_for_backend(diesel::pg::Pg))]
+struct DeferredRow {
+    chain_id: i64,
+    transaction_hash: String,
+    log_index: i64,
+    block_number: i64,
+    block_hash: String,
+    block_time: DateTime<Utc>,
+    token_contract: String,
+    from_address: String,
+    to_address: String,
+    amount: BigDecimal,
+}
+
+impl DeferredRow {
+    fn from_domain(chain_id: u64, l: &LoggedTransfer) -> Result<Self, Error> {
+        Ok(Self {
+            chain_id: chain(chain_id)?,
+            transaction_hash: l.tx_hash.as_str().to_owned(),
+            log_index: log_index(l.transfer.log_index)?,
+            block_number: block(l.block.number)?,
+            block_hash: l.block.hash.clone(),
+            block_time: l.block_time,
+            token_contract: l.transfer.token_contract.to_string(),
+            from_address: l.transfer.from.to_string(),
+            to_address: l.transfer.to.to_string(),
+            amount: l.transfer.amount.as_bigdecimal().clone(),
+        })
+    }
+
+    fn into_domain(self) -> Result<LoggedTransfer, Error> {
+        Ok(LoggedTransfer {
+            tx_hash: TxHash::from_trusted(self.transaction_hash),
+            block: BlockRef {
+                number: u64::try_from(self.block_number).map_err(|_| corrupt("block number"))?,
+                hash: self.block_hash,
+            },
+            block_time: self.block_time,
+            transfer: TokenTransfer {
+                log_index: u64::try_from(self.log_index).map_err(|_| corrupt("log index"))?,
+                token_contract: WalletAddress::from_trusted(self.token_contract),
+                from: WalletAddress::from_trusted(self.from_address),
+                to: WalletAddress::from_trusted(self.to_address),
+                amount: numeric(self.amount)?,
+            },
+        })
+    }
 }
 
 #[derive(Queryable, Selectable, Insertable)]
@@ -47,6 +112,7 @@ struct UnattributedRow {
     amount: BigDecimal,
     reason: String,
     detected_at: DateTime<Utc>,
+    block_time: Option<DateTime<Utc>>,
 }
 
 impl UnattributedRow {
@@ -58,7 +124,7 @@ impl UnattributedRow {
             mode: t.scope.mode.as_str().to_owned(),
             chain_id: chain(t.chain_id)?,
             transaction_hash: l.tx_hash.as_str().to_owned(),
-            log_index: i64::try_from(l.log_index).map_err(|_| corrupt("log index"))?,
+            log_index: log_index(l.transfer.log_index)?,
             block_number: block(l.block.number)?,
             block_hash: l.block.hash.clone(),
             currency: t.token.symbol().to_owned(),
@@ -68,6 +134,7 @@ impl UnattributedRow {
             amount: l.transfer.amount.as_bigdecimal().clone(),
             reason: t.reason.as_str().to_owned(),
             detected_at: t.detected_at,
+            block_time: Some(l.block_time),
         })
     }
 
@@ -79,12 +146,14 @@ impl UnattributedRow {
             chain_id: u64::try_from(self.chain_id).map_err(|_| corrupt("chain id"))?,
             logged: LoggedTransfer {
                 tx_hash: TxHash::from_trusted(self.transaction_hash),
-                log_index: u64::try_from(self.log_index).map_err(|_| corrupt("log index"))?,
                 block: BlockRef {
                     number: u64::try_from(self.block_number).map_err(|_| corrupt("block number"))?,
                     hash: self.block_hash,
                 },
+                // Recorded before block times were: the time it was found.
+                block_time: self.block_time.unwrap_or(self.detected_at),
                 transfer: TokenTransfer {
+                    log_index: u64::try_from(self.log_index).map_err(|_| corrupt("log index"))?,
                     token_contract: address(self.token_contract),
                     from: address(self.from_address),
                     to: address(self.to_address),
@@ -135,68 +204,122 @@ impl FollowerStore for PgStore {
 
     async fn live_settlement_wallets(&self) -> Result<Vec<WalletAddress>, Error> {
         let mut conn = self.conn().await?;
-        let wallets: Vec<Option<String>> = merchants::table
+        let mut wallets: Vec<String> = merchants::table
             .filter(merchants::live_wallet.is_not_null())
             .filter(merchants::status.eq("active"))
-            .select(merchants::live_wallet)
+            .select(merchants::live_wallet.assume_not_null())
             .distinct()
             .load(&mut conn)
             .await
             .map_err(db)?;
-        Ok(wallets.into_iter().flatten().map(WalletAddress::from_trusted).collect())
+        let since = Utc::now() - chrono::Duration::hours(WATCH_AFTER_EXPIRY_HOURS);
+        let of_checkouts: Vec<String> = checkout_sessions::table
+            .filter(checkout_sessions::mode.eq(Mode::Live.as_str()))
+            .filter(checkout_sessions::status.eq_any(["pending", "expired"]))
+            .filter(checkout_sessions::expires_at.gt(since))
+            .select(checkout_sessions::settlement_wallet)
+            .distinct()
+            .load(&mut conn)
+            .await
+            .map_err(db)?;
+        wallets.extend(of_checkouts);
+        wallets.sort();
+        wallets.dedup();
+        Ok(wallets.into_iter().map(WalletAddress::from_trusted).collect())
     }
 
     async fn merchants_with_wallet(&self, wallet: &WalletAddress) -> Result<Vec<MerchantId>, Error> {
         let mut conn = self.conn().await?;
-        let ids: Vec<String> = merchants::table
+        let mut ids: Vec<String> = merchants::table
             .filter(merchants::live_wallet.eq(wallet.as_str()))
             .select(merchants::id)
             .load(&mut conn)
             .await
             .map_err(db)?;
-        Ok(ids.into_iter().map(MerchantId::from_trusted).collect())
-    }
-
-    async fn open_checkouts(
-        &self,
-        wallet: &WalletAddress,
-        token_contract: &WalletAddress,
-        at: DateTime<Utc>,
-    ) -> Result<Vec<OpenCheckout>, Error> {
-        let mut conn = self.conn().await?;
-        let rows: Vec<(String, String, String, BigDecimal)> = checkout_sessions::table
+        let since = Utc::now() - chrono::Duration::hours(WATCH_AFTER_EXPIRY_HOURS);
+        let of_checkouts: Vec<String> = checkout_sessions::table
             .filter(checkout_sessions::mode.eq(Mode::Live.as_str()))
-            .filter(checkout_sessions::status.eq("pending"))
             .filter(checkout_sessions::settlement_wallet.eq(wallet.as_str()))
-            .filter(checkout_sessions::token_contract.eq(token_contract.as_str()))
-            .filter(checkout_sessions::expires_at.gt(at))
-            .select((
-                checkout_sessions::merchant_id,
-                checkout_sessions::mode,
-                checkout_sessions::id,
-                checkout_sessions::amount_due,
-            ))
+            .filter(checkout_sessions::status.eq_any(["pending", "expired"]))
+            .filter(checkout_sessions::expires_at.gt(since))
+            .select(checkout_sessions::merchant_id)
+            .distinct()
             .load(&mut conn)
             .await
             .map_err(db)?;
-        rows.into_iter()
-            .map(|(merchant, m, id, amount)| {
-                Ok(OpenCheckout {
-                    scope: Scope::new(MerchantId::from_trusted(merchant), mode(&m)?),
-                    session_id: CheckoutSessionId::from_trusted(id),
-                    amount_due: numeric(amount)?,
-                })
-            })
-            .collect()
+        ids.extend(of_checkouts);
+        ids.sort();
+        ids.dedup();
+        Ok(ids.into_iter().map(MerchantId::from_trusted).collect())
     }
 
-    async fn live_payment_exists(&self, chain_id: u64, tx: &TxHash) -> Result<bool, Error> {
+    async fn log_claim(&self, chain_id: u64, logged: &LoggedTransfer) -> Result<LogClaim, Error> {
         let mut conn = self.conn().await?;
-        let query = payments::table
+        let (id, tx, index) = (chain(chain_id)?, logged.tx_hash.as_str(), log_index(logged.transfer.log_index)?);
+        let credited = credited_transfer_logs::table
+            .filter(credited_transfer_logs::chain_id.eq(id))
+            .filter(credited_transfer_logs::transaction_hash.eq(tx))
+            .filter(credited_transfer_logs::log_index.eq(index));
+        // Credited before logs were recorded: the whole transaction counts as credited.
+        let credited_whole = payments::table
             .filter(payments::mode.eq(Mode::Live.as_str()))
-            .filter(payments::chain_id.eq(chain(chain_id)?))
-            .filter(payments::transaction_hash.eq(tx.as_str()));
-        diesel::select(diesel::dsl::exists(query)).get_result(&mut conn).await.map_err(db)
+            .filter(payments::chain_id.eq(id))
+            .filter(payments::transaction_hash.eq(tx))
+            .filter(payments::status.eq_any(CREDITED))
+            .filter(payments::logs.is_null());
+        let (once, whole): (bool, bool) =
+            diesel::select((diesel::dsl::exists(credited), diesel::dsl::exists(credited_whole)))
+                .get_result(&mut conn)
+                .await
+                .map_err(db)?;
+        if once || whole {
+            return Ok(LogClaim::Credited);
+        }
+        let t = &logged.transfer;
+        let in_flight = payments::table
+            .filter(payments::mode.eq(Mode::Live.as_str()))
+            .filter(payments::chain_id.eq(id))
+            .filter(payments::transaction_hash.eq(tx))
+            .filter(payments::status.eq_any(IN_FLIGHT))
+            .filter(payments::settlement_wallet.eq(t.to.as_str()))
+            .filter(payments::token_contract.eq(t.token_contract.as_str()))
+            .filter(payments::claimed_log.is_null().or(payments::claimed_log.eq(index)));
+        let flying: bool = diesel::select(diesel::dsl::exists(in_flight)).get_result(&mut conn).await.map_err(db)?;
+        Ok(if flying { LogClaim::InFlight } else { LogClaim::Free })
+    }
+
+    async fn defer_transfer(&self, chain_id: u64, logged: &LoggedTransfer) -> Result<(), Error> {
+        let mut conn = self.conn().await?;
+        diesel::insert_into(deferred_transfers::table)
+            .values(&DeferredRow::from_domain(chain_id, logged)?)
+            .on_conflict_do_nothing()
+            .execute(&mut conn)
+            .await
+            .map_err(db)?;
+        Ok(())
+    }
+
+    async fn deferred_transfers(&self, chain_id: u64, limit: u32) -> Result<Vec<LoggedTransfer>, Error> {
+        let mut conn = self.conn().await?;
+        let rows: Vec<DeferredRow> = deferred_transfers::table
+            .filter(deferred_transfers::chain_id.eq(chain(chain_id)?))
+            .order((deferred_transfers::deferred_at.asc(), deferred_transfers::block_number.asc()))
+            .limit(i64::from(limit))
+            .select(DeferredRow::as_select())
+            .load(&mut conn)
+            .await
+            .map_err(db)?;
+        rows.into_iter().map(DeferredRow::into_domain).collect()
+    }
+
+    async fn forget_deferred(&self, chain_id: u64, tx: &TxHash, index: u64) -> Result<(), Error> {
+        let mut conn = self.conn().await?;
+        let d = deferred_transfers::table
+            .filter(deferred_transfers::chain_id.eq(chain(chain_id)?))
+            .filter(deferred_transfers::transaction_hash.eq(tx.as_str()))
+            .filter(deferred_transfers::log_index.eq(log_index(index)?));
+        diesel::delete(d).execute(&mut conn).await.map_err(db)?;
+        Ok(())
     }
 
     async fn record_unattributed(&self, transfer: &UnattributedTransfer, event: &Event) -> Result<bool, Error> {

@@ -136,6 +136,34 @@ diesel::table! {
         block_hash -> Nullable<Text>,
         diagnostic -> Nullable<Text>,
         next_check_at -> Nullable<Timestamptz>,
+        claimed_log -> Nullable<Int8>,
+        logs -> Nullable<Array<Int8>>,
+        missing_since -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    credited_transfer_logs (chain_id, transaction_hash, log_index) {
+        chain_id -> Int8,
+        transaction_hash -> Text,
+        log_index -> Int8,
+        payment_id -> Text,
+    }
+}
+
+diesel::table! {
+    deferred_transfers (chain_id, transaction_hash, log_index) {
+        chain_id -> Int8,
+        transaction_hash -> Text,
+        log_index -> Int8,
+        block_number -> Int8,
+        block_hash -> Text,
+        block_time -> Timestamptz,
+        token_contract -> Text,
+        from_address -> Text,
+        to_address -> Text,
+        amount -> Numeric,
+        deferred_at -> Timestamptz,
     }
 }
 
@@ -164,6 +192,7 @@ diesel::table! {
         amount -> Numeric,
         reason -> Text,
         detected_at -> Timestamptz,
+        block_time -> Nullable<Timestamptz>,
     }
 }
 
@@ -340,4 +369,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     payment_links,
     payment_link_invoices,
     emails,
+    credited_transfer_logs,
+    deferred_transfers,
 );

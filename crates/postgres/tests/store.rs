@@ -135,6 +135,9 @@ fn credited(crypto: &SeqCrypto, agg: &InvoiceAggregate, tx: &TxHash, amount: &st
         diagnostic: None,
         detected_at: now,
         confirmed_at: Some(now),
+        claimed_log: None,
+        logs: vec![0],
+        missing_since: None,
     });
     change
 }
@@ -290,6 +293,14 @@ async fn hash_uniqueness_is_per_merchant_in_test_mode_and_global_in_live_mode() 
     f.store.save_invoice(credited(&f.crypto, &first, &live_tx, "5")).await.unwrap();
     let other = credited(&f.crypto, &live_checkouts[1], &live_tx, "5");
     assert_eq!(f.store.save_invoice(other).await, Err(Error::DuplicateTransaction));
+    // Another log of the same transaction is another transfer: credited once too.
+    let mut log_one = credited(&f.crypto, &live_checkouts[1], &live_tx, "5");
+    log_one.aggregate.payments[0].logs = vec![1];
+    f.store.save_invoice(log_one).await.unwrap();
+    let again = f.store.load_invoice(&live(&b), &InvoiceKey::Id(live_checkouts[1].invoice.id.clone())).await.unwrap();
+    let mut both = credited(&f.crypto, &again, &live_tx, "5");
+    both.aggregate.payments.last_mut().unwrap().logs = vec![1, 2];
+    assert_eq!(f.store.save_invoice(both).await, Err(Error::DuplicateTransaction), "log 1 is credited already");
 }
 
 #[tokio::test]
@@ -454,6 +465,11 @@ async fn check_constraints_list_the_domain_enumerations() {
         names(FailureReason::ALL.iter().map(|s| s.as_str()).collect())
     );
     assert_eq!(f.check_values("events_type_check").await, names(EventType::ALL.iter().map(|s| s.as_str()).collect()));
+    use stablepay_domain::chain::UnattributedReason;
+    assert_eq!(
+        f.check_values("unattributed_transfers_reason_check").await,
+        names(UnattributedReason::ALL.map(UnattributedReason::as_str).to_vec())
+    );
     use stablepay_domain::payment_link::model::{Lifecycle, Usage};
     assert_eq!(
         f.check_values("payment_links_lifecycle_check").await,

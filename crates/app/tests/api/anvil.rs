@@ -46,6 +46,11 @@ fn word_of_units(units: u128) -> String {
     format!("{units:064x}")
 }
 
+/// A 32-byte ABI word of a number of up to 256 bits, given in hexadecimal.
+pub fn word_of_hex(hex: &str) -> String {
+    format!("{hex:0>64}")
+}
+
 impl Anvil {
     pub async fn start(chain_id: u64) -> Self {
         let mut child = Command::new(anvil_binary())
@@ -118,7 +123,18 @@ impl Anvil {
     }
 
     pub async fn mint(&self, token: &str, from: &str, to: &str, units: u128) -> String {
-        let data = format!("0x40c10f19{}{}", word_of_address(to), word_of_units(units));
+        self.mint_word(token, from, to, &word_of_units(units)).await
+    }
+
+    /// Mints an amount given as an ABI word (beyond what `u128` holds).
+    pub async fn mint_word(&self, token: &str, from: &str, to: &str, units: &str) -> String {
+        let data = format!("0x40c10f19{}{units}", word_of_address(to));
+        self.send(from, Some(token), &data, None).await
+    }
+
+    /// A `transfer` of an amount given as an ABI word.
+    pub async fn transfer_word(&self, token: &str, from: &str, to: &str, units: &str) -> String {
+        let data = format!("0xa9059cbb{}{units}", word_of_address(to));
         self.send(from, Some(token), &data, None).await
     }
 
@@ -130,6 +146,64 @@ impl Anvil {
     pub async fn transfer_with_gas(&self, token: &str, from: &str, to: &str, units: u128, gas: Option<u64>) -> String {
         let data = format!("0xa9059cbb{}{}", word_of_address(to), word_of_units(units));
         self.send(from, Some(token), &data, gas).await
+    }
+
+    /// The 4-byte selector of a Solidity function signature (keccak-256, asked of the node).
+    pub async fn selector(&self, signature: &str) -> String {
+        let hex: String = signature.bytes().map(|b| format!("{b:02x}")).collect();
+        let hash = self.rpc("web3_sha3", json!([format!("0x{hex}")])).await;
+        hash.as_str().unwrap()[2..10].to_owned()
+    }
+
+    /// One transaction of `from` moving `units` to each recipient in turn (one `Transfer` log
+    /// each, in this order), through the token's `transferMany`.
+    pub async fn transfer_many(&self, token: &str, from: &str, to: &[(&str, u128)]) -> String {
+        let n = u128::try_from(to.len()).unwrap();
+        let mut data = format!("0x{}", self.selector("transferMany(address[],uint256[])").await);
+        data.push_str(&word_of_units(64));
+        data.push_str(&word_of_units(64 + 32 * (1 + n)));
+        data.push_str(&word_of_units(n));
+        for (address, _) in to {
+            data.push_str(&word_of_address(address));
+        }
+        data.push_str(&word_of_units(n));
+        for (_, units) in to {
+            data.push_str(&word_of_units(*units));
+        }
+        self.send(from, Some(token), &data, Some(500_000)).await
+    }
+
+    /// `owner` lets `spender` move up to `units` of its tokens.
+    pub async fn approve(&self, token: &str, owner: &str, spender: &str, units: u128) -> String {
+        let data = format!("0x095ea7b3{}{}", word_of_address(spender), word_of_units(units));
+        self.send(owner, Some(token), &data, None).await
+    }
+
+    /// `spender` moves `units` of `owner`'s tokens to `to` (a `transferFrom`).
+    pub async fn transfer_from(&self, token: &str, spender: &str, owner: &str, to: &str, units: u128) -> String {
+        let data = format!("0x23b872dd{}{}{}", word_of_address(owner), word_of_address(to), word_of_units(units));
+        self.send(spender, Some(token), &data, None).await
+    }
+
+    /// Whether anvil mines each transaction at once (off: they wait in the pool).
+    pub async fn automine(&self, on: bool) {
+        self.rpc("evm_setAutomine", json!([on])).await;
+    }
+
+    /// The signed bytes of a transaction the node knows (to send it again after a reorg).
+    pub async fn raw_transaction(&self, tx: &str) -> String {
+        self.rpc("eth_getRawTransactionByHash", json!([tx])).await.as_str().unwrap().to_owned()
+    }
+
+    pub async fn send_raw(&self, raw: &str) -> String {
+        self.rpc("eth_sendRawTransaction", json!([raw])).await.as_str().unwrap().to_owned()
+    }
+
+    /// The time of the block a mined transaction is in (Unix seconds).
+    pub async fn block_time_of(&self, tx: &str) -> i64 {
+        let receipt = self.receipt(tx).await;
+        let block = self.rpc("eth_getBlockByHash", json!([receipt["blockHash"], false])).await;
+        i64::from_str_radix(block["timestamp"].as_str().unwrap().trim_start_matches("0x"), 16).unwrap()
     }
 
     pub async fn mine(&self, blocks: u64) {

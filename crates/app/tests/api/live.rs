@@ -12,26 +12,26 @@ use crate::support::{Merchant, Proxy, Response, TestApp, fresh_db};
 
 /// A chain with two tokens (the service's USDC and another), a customer holding both, a
 /// merchant activated for live mode with its own wallet, and the service.
-struct World {
-    anvil: Anvil,
-    proxy: Proxy,
-    app: TestApp,
-    m: Merchant,
-    token: String,
-    other_token: String,
-    wallet: String,
-    customer: String,
-    stranger: String,
+pub(crate) struct World {
+    pub anvil: Anvil,
+    pub proxy: Proxy,
+    pub app: TestApp,
+    pub m: Merchant,
+    pub token: String,
+    pub other_token: String,
+    pub wallet: String,
+    pub customer: String,
+    pub stranger: String,
 }
 
-const ONE: u128 = 1_000_000;
+pub(crate) const ONE: u128 = 1_000_000;
 
 impl World {
-    async fn new() -> Self {
+    pub(crate) async fn new() -> Self {
         Self::with(&[]).await
     }
 
-    async fn with(extra: &[(&str, String)]) -> Self {
+    pub(crate) async fn with(extra: &[(&str, String)]) -> Self {
         let anvil = Anvil::start(137).await;
         let accounts = anvil.accounts().await;
         let (deployer, wallet, customer, stranger) =
@@ -55,39 +55,39 @@ impl World {
         Self { anvil, proxy, app, m, token, other_token, wallet, customer, stranger }
     }
 
-    async fn checkout(&self, amount: &str) -> Value {
+    pub(crate) async fn checkout(&self, amount: &str) -> Value {
         let r = self.app.post(&self.m.sk_live, "/v1/checkout-sessions", json!({ "amount": amount })).await;
         r.ok(201).clone()
     }
 
     /// The customer pays `units` of the service's token to the merchant's wallet.
-    async fn pay(&self, units: u128) -> String {
+    pub(crate) async fn pay(&self, units: u128) -> String {
         self.anvil.transfer(&self.token, &self.customer, &self.wallet, units).await
     }
 
-    async fn submit(&self, cs: &Value, tx: &str) -> Response {
+    pub(crate) async fn submit(&self, cs: &Value, tx: &str) -> Response {
         let path = format!("/v1/public/checkout-sessions/{}/payments", cs["id"].as_str().unwrap());
         self.app.send(self.app.http.post(self.app.url(&path)).json(&json!({ "transactionHash": tx }))).await
     }
 
-    async fn submitted(&self, cs: &Value, tx: &str) -> String {
+    pub(crate) async fn submitted(&self, cs: &Value, tx: &str) -> String {
         let r = self.submit(cs, tx).await;
         let data = r.ok(202);
         assert!(["detected", "validating"].contains(&data["status"].as_str().unwrap()), "{data}");
         data["id"].as_str().unwrap().to_owned()
     }
 
-    async fn payment(&self, id: &str) -> Value {
+    pub(crate) async fn payment(&self, id: &str) -> Value {
         self.app.get(&self.m.sk_live, &format!("/v1/payments/{id}")).await.ok(200).clone()
     }
 
-    async fn invoice(&self, cs: &Value) -> Value {
+    pub(crate) async fn invoice(&self, cs: &Value) -> Value {
         let id = cs["invoiceId"].as_str().unwrap();
         self.app.get(&self.m.sk_live, &format!("/v1/invoices/{id}")).await.ok(200).clone()
     }
 
     /// Waits for payment `id` to reach `status`; answers it.
-    async fn payment_reaches(&self, id: &str, status: &str) -> Value {
+    pub(crate) async fn payment_reaches(&self, id: &str, status: &str) -> Value {
         eventually(&format!("payment {id} {status}"), || async {
             let p = self.payment(id).await;
             (p["status"] == status).then_some(p)
@@ -95,14 +95,14 @@ impl World {
         .await
     }
 
-    async fn event_types(&self) -> Vec<String> {
+    pub(crate) async fn event_types(&self) -> Vec<String> {
         let events = self.app.get(&self.m.sk_live, "/v1/events?limit=100").await.ok(200).clone();
         events["items"].as_array().unwrap().iter().map(|e| e["type"].as_str().unwrap().to_owned()).collect()
     }
 }
 
 /// Polls `check` until it answers something (at most 20 s).
-async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
+pub(crate) async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Option<T>>,
@@ -208,6 +208,8 @@ async fn transfers_that_do_not_pay_the_checkout_fail_with_their_reason() {
         ),
     ];
     assert_eq!(w.anvil.receipt(&cases[2].1).await["status"], "0x0");
+    // A verdict is acted on once its block is final (a reorganisation could change it).
+    w.anvil.finalize().await;
     for (reason, tx) in cases {
         let cs = w.checkout("10.00").await;
         let id = w.submitted(&cs, &tx).await;
@@ -275,6 +277,10 @@ async fn a_transfer_mined_after_the_checkout_expired_is_recorded_not_credited() 
     let expires = chrono::DateTime::parse_from_rfc3339(cs["expiresAt"].as_str().unwrap()).unwrap();
     w.anvil.set_next_block_time(expires.timestamp() + 60).await;
     let id = w.submitted(&cs, &w.pay(10 * ONE).await).await;
+    // Seen in a block that is not final: the failure waits for finality, nothing credited.
+    let p = w.payment_reaches(&id, "validating").await;
+    assert_eq!((p["amountReceived"].as_str(), p["failureReason"].as_str()), (Some("0.000000"), None));
+    w.anvil.finalize().await;
     assert_eq!(w.payment_reaches(&id, "failed").await["failureReason"], "checkout_expired");
     assert_eq!(w.invoice(&cs).await["customerAmountPaid"], "0.000000");
     assert!(w.event_types().await.contains(&"payment.failed".to_owned()));

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod anvil;
+mod attribution;
 mod browser;
 mod checkout;
 mod contract;

@@ -108,11 +108,11 @@ async fn an_invoice_stays_payable_from_its_page_after_a_checkout_expires() {
     let html = app.http.get(&url).send().await.unwrap().text().await.unwrap();
     assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;") && !html.contains("<script>alert"), "{html}");
     assert!(html.contains("&lt;b&gt;Bold &amp; Co&lt;/b&gt;"), "{html}");
-    assert!(
-        !html
-            .to_lowercase()
-            .contains(&inv["checkoutSessions"][0]["settlementWalletAddress"].as_str().unwrap_or("0x").to_lowercase())
-    );
+    // No settlement address on a test-mode page (an id or token may well contain "0x": only a
+    // wallet the checkout names is looked for).
+    if let Some(wallet) = inv["checkoutSessions"][0]["settlementWalletAddress"].as_str() {
+        assert!(!html.to_lowercase().contains(&wallet.to_lowercase()), "{html}");
+    }
 
     // The first checkout expires; the page still offers to pay, and opens a new checkout.
     app.post(&key, "/v1/test-helpers/clock/advance", json!({ "seconds": 31 * 60 })).await.ok(200);

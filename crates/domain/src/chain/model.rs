@@ -15,9 +15,13 @@ use crate::merchant::model::{Token, WalletAddress};
 use crate::mode::Scope;
 use crate::money::Amount;
 
-/// One ERC-20 `Transfer` log, its value in the token's 6-decimal units.
+/// One ERC-20 `Transfer` log, its value in the token's 6-decimal units. A transfer log (its
+/// transaction, its index and its recipient) is the unit of attribution: each is credited to one
+/// checkout or recorded as unattributed, once.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TokenTransfer {
+    /// The log's index in its block.
+    pub log_index: u64,
     /// The token's contract.
     pub token_contract: WalletAddress,
     /// Who sent the tokens.
@@ -65,15 +69,27 @@ pub enum Observation {
 pub struct LoggedTransfer {
     /// The transaction's hash.
     pub tx_hash: TxHash,
-    /// The log's index in its block.
-    pub log_index: u64,
     /// The block it is in.
     pub block: BlockRef,
-    /// The transfer.
+    /// That block's time: what attribution and verification decide expiry on.
+    pub block_time: DateTime<Utc>,
+    /// The transfer (with its log index).
     pub transfer: TokenTransfer,
 }
 
-/// A live checkout still open for payment, as detection sees it.
+/// Where a transfer log stands with the payments that may claim it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogClaim {
+    /// A credited payment counted it: nothing more to do.
+    Credited,
+    /// A payment still being verified claims it (a reported hash paying the same wallet and
+    /// token, or a payment the follower recorded for this log): decided once that payment is.
+    InFlight,
+    /// Nothing claims it: no payment, or only failed ones and ones paying other wallets.
+    Free,
+}
+
+/// A live checkout that takes a transfer mined at a given time, as attribution sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OpenCheckout {
     /// The checkout's merchant and mode.
@@ -93,12 +109,23 @@ pub enum UnattributedReason {
     NoMatchingAmount,
     /// Several open checkouts ask for exactly this amount.
     SeveralMatchingCheckouts,
+    /// The amount is beyond anything a stablecoin can hold (see
+    /// [`max_transfer_amount`](crate::chain::verify::max_transfer_amount)): recorded, never credited.
+    AmountOutOfRange,
+    /// It was attributed to the one checkout asking for its amount, but that payment failed
+    /// verification.
+    VerificationFailed,
 }
 
 impl UnattributedReason {
     /// Every reason.
-    pub const ALL: [UnattributedReason; 3] =
-        [Self::NoOpenCheckout, Self::NoMatchingAmount, Self::SeveralMatchingCheckouts];
+    pub const ALL: [UnattributedReason; 5] = [
+        Self::NoOpenCheckout,
+        Self::NoMatchingAmount,
+        Self::SeveralMatchingCheckouts,
+        Self::AmountOutOfRange,
+        Self::VerificationFailed,
+    ];
 
     /// The reason as the API writes it.
     pub fn as_str(self) -> &'static str {
@@ -106,6 +133,8 @@ impl UnattributedReason {
             Self::NoOpenCheckout => "no_open_checkout",
             Self::NoMatchingAmount => "no_matching_amount",
             Self::SeveralMatchingCheckouts => "several_matching_checkouts",
+            Self::AmountOutOfRange => "amount_out_of_range",
+            Self::VerificationFailed => "verification_failed",
         }
     }
 
@@ -153,7 +182,7 @@ impl UnattributedTransfer {
             ("mode", s(self.scope.mode.as_str())),
             ("chainId", int(self.chain_id)),
             ("transactionHash", s(self.logged.tx_hash.as_str())),
-            ("logIndex", int(self.logged.log_index)),
+            ("logIndex", int(t.log_index)),
             ("block", EventData::map([("number", int(block.number)), ("hash", s(&block.hash))])),
             ("blockNumber", int(block.number)),
             ("currencyCode", s(self.token.symbol())),

@@ -1,9 +1,6 @@
 //! What the chain feature needs from adapters: the chain itself, and the follower's store.
 
-use async_trait::async_trait;
-use chrono::{DateTime, Utc};
-
-use crate::chain::model::{ChainHealth, LoggedTransfer, Observation, OpenCheckout, UnattributedTransfer};
+use crate::chain::model::{ChainHealth, LogClaim, LoggedTransfer, Observation, UnattributedTransfer};
 use crate::error::Error;
 use crate::event::model::Event;
 use crate::ids::MerchantId;
@@ -11,6 +8,7 @@ use crate::invoice::payment::TxHash;
 use crate::merchant::model::WalletAddress;
 use crate::mode::Scope;
 use crate::page::{Page, PageRequest};
+use async_trait::async_trait;
 
 /// The chain, as verification and detection see it.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
@@ -46,20 +44,24 @@ pub trait FollowerStore: Send + Sync {
     /// Moves the cursor from `from` (`None`: not started) to `to`. Answers false when another
     /// worker moved it first (scanning is idempotent, so nothing is lost either way).
     async fn move_cursor(&self, chain_id: u64, from: Option<u64>, to: u64) -> Result<bool, Error>;
-    /// The live settlement wallets of activated merchants.
+    /// Every wallet a live transfer may pay: the live settlement wallets of activated merchants,
+    /// and the wallets of live checkouts still pending or expired less than a day ago (a
+    /// merchant who changed wallets still has checkouts asking customers to pay the old one).
     async fn live_settlement_wallets(&self) -> Result<Vec<WalletAddress>, Error>;
-    /// The merchants whose live settlement wallet is `wallet`.
+    /// The merchants whose live settlement wallet is `wallet`, or who have a live checkout
+    /// paying into it.
     async fn merchants_with_wallet(&self, wallet: &WalletAddress) -> Result<Vec<MerchantId>, Error>;
-    /// Live checkouts paying into `wallet` with `token_contract` that are pending and not
-    /// expired at `at`, of every merchant.
-    async fn open_checkouts(
-        &self,
-        wallet: &WalletAddress,
-        token_contract: &WalletAddress,
-        at: DateTime<Utc>,
-    ) -> Result<Vec<OpenCheckout>, Error>;
-    /// Whether a live payment on `chain_id` already uses `tx` (it is being, or was, verified).
-    async fn live_payment_exists(&self, chain_id: u64, tx: &TxHash) -> Result<bool, Error>;
+    /// Where transfer log `logged` on `chain_id` stands: counted by a credited live payment,
+    /// claimed by a live payment in flight (one reporting its hash to a checkout of the same
+    /// wallet and token, for this log or for every log), or free.
+    async fn log_claim(&self, chain_id: u64, logged: &LoggedTransfer) -> Result<LogClaim, Error>;
+    /// Keeps a final transfer log whose claim is in flight, to be decided again on later
+    /// passes (once; keeping it again changes nothing).
+    async fn defer_transfer(&self, chain_id: u64, logged: &LoggedTransfer) -> Result<(), Error>;
+    /// Up to `limit` deferred transfer logs of `chain_id`, oldest first.
+    async fn deferred_transfers(&self, chain_id: u64, limit: u32) -> Result<Vec<LoggedTransfer>, Error>;
+    /// Forgets a deferred transfer log once it ended credited or recorded.
+    async fn forget_deferred(&self, chain_id: u64, tx: &TxHash, log_index: u64) -> Result<(), Error>;
     /// Records an unattributed transfer with its event in one transaction, once per merchant,
     /// transaction and log; answers false when it was recorded before.
     async fn record_unattributed(&self, transfer: &UnattributedTransfer, event: &Event) -> Result<bool, Error>;

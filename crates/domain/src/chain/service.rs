@@ -3,13 +3,18 @@
 //! attributed to exactly one open checkout. Anything else is recorded as unattributed for the
 //! merchant (with a `payment.unattributed` event): never guessed, never lost.
 //!
+//! The unit is a transfer log (transaction, log index, recipient). A final log into a watched
+//! wallet always ends credited or unattributed: when a payment claiming it is still being
+//! verified (a reported hash, or this follower's own attribution), the log is kept and decided
+//! again once that payment is, so a failed or foreign claim never hides it.
+//!
 //! Only final blocks are scanned, from a stored cursor that any number of workers may advance
 //! (each step is idempotent: an attributed transfer finds its payment already recorded, an
-//! unattributed one its record).
+//! unattributed one its record, a deferred one its row).
 
-use crate::chain::model::{LoggedTransfer, UnattributedTransfer};
+use crate::chain::model::{LogClaim, LoggedTransfer, UnattributedReason, UnattributedTransfer};
 use crate::chain::ports::FollowerStore;
-use crate::chain::verify::attribute;
+use crate::chain::verify::{attribute, in_range};
 use crate::error::Error;
 use crate::event::model::{Event, EventType};
 use crate::ids::{EventId, PaymentId, UnattributedTransferId};
@@ -20,6 +25,9 @@ use crate::page::{Page, PageRequest};
 
 /// At most this many blocks are scanned in one step.
 pub const MAX_BLOCKS_PER_SCAN: u64 = 500;
+
+/// At most this many deferred transfer logs are decided again in one step.
+pub const DEFERRED_PER_STEP: u32 = 200;
 
 /// What one step of following did.
 #[derive(Debug, Default, PartialEq)]
@@ -48,13 +56,15 @@ impl Follower<'_> {
         self.store.list_unattributed(scope, page).await
     }
 
-    /// Scans the next range of final blocks. The first step starts at the current final block:
+    /// Scans the next range of final blocks, after deciding again the transfer logs kept while
+    /// a payment claiming them was in flight. The first step starts at the current final block:
     /// transfers made before the service watched are not searched for.
     pub async fn follow(&self) -> Result<FollowReport, Error> {
         let b = &self.invoices;
         let chain_id = b.settings.chain_id;
         let head = b.chain.final_head().await?;
         let mut report = FollowReport { final_head: Some(head), ..FollowReport::default() };
+        self.decide_deferred(&mut report).await?;
         let Some(from) = self.store.scan_cursor(chain_id).await? else {
             self.store.move_cursor(chain_id, None, head.saturating_add(1)).await?;
             return Ok(report);
@@ -75,45 +85,95 @@ impl Follower<'_> {
         Ok(report)
     }
 
-    async fn handle(&self, logged: &LoggedTransfer, report: &mut FollowReport) -> Result<(), Error> {
-        let b = &self.invoices;
-        if self.store.live_payment_exists(b.settings.chain_id, &logged.tx_hash).await? {
-            // Reported by the customer (or an earlier log of the same transaction): verified
-            // as that payment, which sums every transfer of the transaction to the wallet.
-            return Ok(());
+    /// The deferred logs whose claim is no longer in flight: forgotten once credited, else
+    /// attributed now (the claim failed, or it paid another wallet).
+    async fn decide_deferred(&self, report: &mut FollowReport) -> Result<(), Error> {
+        let chain_id = self.invoices.settings.chain_id;
+        for logged in self.store.deferred_transfers(chain_id, DEFERRED_PER_STEP).await? {
+            match self.store.log_claim(chain_id, &logged).await? {
+                LogClaim::InFlight => continue,
+                LogClaim::Credited => {}
+                LogClaim::Free => self.attribute(&logged, report).await?,
+            }
+            self.store.forget_deferred(chain_id, &logged.tx_hash, logged.transfer.log_index).await?;
         }
+        Ok(())
+    }
+
+    /// A final transfer log into a watched wallet: it ends credited or unattributed, whoever
+    /// reported its hash to which checkout.
+    async fn handle(&self, logged: &LoggedTransfer, report: &mut FollowReport) -> Result<(), Error> {
+        let chain_id = self.invoices.settings.chain_id;
+        if !in_range(&logged.transfer.amount) {
+            return self.record_unattributed(logged, UnattributedReason::AmountOutOfRange, report).await;
+        }
+        match self.store.log_claim(chain_id, logged).await? {
+            LogClaim::Credited => Ok(()),
+            // A reported hash (or an earlier pass's attribution) is being verified: decided
+            // again once it is, so a claim that fails never hides the transfer.
+            LogClaim::InFlight => self.store.defer_transfer(chain_id, logged).await,
+            LogClaim::Free => self.attribute(logged, report).await,
+        }
+    }
+
+    /// Credits `logged` to the one checkout that asked for exactly its amount at its block's
+    /// time, or records it as unattributed.
+    async fn attribute(&self, logged: &LoggedTransfer, report: &mut FollowReport) -> Result<(), Error> {
+        let b = &self.invoices;
         let t = &logged.transfer;
-        let now = b.clock.system_now();
-        let open = self.store.open_checkouts(&t.to, &t.token_contract, now).await?;
+        if !in_range(&t.amount) {
+            return self.record_unattributed(logged, UnattributedReason::AmountOutOfRange, report).await;
+        }
+        let open = b.store.open_checkouts(&t.to, &t.token_contract, logged.block_time).await?;
         match attribute(&t.amount, &open) {
             Ok(checkout) => {
-                let payment = b.record_detected(&checkout.scope, &checkout.session_id, &logged.tx_hash).await?;
-                report.detected.push((checkout.scope.clone(), payment.id, logged.tx_hash.clone()));
-            }
-            Err(reason) => {
-                let Some(token) = b.settings.token_of(&t.token_contract) else { return Ok(()) };
-                for merchant in self.store.merchants_with_wallet(&t.to).await? {
-                    let scope = Scope::new(merchant, Mode::Live);
-                    let transfer = UnattributedTransfer {
-                        id: UnattributedTransferId::generate(b.crypto),
-                        scope: scope.clone(),
-                        chain_id: b.settings.chain_id,
-                        logged: logged.clone(),
-                        token,
-                        reason,
-                        detected_at: now,
-                    };
-                    let event = Event {
-                        id: EventId::generate(b.crypto),
-                        scope,
-                        event_type: EventType::PaymentUnattributed,
-                        created_at: now,
-                        data: transfer.event_data(),
-                    };
-                    if self.store.record_unattributed(&transfer, &event).await? {
-                        report.unattributed += 1;
-                    }
+                let claim = (&logged.tx_hash, t.log_index);
+                let payment = b.record_detected(&checkout.scope, &checkout.session_id, claim).await?;
+                if payment.in_flight() {
+                    report.detected.push((checkout.scope.clone(), payment.id, logged.tx_hash.clone()));
+                    // Decided once its payment is: credited, or attributed again.
+                    self.store.defer_transfer(b.settings.chain_id, logged).await
+                } else if payment.status.is_credited() {
+                    Ok(())
+                } else {
+                    self.record_unattributed(logged, UnattributedReason::VerificationFailed, report).await
                 }
+            }
+            Err(reason) => self.record_unattributed(logged, reason, report).await,
+        }
+    }
+
+    /// Records `logged` as unattributed for every merchant whose wallet it paid.
+    async fn record_unattributed(
+        &self,
+        logged: &LoggedTransfer,
+        reason: UnattributedReason,
+        report: &mut FollowReport,
+    ) -> Result<(), Error> {
+        let b = &self.invoices;
+        let t = &logged.transfer;
+        let Some(token) = b.settings.token_of(&t.token_contract) else { return Ok(()) };
+        let now = b.clock.system_now();
+        for merchant in self.store.merchants_with_wallet(&t.to).await? {
+            let scope = Scope::new(merchant, Mode::Live);
+            let transfer = UnattributedTransfer {
+                id: UnattributedTransferId::generate(b.crypto),
+                scope: scope.clone(),
+                chain_id: b.settings.chain_id,
+                logged: logged.clone(),
+                token,
+                reason,
+                detected_at: now,
+            };
+            let event = Event {
+                id: EventId::generate(b.crypto),
+                scope,
+                event_type: EventType::PaymentUnattributed,
+                created_at: now,
+                data: transfer.event_data(),
+            };
+            if self.store.record_unattributed(&transfer, &event).await? {
+                report.unattributed += 1;
             }
         }
         Ok(())

@@ -4,6 +4,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::chain::model::{ObservedTransaction, OpenCheckout, TokenTransfer, UnattributedReason};
+use crate::ids::CheckoutSessionId;
 use crate::invoice::payment::FailureReason;
 use crate::merchant::model::WalletAddress;
 use crate::money::Amount;
@@ -22,6 +23,18 @@ pub fn attribute<'a>(amount: &Amount, open: &'a [OpenCheckout]) -> Result<&'a Op
     }
 }
 
+/// The largest transfer the service credits or records as an amount: 10^15 whole tokens, far
+/// beyond any stablecoin's supply. A `Transfer` log can claim up to 2^256 - 1 base units; a
+/// larger one than this is no payment anybody made, and is recorded with a reason instead.
+pub fn max_transfer_amount() -> Amount {
+    Amount::from_units("1000000000000000000000").unwrap_or_else(Amount::zero)
+}
+
+/// Whether `amount` is one the service can credit (at most [`max_transfer_amount`]).
+pub fn in_range(amount: &Amount) -> bool {
+    *amount <= max_transfer_amount()
+}
+
 /// What a payment must match.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Expected {
@@ -31,8 +44,14 @@ pub struct Expected {
     pub token_contract: WalletAddress,
     /// The wallet it expects (the merchant's).
     pub recipient: WalletAddress,
+    /// The checkout's creation, to the second: a transfer mined before it was made for
+    /// something else and cannot be claimed by this checkout.
+    pub not_before: DateTime<Utc>,
     /// The checkout's expiry: a transfer mined at or after it does not pay this checkout.
     pub expires_at: DateTime<Utc>,
+    /// The one log the payment claims (a transfer the follower attributed), or every log of the
+    /// token to the recipient (a reported hash).
+    pub only_log: Option<u64>,
 }
 
 /// The outcome of verification (before the duplicate check, which the store decides).
@@ -42,8 +61,12 @@ pub enum Verdict {
     Verified {
         /// How much it moved.
         amount: Amount,
-        /// Who sent the transaction, when known.
-        sender: Option<WalletAddress>,
+        /// Who sent the tokens: the `from` of its first counted `Transfer` log (not the
+        /// transaction's sender, which is a spender or relayer in `transferFrom` and relayed
+        /// transfers).
+        payer: WalletAddress,
+        /// The logs it counted, in log order.
+        transfers: Vec<TokenTransfer>,
     },
     /// It does not pay the checkout.
     Failed {
@@ -52,8 +75,9 @@ pub enum Verdict {
     },
 }
 
-/// Checks success, chain id, token contract, recipient, expiry and a non-zero amount, in that
-/// order; the amount is the exact sum of the token's transfers to the recipient.
+/// Checks success, chain id, token contract, recipient (and the claimed log), the block's time
+/// against the checkout's creation and expiry, a non-zero amount and one within range, in that
+/// order; the amount is the exact sum of the counted logs.
 pub fn verify(expected: &Expected, tx: &ObservedTransaction) -> Verdict {
     use FailureReason as R;
     let fail = |reason| Verdict::Failed { reason };
@@ -68,19 +92,34 @@ pub fn verify(expected: &Expected, tx: &ObservedTransaction) -> Verdict {
     if of_token.is_empty() {
         return fail(R::WrongTokenContract);
     }
-    let to_recipient: Vec<&&TokenTransfer> = of_token.iter().filter(|t| t.to == expected.recipient).collect();
-    if to_recipient.is_empty() {
-        return fail(R::WrongRecipient);
+    let counted: Vec<TokenTransfer> = of_token
+        .into_iter()
+        .filter(|t| t.to == expected.recipient && expected.only_log.is_none_or(|i| t.log_index == i))
+        .cloned()
+        .collect();
+    let Some(first) = counted.first() else { return fail(R::WrongRecipient) };
+    if tx.block_time < expected.not_before {
+        return fail(R::TransferBeforeCheckout);
     }
     if tx.block_time >= expected.expires_at {
         return fail(R::CheckoutExpired);
     }
-    let amount = to_recipient.iter().fold(Amount::zero(), |acc, t| acc.add(&t.amount));
+    let amount = counted.iter().fold(Amount::zero(), |acc, t| acc.add(&t.amount));
     if amount.is_zero() {
         return fail(R::ZeroAmount);
     }
-    let sender = tx.sender.clone().or_else(|| to_recipient.first().map(|t| t.from.clone()));
-    Verdict::Verified { amount, sender }
+    if !in_range(&amount) {
+        return fail(R::AmountOutOfRange);
+    }
+    Verdict::Verified { amount, payer: first.from.clone(), transfers: counted }
+}
+
+/// Whether a reported transfer belongs to another checkout: one of its logs asks exactly the
+/// amount of exactly one checkout taking transfers at its block's time, and that checkout is
+/// not `own`. The follower would attribute such a log to that checkout; a report (which anyone
+/// holding a checkout id can make) never takes it away.
+pub fn attributed_elsewhere(own: &CheckoutSessionId, transfers: &[TokenTransfer], open: &[OpenCheckout]) -> bool {
+    transfers.iter().any(|t| matches!(attribute(&t.amount, open), Ok(c) if c.session_id != *own))
 }
 
 #[cfg(test)]
@@ -99,6 +138,7 @@ mod tests {
 
     fn transfer(token: u8, to: u8, amount: &str) -> TokenTransfer {
         TokenTransfer {
+            log_index: 0,
             token_contract: address(token),
             from: address(9),
             to: address(to),
@@ -112,7 +152,9 @@ mod tests {
             chain_id: 137,
             token_contract: address(1),
             recipient: address(2),
+            not_before: now - Duration::minutes(1),
             expires_at: now + Duration::minutes(30),
+            only_log: None,
         };
         let t = ObservedTransaction {
             tx_hash: TxHash::parse(&format!("0x{}", "a".repeat(64))).unwrap(),
@@ -148,6 +190,60 @@ mod tests {
         );
         assert_eq!(reason(ObservedTransaction { block_time: e.expires_at, ..t.clone() }), R::CheckoutExpired);
         assert_eq!(reason(ObservedTransaction { transfers: vec![transfer(1, 2, "0")], ..t.clone() }), R::ZeroAmount);
+        assert_eq!(
+            reason(ObservedTransaction { block_time: e.not_before - Duration::seconds(1), ..t.clone() }),
+            R::TransferBeforeCheckout
+        );
+        let huge = TokenTransfer { amount: Decimal6::from_units(&"9".repeat(78)).unwrap(), ..transfer(1, 2, "1") };
+        assert_eq!(reason(ObservedTransaction { transfers: vec![huge], ..t.clone() }), R::AmountOutOfRange);
+        assert!(in_range(&max_transfer_amount()));
+        // A claimed log that is not the token's transfer to the recipient pays nothing.
+        let only = Expected { only_log: Some(3), ..e.clone() };
+        assert!(matches!(verify(&only, &t), Verdict::Failed { reason: R::WrongRecipient }));
+    }
+
+    #[test]
+    fn a_claimed_log_counts_alone_and_the_payer_is_the_log_sender() {
+        let (e, t) = setup();
+        let mut second = transfer(1, 2, "6.060607");
+        second.log_index = 1;
+        second.from = address(7);
+        let transfers = vec![transfer(1, 2, "4.040404"), second];
+        let tx = ObservedTransaction { transfers, sender: Some(address(8)), ..t };
+        match verify(&Expected { only_log: Some(1), ..e.clone() }, &tx) {
+            Verdict::Verified { amount, payer, transfers } => {
+                assert_eq!(amount, Decimal6::parse("6.060607").unwrap());
+                assert_eq!(payer, address(7));
+                assert_eq!(transfers.iter().map(|t| t.log_index).collect::<Vec<_>>(), [1]);
+            }
+            v => panic!("{v:?}"),
+        }
+        match verify(&e, &tx) {
+            Verdict::Verified { amount, payer, .. } => {
+                assert_eq!(amount, Decimal6::parse("10.101011").unwrap());
+                assert_eq!(payer, address(9), "the first counted log's sender, not the transaction's");
+            }
+            v => panic!("{v:?}"),
+        }
+    }
+
+    #[test]
+    fn a_report_never_takes_a_transfer_that_pays_exactly_one_other_checkout() {
+        use crate::ids::MerchantId;
+        use crate::mode::Mode;
+        let checkout = |n: &str, amount: &str| OpenCheckout {
+            scope: Scope::new(MerchantId::from_trusted("mer_1".into()), Mode::Live),
+            session_id: CheckoutSessionId::from_trusted(format!("cs_{n}")),
+            amount_due: Decimal6::parse(amount).unwrap(),
+        };
+        let own = CheckoutSessionId::from_trusted("cs_attacker".into());
+        let paid = [transfer(1, 2, "30")];
+        let victim = [checkout("victim", "30"), checkout("attacker", "30.5")];
+        assert!(attributed_elsewhere(&own, &paid, &victim));
+        // Its own amount, twins (ambiguous) or nobody else's amount: the report may take it.
+        assert!(!attributed_elsewhere(&own, &paid, &[checkout("attacker", "30")]));
+        assert!(!attributed_elsewhere(&own, &paid, &[checkout("a", "30"), checkout("b", "30")]));
+        assert!(!attributed_elsewhere(&own, &paid, &[checkout("attacker", "30.5")]));
     }
 
     #[test]
@@ -177,9 +273,9 @@ mod tests {
         let transfers =
             vec![transfer(1, 2, "3.000001"), transfer(1, 4, "100"), transfer(3, 2, "50"), transfer(1, 2, "1.5")];
         match verify(&e, &ObservedTransaction { transfers, ..t }) {
-            Verdict::Verified { amount, sender, .. } => {
+            Verdict::Verified { amount, payer, .. } => {
                 assert_eq!(amount, Decimal6::parse("4.500001").unwrap());
-                assert_eq!(sender, Some(address(9)));
+                assert_eq!(payer, address(9));
             }
             v => panic!("{v:?}"),
         }

@@ -68,7 +68,8 @@ pub struct Payment {
     pub checkout_session_id: CheckoutSessionId,
     /// Where its verification stands.
     pub status: PaymentStatus,
-    /// What the session asked for when the attempt was made.
+    /// What the payment was expected to pay: the session's amount when the attempt was made,
+    /// and once credited what was due of it then (the invoice's remainder, when less).
     pub amount_expected: Amount,
     /// What verification saw arrive (zero until verified or when failed).
     pub amount_received: Amount,
@@ -96,6 +97,16 @@ pub struct Payment {
     pub detected_at: DateTime<Utc>,
     /// When it was verified and credited.
     pub confirmed_at: Option<DateTime<Utc>>,
+    /// The one transfer log it claims: set when the chain follower attributed that log to the
+    /// checkout; `None` for a reported hash, which claims every log of the checkout's token to
+    /// its wallet.
+    pub claimed_log: Option<u64>,
+    /// The logs verification counted (while validating, and once credited); empty otherwise.
+    /// Each log is credited once in the whole service.
+    pub logs: Vec<u64>,
+    /// Since when the transaction is missing, when that is later than `detected_at` (its block
+    /// was reorganised away): the not-found wait counts from here.
+    pub missing_since: Option<DateTime<Utc>>,
 }
 
 impl Payment {
@@ -125,11 +136,18 @@ pub enum FailureReason {
     ZeroAmount,
     /// The transaction was already credited to another payment.
     DuplicateTransaction,
+    /// The transfer was mined before the checkout existed.
+    TransferBeforeCheckout,
+    /// The transfer moved more than any stablecoin holds.
+    AmountOutOfRange,
+    /// A reported transfer asks exactly the amount of exactly one other open checkout: it is
+    /// that checkout's.
+    AttributedToAnotherCheckout,
 }
 
 impl FailureReason {
-    /// Every reason, in the spec's order.
-    pub const ALL: [FailureReason; 8] = [
+    /// Every reason, in the order docs/api.md lists them.
+    pub const ALL: [FailureReason; 11] = [
         Self::TransactionNotFound,
         Self::TransactionReverted,
         Self::WrongChain,
@@ -138,6 +156,9 @@ impl FailureReason {
         Self::CheckoutExpired,
         Self::ZeroAmount,
         Self::DuplicateTransaction,
+        Self::TransferBeforeCheckout,
+        Self::AmountOutOfRange,
+        Self::AttributedToAnotherCheckout,
     ];
 
     /// The reason as the API writes it (`transaction_not_found` ...).
@@ -151,6 +172,9 @@ impl FailureReason {
             Self::CheckoutExpired => "checkout_expired",
             Self::ZeroAmount => "zero_amount",
             Self::DuplicateTransaction => "duplicate_transaction",
+            Self::TransferBeforeCheckout => "transfer_before_checkout",
+            Self::AmountOutOfRange => "amount_out_of_range",
+            Self::AttributedToAnotherCheckout => "attributed_to_another_checkout",
         }
     }
 

@@ -2,13 +2,16 @@
 //! aggregate together with the events the change emits.
 
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 
+use crate::chain::model::OpenCheckout;
 use crate::error::Error;
 use crate::ids::{InvoiceId, MerchantId, PaymentId};
 use crate::invoice::aggregate::{InvoiceAggregate, InvoiceChange, InvoiceKey, PublicRef};
 use crate::invoice::collection::CollectionState;
 use crate::invoice::document::InvoiceDocument;
 use crate::invoice::payment::{Payment, TxHash};
+use crate::merchant::model::WalletAddress;
 use crate::mode::Scope;
 use crate::page::{Page, PageRequest};
 
@@ -45,6 +48,17 @@ pub trait InvoiceStore: Send + Sync {
     /// and decides again); `DuplicateTransaction` when a payment the change credits uses a
     /// transaction hash that another credited payment already used (nothing is written).
     async fn save_invoice(&self, change: InvoiceChange) -> Result<InvoiceAggregate, Error>;
+    /// The live checkouts, of every merchant, that take a transfer into `wallet` of
+    /// `token_contract` mined at `at`: created at or before `at` (to the second), expiring after
+    /// it, and pending or expired (not completed or cancelled). The one read across merchants
+    /// besides [`InvoiceStore::load_public`]: attribution compares a transfer with every
+    /// checkout asking for it.
+    async fn open_checkouts(
+        &self,
+        wallet: &WalletAddress,
+        token_contract: &WalletAddress,
+        at: DateTime<Utc>,
+    ) -> Result<Vec<OpenCheckout>, Error>;
     /// Errors: `NotFound(Payment)`, `ModeMismatch`.
     async fn get_payment(&self, scope: &Scope, id: &PaymentId) -> Result<Payment, Error>;
     /// Claims up to `limit` invoices with due time-based work (pending checkouts past expiry,

@@ -55,6 +55,9 @@ fn payment(scope: &Scope, status: PaymentStatus, received: u32, now: DateTime<Ut
         diagnostic: None,
         detected_at: now,
         confirmed_at: (!failed).then_some(now),
+        claimed_log: None,
+        logs: if failed { Vec::new() } else { vec![0] },
+        missing_since: None,
     }
 }
 
@@ -132,9 +135,10 @@ fn unattributed(scope: &Scope, now: DateTime<Utc>) -> UnattributedTransfer {
         chain_id: crate::merchant::model::POLYGON_CHAIN_ID,
         logged: LoggedTransfer {
             tx_hash: TxHash::from_trusted(zeros(64)),
-            log_index: 0,
             block: BlockRef { number: 1, hash: zeros(64) },
+            block_time: now,
             transfer: TokenTransfer {
+                log_index: 0,
                 token_contract: WalletAddress::from_trusted(SAMPLE_TOKEN.into()),
                 from: address('1'),
                 to: address('0'),

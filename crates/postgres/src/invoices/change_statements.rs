@@ -7,7 +7,7 @@ use diesel::QueryResult;
 use diesel::pg::Pg;
 use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
 use diesel::serialize::ToSql;
-use diesel::sql_types::{BigInt, HasSqlType, Int4, Int8, Jsonb, Nullable, Numeric, Text, Timestamptz};
+use diesel::sql_types::{Array, BigInt, HasSqlType, Int4, Int8, Jsonb, Nullable, Numeric, Text, Timestamptz};
 
 use crate::events::NewEventRow;
 use crate::invoices::rows::{InvoiceRow, PaymentRow, SessionRow};
@@ -217,7 +217,7 @@ impl QueryFragment<Pg> for UpsertPayment<'_> {
             "INSERT INTO payments (id, invoice_id, checkout_session_id, merchant_id, mode, status, amount_expected, \
              amount_received, customer_amount_credited, merchant_amount_settled, transaction_hash, chain_id, \
              token_contract, settlement_wallet, payer_address, failure_reason, detected_at, confirmed_at, \
-             block_number, block_hash, diagnostic) VALUES (",
+             block_number, block_hash, diagnostic, claimed_log, logs, missing_since) VALUES (",
         );
         let mut v = List::new(out.reborrow());
         v.v::<Text, _>(&p.id)?;
@@ -241,8 +241,12 @@ impl QueryFragment<Pg> for UpsertPayment<'_> {
         v.v::<Nullable<Int8>, _>(&p.block_number)?;
         v.v::<Nullable<Text>, _>(&p.block_hash)?;
         v.v::<Nullable<Text>, _>(&p.diagnostic)?;
+        v.v::<Nullable<Int8>, _>(&p.claimed_log)?;
+        v.v::<Nullable<Array<Int8>>, _>(&p.logs)?;
+        v.v::<Nullable<Timestamptz>, _>(&p.missing_since)?;
         out.push_sql(
             ") ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, failure_reason = EXCLUDED.failure_reason, \
+             logs = EXCLUDED.logs, missing_since = EXCLUDED.missing_since, \
              amount_received = EXCLUDED.amount_received, customer_amount_credited = EXCLUDED.customer_amount_credited, \
              merchant_amount_settled = EXCLUDED.merchant_amount_settled, payer_address = EXCLUDED.payer_address, \
              block_number = EXCLUDED.block_number, block_hash = EXCLUDED.block_hash, \

@@ -12,14 +12,17 @@ pub(crate) mod rows;
 pub(crate) mod write;
 
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use rows::PaymentRow;
+use stablepay_domain::chain::OpenCheckout;
 use stablepay_domain::ids::{InvoiceId, MerchantId, PaymentId};
 use stablepay_domain::invoice::aggregate::{InvoiceAggregate, InvoiceChange, InvoiceKey, PublicRef};
 use stablepay_domain::invoice::collection::CollectionState;
 use stablepay_domain::invoice::payment::{Payment, TxHash};
 use stablepay_domain::invoice::ports::InvoiceStore;
+use stablepay_domain::merchant::WalletAddress;
 use stablepay_domain::page::{Page, PageRequest};
 use stablepay_domain::{Error, Resource, Scope};
 
@@ -29,6 +32,16 @@ use crate::schema::payments;
 
 #[async_trait]
 impl InvoiceStore for PgStore {
+    async fn open_checkouts(
+        &self,
+        wallet: &WalletAddress,
+        token_contract: &WalletAddress,
+        at: DateTime<Utc>,
+    ) -> Result<Vec<OpenCheckout>, Error> {
+        let mut conn = self.conn().await?;
+        read::open_checkouts(&mut conn, wallet, token_contract, at).await
+    }
+
     async fn load_invoice(&self, scope: &Scope, key: &InvoiceKey) -> Result<InvoiceAggregate, Error> {
         let mut conn = self.conn().await?;
         let row = match key {

@@ -213,6 +213,17 @@ pub(crate) struct PaymentRow {
     pub(crate) block_number: Option<i64>,
     pub(crate) block_hash: Option<String>,
     pub(crate) diagnostic: Option<String>,
+    pub(crate) claimed_log: Option<i64>,
+    pub(crate) logs: Option<Vec<i64>>,
+    pub(crate) missing_since: Option<DateTime<Utc>>,
+}
+
+fn log_index(n: u64) -> Result<i64, Error> {
+    i64::try_from(n).map_err(|_| corrupt("log index"))
+}
+
+fn log_of(n: i64) -> Result<u64, Error> {
+    u64::try_from(n).map_err(|_| corrupt("log index"))
 }
 
 impl PaymentRow {
@@ -244,6 +255,15 @@ impl PaymentRow {
                 .map_err(|_| corrupt("block"))?,
             block_hash: p.block.as_ref().map(|b| b.hash.clone()),
             diagnostic: p.diagnostic.clone(),
+            claimed_log: p.claimed_log.map(log_index).transpose()?,
+            // Recorded once verification counted logs; NULL before (and for payments credited
+            // before logs were recorded).
+            logs: if p.logs.is_empty() {
+                None
+            } else {
+                Some(p.logs.iter().map(|&n| log_index(n)).collect::<Result<_, _>>()?)
+            },
+            missing_since: p.missing_since,
         })
     }
 
@@ -276,6 +296,9 @@ impl PaymentRow {
                 _ => None,
             },
             diagnostic: self.diagnostic,
+            claimed_log: self.claimed_log.map(log_of).transpose()?,
+            logs: self.logs.unwrap_or_default().into_iter().map(log_of).collect::<Result<_, _>>()?,
+            missing_since: self.missing_since,
         })
     }
 }

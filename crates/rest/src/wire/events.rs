@@ -92,7 +92,7 @@ impl From<UnattributedTransfer> for UnattributedTransferOut {
             mode: t.scope.mode.as_str().into(),
             chain_id: t.chain_id,
             transaction_hash: l.tx_hash.as_str().into(),
-            log_index: l.log_index,
+            log_index: l.transfer.log_index,
             block: BlockOut { number: l.block.number, hash: l.block.hash },
             currency_code: t.token.symbol().into(),
             token_contract: l.transfer.token_contract.to_string(),

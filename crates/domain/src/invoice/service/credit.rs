@@ -10,10 +10,10 @@
 
 use std::cmp::Ordering;
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Duration, SubsecRound, Utc};
 
-use crate::chain::model::{Observation, ObservedTransaction, TokenTransfer};
-use crate::chain::verify::{Expected, Verdict, verify};
+use crate::chain::model::{Observation, ObservedTransaction, OpenCheckout, TokenTransfer};
+use crate::chain::verify::{Expected, Verdict, attributed_elsewhere, verify};
 use crate::crypto::Crypto;
 use crate::error::{Error, Limit, Resource};
 use crate::event::model::EventType;
@@ -61,8 +61,7 @@ pub enum Settled {
 pub(super) fn attempt_into(
     crypto: &dyn Crypto,
     change: &mut InvoiceChange,
-    session_id: &CheckoutSessionId,
-    tx: &TxHash,
+    (session_id, tx, claimed_log): (&CheckoutSessionId, &TxHash, Option<u64>),
     (origin, actor): (Origin, Actor),
     now: DateTime<Utc>,
 ) -> Result<PaymentId, Error> {
@@ -70,7 +69,8 @@ pub(super) fn attempt_into(
         return Err(Error::LimitReached { what: Limit::PaymentRecords, limit: MAX_PAYMENT_RECORDS });
     }
     let session = change.aggregate.session(session_id).ok_or(Error::NotFound(Resource::CheckoutSession))?;
-    let payment = new_payment(crypto, session, tx, now);
+    let mut payment = new_payment(crypto, session, tx, now);
+    payment.claimed_log = claimed_log;
     let id = payment.id.clone();
     let inv = &mut change.aggregate.invoice;
     inv.status = lifecycle::transition(inv.status, LifecycleTrigger::PaymentDetected)?;
@@ -102,8 +102,15 @@ fn new_payment(crypto: &dyn Crypto, session: &CheckoutSession, tx: &TxHash, now:
         diagnostic: None,
         detected_at: now,
         confirmed_at: None,
+        claimed_log: None,
+        logs: Vec::new(),
+        missing_since: None,
     }
 }
+
+/// How long after a checkout's expiry its customer may still report a hash: a transfer mined
+/// before the expiry becomes final minutes later (verification decides on the block's time).
+pub const REPORT_AFTER_EXPIRY_HOURS: i64 = 24;
 
 /// How long a submitted hash may stay unknown to the chain before it fails as not found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -134,6 +141,7 @@ pub(super) fn simulated(
         block_time: now,
         sender: None,
         transfers: vec![TokenTransfer {
+            log_index: 0,
             token_contract: session.token_contract.clone(),
             from: session.settlement_wallet.clone(),
             to: session.settlement_wallet.clone(),
@@ -142,38 +150,52 @@ pub(super) fn simulated(
         finalized: true,
     };
     let mut change = InvoiceChange::update(current.clone());
-    let id = attempt_into(crypto, &mut change, session_id, tx, (Origin::Simulated, Actor::TestHelper), now)?;
+    let id = attempt_into(crypto, &mut change, (session_id, tx, None), (Origin::Simulated, Actor::TestHelper), now)?;
     let observation = Observation::Included(observed);
     let wait = NotFoundAfter(Duration::zero());
-    settle_into(crypto, &mut change, &id, (&observation, duplicate), (now, Actor::TestHelper, wait))?;
+    let chain = Seen { observation: &observation, duplicate, rivals: &[] };
+    settle_into(crypto, &mut change, &id, chain, (now, Actor::TestHelper, wait))?;
     Ok(Decision::save(change, id))
 }
 
-/// The verification decision: settle payment `id` from `observation`; nothing is saved when
+/// What verification learned of a payment's transaction.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Seen<'a> {
+    /// What the chain says of it.
+    pub observation: &'a Observation,
+    /// The store found one of its logs credited elsewhere.
+    pub duplicate: bool,
+    /// The checkouts taking transfers into the payment's wallet at the transaction's block time
+    /// (for a reported hash: a log that pays exactly one other of them is not this payment's).
+    pub rivals: &'a [OpenCheckout],
+}
+
+/// The verification decision: settle payment `id` from what was `seen`; nothing is saved when
 /// nothing changed.
 pub(super) fn verified(
     crypto: &dyn Crypto,
     current: &InvoiceAggregate,
     id: &PaymentId,
-    (observation, duplicate): (&Observation, bool),
+    seen: Seen<'_>,
     (now, not_found_after): (DateTime<Utc>, NotFoundAfter),
 ) -> Result<Decision<Settled>, Error> {
     let mut change = InvoiceChange::update(current.clone());
-    let settled =
-        settle_into(crypto, &mut change, id, (observation, duplicate), (now, Actor::System, not_found_after))?;
+    let settled = settle_into(crypto, &mut change, id, seen, (now, Actor::System, not_found_after))?;
     Ok(match settled {
         Settled::Waiting | Settled::AlreadySettled => Decision::unchanged(settled),
         _ => Decision::save(change, settled),
     })
 }
 
-/// A customer's (or the follower's) report of transfer `tx` to `session_id`: recorded as
-/// detected for verification. The same hash on the same session answers the existing payment
-/// (unless that one failed as not found: the chain may know it now).
+/// A customer's report of transfer `tx` to `session_id`, or the follower's attribution of its
+/// log `claimed_log`: recorded as detected for verification. A report of a hash the session
+/// already has a payment for (reported, or found by the follower) answers that payment, and so
+/// does the follower's attribution of the same log again (unless that payment failed as not
+/// found: the chain may know it now).
 pub(super) fn reported(
     crypto: &dyn Crypto,
     current: &InvoiceAggregate,
-    (session_id, tx): (&CheckoutSessionId, &TxHash),
+    (session_id, tx, claimed_log): (&CheckoutSessionId, &TxHash, Option<u64>),
     (origin, actor): (Origin, Actor),
     now: DateTime<Utc>,
 ) -> Result<Decision<PaymentId>, Error> {
@@ -181,20 +203,22 @@ pub(super) fn reported(
     let known = current.payments.iter().rev().find(|p| {
         p.checkout_session_id == *session_id
             && p.transaction_hash == *tx
+            && (origin == Origin::Submitted || p.claimed_log == claimed_log)
             && p.failure_reason != Some(FailureReason::TransactionNotFound)
     });
     if let Some(p) = known {
         return Ok(Decision::unchanged(p.id.clone()));
     }
-    // A customer reports only to a checkout still taking payments (a closed invoice's
-    // cancelled checkout still takes the late payment); the follower records what it saw.
-    let open =
-        matches!(session.status, CheckoutStatus::Pending | CheckoutStatus::Cancelled) && now < session.expires_at;
-    if origin == Origin::Submitted && !open {
+    // A customer reports to a checkout still taking payments (a closed invoice's cancelled
+    // checkout still takes the late payment), and up to a day after its expiry: whether the
+    // transfer was mined in time is the block's to say. The follower records what it saw.
+    let takes = matches!(session.status, CheckoutStatus::Pending | CheckoutStatus::Cancelled | CheckoutStatus::Expired);
+    let in_time = now < session.expires_at + Duration::hours(REPORT_AFTER_EXPIRY_HOURS);
+    if origin == Origin::Submitted && !(takes && in_time) {
         return Err(Error::CheckoutSessionNotPayable);
     }
     let mut change = InvoiceChange::update(current.clone());
-    let id = attempt_into(crypto, &mut change, session_id, tx, (origin, actor), now)?;
+    let id = attempt_into(crypto, &mut change, (session_id, tx, claimed_log), (origin, actor), now)?;
     Ok(Decision::save(change, id))
 }
 
@@ -204,7 +228,7 @@ pub(super) fn settle_into(
     crypto: &dyn Crypto,
     change: &mut InvoiceChange,
     id: &PaymentId,
-    (observation, duplicate): (&Observation, bool),
+    Seen { observation, duplicate, rivals }: Seen<'_>,
     (now, actor, not_found_after): (DateTime<Utc>, Actor, NotFoundAfter),
 ) -> Result<Settled, Error> {
     let mut payment = change.aggregate.payment(id).cloned().ok_or(Error::NotFound(Resource::Payment))?;
@@ -226,7 +250,7 @@ pub(super) fn settle_into(
     } else {
         match observation {
             Observation::NotFound => not_seen(crypto, change, &mut payment, now, (actor, not_found_after))?,
-            Observation::Included(tx) => seen(crypto, change, &mut payment, (&session, tx), (now, actor))?,
+            Observation::Included(tx) => seen(crypto, change, &mut payment, (&session, tx, rivals), (now, actor))?,
         }
     };
     if settled == Settled::Waiting {
@@ -251,43 +275,67 @@ fn not_seen(
         step(payment, PaymentTrigger::Reorganized)?;
         payment.block = None;
         payment.amount_received = Amount::zero();
+        payment.logs.clear();
+        // The wait for a transaction the chain does not know starts again: it may be mined
+        // again later.
+        payment.missing_since = Some(now);
         return Ok(Settled::Reorganized);
     }
-    if now.signed_duration_since(payment.detected_at) < wait {
+    if now.signed_duration_since(payment.missing_since.unwrap_or(payment.detected_at)) < wait {
         return Ok(Settled::Waiting);
     }
     fail(crypto, change, payment, FailureReason::TransactionNotFound, (now, actor))?;
     Ok(Settled::Failed(FailureReason::TransactionNotFound))
 }
 
-/// The transaction is in a block: fail it, wait for finality, or credit it.
+/// The transaction is in a block: wait for finality, then fail it or credit it. A verdict is
+/// only acted on once the block is final: the same transaction mined again elsewhere after a
+/// reorganisation may pay where this block's copy did not.
 fn seen(
     crypto: &dyn Crypto,
     change: &mut InvoiceChange,
     payment: &mut Payment,
-    (session, tx): (&CheckoutSession, &ObservedTransaction),
+    (session, tx, rivals): (&CheckoutSession, &ObservedTransaction, &[OpenCheckout]),
     (now, actor): (DateTime<Utc>, Actor),
 ) -> Result<Settled, Error> {
     let expected = Expected {
         chain_id: session.chain_id,
         token_contract: session.token_contract.clone(),
         recipient: session.settlement_wallet.clone(),
+        not_before: session.created_at.trunc_subsecs(0),
         expires_at: session.expires_at,
+        only_log: payment.claimed_log,
     };
-    let (amount, sender) = match verify(&expected, tx) {
-        Verdict::Failed { reason } => {
-            fail(crypto, change, payment, reason, (now, actor))?;
-            return Ok(Settled::Failed(reason));
+    let verdict = match verify(&expected, tx) {
+        Verdict::Verified { transfers, .. }
+            if payment.claimed_log.is_none() && attributed_elsewhere(&session.id, &transfers, rivals) =>
+        {
+            Verdict::Failed { reason: FailureReason::AttributedToAnotherCheckout }
         }
-        Verdict::Verified { amount, sender } => (amount, sender),
+        v => v,
     };
     let moved = payment.block.as_ref() != Some(&tx.block);
     if payment.status == PaymentStatus::Detected {
         step(payment, PaymentTrigger::VerificationStarted)?;
     }
     payment.block = Some(tx.block.clone());
+    payment.missing_since = None;
+    let (amount, payer, transfers) = match verdict {
+        Verdict::Failed { reason } if tx.finalized => {
+            payment.logs.clear();
+            fail(crypto, change, payment, reason, (now, actor))?;
+            return Ok(Settled::Failed(reason));
+        }
+        Verdict::Failed { .. } => {
+            payment.amount_received = Amount::zero();
+            payment.logs.clear();
+            return Ok(if moved { Settled::Validating } else { Settled::Waiting });
+        }
+        Verdict::Verified { amount, payer, transfers } => (amount, payer, transfers),
+    };
     payment.amount_received = amount.clone();
-    payment.payer_address = sender.map(|s| s.to_string());
+    payment.payer_address = Some(payer.to_string());
+    payment.logs = transfers.iter().map(|t| t.log_index).collect();
     if !tx.finalized {
         return Ok(if moved { Settled::Validating } else { Settled::Waiting });
     }
@@ -359,6 +407,12 @@ fn accept(
     amount: Amount,
     (now, actor): (DateTime<Utc>, Actor),
 ) -> Result<(), Error> {
+    // What was due of this payment: its session's amount, or what remained of the invoice
+    // when less (a payment that pays exactly the rest is confirmed, not underpaid).
+    let remaining = change.aggregate.invoice.remaining();
+    if !remaining.is_zero() && remaining < payment.amount_expected {
+        payment.amount_expected = remaining;
+    }
     step(payment, PaymentTrigger::Verified(amount.cmp(&payment.amount_expected)))?;
     payment.customer_amount_credited = amount.clone();
     payment.merchant_amount_settled = amount.clone();
@@ -418,12 +472,16 @@ fn settle_sessions(change: &mut InvoiceChange, paying: &CheckoutSession, payment
         .iter()
         .filter(|p| p.checkout_session_id == paying.id && p.id != payment.id)
         .fold(payment.customer_amount_credited.clone(), |acc, p| acc.add(&p.customer_amount_credited));
-    for s in agg.sessions.iter_mut().filter(|s| s.status == CheckoutStatus::Pending) {
+    // The paying session may have expired meanwhile: its transfer was mined in time.
+    let takes = |s: &CheckoutSession| {
+        s.status == CheckoutStatus::Pending || (s.id == paying.id && s.status == CheckoutStatus::Expired)
+    };
+    for s in agg.sessions.iter_mut().filter(|s| takes(s)) {
         let this = s.id == paying.id;
         if this && !payment.customer_amount_credited.is_zero() && (session_paid >= s.amount_due || invoice_settled) {
             s.status = CheckoutStatus::Completed;
             s.completed_at = Some(now);
-        } else if invoice_settled {
+        } else if invoice_settled && s.status == CheckoutStatus::Pending {
             s.status = CheckoutStatus::Cancelled;
         } else {
             continue;

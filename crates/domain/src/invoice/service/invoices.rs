@@ -11,6 +11,7 @@ use crate::invoice::service::credit::{self, Settled};
 use crate::invoice::service::decide;
 use crate::invoice::service::due;
 
+use crate::chain::model::{Observation, OpenCheckout};
 use crate::chain::ports::Chain;
 use crate::clock::{Clock, MAX_TEST_CLOCK_ADVANCE_SECONDS};
 use crate::crypto::Crypto;
@@ -292,31 +293,32 @@ impl Invoices<'_> {
                 "reporting transactions in test mode: simulate transfers with the test helpers",
             ));
         }
-        self.report(&scope, session_id, tx, (credit::Origin::Submitted, Actor::Api)).await
+        self.report(&scope, (session_id, tx, None), (credit::Origin::Submitted, Actor::Api)).await
     }
 
-    /// The chain follower saw transfer `tx` to the wallet of checkout `session_id` and could
-    /// attribute it: recorded as `detected` for verification (never refused: it is money seen
-    /// arriving).
+    /// The chain follower saw log `log_index` of transfer `tx` pay the wallet of checkout
+    /// `session_id` and could attribute it: recorded as `detected` for verification, claiming
+    /// that log alone (never refused: it is money seen arriving).
     pub async fn record_detected(
         &self,
         scope: &Scope,
         session_id: &CheckoutSessionId,
-        tx: &TxHash,
+        (tx, log_index): (&TxHash, u64),
     ) -> Result<Payment, Error> {
-        self.report(scope, session_id, tx, (credit::Origin::Detected, Actor::System)).await
+        let how = (credit::Origin::Detected, Actor::System);
+        self.report(scope, (session_id, tx, Some(log_index)), how).await
     }
 
     async fn report(
         &self,
         scope: &Scope,
-        session_id: &CheckoutSessionId,
-        tx: &TxHash,
+        (session_id, tx, log): (&CheckoutSessionId, &TxHash, Option<u64>),
         how: (credit::Origin, Actor),
     ) -> Result<Payment, Error> {
         let key = InvoiceKey::Session(session_id.clone());
-        let (saved, id) =
-            self.mutate(scope, &key, |agg, now| credit::reported(self.crypto, agg, (session_id, tx), how, now)).await?;
+        let reported =
+            |agg: &InvoiceAggregate, now| credit::reported(self.crypto, agg, (session_id, tx, log), how, now);
+        let (saved, id) = self.mutate(scope, &key, reported).await?;
         saved.payment(&id).cloned().ok_or_else(|| Error::Internal("payment not saved".into()))
     }
 
@@ -326,19 +328,38 @@ impl Invoices<'_> {
     /// untouched: the payment stays as it is and the caller retries later.
     pub async fn verify_payment(&self, scope: &Scope, id: &PaymentId, tx: &TxHash) -> Result<Settled, Error> {
         let observation = self.chain.observe(scope, tx).await?;
+        let rivals = self.rivals(scope, id, &observation).await?;
         let key = InvoiceKey::Payment(id.clone());
         let wait = credit::NotFoundAfter(self.settings.not_found_after);
         let decide = |duplicate: bool| {
-            let observation = &observation;
-            move |agg: &InvoiceAggregate, now: DateTime<Utc>| {
-                credit::verified(self.crypto, agg, id, (observation, duplicate), (now, wait))
-            }
+            let seen = credit::Seen { observation: &observation, duplicate, rivals: &rivals };
+            move |agg: &InvoiceAggregate, now: DateTime<Utc>| credit::verified(self.crypto, agg, id, seen, (now, wait))
         };
         let (_, settled) = match self.mutate(scope, &key, decide(false)).await {
             Err(Error::DuplicateTransaction) => self.mutate(scope, &key, decide(true)).await?,
             other => other?,
         };
         Ok(settled)
+    }
+
+    /// For a reported live hash seen in a block: the checkouts taking transfers into its
+    /// payment's wallet at that block's time (a log paying exactly one other of them is not
+    /// this payment's). None for a payment the follower attributed (it claims its log alone).
+    async fn rivals(
+        &self,
+        scope: &Scope,
+        id: &PaymentId,
+        observation: &Observation,
+    ) -> Result<Vec<OpenCheckout>, Error> {
+        let Observation::Included(tx) = observation else { return Ok(Vec::new()) };
+        if scope.mode != Mode::Live {
+            return Ok(Vec::new());
+        }
+        let payment = self.store.get_payment(scope, id).await?;
+        if payment.claimed_log.is_some() {
+            return Ok(Vec::new());
+        }
+        self.store.open_checkouts(&payment.settlement_wallet, &payment.token_contract, tx.block_time).await
     }
 
     /// Runs the time-based transitions of one invoice that are due at its scope's time.

@@ -2,7 +2,6 @@
 //! show them. The unguessable session id or public token is the capability.
 
 use crate::chain::model::UnattributedReason;
-use crate::chain::ports::FollowerStore;
 use crate::chain::verify::attribute;
 use crate::clock::Clock;
 use crate::error::{Error, Resource};
@@ -22,12 +21,11 @@ use crate::telemetry::ports::TelemetryStore;
 
 /// The public views over their ports.
 pub struct PublicViews<'a> {
-    /// Invoices, looked up by session id or public token.
+    /// Invoices, looked up by session id or public token, and the open checkouts of a wallet
+    /// (whether a transfer without its hash can be attributed).
     pub invoices: &'a dyn InvoiceStore,
     /// The merchant's name.
     pub merchants: &'a dyn MerchantStore,
-    /// The open checkouts of a wallet (whether a transfer without its hash can be attributed).
-    pub follower: &'a dyn FollowerStore,
     /// A paid checkout's payment link (its success message).
     pub links: &'a dyn PaymentLinkStore,
     /// Each scope's time.
@@ -131,7 +129,7 @@ impl PublicViews<'_> {
         if *amount_due != session.amount_due {
             return Ok(Err(ScanOrCopyUnavailable::PartlyPaid));
         }
-        let open = self.follower.open_checkouts(&session.settlement_wallet, &session.token_contract, now).await?;
+        let open = self.invoices.open_checkouts(&session.settlement_wallet, &session.token_contract, now).await?;
         Ok(match attribute(amount_due, &open) {
             Err(UnattributedReason::SeveralMatchingCheckouts) => Err(ScanOrCopyUnavailable::SameAmount),
             _ => Ok(()),

@@ -82,6 +82,7 @@ fn seen(agg: &InvoiceAggregate, amount: &str, now: DateTime<Utc>, finalized: boo
         block_time: now,
         sender: Some(payer.clone()),
         transfers: vec![TokenTransfer {
+            log_index: 0,
             token_contract: s.token_contract.clone(),
             from: payer,
             to: s.settlement_wallet.clone(),
@@ -111,10 +112,10 @@ fn try_pay(
     }
     let mut change = InvoiceChange::update(agg.clone());
     let how = (credit::Origin::Simulated, Actor::TestHelper);
-    let id = credit::attempt_into(&crypto, &mut change, &agg.sessions[0].id, &tx(1), how, now)?;
+    let id = credit::attempt_into(&crypto, &mut change, (&agg.sessions[0].id, &tx(1), None), how, now)?;
     let wait = credit::NotFoundAfter(Duration::zero());
-    let settled =
-        credit::settle_into(&crypto, &mut change, &id, (observation, duplicate), (now, Actor::TestHelper, wait))?;
+    let seen = credit::Seen { observation, duplicate, rivals: &[] };
+    let settled = credit::settle_into(&crypto, &mut change, &id, seen, (now, Actor::TestHelper, wait))?;
     assert_eq!(change.changed_payments, vec![id]);
     Ok((change, settled))
 }
@@ -151,7 +152,10 @@ fn partial_then_full_payment() {
     assert_eq!(inv.customer_amount_paid, d("10"));
     assert!(inv.paid_at.is_some());
     assert_eq!(c.aggregate.sessions[0].status, CheckoutStatus::Completed);
-    assert_eq!(types(&c), vec![EventType::InvoicePaid, EventType::PaymentUnderpaid]);
+    // It paid exactly what remained: confirmed, expecting the remainder, no payment.underpaid.
+    assert_eq!(types(&c), vec![EventType::InvoicePaid]);
+    let second = c.aggregate.payments.last().unwrap();
+    assert_eq!((second.status, &second.amount_expected), (PaymentStatus::Confirmed, &d("6")));
     assert_eq!(c.assign_number, None, "an invoice is numbered once");
     let mut change = c;
     let events = change.finalize(None);
@@ -236,13 +240,14 @@ fn a_payment_is_credited_only_once_final() {
     let agg = issued("10", now);
     let mut change = InvoiceChange::update(agg.clone());
     let how = (credit::Origin::Submitted, Actor::Api);
-    let id = credit::attempt_into(&crypto, &mut change, &agg.sessions[0].id, &tx(1), how, now).unwrap();
+    let id = credit::attempt_into(&crypto, &mut change, (&agg.sessions[0].id, &tx(1), None), how, now).unwrap();
     assert_eq!(change.aggregate.invoice.status, LifecycleStatus::Processing);
     let detected = change.aggregate;
     assert_eq!(detected.payment(&id).unwrap().status, PaymentStatus::Detected);
     let wait = credit::NotFoundAfter(Duration::minutes(10));
     let verify = |agg: &InvoiceAggregate, observation: &Observation, at: DateTime<Utc>| {
-        credit::verified(&crypto, agg, &id, (observation, false), (at, wait)).unwrap()
+        let seen = credit::Seen { observation, duplicate: false, rivals: &[] };
+        credit::verified(&crypto, agg, &id, seen, (at, wait)).unwrap()
     };
 
     // Not seen yet: nothing changes, until the wait is over.
@@ -288,7 +293,7 @@ fn a_payment_in_flight_holds_its_checkout_open() {
     let agg = issued("10", now);
     let mut change = InvoiceChange::update(agg.clone());
     let how = (credit::Origin::Submitted, Actor::Api);
-    credit::attempt_into(&crypto, &mut change, &agg.sessions[0].id, &tx(1), how, now).unwrap();
+    credit::attempt_into(&crypto, &mut change, (&agg.sessions[0].id, &tx(1), None), how, now).unwrap();
     let later = now + Duration::minutes(31);
     assert_eq!(due::due(&crypto, &change.aggregate, later).unwrap(), Decision::unchanged(false));
     assert!(due::due(&crypto, &agg, later).unwrap().output);
@@ -460,12 +465,13 @@ fn an_invoice_accumulates_only_so_much() {
     full.payments = vec![failed; MAX_PAYMENT_RECORDS];
     for origin in [credit::Origin::Simulated, credit::Origin::Submitted] {
         let mut change = InvoiceChange::update(full.clone());
-        let err = credit::attempt_into(&crypto, &mut change, &full.sessions[0].id, &tx(5), (origin, Actor::Api), now);
+        let err =
+            credit::attempt_into(&crypto, &mut change, (&full.sessions[0].id, &tx(5), None), (origin, Actor::Api), now);
         assert!(matches!(err, Err(Error::LimitReached { what: Limit::PaymentRecords, .. })), "{err:?}");
     }
     let mut change = InvoiceChange::update(full.clone());
     let detected = (credit::Origin::Detected, Actor::System);
-    assert!(credit::attempt_into(&crypto, &mut change, &full.sessions[0].id, &tx(5), detected, now).is_ok());
+    assert!(credit::attempt_into(&crypto, &mut change, (&full.sessions[0].id, &tx(5), None), detected, now).is_ok());
 }
 
 #[tokio::test]

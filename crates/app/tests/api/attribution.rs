@@ -1,0 +1,294 @@
+//! Onchain attribution against a real chain (anvil, chain 137): a final transfer into a watched
+//! wallet ends credited to the one checkout it pays or recorded as unattributed, never lost; a
+//! reported hash never takes another customer's payment. Each test is a way a real payment was
+//! lost or misplaced before (see docs/api.md, "Live verification").
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::anvil::word_of_hex;
+use crate::live::{ONE, World, eventually};
+use crate::support::Merchant;
+
+/// Another merchant, activated for live mode with its own wallet.
+fn other_merchant(w: &World, wallet: &str) -> Merchant {
+    let o = w.app.merchant("Other shop");
+    w.app.cli_ok(&["merchant", "activate", &o.id, "--settlement-wallet", wallet, "--token", "USDC", "--json"]);
+    o
+}
+
+async fn checkout_of(w: &World, key: &str, amount: &str) -> Value {
+    w.app.post(key, "/v1/checkout-sessions", json!({ "amount": amount })).await.ok(201).clone()
+}
+
+async fn invoice_of(w: &World, key: &str, cs: &Value) -> Value {
+    let id = cs["invoiceId"].as_str().unwrap();
+    w.app.get(key, &format!("/v1/invoices/{id}")).await.ok(200).clone()
+}
+
+/// Waits for the invoice of `cs` (of the merchant of `key`) to be paid; answers it.
+async fn paid(w: &World, key: &str, cs: &Value) -> Value {
+    eventually("the invoice paid", || async {
+        let inv = invoice_of(w, key, cs).await;
+        (inv["collectionState"] == "paid").then_some(inv)
+    })
+    .await
+}
+
+/// Waits for an unattributed transfer of `tx` (and log `log`) in the merchant's list.
+async fn unattributed(w: &World, key: &str, tx: &str, log: u64) -> Value {
+    eventually("the unattributed transfer", || async {
+        let list = w.app.get(key, "/v1/unattributed-transfers?limit=100").await.ok(200).clone();
+        list["items"].as_array().unwrap().iter().find(|i| i["transactionHash"] == tx && i["logIndex"] == log).cloned()
+    })
+    .await
+}
+
+fn same_address(a: &Value, b: &str) -> bool {
+    a.as_str().is_some_and(|a| a.eq_ignore_ascii_case(b))
+}
+
+#[tokio::test]
+async fn a_report_to_another_merchants_checkout_never_hides_the_transfer() {
+    let w = World::new().await;
+    let accounts = w.anvil.accounts().await;
+    let o = other_merchant(&w, &accounts[4]);
+    let mine = w.checkout("12.34").await;
+    let theirs = checkout_of(&w, &o.sk_live, "12.34").await;
+    let tx = w.pay(12_340_000).await;
+    // Someone reports M's customer's transfer to a checkout of merchant O before it is final.
+    let path = format!("/v1/public/checkout-sessions/{}/payments", theirs["id"].as_str().unwrap());
+    let r = w.app.send(w.app.http.post(w.app.url(&path)).json(&json!({ "transactionHash": tx }))).await;
+    let foreign = r.ok(202)["id"].as_str().unwrap().to_owned();
+    w.anvil.finalize().await;
+    let inv = paid(&w, &w.m.sk_live, &mine).await;
+    let payments = inv["payments"].as_array().unwrap();
+    assert_eq!(payments.len(), 1);
+    assert_eq!(
+        (payments[0]["status"].as_str(), payments[0]["transactionId"].as_str()),
+        (Some("confirmed"), Some(tx.as_str()))
+    );
+    let p = eventually("the foreign claim failed", || async {
+        let p = w.app.get(&o.sk_live, &format!("/v1/payments/{foreign}")).await.ok(200).clone();
+        (p["status"] == "failed").then_some(p)
+    })
+    .await;
+    assert_eq!(p["failureReason"], "wrong_recipient");
+    assert_eq!(invoice_of(&w, &o.sk_live, &theirs).await["customerAmountPaid"], "0.000000");
+}
+
+#[tokio::test]
+async fn a_hash_reported_before_it_was_mined_is_credited_once_it_is_final() {
+    let w = World::new().await;
+    let cs = w.checkout("7.00").await;
+    w.anvil.automine(false).await;
+    let tx = w.pay(7 * ONE).await;
+    let id = w.submitted(&cs, &tx).await;
+    // Still in the pool after the not-found wait (3 s here): the report fails as not found.
+    assert_eq!(w.payment_reaches(&id, "failed").await["failureReason"], "transaction_not_found");
+    w.anvil.automine(true).await;
+    w.anvil.mine(1).await;
+    w.anvil.finalize().await;
+    // Mined and final later: the follower credits it all the same.
+    let inv = paid(&w, &w.m.sk_live, &cs).await;
+    let statuses: Vec<&str> =
+        inv["payments"].as_array().unwrap().iter().map(|p| p["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["failed", "confirmed"]);
+    assert_eq!(inv["customerAmountPaid"], "7.000000");
+}
+
+#[tokio::test]
+async fn the_not_found_wait_starts_again_when_a_reorganisation_removes_the_transaction() {
+    let w = World::new().await;
+    let cs = w.checkout("9.00").await;
+    let before = w.anvil.snapshot().await;
+    let tx = w.pay(9 * ONE).await;
+    let raw = w.anvil.raw_transaction(&tx).await;
+    let id = w.submitted(&cs, &tx).await;
+    w.payment_reaches(&id, "validating").await;
+    // Longer than the not-found wait (3 s) since the report.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    // The block is reorganised away, and the chain goes on past where it was final.
+    w.anvil.revert(before).await;
+    w.anvil.finalize().await;
+    w.payment_reaches(&id, "detected").await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(w.payment(&id).await["status"], "detected", "the wait counts from the reorganisation");
+    // Mined again: verified and credited.
+    assert_eq!(w.anvil.send_raw(&raw).await, tx);
+    w.anvil.finalize().await;
+    assert_eq!(w.payment_reaches(&id, "confirmed").await["customerAmountCredited"], "9.000000");
+}
+
+#[tokio::test]
+async fn one_transaction_paying_two_merchants_credits_both() {
+    let w = World::new().await;
+    let accounts = w.anvil.accounts().await;
+    let o = other_merchant(&w, &accounts[4]);
+    let mine = w.checkout("4.00").await;
+    let theirs = checkout_of(&w, &o.sk_live, "8.080808").await;
+    let tx = w.anvil.transfer_many(&w.token, &w.customer, &[(&w.wallet, 4 * ONE), (&accounts[4], 8_080_808)]).await;
+    assert_eq!(w.anvil.receipt(&tx).await["status"], "0x1");
+    let id = w.submitted(&mine, &tx).await;
+    w.anvil.finalize().await;
+    assert_eq!(w.payment_reaches(&id, "confirmed").await["amountReceived"], "4.000000");
+    let inv = paid(&w, &o.sk_live, &theirs).await;
+    assert_eq!(inv["payments"][0]["amountReceived"], "8.080808");
+    assert_eq!(inv["payments"][0]["transactionId"], tx.as_str());
+}
+
+#[tokio::test]
+async fn each_log_of_a_transaction_is_credited_or_listed_once() {
+    let w = World::new().await;
+    let cs = w.checkout("6.060607").await;
+    let tx = w.anvil.transfer_many(&w.token, &w.customer, &[(&w.wallet, 4_040_404), (&w.wallet, 6_060_607)]).await;
+    w.anvil.finalize().await;
+    let inv = paid(&w, &w.m.sk_live, &cs).await;
+    assert_eq!(inv["customerAmountPaid"], "6.060607");
+    assert_eq!(inv["payments"][0]["status"], "confirmed");
+    let listed = unattributed(&w, &w.m.sk_live, &tx, 0).await;
+    assert_eq!((listed["amount"].as_str(), listed["reason"].as_str()), (Some("4.040404"), Some("no_matching_amount")));
+    let list = w.app.get(&w.m.sk_live, "/v1/unattributed-transfers").await.ok(200).clone();
+    assert_eq!(list["items"].as_array().unwrap().len(), 1, "the credited log is not listed: {list}");
+}
+
+#[tokio::test]
+async fn a_transfer_mined_before_expiry_but_final_after_it_is_credited() {
+    let w = World::new().await;
+    let db = stablepay_test_db::connect(&w.app.db.url()).await;
+    let (reported, found) = (w.checkout("5.00").await, w.checkout("6.00").await);
+    let (tx_reported, tx_found) = (w.pay(5 * ONE).await, w.pay(6 * ONE).await);
+    let mined = w.anvil.block_time_of(&tx_found).await;
+    // A live checkout lasts at least 5 minutes: the service's time passes by moving both
+    // checkouts' expiry to just after the blocks that pay them.
+    for cs in [&reported, &found] {
+        let id = cs["id"].as_str().unwrap();
+        let sql = format!("UPDATE checkout_sessions SET expires_at = to_timestamp({}) WHERE id = '{id}'", mined + 2);
+        db.batch_execute(&sql).await.unwrap();
+    }
+    for cs in [&reported, &found] {
+        let path = format!("/v1/checkout-sessions/{}", cs["id"].as_str().unwrap());
+        eventually("the checkout expired", || async {
+            (w.app.get(&w.m.sk_live, &path).await.ok(200)["status"] == "expired").then_some(())
+        })
+        .await;
+    }
+    // The customer reports after the expiry: the block's time decides, not the report's.
+    let id = w.submitted(&reported, &tx_reported).await;
+    w.anvil.set_next_block_time(mined + 600).await;
+    w.anvil.finalize().await;
+    assert_eq!(w.payment_reaches(&id, "confirmed").await["customerAmountCredited"], "5.000000");
+    // Nobody reported the other one: the follower attributes it at its block's time.
+    let inv = paid(&w, &w.m.sk_live, &found).await;
+    assert_eq!(inv["payments"][0]["transactionId"], tx_found.as_str());
+    let list = w.app.get(&w.m.sk_live, "/v1/unattributed-transfers").await.ok(200).clone();
+    assert!(list["items"].as_array().unwrap().is_empty(), "{list}");
+}
+
+#[tokio::test]
+async fn checkouts_on_a_wallet_the_merchant_left_are_still_watched() {
+    let w = World::new().await;
+    let accounts = w.anvil.accounts().await;
+    let cs = w.checkout("3.33").await;
+    w.app.cli_ok(&["merchant", "activate", &w.m.id, "--settlement-wallet", &accounts[6], "--token", "USDC", "--json"]);
+    let newer = w.checkout("4.44").await;
+    assert!(same_address(&newer["settlementWalletAddress"], &accounts[6]), "{newer}");
+    // The first checkout's customer pays the wallet it was shown.
+    let tx = w.pay(3_330_000).await;
+    w.anvil.finalize().await;
+    let inv = paid(&w, &w.m.sk_live, &cs).await;
+    assert_eq!(inv["payments"][0]["transactionId"], tx.as_str());
+}
+
+#[tokio::test]
+async fn an_absurd_transfer_is_recorded_and_never_stalls_the_follower() {
+    let w = World::new().await;
+    let two_to_the_200 = word_of_hex(&format!("1{}", "0".repeat(50)));
+    let two_to_the_255 = word_of_hex(&format!("8{}", "0".repeat(63)));
+    for units in [&two_to_the_200, &two_to_the_255] {
+        w.anvil.mint_word(&w.token, &w.customer, &w.customer, units).await;
+    }
+    let cs = w.checkout("5.00").await;
+    let reported = w.checkout("1.00").await;
+    let big = w.anvil.transfer_word(&w.token, &w.customer, &w.wallet, &two_to_the_200).await;
+    let bigger = w.anvil.transfer_word(&w.token, &w.customer, &w.wallet, &two_to_the_255).await;
+    let exact = w.pay(5 * ONE).await;
+    let id = w.submitted(&reported, &bigger).await;
+    w.anvil.finalize().await;
+    // The exact payment after them is credited: the follower went on.
+    let inv = paid(&w, &w.m.sk_live, &cs).await;
+    assert_eq!(inv["payments"][0]["transactionId"], exact.as_str());
+    let listed = unattributed(&w, &w.m.sk_live, &big, 0).await;
+    assert_eq!(listed["reason"], "amount_out_of_range");
+    assert_eq!(listed["amount"], "1606938044258990275541962092341162602522202993782792835.301376");
+    // The reported one fails with its reason (never retried forever), then is listed as well.
+    assert_eq!(w.payment_reaches(&id, "failed").await["failureReason"], "amount_out_of_range");
+    assert_eq!(unattributed(&w, &w.m.sk_live, &bigger, 0).await["reason"], "amount_out_of_range");
+    assert_eq!(invoice_of(&w, &w.m.sk_live, &reported).await["customerAmountPaid"], "0.000000");
+    assert!(!w.app.logs().contains("ERROR"), "{}", w.app.logs());
+}
+
+#[tokio::test]
+async fn a_transfer_mined_before_the_checkout_existed_cannot_be_claimed_by_it() {
+    let w = World::new().await;
+    let tx = w.pay(21 * ONE).await;
+    w.anvil.finalize().await;
+    assert_eq!(unattributed(&w, &w.m.sk_live, &tx, 0).await["reason"], "no_open_checkout");
+    // Block times are whole seconds: the checkout comes at least a second later.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let cs = w.checkout("21.00").await;
+    let id = w.submitted(&cs, &tx).await;
+    assert_eq!(w.payment_reaches(&id, "failed").await["failureReason"], "transfer_before_checkout");
+    assert_eq!(w.invoice(&cs).await["customerAmountPaid"], "0.000000");
+}
+
+#[tokio::test]
+async fn a_report_never_takes_a_transfer_that_pays_exactly_another_open_checkout() {
+    let w = World::new().await;
+    let victim = w.checkout("30.00").await;
+    let attacker = w.checkout("30.50").await;
+    let tx = w.pay(30 * ONE).await;
+    let id = w.submitted(&attacker, &tx).await;
+    w.anvil.finalize().await;
+    assert_eq!(w.payment_reaches(&id, "failed").await["failureReason"], "attributed_to_another_checkout");
+    let inv = paid(&w, &w.m.sk_live, &victim).await;
+    assert_eq!(inv["payments"][0]["transactionId"], tx.as_str());
+    assert_eq!(w.invoice(&attacker).await["customerAmountPaid"], "0.000000");
+    // The victim's own report answers the payment that was credited.
+    let again = w.submit(&victim, &tx).await;
+    assert_eq!(again.ok(202)["id"], inv["payments"][0]["id"]);
+}
+
+#[tokio::test]
+async fn the_payer_is_the_sender_of_the_tokens_not_of_the_transaction() {
+    let w = World::new().await;
+    let spender = w.anvil.accounts().await[5].clone();
+    w.anvil.approve(&w.token, &w.customer, &spender, 10 * ONE).await;
+    let cs = w.checkout("2.50").await;
+    let tx = w.anvil.transfer_from(&w.token, &spender, &w.customer, &w.wallet, 2_500_000).await;
+    assert_eq!(w.anvil.receipt(&tx).await["status"], "0x1");
+    let id = w.submitted(&cs, &tx).await;
+    w.anvil.finalize().await;
+    let p = w.payment_reaches(&id, "confirmed").await;
+    assert!(same_address(&p["payer"]["address"], &w.customer), "{p}");
+}
+
+#[tokio::test]
+async fn a_payment_of_exactly_what_remained_is_confirmed() {
+    let w = World::new().await;
+    let cs = w.checkout("10.000001").await;
+    let first = w.submitted(&cs, &w.pay(10 * ONE).await).await;
+    w.anvil.finalize().await;
+    w.payment_reaches(&first, "underpaid").await;
+    let path = format!("/v1/invoices/{}/checkout-sessions", cs["invoiceId"].as_str().unwrap());
+    let remainder = w.app.post(&w.m.sk_live, &path, json!({})).await.ok(201).clone();
+    assert_eq!(remainder["amount"], "0.000001");
+    let rest = json!({ "id": remainder["checkoutSessionId"], "invoiceId": cs["invoiceId"] });
+    let second = w.submitted(&rest, &w.pay(1).await).await;
+    w.anvil.finalize().await;
+    let p = w.payment_reaches(&second, "confirmed").await;
+    assert_eq!(p["amountExpected"], "0.000001");
+    assert_eq!(w.invoice(&cs).await["collectionState"], "paid");
+    assert_eq!(w.event_types().await.iter().filter(|t| *t == "payment.underpaid").count(), 1);
+}

@@ -85,7 +85,11 @@ pub struct ChainReport {
 /// One pass over the live chain: follow transfers into merchants' wallets (when an RPC endpoint
 /// is configured), then verify every payment in flight whose check is due. A payment the chain
 /// cannot be asked about now waits with a diagnostic and is checked again after a backoff.
-pub async fn chain_pass(adapters: &Adapters, poll: std::time::Duration) -> Result<ChainReport, Error> {
+pub async fn chain_pass(
+    adapters: &Adapters,
+    poll: std::time::Duration,
+    status: &stablepay_http::status::WorkerStatus,
+) -> Result<ChainReport, Error> {
     use futures_util::StreamExt;
     use stablepay_domain::invoice::service::Settled;
     use stablepay_domain::ports::InvoiceStore;
@@ -99,13 +103,21 @@ pub async fn chain_pass(adapters: &Adapters, poll: std::time::Duration) -> Resul
                 report.detected = w.detected.len();
                 report.unattributed = w.unattributed;
                 final_block = w.final_head;
-                if let (Some(head), Some(to)) = (w.final_head, w.scanned_to) {
-                    // Final blocks not yet scanned for transfers to merchants' wallets.
-                    metrics::gauge!("stablepay_chain_follow_lag_blocks")
-                        .set(u32::try_from(head.saturating_sub(to)).unwrap_or(u32::MAX));
+                // Final blocks not yet scanned for transfers to merchants' wallets.
+                let lag = w.final_head.zip(w.scanned_to).map(|(head, to)| head.saturating_sub(to));
+                status.followed(use_cases.clock().system_now(), w.scanned_to, lag);
+                if let Some(lag) = lag {
+                    metrics::gauge!("stablepay_chain_follow_lag_blocks").set(u32::try_from(lag).unwrap_or(u32::MAX));
                 }
             }
-            Err(e) => tracing::warn!(error = %e, "following the chain failed; retrying next pass"),
+            Err(e) => {
+                tracing::warn!(error = %e, "following the chain failed; retrying next pass");
+                // A follower that fails every pass falls behind: the lag says by how much.
+                let head = use_cases.follower().final_head().await.ok();
+                if let Some(lag) = status.follow_failed(head) {
+                    metrics::gauge!("stablepay_chain_follow_lag_blocks").set(u32::try_from(lag).unwrap_or(u32::MAX));
+                }
+            }
         }
     }
     // The claim keeps other workers off these payments for one interval: a payment still

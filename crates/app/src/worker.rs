@@ -59,7 +59,7 @@ pub async fn run_chain(adapters: Adapters, poll: Duration, mut stop: watch::Rece
     tracing::info!(poll_ms = poll.as_millis(), live = adapters.chain.is_live(), "chain worker started");
     let mut failures_in_a_row: u64 = 0;
     loop {
-        let pass = AssertUnwindSafe(crate::jobs::chain_pass(&adapters, poll)).catch_unwind().await;
+        let pass = AssertUnwindSafe(crate::jobs::chain_pass(&adapters, poll, &status)).catch_unwind().await;
         let mut more = false;
         failures_in_a_row = match pass {
             Ok(Ok(report)) => {

@@ -1,7 +1,7 @@
 //! The background worker's state in this process: the worker reports each pass, and the
 //! readiness and metrics endpoints show it, so a worker that fails or stops is never silent.
 
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
@@ -24,6 +24,36 @@ pub struct WorkerStatus {
     transitions: AtomicU64,
     items_failed: AtomicU64,
     last_items_failed: AtomicU64,
+    follower: FollowerStatus,
+}
+
+/// The chain follower's passes (live mode): whether it keeps up with the final blocks.
+#[derive(Debug, Default)]
+struct FollowerStatus {
+    /// Whether a pass ever ran (false: no live chain, or no pass yet).
+    attempted: AtomicBool,
+    last_success_at: AtomicI64,
+    consecutive_failures: AtomicU64,
+    /// Final blocks not scanned yet, as last known (-1: unknown).
+    lag: AtomicI64,
+    /// The last block scanned, as last known (-1: none yet).
+    scanned_to: AtomicI64,
+}
+
+/// After this many failed passes in a row the follower counts as stalled.
+pub const FOLLOWER_STALLED_AFTER_FAILURES: u64 = 5;
+
+/// The chain follower as readiness shows it.
+#[derive(Debug, PartialEq)]
+pub struct FollowerSnapshot {
+    /// `off` (no live chain followed by this process, or no pass yet), `ok`, `degraded` (its
+    /// last pass failed) or `stalled` (it failed [`FOLLOWER_STALLED_AFTER_FAILURES`] passes in a
+    /// row: transfers nobody reported wait, see `lag_blocks`).
+    pub state: String,
+    /// Final blocks not scanned yet, when known.
+    pub lag_blocks: Option<u64>,
+    pub last_success_at: Option<String>,
+    pub consecutive_failures: u64,
 }
 
 /// The worker's state as readiness and metrics show it.
@@ -39,6 +69,8 @@ pub struct WorkerSnapshot {
     pub restarts: u64,
     /// Invoices whose due work failed (each backed off), since start.
     pub items_failed: u64,
+    /// The chain follower.
+    pub follower: FollowerSnapshot,
 }
 
 impl WorkerStatus {
@@ -67,6 +99,59 @@ impl WorkerStatus {
             transitions: AtomicU64::new(0),
             items_failed: AtomicU64::new(0),
             last_items_failed: AtomicU64::new(0),
+            follower: FollowerStatus {
+                lag: AtomicI64::new(-1),
+                scanned_to: AtomicI64::new(-1),
+                ..FollowerStatus::default()
+            },
+        }
+    }
+
+    /// A follower pass succeeded at `at`: blocks up to `scanned_to` are scanned, `lag` final
+    /// blocks are left (when known). Answers the lag to show.
+    pub fn followed(&self, at: DateTime<Utc>, scanned_to: Option<u64>, lag: Option<u64>) {
+        let f = &self.follower;
+        f.attempted.store(true, Ordering::Relaxed);
+        f.consecutive_failures.store(0, Ordering::Relaxed);
+        f.last_success_at.store(at.timestamp(), Ordering::Relaxed);
+        if let Some(to) = scanned_to {
+            f.scanned_to.store(i64::try_from(to).unwrap_or(i64::MAX), Ordering::Relaxed);
+        }
+        if let Some(lag) = lag {
+            f.lag.store(i64::try_from(lag).unwrap_or(i64::MAX), Ordering::Relaxed);
+        }
+    }
+
+    /// A follower pass failed; `final_head` is the chain's newest final block, when it could be
+    /// read. Answers the lag behind it (final blocks not scanned), when known.
+    pub fn follow_failed(&self, final_head: Option<u64>) -> Option<u64> {
+        let f = &self.follower;
+        f.attempted.store(true, Ordering::Relaxed);
+        f.consecutive_failures.fetch_add(1, Ordering::Relaxed);
+        let scanned = u64::try_from(f.scanned_to.load(Ordering::Relaxed)).ok()?;
+        let lag = final_head?.saturating_sub(scanned);
+        f.lag.store(i64::try_from(lag).unwrap_or(i64::MAX), Ordering::Relaxed);
+        Some(lag)
+    }
+
+    fn follower_snapshot(&self) -> FollowerSnapshot {
+        let f = &self.follower;
+        let failures = f.consecutive_failures.load(Ordering::Relaxed);
+        let state = if !self.enabled || !f.attempted.load(Ordering::Relaxed) {
+            "off"
+        } else if failures >= FOLLOWER_STALLED_AFTER_FAILURES {
+            "stalled"
+        } else if failures > 0 {
+            "degraded"
+        } else {
+            "ok"
+        };
+        let last = f.last_success_at.load(Ordering::Relaxed);
+        FollowerSnapshot {
+            state: state.into(),
+            lag_blocks: u64::try_from(f.lag.load(Ordering::Relaxed)).ok(),
+            last_success_at: (last != 0).then(|| DateTime::from_timestamp(last, 0).map(timestamp)).flatten(),
+            consecutive_failures: failures,
         }
     }
 
@@ -113,6 +198,7 @@ impl WorkerStatus {
             consecutive_failures,
             restarts: self.panics.load(Ordering::Relaxed),
             items_failed: self.items_failed.load(Ordering::Relaxed),
+            follower: self.follower_snapshot(),
         }
     }
 
@@ -169,5 +255,24 @@ mod tests {
         assert_eq!((snap.state.as_str(), snap.restarts, snap.items_failed), ("degraded", 1, 2));
         assert!(s.metrics(t0).contains("stablepay_worker_transitions_total 3\n"));
         assert_eq!(WorkerStatus::off(t0).snapshot(t0 + chrono::Duration::days(9)).state, "off");
+    }
+
+    #[test]
+    fn follower_states_and_lag() {
+        let t0 = Utc::now();
+        let s = WorkerStatus::running(Duration::from_secs(1), t0);
+        assert_eq!(s.snapshot(t0).follower.state, "off");
+        assert_eq!(s.follow_failed(Some(10)), None, "nothing scanned yet: no lag known");
+        s.followed(t0, Some(100), Some(0));
+        assert_eq!((s.snapshot(t0).follower.state.as_str(), s.snapshot(t0).follower.lag_blocks), ("ok", Some(0)));
+        assert_eq!(s.follow_failed(Some(107)), Some(7));
+        assert_eq!(s.snapshot(t0).follower.state, "degraded");
+        for _ in 1..FOLLOWER_STALLED_AFTER_FAILURES {
+            s.follow_failed(None);
+        }
+        let f = s.snapshot(t0).follower;
+        assert_eq!((f.state.as_str(), f.lag_blocks, f.consecutive_failures), ("stalled", Some(7), 5));
+        s.followed(t0, Some(107), Some(0));
+        assert_eq!(s.snapshot(t0).follower.state, "ok");
     }
 }

@@ -292,3 +292,46 @@ async fn a_payment_of_exactly_what_remained_is_confirmed() {
     assert_eq!(w.invoice(&cs).await["collectionState"], "paid");
     assert_eq!(w.event_types().await.iter().filter(|t| *t == "payment.underpaid").count(), 1);
 }
+
+#[tokio::test]
+async fn a_follower_that_fails_every_pass_shows_how_far_behind_it_is() {
+    let w = World::new().await;
+    let ready = || async { w.app.send(w.app.http.get(w.app.url("/readyz"))).await.ok(200).clone() };
+    eventually("the follower running", || async {
+        (ready().await["worker"]["follower"]["state"] == "ok").then_some(())
+    })
+    .await;
+    // A database fault the follower meets on every pass: it cannot record what it finds.
+    let db = stablepay_test_db::connect(&w.app.db.url()).await;
+    db.batch_execute("ALTER TABLE unattributed_transfers RENAME TO unattributed_transfers_away").await.unwrap();
+    let tx = w.pay(3 * ONE).await;
+    w.anvil.finalize().await;
+    let follower = eventually("the follower stalled", || async {
+        let f = ready().await["worker"]["follower"].clone();
+        (f["state"] == "stalled").then_some(f)
+    })
+    .await;
+    assert!(follower["consecutiveFailures"].as_u64().unwrap() >= 5, "{follower}");
+    let behind = follower["lagBlocks"].as_u64().unwrap();
+    assert!(behind >= 1, "{follower}");
+    let lag = || async {
+        let text = reqwest::get(format!("{}/metrics", w.app.metrics)).await.unwrap().text().await.unwrap();
+        text.lines().find_map(|l| l.strip_prefix("stablepay_chain_follow_lag_blocks ")?.parse::<u64>().ok())
+    };
+    // The chain goes on: the lag grows with it, in readiness and in the metric.
+    w.anvil.mine(20).await;
+    eventually("the lag grown", || async {
+        let f = ready().await["worker"]["follower"].clone();
+        let grown = f["lagBlocks"].as_u64().unwrap() >= behind + 20 && lag().await.is_some_and(|l| l >= behind + 20);
+        grown.then_some(())
+    })
+    .await;
+    // Mended: it catches up and nothing was lost.
+    db.batch_execute("ALTER TABLE unattributed_transfers_away RENAME TO unattributed_transfers").await.unwrap();
+    assert_eq!(unattributed(&w, &w.m.sk_live, &tx, 0).await["reason"], "no_open_checkout");
+    eventually("the follower caught up", || async {
+        let f = ready().await["worker"]["follower"].clone();
+        (f["state"] == "ok" && f["lagBlocks"] == 0 && lag().await == Some(0)).then_some(())
+    })
+    .await;
+}

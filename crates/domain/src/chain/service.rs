@@ -34,7 +34,7 @@ pub const DEFERRED_PER_STEP: u32 = 200;
 pub struct FollowReport {
     /// The newest final block, as the chain answered it.
     pub final_head: Option<u64>,
-    /// The last block scanned, if any.
+    /// The last block scanned (this step, or before it when nothing new was final).
     pub scanned_to: Option<u64>,
     /// Payments recorded for attributed transfers.
     pub detected: Vec<(Scope, PaymentId, TxHash)>,
@@ -56,6 +56,12 @@ impl Follower<'_> {
         self.store.list_unattributed(scope, page).await
     }
 
+    /// The newest final block of the live chain (how far the follower could scan). Errors: the
+    /// chain's.
+    pub async fn final_head(&self) -> Result<u64, Error> {
+        self.invoices.chain.final_head().await
+    }
+
     /// Scans the next range of final blocks, after deciding again the transfer logs kept while
     /// a payment claiming them was in flight. The first step starts at the current final block:
     /// transfers made before the service watched are not searched for.
@@ -66,10 +72,13 @@ impl Follower<'_> {
         let mut report = FollowReport { final_head: Some(head), ..FollowReport::default() };
         self.decide_deferred(&mut report).await?;
         let Some(from) = self.store.scan_cursor(chain_id).await? else {
+            // Watching starts here: everything up to the current final block counts as seen.
             self.store.move_cursor(chain_id, None, head.saturating_add(1)).await?;
+            report.scanned_to = Some(head);
             return Ok(report);
         };
         if from > head {
+            report.scanned_to = Some(from.saturating_sub(1));
             return Ok(report);
         }
         let to = head.min(from.saturating_add(MAX_BLOCKS_PER_SCAN - 1));

@@ -42,16 +42,41 @@ pub struct WorkerOut {
     pub restarts: u64,
     /// Invoices whose due work failed (each backed off), since start.
     pub items_failed: u64,
+    /// The chain follower (live mode), which finds transfers nobody reported.
+    pub follower: FollowerOut,
+}
+
+/// The chain follower's state as readiness shows it (readiness does not fail on it: the API and
+/// reported payments go on; alert on `lagBlocks` or the `stablepay_chain_follow_lag_blocks`
+/// metric).
+#[derive(Serialize, ToSchema, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = FollowerSnapshot)]
+pub struct FollowerOut {
+    /// `off` (this process follows no live chain, or has not yet), `ok`, `degraded` (its last
+    /// pass failed) or `stalled` (five passes in a row failed: transfers nobody reported wait).
+    pub state: String,
+    /// Final blocks not scanned yet, when known.
+    pub lag_blocks: Option<u64>,
+    pub last_success_at: Option<String>,
+    pub consecutive_failures: u64,
 }
 
 impl From<WorkerSnapshot> for WorkerOut {
     fn from(w: WorkerSnapshot) -> Self {
+        let f = w.follower;
         Self {
             state: w.state,
             last_success_at: w.last_success_at,
             consecutive_failures: w.consecutive_failures,
             restarts: w.restarts,
             items_failed: w.items_failed,
+            follower: FollowerOut {
+                state: f.state,
+                lag_blocks: f.lag_blocks,
+                last_success_at: f.last_success_at,
+                consecutive_failures: f.consecutive_failures,
+            },
         }
     }
 }

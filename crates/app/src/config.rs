@@ -132,6 +132,8 @@ pub struct ChainConfig {
     pub not_found_after: Duration,
     /// The longest wait for one RPC answer.
     pub request_timeout: Duration,
+    /// How often each endpoint's chain id is asked again (an endpoint may be repointed).
+    pub chain_id_recheck: Duration,
 }
 
 /// The TOML file's keys (all optional; same names as the environment without the prefix,
@@ -160,6 +162,7 @@ struct FileConfig {
     chain_poll_ms: Option<String>,
     chain_not_found_seconds: Option<String>,
     chain_timeout_ms: Option<String>,
+    chain_id_recheck_seconds: Option<String>,
     secret_key: Option<String>,
     webhook_retry_schedule: Option<String>,
     webhook_allow_private: Option<String>,
@@ -389,6 +392,12 @@ fn chain<E: Fn(&str) -> Option<String>>(src: &Source<'_, E>) -> Result<ChainConf
             (1, 86_400),
         )?),
         request_timeout: src.millis("STABLEPAY_CHAIN_TIMEOUT_MS", &f.chain_timeout_ms, "5000", (100, 120_000))?,
+        chain_id_recheck: Duration::from_secs(src.number(
+            "STABLEPAY_CHAIN_ID_RECHECK_SECONDS",
+            &f.chain_id_recheck_seconds,
+            "60",
+            (1, 86_400),
+        )?),
     })
 }
 
@@ -569,6 +578,7 @@ pub const VARIABLES: &[Variable] = &[
     var("STABLEPAY_USDT_CONTRACT", "0xc2132D05D31c914a87C6611C10748AEb04B58e8F", "USDT contract"),
     var("STABLEPAY_CHAIN_POLL_MS", "500", "How often the chain follower polls"),
     var("STABLEPAY_CHAIN_TIMEOUT_MS", "5000", "Timeout of one JSON-RPC call"),
+    var("STABLEPAY_CHAIN_ID_RECHECK_SECONDS", "60", "How often each endpoint's chain id is checked again"),
     var("STABLEPAY_CHAIN_NOT_FOUND_SECONDS", "600", "How long a reported transaction may stay unknown before it fails"),
     var("STABLEPAY_WEBHOOK_RETRY_SCHEDULE", "1m,5m,30m,2h", "Waits between webhook attempts"),
     var("STABLEPAY_WEBHOOK_ALLOW_PRIVATE", "false", "Allow webhook endpoints on private addresses (development only)"),

@@ -62,6 +62,7 @@ impl Adapters {
             chain_id: c.chain_id,
             confirmations: c.confirmations,
             request_timeout: c.request_timeout,
+            chain_id_recheck: c.chain_id_recheck,
         };
         let chain = ModalChain::new(rpc).map_err(|e| anyhow_lite::msg(format!("STABLEPAY_CHAIN_RPC_URLS: {e}")))?;
         let chain_settings = ChainSettings {

@@ -36,6 +36,9 @@ pub struct RpcSettings {
     pub confirmations: u64,
     /// The longest wait for one answer.
     pub request_timeout: Duration,
+    /// How often an endpoint's chain id is asked again: an endpoint repointed to another chain
+    /// is noticed within this time (and one repointed back is used again).
+    pub chain_id_recheck: Duration,
 }
 
 /// The chain id of an endpoint not checked yet.
@@ -51,6 +54,8 @@ struct Endpoint {
     client: RpcClient,
     /// The chain id it answered ([`UNCHECKED`] before it was asked).
     chain: AtomicU64,
+    /// When it was asked last.
+    checked_at: Mutex<Option<Instant>>,
 }
 
 impl Endpoint {
@@ -187,6 +192,7 @@ impl Endpoints {
                     spellings: [parsed.to_string(), url.clone()],
                     client: RpcClient::new_http_with_client(http.clone(), parsed),
                     chain: AtomicU64::new(UNCHECKED),
+                    checked_at: Mutex::new(None),
                 })
             })
             .collect::<Result<_, Error>>()?;
@@ -208,15 +214,28 @@ impl Endpoints {
         }
     }
 
-    /// Checks (once) that `endpoint` serves the configured chain.
+    /// Checks that `endpoint` serves the configured chain: asked once, then again every
+    /// `chain_id_recheck` (an endpoint may be repointed to another chain behind its URL).
     async fn check_chain(&self, endpoint: &Endpoint) -> Result<(), Fault> {
         let mut id = endpoint.chain.load(Ordering::Relaxed);
-        if id == UNCHECKED {
-            id = u64_of(self.call::<_, U64>(endpoint, "eth_chainId", ()).await?);
-            endpoint.chain.store(id, Ordering::Relaxed);
-            if id != self.settings.chain_id {
-                tracing::error!(url = %endpoint.shown, node_chain_id = id, expected = self.settings.chain_id, "chain RPC endpoint is on another chain; it is not used");
+        let due = endpoint
+            .checked_at
+            .lock()
+            .map(|at| at.is_none_or(|at| at.elapsed() >= self.settings.chain_id_recheck))
+            .unwrap_or(true);
+        if id == UNCHECKED || due {
+            let asked = u64_of(self.call::<_, U64>(endpoint, "eth_chainId", ()).await?);
+            if let Ok(mut at) = endpoint.checked_at.lock() {
+                *at = Some(Instant::now());
             }
+            let before = endpoint.chain.swap(asked, Ordering::Relaxed);
+            let expected = self.settings.chain_id;
+            if asked != expected && before != asked {
+                tracing::error!(url = %endpoint.shown, node_chain_id = asked, expected, "chain RPC endpoint is on another chain; it is not used");
+            } else if asked == expected && before != UNCHECKED && before != expected {
+                tracing::warn!(url = %endpoint.shown, "chain RPC endpoint serves the configured chain again; it is used");
+            }
+            id = asked;
         }
         if id == self.settings.chain_id { Ok(()) } else { Err(Fault::WrongChain(id)) }
     }
@@ -393,6 +412,7 @@ mod tests {
             chain_id: 137,
             confirmations: 1,
             request_timeout: Duration::from_millis(500),
+            chain_id_recheck: Duration::from_secs(60),
         };
         let urls =
             vec![format!("http://127.0.0.1:{port}/v2/hunter2"), format!("http://127.0.0.1:{port}?apikey=hunter2")];

@@ -335,3 +335,45 @@ async fn a_follower_that_fails_every_pass_shows_how_far_behind_it_is() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn an_endpoint_repointed_to_another_chain_is_noticed_and_used_again_once_it_is_back() {
+    let mut w = World::with(&[("STABLEPAY_CHAIN_ID_RECHECK_SECONDS", "1".to_owned())]).await;
+    let ready = || async { w.app.send(w.app.http.get(w.app.url("/readyz"))).await };
+    eventually("the chain ok", || async { (ready().await.ok(200)["chain"]["state"] == "ok").then_some(()) }).await;
+    // The same URL now reaches a node of another chain.
+    let other = crate::anvil::Anvil::start(1).await;
+    w.proxy.retarget(&format!("127.0.0.1:{}", other.port)).await;
+    let refused = eventually("readiness refused", || async {
+        let r = ready().await;
+        (r.status == 503).then_some(r)
+    })
+    .await;
+    assert_eq!(refused.body["error"]["details"]["chain"]["state"], "wrong_chain");
+    // Nothing is verified through it meanwhile: a reported payment waits, saying why.
+    let cs = w.checkout("2.00").await;
+    let tx = w.pay(2 * ONE).await;
+    let id = w.submitted(&cs, &tx).await;
+    let p = eventually("a diagnostic", || async {
+        let p = w.payment(&id).await;
+        p["diagnostic"].as_str().is_some_and(|d| d.contains("chain")).then_some(p)
+    })
+    .await;
+    assert_eq!(p["status"], "detected");
+    // Pointed back: used again, and the payment goes on.
+    w.proxy.retarget(&format!("127.0.0.1:{}", w.anvil.port)).await;
+    eventually("the chain ok again", || async {
+        let r = ready().await;
+        (r.status == 200 && r.body["data"]["chain"]["state"] == "ok").then_some(())
+    })
+    .await;
+    w.anvil.finalize().await;
+    // A payment that met a configuration problem is checked again after 30 s.
+    for _ in 0..90 {
+        if w.payment(&id).await["status"] == "confirmed" {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    panic!("the payment was not confirmed: {}", w.payment(&id).await);
+}

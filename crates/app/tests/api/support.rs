@@ -367,6 +367,13 @@ impl Proxy {
         }
     }
 
+    /// Forwards to `target` from now on (open connections are dropped).
+    pub async fn retarget(&mut self, target: &str) {
+        self.cut();
+        self.target = target.to_owned();
+        self.restore().await;
+    }
+
     /// Listens again on the same port.
     pub async fn restore(&mut self) {
         let listener = loop {

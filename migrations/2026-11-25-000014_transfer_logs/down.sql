@@ -14,7 +14,9 @@ DROP TABLE credited_transfer_logs;
 CREATE UNIQUE INDEX payments_tx_once_live ON payments (chain_id, transaction_hash)
     WHERE mode = 'live' AND status IN ('confirmed', 'underpaid', 'overpaid');
 UPDATE payments SET failure_reason = 'wrong_recipient'
-    WHERE failure_reason IN ('transfer_before_checkout', 'amount_out_of_range', 'attributed_to_another_checkout');
+    WHERE failure_reason IN ('transfer_before_checkout', 'amount_out_of_range', 'attributed_to_another_checkout',
+                             'wrong_payer');
+ALTER TABLE checkout_sessions DROP COLUMN payer_wallet;
 ALTER TABLE payments DROP CONSTRAINT payments_failure_reason_check;
 ALTER TABLE payments ADD CONSTRAINT payments_failure_reason_check
     CHECK (failure_reason IN ('transaction_not_found', 'transaction_reverted', 'wrong_chain', 'wrong_token_contract',

@@ -10,7 +10,11 @@ ALTER TABLE payments DROP CONSTRAINT payments_failure_reason_check;
 ALTER TABLE payments ADD CONSTRAINT payments_failure_reason_check
     CHECK (failure_reason IN ('transaction_not_found', 'transaction_reverted', 'wrong_chain', 'wrong_token_contract',
                               'wrong_recipient', 'checkout_expired', 'zero_amount', 'duplicate_transaction',
-                              'transfer_before_checkout', 'amount_out_of_range', 'attributed_to_another_checkout'));
+                              'transfer_before_checkout', 'amount_out_of_range', 'attributed_to_another_checkout',
+                              'wrong_payer'));
+
+-- The wallet the customer connected on the hosted page: only its transfers pay the checkout.
+ALTER TABLE checkout_sessions ADD COLUMN payer_wallet text;
 
 -- The logs credited live payments counted: the primary key is the once-only rule (a second
 -- credit of a log violates it, and the store answers the payment as a duplicate).

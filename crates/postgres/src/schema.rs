@@ -109,6 +109,7 @@ diesel::table! {
         completed_at -> Nullable<Timestamptz>,
         chain_id -> Int8,
         token_contract -> Text,
+        payer_wallet -> Nullable<Text>,
     }
 }
 

@@ -377,3 +377,30 @@ async fn an_endpoint_repointed_to_another_chain_is_noticed_and_used_again_once_i
     }
     panic!("the payment was not confirmed: {}", w.payment(&id).await);
 }
+
+#[tokio::test]
+async fn a_checkout_that_knows_its_customers_wallet_takes_only_that_wallets_transfers() {
+    let w = World::new().await;
+    w.anvil.mint(&w.token, &w.customer, &w.stranger, 100 * ONE).await;
+    let cs = w.checkout("15.00").await;
+    // The hosted page connected the customer's wallet.
+    let path = format!("/v1/public/checkout-sessions/{}/wallet-payment-attempts", cs["id"].as_str().unwrap());
+    let body = json!({ "walletAddress": w.customer, "chainId": 137 });
+    w.app.send(w.app.http.post(w.app.url(&path)).json(&body)).await.ok(200);
+    // A stranger's transfer of exactly that amount is not taken for it, found or reported.
+    let theirs = w.anvil.transfer(&w.token, &w.stranger, &w.wallet, 15 * ONE).await;
+    let claimed = w.submitted(&cs, &theirs).await;
+    w.anvil.finalize().await;
+    assert_eq!(w.payment_reaches(&claimed, "failed").await["failureReason"], "wrong_payer");
+    assert_eq!(unattributed(&w, &w.m.sk_live, &theirs, 0).await["reason"], "no_matching_amount");
+    assert_eq!(w.invoice(&cs).await["customerAmountPaid"], "0.000000");
+    // The customer's own transfer is, without a report.
+    let mine = w.pay(15 * ONE).await;
+    w.anvil.finalize().await;
+    let inv = paid(&w, &w.m.sk_live, &cs).await;
+    let credited: Vec<&Value> =
+        inv["payments"].as_array().unwrap().iter().filter(|p| p["status"] == "confirmed").collect();
+    assert_eq!(credited.len(), 1);
+    assert_eq!(credited[0]["transactionId"], mine.as_str());
+    assert!(same_address(&credited[0]["payer"]["address"], &w.customer));
+}

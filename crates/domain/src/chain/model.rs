@@ -98,6 +98,8 @@ pub struct OpenCheckout {
     pub session_id: CheckoutSessionId,
     /// What it asks for.
     pub amount_due: Amount,
+    /// The customer's wallet, when the hosted page connected one: only its transfers pay it.
+    pub payer: Option<WalletAddress>,
 }
 
 /// Why a transfer to a merchant's wallet was not attributed to a checkout.

@@ -134,7 +134,7 @@ impl Follower<'_> {
             return self.record_unattributed(logged, UnattributedReason::AmountOutOfRange, report).await;
         }
         let open = b.store.open_checkouts(&t.to, &t.token_contract, logged.block_time).await?;
-        match attribute(&t.amount, &open) {
+        match attribute(&t.amount, Some(&t.from), &open) {
             Ok(checkout) => {
                 let claim = (&logged.tx_hash, t.log_index);
                 let payment = b.record_detected(&checkout.scope, &checkout.session_id, claim).await?;

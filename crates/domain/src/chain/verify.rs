@@ -9,13 +9,23 @@ use crate::invoice::payment::FailureReason;
 use crate::merchant::model::WalletAddress;
 use crate::money::Amount;
 
-/// The checkout a transfer of `amount` pays: the only open checkout (of its wallet and token)
-/// asking for exactly that amount. Anything else is never guessed.
-pub fn attribute<'a>(amount: &Amount, open: &'a [OpenCheckout]) -> Result<&'a OpenCheckout, UnattributedReason> {
+/// The checkout a transfer of `amount` from `from` pays: the only open checkout (of its wallet
+/// and token) asking for exactly that amount, among those that take transfers from `from` (a
+/// checkout that knows its customer's wallet takes only that wallet's; `None`: the sender is
+/// not considered). Anything else is never guessed.
+pub fn attribute<'a>(
+    amount: &Amount,
+    from: Option<&WalletAddress>,
+    open: &'a [OpenCheckout],
+) -> Result<&'a OpenCheckout, UnattributedReason> {
     if open.is_empty() {
         return Err(UnattributedReason::NoOpenCheckout);
     }
-    let mut matching = open.iter().filter(|c| &c.amount_due == amount);
+    let takes = |c: &&OpenCheckout| match (&c.payer, from) {
+        (Some(payer), Some(from)) => payer == from,
+        _ => true,
+    };
+    let mut matching = open.iter().filter(takes).filter(|c| &c.amount_due == amount);
     match (matching.next(), matching.next()) {
         (Some(only), None) => Ok(only),
         (Some(_), Some(_)) => Err(UnattributedReason::SeveralMatchingCheckouts),
@@ -52,6 +62,8 @@ pub struct Expected {
     /// The one log the payment claims (a transfer the follower attributed), or every log of the
     /// token to the recipient (a reported hash).
     pub only_log: Option<u64>,
+    /// The customer's wallet, when the checkout knows it: only transfers from it count.
+    pub payer: Option<WalletAddress>,
 }
 
 /// The outcome of verification (before the duplicate check, which the store decides).
@@ -75,7 +87,8 @@ pub enum Verdict {
     },
 }
 
-/// Checks success, chain id, token contract, recipient (and the claimed log), the block's time
+/// Checks success, chain id, token contract, recipient (and the claimed log), the payer (when
+/// the checkout knows it), the block's time
 /// against the checkout's creation and expiry, a non-zero amount and one within range, in that
 /// order; the amount is the exact sum of the counted logs.
 pub fn verify(expected: &Expected, tx: &ObservedTransaction) -> Verdict {
@@ -97,7 +110,14 @@ pub fn verify(expected: &Expected, tx: &ObservedTransaction) -> Verdict {
         .filter(|t| t.to == expected.recipient && expected.only_log.is_none_or(|i| t.log_index == i))
         .cloned()
         .collect();
-    let Some(first) = counted.first() else { return fail(R::WrongRecipient) };
+    if counted.is_empty() {
+        return fail(R::WrongRecipient);
+    }
+    let counted: Vec<TokenTransfer> = match &expected.payer {
+        Some(payer) => counted.into_iter().filter(|t| t.from == *payer).collect(),
+        None => counted,
+    };
+    let Some(first) = counted.first() else { return fail(R::WrongPayer) };
     if tx.block_time < expected.not_before {
         return fail(R::TransferBeforeCheckout);
     }
@@ -119,7 +139,7 @@ pub fn verify(expected: &Expected, tx: &ObservedTransaction) -> Verdict {
 /// not `own`. The follower would attribute such a log to that checkout; a report (which anyone
 /// holding a checkout id can make) never takes it away.
 pub fn attributed_elsewhere(own: &CheckoutSessionId, transfers: &[TokenTransfer], open: &[OpenCheckout]) -> bool {
-    transfers.iter().any(|t| matches!(attribute(&t.amount, open), Ok(c) if c.session_id != *own))
+    transfers.iter().any(|t| matches!(attribute(&t.amount, Some(&t.from), open), Ok(c) if c.session_id != *own))
 }
 
 #[cfg(test)]
@@ -155,6 +175,7 @@ mod tests {
             not_before: now - Duration::minutes(1),
             expires_at: now + Duration::minutes(30),
             only_log: None,
+            payer: None,
         };
         let t = ObservedTransaction {
             tx_hash: TxHash::parse(&format!("0x{}", "a".repeat(64))).unwrap(),
@@ -228,6 +249,40 @@ mod tests {
     }
 
     #[test]
+    fn a_checkout_that_knows_its_payer_takes_only_that_wallets_transfers() {
+        use crate::ids::MerchantId;
+        use crate::mode::Mode;
+        let (e, t) = setup();
+        let bound = Expected { payer: Some(address(8)), ..e.clone() };
+        assert!(matches!(verify(&bound, &t), Verdict::Failed { reason: FailureReason::WrongPayer }));
+        let from_payer = TokenTransfer { from: address(8), ..transfer(1, 2, "10") };
+        let tx = ObservedTransaction { transfers: vec![transfer(1, 2, "1"), from_payer], ..t };
+        match verify(&bound, &tx) {
+            Verdict::Verified { amount, payer, .. } => {
+                assert_eq!(
+                    (amount, payer),
+                    (Decimal6::parse("10").unwrap(), address(8)),
+                    "only the payer's log counts"
+                );
+            }
+            v => panic!("{v:?}"),
+        }
+        let checkout = |n: &str, payer: Option<WalletAddress>| OpenCheckout {
+            scope: Scope::new(MerchantId::from_trusted("mer_1".into()), Mode::Live),
+            session_id: CheckoutSessionId::from_trusted(format!("cs_{n}")),
+            amount_due: Decimal6::parse("10").unwrap(),
+            payer,
+        };
+        let ten = Decimal6::parse("10").unwrap();
+        let open = [checkout("bound", Some(address(8))), checkout("free", None)];
+        // From the bound wallet both take it (ambiguous); from another only the free one does.
+        assert_eq!(attribute(&ten, Some(&address(8)), &open), Err(UnattributedReason::SeveralMatchingCheckouts));
+        assert_eq!(attribute(&ten, Some(&address(9)), &open).map(|c| c.session_id.as_str()), Ok("cs_free"));
+        let only_bound = [checkout("bound", Some(address(8)))];
+        assert_eq!(attribute(&ten, Some(&address(9)), &only_bound), Err(UnattributedReason::NoMatchingAmount));
+    }
+
+    #[test]
     fn a_report_never_takes_a_transfer_that_pays_exactly_one_other_checkout() {
         use crate::ids::MerchantId;
         use crate::mode::Mode;
@@ -235,6 +290,7 @@ mod tests {
             scope: Scope::new(MerchantId::from_trusted("mer_1".into()), Mode::Live),
             session_id: CheckoutSessionId::from_trusted(format!("cs_{n}")),
             amount_due: Decimal6::parse(amount).unwrap(),
+            payer: None,
         };
         let own = CheckoutSessionId::from_trusted("cs_attacker".into());
         let paid = [transfer(1, 2, "30")];
@@ -254,14 +310,15 @@ mod tests {
             scope: Scope::new(MerchantId::from_trusted("mer_1".into()), Mode::Live),
             session_id: CheckoutSessionId::from_trusted(format!("cs_{n}")),
             amount_due: Decimal6::parse(amount).unwrap(),
+            payer: None,
         };
         let d = |s: &str| Decimal6::parse(s).unwrap();
-        assert_eq!(attribute(&d("5"), &[]), Err(UnattributedReason::NoOpenCheckout));
+        assert_eq!(attribute(&d("5"), None, &[]), Err(UnattributedReason::NoOpenCheckout));
         let open = [checkout("a", "5"), checkout("b", "7")];
-        assert_eq!(attribute(&d("7"), &open).map(|c| c.session_id.as_str()), Ok("cs_b"));
-        assert_eq!(attribute(&d("6"), &open), Err(UnattributedReason::NoMatchingAmount));
+        assert_eq!(attribute(&d("7"), None, &open).map(|c| c.session_id.as_str()), Ok("cs_b"));
+        assert_eq!(attribute(&d("6"), None, &open), Err(UnattributedReason::NoMatchingAmount));
         let twins = [checkout("a", "5"), checkout("b", "5")];
-        assert_eq!(attribute(&d("5"), &twins), Err(UnattributedReason::SeveralMatchingCheckouts));
+        assert_eq!(attribute(&d("5"), None, &twins), Err(UnattributedReason::SeveralMatchingCheckouts));
         for r in UnattributedReason::ALL {
             assert_eq!(UnattributedReason::parse(r.as_str()), Some(r));
         }

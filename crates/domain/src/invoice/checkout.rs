@@ -88,6 +88,9 @@ pub struct CheckoutSession {
     pub created_at: DateTime<Utc>,
     /// When it was completed (paid).
     pub completed_at: Option<DateTime<Utc>>,
+    /// The wallet the customer connected on the hosted page (the wallet payment attempt, the
+    /// latest one): only transfers from it are accepted for this checkout.
+    pub payer_wallet: Option<WalletAddress>,
 }
 
 impl CheckoutSession {

@@ -143,11 +143,13 @@ pub enum FailureReason {
     /// A reported transfer asks exactly the amount of exactly one other open checkout: it is
     /// that checkout's.
     AttributedToAnotherCheckout,
+    /// The checkout knows its customer's wallet, and the tokens came from another one.
+    WrongPayer,
 }
 
 impl FailureReason {
     /// Every reason, in the order docs/api.md lists them.
-    pub const ALL: [FailureReason; 11] = [
+    pub const ALL: [FailureReason; 12] = [
         Self::TransactionNotFound,
         Self::TransactionReverted,
         Self::WrongChain,
@@ -159,6 +161,7 @@ impl FailureReason {
         Self::TransferBeforeCheckout,
         Self::AmountOutOfRange,
         Self::AttributedToAnotherCheckout,
+        Self::WrongPayer,
     ];
 
     /// The reason as the API writes it (`transaction_not_found` ...).
@@ -175,6 +178,7 @@ impl FailureReason {
             Self::TransferBeforeCheckout => "transfer_before_checkout",
             Self::AmountOutOfRange => "amount_out_of_range",
             Self::AttributedToAnotherCheckout => "attributed_to_another_checkout",
+            Self::WrongPayer => "wrong_payer",
         }
     }
 

@@ -294,7 +294,7 @@ pub(super) async fn open_checkouts(
     at: DateTime<Utc>,
 ) -> Result<Vec<OpenCheckout>, Error> {
     use crate::codec::numeric;
-    let rows: Vec<(String, String, String, BigDecimal)> = checkout_sessions::table
+    let rows: Vec<(String, String, String, BigDecimal, Option<String>)> = checkout_sessions::table
         .filter(checkout_sessions::mode.eq(Mode::Live.as_str()))
         .filter(checkout_sessions::status.eq_any(["pending", "expired"]))
         .filter(checkout_sessions::settlement_wallet.eq(wallet.as_str()))
@@ -306,16 +306,18 @@ pub(super) async fn open_checkouts(
             checkout_sessions::mode,
             checkout_sessions::id,
             checkout_sessions::amount_due,
+            checkout_sessions::payer_wallet,
         ))
         .load(conn)
         .await
         .map_err(db)?;
     rows.into_iter()
-        .map(|(merchant, m, id, amount)| {
+        .map(|(merchant, m, id, amount, payer)| {
             Ok(OpenCheckout {
                 scope: Scope::new(MerchantId::from_trusted(merchant), mode(&m)?),
                 session_id: CheckoutSessionId::from_trusted(id),
                 amount_due: numeric(amount)?,
+                payer: payer.map(WalletAddress::from_trusted),
             })
         })
         .collect()

@@ -141,6 +141,7 @@ pub(crate) struct SessionRow {
     pub(crate) completed_at: Option<DateTime<Utc>>,
     pub(crate) chain_id: i64,
     pub(crate) token_contract: String,
+    pub(crate) payer_wallet: Option<String>,
 }
 
 impl SessionRow {
@@ -163,6 +164,7 @@ impl SessionRow {
             completed_at: s.completed_at,
             chain_id: i64::try_from(s.chain_id).map_err(|_| corrupt("chain id"))?,
             token_contract: s.token_contract.to_string(),
+            payer_wallet: s.payer_wallet.as_ref().map(ToString::to_string),
         })
     }
 
@@ -185,6 +187,7 @@ impl SessionRow {
             expires_at: self.expires_at,
             created_at: self.created_at,
             completed_at: self.completed_at,
+            payer_wallet: self.payer_wallet.map(WalletAddress::from_trusted),
         })
     }
 }

@@ -185,6 +185,8 @@ pub async fn wallet_payment_attempt(
     let (wallet, chain) = wallet_attempt(&body.0)?;
     let chain = u64::try_from(chain).unwrap_or(u64::MAX);
     let transfer = state.use_cases.public_views().wallet_transfer(&id, wallet, chain).await?;
+    // From now on only this wallet's transfers pay the checkout.
+    state.use_cases.invoices().bind_payer(&id, &transfer.payer).await?;
     ok(StatusCode::OK, &WalletAttemptOut::new(&transfer))
 }
 

@@ -305,6 +305,7 @@ fn seen(
         not_before: session.created_at.trunc_subsecs(0),
         expires_at: session.expires_at,
         only_log: payment.claimed_log,
+        payer: session.payer_wallet.clone(),
     };
     let verdict = match verify(&expected, tx) {
         Verdict::Verified { transfers, .. }

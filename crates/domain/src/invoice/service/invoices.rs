@@ -23,7 +23,7 @@ use crate::invoice::model::Actor;
 use crate::invoice::payment::{Payment, TxHash};
 use crate::invoice::ports::InvoiceStore;
 use crate::invoice::validate::{self, DraftInput};
-use crate::merchant::model::{ChainSettings, Merchant, POLYGON_CHAIN_ID};
+use crate::merchant::model::{ChainSettings, Merchant, POLYGON_CHAIN_ID, WalletAddress};
 use crate::mode::{Mode, Scope};
 
 /// How many times a use case reloads and retries after a concurrent change.
@@ -294,6 +294,18 @@ impl Invoices<'_> {
             ));
         }
         self.report(&scope, (session_id, tx, None), (credit::Origin::Submitted, Actor::Api)).await
+    }
+
+    /// The customer connected wallet `payer` on the hosted page of live checkout `session_id`
+    /// (the wallet payment attempt): only transfers from it pay that checkout from now on, so a
+    /// hash reported by someone else, or another customer's transfer of the same amount, is not
+    /// taken for it. Errors: `NotFound(CheckoutSession)`.
+    pub async fn bind_payer(&self, session_id: &CheckoutSessionId, payer: &WalletAddress) -> Result<(), Error> {
+        let public = self.store.load_public(&PublicRef::Session(session_id.clone())).await?;
+        let scope = public.invoice.scope.clone();
+        let key = InvoiceKey::Session(session_id.clone());
+        self.mutate(&scope, &key, |agg, _| decide::bind_payer(agg, session_id, payer)).await?;
+        Ok(())
     }
 
     /// The chain follower saw log `log_index` of transfer `tx` pay the wallet of checkout

@@ -130,7 +130,7 @@ impl PublicViews<'_> {
             return Ok(Err(ScanOrCopyUnavailable::PartlyPaid));
         }
         let open = self.invoices.open_checkouts(&session.settlement_wallet, &session.token_contract, now).await?;
-        Ok(match attribute(amount_due, &open) {
+        Ok(match attribute(amount_due, None, &open) {
             Err(UnattributedReason::SeveralMatchingCheckouts) => Err(ScanOrCopyUnavailable::SameAmount),
             _ => Ok(()),
         })

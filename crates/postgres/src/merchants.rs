@@ -26,6 +26,7 @@ pub(crate) struct MerchantRow {
     pub fee_basis_points: i32,
     pub invoice_prefix: String,
     pub created_at: DateTime<Utc>,
+    pub live_unique_amounts: bool,
 }
 
 impl From<&Merchant> for MerchantRow {
@@ -41,6 +42,7 @@ impl From<&Merchant> for MerchantRow {
             fee_basis_points: i32::try_from(m.fee_basis_points).unwrap_or(i32::MAX),
             invoice_prefix: m.invoice_prefix.clone(),
             created_at: m.created_at,
+            live_unique_amounts: m.live.as_ref().is_some_and(|l| l.unique_amounts),
         }
     }
 }
@@ -55,6 +57,7 @@ impl TryFrom<MerchantRow> for Merchant {
                 wallet: WalletAddress::from_trusted(wallet.clone()),
                 token: Token::parse(token).ok_or_else(|| corrupt("live_token"))?,
                 activated_at: at,
+                unique_amounts: row.live_unique_amounts,
             }),
             _ => None,
         };
@@ -113,6 +116,7 @@ impl MerchantStore for PgStore {
                 merchants::live_wallet.eq(live.wallet.as_str()),
                 merchants::live_token.eq(live.token.symbol()),
                 merchants::live_activated_at.eq(live.activated_at),
+                merchants::live_unique_amounts.eq(live.unique_amounts),
             ))
             .execute(&mut conn)
             .await

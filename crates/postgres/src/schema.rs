@@ -12,6 +12,7 @@ diesel::table! {
         fee_basis_points -> Int4,
         invoice_prefix -> Text,
         created_at -> Timestamptz,
+        live_unique_amounts -> Bool,
     }
 }
 
@@ -110,6 +111,7 @@ diesel::table! {
         chain_id -> Int8,
         token_contract -> Text,
         payer_wallet -> Nullable<Text>,
+        amount_offset -> Numeric,
     }
 }
 

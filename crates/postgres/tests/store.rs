@@ -731,3 +731,34 @@ async fn telemetry_is_scoped_by_its_checkout_and_counted_per_checkout() {
         Step::ALL.iter().map(|s| s.as_str().to_owned()).collect::<BTreeSet<_>>()
     );
 }
+
+#[tokio::test]
+async fn two_pending_unique_amount_checkouts_of_a_wallet_never_ask_the_same_amount() {
+    let f = Fixture::new().await;
+    let m = f.merchant("Unique").await;
+    let wallet = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed";
+    merchants::activate_merchant(&f.store, Utc::now(), &m.id, wallet, stablepay_domain::merchant::Token::Usdc)
+        .await
+        .unwrap();
+    merchants::set_unique_amounts(&f.store, &m.id, true).await.unwrap();
+    let m = f.store_merchant(&m.id).await;
+    let input = || CheckoutInput { amount: Some(d("10")), ..Default::default() };
+    let first = f.invoices().create_checkout(&m, &live(&m), input()).await.unwrap();
+    let asked = first.sessions[0].amount_due.clone();
+    assert!(asked > d("10") && asked <= d("10.000999"), "{asked}");
+    assert_eq!(first.sessions[0].collects(), d("10"));
+    // Another creation that drew the same amount is refused (the caller draws again).
+    let settings = ChainSettings::default();
+    let mut twin =
+        stablepay_domain::invoice::service::decide_checkout(&f.crypto, &settings, &m, &live(&m), input(), Utc::now())
+            .unwrap();
+    twin.aggregate.sessions[0].amount_due = asked.clone();
+    twin.aggregate.sessions[0].amount_offset = first.sessions[0].amount_offset.clone();
+    assert_eq!(f.store.save_invoice(twin).await.map(|_| ()), Err(Error::InvoiceStateMismatch));
+    // Through the use case, creations always succeed with distinct amounts.
+    let mut amounts = BTreeSet::from([asked.to_string()]);
+    for _ in 0..20 {
+        let created = f.invoices().create_checkout(&m, &live(&m), input()).await.unwrap();
+        assert!(amounts.insert(created.sessions[0].amount_due.to_string()), "{amounts:?}");
+    }
+}

@@ -404,3 +404,38 @@ async fn a_checkout_that_knows_its_customers_wallet_takes_only_that_wallets_tran
     assert_eq!(credited[0]["transactionId"], mine.as_str());
     assert!(same_address(&credited[0]["payer"]["address"], &w.customer));
 }
+
+#[tokio::test]
+async fn unique_amounts_make_every_transfer_without_a_hash_attributable() {
+    let w = World::new().await;
+    w.app.cli_ok(&["merchant", "unique-amounts", &w.m.id, "on", "--json"]);
+    let shown = w.app.cli_ok(&["merchant", "show", &w.m.id, "--json"]);
+    assert_eq!(shown["live"]["uniqueAmounts"], true);
+    let mut checkouts = Vec::new();
+    for _ in 0..3 {
+        checkouts.push(w.checkout("10.00").await);
+    }
+    let asked: Vec<&str> = checkouts.iter().map(|c| c["amountDue"].as_str().unwrap()).collect();
+    for a in &asked {
+        assert!(a.as_bytes() > b"10.000000".as_slice() && a.as_bytes() <= b"10.000999".as_slice(), "{asked:?}");
+    }
+    let distinct: std::collections::BTreeSet<&&str> = asked.iter().collect();
+    assert_eq!(distinct.len(), 3, "{asked:?}");
+    // The customer of the second pays exactly what it asks, without reporting the hash.
+    let second = &checkouts[1];
+    let units: u128 = asked[1].replace('.', "").parse().unwrap();
+    let tx = w.pay(units).await;
+    w.anvil.finalize().await;
+    let inv = paid(&w, &w.m.sk_live, second).await;
+    assert_eq!((inv["status"].as_str(), inv["customerAmountPaid"].as_str()), (Some("paid"), Some("10.000000")));
+    let p = &inv["payments"][0];
+    assert_eq!((p["status"].as_str(), p["transactionId"].as_str()), (Some("confirmed"), Some(tx.as_str())));
+    assert_eq!(p["customerAmountCredited"], "10.000000");
+    assert_eq!(p["merchantAmountSettled"].as_str(), Some(asked[1]), "the offset reaches the merchant");
+    for other in [&checkouts[0], &checkouts[2]] {
+        assert_eq!(w.invoice(other).await["customerAmountPaid"], "0.000000");
+    }
+    // Off again: a new checkout asks exactly its amount.
+    w.app.cli_ok(&["merchant", "unique-amounts", &w.m.id, "off", "--json"]);
+    assert_eq!(w.checkout("10.00").await["amountDue"], "10.000000");
+}

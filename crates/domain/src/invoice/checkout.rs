@@ -64,8 +64,13 @@ pub struct CheckoutSession {
     pub invoice_id: InvoiceId,
     /// Its status.
     pub status: CheckoutStatus,
-    /// What this session collects (for a remainder checkout, only the remainder).
+    /// What this session asks the customer to send: what it collects (for a remainder checkout,
+    /// only the remainder) plus `amount_offset`.
     pub amount_due: Amount,
+    /// The few base units a unique-amount checkout adds to what it collects, so that no other
+    /// open checkout of the wallet asks the same amount (zero otherwise). Paid, they reach the
+    /// merchant's wallet (`merchantAmountSettled`) but are not credited to the invoice.
+    pub amount_offset: Amount,
     /// The token it settles in.
     pub currency: Token,
     /// The chain and token contract a transfer must use (configured when it was created).
@@ -94,6 +99,11 @@ pub struct CheckoutSession {
 }
 
 impl CheckoutSession {
+    /// What the session collects for the invoice: what it asks, less its unique-amount offset.
+    pub fn collects(&self) -> Amount {
+        self.amount_due.saturating_sub(&self.amount_offset)
+    }
+
     /// Whether a payment can be made on it at `now`.
     pub fn is_payable(&self, now: DateTime<Utc>) -> bool {
         self.status == CheckoutStatus::Pending && now < self.expires_at

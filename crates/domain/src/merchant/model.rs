@@ -205,7 +205,14 @@ pub struct LiveSettlement {
     pub token: Token,
     /// When the merchant was activated for live mode.
     pub activated_at: DateTime<Utc>,
+    /// Unique amounts: each new live checkout asks a few base units more than its amount
+    /// (at most [`MAX_AMOUNT_OFFSET_UNITS`]), so that no two open checkouts of the wallet ask
+    /// the same amount and every transfer sent without its hash can be attributed.
+    pub unique_amounts: bool,
 }
+
+/// The largest offset a unique-amount checkout adds to its amount, in base units (0.000999).
+pub const MAX_AMOUNT_OFFSET_UNITS: u32 = 999;
 
 /// A merchant account.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -235,6 +242,8 @@ pub struct Settlement {
     pub wallet: WalletAddress,
     /// The token they settle in.
     pub token: Token,
+    /// Whether new checkouts ask unique amounts (live mode only).
+    pub unique_amounts: bool,
 }
 
 impl Merchant {
@@ -245,11 +254,12 @@ impl Merchant {
             Mode::Test => Ok(Settlement {
                 wallet: test_settlement_wallet(&self.id),
                 token: self.live.as_ref().map_or(Token::Usdc, |l| l.token),
+                unique_amounts: false,
             }),
             Mode::Live => self
                 .live
                 .as_ref()
-                .map(|l| Settlement { wallet: l.wallet.clone(), token: l.token })
+                .map(|l| Settlement { wallet: l.wallet.clone(), token: l.token, unique_amounts: l.unique_amounts })
                 .ok_or(Error::ActiveMerchantRequired),
         }
     }

@@ -76,10 +76,24 @@ pub async fn activate_merchant(
 ) -> Result<LiveSettlement, Error> {
     let wallet = WalletAddress::parse(wallet)
         .map_err(|e| Error::InvalidWalletAddress { field: "settlement_wallet".into(), message: e.to_string() })?;
-    if store.get_merchant(id).await?.status == MerchantStatus::Suspended {
+    let merchant = store.get_merchant(id).await?;
+    if merchant.status == MerchantStatus::Suspended {
         return Err(Error::AccountSuspended);
     }
-    let live = LiveSettlement { wallet, token, activated_at: now };
+    // A new wallet or token keeps the merchant's unique-amount setting.
+    let unique_amounts = merchant.live.is_some_and(|l| l.unique_amounts);
+    let live = LiveSettlement { wallet, token, activated_at: now, unique_amounts };
+    store.set_live_settlement(id, &live).await?;
+    Ok(live)
+}
+
+/// Turns unique amounts on or off for a merchant's new live checkouts (see
+/// [`LiveSettlement::unique_amounts`]); open checkouts keep what they ask. Errors:
+/// `NotFound(Merchant)`; `ActiveMerchantRequired` before live activation.
+pub async fn set_unique_amounts(store: &dyn MerchantStore, id: &MerchantId, on: bool) -> Result<LiveSettlement, Error> {
+    let merchant = store.get_merchant(id).await?;
+    let mut live = merchant.live.ok_or(Error::ActiveMerchantRequired)?;
+    live.unique_amounts = on;
     store.set_live_settlement(id, &live).await?;
     Ok(live)
 }

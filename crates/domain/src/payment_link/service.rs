@@ -338,8 +338,12 @@ impl PaymentLinks<'_> {
             }
             next.lock_version = link.lock_version + 1;
             change.claim = self.claim.clone();
-            if self.store.save_link_checkout(&next, link.lock_version, change).await? {
-                return Ok(created);
+            // A concurrent change (or a unique-amount checkout that drew an amount another open
+            // checkout asks): decided again.
+            match self.store.save_link_checkout(&next, link.lock_version, change).await {
+                Ok(true) => return Ok(created),
+                Ok(false) | Err(Error::InvoiceStateMismatch) => {}
+                Err(e) => return Err(e),
             }
         }
         Err(Error::LinkReserved)

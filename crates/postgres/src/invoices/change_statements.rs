@@ -180,7 +180,7 @@ impl QueryFragment<Pg> for UpsertSession<'_> {
         out.push_sql(
             "INSERT INTO checkout_sessions (id, invoice_id, merchant_id, mode, status, amount_due, currency, \
              settlement_wallet, external_reference, customer_email, success_url, cancel_url, expires_at, created_at, \
-             completed_at, chain_id, token_contract, payer_wallet) VALUES (",
+             completed_at, chain_id, token_contract, payer_wallet, amount_offset) VALUES (",
         );
         let mut v = List::new(out.reborrow());
         v.v::<Text, _>(&s.id)?;
@@ -201,6 +201,7 @@ impl QueryFragment<Pg> for UpsertSession<'_> {
         v.v::<Int8, _>(&s.chain_id)?;
         v.v::<Text, _>(&s.token_contract)?;
         v.v::<Nullable<Text>, _>(&s.payer_wallet)?;
+        v.v::<Numeric, _>(&s.amount_offset)?;
         out.push_sql(
             ") ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, completed_at = EXCLUDED.completed_at, \
              payer_wallet = EXCLUDED.payer_wallet",

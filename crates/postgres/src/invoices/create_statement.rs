@@ -132,7 +132,7 @@ impl QueryFragment<Pg> for InsertInvoiceWithSession<'_> {
         out.push_sql(
             " AS seq) n RETURNING id, number) INSERT INTO checkout_sessions (id, invoice_id, merchant_id, mode, status, amount_due, \
              currency, settlement_wallet, external_reference, customer_email, success_url, cancel_url, expires_at, \
-             created_at, completed_at, chain_id, token_contract) SELECT ",
+             created_at, completed_at, chain_id, token_contract, amount_offset) SELECT ",
         );
         let mut b = Binds { out: out.reborrow(), first: true };
         b.text(&s.id)?;
@@ -152,6 +152,7 @@ impl QueryFragment<Pg> for InsertInvoiceWithSession<'_> {
         b.opt_at(&s.completed_at)?;
         b.i64(&s.chain_id)?;
         b.text(&s.token_contract)?;
+        b.num(&s.amount_offset)?;
         out.push_sql(" FROM inv RETURNING (SELECT number FROM inv)");
         Ok(())
     }

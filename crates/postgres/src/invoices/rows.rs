@@ -142,6 +142,7 @@ pub(crate) struct SessionRow {
     pub(crate) chain_id: i64,
     pub(crate) token_contract: String,
     pub(crate) payer_wallet: Option<String>,
+    pub(crate) amount_offset: BigDecimal,
 }
 
 impl SessionRow {
@@ -165,6 +166,7 @@ impl SessionRow {
             chain_id: i64::try_from(s.chain_id).map_err(|_| corrupt("chain id"))?,
             token_contract: s.token_contract.to_string(),
             payer_wallet: s.payer_wallet.as_ref().map(ToString::to_string),
+            amount_offset: s.amount_offset.as_bigdecimal().clone(),
         })
     }
 
@@ -188,6 +190,7 @@ impl SessionRow {
             created_at: self.created_at,
             completed_at: self.completed_at,
             payer_wallet: self.payer_wallet.map(WalletAddress::from_trusted),
+            amount_offset: numeric(self.amount_offset)?,
         })
     }
 }

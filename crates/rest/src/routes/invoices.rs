@@ -146,7 +146,10 @@ pub async fn issue_invoice(
 ) -> HttpResponse {
     let ApiJson(input, raw) = body;
     idempotency::execute(caller, &req, &raw, rebuild::invoice_with(StatusCode::OK), move |c| async move {
-        let agg = c.invoices().issue(c.scope(), &key(&id, false)?, input.version, input.send.unwrap_or(false)).await?;
+        let agg = c
+            .invoices()
+            .issue(&c.principal.merchant, c.scope(), &key(&id, false)?, (input.version, input.send.unwrap_or(false)))
+            .await?;
         render(&c, &agg, StatusCode::OK).await
     })
     .await

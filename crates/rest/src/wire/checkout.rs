@@ -78,7 +78,8 @@ pub struct CheckoutSessionOut {
     pub collection_state: String,
     pub invoice_id: String,
     pub invoice_number: Option<String>,
-    /// What this session collects; for a remainder checkout only the remainder.
+    /// What the customer sends to this session: what it collects (for a remainder checkout
+    /// only the remainder), plus up to 0.000999 when the merchant has unique amounts on.
     pub amount_due: String,
     /// Commercial invoice total.
     pub total: String,

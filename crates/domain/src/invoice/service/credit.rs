@@ -342,7 +342,7 @@ fn seen(
     }
     // When the service confirmed it: its block final and every check passed.
     payment.confirmed_at = Some(now);
-    accept(crypto, change, payment, amount, (now, actor))?;
+    accept(crypto, change, payment, (amount, &session.amount_offset), (now, actor))?;
     Ok(Settled::Credited(payment.status))
 }
 
@@ -398,27 +398,33 @@ fn fail(
     Ok(())
 }
 
-/// A verified, final transfer of `amount`: credited to the invoice (a closed invoice records it
-/// and stays closed), numbered here if it has no number yet (an amount-only invoice created before they were
+/// A verified, final transfer of `amount` to a session that added `offset` to what it collects
+/// (unique amounts): credited to the invoice (a closed invoice records it and stays closed),
+/// numbered here if it has no number yet (an amount-only invoice created before they were
 /// numbered at creation).
 fn accept(
     crypto: &dyn Crypto,
     change: &mut InvoiceChange,
     payment: &mut Payment,
-    amount: Amount,
+    (amount, offset): (Amount, &Amount),
     (now, actor): (DateTime<Utc>, Actor),
 ) -> Result<(), Error> {
+    let remaining = change.aggregate.invoice.remaining();
+    // A unique-amount checkout's offset (what was sent above the remainder, up to the offset)
+    // reaches the merchant's wallet but is not credited to the invoice.
+    let surcharge =
+        if remaining.is_zero() { Amount::zero() } else { offset.clone().min(amount.saturating_sub(&remaining)) };
+    let credited = amount.saturating_sub(&surcharge);
     // What was due of this payment: its session's amount, or what remained of the invoice
     // when less (a payment that pays exactly the rest is confirmed, not underpaid).
-    let remaining = change.aggregate.invoice.remaining();
     if !remaining.is_zero() && remaining < payment.amount_expected {
         payment.amount_expected = remaining;
     }
-    step(payment, PaymentTrigger::Verified(amount.cmp(&payment.amount_expected)))?;
-    payment.customer_amount_credited = amount.clone();
+    step(payment, PaymentTrigger::Verified(credited.cmp(&payment.amount_expected)))?;
+    payment.customer_amount_credited = credited.clone();
     payment.merchant_amount_settled = amount.clone();
     let inv = &mut change.aggregate.invoice;
-    inv.customer_amount_paid = inv.customer_amount_paid.add(&amount);
+    inv.customer_amount_paid = inv.customer_amount_paid.add(&credited);
     inv.merchant_amount_settled = inv.merchant_amount_settled.add(&amount);
     let coverage = match inv.customer_amount_paid.cmp(&inv.totals.total) {
         Ordering::Less => Coverage::Partial,
@@ -479,7 +485,7 @@ fn settle_sessions(change: &mut InvoiceChange, paying: &CheckoutSession, payment
     };
     for s in agg.sessions.iter_mut().filter(|s| takes(s)) {
         let this = s.id == paying.id;
-        if this && !payment.customer_amount_credited.is_zero() && (session_paid >= s.amount_due || invoice_settled) {
+        if this && !payment.customer_amount_credited.is_zero() && (session_paid >= s.collects() || invoice_settled) {
             s.status = CheckoutStatus::Completed;
             s.completed_at = Some(now);
         } else if invoice_settled && s.status == CheckoutStatus::Pending {

@@ -19,21 +19,24 @@ use crate::invoice::model::{
 };
 use crate::invoice::totals::Totals;
 use crate::invoice::validate::{self, DraftInput, check_len};
-use crate::merchant::model::{ChainSettings, Merchant, Settlement, WalletAddress};
-use crate::mode::Scope;
+use crate::merchant::model::{ChainSettings, MAX_AMOUNT_OFFSET_UNITS, Merchant, Settlement, WalletAddress};
+use crate::mode::{Mode, Scope};
 use crate::money::Amount;
 
-/// A new checkout session of `invoice` collecting `amount_due`, on the configured chain.
+/// A new checkout session of `invoice` collecting `amount_due`, on the configured chain; with
+/// `unique` (the merchant's unique amounts, live mode), asking a random offset more.
 pub(super) fn new_session(
     (crypto, chain): (&dyn Crypto, &ChainSettings),
     invoice: &Invoice,
-    amount_due: Amount,
+    (amount_due, unique): (Amount, bool),
     now: DateTime<Utc>,
 ) -> Result<CheckoutSession, Error> {
     let f = &invoice.fields;
     let expires_at = now
         .checked_add_signed(Duration::minutes(i64::from(f.checkout_expires_in_minutes)))
         .ok_or_else(|| Error::Internal("checkout expiry out of range".into()))?;
+    let amount_offset = if unique && invoice.scope.mode == Mode::Live { amount_offset(crypto) } else { Amount::zero() };
+    let amount_due = amount_due.add(&amount_offset);
     Ok(CheckoutSession {
         id: CheckoutSessionId::generate(crypto),
         scope: invoice.scope.clone(),
@@ -52,7 +55,18 @@ pub(super) fn new_session(
         created_at: now,
         completed_at: None,
         payer_wallet: None,
+        amount_offset,
     })
+}
+
+/// A random offset of 1 to [`MAX_AMOUNT_OFFSET_UNITS`] base units. Random, not the smallest
+/// free one: concurrent creations rarely pick the same, and when they do the store's unique
+/// index refuses the second, which decides again.
+fn amount_offset(crypto: &dyn Crypto) -> Amount {
+    let mut bytes = [0u8; 8];
+    crypto.fill_random(&mut bytes);
+    let units = u64::from_be_bytes(bytes) % u64::from(MAX_AMOUNT_OFFSET_UNITS) + 1;
+    Amount::from_units(&units.to_string()).unwrap_or_else(Amount::zero)
 }
 
 /// A new invoice of `merchant` in `scope`, logged as created.
@@ -104,6 +118,7 @@ pub(super) fn new_invoice(
 pub(super) fn issue_into(
     change: &mut InvoiceChange,
     ctx: (&dyn Crypto, &ChainSettings),
+    unique: bool,
     now: DateTime<Utc>,
 ) -> Result<(), Error> {
     let crypto = ctx.0;
@@ -113,7 +128,7 @@ pub(super) fn issue_into(
     invoice.public_token = Some(PublicToken::generate(crypto));
     invoice.issued_at = Some(now);
     invoice.log(now, ActivityAction::Issued, Actor::Api, None);
-    let session = new_session(ctx, invoice, invoice.totals.total.clone(), now)?;
+    let session = new_session(ctx, invoice, (invoice.totals.total.clone(), unique), now)?;
     let itemized = invoice.kind == InvoiceKind::Itemized;
     let prefix = invoice.number_prefix.clone();
     change.push_session(session);
@@ -147,6 +162,7 @@ pub(super) fn checkout(
     }
     validate::check_metadata("metadata", &input.metadata)?;
     let settlement = merchant.settlement(scope.mode)?;
+    let unique = settlement.unique_amounts;
     let content = InvoiceContent {
         customer: input.customer_email.map(|email| Customer { email: Some(email), ..Default::default() }),
         external_reference: input.external_reference,
@@ -166,7 +182,7 @@ pub(super) fn checkout(
     let totals = Totals::of_amount(amount);
     let invoice = new_invoice(ctx.0, merchant, scope, settlement, InvoiceKind::AmountOnly, (fields, totals), now);
     let mut change = InvoiceChange::create(InvoiceAggregate::new(invoice));
-    issue_into(&mut change, ctx, now)?;
+    issue_into(&mut change, ctx, unique, now)?;
     Ok(change)
 }
 
@@ -183,6 +199,7 @@ pub(super) fn itemized(
         return Err(Error::validation("send", "send=true requires issue=true"));
     }
     let settlement = merchant.settlement(scope.mode)?;
+    let unique = settlement.unique_amounts;
     let built = validate::build_fields(input, settlement.token)?;
     check_due(&built.0, now)?;
     if send {
@@ -191,7 +208,7 @@ pub(super) fn itemized(
     let invoice = new_invoice(ctx.0, merchant, scope, settlement, InvoiceKind::Itemized, built, now);
     let mut change = InvoiceChange::create(InvoiceAggregate::new(invoice));
     if issue {
-        issue_into(&mut change, ctx, now)?;
+        issue_into(&mut change, ctx, unique, now)?;
     }
     if send {
         queue_send(&mut change, ctx.0, now)?;
@@ -256,12 +273,11 @@ pub(super) fn update(
     Ok(Decision::of(change))
 }
 
-/// Issue the draft at `version`.
+/// Issue the draft at `version` (`unique`: the merchant's unique amounts).
 pub(super) fn issue(
     ctx: (&dyn Crypto, &ChainSettings),
     current: &InvoiceAggregate,
-    version: i64,
-    send: bool,
+    (version, send, unique): (i64, bool, bool),
     now: DateTime<Utc>,
 ) -> Result<Decision<()>, Error> {
     collection::transition(current.invoice.collection_state, CollectionTrigger::Issue)?;
@@ -270,7 +286,7 @@ pub(super) fn issue(
         check_send(&current.invoice.fields.content)?;
     }
     let mut change = InvoiceChange::update(current.clone());
-    issue_into(&mut change, ctx, now)?;
+    issue_into(&mut change, ctx, unique, now)?;
     if send {
         queue_send(&mut change, ctx.0, now)?;
     }
@@ -288,7 +304,7 @@ pub(super) fn open_checkout(
     if !current.invoice.collection_state.is_collectible() || remaining.is_zero() {
         return Err(Error::InvoiceNotPayable);
     }
-    if let Some(s) = current.sessions.iter().rev().find(|s| s.is_payable(now) && s.amount_due == remaining) {
+    if let Some(s) = current.sessions.iter().rev().find(|s| s.is_payable(now) && s.collects() == remaining) {
         return Ok(Decision::unchanged((s.id.clone(), true)));
     }
     if current.sessions.len() >= MAX_CHECKOUT_SESSIONS {
@@ -297,7 +313,9 @@ pub(super) fn open_checkout(
     let mut change = InvoiceChange::update(current.clone());
     let inv = &mut change.aggregate.invoice;
     inv.status = lifecycle::transition(inv.status, LifecycleTrigger::CheckoutOpened)?;
-    let session = new_session(ctx, inv, remaining, now)?;
+    // A remainder asks a unique amount when the invoice's first checkout did.
+    let unique = current.sessions.first().is_some_and(|s| !s.amount_offset.is_zero());
+    let session = new_session(ctx, inv, (remaining, unique), now)?;
     let id = session.id.clone();
     inv.log(now, ActivityAction::CheckoutOpened, Actor::Api, Some(id.to_string()));
     change.push_session(session);

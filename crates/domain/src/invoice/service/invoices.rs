@@ -126,9 +126,24 @@ impl Invoices<'_> {
         scope: &Scope,
         input: CheckoutInput,
     ) -> Result<InvoiceAggregate, Error> {
-        let now = self.clock.now(scope).await?;
-        let change = decide::checkout(self.ctx(), merchant, scope, input, now)?;
-        self.save(change).await
+        self.create(scope, |now| decide::checkout(self.ctx(), merchant, scope, input.clone(), now)).await
+    }
+
+    /// Decides and saves a creation; decided again when the store refuses it for a concurrent
+    /// creation (an invoice number, or a unique amount another open checkout drew meanwhile).
+    async fn create(
+        &self,
+        scope: &Scope,
+        decide: impl Fn(DateTime<Utc>) -> Result<InvoiceChange, Error>,
+    ) -> Result<InvoiceAggregate, Error> {
+        for _ in 0..MAX_ATTEMPTS {
+            let now = self.clock.now(scope).await?;
+            match self.save(decide(now)?).await {
+                Err(Error::InvoiceStateMismatch) => continue,
+                other => return other,
+            }
+        }
+        Err(Error::InvoiceStateMismatch)
     }
 
     /// `POST /v1/invoices`, itemized form: a draft (version 1), or issued at once.
@@ -140,9 +155,7 @@ impl Invoices<'_> {
         issue: bool,
         send: bool,
     ) -> Result<InvoiceAggregate, Error> {
-        let now = self.clock.now(scope).await?;
-        let change = decide::itemized(self.ctx(), merchant, scope, input, (issue, send), now)?;
-        self.save(change).await
+        self.create(scope, |now| decide::itemized(self.ctx(), merchant, scope, input.clone(), (issue, send), now)).await
     }
 
     /// `POST /v1/invoices`, legacy amount-only form: payable at once.
@@ -175,16 +188,18 @@ impl Invoices<'_> {
         Ok(saved)
     }
 
-    /// `POST /v1/invoices/{id}/issue`.
+    /// `POST /v1/invoices/{id}/issue` (its checkout asks a unique amount when `merchant` has
+    /// them on).
     pub async fn issue(
         &self,
+        merchant: &Merchant,
         scope: &Scope,
         key: &InvoiceKey,
-        version: i64,
-        send: bool,
+        (version, send): (i64, bool),
     ) -> Result<InvoiceAggregate, Error> {
+        let unique = merchant.settlement(scope.mode).is_ok_and(|s| s.unique_amounts);
         let (saved, ()) =
-            self.mutate(scope, key, |agg, now| decide::issue(self.ctx(), agg, version, send, now)).await?;
+            self.mutate(scope, key, |agg, now| decide::issue(self.ctx(), agg, (version, send, unique), now)).await?;
         Ok(saved)
     }
 

@@ -42,7 +42,10 @@ impl PublicViews<'_> {
         let now = self.clock.now(&session.scope).await?;
         let latest = aggregate.latest_payment_of(id).cloned();
         let phase = CheckoutPhase::of(&session, latest.as_ref(), now);
-        let amount_due = session.amount_due.clone().min(aggregate.invoice.remaining());
+        // What to send now: the session's amount (with its unique-amount offset), or what
+        // remains of the invoice when less (after a partial payment).
+        let remaining = aggregate.invoice.remaining();
+        let amount_due = if remaining >= session.collects() { session.amount_due.clone() } else { remaining };
         let merchant_name = self.merchants.get_merchant(&session.scope.merchant_id).await?.name;
         let scan_or_copy = if session.scope.mode == Mode::Live && phase.payable() {
             self.scan_or_copy(&session, &amount_due, now).await?

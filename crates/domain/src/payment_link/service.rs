@@ -10,6 +10,7 @@ use crate::error::{Error, Resource};
 use crate::event::model::{Event, EventType};
 use crate::idempotency::model::IdempotencyClaim;
 use crate::ids::{EventId, PaymentLinkId, PublicToken};
+use crate::invoice::aggregate::InvoiceChange;
 use crate::invoice::input::CheckoutInput;
 use crate::invoice::model::{Customer, LinkRef};
 use crate::invoice::validate::{check_email, check_len};
@@ -265,6 +266,43 @@ impl PaymentLinks<'_> {
         Ok(PublicLink { link, merchant_name: merchant.name, available, now })
     }
 
+    /// The invoice and checkout a submission of `link` creates (before the link's reservation).
+    fn checkout_change(
+        &self,
+        link: &PaymentLink,
+        merchant: &Merchant,
+        (amount, customer, customer_reference): (Amount, Option<Customer>, Option<&str>),
+        now: DateTime<Utc>,
+    ) -> Result<InvoiceChange, Error> {
+        let mut checkout_input = CheckoutInput {
+            amount: Some(amount),
+            external_reference: reference(link, customer_reference),
+            customer_email: None,
+            success_url: link.config.success_url.clone(),
+            cancel_url: link.config.cancel_url.clone(),
+            metadata: link.config.metadata.clone(),
+            expires_in_minutes: Some(i64::from(CHECKOUT_MINUTES)),
+        };
+        checkout_input.customer_email = customer.as_ref().and_then(|c| c.email.clone());
+        let mut change = crate::invoice::service::decide_checkout(
+            self.crypto,
+            self.chain,
+            merchant,
+            &link.scope,
+            checkout_input,
+            now,
+        )
+        .map_err(|e| match e {
+            Error::ActiveMerchantRequired | Error::AccountSuspended => Error::ModeUnavailable,
+            other => other,
+        })?;
+        let invoice = &mut change.aggregate.invoice;
+        invoice.fields.content.customer = customer;
+        invoice.fields.payment_link =
+            Some(LinkRef { id: link.id.clone(), single_use: link.config.usage == Usage::SingleUse });
+        Ok(change)
+    }
+
     /// A customer's submission: a new invoice and its checkout. A single-use link is reserved
     /// for it in the same transaction, so concurrent submissions create one checkout.
     pub async fn submit(&self, public_id: &PublicToken, input: LinkSubmission) -> Result<LinkCheckout, Error> {
@@ -293,34 +331,8 @@ impl PaymentLinks<'_> {
             if !takes_payments(&merchant, &link.scope) {
                 return Err(Error::ModeUnavailable);
             }
-            let mut checkout_input = CheckoutInput {
-                amount: Some(amount),
-                external_reference: reference(&link, input.customer_reference.as_deref()),
-                customer_email: None,
-                success_url: link.config.success_url.clone(),
-                cancel_url: link.config.cancel_url.clone(),
-                metadata: link.config.metadata.clone(),
-                expires_in_minutes: Some(i64::from(CHECKOUT_MINUTES)),
-            };
-            checkout_input.customer_email = customer.as_ref().and_then(|c| c.email.clone());
-            let mut change = crate::invoice::service::decide_checkout(
-                self.crypto,
-                self.chain,
-                &merchant,
-                &link.scope,
-                checkout_input,
-                now,
-            )
-            .map_err(|e| match e {
-                Error::ActiveMerchantRequired | Error::AccountSuspended => Error::ModeUnavailable,
-                other => other,
-            })?;
-            {
-                let invoice = &mut change.aggregate.invoice;
-                invoice.fields.content.customer = customer;
-                invoice.fields.payment_link =
-                    Some(LinkRef { id: link.id.clone(), single_use: link.config.usage == Usage::SingleUse });
-            }
+            let mut change =
+                self.checkout_change(&link, &merchant, (amount, customer, input.customer_reference.as_deref()), now)?;
             let session = change.aggregate.sessions.first().ok_or_else(|| Error::Internal("no checkout".into()))?;
             let created = LinkCheckout {
                 invoice_id: change.aggregate.invoice.id.clone(),

@@ -459,15 +459,20 @@ fn email<E: Fn(&str) -> Option<String>>(src: &Source<'_, E>) -> Result<EmailConf
     let folder = src.pick("STABLEPAY_EMAIL_DIR", &f.email_dir, ".stablepay/outbox");
     let smtp_url = (!smtp_text.is_empty()).then_some(smtp_text);
     let timeout = src.millis("STABLEPAY_SMTP_TIMEOUT_MS", &f.smtp_timeout_ms, "10000", (100, 60_000))?;
-    stablepay_email::LettreMailer::new(smtp_url.as_deref(), &from, std::path::PathBuf::from(&folder), timeout)
-        .map_err(|m| {
-            let (name, value): (&'static str, &str) = if m.starts_with("STABLEPAY_SMTP_URL") {
-                ("STABLEPAY_SMTP_URL", smtp_url.as_deref().unwrap_or_default())
-            } else {
-                ("STABLEPAY_EMAIL_FROM", &from)
-            };
-            bad(name, value, &m)
-        })?;
+    stablepay_email::LettreMailer::new(
+        smtp_url.as_deref(),
+        &from,
+        std::path::PathBuf::from(&folder),
+        (timeout, "localhost"),
+    )
+    .map_err(|m| {
+        let (name, value): (&'static str, &str) = if m.starts_with("STABLEPAY_SMTP_URL") {
+            ("STABLEPAY_SMTP_URL", smtp_url.as_deref().unwrap_or_default())
+        } else {
+            ("STABLEPAY_EMAIL_FROM", &from)
+        };
+        bad(name, value, &m)
+    })?;
     Ok(EmailConfig { smtp_url, from, folder, timeout })
 }
 

@@ -53,6 +53,28 @@ pub enum MerchantCommand {
         #[arg(long)]
         json: bool,
     },
+    /// What the merchant's invoices, receipts, emails and hosted pages say about the seller.
+    /// Each option given replaces its field (an empty value clears it); the others stay.
+    Profile {
+        merchant_id: String,
+        /// The registered legal name, when it differs from the name.
+        #[arg(long)]
+        legal_name: Option<String>,
+        /// The postal address (`\n` separates its lines).
+        #[arg(long)]
+        postal_address: Option<String>,
+        /// The tax or VAT registration number.
+        #[arg(long)]
+        tax_id: Option<String>,
+        /// Where customers ask for help.
+        #[arg(long)]
+        support_email: Option<String>,
+        /// Where replies to the merchant's emails go.
+        #[arg(long)]
+        reply_to: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
     /// Suspend a merchant: its keys stop working with ACCOUNT_SUSPENDED.
     Suspend {
         merchant_id: String,
@@ -172,6 +194,14 @@ fn merchant_json(m: &stablepay_domain::merchant::Merchant) -> Value {
             "uniqueAmounts": l.unique_amounts
         })),
         "createdAt": time(Some(m.created_at)),
+        "profile": profile_json(&m.profile),
+    })
+}
+
+fn profile_json(p: &stablepay_domain::merchant::MerchantProfile) -> Value {
+    json!({
+        "legalName": p.legal_name, "postalAddress": p.postal_address, "taxId": p.tax_id,
+        "supportEmail": p.support_email, "replyTo": p.reply_to,
     })
 }
 
@@ -196,6 +226,32 @@ async fn activate(
     Ok((
         json!({ "id": id.as_str(), "liveActivated": true, "settlementWallet": live.wallet.as_str(), "token": live.token.symbol() }),
         format!("activated {id}: live settlement to {} in {}", live.wallet, live.token.symbol()),
+    ))
+}
+
+/// `merchant profile`: the given fields replace the stored ones (legal name, postal address
+/// with `\n` between lines, tax id, support email, reply-to).
+async fn profile(adapters: &Adapters, id: &str, given: [Option<String>; 5]) -> Result<(Value, String), Error> {
+    let id = merchant_id(id)?;
+    let mut p = adapters.merchants().get_merchant(&id).await?.profile;
+    let fields = [&mut p.legal_name, &mut p.postal_address, &mut p.tax_id, &mut p.support_email, &mut p.reply_to];
+    for (field, value) in fields.into_iter().zip(given) {
+        if let Some(v) = value {
+            *field = Some(v.replace("\\n", "\n"));
+        }
+    }
+    let saved = merchants::set_profile(adapters.merchants(), &id, p).await?;
+    Ok((json!({ "id": id.as_str(), "profile": profile_json(&saved) }), format!("profile of {id} saved")))
+}
+
+/// `merchant unique-amounts`: on or off for new live checkouts.
+async fn unique_amounts(adapters: &Adapters, id: &str, on: bool) -> Result<(Value, String), Error> {
+    let id = merchant_id(id)?;
+    merchants::set_unique_amounts(adapters.merchants(), &id, on).await?;
+    let word = if on { "on" } else { "off" };
+    Ok((
+        json!({ "id": id.as_str(), "uniqueAmounts": on }),
+        format!("unique amounts {word} for {id}'s new live checkouts"),
     ))
 }
 
@@ -258,19 +314,20 @@ pub async fn merchant(command: MerchantCommand, adapters: &Adapters) -> ExitCode
             }
             finish(json, r)
         }
+        MerchantCommand::Profile {
+            merchant_id: id,
+            legal_name,
+            postal_address,
+            tax_id,
+            support_email,
+            reply_to,
+            json,
+        } => {
+            let given = [legal_name, postal_address, tax_id, support_email, reply_to];
+            finish(json, profile(adapters, &id, given).await)
+        }
         MerchantCommand::UniqueAmounts { merchant_id: id, state, json } => {
-            let r = async {
-                let id = merchant_id(&id)?;
-                let on = matches!(state, OnOff::On);
-                merchants::set_unique_amounts(adapters.merchants(), &id, on).await?;
-                let word = if on { "on" } else { "off" };
-                Ok((
-                    json!({ "id": id.as_str(), "uniqueAmounts": on }),
-                    format!("unique amounts {word} for {id}'s new live checkouts"),
-                ))
-            }
-            .await;
-            finish(json, r)
+            finish(json, unique_amounts(adapters, &id, matches!(state, OnOff::On)).await)
         }
         MerchantCommand::Suspend { merchant_id: id, json } => {
             let r = async {

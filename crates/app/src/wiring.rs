@@ -87,11 +87,15 @@ impl Adapters {
         let renderer =
             stablepay_pdf::KrillaRenderer::new().map_err(|e| anyhow_lite::msg(format!("PDF renderer: {e}")))?;
         let e = &config.email;
+        // Message-IDs name the host the hosted pages are served from.
+        let host = stablepay_domain::url::HttpUrl::parse(&config.public_base_url)
+            .map(|u| u.host().trim_matches(['[', ']']).to_owned())
+            .unwrap_or_else(|_| "stablepay.invalid".to_owned());
         let mailer = stablepay_email::LettreMailer::new(
             e.smtp_url.as_deref(),
             &e.from,
             std::path::PathBuf::from(&e.folder),
-            e.timeout,
+            (e.timeout, &host),
         )
         .map_err(anyhow_lite::msg)?;
         Ok(Self {

@@ -205,7 +205,10 @@ pub enum Error {
     #[error("the invoice has no collectible remainder or is closed")]
     InvoiceNotPayable,
     /// A reminder was sent less than the cooldown ago; the next may be queued at `available_at`.
-    #[error("a reminder was sent recently; the next one can be sent from {available_at}")]
+    #[error(
+        "a reminder was sent recently; the next one can be sent from {}",
+        .available_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+    )]
     ReminderCooldown {
         /// When the next reminder may be sent.
         available_at: chrono::DateTime<chrono::Utc>,

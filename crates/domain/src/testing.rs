@@ -44,6 +44,7 @@ pub fn merchant(
         fee_basis_points: 0,
         invoice_prefix: "INV".into(),
         created_at,
+        profile: Default::default(),
     }
 }
 

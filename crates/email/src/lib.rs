@@ -24,12 +24,20 @@ pub struct LettreMailer {
     transport: Transport,
     from: Address,
     timeout: Duration,
+    /// The domain of Message-IDs (the public base URL's host).
+    message_domain: String,
 }
 
 impl LettreMailer {
     /// `smtp_url` unset: `.eml` files in `folder`. `timeout` bounds a whole attempt (and each
-    /// exchange with the server inside it). Errors: a malformed URL or sender address.
-    pub fn new(smtp_url: Option<&str>, from: &str, folder: PathBuf, timeout: Duration) -> Result<Self, String> {
+    /// exchange with the server inside it); Message-IDs end in `@message_domain` (the host the
+    /// hosted pages are served from). Errors: a malformed URL or sender address.
+    pub fn new(
+        smtp_url: Option<&str>,
+        from: &str,
+        folder: PathBuf,
+        (timeout, message_domain): (Duration, &str),
+    ) -> Result<Self, String> {
         let from: Address = from.parse().map_err(|e| format!("STABLEPAY_EMAIL_FROM: {e}"))?;
         let transport = match smtp_url {
             Some(url) => Transport::Smtp(
@@ -40,7 +48,7 @@ impl LettreMailer {
             ),
             None => Transport::Files(folder),
         };
-        Ok(Self { transport, from, timeout })
+        Ok(Self { transport, from, timeout, message_domain: message_domain.to_owned() })
     }
 
     /// Where `.eml` files go, when it writes files.
@@ -51,14 +59,25 @@ impl LettreMailer {
         }
     }
 
+    /// The message, or why it cannot be built: a failure the attempt records, never a panic
+    /// (whatever the names hold).
     fn build(&self, m: &EmailMessage) -> Result<Message, MailError> {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.try_build(m))).unwrap_or_else(|_| {
+            Err(MailError { message: "the message could not be built from its fields".into(), permanent: true })
+        })
+    }
+
+    fn try_build(&self, m: &EmailMessage) -> Result<Message, MailError> {
         let permanent = |message: String| MailError { message, permanent: true };
         let to: Mailbox = m.to.parse().map_err(|e| permanent(format!("recipient {}: {e}", m.to)))?;
+        // A display name is one line of printable text, whatever was stored.
+        let name: String = m.from_name.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+        let subject: String = m.subject.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
         let mut builder = Message::builder()
-            .from(Mailbox::new(Some(m.from_name.clone()), self.from.clone()))
+            .from(Mailbox::new(Some(name.trim().to_owned()), self.from.clone()))
             .to(to)
-            .subject(m.subject.clone())
-            .message_id(Some(format!("<{}@stablepay>", m.id)));
+            .subject(subject)
+            .message_id(Some(format!("<{}@{}>", m.id, self.message_domain)));
         if let Some(reply_to) = &m.reply_to {
             builder = builder.reply_to(reply_to.parse().map_err(|e| permanent(format!("reply-to: {e}")))?);
         }

@@ -80,19 +80,6 @@ struct Run {
     width: f32,
 }
 
-/// The strong direction of `c`: `Some(true)` for Hebrew and Arabic letters, `Some(false)` for
-/// other letters, `None` for characters that take their neighbours' direction.
-fn direction(c: char) -> Option<bool> {
-    let rtl = matches!(u32::from(c), 0x0590..=0x08FF | 0xFB1D..=0xFDFF | 0xFE70..=0xFEFF);
-    if rtl {
-        Some(true)
-    } else if c.is_alphabetic() {
-        Some(false)
-    } else {
-        None
-    }
-}
-
 /// Measures text in the shipped fonts.
 pub struct Measure<'a> {
     regular: Option<Face1<'a>>,
@@ -117,37 +104,35 @@ impl<'a> Measure<'a> {
         (primary.1, 0.6)
     }
 
-    /// `text` cut into runs of one font and one direction each, with their widths at `size`.
-    /// Characters without a direction of their own (spaces, digits, punctuation) stay in the
-    /// run they follow.
+    /// `text` cut into runs of one font and one direction each, in visual order (left to
+    /// right), with their widths at `size`. Directions come from the Unicode bidirectional
+    /// algorithm on a left-to-right paragraph, as a browser lays out the hosted page: neutral
+    /// characters (spaces, dashes, parentheses, digits) between a right-to-left and a
+    /// left-to-right word belong where the algorithm puts them. A right-to-left run is drawn
+    /// as one piece per font, right to left.
     fn runs(&self, text: &str, size: f32, bold: bool) -> Vec<Run> {
+        use unicode_bidi::{BidiInfo, Level};
+        let info = BidiInfo::new(text, Some(Level::ltr()));
         let mut runs: Vec<Run> = Vec::new();
-        for c in text.chars() {
-            let (face, advance) = self.pick(c, bold);
-            let rtl = match direction(c) {
-                Some(rtl) => rtl,
-                None => runs.last().is_some_and(|r| r.rtl),
-            };
-            match runs.last_mut() {
-                Some(r) if r.face == face && r.rtl == rtl => {
-                    r.text.push(c);
-                    r.width += advance * size;
+        for para in &info.paragraphs {
+            let (levels, visual) = info.visual_runs(para, para.range.clone());
+            for range in visual {
+                let rtl = levels.get(range.start).is_some_and(|l| l.is_rtl());
+                let mut pieces: Vec<Run> = Vec::new();
+                for c in text.get(range).unwrap_or("").chars() {
+                    let (face, advance) = self.pick(c, bold);
+                    match pieces.last_mut() {
+                        Some(r) if r.face == face => {
+                            r.text.push(c);
+                            r.width += advance * size;
+                        }
+                        _ => pieces.push(Run { face, rtl, text: c.to_string(), width: advance * size }),
+                    }
                 }
-                _ => runs.push(Run { face, rtl, text: c.to_string(), width: advance * size }),
-            }
-        }
-        // Spaces between a right-to-left run and a left-to-right one belong to the latter (so
-        // they separate the words where they were typed).
-        for i in 1..runs.len() {
-            if runs[i - 1].rtl && !runs[i].rtl {
-                let kept = runs[i - 1].text.trim_end().len();
-                let moved = runs[i - 1].text.split_off(kept);
-                if !moved.is_empty() {
-                    let width = self.width(&moved, size, bold);
-                    runs[i - 1].width -= width;
-                    runs[i].text.insert_str(0, &moved);
-                    runs[i].width += width;
+                if rtl {
+                    pieces.reverse();
                 }
+                runs.extend(pieces);
             }
         }
         runs
@@ -188,13 +173,27 @@ impl<'a> Measure<'a> {
     }
 }
 
-/// Lays out ops top to bottom, starting a new page when one is full.
+/// The columns of the line items (their right edges), sized to their content.
+#[derive(Clone, Copy, Debug)]
+struct Columns {
+    qty_right: f32,
+    unit_right: f32,
+    description_width: f32,
+}
+
+/// Lays out ops top to bottom, starting a new page when one is full (repeating the items'
+/// column header there while the items run).
 struct Writer<'m, 'a> {
     m: &'m Measure<'a>,
     pages: Pages,
     /// The current baseline.
     y: f32,
+    /// The items' columns, while the items are being laid out.
+    table: Option<Columns>,
 }
+
+/// Where a continuation page's content starts (below the test-mode banner's line).
+const TOP: f32 = MARGIN + 16.0;
 
 impl Writer<'_, '_> {
     fn ops(&mut self) -> &mut Vec<Op> {
@@ -205,20 +204,26 @@ impl Writer<'_, '_> {
         &mut self.pages[last]
     }
 
+    fn new_page(&mut self) {
+        self.pages.push(Vec::new());
+        self.y = TOP;
+        if let Some(columns) = self.table {
+            self.column_header(columns);
+        }
+    }
+
     /// Moves the baseline down by `by`, onto a new page if it would pass the bottom.
     fn down(&mut self, by: f32) {
         self.y += by;
         if self.y > BOTTOM {
-            self.pages.push(Vec::new());
-            self.y = MARGIN + 12.0;
+            self.new_page();
         }
     }
 
     /// Room for `height` more on this page, or a new page.
     fn keep(&mut self, height: f32) {
         if self.y + height > BOTTOM {
-            self.pages.push(Vec::new());
-            self.y = MARGIN + 12.0;
+            self.new_page();
         }
     }
 
@@ -251,10 +256,38 @@ impl Writer<'_, '_> {
         let y = self.y;
         self.ops().push(Op::Rule { x: MARGIN, y, width: RIGHT - MARGIN });
     }
+
+    fn column_header(&mut self, c: Columns) {
+        self.text(MARGIN, "Description", 9.0, true, true);
+        self.right(c.qty_right, "Qty", 9.0, true, true);
+        self.right(c.unit_right, "Unit price", 9.0, true, true);
+        self.right(RIGHT, "Amount", 9.0, true, true);
+        self.y += 6.0;
+        self.rule();
+        self.y += 14.0;
+    }
+}
+
+/// `d` with thousands separators and at least `min_fraction` decimals (`1,234.50`).
+fn grouped(d: &Decimal6, min_fraction: usize) -> String {
+    let plain = d.to_trimmed(min_fraction);
+    let (sign, unsigned) = plain.strip_prefix('-').map_or(("", plain.as_str()), |u| ("-", u));
+    let (whole, fraction) = unsigned.split_once('.').map_or((unsigned, None), |(w, f)| (w, Some(f)));
+    let mut out = String::with_capacity(plain.len() + whole.len() / 3);
+    for (i, c) in whole.chars().enumerate() {
+        if i > 0 && (whole.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    match fraction {
+        Some(f) => format!("{sign}{out}.{f}"),
+        None => format!("{sign}{out}"),
+    }
 }
 
 fn money(d: &Decimal6, token: &str) -> String {
-    format!("{} {token}", d.to_trimmed(2))
+    format!("{} {token}", grouped(d, 2))
 }
 
 fn day(at: chrono::DateTime<chrono::Utc>) -> String {
@@ -274,41 +307,88 @@ fn qr(text: &str) -> Option<Vec<Vec<usize>>> {
     )
 }
 
-/// The pages of `doc`.
+/// The pages of `doc`: every page names the document and its page ("INV-000042 · Page 2 of 3"),
+/// and a test-mode document says so on every page.
 pub fn lay_out(doc: &InvoiceDocument, m: &Measure<'_>) -> Pages {
-    let mut w = Writer { m, pages: vec![Vec::new()], y: MARGIN + 14.0 };
+    let mut w = Writer { m, pages: vec![Vec::new()], y: MARGIN + 14.0, table: None };
     header(&mut w, doc);
     facts(&mut w, doc);
     customer(&mut w, doc);
     items(&mut w, doc);
-    totals(&mut w, doc);
-    notes(&mut w, doc);
-    pay_online(&mut w, doc);
-    w.pages
+    closing(&mut w, doc);
+    let mut pages = w.pages;
+    mark_pages(&mut pages, doc, m);
+    pages
 }
 
-/// The merchant on the left, the document on the right.
+/// The footer of every page, and the test-mode banner.
+fn mark_pages(pages: &mut Pages, doc: &InvoiceDocument, m: &Measure<'_>) {
+    let count = pages.len();
+    let kind = if doc.is_receipt() { "Receipt" } else { "Invoice" };
+    let number = doc.invoice.number.as_deref().unwrap_or("");
+    let test = doc.invoice.scope.mode == stablepay_domain::Mode::Test;
+    for (i, ops) in pages.iter_mut().enumerate() {
+        let mut w = Writer { m, pages: vec![std::mem::take(ops)], y: PAGE_HEIGHT - 30.0, table: None };
+        w.text(MARGIN, &format!("{kind} {number}"), 8.5, false, true);
+        w.right(RIGHT, &format!("Page {} of {count}", i + 1), 8.5, false, true);
+        if test {
+            w.y = 30.0;
+            w.text(MARGIN, "TEST MODE — not a real invoice: no payment is due, nothing was paid", 9.0, true, false);
+        }
+        *ops = w.pages.into_iter().next().unwrap_or_default();
+    }
+}
+
+/// The merchant (with its seller block) on the left, the document on the right.
 fn header(w: &mut Writer<'_, '_>, doc: &InvoiceDocument) {
     let inv = &doc.invoice;
+    let receipt = doc.is_receipt();
     w.text(MARGIN, &doc.merchant_name, 18.0, true, false);
-    w.right(RIGHT, "INVOICE", 20.0, true, false);
+    w.right(RIGHT, if receipt { "RECEIPT" } else { "INVOICE" }, 20.0, true, false);
     w.down(18.0);
-    if let Some(site) = &doc.merchant_website {
-        w.text(MARGIN, site, 9.0, false, true);
+    let s = &doc.seller;
+    let mut seller: Vec<String> = Vec::new();
+    seller.extend(s.legal_name.clone());
+    if let Some(a) = &s.postal_address {
+        seller.extend(a.lines().map(str::to_owned));
     }
-    w.right(RIGHT, inv.number.as_deref().unwrap_or(""), 11.0, false, false);
-    w.down(28.0);
+    seller.extend(s.tax_id.as_ref().map(|t| format!("Tax ID: {t}")));
+    seller.extend(s.support_email.clone());
+    seller.extend(doc.merchant_website.clone());
+    let right: Vec<(String, bool)> =
+        [Some((inv.number.clone().unwrap_or_default(), false)), receipt.then(|| ("PAID".to_owned(), true))]
+            .into_iter()
+            .flatten()
+            .collect();
+    let rows = seller.len().max(right.len()).max(1);
+    for i in 0..rows {
+        if let Some(line) = seller.get(i) {
+            w.text(MARGIN, line, 9.0, false, true);
+        }
+        if let Some((text, strong)) = right.get(i) {
+            w.right(RIGHT, text, if *strong { 13.0 } else { 11.0 }, *strong, false);
+        }
+        w.down(12.0);
+    }
+    w.down(16.0);
 }
 
-/// Dates, purchase order and terms.
+/// Dates, references, purchase order and terms.
 fn facts(w: &mut Writer<'_, '_>, doc: &InvoiceDocument) {
     let (inv, c) = (&doc.invoice, &doc.invoice.fields.content);
     let mut facts: Vec<(&str, String)> = Vec::new();
     if let Some(at) = inv.issued_at {
         facts.push(("Issued", day(at)));
     }
-    if let Some(at) = c.due_at {
+    if doc.is_receipt() {
+        if let Some(at) = inv.paid_at {
+            facts.push(("Paid", day(at)));
+        }
+    } else if let Some(at) = c.due_at {
         facts.push(("Due", day(at)));
+    }
+    if let Some(r) = &c.external_reference {
+        facts.push(("Reference", r.clone()));
     }
     if let Some(po) = &c.purchase_order_number {
         facts.push(("Purchase order", po.clone()));
@@ -336,41 +416,99 @@ fn customer(w: &mut Writer<'_, '_>, doc: &InvoiceDocument) {
     }
 }
 
-/// The line items with their column header.
-fn items(w: &mut Writer<'_, '_>, doc: &InvoiceDocument) {
-    let c = &doc.invoice.fields.content;
-    let (qty_right, unit_right) = (385.0, 465.0);
+/// One row of the items: its texts as printed.
+struct ItemRow {
+    description: String,
+    sku: Option<String>,
+    qty: String,
+    unit: String,
+    amount: String,
+}
+
+/// The rows of the items: the invoice's lines, or for an amount-only invoice one line (its
+/// reference, or "Payment").
+fn item_rows(doc: &InvoiceDocument) -> Vec<ItemRow> {
+    let (inv, c) = (&doc.invoice, &doc.invoice.fields.content);
     if c.lines.is_empty() {
-        return;
+        let description = c.external_reference.clone().unwrap_or_else(|| "Payment".to_owned());
+        let total = grouped(&inv.totals.total, 2);
+        return vec![ItemRow { description, sku: None, qty: "1".into(), unit: total.clone(), amount: total }];
     }
+    c.lines
+        .iter()
+        .map(|l| ItemRow {
+            description: l.description.clone(),
+            sku: l.sku.clone(),
+            qty: grouped(&l.quantity, 0),
+            unit: grouped(&l.unit_amount, 2),
+            amount: grouped(&l.amount(), 2),
+        })
+        .collect()
+}
+
+/// The columns sized to the widest figure of each (never overlapping: the description takes
+/// what is left, and wraps).
+fn columns(w: &Writer<'_, '_>, rows: &[ItemRow]) -> Columns {
+    let widest = |label: &str, pick: &dyn Fn(&ItemRow) -> &str| {
+        rows.iter().map(|r| w.m.width(pick(r), 10.0, false)).fold(w.m.width(label, 9.0, true), f32::max)
+    };
+    let gap = 16.0;
+    let amount = widest("Amount", &|r| &r.amount);
+    let unit = widest("Unit price", &|r| &r.unit);
+    let qty = widest("Qty", &|r| &r.qty);
+    let unit_right = RIGHT - amount - gap;
+    let qty_right = unit_right - unit - gap;
+    let description_width = (qty_right - qty - gap - MARGIN).max(100.0);
+    Columns { qty_right, unit_right, description_width }
+}
+
+/// The line items with their column header (repeated on continuation pages).
+fn items(w: &mut Writer<'_, '_>, doc: &InvoiceDocument) {
+    let rows = item_rows(doc);
+    let c = columns(w, &rows);
     w.down(12.0);
     w.keep(40.0);
-    w.text(MARGIN, "Description", 9.0, true, true);
-    w.right(qty_right, "Qty", 9.0, true, true);
-    w.right(unit_right, "Unit price", 9.0, true, true);
-    w.right(RIGHT, "Amount", 9.0, true, true);
-    w.down(6.0);
-    w.rule();
-    w.down(14.0);
-    for line in &c.lines {
-        let described = w.m.wrap(&line.description, 255.0, 10.0, false);
-        w.keep(14.0 * described.len() as f32 + 6.0);
-        w.right(qty_right, &line.quantity.to_trimmed(0), 10.0, false, false);
-        w.right(unit_right, &line.unit_amount.to_trimmed(2), 10.0, false, false);
-        w.right(RIGHT, &line.amount().to_trimmed(2), 10.0, false, false);
+    w.column_header(c);
+    w.table = Some(c);
+    for row in &rows {
+        let described = w.m.wrap(&row.description, c.description_width, 10.0, false);
+        let lines = described.len() + usize::from(row.sku.is_some());
+        w.keep(14.0 * lines as f32 + 6.0);
+        w.right(c.qty_right, &row.qty, 10.0, false, false);
+        w.right(c.unit_right, &row.unit, 10.0, false, false);
+        w.right(RIGHT, &row.amount, 10.0, false, false);
         for (i, text) in described.iter().enumerate() {
             if i > 0 {
-                w.down(13.5);
+                w.y += 13.5;
             }
             w.text(MARGIN, text, 10.0, false, false);
         }
-        w.down(8.0);
+        if let Some(sku) = &row.sku {
+            w.y += 12.5;
+            w.text(MARGIN, &format!("SKU {sku}"), 8.5, false, true);
+        }
+        w.y += 8.0;
         w.rule();
         w.down(14.0);
     }
+    w.table = None;
 }
 
-/// Subtotal, discount, taxes, total, paid and remaining.
+/// The totals, the payments, the notes and where to pay, kept together where they fit (the
+/// last page is never a QR code alone).
+fn closing(w: &mut Writer<'_, '_>, doc: &InvoiceDocument) {
+    let pay_block = if doc.is_receipt() || doc.hosted_url.is_none() { 0.0 } else { 116.0 };
+    let total_rows =
+        4 + doc.invoice.fields.content.taxes.len() + usize::from(doc.invoice.fields.content.discount.is_some());
+    let height = 15.0 * total_rows as f32 + 30.0 + 30.0 * doc.payments.len() as f32 + pay_block;
+    w.keep(height.min(BOTTOM - TOP - 20.0));
+    totals(w, doc);
+    payments(w, doc);
+    notes(w, doc);
+    pay_online(w, doc);
+}
+
+/// Subtotal, discount, taxes, total, paid and the amount due.
 fn totals(w: &mut Writer<'_, '_>, doc: &InvoiceDocument) {
     let (inv, c) = (&doc.invoice, &doc.invoice.fields.content);
     let token = inv.fields.currency.symbol();
@@ -378,7 +516,7 @@ fn totals(w: &mut Writer<'_, '_>, doc: &InvoiceDocument) {
     let mut totals: Vec<(String, String, bool)> = vec![("Subtotal".into(), money(&inv.totals.subtotal, token), false)];
     if let Some(d) = &c.discount {
         let label = match d {
-            Discount::Percentage(p) => format!("Discount ({} %)", p.value().to_trimmed(0)),
+            Discount::Percentage(p) => format!("Discount ({}\u{a0}%)", p.value().to_trimmed(0)),
             Discount::Fixed(_) => "Discount".into(),
         };
         totals.push((label, format!("−{}", money(&inv.totals.discount, token)), false));
@@ -395,7 +533,7 @@ fn totals(w: &mut Writer<'_, '_>, doc: &InvoiceDocument) {
     }
     totals.push(("Total".into(), money(&inv.totals.total, token), true));
     totals.push(("Paid".into(), money(&inv.customer_amount_paid, token), false));
-    totals.push(("Remaining".into(), money(&inv.remaining(), token), true));
+    totals.push(("Amount due".into(), money(&inv.remaining(), token), true));
     w.down(6.0);
     for (label, value, strong) in &totals {
         w.keep(16.0);
@@ -406,6 +544,35 @@ fn totals(w: &mut Writer<'_, '_>, doc: &InvoiceDocument) {
     let network = format!("Amounts in {token} on Polygon (chain {}).", stablepay_domain::merchant::POLYGON_CHAIN_ID);
     w.text(label_x, &network, 8.5, false, true);
     w.down(24.0);
+}
+
+/// Each credited payment: when, how much, on which network, and its transaction.
+fn payments(w: &mut Writer<'_, '_>, doc: &InvoiceDocument) {
+    if doc.payments.is_empty() {
+        return;
+    }
+    let token = doc.invoice.fields.currency.symbol();
+    w.keep(40.0);
+    w.text(MARGIN, "Payments", 10.0, true, false);
+    w.down(15.0);
+    for p in &doc.payments {
+        w.keep(30.0);
+        let when = p.confirmed_at.map(day).unwrap_or_default();
+        w.text(MARGIN, &when, 9.5, false, false);
+        w.text(MARGIN + 95.0, &format!("Polygon (chain {})", p.chain_id), 9.5, false, false);
+        w.right(RIGHT, &money(&p.customer_amount_credited, token), 9.5, false, false);
+        w.down(12.0);
+        w.paragraph(
+            MARGIN + 95.0,
+            RIGHT - MARGIN - 95.0,
+            &format!("Transaction {}", p.transaction_hash.as_str()),
+            8.0,
+            false,
+            true,
+        );
+        w.down(16.0);
+    }
+    w.down(6.0);
 }
 
 /// The memo and the footer.
@@ -424,9 +591,12 @@ fn notes(w: &mut Writer<'_, '_>, doc: &InvoiceDocument) {
     }
 }
 
-/// Where to pay, with its QR code.
+/// Where to pay, with its QR code (not on a receipt).
 fn pay_online(w: &mut Writer<'_, '_>, doc: &InvoiceDocument) {
     let Some(url) = &doc.hosted_url else { return };
+    if doc.is_receipt() {
+        return;
+    }
     let size = 96.0;
     w.keep(size + 20.0);
     let top = w.y;
@@ -458,6 +628,42 @@ mod tests {
             vec![(Face::Regular, false), (Face::Fallback, false), (Face::Regular, false), (Face::Regular, true)]
         );
         assert!(m.width("WWW", 10.0, false) > m.width("iii", 10.0, false));
+    }
+
+    /// The visual order of `text`: each run's characters as they appear left to right.
+    fn visual(m: &Measure<'_>, text: &str) -> String {
+        m.runs(text, 10.0, false)
+            .into_iter()
+            .map(|r| if r.rtl { r.text.chars().rev().collect::<String>() } else { r.text })
+            .collect()
+    }
+
+    #[test]
+    fn mixed_directions_follow_the_bidirectional_algorithm() {
+        let m = measure();
+        // The dash and the English words stay together after the Hebrew (an LTR paragraph).
+        let hebrew = "תמיכה טכנית — Hebrew support hours";
+        let runs = m.runs(hebrew, 10.0, false);
+        assert!(runs[0].rtl);
+        assert_eq!(runs[0].text, "תמיכה טכנית");
+        assert_eq!(runs[1..].iter().map(|r| r.text.as_str()).collect::<String>(), " — Hebrew support hours");
+        assert_eq!(visual(&m, hebrew), "תינכט הכימת — Hebrew support hours");
+        // The parenthesis stays with its text.
+        let arabic = "ترجمة (website translation to Arabic)";
+        let runs = m.runs(arabic, 10.0, false);
+        assert!(runs[0].rtl && runs[0].text == "ترجمة", "{:?}", runs.iter().map(|r| &r.text).collect::<Vec<_>>());
+        assert_eq!(runs[1..].iter().map(|r| r.text.as_str()).collect::<String>(), " (website translation to Arabic)");
+        // Right-to-left words in left-to-right text are reversed as a whole phrase.
+        assert_eq!(visual(&m, "menu שלום עולם today"), "menu םלוע םולש today");
+    }
+
+    #[test]
+    fn figures_get_thousands_separators() {
+        let d = |s: &str| Decimal6::parse(s).unwrap();
+        assert_eq!(grouped(&d("121932487.015"), 2), "121,932,487.015");
+        assert_eq!(grouped(&d("999"), 2), "999.00");
+        assert_eq!(grouped(&d("1000"), 0), "1,000");
+        assert_eq!(grouped(&d("123456.123456"), 0), "123,456.123456");
     }
 
     #[test]

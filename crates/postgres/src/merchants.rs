@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use stablepay_domain::ids::MerchantId;
-use stablepay_domain::merchant::{LiveSettlement, Merchant, MerchantStatus, Token, WalletAddress};
+use stablepay_domain::merchant::{LiveSettlement, Merchant, MerchantProfile, MerchantStatus, Token, WalletAddress};
 use stablepay_domain::ports::MerchantStore;
 use stablepay_domain::{Error, Resource};
 
@@ -27,6 +27,11 @@ pub(crate) struct MerchantRow {
     pub invoice_prefix: String,
     pub created_at: DateTime<Utc>,
     pub live_unique_amounts: bool,
+    pub legal_name: Option<String>,
+    pub postal_address: Option<String>,
+    pub tax_id: Option<String>,
+    pub support_email: Option<String>,
+    pub reply_to: Option<String>,
 }
 
 impl From<&Merchant> for MerchantRow {
@@ -43,6 +48,11 @@ impl From<&Merchant> for MerchantRow {
             invoice_prefix: m.invoice_prefix.clone(),
             created_at: m.created_at,
             live_unique_amounts: m.live.as_ref().is_some_and(|l| l.unique_amounts),
+            legal_name: m.profile.legal_name.clone(),
+            postal_address: m.profile.postal_address.clone(),
+            tax_id: m.profile.tax_id.clone(),
+            support_email: m.profile.support_email.clone(),
+            reply_to: m.profile.reply_to.clone(),
         }
     }
 }
@@ -70,6 +80,13 @@ impl TryFrom<MerchantRow> for Merchant {
             live,
             invoice_prefix: row.invoice_prefix,
             created_at: row.created_at,
+            profile: MerchantProfile {
+                legal_name: row.legal_name,
+                postal_address: row.postal_address,
+                tax_id: row.tax_id,
+                support_email: row.support_email,
+                reply_to: row.reply_to,
+            },
         })
     }
 }
@@ -117,6 +134,25 @@ impl MerchantStore for PgStore {
                 merchants::live_token.eq(live.token.symbol()),
                 merchants::live_activated_at.eq(live.activated_at),
                 merchants::live_unique_amounts.eq(live.unique_amounts),
+            ))
+            .execute(&mut conn)
+            .await
+            .map_err(db)?;
+        if n == 0 {
+            return Err(Error::NotFound(Resource::Merchant));
+        }
+        crate::keycache::announce(&mut conn, id.as_str()).await
+    }
+
+    async fn set_profile(&self, id: &MerchantId, profile: &MerchantProfile) -> Result<(), Error> {
+        let mut conn = self.conn().await?;
+        let n = diesel::update(merchants::table.find(id.as_str()))
+            .set((
+                merchants::legal_name.eq(&profile.legal_name),
+                merchants::postal_address.eq(&profile.postal_address),
+                merchants::tax_id.eq(&profile.tax_id),
+                merchants::support_email.eq(&profile.support_email),
+                merchants::reply_to.eq(&profile.reply_to),
             ))
             .execute(&mut conn)
             .await

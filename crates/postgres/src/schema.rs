@@ -13,6 +13,11 @@ diesel::table! {
         invoice_prefix -> Text,
         created_at -> Timestamptz,
         live_unique_amounts -> Bool,
+        legal_name -> Nullable<Text>,
+        postal_address -> Nullable<Text>,
+        tax_id -> Nullable<Text>,
+        support_email -> Nullable<Text>,
+        reply_to -> Nullable<Text>,
     }
 }
 

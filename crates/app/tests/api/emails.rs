@@ -154,7 +154,9 @@ async fn an_invoice_email_arrives_with_both_parts_and_its_pdf() {
     assert_eq!(header(msg, "To"), Some("ada@example.com"));
     let from = header(msg, "From").unwrap();
     assert!(from.contains("billing@shop.example") && (from.contains("Caf") || from.contains("=?utf-8?")), "{from}");
-    assert_eq!(header(msg, "Message-ID"), Some(format!("<{}@stablepay>", queued["id"].as_str().unwrap()).as_str()));
+    // The Message-ID's domain is the host the hosted pages are served from.
+    let host = app.base.trim_start_matches("http://").split(':').next().unwrap();
+    assert_eq!(header(msg, "Message-ID"), Some(format!("<{}@{host}>", queued["id"].as_str().unwrap()).as_str()));
     let subject = header(msg, "Subject").unwrap();
     assert!(subject.contains(number) || subject.starts_with("=?utf-8?"), "{subject}");
     for part in ["multipart/mixed", "multipart/alternative", "text/plain", "text/html", "application/pdf"] {
@@ -326,4 +328,147 @@ async fn without_smtp_messages_are_eml_files() {
     let logs = app.logs();
     assert!(logs.contains("emails to customers are written as .eml files"), "{logs}");
     assert!(logs.contains(&dir.0.to_string_lossy().into_owned()), "{logs}");
+}
+
+/// The decoded text of a message's part of `kind` (`text/plain` or `text/html`), for checks.
+fn part(message: &str, kind: &str) -> String {
+    let at = message.find(&format!("Content-Type: {kind}")).unwrap_or_else(|| panic!("no {kind} part:\n{message}"));
+    let rest = &message[at..];
+    let body = rest.split_once("\r\n\r\n").or_else(|| rest.split_once("\n\n")).unwrap().1;
+    let body = body.split("\n--").next().unwrap();
+    if rest[..rest.find("\n\n").unwrap_or(rest.len()).min(300)].contains("quoted-printable") {
+        quoted_printable(body)
+    } else if rest[..300.min(rest.len())].contains("base64") {
+        use base64::Engine;
+        let joined: String = body.split_whitespace().collect();
+        String::from_utf8(base64::engine::general_purpose::STANDARD.decode(joined).unwrap()).unwrap()
+    } else {
+        body.to_owned()
+    }
+}
+
+fn quoted_printable(body: &str) -> String {
+    let joined = body.replace("=\r\n", "").replace("=\n", "");
+    let bytes = joined.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = std::str::from_utf8(&bytes[(i + 1).min(bytes.len())..(i + 3).min(bytes.len())]).unwrap_or("");
+        if bytes[i] == b'='
+            && let Ok(b) = u8::from_str_radix(hex, 16)
+        {
+            out.push(b);
+            i += 3;
+            continue;
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[tokio::test]
+async fn the_seller_block_reply_to_and_a_receipt_for_a_paid_invoice() {
+    let smtp = Smtp::start().await;
+    let app = TestApp::spawn_with(fresh_db().await, &env(&smtp), &[]).await;
+    let m = app.merchant("Lumière");
+    let profile = app.cli_ok(&[
+        "merchant",
+        "profile",
+        &m.id,
+        "--legal-name",
+        "Lumière SARL",
+        "--postal-address",
+        "1 rue de la Paix\\n75002 Paris",
+        "--tax-id",
+        "FR12345678901",
+        "--support-email",
+        "help@lumiere.example",
+        "--reply-to",
+        "accounts@lumiere.example",
+        "--json",
+    ]);
+    assert_eq!(profile["profile"]["postalAddress"], "1 rue de la Paix\n75002 Paris");
+    // A bad value names its field and changes nothing.
+    let (ok, refused) = app.cli(&["merchant", "profile", &m.id, "--support-email", "not-an-email", "--json"]);
+    assert!(!ok);
+    assert_eq!(refused["error"]["details"]["field"], "supportEmail", "{refused}");
+
+    let inv = issued(&app, &m, invoice_body(10)).await;
+    let id = inv["id"].as_str().unwrap();
+    // The PDF carries the seller block.
+    let pdf = app.http.get(app.url(&format!("/v1/invoices/{id}/pdf"))).bearer_auth(&m.sk_test).send().await.unwrap();
+    let file = std::env::temp_dir().join(format!("seller-{id}.pdf"));
+    std::fs::write(&file, pdf.bytes().await.unwrap()).unwrap();
+    let out = tokio::process::Command::new("pdftotext").arg(&file).arg("-").output().await.unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    for needle in ["Lumière SARL", "1 rue de la Paix", "75002 Paris", "Tax ID: FR12345678901", "help@lumiere.example"]
+    {
+        assert!(text.contains(needle), "the PDF lacks {needle:?}:\n{text}");
+    }
+
+    // Paid, then sent: a receipt.
+    let cs = inv["checkoutSessions"][0]["id"].as_str().unwrap();
+    let paid = app.post(&m.sk_test, &format!("/v1/test-helpers/checkout-sessions/{cs}/payments"), json!({})).await;
+    let tx = paid.ok(201)["transactionId"].as_str().unwrap().to_owned();
+    app.post(&m.sk_test, &format!("/v1/invoices/{id}/send"), json!({})).await.ok(202);
+    let msg = smtp.wait_for(1).await.remove(0);
+    assert_eq!(header(&msg, "Reply-To"), Some("accounts@lumiere.example"));
+    let subject = header(&msg, "Subject").unwrap();
+    assert!(subject.contains("Receipt") || subject.starts_with("=?utf-8?"), "{subject}");
+    let plain = part(&msg, "text/plain");
+    for needle in [
+        "Thank you for your payment",
+        tx.as_str(),
+        "Paid: 100.00 USDC",
+        "Lumière SARL",
+        "Tax ID: FR12345678901",
+        "Support: help@lumiere.example",
+        "View the receipt",
+    ] {
+        assert!(plain.contains(needle), "the text part lacks {needle:?}:\n{plain}");
+    }
+    assert!(!plain.contains("View and pay"), "{plain}");
+    let html = part(&msg, "text/html");
+    for needle in
+        ["<head>", "<meta charset=\"utf-8\">", "<title>", "Consulting", "Ada &lt;Lovelace&gt;", "View the receipt"]
+    {
+        assert!(html.contains(needle), "the HTML part lacks {needle:?}:\n{html}");
+    }
+    for banned in ["<script", "<link", "src=\"http"] {
+        assert!(!html.contains(banned), "the HTML part holds {banned:?}");
+    }
+}
+
+#[tokio::test]
+async fn control_characters_in_names_are_refused_and_stored_ones_never_break_a_message() {
+    let smtp = Smtp::start().await;
+    let app = TestApp::spawn_with(fresh_db().await, &env(&smtp), &[]).await;
+    let m = app.merchant("Shop");
+    // At the edge: the API and the CLI refuse them, naming the field.
+    for (field, customer) in [
+        ("customer.name", json!({ "name": "Ada\r\nBcc: all@example.com", "email": "ada@example.com" })),
+        ("customer.company", json!({ "company": "Engines\tLtd", "email": "ada@example.com" })),
+    ] {
+        let mut body = invoice_body(10);
+        body["customer"] = customer;
+        let r = app.post(&m.sk_test, "/v1/invoices", body).await;
+        assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some(field));
+    }
+    let (ok, refused) = app.cli(&["merchant", "create", "--name", "Evil\r\nBcc: x@example.com", "--json"]);
+    assert!(!ok);
+    assert_eq!(refused["error"]["details"]["field"], "name", "{refused}");
+
+    // A name stored before the rule (written here by hand) is sent on one line, never a panic.
+    let db = stablepay_test_db::connect(&app.db.url()).await;
+    db.batch_execute(&format!("UPDATE merchants SET name = E'Legacy\\r\\nShop' WHERE id = '{}'", m.id)).await.unwrap();
+    let inv = issued(&app, &m, invoice_body(10)).await;
+    let id = inv["id"].as_str().unwrap();
+    app.post(&m.sk_test, &format!("/v1/invoices/{id}/send"), json!({})).await.ok(202);
+    let msg = smtp.wait_for(1).await.remove(0);
+    let from = header(&msg, "From").unwrap();
+    assert!(from.contains("billing@shop.example"), "{from}");
+    assert!(!msg.contains("\nShop <billing"), "the name's line break reached a header:\n{msg}");
+    let plain = part(&msg, "text/plain");
+    assert!(plain.contains("Legacy  Shop") && !plain.contains("Legacy\r\nShop"), "{plain}");
 }

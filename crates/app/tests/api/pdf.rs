@@ -94,8 +94,10 @@ async fn an_issued_invoice_is_a_pdf_with_every_field() {
         "139.0675 USDC",
         "Paid",
         "0.00 USDC",
-        "Remaining",
+        "Amount due",
         "USDC on Polygon (chain 137)",
+        "TEST MODE",
+        "Page 1 of 1",
         "Thank you for choosing us.",
         "1 rue de la Paix, Paris",
         hosted,
@@ -150,4 +152,125 @@ async fn drafts_and_foreign_invoices_have_no_pdf() {
     .ok(201);
     let res = app.http.get(app.url(&path)).bearer_auth(&m.sk_test).send().await.unwrap();
     assert_eq!(res.status().as_u16(), 200);
+}
+
+/// The text of a PDF, as pdftotext reads it (`bbox`: each word with its box, as HTML).
+async fn pdf_text(bytes: &[u8], name: &str, bbox: bool) -> String {
+    std::fs::create_dir_all(shots()).unwrap();
+    let file = shots().join(format!("{name}.pdf"));
+    std::fs::write(&file, bytes).unwrap();
+    let mut cmd = Command::new("pdftotext");
+    if bbox {
+        cmd.arg("-bbox");
+    }
+    let out = cmd.arg(&file).arg("-").output().await.expect("pdftotext (poppler-utils)");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+async fn pdf_of(app: &TestApp, key: &str, invoice: &str) -> Vec<u8> {
+    let res = app.http.get(app.url(&format!("/v1/invoices/{invoice}/pdf"))).bearer_auth(key).send().await.unwrap();
+    assert_eq!(res.status().as_u16(), 200);
+    res.bytes().await.unwrap().to_vec()
+}
+
+#[tokio::test]
+async fn a_paid_invoice_is_a_receipt_and_a_partly_paid_one_shows_its_payments() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    let cs = app
+        .post(&m.sk_test, "/v1/checkout-sessions", json!({ "amount": "25", "externalReference": "order-9913" }))
+        .await
+        .ok(201)
+        .clone();
+    let pay = format!("/v1/test-helpers/checkout-sessions/{}/payments", cs["id"].as_str().unwrap());
+    let first = app.post(&m.sk_test, &pay, json!({ "amount": "10" })).await.ok(201).clone();
+    let invoice = cs["invoiceId"].as_str().unwrap();
+    let partly = pdf_text(&pdf_of(&app, &m.sk_test, invoice).await, "partly-paid", false).await;
+    for needle in
+        ["INVOICE", "order-9913", "Reference", "Payments", "10.00 USDC", "Amount due", "15.00 USDC", "Pay online"]
+    {
+        assert!(partly.contains(needle), "the partly paid PDF lacks {needle:?}:\n{partly}");
+    }
+    assert!(partly.contains(first["transactionId"].as_str().unwrap()), "{partly}");
+    assert!(!partly.contains("RECEIPT") && !partly.contains("PAID"), "{partly}");
+
+    let path = format!("/v1/invoices/{invoice}/checkout-sessions");
+    let rest = app.post(&m.sk_test, &path, json!({})).await.ok(201).clone();
+    let pay_rest =
+        format!("/v1/test-helpers/checkout-sessions/{}/payments", rest["checkoutSessionId"].as_str().unwrap());
+    let second = app.post(&m.sk_test, &pay_rest, json!({})).await.ok(201).clone();
+    let receipt = pdf_text(&pdf_of(&app, &m.sk_test, invoice).await, "receipt", false).await;
+    for needle in ["RECEIPT", "PAID", "Paid", "Payments", "Polygon (chain 137)", "Amount due", "0.00 USDC", "Receipt "]
+    {
+        assert!(receipt.contains(needle), "the receipt lacks {needle:?}:\n{receipt}");
+    }
+    for tx in [&first, &second] {
+        assert!(receipt.contains(tx["transactionId"].as_str().unwrap()), "{receipt}");
+    }
+    assert!(!receipt.contains("Pay online"), "a receipt asks for nothing: {receipt}");
+}
+
+#[tokio::test]
+async fn a_long_invoice_repeats_its_header_and_numbers_its_pages() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    let lines: Vec<_> = (1..=100)
+        .map(|i| json!({ "description": format!("Item number {i}"), "quantity": "1", "unitAmount": "1.5", "sku": format!("SKU-{i:03}") }))
+        .collect();
+    let inv = app.post(&m.sk_test, "/v1/invoices", json!({ "lines": lines, "issue": true })).await.ok(201).clone();
+    let number = inv["invoiceNumber"].as_str().unwrap();
+    let text = pdf_text(&pdf_of(&app, &m.sk_test, inv["id"].as_str().unwrap()).await, "long", false).await;
+    let pages: Vec<&str> = text.split('\u{c}').filter(|p| !p.trim().is_empty()).collect();
+    assert!(pages.len() >= 3, "{} pages", pages.len());
+    let n = pages.len();
+    for (i, page) in pages.iter().enumerate() {
+        for needle in ["TEST MODE", "Description", "Amount", number, &format!("Page {} of {n}", i + 1)] {
+            assert!(page.contains(needle), "page {} lacks {needle:?}:\n{page}", i + 1);
+        }
+    }
+    assert!(text.contains("SKU SKU-042"), "SKUs print");
+    let last = pages[n - 1];
+    assert!(
+        last.contains("Total") && last.contains("Item number 100"),
+        "the last page is not a QR code alone:\n{last}"
+    );
+}
+
+/// The words pdftotext -bbox reports on the line holding `marker`: (xMin, xMax, text).
+fn words_on_line(bbox: &str, marker: &str) -> Vec<(f32, f32, String)> {
+    let words: Vec<(f32, f32, i64, String)> = bbox
+        .lines()
+        .filter(|l| l.trim_start().starts_with("<word"))
+        .map(|l| {
+            let attr = |name: &str| -> &str {
+                let at = l.find(&format!("{name}=\"")).unwrap() + name.len() + 2;
+                l[at..].split('"').next().unwrap()
+            };
+            let whole = |v: &str| -> i64 { v.split('.').next().unwrap().parse().unwrap() };
+            let text = l.split('>').nth(1).unwrap().split('<').next().unwrap().to_owned();
+            (attr("xMin").parse().unwrap(), attr("xMax").parse().unwrap(), whole(attr("yMin")), text)
+        })
+        .collect();
+    let y = words.iter().find(|w| w.3.contains(marker)).unwrap_or_else(|| panic!("no {marker}:\n{bbox}")).2;
+    words.into_iter().filter(|w| (w.2 - y).abs() <= 1).map(|w| (w.0, w.1, w.3)).collect()
+}
+
+#[tokio::test]
+async fn large_figures_never_overlap_and_get_thousands_separators() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    let body = json!({ "lines": [{ "description": "Bulk order of widgets", "quantity": "123456.123456", "unitAmount": "987654.123456" }], "issue": true });
+    let inv = app.post(&m.sk_test, "/v1/invoices", body).await.ok(201).clone();
+    let bytes = pdf_of(&app, &m.sk_test, inv["id"].as_str().unwrap()).await;
+    let text = pdf_text(&bytes, "large", false).await;
+    for needle in ["123,456.123456", "987,654.123456", "121,931,949,397.211401"] {
+        assert!(text.contains(needle), "the PDF lacks {needle:?}:\n{text}");
+    }
+    let mut row = words_on_line(&pdf_text(&bytes, "large-bbox", true).await, "123,456.123456");
+    row.sort_by(|a, b| a.0.total_cmp(&b.0));
+    assert!(row.len() >= 4, "{row:?}");
+    for pair in row.windows(2) {
+        assert!(pair[0].1 <= pair[1].0, "{:?} overlaps {:?}", pair[0], pair[1]);
+    }
 }

@@ -143,6 +143,7 @@ mod tests {
             fee_basis_points: 0,
             invoice_prefix: "INV".into(),
             created_at: now(),
+            profile: Default::default(),
         };
         let active = |key: ApiKey| {
             Some(KeyLookup { key, merchant: merchant(MerchantStatus::Active), test_clock_offset_seconds: 0 })

@@ -1,70 +1,234 @@
-//! What an email says: its subject and its plain-text and HTML parts (every merchant- or
-//! customer-supplied value escaped in the HTML part).
+//! What an email says: its subject and its plain-text and HTML parts. Both parts say the same:
+//! the merchant, what the invoice is for (its lines or its reference), the totals, the amount
+//! due stated once and a link to the hosted invoice; a paid invoice's email is a receipt (what
+//! was paid, with each payment's transaction hash). Every merchant- or customer-supplied value
+//! is kept on one line in the text part and escaped in the HTML part.
 
 use crate::email::model::EmailKind;
 use crate::invoice::model::Invoice;
+use crate::invoice::payment::Payment;
+use crate::merchant::model::MerchantProfile;
+use crate::money::Amount;
 
-/// Subject, plain text and HTML of an email of `kind` about `invoice` from `merchant`, with
-/// the hosted invoice link.
+/// The seller, as an email names it.
+#[derive(Clone, Copy, Debug)]
+pub struct Seller<'a> {
+    /// The merchant's name (the sender's display name).
+    pub name: &'a str,
+    /// The seller block of its documents.
+    pub profile: &'a MerchantProfile,
+}
+
+/// An email's subject, plain text and HTML.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Composed {
+    /// The subject line.
+    pub subject: String,
+    /// The plain-text part.
+    pub text: String,
+    /// The HTML part: a complete document, inline styles only, no script, no remote resource.
+    pub html: String,
+}
+
+/// One row of the summary: a label and an amount.
+struct Row {
+    label: String,
+    amount: String,
+    strong: bool,
+}
+
+/// The email of `kind` about `invoice` from `seller`, with its credited `payments` and the
+/// hosted invoice link. An invoice that is paid is sent as a receipt.
 pub fn compose(
     kind: EmailKind,
     invoice: &Invoice,
-    merchant: &str,
+    payments: &[Payment],
+    seller: Seller<'_>,
     hosted_url: Option<&str>,
-) -> (String, String, String) {
+) -> Composed {
+    let merchant = one_line(seller.name);
     let number = invoice.number.as_deref().unwrap_or("");
     let token = invoice.fields.currency.symbol();
-    let total = format!("{} {token}", invoice.totals.total.to_trimmed(2));
-    let remaining = format!("{} {token}", invoice.remaining().to_trimmed(2));
+    let money = |a: &Amount| format!("{} {token}", a.to_trimmed(2));
+    let receipt = invoice.remaining().is_zero() && !invoice.customer_amount_paid.is_zero();
     let due = invoice.fields.content.due_at.map(|d| d.format("%-d %b %Y").to_string());
-    let name = invoice.fields.content.customer.as_ref().and_then(|c| c.name.clone());
-    let greeting = name.map_or_else(|| "Hello,".to_owned(), |n| format!("Hello {n},"));
-    let subject = match kind {
-        EmailKind::Invoice => format!("Invoice {number} from {merchant}"),
-        EmailKind::Reminder => match &due {
-            Some(d) => format!("Reminder: invoice {number} from {merchant}, due {d}"),
-            None => format!("Reminder: invoice {number} from {merchant}"),
-        },
+    let subject = match (kind, receipt, &due) {
+        (_, true, _) => format!("Receipt for invoice {number} from {merchant}"),
+        (EmailKind::Invoice, false, _) => format!("Invoice {number} from {merchant}"),
+        (EmailKind::Reminder, false, Some(d)) => format!("Reminder: invoice {number} from {merchant}, due {d}"),
+        (EmailKind::Reminder, false, None) => format!("Reminder: invoice {number} from {merchant}"),
     };
-    let mut lines = vec![greeting.clone(), String::new()];
-    match kind {
-        EmailKind::Invoice => lines.push(format!("{merchant} sent you invoice {number} for {total}.")),
-        EmailKind::Reminder => {
-            lines.push(format!("This is a reminder that invoice {number} from {merchant} has {remaining} left to pay."))
+    let customer = invoice.fields.content.customer.as_ref().and_then(|c| c.name.as_deref()).map(one_line);
+    let greeting = customer.map_or_else(|| "Hello,".to_owned(), |n| format!("Hello {n},"));
+    let intro = match (kind, receipt) {
+        (_, true) => format!(
+            "Thank you for your payment. {merchant} received {} for invoice {number}.",
+            money(&invoice.customer_amount_paid)
+        ),
+        (EmailKind::Invoice, false) => {
+            format!("{merchant} sent you invoice {number} for {}.", money(&invoice.totals.total))
         }
-    }
-    if let Some(d) = &due {
-        lines.push(format!("Due date: {d}."));
-    }
-    lines.push(format!("Amount due: {remaining}, payable in {token} on Polygon."));
-    if let Some(url) = hosted_url {
-        lines.push(String::new());
-        lines.push(format!("View and pay the invoice: {url}"));
-    }
-    if kind == EmailKind::Invoice {
-        lines.push(String::new());
-        lines.push(format!("The invoice is attached as {number}.pdf."));
-    }
-    lines.push(String::new());
-    lines.push(format!("— {merchant}"));
-    let text = lines.join("\n");
+        (EmailKind::Reminder, false) => {
+            format!("This is a reminder that invoice {number} from {merchant} is not paid yet.")
+        }
+    };
+    let rows = summary(invoice, &money, receipt);
+    let paid: Vec<String> = payments
+        .iter()
+        .filter(|p| p.status.is_credited())
+        .map(|p| {
+            format!("{} on Polygon, transaction {}", money(&p.customer_amount_credited), p.transaction_hash.as_str())
+        })
+        .collect();
+    let footer = seller_lines(seller);
+    let attached = (kind == EmailKind::Invoice)
+        .then(|| format!("The {} is attached as {number}.pdf.", if receipt { "receipt" } else { "invoice" }));
+    let action = if receipt { "View the receipt" } else { "View and pay the invoice" };
 
-    let mut html =
-        String::from("<!doctype html><html lang=\"en\"><body style=\"font-family:sans-serif;color:#15171a\">");
-    for line in &lines {
-        if line.is_empty() {
-            continue;
+    let mut text = vec![greeting.clone(), String::new(), intro.clone(), String::new()];
+    text.extend(rows.iter().map(|r| format!("{}: {}", r.label, r.amount)));
+    if !receipt && let Some(d) = &due {
+        text.push(format!("Due date: {d}"));
+    }
+    if !paid.is_empty() {
+        text.push(String::new());
+        text.push("Payments:".into());
+        text.extend(paid.iter().map(|p| format!("- {p}")));
+    }
+    if let Some(url) = hosted_url {
+        text.push(String::new());
+        text.push(format!("{action}: {url}"));
+    }
+    if let Some(a) = &attached {
+        text.push(String::new());
+        text.push(a.clone());
+    }
+    text.push(String::new());
+    text.push(format!("— {merchant}"));
+    text.extend(footer.iter().cloned());
+
+    let html =
+        html_part(&subject, (&greeting, &intro), (&rows, &paid), (hosted_url, action), (&attached, &merchant, &footer));
+    Composed { subject, text: text.join("\n"), html }
+}
+
+/// The lines (or what the invoice is for), the totals and the amount due (or what was paid).
+fn summary(invoice: &Invoice, money: &dyn Fn(&Amount) -> String, receipt: bool) -> Vec<Row> {
+    let c = &invoice.fields.content;
+    let row = |label: String, amount: String, strong: bool| Row { label: one_line(&label), amount, strong };
+    let mut rows: Vec<Row> = c
+        .lines
+        .iter()
+        .map(|l| {
+            let label = if l.quantity == Amount::one() {
+                l.description.clone()
+            } else {
+                format!("{} × {}", l.quantity.to_trimmed(0), l.description)
+            };
+            row(label, money(&l.amount()), false)
+        })
+        .collect();
+    if rows.is_empty() {
+        let what = c.external_reference.clone().unwrap_or_else(|| "Payment".to_owned());
+        rows.push(row(what, money(&invoice.totals.total), false));
+    } else {
+        if !invoice.totals.discount.is_zero() {
+            rows.push(row("Discount".into(), format!("−{}", money(&invoice.totals.discount)), false));
         }
-        match hosted_url {
-            Some(url) if line.ends_with(url) => html.push_str(&format!(
-                "<p><a href=\"{}\" style=\"color:#1d4ed8\">View and pay the invoice</a></p>",
-                escape(url)
-            )),
-            _ => html.push_str(&format!("<p>{}</p>", escape(line))),
+        for t in &c.taxes {
+            rows.push(row(t.label.clone(), money(&t.amount), false));
+        }
+        rows.push(row("Total".into(), money(&invoice.totals.total), true));
+    }
+    if receipt {
+        rows.push(row("Paid".into(), money(&invoice.customer_amount_paid), true));
+    } else {
+        if !invoice.customer_amount_paid.is_zero() {
+            rows.push(row("Paid".into(), money(&invoice.customer_amount_paid), false));
+        }
+        rows.push(row("Amount due".into(), money(&invoice.remaining()), true));
+    }
+    rows
+}
+
+/// The seller block: legal name, postal address, tax id and support email, as set.
+fn seller_lines(seller: Seller<'_>) -> Vec<String> {
+    let p = seller.profile;
+    let mut lines = Vec::new();
+    if let Some(l) = &p.legal_name {
+        lines.push(one_line(l));
+    }
+    if let Some(a) = &p.postal_address {
+        lines.extend(a.lines().map(one_line));
+    }
+    if let Some(t) = &p.tax_id {
+        lines.push(format!("Tax ID: {}", one_line(t)));
+    }
+    if let Some(e) = &p.support_email {
+        lines.push(format!("Support: {}", one_line(e)));
+    }
+    lines
+}
+
+fn html_part(
+    title: &str,
+    (greeting, intro): (&str, &str),
+    (rows, paid): (&[Row], &[String]),
+    (url, action): (Option<&str>, &str),
+    (attached, merchant, footer): (&Option<String>, &str, &[String]),
+) -> String {
+    let mut h = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><title>{}</title></head>\
+         <body style=\"margin:0;padding:0;background:#f4f5f7\">\
+         <div style=\"max-width:560px;margin:0 auto;padding:24px 16px;font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;color:#15171a;font-size:15px;line-height:1.5\">\
+         <p style=\"font-size:18px;font-weight:bold;margin:0 0 16px\">{}</p>\
+         <div style=\"background:#ffffff;border-radius:8px;padding:20px\">\
+         <p style=\"margin:0 0 12px\">{}</p><p style=\"margin:0 0 16px\">{}</p>\
+         <table role=\"presentation\" style=\"width:100%;border-collapse:collapse\">",
+        escape(title),
+        escape(merchant),
+        escape(greeting),
+        escape(intro)
+    );
+    for r in rows {
+        let weight = if r.strong { "bold" } else { "normal" };
+        h.push_str(&format!(
+            "<tr><td style=\"padding:6px 0;border-top:1px solid #e5e7eb;font-weight:{weight};word-break:break-word\">{}</td>\
+             <td style=\"padding:6px 0 6px 12px;border-top:1px solid #e5e7eb;text-align:right;white-space:nowrap;font-weight:{weight}\">{}</td></tr>",
+            escape(&r.label),
+            escape(&r.amount)
+        ));
+    }
+    h.push_str("</table>");
+    if !paid.is_empty() {
+        h.push_str("<p style=\"margin:16px 0 4px;font-weight:bold\">Payments</p>");
+        for p in paid {
+            h.push_str(&format!("<p style=\"margin:0 0 4px;font-size:13px;word-break:break-all\">{}</p>", escape(p)));
         }
     }
-    html.push_str("</body></html>");
-    (subject, text, html)
+    if let Some(url) = url {
+        h.push_str(&format!(
+            "<p style=\"margin:20px 0 4px\"><a href=\"{}\" style=\"display:inline-block;background:#1d4ed8;color:#ffffff;text-decoration:none;padding:10px 18px;border-radius:6px;font-weight:bold\">{}</a></p>",
+            escape(url),
+            escape(action)
+        ));
+    }
+    if let Some(a) = attached {
+        h.push_str(&format!("<p style=\"margin:12px 0 0;color:#4b5563;font-size:13px\">{}</p>", escape(a)));
+    }
+    h.push_str("</div>");
+    h.push_str(&format!("<p style=\"margin:16px 0 0;color:#4b5563;font-size:13px\">{}", escape(merchant)));
+    for line in footer {
+        h.push_str(&format!("<br>{}", escape(line)));
+    }
+    h.push_str("</p></div></body></html>");
+    h
+}
+
+/// `text` on one line: every control character (a line break, a tab) becomes a space.
+pub fn one_line(text: &str) -> String {
+    text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()
 }
 
 /// `text` safe inside HTML text and attribute values.
@@ -88,7 +252,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn html_is_escaped() {
+    fn html_is_escaped_and_names_stay_on_one_line() {
         assert_eq!(escape("<b>\"A&B\"</b>"), "&lt;b&gt;&quot;A&amp;B&quot;&lt;/b&gt;");
+        assert_eq!(one_line("Evil\r\nBcc: x@y.z\tco"), "Evil  Bcc: x@y.z co");
     }
 }

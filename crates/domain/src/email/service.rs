@@ -6,7 +6,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::clock::Clock;
 use crate::crypto::Crypto;
-use crate::email::compose::compose;
+use crate::email::compose::{Seller, compose};
 use crate::email::model::{Attachment, EmailKind, EmailMessage, EmailStatus, OutboundEmail, REMINDER_COOLDOWN_HOURS};
 use crate::email::ports::{EmailStore, Mailer};
 use crate::error::Error;
@@ -277,8 +277,9 @@ impl Emails<'_> {
     async fn message(&self, agg: &InvoiceAggregate, email: &OutboundEmail) -> Result<EmailMessage, Error> {
         let merchant = self.merchants.get_merchant(&email.scope.merchant_id).await?;
         let inv = &agg.invoice;
-        let document = InvoiceDocument::new(inv.clone(), &merchant, self.pages);
-        let (subject, text, html) = compose(email.kind, inv, &merchant.name, document.hosted_url.as_deref());
+        let document = InvoiceDocument::new(inv.clone(), &agg.payments, &merchant, self.pages);
+        let seller = Seller { name: &merchant.name, profile: &merchant.profile };
+        let composed = compose(email.kind, inv, &agg.payments, seller, document.hosted_url.as_deref());
         let attachment = self.renderer.render_pdf(&document).ok().map(|bytes| Attachment {
             filename: format!("{}.pdf", inv.number.as_deref().unwrap_or("invoice")),
             content_type: "application/pdf".into(),
@@ -286,12 +287,12 @@ impl Emails<'_> {
         });
         Ok(EmailMessage {
             id: email.id.clone(),
-            from_name: merchant.name,
+            from_name: merchant.name.clone(),
             to: email.to.clone(),
-            reply_to: None,
-            subject,
-            text,
-            html,
+            reply_to: merchant.profile.reply_to.clone(),
+            subject: composed.subject,
+            text: composed.text,
+            html: composed.html,
             attachment,
         })
     }

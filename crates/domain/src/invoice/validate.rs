@@ -86,6 +86,20 @@ fn check_opt(field: &str, value: &Option<String>, max: usize) -> Result<(), Erro
     value.as_deref().map_or(Ok(()), |v| check_len(field, v, 0, max))
 }
 
+/// A name or other one-line value: no control characters (a line break in a name would end up
+/// in an email header or a fake line of a message).
+pub fn check_one_line(field: &str, value: &str) -> Result<(), Error> {
+    if value.chars().any(char::is_control) {
+        return Err(Error::validation(field, "must not contain control characters (line breaks, tabs)"));
+    }
+    Ok(())
+}
+
+fn check_opt_name(field: &str, value: &Option<String>, max: usize) -> Result<(), Error> {
+    check_opt(field, value, max)?;
+    value.as_deref().map_or(Ok(()), |v| check_one_line(field, v))
+}
+
 /// A plausible email: one `@`, a non-empty local part, a dotted domain, no spaces.
 pub fn is_valid_email(value: &str) -> bool {
     let Some((local, domain)) = value.split_once('@') else {
@@ -193,8 +207,8 @@ pub fn check_content(c: &InvoiceContent) -> Result<(), Error> {
         }
     }
     if let Some(customer) = &c.customer {
-        check_opt("customer.name", &customer.name, MAX_CUSTOMER_NAME_BYTES)?;
-        check_opt("customer.company", &customer.company, MAX_CUSTOMER_NAME_BYTES)?;
+        check_opt_name("customer.name", &customer.name, MAX_CUSTOMER_NAME_BYTES)?;
+        check_opt_name("customer.company", &customer.company, MAX_CUSTOMER_NAME_BYTES)?;
         check_opt("customer.billing_address", &customer.billing_address, MAX_BILLING_ADDRESS_BYTES)?;
         if let Some(email) = &customer.email {
             check_email("customer.email", email)?;

@@ -233,7 +233,31 @@ pub struct Merchant {
     pub invoice_prefix: String,
     /// When it was created.
     pub created_at: DateTime<Utc>,
+    /// What its documents say about the seller.
+    pub profile: MerchantProfile,
 }
+
+/// What a merchant's invoices, receipts, emails and hosted pages say about the seller, beside
+/// its name (all optional: without them a document shows the name alone). Set by the operator
+/// (`stablepay merchant profile`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MerchantProfile {
+    /// The registered legal name, when it differs from the trading name.
+    pub legal_name: Option<String>,
+    /// The postal address, one line per line.
+    pub postal_address: Option<String>,
+    /// The tax or VAT registration number.
+    pub tax_id: Option<String>,
+    /// Where customers ask for help (shown on documents and pages).
+    pub support_email: Option<String>,
+    /// Where replies to the merchant's emails go (the `Reply-To` header).
+    pub reply_to: Option<String>,
+}
+
+/// Longest legal name or tax id, in UTF-8 bytes.
+pub const MAX_PROFILE_FIELD_BYTES: usize = 200;
+/// Longest postal address, in UTF-8 bytes.
+pub const MAX_POSTAL_ADDRESS_BYTES: usize = 500;
 
 /// Where and in what a mode settles.
 #[derive(Clone, Debug, PartialEq, Eq)]

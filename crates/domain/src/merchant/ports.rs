@@ -4,7 +4,7 @@ use async_trait::async_trait;
 
 use crate::error::Error;
 use crate::ids::MerchantId;
-use crate::merchant::model::{LiveSettlement, Merchant, MerchantStatus};
+use crate::merchant::model::{LiveSettlement, Merchant, MerchantProfile, MerchantStatus};
 
 /// Merchant accounts (operator level).
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
@@ -16,6 +16,8 @@ pub trait MerchantStore: Send + Sync {
     async fn get_merchant(&self, id: &MerchantId) -> Result<Merchant, Error>;
     /// Sets the live settlement. Errors: `NotFound(Merchant)`.
     async fn set_live_settlement(&self, id: &MerchantId, live: &LiveSettlement) -> Result<(), Error>;
+    /// Replaces the merchant's seller profile. Errors: `NotFound(Merchant)`.
+    async fn set_profile(&self, id: &MerchantId, profile: &MerchantProfile) -> Result<(), Error>;
     /// Errors: `NotFound(Merchant)`.
     async fn set_status(&self, id: &MerchantId, status: MerchantStatus) -> Result<(), Error>;
     /// Every merchant, oldest first (an operator's list).

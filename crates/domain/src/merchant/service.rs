@@ -5,7 +5,10 @@ use chrono::{DateTime, Utc};
 use crate::crypto::Crypto;
 use crate::error::Error;
 use crate::ids::MerchantId;
-use crate::merchant::model::{LiveSettlement, Merchant, MerchantStatus, Token, WalletAddress};
+use crate::merchant::model::{
+    LiveSettlement, MAX_POSTAL_ADDRESS_BYTES, MAX_PROFILE_FIELD_BYTES, Merchant, MerchantProfile, MerchantStatus,
+    Token, WalletAddress,
+};
 use crate::merchant::ports::MerchantStore;
 use crate::url::HttpUrl;
 
@@ -36,6 +39,7 @@ pub async fn create_merchant(
     if name.is_empty() || name.len() > MAX_NAME_BYTES {
         return Err(Error::validation("name", "name must be 1-200 bytes"));
     }
+    crate::invoice::validate::check_one_line("name", name)?;
     let website_origin = website
         .map(|w| HttpUrl::parse(w).map(|u| u.origin().to_owned()))
         .transpose()
@@ -59,6 +63,7 @@ pub async fn create_merchant(
         fee_basis_points,
         invoice_prefix,
         created_at: now,
+        profile: MerchantProfile::default(),
     };
     store.insert_merchant(&merchant).await?;
     Ok(merchant)
@@ -85,6 +90,46 @@ pub async fn activate_merchant(
     let live = LiveSettlement { wallet, token, activated_at: now, unique_amounts };
     store.set_live_settlement(id, &live).await?;
     Ok(live)
+}
+
+/// Replaces what `id`'s documents say about the seller (an empty text clears a field). Errors:
+/// `Validation` naming the field (`legal_name` and `tax_id`: one line, at most 200 bytes;
+/// `postal_address`: at most 500 bytes, line breaks allowed, no other control characters;
+/// `support_email` and `reply_to`: an email address); `NotFound(Merchant)`.
+pub async fn set_profile(
+    store: &dyn MerchantStore,
+    id: &MerchantId,
+    profile: MerchantProfile,
+) -> Result<MerchantProfile, Error> {
+    use crate::invoice::validate::{check_email, check_len, check_one_line};
+    let clean = |v: Option<String>| v.map(|v| v.trim().to_owned()).filter(|v| !v.is_empty());
+    let profile = MerchantProfile {
+        legal_name: clean(profile.legal_name),
+        postal_address: clean(profile.postal_address).map(|a| a.replace("\r\n", "\n")),
+        tax_id: clean(profile.tax_id),
+        support_email: clean(profile.support_email),
+        reply_to: clean(profile.reply_to),
+    };
+    for (field, value) in [("legal_name", &profile.legal_name), ("tax_id", &profile.tax_id)] {
+        if let Some(v) = value {
+            check_len(field, v, 1, MAX_PROFILE_FIELD_BYTES)?;
+            check_one_line(field, v)?;
+        }
+    }
+    if let Some(a) = &profile.postal_address {
+        check_len("postal_address", a, 1, MAX_POSTAL_ADDRESS_BYTES)?;
+        for line in a.lines() {
+            check_one_line("postal_address", line)?;
+        }
+    }
+    for (field, value) in [("support_email", &profile.support_email), ("reply_to", &profile.reply_to)] {
+        if let Some(v) = value {
+            check_email(field, v)?;
+        }
+    }
+    store.get_merchant(id).await?;
+    store.set_profile(id, &profile).await?;
+    Ok(profile)
 }
 
 /// Turns unique amounts on or off for a merchant's new live checkouts (see

@@ -433,10 +433,12 @@ fn customer_fields(link: &PaymentLink, input: &LinkSubmission) -> Result<Option<
     let name = pick("name", c.name, &input.name)?;
     if let Some(n) = &name {
         check_len("name", n, 1, MAX_CUSTOMER_FIELD_BYTES)?;
+        crate::invoice::validate::check_one_line("name", n)?;
     }
     let reference = pick("customer_reference", c.reference, &input.customer_reference)?;
     if let Some(r) = &reference {
         check_len("customer_reference", r, 1, MAX_CUSTOMER_FIELD_BYTES)?;
+        crate::invoice::validate::check_one_line("customer_reference", r)?;
     }
     Ok((email.is_some() || name.is_some()).then(|| Customer { name, email, ..Default::default() }))
 }

@@ -32,6 +32,12 @@ fn bytes(min: usize, max: usize) -> Value {
     json!({ "minLength": min, "maxLength": max, "x-max-utf8-bytes": max })
 }
 
+/// A name or reference: one line, no control character.
+fn one_line(min: usize, max: usize) -> Value {
+    json!({ "minLength": min, "maxLength": max, "x-max-utf8-bytes": max,
+            "pattern": "^[^\\u0000-\\u001f\\u007f-\\u009f]*$" })
+}
+
 /// Text that must hold something other than white space (it is trimmed).
 fn words(max: usize) -> Value {
     json!({ "minLength": 1, "maxLength": max, "x-max-utf8-bytes": max,
@@ -113,8 +119,8 @@ fn invoice_part_rules() -> Vec<Rule> {
         ("LineIn", "description", bytes(1, MAX_LINE_DESCRIPTION_BYTES)),
         ("LineIn", "quantity", positive()),
         ("LineIn", "unitAmount", amount()),
-        ("CustomerIn", "name", bytes(0, MAX_CUSTOMER_NAME_BYTES)),
-        ("CustomerIn", "company", bytes(0, MAX_CUSTOMER_NAME_BYTES)),
+        ("CustomerIn", "name", one_line(0, MAX_CUSTOMER_NAME_BYTES)),
+        ("CustomerIn", "company", one_line(0, MAX_CUSTOMER_NAME_BYTES)),
         ("CustomerIn", "email", email()),
         ("CustomerIn", "billingAddress", bytes(0, MAX_BILLING_ADDRESS_BYTES)),
         ("DiscountIn", "type", json!({ "enum": ["fixed", "percentage"] })),
@@ -169,8 +175,8 @@ fn link_rules() -> Vec<Rule> {
         ("PaymentLinkIn", "successMessage", bytes(0, MAX_SUCCESS_MESSAGE_BYTES)),
         ("LinkCheckoutIn", "amount", positive()),
         ("LinkCheckoutIn", "email", email()),
-        ("LinkCheckoutIn", "name", bytes(0, MAX_CUSTOMER_FIELD_BYTES)),
-        ("LinkCheckoutIn", "customerReference", bytes(0, MAX_CUSTOMER_FIELD_BYTES)),
+        ("LinkCheckoutIn", "name", one_line(0, MAX_CUSTOMER_FIELD_BYTES)),
+        ("LinkCheckoutIn", "customerReference", one_line(0, MAX_CUSTOMER_FIELD_BYTES)),
     ]
 }
 

@@ -50,10 +50,10 @@ impl Invoices<'_> {
         key: &InvoiceKey,
         pages: &PublicPages,
     ) -> Result<InvoiceDocument, Error> {
-        let invoice = self.get(scope, key).await?.invoice;
-        if invoice.number.is_none() {
+        let agg = self.get(scope, key).await?;
+        if agg.invoice.number.is_none() {
             return Err(Error::InvoicePdfUnavailable("a draft has no document yet; issue it first".into()));
         }
-        Ok(InvoiceDocument::new(invoice, merchant, pages))
+        Ok(InvoiceDocument::new(agg.invoice.clone(), &agg.payments, merchant, pages))
     }
 }

@@ -31,6 +31,7 @@ fn merchant() -> Merchant {
         fee_basis_points: 100,
         invoice_prefix: "INV".into(),
         created_at: Utc::now(),
+        profile: Default::default(),
     }
 }
 

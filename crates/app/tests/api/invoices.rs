@@ -650,3 +650,24 @@ async fn hosted_invoice_tokens_never_reach_the_logs() {
     assert!(logs.contains("/i/[token]"), "the page request is logged");
     assert!(!logs.contains(token), "the token leaked into the logs");
 }
+
+#[tokio::test]
+async fn deeply_nested_metadata_is_refused_and_what_is_accepted_reads_back() {
+    let app = crate::support::TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    let nested = |levels: usize| -> serde_json::Value {
+        let text = format!("{{\"a\":{}1{}}}", "[".repeat(levels - 1), "]".repeat(levels - 1));
+        serde_json::from_str(&text).unwrap()
+    };
+    let r = app
+        .post(&m.sk_test, "/v1/checkout-sessions", serde_json::json!({ "amount": "1", "metadata": nested(100) }))
+        .await;
+    assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("metadata"));
+    let ok = app
+        .post(&m.sk_test, "/v1/checkout-sessions", serde_json::json!({ "amount": "1", "metadata": nested(32) }))
+        .await;
+    let cs = ok.ok(201).clone();
+    let inv = app.get(&m.sk_test, &format!("/v1/invoices/{}", cs["invoiceId"].as_str().unwrap())).await.ok(200).clone();
+    assert_eq!(inv["metadata"], nested(32));
+    app.get(&m.sk_test, "/v1/invoices?collectionState=open").await.ok(200);
+}

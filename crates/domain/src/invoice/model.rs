@@ -14,6 +14,10 @@ use crate::url::HttpUrl;
 
 /// The largest metadata, in bytes of its compact JSON text.
 pub const MAX_METADATA_BYTES: usize = 16 * 1024;
+/// The deepest nesting of objects and arrays metadata may hold (the object itself is level 1).
+/// Stored and echoed inside other documents (the invoice's fields, event snapshots), deeper
+/// metadata could not be read back by JSON readers' nesting limits.
+pub const MAX_METADATA_DEPTH: usize = 32;
 
 /// A draft accepts this many versions (PATCHes); beyond, duplicate it into a fresh draft.
 pub const MAX_DRAFT_VERSIONS: i64 = 200;

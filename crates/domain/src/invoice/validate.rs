@@ -6,7 +6,9 @@ use chrono::{DateTime, Utc};
 
 use crate::error::Error;
 use crate::invoice::checkout::{DEFAULT_EXPIRY_MINUTES, MAX_EXPIRY_MINUTES, MIN_EXPIRY_MINUTES};
-use crate::invoice::model::{InvoiceContent, InvoiceFields, MAX_METADATA_BYTES, Metadata, ReminderSchedule};
+use crate::invoice::model::{
+    InvoiceContent, InvoiceFields, MAX_METADATA_BYTES, MAX_METADATA_DEPTH, Metadata, ReminderSchedule,
+};
 use crate::invoice::totals::{PricedLine, Totals, compute_totals};
 use crate::merchant::model::Token;
 use crate::money::Amount;
@@ -138,8 +140,39 @@ pub fn expiry_minutes(field: &str, value: Option<i64>) -> Result<u32, Error> {
 pub fn check_metadata(field: &str, metadata: &Option<Metadata>) -> Result<(), Error> {
     match metadata {
         Some(m) if m.as_str().len() > MAX_METADATA_BYTES => Err(Error::validation(field, "must be at most 16 KiB")),
+        Some(m) if json_depth(m.as_str()) > MAX_METADATA_DEPTH => Err(Error::validation(
+            field,
+            format!("must nest objects and arrays at most {MAX_METADATA_DEPTH} levels deep"),
+        )),
         _ => Ok(()),
     }
+}
+
+/// The deepest nesting of objects and arrays in JSON text (brackets inside strings do not
+/// count).
+fn json_depth(text: &str) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for c in text.chars() {
+        if in_string {
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '{' | '[' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            '}' | ']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 /// The settlement token must match the mode's (CURRENCY_MISMATCH).
@@ -261,6 +294,20 @@ mod tests {
     use super::*;
     use crate::invoice::model::{Customer, LineItem};
     use crate::money::Decimal6;
+
+    #[test]
+    fn metadata_nests_at_most_32_levels() {
+        let nested = |levels: usize| {
+            let text = format!("{{\"a\":{}1{}}}", "[".repeat(levels - 1), "]".repeat(levels - 1));
+            Some(Metadata::from_json_object_text(text))
+        };
+        assert_eq!(check_metadata("metadata", &nested(32)), Ok(()));
+        let refused = check_metadata("metadata", &nested(33)).unwrap_err();
+        assert_eq!(refused.field(), Some("metadata"));
+        // Brackets inside strings are text.
+        let text = format!("{{\"a\":\"{}\\\"{}\"}}", "[".repeat(100), "{".repeat(100));
+        assert_eq!(check_metadata("metadata", &Some(Metadata::from_json_object_text(text))), Ok(()));
+    }
 
     fn line(desc: &str) -> LineItem {
         LineItem {

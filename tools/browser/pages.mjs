@@ -98,6 +98,11 @@ async function testPages(browser) {
   await expectText(page, "Test mode", ".test-banner");
   await expectText(page, "84.00", "#amount-due");
   if (await page.locator(".qr, #pay-address").count()) fail("a test checkout shows a settlement address or QR code");
+  await expectText(page, "What you are paying for", ".summary");
+  // At 360 px the invoice number stays on one line.
+  const numberLines = await page.locator("h1 .ref").evaluate((el) => el.getClientRects().length);
+  if (numberLines !== 1) fail(`the invoice number wraps over ${numberLines} lines at 360 px`);
+  step("the checkout shows what is paid for, and the invoice number on one line at 360 px");
   await accessible(page, "checkout (test)");
   await shot(page, "checkout-test");
   await Promise.all([page.waitForURL(/\/checkout\//), page.getByRole("button", { name: "Pay half" }).click()]);
@@ -107,12 +112,17 @@ async function testPages(browser) {
   await shot(page, "checkout-partly-paid");
   await Promise.all([page.waitForURL(/\/checkout\//), page.getByRole("button", { name: /Pay in full/ }).click()]);
   await expectText(page, "Paid", ".state");
+  await expectText(page, "Download the receipt (PDF)", ".state");
+  const receipt = await page.locator("#receipt").getAttribute("href");
+  const pdf = await page.request.get(receipt);
+  if (pdf.status() !== 200 || pdf.headers()["content-type"] !== "application/pdf") fail(`the receipt link answered ${pdf.status()}`);
+  step("the paid checkout offers its receipt, which downloads as a PDF");
   await accessible(page, "checkout (paid)");
   await shot(page, "checkout-paid");
 
   // Invoice: everything the customer should read, then "Pay" opens a checkout for the rest.
   await page.goto(plan.invoiceUrl);
-  for (const needle of ["Ada Lovelace", "Analytical Engines Ltd", "Consulting", "VAT", "Discount", "Remaining", "Net 14", "Thank you for your business"]) {
+  for (const needle of ["Ada Lovelace", "Analytical Engines Ltd", "Consulting", "VAT", "Discount", "Amount due", "Download the invoice (PDF)", "Net 14", "Thank you for your business"]) {
     await expectText(page, needle);
   }
   await accessible(page, "invoice");

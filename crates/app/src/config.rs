@@ -19,6 +19,8 @@ pub struct Config {
     pub public_base_url: String,
     /// Whether `public_base_url` was configured; if not it follows the bound address.
     pub public_base_url_explicit: bool,
+    /// The block explorer live transactions link to (its `/tx/{hash}`).
+    pub explorer_url: String,
     pub db_pool_size: usize,
     pub db_timeout: Duration,
     pub http_workers: usize,
@@ -144,6 +146,7 @@ struct FileConfig {
     database_url: Option<String>,
     bind: Option<String>,
     public_base_url: Option<String>,
+    explorer_url: Option<String>,
     db_pool_size: Option<String>,
     db_timeout_ms: Option<String>,
     http_workers: Option<String>,
@@ -278,6 +281,7 @@ impl Config {
             bind: s.bind,
             public_base_url: s.public_base_url,
             public_base_url_explicit: s.public_base_url_explicit,
+            explorer_url: s.explorer_url,
             db_pool_size: s.db_pool_size,
             db_timeout: s.db_timeout,
             http_workers: s.http_workers,
@@ -304,6 +308,7 @@ struct Server {
     bind: SocketAddr,
     public_base_url: String,
     public_base_url_explicit: bool,
+    explorer_url: String,
     db_pool_size: usize,
     db_timeout: Duration,
     http_workers: usize,
@@ -328,6 +333,12 @@ fn server<E: Fn(&str) -> Option<String>>(src: &Source<'_, E>) -> Result<Server, 
     let public_base_url_explicit = (src.env)("STABLEPAY_PUBLIC_BASE_URL").is_some() || f.public_base_url.is_some();
     let base = src.pick("STABLEPAY_PUBLIC_BASE_URL", &f.public_base_url, &default_base);
     let parsed = HttpUrl::parse(&base).map_err(|e| bad("STABLEPAY_PUBLIC_BASE_URL", &base, &e.to_string()))?;
+    let explorer = src.pick("STABLEPAY_EXPLORER_URL", &f.explorer_url, stablepay_domain::url::DEFAULT_EXPLORER);
+    let explorer_url = HttpUrl::parse(&explorer)
+        .map_err(|e| bad("STABLEPAY_EXPLORER_URL", &explorer, &e.to_string()))?
+        .as_str()
+        .trim_end_matches('/')
+        .to_owned();
     let db_pool_size = src.size("STABLEPAY_DB_POOL_SIZE", &f.db_pool_size, "16", (1, 1000))?;
     let db_timeout = src.millis("STABLEPAY_DB_TIMEOUT_MS", &f.db_timeout_ms, "5000", (100, 600_000))?;
     let http_workers = src.size("STABLEPAY_HTTP_WORKERS", &f.http_workers, "2", (1, 256))?;
@@ -346,6 +357,7 @@ fn server<E: Fn(&str) -> Option<String>>(src: &Source<'_, E>) -> Result<Server, 
         bind,
         public_base_url: parsed.as_str().trim_end_matches('/').to_owned(),
         public_base_url_explicit,
+        explorer_url,
         db_pool_size,
         db_timeout,
         http_workers,
@@ -583,6 +595,11 @@ pub const VARIABLES: &[Variable] = &[
     var("STABLEPAY_USDT_CONTRACT", "0xc2132D05D31c914a87C6611C10748AEb04B58e8F", "USDT contract"),
     var("STABLEPAY_CHAIN_POLL_MS", "500", "How often the chain follower polls"),
     var("STABLEPAY_CHAIN_TIMEOUT_MS", "5000", "Timeout of one JSON-RPC call"),
+    var(
+        "STABLEPAY_EXPLORER_URL",
+        "https://polygonscan.com",
+        "Block explorer the hosted pages link live transactions to",
+    ),
     var("STABLEPAY_CHAIN_ID_RECHECK_SECONDS", "60", "How often each endpoint's chain id is checked again"),
     var("STABLEPAY_CHAIN_NOT_FOUND_SECONDS", "600", "How long a reported transaction may stay unknown before it fails"),
     var("STABLEPAY_WEBHOOK_RETRY_SCHEDULE", "1m,5m,30m,2h", "Waits between webhook attempts"),

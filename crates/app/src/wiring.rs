@@ -43,6 +43,8 @@ pub struct Adapters {
     pub email_lease: std::time::Duration,
     /// Base URL of hosted pages (links in emails).
     pub public_base_url: String,
+    /// The block explorer live transactions link to.
+    pub explorer_url: String,
     /// How long an uncommitted idempotency claim blocks its retries.
     pub idempotency: stablepay_domain::idempotency::IdempotencySettings,
     /// Authenticated keys, shared by the HTTP workers; emptied by `NOTIFY` on key changes.
@@ -104,6 +106,7 @@ impl Adapters {
             mailer: Arc::new(mailer),
             email_lease: e.timeout + config.db_timeout * 4 + std::time::Duration::from_secs(5),
             public_base_url: config.public_base_url.clone(),
+            explorer_url: config.explorer_url.clone(),
             idempotency: stablepay_domain::idempotency::IdempotencySettings {
                 lease_seconds: config.idempotency_lease_seconds,
             },
@@ -157,7 +160,7 @@ impl Adapters {
         Settings {
             chain: self.chain_settings.clone(),
             webhooks: self.webhook_settings.clone(),
-            pages: PublicPages::new(self.public_base_url.clone()),
+            pages: PublicPages::new(self.public_base_url.clone()).with_explorer(self.explorer_url.clone()),
             idempotency: self.idempotency,
         }
     }

@@ -12,12 +12,31 @@ use crate::ids::{CheckoutSessionId, PublicToken};
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PublicPages {
     base: String,
+    explorer: String,
 }
 
+/// The block explorer transactions link to by default (Polygon's).
+pub const DEFAULT_EXPLORER: &str = "https://polygonscan.com";
+
 impl PublicPages {
-    /// The pages under `base` (`https://pay.example.com`).
+    /// The pages under `base` (`https://pay.example.com`), linking transactions to Polygonscan.
     pub fn new(base: impl Into<String>) -> Self {
-        Self { base: base.into() }
+        Self { base: base.into(), explorer: DEFAULT_EXPLORER.to_owned() }
+    }
+
+    /// The same pages, linking transactions to the explorer at `explorer` (its `/tx/{hash}`).
+    pub fn with_explorer(self, explorer: impl Into<String>) -> Self {
+        Self { explorer: explorer.into().trim_end_matches('/').to_owned(), ..self }
+    }
+
+    /// A live transaction on the block explorer.
+    pub fn transaction(&self, hash: &str) -> String {
+        format!("{}/tx/{hash}", self.explorer)
+    }
+
+    /// The document (invoice or receipt) behind a hosted invoice link, to download.
+    pub fn invoice_pdf(&self, token: &PublicToken) -> String {
+        format!("{}/v1/public/invoices/{}/pdf", self.base, token.as_str())
     }
 
     /// The base address, as configured.

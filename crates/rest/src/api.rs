@@ -107,6 +107,7 @@ fn routes_app() -> utoipa_actix_web::UtoipaApp<
                 .service(routes::public::wallet_payment_attempt)
                 .service(routes::public::checkout_telemetry)
                 .service(routes::public::get_public_invoice)
+                .service(routes::public::public_invoice_pdf)
                 .service(routes::public::public_invoice_checkout)
                 .service(routes::links::create_link)
                 .service(routes::links::list_links)

@@ -10,6 +10,7 @@ use stablepay_domain::ids::CheckoutSessionId;
 use stablepay_domain::invoice::input::TestPaymentInput;
 use stablepay_domain::invoice::payment::TxHash;
 use stablepay_domain::invoice::public::{CheckoutPhase, CheckoutView};
+use stablepay_domain::url::PublicPages;
 use stablepay_domain::{Error, Mode, Resource};
 use stablepay_http::body::read_body;
 use stablepay_http::error::ApiError;
@@ -121,20 +122,68 @@ fn latest_payment(v: &CheckoutView) -> Markup {
     }
 }
 
-fn status_block(v: &CheckoutView) -> Markup {
+/// What the customer is paying for: the invoice's lines (or its reference), who it is for, and
+/// the full invoice.
+fn summary(v: &CheckoutView) -> Markup {
+    let inv = &v.aggregate.invoice;
+    let c = &inv.fields.content;
+    let token = v.session.currency.symbol();
+    let customer = c.customer.as_ref().and_then(|c| c.name.clone().or_else(|| c.company.clone()));
+    html! {
+        section.summary aria-labelledby="paying-for" {
+            h2 id="paying-for" { "What you are paying for" }
+            @if c.lines.is_empty() {
+                p { (c.external_reference.as_deref().unwrap_or("Payment")) }
+            } @else {
+                table.lines {
+                    caption.sr-only { "Items" }
+                    tbody {
+                        @for l in &c.lines {
+                            tr {
+                                td { (l.description) @if l.quantity != stablepay_domain::money::Amount::one() { span.small { " × " (crate::page::plain(&l.quantity)) } } }
+                                td.num { (money(&l.amount())) " " (token) }
+                            }
+                        }
+                        tr.total { td { "Total" } td.num { (money(&inv.totals.total)) " " (token) } }
+                    }
+                }
+            }
+            @if let Some(name) = &customer { p.small { "For " (name) } }
+            @if let Some(t) = &inv.public_token {
+                p.small { a href=(format!("/i/{}", t.as_str())) { "See the full invoice" } }
+            }
+        }
+    }
+}
+
+/// The paid state: thanks, the transaction on the explorer (live), the receipt, the way back.
+fn paid_block(v: &CheckoutView, pages: &PublicPages) -> Markup {
+    let live = v.session.scope.mode == Mode::Live;
+    html! {
+        div.state.ok role="status" {
+            h2 { "Paid" }
+            p { "Thank you: " (v.merchant_name) " received your payment." }
+            @if let Some(m) = &v.success_message { p { (m) } }
+            @if let (true, Some(p)) = (live, &v.latest) {
+                p { a #explorer href=(pages.transaction(p.transaction_hash.as_str())) rel="noopener noreferrer" { "View the transaction on Polygonscan" } }
+            }
+            @if let Some(t) = &v.aggregate.invoice.public_token {
+                p { a #receipt href=(pages.invoice_pdf(t)) download { "Download the receipt (PDF)" } }
+            }
+            @if let Some(url) = &v.session.success_url {
+                p { a.button.primary href=(url.to_string()) data-redirect=(url.to_string()) { "Return to " (v.merchant_name) } }
+            }
+        }
+    }
+}
+
+fn status_block(v: &CheckoutView, pages: &PublicPages) -> Markup {
     let token = v.session.currency.symbol();
     let invoice_url = v.aggregate.invoice.public_token.as_ref().map(|t| format!("/i/{}", t.as_str()));
     html! {
         @match v.phase {
             CheckoutPhase::Paid => {
-                div.state.ok role="status" {
-                    h2 { "Paid" }
-                    p { "Thank you: " (v.merchant_name) " received your payment." }
-                    @if let Some(m) = &v.success_message { p { (m) } }
-                    @if let Some(url) = &v.session.success_url {
-                        p { a.button.primary href=(url.to_string()) data-redirect=(url.to_string()) { "Return to " (v.merchant_name) } }
-                    }
-                }
+                (paid_block(v, pages))
             }
             CheckoutPhase::Validating => {
                 div.state role="status" {
@@ -169,7 +218,7 @@ fn status_block(v: &CheckoutView) -> Markup {
 }
 
 /// The checkout page's body.
-pub fn render(v: &CheckoutView) -> Markup {
+pub fn render(v: &CheckoutView, pages: &PublicPages) -> Markup {
     let s = &v.session;
     let token = s.currency.symbol();
     let reference = v.aggregate.invoice.number.clone().or_else(|| s.external_reference.clone());
@@ -195,15 +244,19 @@ pub fn render(v: &CheckoutView) -> Markup {
                     " (" (when(s.expires_at)) ")"
                 }
             }
-            (status_block(v))
+            (status_block(v, pages))
             @if v.phase.payable() {
                 @if s.scope.mode == Mode::Test { (test_payment(v)) } @else { (live_payment(v)) }
             }
             (latest_payment(v))
+            (summary(v))
             @if v.phase.payable() {
                 @if let Some(url) = &s.cancel_url {
                     p.cancel { a href=(url.to_string()) { "Cancel and return to " (v.merchant_name) } }
                 }
+            }
+            @if let Some(support) = &v.support_email {
+                p.support.small { "Questions? " a href=(format!("mailto:{support}")) { (support) } }
             }
         }
     }
@@ -214,7 +267,7 @@ pub fn render(v: &CheckoutView) -> Markup {
 pub async fn checkout_page(state: web::Data<AppState>, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
     let Some(v) = load(&state, &id).await? else { return Ok(not_found()) };
     let title = format!("Pay {} · {} {}", v.merchant_name, money(&v.amount_due), v.session.currency.symbol());
-    Ok(page(StatusCode::OK, &title, Some(v.session.scope.mode), render(&v)))
+    Ok(page(StatusCode::OK, &title, Some(v.session.scope.mode), render(&v, state.use_cases.pages())))
 }
 
 /// A form post from a checkout page: the API's body rules (1 MiB, the body deadline, answers in

@@ -5,13 +5,15 @@
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, get, post, web};
 use maud::{Markup, html};
-use stablepay_domain::Error;
 use stablepay_domain::ids::PublicToken;
+use stablepay_domain::invoice::InvoiceKey;
 use stablepay_domain::invoice::collection::CollectionState;
+use stablepay_domain::invoice::payment::Payment;
 use stablepay_domain::invoice::public::InvoiceView;
 use stablepay_domain::invoice::totals::Discount;
-use stablepay_domain::invoice::{InvoiceAggregate, InvoiceKey};
 use stablepay_domain::ratelimit::PUBLIC_CHECKOUT;
+use stablepay_domain::url::PublicPages;
+use stablepay_domain::{Error, Mode};
 use stablepay_http::body::read_body;
 use stablepay_http::error::{ApiError, ErrorCode};
 use stablepay_http::ratelimit::enforce;
@@ -41,8 +43,12 @@ fn state_label(state: CollectionState) -> &'static str {
 }
 
 /// The invoice page's body.
-pub fn render(agg: &InvoiceAggregate, merchant: &str, token: &str) -> Markup {
+pub fn render(view: &InvoiceView, pages: &PublicPages, token: &str) -> Markup {
+    let (agg, merchant) = (&view.aggregate, view.merchant_name.as_str());
     let inv = &agg.invoice;
+    let live = inv.scope.mode == Mode::Live;
+    let paid: Vec<&Payment> = agg.payments.iter().filter(|p| p.status.is_credited()).collect();
+    let receipt = !inv.customer_amount_paid.is_zero() && inv.remaining().is_zero();
     let c = &inv.fields.content;
     let cur = inv.fields.currency.symbol();
     let state = inv.collection_state;
@@ -99,7 +105,28 @@ pub fn render(agg: &InvoiceAggregate, merchant: &str, token: &str) -> Markup {
                 }
                 dt.total { "Total" } dd.total { (money(&inv.totals.total)) " " (cur) }
                 dt { "Paid" } dd { (money(&inv.customer_amount_paid)) " " (cur) }
-                dt.due { "Remaining" } dd.due #remaining { (money(&inv.remaining())) " " (cur) }
+                dt.due { "Amount due" } dd.due #remaining { (money(&inv.remaining())) " " (cur) }
+            }
+            @if !paid.is_empty() {
+                section aria-labelledby="payments" {
+                    h2 id="payments" { "Payments" }
+                    ul.payments {
+                        @for p in &paid {
+                            li {
+                                (money(&p.customer_amount_credited)) " " (cur)
+                                @if let Some(at) = p.confirmed_at { " · " (day(at)) }
+                                br;
+                                @if live {
+                                    a.hash href=(pages.transaction(p.transaction_hash.as_str())) rel="noopener noreferrer" {
+                                        "View transaction " code.hash { (p.transaction_hash.as_str()) }
+                                    }
+                                } @else {
+                                    span.small { "Transaction " code.hash { (p.transaction_hash.as_str()) } }
+                                }
+                            }
+                        }
+                    }
+                }
             }
             p.network { "Payable in " (cur) " on Polygon (chain " (stablepay_domain::merchant::POLYGON_CHAIN_ID) ")." }
             @if payable {
@@ -112,8 +139,18 @@ pub fn render(agg: &InvoiceAggregate, merchant: &str, token: &str) -> Markup {
             } @else if state.is_closed() {
                 p.state.off role="status" { "This invoice is closed and can no longer be paid; do not send anything for it." }
             }
+            @if let Some(public) = &inv.public_token {
+                p.download {
+                    a href=(pages.invoice_pdf(public)) download {
+                        @if receipt { "Download the receipt (PDF)" } @else { "Download the invoice (PDF)" }
+                    }
+                }
+            }
             @if let Some(memo) = &c.memo { section.memo aria-label="Memo" { p.pre { (memo) } } }
             @if let Some(footer) = &c.footer { p.pre.small { (footer) } }
+            @if let Some(support) = &view.support_email {
+                p.support.small { "Questions? " a href=(format!("mailto:{support}")) { (support) } }
+            }
         }
     }
 }
@@ -122,9 +159,10 @@ pub fn render(agg: &InvoiceAggregate, merchant: &str, token: &str) -> Markup {
 #[get("/i/{token}")]
 pub async fn invoice_page(state: web::Data<AppState>, token: web::Path<String>) -> Result<HttpResponse, ApiError> {
     let Some(view) = load(&state, &token).await? else { return Ok(not_found()) };
-    let (agg, merchant) = (&view.aggregate, &view.merchant_name);
-    let title = format!("Invoice {} · {merchant}", agg.invoice.number.as_deref().unwrap_or(""));
-    Ok(page(StatusCode::OK, &title, Some(agg.invoice.scope.mode), render(agg, merchant, &token)))
+    let agg = &view.aggregate;
+    let title = format!("Invoice {} · {}", agg.invoice.number.as_deref().unwrap_or(""), view.merchant_name);
+    let body = render(&view, state.use_cases.pages(), &token);
+    Ok(page(StatusCode::OK, &title, Some(agg.invoice.scope.mode), body))
 }
 
 /// "Pay" on the invoice page: a checkout for what is due (the open one if there is one), then

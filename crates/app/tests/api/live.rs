@@ -473,6 +473,9 @@ async fn the_hosted_page_takes_the_hash_of_a_transfer_already_sent() {
     w.payment_reaches(&id, "confirmed").await;
     let html = w.app.http.get(&url).send().await.unwrap().text().await.unwrap();
     assert!(html.contains("confirmed") && html.contains(&tx), "{html}");
+    // Paid: the transaction on the explorer, and the receipt.
+    assert!(html.contains(&format!("https://polygonscan.com/tx/{tx}")), "{html}");
+    assert!(html.contains("Download the receipt (PDF)"), "{html}");
     assert!(!html.contains("/transaction\""), "a completed checkout takes no more hashes");
 
     // The API answers a completed checkout as not payable; the page just shows it.

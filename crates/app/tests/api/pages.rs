@@ -171,3 +171,61 @@ async fn pages_load_only_their_own_assets() {
     let inv = app.get(&m.sk_test, &format!("/v1/invoices/{}", cs["invoiceId"].as_str().unwrap())).await;
     assert_eq!(inv.ok(200)["customerAmountPaid"], "0.000000");
 }
+
+#[tokio::test]
+async fn the_checkout_shows_what_is_paid_for_and_the_paid_invoice_offers_its_receipt() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    app.cli_ok(&["merchant", "profile", &m.id, "--support-email", "help@shop.example", "--json"]);
+    let body = json!({
+        "lines": [
+            { "description": "Espresso machine", "quantity": "1", "unitAmount": "300" },
+            { "description": "Coffee beans <1kg>", "quantity": "3", "unitAmount": "20" }
+        ],
+        "customer": { "name": "Grace Hopper", "email": "grace@example.com" },
+        "issue": true
+    });
+    let inv = app.post(&m.sk_test, "/v1/invoices", body).await.ok(201).clone();
+    let cs = inv["checkoutSessions"][0]["id"].as_str().unwrap().to_owned();
+    let page = app.http.get(app.url(&format!("/checkout/{cs}"))).send().await.unwrap().text().await.unwrap();
+    for needle in [
+        "What you are paying for",
+        "Espresso machine",
+        "Coffee beans &lt;1kg&gt;",
+        "× 3",
+        "360.00",
+        "For Grace Hopper",
+        "See the full invoice",
+        "mailto:help@shop.example",
+    ] {
+        assert!(page.contains(needle), "the checkout page lacks {needle:?}:\n{page}");
+    }
+    // The hosted invoice offers its document, and the public route serves it.
+    let hosted = inv["hostedInvoiceUrl"].as_str().unwrap();
+    let token = hosted.rsplit('/').next().unwrap();
+    let invoice_page = app.http.get(hosted).send().await.unwrap().text().await.unwrap();
+    let pdf_path = format!("/v1/public/invoices/{token}/pdf");
+    assert!(invoice_page.contains(&pdf_path) && invoice_page.contains("Download the invoice (PDF)"), "{invoice_page}");
+    assert!(invoice_page.contains("Amount due"), "{invoice_page}");
+    let res = app.http.get(app.url(&pdf_path)).send().await.unwrap();
+    assert_eq!(res.status().as_u16(), 200);
+    assert_eq!(res.headers()["content-type"], "application/pdf");
+    assert_eq!(res.headers()["cache-control"], "no-store");
+    assert!(res.bytes().await.unwrap().starts_with(b"%PDF-"));
+    let unknown = app.send(app.http.get(app.url("/v1/public/invoices/pt_nothere000000000000000/pdf"))).await;
+    unknown.assert_error(404, "INVOICE_NOT_FOUND");
+
+    // Paid: the checkout thanks and offers the receipt; the invoice page lists the payment.
+    app.post(&m.sk_test, &format!("/v1/test-helpers/checkout-sessions/{cs}/payments"), json!({})).await.ok(201);
+    let paid = app.http.get(app.url(&format!("/checkout/{cs}"))).send().await.unwrap().text().await.unwrap();
+    assert!(paid.contains("Download the receipt (PDF)") && paid.contains(&pdf_path), "{paid}");
+    assert!(!paid.contains("polygonscan"), "test transfers are simulated: no explorer link");
+    let invoice_page = app.http.get(hosted).send().await.unwrap().text().await.unwrap();
+    assert!(invoice_page.contains("Payments") && invoice_page.contains("Download the receipt (PDF)"), "{invoice_page}");
+    let receipt = app.http.get(app.url(&pdf_path)).send().await.unwrap().bytes().await.unwrap();
+    let file = std::env::temp_dir().join(format!("public-receipt-{token}.pdf"));
+    std::fs::write(&file, &receipt).unwrap();
+    let out = tokio::process::Command::new("pdftotext").arg(&file).arg("-").output().await.unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("RECEIPT") && text.contains("PAID"), "{text}");
+}

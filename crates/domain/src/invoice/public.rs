@@ -99,6 +99,8 @@ pub struct CheckoutView {
     pub session: CheckoutSession,
     /// The merchant's name.
     pub merchant_name: String,
+    /// Where the merchant's customers ask for help, when set.
+    pub support_email: Option<String>,
     /// Where it stands.
     pub phase: CheckoutPhase,
     /// What to pay now: the session's amount, less what the invoice already received.
@@ -140,6 +142,8 @@ pub struct InvoiceView {
     pub aggregate: InvoiceAggregate,
     /// The merchant's name.
     pub merchant_name: String,
+    /// Where the merchant's customers ask for help, when set.
+    pub support_email: Option<String>,
     /// The invoice's time (its merchant's test clock in test mode).
     pub now: DateTime<Utc>,
 }

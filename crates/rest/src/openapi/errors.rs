@@ -84,7 +84,7 @@ const SPECIFIC: &[(&[&str], &[&[ErrorCode]])] = &[
         &["pause_link", "resume_link", "archive_link", "duplicate_link"],
         &[LINK, &[C::LINK_INACTIVE, C::LINK_EXPIRED, C::LINK_ALREADY_USED, C::LINK_RESERVED]],
     ),
-    (&["get_public_checkout", "get_public_invoice"], &[&[C::NOT_FOUND, C::INVOICE_NOT_FOUND]]),
+    (&["get_public_checkout", "get_public_invoice", "public_invoice_pdf"], &[&[C::NOT_FOUND, C::INVOICE_NOT_FOUND]]),
     (
         &["submit_payment"],
         &[&[C::NOT_FOUND, C::INVALID_TX_HASH, C::CHECKOUT_SESSION_NOT_PAYABLE, C::FEATURE_UNAVAILABLE]],
@@ -185,6 +185,7 @@ fn is_public(operation: &str) -> bool {
             | "wallet_payment_attempt"
             | "checkout_telemetry"
             | "get_public_invoice"
+            | "public_invoice_pdf"
             | "public_invoice_checkout"
             | "get_public_link"
             | "public_link_checkout"

@@ -103,6 +103,28 @@ pub async fn get_public_invoice(
     ok(StatusCode::OK, &PublicInvoiceOut::new(&view, state.use_cases.pages()))
 }
 
+/// The invoice behind a hosted invoice link as a PDF to download (its receipt once paid), with
+/// the same token rule and the same limit as the page.
+#[utoipa::path(
+    tag = "public",
+    params(("token" = String, Path, description = "The token of the hosted invoice URL")),
+    responses(
+        (status = 200, description = "application/pdf bytes (not enveloped), Content-Disposition: attachment; filename=\"<invoice number>.pdf\", Cache-Control: no-store", content_type = "application/pdf", body = Vec<u8>),
+        crate::wire::common::Errors,
+    )
+)]
+#[get("/public/invoices/{token}/pdf")]
+pub async fn public_invoice_pdf(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    token: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    enforce(&req, &state, &PUBLIC_READ, &["invoice"], ErrorCode::RATE_LIMITED).await?;
+    let token = PublicToken::parse(&token).ok_or(Error::NotFound(Resource::Invoice))?;
+    let document = state.use_cases.public_views().invoice_document(&token, state.use_cases.pages()).await?;
+    crate::routes::invoices::pdf_answer(state, document).await
+}
+
 /// Opens (or reuses) a checkout for the invoice's remainder. Needs an Idempotency-Key.
 #[utoipa::path(
     tag = "public",

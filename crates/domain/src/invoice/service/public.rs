@@ -8,6 +8,7 @@ use crate::error::{Error, Resource};
 use crate::ids::{CheckoutSessionId, PublicToken};
 use crate::invoice::aggregate::PublicRef;
 use crate::invoice::checkout::CheckoutSession;
+use crate::invoice::document::InvoiceDocument;
 use crate::invoice::ports::InvoiceStore;
 use crate::invoice::public::{CheckoutPhase, CheckoutView, InvoiceView, ScanOrCopyUnavailable};
 use crate::invoice::wallet::WalletTransfer;
@@ -18,6 +19,7 @@ use crate::money::Amount;
 use crate::payment_link::ports::PaymentLinkStore;
 use crate::telemetry::model::{Step, StepRecord};
 use crate::telemetry::ports::TelemetryStore;
+use crate::url::PublicPages;
 
 /// The public views over their ports.
 pub struct PublicViews<'a> {
@@ -46,7 +48,8 @@ impl PublicViews<'_> {
         // remains of the invoice when less (after a partial payment).
         let remaining = aggregate.invoice.remaining();
         let amount_due = if remaining >= session.collects() { session.amount_due.clone() } else { remaining };
-        let merchant_name = self.merchants.get_merchant(&session.scope.merchant_id).await?.name;
+        let merchant = self.merchants.get_merchant(&session.scope.merchant_id).await?;
+        let (merchant_name, support_email) = (merchant.name, merchant.profile.support_email);
         let scan_or_copy = if session.scope.mode == Mode::Live && phase.payable() {
             self.scan_or_copy(&session, &amount_due, now).await?
         } else {
@@ -62,6 +65,7 @@ impl PublicViews<'_> {
             aggregate,
             session,
             merchant_name,
+            support_email,
             phase,
             amount_due,
             latest,
@@ -144,7 +148,19 @@ impl PublicViews<'_> {
         let aggregate = self.invoices.load_public(&PublicRef::Token(token.clone())).await?;
         let scope = &aggregate.invoice.scope;
         let now = self.clock.now(scope).await?;
-        let merchant_name = self.merchants.get_merchant(&scope.merchant_id).await?.name;
-        Ok(InvoiceView { aggregate, merchant_name, now })
+        let merchant = self.merchants.get_merchant(&scope.merchant_id).await?;
+        let support_email = merchant.profile.support_email;
+        Ok(InvoiceView { aggregate, merchant_name: merchant.name, support_email, now })
+    }
+
+    /// The document (invoice, or receipt once paid) behind a hosted invoice link, for its
+    /// customer to download. Errors: `NotFound(Invoice)`.
+    pub async fn invoice_document(&self, token: &PublicToken, pages: &PublicPages) -> Result<InvoiceDocument, Error> {
+        let aggregate = self.invoices.load_public(&PublicRef::Token(token.clone())).await?;
+        let merchant = self.merchants.get_merchant(&aggregate.invoice.scope.merchant_id).await?;
+        if aggregate.invoice.number.is_none() {
+            return Err(Error::NotFound(Resource::Invoice));
+        }
+        Ok(InvoiceDocument::new(aggregate.invoice.clone(), &aggregate.payments, &merchant, pages))
     }
 }

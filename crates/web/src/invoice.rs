@@ -42,6 +42,58 @@ fn state_label(state: CollectionState) -> &'static str {
     }
 }
 
+/// The credited payments: amount, date and transaction (a block-explorer link in live mode).
+fn payments_list(paid: &[&Payment], pages: &PublicPages, (live, cur): (bool, &str)) -> Markup {
+    html! {
+    @if !paid.is_empty() {
+        section aria-labelledby="payments" {
+            h2 id="payments" { "Payments" }
+            ul.payments {
+                @for p in paid {
+                    li {
+                        (money(&p.customer_amount_credited)) " " (cur)
+                        @if let Some(at) = p.confirmed_at { " · " (day(at)) }
+                        br;
+                        @if live {
+                            a.hash href=(pages.transaction(p.transaction_hash.as_str())) rel="noopener noreferrer" {
+                                "View transaction " code.hash { (p.transaction_hash.as_str()) }
+                            }
+                        } @else {
+                            span.small { "Transaction " code.hash { (p.transaction_hash.as_str()) } }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    }
+}
+
+/// Subtotal, discount, taxes, total, paid and the amount due.
+fn totals_list(inv: &stablepay_domain::invoice::model::Invoice, cur: &str) -> Markup {
+    let c = &inv.fields.content;
+    html! {
+    dl.totals {
+        dt { "Subtotal" } dd { (money(&inv.totals.subtotal)) " " (cur) }
+        @if let Some(d) = &c.discount {
+            dt { "Discount" @if let Discount::Percentage(p) = d { " (" (plain(p.value())) " %)" } }
+            dd { "−" (money(&inv.totals.discount)) " " (cur) }
+        }
+        @for t in &c.taxes {
+            dt {
+                (t.label)
+                @if let Some(j) = &t.jurisdiction { " · " (j) }
+                @if let Some(r) = &t.registration_reference { br; span.small { (r) } }
+            }
+            dd { (money(&t.amount)) " " (cur) }
+        }
+        dt.total { "Total" } dd.total { (money(&inv.totals.total)) " " (cur) }
+        dt { "Paid" } dd { (money(&inv.customer_amount_paid)) " " (cur) }
+        dt.due { "Amount due" } dd.due #remaining { (money(&inv.remaining())) " " (cur) }
+    }
+    }
+}
+
 /// The invoice page's body.
 pub fn render(view: &InvoiceView, pages: &PublicPages, token: &str) -> Markup {
     let (agg, merchant) = (&view.aggregate, view.merchant_name.as_str());
@@ -89,45 +141,8 @@ pub fn render(view: &InvoiceView, pages: &PublicPages, token: &str) -> Markup {
                     }
                 }
             }
-            dl.totals {
-                dt { "Subtotal" } dd { (money(&inv.totals.subtotal)) " " (cur) }
-                @if let Some(d) = &c.discount {
-                    dt { "Discount" @if let Discount::Percentage(p) = d { " (" (plain(p.value())) " %)" } }
-                    dd { "−" (money(&inv.totals.discount)) " " (cur) }
-                }
-                @for t in &c.taxes {
-                    dt {
-                        (t.label)
-                        @if let Some(j) = &t.jurisdiction { " · " (j) }
-                        @if let Some(r) = &t.registration_reference { br; span.small { (r) } }
-                    }
-                    dd { (money(&t.amount)) " " (cur) }
-                }
-                dt.total { "Total" } dd.total { (money(&inv.totals.total)) " " (cur) }
-                dt { "Paid" } dd { (money(&inv.customer_amount_paid)) " " (cur) }
-                dt.due { "Amount due" } dd.due #remaining { (money(&inv.remaining())) " " (cur) }
-            }
-            @if !paid.is_empty() {
-                section aria-labelledby="payments" {
-                    h2 id="payments" { "Payments" }
-                    ul.payments {
-                        @for p in &paid {
-                            li {
-                                (money(&p.customer_amount_credited)) " " (cur)
-                                @if let Some(at) = p.confirmed_at { " · " (day(at)) }
-                                br;
-                                @if live {
-                                    a.hash href=(pages.transaction(p.transaction_hash.as_str())) rel="noopener noreferrer" {
-                                        "View transaction " code.hash { (p.transaction_hash.as_str()) }
-                                    }
-                                } @else {
-                                    span.small { "Transaction " code.hash { (p.transaction_hash.as_str()) } }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
+            (totals_list(inv, cur))
+            (payments_list(&paid, pages, (live, cur)))
             p.network { "Payable in " (cur) " on Polygon (chain " (stablepay_domain::merchant::POLYGON_CHAIN_ID) ")." }
             @if payable {
                 form method="post" action=(format!("/i/{token}/pay") ) {

@@ -10,11 +10,20 @@ use crate::wiring::Adapters;
 /// link expiry), queues the reminders whose slot came due, delivers due emails, and purges
 /// idempotency keys past their 24-hour window. An invoice whose work fails is logged and backed
 /// off; the others go on.
-pub async fn run_due(adapters: &Adapters, stop: &tokio::sync::watch::Receiver<bool>) -> Result<DueReport, Error> {
+/// What one due pass did: the invoices' due work, and the email attempts that failed (counted
+/// with the invoices whose work failed, so the worker shows `degraded` while emails fail).
+pub struct DuePass {
+    /// The invoices' due work.
+    pub due: DueReport,
+    /// Email attempts that failed or could not be made.
+    pub emails_failed: usize,
+}
+
+pub async fn run_due(adapters: &Adapters, stop: &tokio::sync::watch::Receiver<bool>) -> Result<DuePass, Error> {
     let stopping = || *stop.borrow();
     let report = adapters.use_cases().invoices().run_due_until(None, 50, &stopping).await?;
     if stopping() {
-        return Ok(report);
+        return Ok(DuePass { due: report, emails_failed: 0 });
     }
     for f in &report.failed {
         tracing::error!(
@@ -44,11 +53,14 @@ pub async fn run_due(adapters: &Adapters, stop: &tokio::sync::watch::Receiver<bo
     if delivered.sent + delivered.not_sent > 0 {
         tracing::info!(sent = delivered.sent, not_sent = delivered.not_sent, "emails attempted");
     }
+    if delivered.failed > 0 {
+        tracing::warn!(failed = delivered.failed, "email attempts failed; each is retried with a backoff or given up");
+    }
     let purged = adapters.store.purge_expired().await?;
     if purged > 0 {
         tracing::info!(purged, "expired idempotency keys removed");
     }
-    Ok(report)
+    Ok(DuePass { due: report, emails_failed: delivered.failed + delivered.errors.len() })
 }
 
 /// Reminder slots are whole days apart: the candidates are scanned at most this often (a

@@ -23,8 +23,9 @@ pub async fn run(adapters: Adapters, interval: Duration, mut stop: watch::Receiv
     loop {
         let pass = AssertUnwindSafe(crate::jobs::run_due(&adapters, &stop)).catch_unwind().await;
         let failures_in_a_row = match pass {
-            Ok(Ok(report)) => {
-                status.pass_succeeded(chrono::Utc::now(), report.changed, report.failed.len());
+            Ok(Ok(pass)) => {
+                let report = pass.due;
+                status.pass_succeeded(chrono::Utc::now(), report.changed, report.failed.len() + pass.emails_failed);
                 if report.changed > 0 {
                     tracing::info!(transitions = report.changed, "worker ran due transitions");
                 }

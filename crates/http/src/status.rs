@@ -59,15 +59,15 @@ pub struct FollowerSnapshot {
 /// The worker's state as readiness and metrics show it.
 #[derive(Debug, PartialEq)]
 pub struct WorkerSnapshot {
-    /// `ok`; `degraded` (the last pass failed, or some invoices' work failed and was backed
-    /// off); `stalled` (no successful pass for longer than allowed: readiness fails); `off` (this
+    /// `ok`; `degraded` (the last pass failed, or in it some invoices' work failed and was
+    /// backed off, or email attempts failed); `stalled` (no successful pass for longer than allowed: readiness fails); `off` (this
     /// process runs no worker).
     pub state: String,
     pub last_success_at: Option<String>,
     pub consecutive_failures: u64,
     /// Passes that panicked and were restarted.
     pub restarts: u64,
-    /// Invoices whose due work failed (each backed off), since start.
+    /// Invoices whose due work failed (each backed off) and failed email attempts, since start.
     pub items_failed: u64,
     /// The chain follower.
     pub follower: FollowerSnapshot,

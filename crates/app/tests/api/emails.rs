@@ -472,3 +472,31 @@ async fn control_characters_in_names_are_refused_and_stored_ones_never_break_a_m
     let plain = part(&msg, "text/plain");
     assert!(plain.contains("Legacy  Shop") && !plain.contains("Legacy\r\nShop"), "{plain}");
 }
+
+#[tokio::test]
+async fn failing_email_attempts_show_in_the_workers_readiness() {
+    // A mail server that refuses every connection.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let env = [
+        ("STABLEPAY_SMTP_URL", format!("smtp://{closed}")),
+        ("STABLEPAY_SMTP_TIMEOUT_MS", "1000".to_owned()),
+        ("STABLEPAY_EMAIL_FROM", "billing@shop.example".to_owned()),
+        ("STABLEPAY_WORKER_INTERVAL_MS", "100".to_owned()),
+    ];
+    let app = TestApp::spawn_with(fresh_db().await, &env, &[]).await;
+    let m = app.merchant("Shop");
+    let inv = issued(&app, &m, invoice_body(10)).await;
+    let id = inv["id"].as_str().unwrap();
+    app.post(&m.sk_test, &format!("/v1/invoices/{id}/send"), json!({})).await.ok(202);
+    let mut worker = Value::Null;
+    for _ in 0..100 {
+        worker = app.send(app.http.get(app.url("/readyz"))).await.ok(200)["worker"].clone();
+        if worker["state"] == "degraded" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(worker["state"], "degraded", "{worker}");
+    assert!(worker["itemsFailed"].as_u64().unwrap() >= 1, "{worker}");
+    assert!(actions(&app, &m, id).await.contains(&"email_failed".to_owned()));
+}

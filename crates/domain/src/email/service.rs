@@ -217,7 +217,11 @@ impl Emails<'_> {
             let id = email.id.clone();
             match self.deliver(email).await {
                 Ok(EmailStatus::Sent) => report.sent += 1,
-                Ok(_) => report.not_sent += 1,
+                Ok(EmailStatus::Skipped) => report.not_sent += 1,
+                Ok(_) => {
+                    report.not_sent += 1;
+                    report.failed += 1;
+                }
                 Err(e) => report.errors.push((id, e)),
             }
         }
@@ -305,6 +309,9 @@ pub struct DeliveryReport {
     pub sent: usize,
     /// Attempts that failed (retried later or given up) and reminders skipped.
     pub not_sent: usize,
+    /// Of those, the attempts that failed (the mail server refused or did not answer, or the
+    /// message could not be built).
+    pub failed: usize,
     /// Emails whose attempt could not be made or recorded (retried when their lease ends).
     pub errors: Vec<(crate::ids::EmailId, Error)>,
 }

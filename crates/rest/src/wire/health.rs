@@ -32,15 +32,15 @@ pub struct ReadyOut {
 #[serde(rename_all = "camelCase")]
 #[schema(as = WorkerSnapshot)]
 pub struct WorkerOut {
-    /// `ok`; `degraded` (the last pass failed, or some invoices' work failed and was backed
-    /// off); `stalled` (no successful pass for longer than allowed: readiness fails); `off` (this
+    /// `ok`; `degraded` (the last pass failed, or in it some invoices' work failed and was
+    /// backed off, or email attempts failed); `stalled` (no successful pass for longer than allowed: readiness fails); `off` (this
     /// process runs no worker).
     pub state: String,
     pub last_success_at: Option<String>,
     pub consecutive_failures: u64,
     /// Passes that panicked and were restarted.
     pub restarts: u64,
-    /// Invoices whose due work failed (each backed off), since start.
+    /// Invoices whose due work failed (each backed off) and failed email attempts, since start.
     pub items_failed: u64,
     /// The chain follower (live mode), which finds transfers nobody reported.
     pub follower: FollowerOut,

@@ -250,10 +250,41 @@ async function liveWallet(browser) {
   await context.close();
 }
 
+// Emails: each HTML part is linted (no script, no stylesheet link, no remote resource, every
+// image with alt text), then rendered at 360 and 800 px with nothing loaded from anywhere and
+// no horizontal scroll.
+async function emails(browser) {
+  for (const [i, html] of plan.htmls.entries()) {
+    for (const bad of [/<script/i, /<link[^>]+stylesheet/i, /\ssrc=["']https?:/i, /url\(\s*["']?https?:/i]) {
+      if (bad.test(html)) fail(`email ${i} holds ${bad}`);
+    }
+    for (const img of html.match(/<img[^>]*>/gi) || []) {
+      if (!/\salt=/.test(img)) fail(`email ${i}: an image without alt text: ${img}`);
+    }
+    for (const width of [360, 800]) {
+      const context = await browser.newContext({ viewport: { width, height: 900 }, javaScriptEnabled: false });
+      const page = await context.newPage();
+      const requests = [];
+      await page.route("**/*", (route) => {
+        requests.push(route.request().url());
+        return route.abort();
+      });
+      await page.setContent(html);
+      const [scroll, client] = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
+      if (scroll > client) fail(`email ${i} scrolls sideways at ${width} px (${scroll} > ${client})`);
+      if (requests.length) fail(`email ${i} loaded ${requests.join(", ")}`);
+      await shot(page, `email-${i}-${width}`);
+      await context.close();
+    }
+    step(`email ${i}: linted, and rendered at 360 and 800 px without horizontal scroll or any request`);
+  }
+}
+
 const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || "/usr/bin/chromium", args: ARGS });
 try {
   if (plan.scenario === "test-pages") await testPages(browser);
   else if (plan.scenario === "live-wallet") await liveWallet(browser);
+  else if (plan.scenario === "emails") await emails(browser);
   else fail(`unknown scenario ${plan.scenario}`);
   console.log("ok");
 } catch (e) {

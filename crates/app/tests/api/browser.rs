@@ -122,3 +122,63 @@ async fn a_live_checkout_is_paid_with_a_browser_wallet() {
     assert_eq!(inv["collectionState"], "paid");
     assert_eq!(inv["payments"][0]["payer"]["address"].as_str().unwrap().to_lowercase(), customer.to_lowercase());
 }
+
+/// The emails customers receive, rendered by Chromium: an invoice (long names, a long line) and
+/// a receipt, linted and checked at 360 and 800 px.
+#[tokio::test]
+async fn emails_render_in_a_browser_engine_without_sideways_scroll() {
+    let dir = crate::emails::tempdir::Dir::new("stablepay-email-render");
+    let env = [
+        ("STABLEPAY_EMAIL_DIR", dir.0.to_string_lossy().into_owned()),
+        ("STABLEPAY_WORKER_INTERVAL_MS", "100".to_owned()),
+    ];
+    let app = TestApp::spawn_with(fresh_db().await, &env, &[]).await;
+    let m = app.merchant("Acme Coffee Roasters and Sons International Trading Company");
+    app.cli_ok(&[
+        "merchant",
+        "profile",
+        &m.id,
+        "--legal-name",
+        "Acme Coffee Roasters Ltd",
+        "--postal-address",
+        "1 Long Street\\nLondon",
+        "--support-email",
+        "help@acme.example",
+        "--json",
+    ]);
+    let body = |issue: bool| {
+        json!({
+            "lines": [
+                { "description": "A very long line description that goes on and on: Supercalifragilisticexpialidocious-espresso-blend-number-one", "quantity": "12", "unitAmount": "1234567.89" },
+                { "description": "Milk", "quantity": "1", "unitAmount": "2" }
+            ],
+            "customer": { "name": "Ada Lovelace", "email": "ada@example.com" },
+            "issue": issue
+        })
+    };
+    let mut ids = Vec::new();
+    for paid in [false, true] {
+        let inv = app.post(&m.sk_test, "/v1/invoices", body(true)).await.ok(201).clone();
+        let id = inv["id"].as_str().unwrap().to_owned();
+        if paid {
+            let cs = inv["checkoutSessions"][0]["id"].as_str().unwrap();
+            app.post(&m.sk_test, &format!("/v1/test-helpers/checkout-sessions/{cs}/payments"), json!({})).await.ok(201);
+        }
+        let queued = app.post(&m.sk_test, &format!("/v1/invoices/{id}/send"), json!({})).await.ok(202).clone();
+        ids.push(queued["id"].as_str().unwrap().to_owned());
+    }
+    let mut htmls = Vec::new();
+    for id in &ids {
+        let file = dir.0.join(format!("{id}.eml"));
+        for _ in 0..100 {
+            if file.exists() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        let message = std::fs::read_to_string(&file).unwrap();
+        htmls.push(crate::emails::part(&message, "text/html"));
+    }
+    assert!(htmls[1].contains("Thank you for your payment"), "the second is a receipt");
+    drive(json!({ "scenario": "emails", "htmls": htmls, "shots": shots() })).await;
+}

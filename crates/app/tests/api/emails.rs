@@ -19,7 +19,7 @@ struct Smtp {
     _child: Child,
 }
 
-mod tempdir {
+pub(crate) mod tempdir {
     /// A folder removed when dropped.
     pub struct Dir(pub std::path::PathBuf);
 
@@ -331,7 +331,7 @@ async fn without_smtp_messages_are_eml_files() {
 }
 
 /// The decoded text of a message's part of `kind` (`text/plain` or `text/html`), for checks.
-fn part(message: &str, kind: &str) -> String {
+pub(crate) fn part(message: &str, kind: &str) -> String {
     let at = message.find(&format!("Content-Type: {kind}")).unwrap_or_else(|| panic!("no {kind} part:\n{message}"));
     let rest = &message[at..];
     let body = rest.split_once("\r\n\r\n").or_else(|| rest.split_once("\n\n")).unwrap().1;

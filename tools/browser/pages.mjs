@@ -150,6 +150,27 @@ async function testPages(browser) {
   step("the link's form led to a checkout of 25.00");
   noneOutside();
   await context.close();
+  await desktop(browser);
+}
+
+// The same pages on a desktop screen (1280 px): the paid checkout with its summary and receipt
+// link, and the invoice page, without horizontal scroll and with no serious axe finding.
+async function desktop(browser) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  for (const [url, name, needles] of [
+    [plan.checkoutUrl, "checkout-1280", ["What you are paying for", "Download the receipt (PDF)"]],
+    [plan.invoiceUrl, "invoice-1280", ["Amount due", "Download the"]],
+  ]) {
+    await page.goto(url);
+    for (const needle of needles) await expectText(page, needle);
+    const [scroll, client] = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
+    if (scroll > client) fail(`${name} scrolls sideways (${scroll} > ${client})`);
+    await accessible(page, name);
+    await shot(page, name);
+  }
+  step("at 1280 px the paid checkout (summary, receipt) and the invoice read without sideways scroll");
+  await context.close();
 }
 
 async function liveWallet(browser) {

@@ -43,6 +43,16 @@ const IN_FLIGHT: [&str; 2] = ["detected", "validating"];
 /// mined before the expiry and found later).
 const WATCH_AFTER_EXPIRY_HOURS: i64 = 24;
 
+/// Live checkouts whose wallet is watched: pending, or expired less than a day ago.
+fn watched_checkouts<'a>() -> checkout_sessions::BoxedQuery<'a, diesel::pg::Pg> {
+    let since = Utc::now() - chrono::Duration::hours(WATCH_AFTER_EXPIRY_HOURS);
+    checkout_sessions::table
+        .filter(checkout_sessions::mode.eq(Mode::Live.as_str()))
+        .filter(checkout_sessions::status.eq_any(["pending", "expired"]))
+        .filter(checkout_sessions::expires_at.gt(since))
+        .into_boxed()
+}
+
 /// A deferred transfer log as stored.
 #[derive(Queryable, Selectable, Insertable)]
 #[diesel(table_name = deferred_transfers, check_for_backend(diesel::pg::Pg))]
@@ -212,11 +222,7 @@ impl FollowerStore for PgStore {
             .load(&mut conn)
             .await
             .map_err(db)?;
-        let since = Utc::now() - chrono::Duration::hours(WATCH_AFTER_EXPIRY_HOURS);
-        let of_checkouts: Vec<String> = checkout_sessions::table
-            .filter(checkout_sessions::mode.eq(Mode::Live.as_str()))
-            .filter(checkout_sessions::status.eq_any(["pending", "expired"]))
-            .filter(checkout_sessions::expires_at.gt(since))
+        let of_checkouts: Vec<String> = watched_checkouts()
             .select(checkout_sessions::settlement_wallet)
             .distinct()
             .load(&mut conn)
@@ -236,12 +242,8 @@ impl FollowerStore for PgStore {
             .load(&mut conn)
             .await
             .map_err(db)?;
-        let since = Utc::now() - chrono::Duration::hours(WATCH_AFTER_EXPIRY_HOURS);
-        let of_checkouts: Vec<String> = checkout_sessions::table
-            .filter(checkout_sessions::mode.eq(Mode::Live.as_str()))
+        let of_checkouts: Vec<String> = watched_checkouts()
             .filter(checkout_sessions::settlement_wallet.eq(wallet.as_str()))
-            .filter(checkout_sessions::status.eq_any(["pending", "expired"]))
-            .filter(checkout_sessions::expires_at.gt(since))
             .select(checkout_sessions::merchant_id)
             .distinct()
             .load(&mut conn)

@@ -271,11 +271,12 @@ pub async fn checkout_page(state: web::Data<AppState>, id: web::Path<String>) ->
 }
 
 /// A form post from a checkout page: the API's body rules (1 MiB, the body deadline, answers in
-/// the envelope), the same-origin check, then the checkout.
+/// the envelope), the same-origin check, then the checkout, which must be of `mode` (the other
+/// mode's form does not exist: not found).
 async fn page_post(
     req: &HttpRequest,
     state: &AppState,
-    id: &str,
+    (id, mode): (&str, Mode),
     payload: web::Payload,
 ) -> Result<Result<(CheckoutView, Vec<u8>), HttpResponse>, ApiError> {
     let form = read_body(req, &mut payload.into_inner()).await?;
@@ -283,8 +284,8 @@ async fn page_post(
         return Ok(Err(forbidden()));
     }
     Ok(match load(state, id).await? {
-        Some(v) => Ok((v, form.to_vec())),
-        None => Err(not_found()),
+        Some(v) if v.session.scope.mode == mode => Ok((v, form.to_vec())),
+        _ => Err(not_found()),
     })
 }
 
@@ -306,13 +307,10 @@ pub async fn submit_from_page(
     id: web::Path<String>,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let (v, form) = match page_post(&req, &state, &id, payload).await? {
+    let (v, form) = match page_post(&req, &state, (&id, Mode::Live), payload).await? {
         Ok(found) => found,
         Err(answer) => return Ok(answer),
     };
-    if v.session.scope.mode != Mode::Live {
-        return Ok(not_found());
-    }
     let back = format!("/checkout/{}", v.session.id);
     let Some(tx) = form_field(&form, "transactionHash").as_deref().and_then(TxHash::parse) else {
         let body = html! {
@@ -337,13 +335,10 @@ pub async fn simulate_from_page(
     id: web::Path<String>,
     payload: web::Payload,
 ) -> Result<HttpResponse, ApiError> {
-    let (v, form) = match page_post(&req, &state, &id, payload).await? {
+    let (v, form) = match page_post(&req, &state, (&id, Mode::Test), payload).await? {
         Ok(found) => found,
         Err(answer) => return Ok(answer),
     };
-    if v.session.scope.mode != Mode::Test {
-        return Ok(not_found());
-    }
     let due = v.amount_due.clone();
     let (amount, succeed) = match form_field(&form, "outcome").as_deref() {
         Some("full") | None => (due, true),

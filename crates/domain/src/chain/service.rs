@@ -113,9 +113,6 @@ impl Follower<'_> {
     /// reported its hash to which checkout.
     async fn handle(&self, logged: &LoggedTransfer, report: &mut FollowReport) -> Result<(), Error> {
         let chain_id = self.invoices.settings.chain_id;
-        if !in_range(&logged.transfer.amount) {
-            return self.record_unattributed(logged, UnattributedReason::AmountOutOfRange, report).await;
-        }
         match self.store.log_claim(chain_id, logged).await? {
             LogClaim::Credited => Ok(()),
             // A reported hash (or an earlier pass's attribution) is being verified: decided

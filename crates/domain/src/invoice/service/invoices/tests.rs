@@ -495,3 +495,28 @@ async fn a_stopping_worker_gives_back_the_leases_it_did_not_use() {
     assert_eq!(report.changed, 0);
     assert!(report.failed.is_empty());
 }
+
+/// A customer may report a hash to a checkout that expired less than a day ago (the block's
+/// time decides whether it pays it); later, or on a completed checkout, the report is refused.
+#[test]
+fn a_report_is_taken_up_to_a_day_after_expiry() {
+    let crypto = SeqCrypto::default();
+    let now = Utc::now();
+    let agg = issued("10", now);
+    let session = agg.sessions[0].clone();
+    let report = |agg: &InvoiceAggregate, at: DateTime<Utc>, n: u8| {
+        credit::reported(&crypto, agg, (&session.id, &tx(n), None), (credit::Origin::Submitted, Actor::Api), at)
+    };
+    let expired_at = session.expires_at;
+    let mut expired = agg.clone();
+    expired.sessions[0].status = CheckoutStatus::Expired;
+    assert!(report(&expired, expired_at + Duration::hours(23), 1).is_ok());
+    let late = expired_at + Duration::hours(credit::REPORT_AFTER_EXPIRY_HOURS);
+    assert_eq!(report(&expired, late, 2).map(|_| ()), Err(Error::CheckoutSessionNotPayable));
+    let mut completed = agg.clone();
+    completed.sessions[0].status = CheckoutStatus::Completed;
+    assert_eq!(report(&completed, now, 3).map(|_| ()), Err(Error::CheckoutSessionNotPayable));
+    // The follower records what it saw, whatever the checkout's state.
+    let detected = (credit::Origin::Detected, Actor::System);
+    assert!(credit::reported(&crypto, &completed, (&session.id, &tx(4), Some(0)), detected, late).is_ok());
+}

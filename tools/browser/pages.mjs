@@ -4,7 +4,7 @@
 //   node pages.mjs '<plan as JSON>'
 //
 // Plans (made by crates/app/tests/api/browser.rs, which starts the service, and anvil for live):
-//   {"scenario": "test-pages", "checkoutUrl", "invoiceUrl", "linkUrl", "shots"}
+//   {"scenario": "test-pages", "checkoutUrl", "invoiceUrl", "linkUrl", "logo", "shots"}
 //   {"scenario": "live-wallet", "checkoutUrl", "anvilUrl", "payer", "shots"}
 // Prints one line per step; exits 1 with the reason on the first failure.
 
@@ -103,6 +103,12 @@ async function testPages(browser) {
   const numberLines = await page.locator("h1 .ref").evaluate((el) => el.getClientRects().length);
   if (numberLines !== 1) fail(`the invoice number wraps over ${numberLines} lines at 360 px`);
   step("the checkout shows what is paid for, and the invoice number on one line at 360 px");
+  // The merchant's logo: loaded from the service, above the name, and the page's icon.
+  const logo = await page.locator("img.logo").evaluate((img) => [img.complete && img.naturalWidth, new URL(img.src).pathname]);
+  if (!logo[0] || logo[1] !== plan.logo) fail(`the merchant's logo did not load (${logo})`);
+  const icon = await page.locator('link[rel="icon"]').getAttribute("href");
+  if (icon !== plan.logo) fail(`the page icon is ${icon}, not the merchant's logo`);
+  step("the merchant's logo loads above its name and is the page's icon");
   await accessible(page, "checkout (test)");
   await shot(page, "checkout-test");
   await Promise.all([page.waitForURL(/\/checkout\//), page.getByRole("button", { name: "Pay half" }).click()]);

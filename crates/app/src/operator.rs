@@ -75,6 +75,19 @@ pub enum MerchantCommand {
         #[arg(long)]
         json: bool,
     },
+    /// The merchant's logo on its invoices, receipts, emails and hosted pages: a PNG file of at
+    /// most 256 KiB, 16 to 1024 pixels wide and high (`--clear` removes it).
+    Logo {
+        merchant_id: String,
+        /// The PNG file.
+        #[arg(long, required_unless_present = "clear", conflicts_with = "clear")]
+        file: Option<std::path::PathBuf>,
+        /// Remove the logo.
+        #[arg(long)]
+        clear: bool,
+        #[arg(long)]
+        json: bool,
+    },
     /// Suspend a merchant: its keys stop working with ACCOUNT_SUSPENDED.
     Suspend {
         merchant_id: String,
@@ -195,7 +208,35 @@ fn merchant_json(m: &stablepay_domain::merchant::Merchant) -> Value {
         })),
         "createdAt": time(Some(m.created_at)),
         "profile": profile_json(&m.profile),
+        "logo": m.logo.as_ref().map(logo_json),
     })
+}
+
+fn logo_json(l: &stablepay_domain::merchant::Logo) -> Value {
+    json!({ "digest": l.digest, "width": l.width, "height": l.height, "path": format!("/logos/{}.png", l.digest) })
+}
+
+/// `merchant logo`: sets the logo from a PNG file, or removes it.
+async fn logo(adapters: &Adapters, id: &str, file: Option<&std::path::Path>) -> Result<(Value, String), Error> {
+    use stablepay_domain::merchant::logo::MAX_LOGO_BYTES;
+    let id = merchant_id(id)?;
+    let png = match file {
+        Some(path) => {
+            let unreadable = |e: std::io::Error| Error::validation("file", format!("{}: {e}", path.display()));
+            let size = std::fs::metadata(path).map_err(unreadable)?.len();
+            if usize::try_from(size).map_or(true, |s| s > MAX_LOGO_BYTES) {
+                return Err(Error::validation("logo", format!("a logo is at most {} KiB", MAX_LOGO_BYTES / 1024)));
+            }
+            Some(std::fs::read(path).map_err(unreadable)?)
+        }
+        None => None,
+    };
+    let set = merchants::set_logo(adapters.merchants(), &id, png).await?;
+    let text = match &set {
+        Some(l) => format!("logo of {id} set: {} x {} px, /logos/{}.png", l.width, l.height, l.digest),
+        None => format!("logo of {id} removed"),
+    };
+    Ok((json!({ "id": id.as_str(), "logo": set.as_ref().map(logo_json) }), text))
 }
 
 fn profile_json(p: &stablepay_domain::merchant::MerchantProfile) -> Value {
@@ -325,6 +366,9 @@ pub async fn merchant(command: MerchantCommand, adapters: &Adapters) -> ExitCode
         } => {
             let given = [legal_name, postal_address, tax_id, support_email, reply_to];
             finish(json, profile(adapters, &id, given).await)
+        }
+        MerchantCommand::Logo { merchant_id: id, file, clear: _, json } => {
+            finish(json, logo(adapters, &id, file.as_deref()).await)
         }
         MerchantCommand::UniqueAmounts { merchant_id: id, state, json } => {
             finish(json, unique_amounts(adapters, &id, matches!(state, OnOff::On)).await)

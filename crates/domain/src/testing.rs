@@ -45,6 +45,7 @@ pub fn merchant(
         invoice_prefix: "INV".into(),
         created_at,
         profile: Default::default(),
+        logo: None,
     }
 }
 

@@ -28,10 +28,11 @@ use crate::idempotency::model::IdempotencySettings;
 use crate::idempotency::ports::IdempotencyStore;
 use crate::idempotency::service::Idempotency;
 use crate::ids::ApiKeyId;
+use crate::invoice::aggregate::InvoiceKey;
 use crate::invoice::document::InvoiceDocument;
 use crate::invoice::ports::{InvoiceRenderer, InvoiceStore};
 use crate::invoice::service::{Collections, DueReport, Invoices, PublicViews};
-use crate::merchant::model::ChainSettings;
+use crate::merchant::model::{ChainSettings, Merchant};
 use crate::merchant::ports::MerchantStore;
 use crate::mode::Scope;
 use crate::payment_link::ports::PaymentLinkStore;
@@ -272,6 +273,18 @@ impl UseCases {
     /// the request's path; see `Principal::record_use`).
     pub async fn record_key_use(&self, id: &ApiKeyId, at: DateTime<Utc>) -> Result<(), Error> {
         self.ports.keys.record_key_use(id, at).await
+    }
+
+    /// The document of the invoice `key` of `merchant` in `scope`, with the merchant's logo.
+    /// Errors: as [`Invoices::document`].
+    pub async fn invoice_document(
+        &self,
+        merchant: &Merchant,
+        scope: &Scope,
+        key: &InvoiceKey,
+    ) -> Result<InvoiceDocument, Error> {
+        let document = self.invoices().document(merchant, scope, key, self.pages()).await?;
+        Ok(document.with_logo(self.ports.merchants.logo_image(merchant).await?))
     }
 
     /// The PDF of an invoice document. Rendering is CPU work: callers run it off their async

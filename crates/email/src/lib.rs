@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use lettre::message::header::ContentType;
-use lettre::message::{Attachment, Mailbox, MultiPart};
+use lettre::message::{Attachment, Mailbox, MultiPart, SinglePart};
 use lettre::{Address, AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use stablepay_domain::email::model::EmailMessage;
 use stablepay_domain::email::ports::{MailError, Mailer};
@@ -81,7 +81,18 @@ impl LettreMailer {
         if let Some(reply_to) = &m.reply_to {
             builder = builder.reply_to(reply_to.parse().map_err(|e| permanent(format!("reply-to: {e}")))?);
         }
-        let alternative = MultiPart::alternative_plain_html(m.text.clone(), m.html.clone());
+        let alternative = match &m.logo {
+            // The HTML part with the images it shows inline: multipart/related.
+            Some(image) => {
+                let kind = ContentType::parse(&image.content_type).map_err(|e| permanent(format!("logo: {e}")))?;
+                let html = SinglePart::builder().header(ContentType::TEXT_HTML).body(m.html.clone());
+                let related = MultiPart::related()
+                    .singlepart(html)
+                    .singlepart(Attachment::new_inline(image.content_id.clone()).body(image.bytes.clone(), kind));
+                MultiPart::alternative().singlepart(SinglePart::plain(m.text.clone())).multipart(related)
+            }
+            None => MultiPart::alternative_plain_html(m.text.clone(), m.html.clone()),
+        };
         let body = match &m.attachment {
             Some(a) => {
                 let kind = ContentType::parse(&a.content_type).map_err(|e| permanent(format!("attachment: {e}")))?;

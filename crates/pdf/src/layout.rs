@@ -42,6 +42,13 @@ pub enum Op {
         y: f32,
         width: f32,
     },
+    /// The merchant's logo: its top left and its size.
+    Logo {
+        x: f32,
+        y: f32,
+        width: f32,
+        height: f32,
+    },
     /// A QR code: its top left, the module size, and the dark modules' columns per row.
     Qr {
         x: f32,
@@ -309,8 +316,18 @@ fn qr(text: &str) -> Option<Vec<Vec<usize>>> {
 
 /// The pages of `doc`: every page names the document and its page ("INV-000042 · Page 2 of 3"),
 /// and a test-mode document says so on every page.
-pub fn lay_out(doc: &InvoiceDocument, m: &Measure<'_>) -> Pages {
+/// The largest a logo is drawn, in points (it is never enlarged past one point per pixel).
+const LOGO_BOX: (f32, f32) = (160.0, 44.0);
+
+/// Lays out `doc`; `logo` is the pixel size of its logo when it is drawn (it decoded).
+pub fn lay_out(doc: &InvoiceDocument, m: &Measure<'_>, logo: Option<(u32, u32)>) -> Pages {
     let mut w = Writer { m, pages: vec![Vec::new()], y: MARGIN + 14.0, table: None };
+    if let Some((width, height)) = logo {
+        let (width, height) = logo_size(width, height);
+        let top = MARGIN - 4.0;
+        w.ops().push(Op::Logo { x: MARGIN, y: top, width, height });
+        w.y = top + height + 22.0;
+    }
     header(&mut w, doc);
     facts(&mut w, doc);
     customer(&mut w, doc);
@@ -319,6 +336,13 @@ pub fn lay_out(doc: &InvoiceDocument, m: &Measure<'_>) -> Pages {
     let mut pages = w.pages;
     mark_pages(&mut pages, doc, m);
     pages
+}
+
+/// A logo of `width` x `height` pixels fitted in [`LOGO_BOX`], in points.
+fn logo_size(width: u32, height: u32) -> (f32, f32) {
+    let (w, h) = (width.max(1) as f32, height.max(1) as f32);
+    let scale = (LOGO_BOX.0 / w).min(LOGO_BOX.1 / h).min(1.0);
+    (w * scale, h * scale)
 }
 
 /// The footer of every page, and the test-mode banner.

@@ -4,6 +4,7 @@
 //! fonts shipped in this crate (`fonts/`: DejaVu Sans for Latin, Greek, Cyrillic, Hebrew and
 //! Arabic; Droid Sans Fallback for CJK) and embedded, subset, in every PDF: no system font is
 //! looked up at run time. Text is drawn with its Unicode mapping, so it extracts as written.
+//! The merchant's logo (PNG) is drawn at the top left when it decodes.
 
 // Page geometry (points, font metrics) is floating point by nature; amounts are only rendered
 // here, from the domain's exact decimals, never computed.
@@ -14,7 +15,8 @@ mod layout;
 
 use krilla::Document;
 use krilla::color::rgb;
-use krilla::geom::{PathBuilder, Point, Rect};
+use krilla::geom::{PathBuilder, Point, Rect, Size, Transform};
+use krilla::image::Image;
 use krilla::metadata::Metadata;
 use krilla::num::NormalizedF32;
 use krilla::page::PageSettings;
@@ -64,7 +66,7 @@ impl KrillaRenderer {
         }
     }
 
-    fn draw(&self, surface: &mut Surface<'_>, op: &Op) {
+    fn draw(&self, surface: &mut Surface<'_>, op: &Op, logo: Option<&Image>) {
         match op {
             Op::Text { x, y, size, face, text, grey, rtl } => {
                 let shade = if *grey { 90 } else { 20 };
@@ -75,6 +77,13 @@ impl KrillaRenderer {
             Op::Rule { x, y, width } => {
                 surface.set_fill(Some(fill(200, 200, 200)));
                 rect(surface, *x, *y, *width, 0.6);
+            }
+            Op::Logo { x, y, width, height } => {
+                if let (Some(image), Some(size)) = (logo, Size::from_wh(*width, *height)) {
+                    surface.push_transform(&Transform::from_translate(*x, *y));
+                    surface.draw_image(image.clone(), size);
+                    surface.pop();
+                }
             }
             Op::Qr { x, y, module, dark } => {
                 surface.set_fill(Some(fill(0, 0, 0)));
@@ -109,12 +118,11 @@ fn rect(surface: &mut Surface<'_>, x: f32, y: f32, w: f32, h: f32) {
     }
 }
 
-impl InvoiceRenderer for KrillaRenderer {
-    fn render_pdf(&self, document: &InvoiceDocument) -> Result<Vec<u8>, Error> {
-        if document.invoice.collection_state == CollectionState::Draft || document.invoice.number.is_none() {
-            return Err(Error::InvoicePdfUnavailable("a draft has no document yet; issue it first".into()));
-        }
-        let pages: Pages = layout::lay_out(document, &layout::Measure::new(REGULAR, BOLD, FALLBACK));
+impl KrillaRenderer {
+    /// The document's pages drawn with `logo` (if any).
+    fn render(&self, document: &InvoiceDocument, logo: Option<&Image>) -> Result<Vec<u8>, Error> {
+        let measure = layout::Measure::new(REGULAR, BOLD, FALLBACK);
+        let pages: Pages = layout::lay_out(document, &measure, logo.map(Image::size));
         let mut pdf = Document::new();
         let title = format!("Invoice {}", document.invoice.number.as_deref().unwrap_or(""));
         pdf.set_metadata(Metadata::new().title(title).creator("stablepay".into()));
@@ -126,11 +134,26 @@ impl InvoiceRenderer for KrillaRenderer {
             let mut page = pdf.start_page_with(settings);
             let mut surface = page.surface();
             for op in ops {
-                self.draw(&mut surface, op);
+                self.draw(&mut surface, op, logo);
             }
             surface.finish();
             page.finish();
         }
         pdf.finish().map_err(|e| Error::InvoicePdfUnavailable(format!("{e:?}")))
+    }
+}
+
+impl InvoiceRenderer for KrillaRenderer {
+    fn render_pdf(&self, document: &InvoiceDocument) -> Result<Vec<u8>, Error> {
+        if document.invoice.collection_state == CollectionState::Draft || document.invoice.number.is_none() {
+            return Err(Error::InvoicePdfUnavailable("a draft has no document yet; issue it first".into()));
+        }
+        // A logo that does not decode (its header reads, its data does not) is left out: the
+        // document is drawn without it.
+        let logo = document.logo.as_ref().and_then(|l| Image::from_png(l.png.clone().into(), true).ok());
+        match (self.render(document, logo.as_ref()), logo.is_some()) {
+            (Err(_), true) => self.render(document, None),
+            (rendered, _) => rendered,
+        }
     }
 }

@@ -5,13 +5,15 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use stablepay_domain::ids::MerchantId;
-use stablepay_domain::merchant::{LiveSettlement, Merchant, MerchantProfile, MerchantStatus, Token, WalletAddress};
+use stablepay_domain::merchant::{
+    LiveSettlement, Logo, LogoImage, Merchant, MerchantProfile, MerchantStatus, Token, WalletAddress,
+};
 use stablepay_domain::ports::MerchantStore;
 use stablepay_domain::{Error, Resource};
 
 use crate::error::db;
 use crate::pool::PgStore;
-use crate::schema::{merchants, test_clocks};
+use crate::schema::{merchant_logos, merchants, test_clocks};
 
 #[derive(Queryable, Selectable, Insertable)]
 #[diesel(table_name = merchants, check_for_backend(diesel::pg::Pg))]
@@ -32,6 +34,9 @@ pub(crate) struct MerchantRow {
     pub tax_id: Option<String>,
     pub support_email: Option<String>,
     pub reply_to: Option<String>,
+    pub logo_digest: Option<String>,
+    pub logo_width: Option<i32>,
+    pub logo_height: Option<i32>,
 }
 
 impl From<&Merchant> for MerchantRow {
@@ -53,6 +58,9 @@ impl From<&Merchant> for MerchantRow {
             tax_id: m.profile.tax_id.clone(),
             support_email: m.profile.support_email.clone(),
             reply_to: m.profile.reply_to.clone(),
+            logo_digest: m.logo.as_ref().map(|l| l.digest.clone()),
+            logo_width: m.logo.as_ref().map(|l| i32::try_from(l.width).unwrap_or(i32::MAX)),
+            logo_height: m.logo.as_ref().map(|l| i32::try_from(l.height).unwrap_or(i32::MAX)),
         }
     }
 }
@@ -71,7 +79,16 @@ impl TryFrom<MerchantRow> for Merchant {
             }),
             _ => None,
         };
+        let logo = match (row.logo_digest, row.logo_width, row.logo_height) {
+            (Some(digest), Some(w), Some(h)) => Some(Logo {
+                digest,
+                width: u32::try_from(w).map_err(|_| corrupt("logo_width"))?,
+                height: u32::try_from(h).map_err(|_| corrupt("logo_height"))?,
+            }),
+            _ => None,
+        };
         Ok(Merchant {
+            logo,
             status: MerchantStatus::parse(&row.status).ok_or_else(|| corrupt("status"))?,
             fee_basis_points: u32::try_from(row.fee_basis_points).map_err(|_| corrupt("fee"))?,
             id: MerchantId::from_trusted(row.id),
@@ -161,6 +178,57 @@ impl MerchantStore for PgStore {
             return Err(Error::NotFound(Resource::Merchant));
         }
         crate::keycache::announce(&mut conn, id.as_str()).await
+    }
+
+    async fn set_logo(&self, id: &MerchantId, logo: Option<LogoImage>) -> Result<(), Error> {
+        let mut conn = self.conn().await?;
+        let found = conn
+            .transaction(async |conn| {
+                let old: Option<Option<String>> = merchants::table
+                    .find(id.as_str())
+                    .select(merchants::logo_digest)
+                    .for_update()
+                    .first(conn)
+                    .await
+                    .optional()?;
+                let Some(old) = old else { return Ok(false) };
+                if let Some(image) = &logo {
+                    diesel::insert_into(merchant_logos::table)
+                        .values((merchant_logos::digest.eq(&image.logo.digest), merchant_logos::png.eq(&image.png)))
+                        .on_conflict_do_nothing()
+                        .execute(conn)
+                        .await?;
+                }
+                let side = |v: u32| i32::try_from(v).unwrap_or(i32::MAX);
+                diesel::update(merchants::table.find(id.as_str()))
+                    .set((
+                        merchants::logo_digest.eq(logo.as_ref().map(|i| &i.logo.digest)),
+                        merchants::logo_width.eq(logo.as_ref().map(|i| side(i.logo.width))),
+                        merchants::logo_height.eq(logo.as_ref().map(|i| side(i.logo.height))),
+                    ))
+                    .execute(conn)
+                    .await?;
+                // The image the merchant used before goes when no merchant uses it any more.
+                if let Some(old) = old.filter(|o| logo.as_ref().is_none_or(|i| &i.logo.digest != o)) {
+                    let users: i64 =
+                        merchants::table.filter(merchants::logo_digest.eq(&old)).count().get_result(conn).await?;
+                    if users == 0 {
+                        diesel::delete(merchant_logos::table.find(&old)).execute(conn).await?;
+                    }
+                }
+                Ok::<_, diesel::result::Error>(true)
+            })
+            .await
+            .map_err(db)?;
+        if !found {
+            return Err(Error::NotFound(Resource::Merchant));
+        }
+        crate::keycache::announce(&mut conn, id.as_str()).await
+    }
+
+    async fn logo_png(&self, digest: &str) -> Result<Option<Vec<u8>>, Error> {
+        let mut conn = self.conn().await?;
+        merchant_logos::table.find(digest).select(merchant_logos::png).first(&mut conn).await.optional().map_err(db)
     }
 
     async fn list_merchants(&self) -> Result<Vec<Merchant>, Error> {

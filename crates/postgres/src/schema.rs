@@ -18,6 +18,17 @@ diesel::table! {
         tax_id -> Nullable<Text>,
         support_email -> Nullable<Text>,
         reply_to -> Nullable<Text>,
+        logo_digest -> Nullable<Text>,
+        logo_width -> Nullable<Int4>,
+        logo_height -> Nullable<Int4>,
+    }
+}
+
+diesel::table! {
+    merchant_logos (digest) {
+        digest -> Text,
+        png -> Bytea,
+        created_at -> Timestamptz,
     }
 }
 
@@ -360,6 +371,7 @@ diesel::table! {
 }
 
 diesel::allow_tables_to_appear_in_same_query!(
+    merchant_logos,
     merchants,
     api_keys,
     test_clocks,

@@ -762,3 +762,55 @@ async fn two_pending_unique_amount_checkouts_of_a_wallet_never_ask_the_same_amou
         assert!(amounts.insert(created.sessions[0].amount_due.to_string()), "{amounts:?}");
     }
 }
+
+/// A PNG file as the logo check reads it (signature, IHDR, IDAT, IEND), `width` x `height`,
+/// made distinct by `tag`.
+fn png(width: u32, height: u32, tag: u8) -> Vec<u8> {
+    let chunk = |kind: &[u8], data: &[u8]| {
+        let mut out = u32::try_from(data.len()).unwrap().to_be_bytes().to_vec();
+        out.extend_from_slice(kind);
+        out.extend_from_slice(data);
+        out.extend_from_slice(&[0, 0, 0, 0]);
+        out
+    };
+    let mut header = width.to_be_bytes().to_vec();
+    header.extend_from_slice(&height.to_be_bytes());
+    header.extend_from_slice(&[8, 6, 0, 0, 0]);
+    let mut out = b"\x89PNG\r\n\x1a\n".to_vec();
+    out.extend(chunk(b"IHDR", &header));
+    out.extend(chunk(b"IDAT", &[tag]));
+    out.extend(chunk(b"IEND", &[]));
+    out
+}
+
+#[tokio::test]
+async fn a_logo_is_stored_once_and_goes_when_no_merchant_uses_it() {
+    use stablepay_domain::ports::MerchantStore;
+    let f = Fixture::new().await;
+    let (a, b) = (f.merchant("A").await, f.merchant("B").await);
+    let (first, second) = (png(120, 40, 1), png(64, 64, 2));
+    let logo = merchants::set_logo(&f.store, &a.id, Some(first.clone())).await.unwrap().unwrap();
+    merchants::set_logo(&f.store, &b.id, Some(first.clone())).await.unwrap();
+    let stored = f.store_merchant(&a.id).await.logo.unwrap();
+    assert_eq!((stored.width, stored.height, &stored.digest), (120, 40, &logo.digest));
+    assert_eq!(f.store.logo_png(&logo.digest).await.unwrap(), Some(first.clone()));
+    assert_eq!(f.db.query("SELECT 1 FROM merchant_logos").await.len(), 1, "one image for two merchants");
+
+    // A replaces its logo: B still uses the first image, so it stays.
+    let other = merchants::set_logo(&f.store, &a.id, Some(second.clone())).await.unwrap().unwrap();
+    assert_eq!(f.store_merchant(&a.id).await.logo.unwrap().digest, other.digest);
+    assert_eq!(f.store.logo_png(&logo.digest).await.unwrap(), Some(first));
+    // B removes it: nobody uses it any more.
+    assert_eq!(merchants::set_logo(&f.store, &b.id, None).await.unwrap(), None);
+    assert_eq!(f.store_merchant(&b.id).await.logo, None);
+    assert_eq!(f.store.logo_png(&logo.digest).await.unwrap(), None);
+    assert_eq!(f.store.logo_png(&other.digest).await.unwrap(), Some(second));
+
+    // A refused image and an unknown merchant change nothing.
+    let refused = merchants::set_logo(&f.store, &a.id, Some(b"GIF89a".to_vec())).await;
+    assert!(matches!(refused, Err(Error::Validation { ref field, .. }) if field == "logo"), "{refused:?}");
+    let unknown = MerchantId::from_trusted("mer_unknown".into());
+    assert_eq!(merchants::set_logo(&f.store, &unknown, None).await, Err(Error::NotFound(Resource::Merchant)));
+    assert_eq!(f.store.set_logo(&unknown, None).await, Err(Error::NotFound(Resource::Merchant)));
+    assert_eq!(f.store_merchant(&a.id).await.logo.unwrap().digest, other.digest);
+}

@@ -17,7 +17,7 @@ use stablepay_http::error::ApiError;
 use stablepay_http::state::AppState;
 use stablepay_http::timestamp::timestamp;
 
-use crate::page::{forbidden, money, not_found, page, same_origin, see_other, when};
+use crate::page::{forbidden, merchant, merchant_page, money, not_found, page, same_origin, see_other, when};
 
 /// The view of checkout `id` (`None`: no such checkout).
 async fn load(state: &AppState, id: &str) -> Result<Option<CheckoutView>, ApiError> {
@@ -226,7 +226,7 @@ pub fn render(v: &CheckoutView, pages: &PublicPages) -> Markup {
         div.card data-status-url=(format!("/v1/public/checkout-sessions/{}", s.id))
             data-telemetry=(format!("/v1/public/checkout-sessions/{}/telemetry", s.id)) data-phase=(v.phase.as_str())
             data-payment=(v.latest.as_ref().map_or("", |p| p.status.as_str())) {
-            p.merchant { (v.merchant_name) }
+            (merchant(&v.merchant_name, v.logo.as_ref()))
             h1 {
                 @if v.phase.payable() { "Amount due" } @else { "Checkout" }
                 @if let Some(r) = &reference { span.ref { " · " (r) } }
@@ -267,7 +267,8 @@ pub fn render(v: &CheckoutView, pages: &PublicPages) -> Markup {
 pub async fn checkout_page(state: web::Data<AppState>, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
     let Some(v) = load(&state, &id).await? else { return Ok(not_found()) };
     let title = format!("Pay {} · {} {}", v.merchant_name, money(&v.amount_due), v.session.currency.symbol());
-    Ok(page(StatusCode::OK, &title, Some(v.session.scope.mode), render(&v, state.use_cases.pages())))
+    let body = render(&v, state.use_cases.pages());
+    Ok(merchant_page(StatusCode::OK, &title, Some(v.session.scope.mode), v.logo.as_ref(), body))
 }
 
 /// A form post from a checkout page: the API's body rules (1 MiB, the body deadline, answers in

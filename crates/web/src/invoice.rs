@@ -19,7 +19,7 @@ use stablepay_http::error::{ApiError, ErrorCode};
 use stablepay_http::ratelimit::enforce;
 use stablepay_http::state::AppState;
 
-use crate::page::{day, forbidden, money, not_found, page, plain, same_origin, see_other};
+use crate::page::{day, forbidden, money, not_found, plain, same_origin, see_other};
 
 async fn load(state: &AppState, token: &str) -> Result<Option<InvoiceView>, ApiError> {
     let Some(token) = PublicToken::parse(token) else { return Ok(None) };
@@ -107,7 +107,7 @@ pub fn render(view: &InvoiceView, pages: &PublicPages, token: &str) -> Markup {
     let payable = state.is_collectible() && !inv.remaining().is_zero();
     html! {
         div.card.invoice {
-            p.merchant { (merchant) }
+            (crate::page::merchant(merchant, view.logo.as_ref()))
             h1 { "Invoice" @if let Some(n) = &inv.number { " " span.ref { (n) } } }
             p { span.badge data-state=(state.as_str()) { (state_label(state)) } }
             dl.facts {
@@ -177,7 +177,7 @@ pub async fn invoice_page(state: web::Data<AppState>, token: web::Path<String>) 
     let agg = &view.aggregate;
     let title = format!("Invoice {} · {}", agg.invoice.number.as_deref().unwrap_or(""), view.merchant_name);
     let body = render(&view, state.use_cases.pages(), &token);
-    Ok(page(StatusCode::OK, &title, Some(agg.invoice.scope.mode), body))
+    Ok(crate::page::merchant_page(StatusCode::OK, &title, Some(agg.invoice.scope.mode), view.logo.as_ref(), body))
 }
 
 /// "Pay" on the invoice page: a checkout for what is due (the open one if there is one), then

@@ -27,7 +27,8 @@ pub fn configure(cfg: &mut ServiceConfig) {
         .service(link::submit_link_page)
         .service(assets::styles)
         .service(assets::script)
-        .service(assets::icon);
+        .service(assets::icon)
+        .service(assets::logo);
 }
 
 /// The metrics label of a page path: its family, never a session id or token.
@@ -38,6 +39,7 @@ pub fn route_label(path: &str) -> Option<&'static str> {
         Some("l") => Some("/l/*"),
         Some("assets") => Some("/assets/*"),
         Some("favicon.ico") => Some("/favicon.ico"),
+        Some("logos") => Some("/logos/*"),
         _ => None,
     }
 }

@@ -23,7 +23,7 @@ use stablepay_http::ratelimit::enforce;
 use stablepay_http::respond::to_data;
 use stablepay_http::state::AppState;
 
-use crate::page::{forbidden, money, not_found, page, same_origin, see_other, when};
+use crate::page::{forbidden, merchant, merchant_page, money, not_found, same_origin, see_other, when};
 
 /// What the customer sent, and what was wrong with it.
 #[derive(Default)]
@@ -83,7 +83,7 @@ fn render(shown: &PublicLink, key: &str, sent: &Sent) -> Markup {
         .filter(|_| !matches!(sent.field.as_deref(), Some("amount" | "email" | "name" | "customerReference")));
     html! {
         div.card {
-            p.merchant { (shown.merchant_name) }
+            (merchant(&shown.merchant_name, shown.logo.as_ref()))
             h1 { (c.title) }
             @if let Some(d) = &c.description { p.pre { (d) } }
             @if let AmountRule::Fixed(amount) = &c.amount {
@@ -123,7 +123,8 @@ async fn load(state: &AppState, public: &str) -> Result<Option<PublicLink>, ApiE
 
 fn show(state: &AppState, shown: &PublicLink, sent: &Sent, status: StatusCode) -> HttpResponse {
     let key = random_base62(state.use_cases.crypto(), 22);
-    page(status, &shown.link.config.title, Some(shown.link.scope.mode), render(shown, &key, sent))
+    let body = render(shown, &key, sent);
+    merchant_page(status, &shown.link.config.title, Some(shown.link.scope.mode), shown.logo.as_ref(), body)
 }
 
 /// The hosted page of a payment link.

@@ -7,6 +7,7 @@ use actix_web::http::header::{CACHE_CONTROL, CONTENT_TYPE, LOCATION};
 use actix_web::{HttpRequest, HttpResponse, HttpResponseBuilder};
 use maud::{DOCTYPE, Markup, html};
 use stablepay_domain::Mode;
+use stablepay_domain::merchant::Logo;
 use stablepay_domain::url::HttpUrl;
 
 /// The Content-Security-Policy of every page: only this service's own stylesheet, script,
@@ -26,8 +27,26 @@ pub fn secure(res: &mut HttpResponseBuilder) {
         .insert_header(("Referrer-Policy", "same-origin"));
 }
 
-/// A whole page: `title`, a test-mode banner in test mode, then `main`.
-pub fn layout(title: &str, mode: Option<Mode>, main: Markup) -> Markup {
+/// Where a merchant's logo is served (content-addressed: a new logo has a new address).
+pub fn logo_url(logo: &Logo) -> String {
+    format!("/logos/{}.png", logo.digest)
+}
+
+/// Whom a page is from: the merchant's logo (when set) above its name. The logo is decorative
+/// beside the name, so its text alternative is empty.
+pub fn merchant(name: &str, logo: Option<&Logo>) -> Markup {
+    html! {
+        @if let Some(logo) = logo {
+            @let (width, height) = logo.fit(200, 48);
+            img.logo src=(logo_url(logo)) alt="" width=(width) height=(height);
+        }
+        p.merchant { (name) }
+    }
+}
+
+/// A whole page: `title`, a test-mode banner in test mode, then `main`; the page icon is the
+/// merchant's logo when set.
+pub fn layout(title: &str, mode: Option<Mode>, icon: Option<&Logo>, main: Markup) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -36,7 +55,11 @@ pub fn layout(title: &str, mode: Option<Mode>, main: Markup) -> Markup {
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 title { (title) }
                 link rel="stylesheet" href="/assets/pages.css";
-                link rel="icon" href="/favicon.ico" type="image/x-icon";
+                @if let Some(logo) = icon {
+                    link rel="icon" href=(logo_url(logo)) type="image/png";
+                } @else {
+                    link rel="icon" href="/favicon.ico" type="image/x-icon";
+                }
                 script src="/assets/pages.js" defer {}
             }
             body {
@@ -54,10 +77,21 @@ pub fn layout(title: &str, mode: Option<Mode>, main: Markup) -> Markup {
 
 /// A rendered page with `status`.
 pub fn page(status: StatusCode, title: &str, mode: Option<Mode>, main: Markup) -> HttpResponse {
+    merchant_page(status, title, mode, None, main)
+}
+
+/// A rendered page of a merchant with `status`, its logo as the page icon when set.
+pub fn merchant_page(
+    status: StatusCode,
+    title: &str,
+    mode: Option<Mode>,
+    logo: Option<&Logo>,
+    main: Markup,
+) -> HttpResponse {
     let mut res = HttpResponse::build(status);
     res.insert_header((CONTENT_TYPE, "text/html; charset=utf-8"));
     secure(&mut res);
-    res.body(layout(title, mode, main).into_string())
+    res.body(layout(title, mode, logo, main).into_string())
 }
 
 /// The page of something that does not exist (or is not for customers).

@@ -39,6 +39,7 @@ fn shots() -> String {
 async fn test_mode_pages_work_in_a_real_browser() {
     let app = TestApp::spawn().await;
     let m = app.merchant("Acme Coffee Roasters");
+    let logo = app.set_logo(&m.id, &crate::support::png_image(240, 80));
     let cs = app.post(&m.sk_test, "/v1/checkout-sessions", json!({ "amount": "84" })).await.ok(201).clone();
     let invoice = app
         .post(
@@ -78,6 +79,7 @@ async fn test_mode_pages_work_in_a_real_browser() {
         "checkoutUrl": cs["checkoutUrl"],
         "invoiceUrl": invoice["hostedInvoiceUrl"],
         "linkUrl": link["url"],
+        "logo": format!("/logos/{logo}.png"),
         "shots": shots(),
     }))
     .await;
@@ -146,6 +148,7 @@ async fn emails_render_in_a_browser_engine_without_sideways_scroll() {
         "help@acme.example",
         "--json",
     ]);
+    app.set_logo(&m.id, &crate::support::png_image(1000, 100));
     let body = |issue: bool| {
         json!({
             "lines": [

@@ -500,3 +500,29 @@ async fn failing_email_attempts_show_in_the_workers_readiness() {
     assert!(worker["itemsFailed"].as_u64().unwrap() >= 1, "{worker}");
     assert!(actions(&app, &m, id).await.contains(&"email_failed".to_owned()));
 }
+
+/// The merchant's logo travels inside the email (an inline part the HTML names by its
+/// Content-ID), never fetched from anywhere.
+#[tokio::test]
+async fn the_logo_is_an_inline_part_of_the_html() {
+    let smtp = Smtp::start().await;
+    let app = TestApp::spawn_with(fresh_db().await, &env(&smtp), &[]).await;
+    let m = app.merchant("Logo Shop");
+    let digest = app.set_logo(&m.id, &crate::support::png_image(240, 80));
+    let inv = issued(&app, &m, invoice_body(10)).await;
+    app.post(&m.sk_test, &format!("/v1/invoices/{}/send", inv["id"].as_str().unwrap()), json!({})).await.ok(202);
+    let msg = smtp.wait_for(1).await.remove(0);
+    let cid = format!("logo.{}@stablepay", &digest[..16]);
+    assert!(msg.contains("Content-Type: multipart/related"), "{msg}");
+    assert!(msg.contains(&format!("Content-ID: <{cid}>")), "{msg}");
+    assert!(msg.contains("Content-Type: image/png"), "{msg}");
+    assert!(msg.contains("Content-Type: application/pdf"), "the PDF is still attached");
+    let html = part(&msg, "text/html");
+    assert!(html.contains(&format!("<img src=\"cid:{cid}\" alt=\"Logo Shop\" width=\"144\" height=\"48\"")), "{html}");
+    assert!(
+        !html.contains("http://127.0.0.1") || !html.contains("/logos/"),
+        "the logo is not fetched from the service"
+    );
+    let text = part(&msg, "text/plain");
+    assert!(!text.contains("cid:"), "{text}");
+}

@@ -229,3 +229,93 @@ async fn the_checkout_shows_what_is_paid_for_and_the_paid_invoice_offers_its_rec
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("RECEIPT") && text.contains("PAID"), "{text}");
 }
+
+/// A merchant's logo: set from a PNG file by the operator (anything else refused, naming the
+/// field), shown above its name on the checkout, invoice and link pages and used as their icon,
+/// served at its digest's address with its exact bytes; removed, the pages go back to the
+/// name and the service's icon, and the old address is gone.
+#[tokio::test]
+async fn the_merchants_logo_is_on_its_pages_and_served_by_digest() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    let other = app.merchant("Other");
+    // Refusals name their field and change nothing.
+    let bad = std::env::temp_dir().join(format!("not-a-logo-{}.gif", std::process::id()));
+    std::fs::write(&bad, b"GIF89a not a png").unwrap();
+    for (file, field) in [(bad.to_str().unwrap(), "logo"), ("/nonexistent/logo.png", "file")] {
+        let (ok, refused) = app.cli(&["merchant", "logo", &m.id, "--file", file, "--json"]);
+        assert!(!ok);
+        assert_eq!(refused["error"]["details"]["field"], field, "{refused}");
+    }
+    let (ok, _) = app.cli(&["merchant", "logo", &m.id, "--json"]);
+    assert!(!ok, "neither --file nor --clear");
+    let huge = crate::support::png_image(2048, 16);
+    let file = std::env::temp_dir().join(format!("huge-{}.png", std::process::id()));
+    std::fs::write(&file, &huge).unwrap();
+    let (ok, refused) = app.cli(&["merchant", "logo", &m.id, "--file", file.to_str().unwrap(), "--json"]);
+    assert!(!ok);
+    assert!(refused["error"]["message"].as_str().unwrap().contains("2048 x 16"), "{refused}");
+    assert_eq!(app.cli_ok(&["merchant", "show", &m.id, "--json"])["logo"], Value::Null);
+
+    let png = crate::support::png_image(240, 80);
+    let digest = app.set_logo(&m.id, &png);
+    assert_eq!(app.cli_ok(&["merchant", "show", &m.id, "--json"])["logo"]["width"], 240);
+    let img = format!("<img class=\"logo\" src=\"/logos/{digest}.png\" alt=\"\" width=\"144\" height=\"48\">");
+    let icon = format!("<link rel=\"icon\" href=\"/logos/{digest}.png\" type=\"image/png\">");
+
+    let cs = app.post(&m.sk_test, "/v1/checkout-sessions", json!({ "amount": "5" })).await.ok(201).clone();
+    let inv = app
+        .post(
+            &m.sk_test,
+            "/v1/invoices",
+            json!({ "lines": [{ "description": "Beans", "quantity": "1", "unitAmount": "9" }], "issue": true }),
+        )
+        .await
+        .ok(201)
+        .clone();
+    let link = app
+        .post(&m.sk_test, "/v1/payment-links", json!({ "title": "Tip", "amountType": "fixed", "amount": "3" }))
+        .await
+        .ok(201)
+        .clone();
+    let urls = [
+        format!("/checkout/{}", cs["id"].as_str().unwrap()),
+        inv["hostedInvoiceUrl"].as_str().unwrap().to_owned(),
+        link["url"].as_str().unwrap().to_owned(),
+    ];
+    let app = &app;
+    let fetch = |url: String| async move {
+        let url = if url.starts_with('/') { app.url(&url) } else { url };
+        app.http.get(url).send().await.unwrap().text().await.unwrap()
+    };
+    for url in &urls {
+        let page = fetch(url.clone()).await;
+        assert!(page.contains(&img), "{url} lacks the logo:\n{page}");
+        assert!(page.contains(&icon), "{url} lacks the icon");
+        assert!(!page.contains("/favicon.ico"), "{url}");
+    }
+    // Another merchant's pages keep the service's icon.
+    let theirs = app.post(&other.sk_test, "/v1/checkout-sessions", json!({ "amount": "5" })).await.ok(201).clone();
+    let page = fetch(format!("/checkout/{}", theirs["id"].as_str().unwrap())).await;
+    assert!(page.contains("/favicon.ico") && !page.contains("/logos/"), "{page}");
+
+    let served = app.http.get(app.url(&format!("/logos/{digest}.png"))).send().await.unwrap();
+    assert_eq!(served.status().as_u16(), 200);
+    assert_eq!(served.headers()["content-type"], "image/png");
+    assert_eq!(served.headers()["cache-control"], "public, max-age=31536000, immutable");
+    assert_eq!(served.headers()["x-content-type-options"], "nosniff");
+    assert_eq!(served.bytes().await.unwrap().to_vec(), png);
+    for missing in [format!("/logos/{}.png", "0".repeat(64)), format!("/logos/{digest}"), "/logos/..%2f.png".into()] {
+        let res = app.http.get(app.url(&missing)).send().await.unwrap();
+        assert_eq!(res.status().as_u16(), 404, "{missing}");
+    }
+
+    let cleared = app.cli_ok(&["merchant", "logo", &m.id, "--clear", "--json"]);
+    assert_eq!(cleared["logo"], Value::Null);
+    for url in &urls {
+        let page = fetch(url.clone()).await;
+        assert!(!page.contains("/logos/") && page.contains("/favicon.ico"), "{url} still shows the logo");
+    }
+    let gone = app.http.get(app.url(&format!("/logos/{digest}.png"))).send().await.unwrap();
+    assert_eq!(gone.status().as_u16(), 404);
+}

@@ -274,3 +274,57 @@ async fn large_figures_never_overlap_and_get_thousands_separators() {
         assert!(pair[0].1 <= pair[1].0, "{:?} overlaps {:?}", pair[0], pair[1]);
     }
 }
+
+/// The images of a PDF as `pdfimages -list` reads them: (width, height) in pixels.
+async fn pdf_images(bytes: &[u8], name: &str) -> Vec<(u32, u32)> {
+    std::fs::create_dir_all(shots()).unwrap();
+    let file = shots().join(format!("{name}.pdf"));
+    std::fs::write(&file, bytes).unwrap();
+    let out = Command::new("pdfimages").arg("-list").arg(&file).output().await.expect("pdfimages (poppler-utils)");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .skip(2)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.get(2) == Some(&"image")).then(|| (f[3].parse().unwrap(), f[4].parse().unwrap()))
+        })
+        .collect()
+}
+
+/// The merchant's logo is drawn at the top of its PDFs (the API's and the customer's
+/// download), above the merchant's name and clear of it; a logo that does not decode is left
+/// out and the document is drawn all the same.
+#[tokio::test]
+async fn the_logo_heads_the_pdf_and_one_that_does_not_decode_is_left_out() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Logo Shop");
+    let png = crate::support::png_image(240, 80);
+    app.set_logo(&m.id, &png);
+    let body = json!({ "lines": [{ "description": "Beans", "quantity": "1", "unitAmount": "9" }], "issue": true });
+    let inv = app.post(&m.sk_test, "/v1/invoices", body.clone()).await.ok(201).clone();
+    let id = inv["id"].as_str().unwrap();
+    let pdf = pdf_of(&app, &m.sk_test, id).await;
+    assert_eq!(pdf_images(&pdf, "logo").await, vec![(240, 80)]);
+    // Drawn 132 x 44 pt from 46 pt down: the name's box starts below it.
+    let bbox = pdf_text(&pdf, "logo", true).await;
+    let name = bbox.lines().find(|l| l.contains(">Logo<")).unwrap_or_else(|| panic!("{bbox}"));
+    let y_min: f32 = name.split("yMin=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
+    assert!(y_min > 90.0, "the merchant's name overlaps the logo: {name}");
+    let token = inv["hostedInvoiceUrl"].as_str().unwrap().rsplit('/').next().unwrap();
+    let public = app.http.get(app.url(&format!("/v1/public/invoices/{token}/pdf"))).send().await.unwrap();
+    assert_eq!(public.status().as_u16(), 200);
+    assert_eq!(pdf_images(&public.bytes().await.unwrap(), "logo-public").await, vec![(240, 80)]);
+
+    // A PNG whose image data is damaged passes the upload check but does not decode.
+    let mut damaged = png.clone();
+    let at = damaged.windows(4).position(|w| w == b"IDAT").unwrap() + 4;
+    for b in &mut damaged[at..at + 12] {
+        *b = 0xff;
+    }
+    app.set_logo(&m.id, &damaged);
+    let pdf = pdf_of(&app, &m.sk_test, id).await;
+    assert_eq!(pdf_images(&pdf, "logo-damaged").await, vec![]);
+    assert!(pdf_text(&pdf, "logo-damaged", false).await.contains("Logo Shop"));
+}

@@ -500,3 +500,30 @@ impl Drop for PrivateCluster {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
+
+/// A real PNG image of `width` x `height` (an opaque blue and orange split), as a merchant's
+/// logo would be.
+pub fn png_image(width: u32, height: u32) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, width, height);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    let mut writer = encoder.write_header().unwrap();
+    let pixels: Vec<u8> = (0..height)
+        .flat_map(|_| (0..width).flat_map(move |x| if x < width / 2 { [29, 78, 216] } else { [234, 88, 12] }))
+        .collect();
+    writer.write_image_data(&pixels).unwrap();
+    writer.finish().unwrap();
+    out
+}
+
+impl TestApp {
+    /// Sets `merchant`'s logo to `png` through the operator CLI; answers the logo's digest.
+    pub fn set_logo(&self, merchant: &str, png: &[u8]) -> String {
+        let file = std::env::temp_dir().join(format!("logo-{merchant}-{}.png", std::process::id()));
+        std::fs::write(&file, png).unwrap();
+        let out = self.cli_ok(&["merchant", "logo", merchant, "--file", file.to_str().unwrap(), "--json"]);
+        let _ = std::fs::remove_file(&file);
+        out["logo"]["digest"].as_str().unwrap().to_owned()
+    }
+}

@@ -144,6 +144,7 @@ mod tests {
             invoice_prefix: "INV".into(),
             created_at: now(),
             profile: Default::default(),
+            logo: None,
         };
         let active = |key: ApiKey| {
             Some(KeyLookup { key, merchant: merchant(MerchantStatus::Active), test_clock_offset_seconds: 0 })

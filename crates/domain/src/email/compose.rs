@@ -7,6 +7,7 @@
 use crate::email::model::EmailKind;
 use crate::invoice::model::Invoice;
 use crate::invoice::payment::Payment;
+use crate::merchant::logo::Logo;
 use crate::merchant::model::MerchantProfile;
 use crate::money::Amount;
 
@@ -17,6 +18,8 @@ pub struct Seller<'a> {
     pub name: &'a str,
     /// The seller block of its documents.
     pub profile: &'a MerchantProfile,
+    /// Its logo, shown inline at the top of the HTML part.
+    pub logo: Option<&'a Logo>,
 }
 
 /// An email's subject, plain text and HTML.
@@ -107,8 +110,8 @@ pub fn compose(
     text.push(format!("— {merchant}"));
     text.extend(footer.iter().cloned());
 
-    let html =
-        html_part(&subject, (&greeting, &intro), (&rows, &paid), (hosted_url, action), (&attached, &merchant, &footer));
+    let heading = Heading { title: &subject, merchant: &merchant, logo: seller.logo };
+    let html = html_part(heading, (&greeting, &intro), (&rows, &paid), (hosted_url, action), (&attached, &footer));
     Composed { subject, text: text.join("\n"), html }
 }
 
@@ -170,23 +173,44 @@ fn seller_lines(seller: Seller<'_>) -> Vec<String> {
     lines
 }
 
+/// The top of the HTML part: its title, and the merchant's logo and name.
+struct Heading<'a> {
+    title: &'a str,
+    merchant: &'a str,
+    logo: Option<&'a Logo>,
+}
+
+/// The merchant's logo, inline (at most 200 x 48 pixels), or nothing.
+fn logo_img(heading: &Heading<'_>) -> String {
+    heading.logo.map_or_else(String::new, |logo| {
+        let (w, h) = logo.fit(200, 48);
+        format!(
+            "<img src=\"cid:{}\" alt=\"{}\" width=\"{w}\" height=\"{h}\" style=\"display:block;border:0;margin:0 0 8px;max-width:100%;height:auto\">",
+            escape(&logo.content_id()),
+            escape(heading.merchant)
+        )
+    })
+}
+
 fn html_part(
-    title: &str,
+    heading: Heading<'_>,
     (greeting, intro): (&str, &str),
     (rows, paid): (&[Row], &[String]),
     (url, action): (Option<&str>, &str),
-    (attached, merchant, footer): (&Option<String>, &str, &[String]),
+    (attached, footer): (&Option<String>, &[String]),
 ) -> String {
+    let merchant = heading.merchant;
     let mut h = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><title>{}</title></head>\
          <body style=\"margin:0;padding:0;background:#f4f5f7\">\
          <div style=\"max-width:560px;margin:0 auto;padding:24px 16px;font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;color:#15171a;font-size:15px;line-height:1.5\">\
-         <p style=\"font-size:18px;font-weight:bold;margin:0 0 16px\">{}</p>\
+         {}<p style=\"font-size:18px;font-weight:bold;margin:0 0 16px\">{}</p>\
          <div style=\"background:#ffffff;border-radius:8px;padding:20px\">\
          <p style=\"margin:0 0 12px\">{}</p><p style=\"margin:0 0 16px\">{}</p>\
          <table role=\"presentation\" style=\"width:100%;border-collapse:collapse\">",
-        escape(title),
+        escape(heading.title),
+        logo_img(&heading),
         escape(merchant),
         escape(greeting),
         escape(intro)

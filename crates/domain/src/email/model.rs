@@ -191,6 +191,19 @@ pub struct EmailMessage {
     pub html: String,
     /// The invoice PDF, when attached.
     pub attachment: Option<Attachment>,
+    /// The merchant's logo, shown inline by the HTML part (`cid:` its content id).
+    pub logo: Option<InlineImage>,
+}
+
+/// An image the HTML part shows inline.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InlineImage {
+    /// Its `Content-ID`, without angle brackets (the HTML says `cid:` and this).
+    pub content_id: String,
+    /// Its MIME type.
+    pub content_type: String,
+    /// Its content.
+    pub bytes: Vec<u8>,
 }
 
 #[cfg(test)]

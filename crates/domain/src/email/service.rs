@@ -7,7 +7,9 @@ use chrono::{DateTime, Duration, Utc};
 use crate::clock::Clock;
 use crate::crypto::Crypto;
 use crate::email::compose::{Seller, compose};
-use crate::email::model::{Attachment, EmailKind, EmailMessage, EmailStatus, OutboundEmail, REMINDER_COOLDOWN_HOURS};
+use crate::email::model::{
+    Attachment, EmailKind, EmailMessage, EmailStatus, InlineImage, OutboundEmail, REMINDER_COOLDOWN_HOURS,
+};
 use crate::email::ports::{EmailStore, Mailer};
 use crate::error::Error;
 use crate::ids::InvoiceId;
@@ -277,13 +279,21 @@ impl Emails<'_> {
         .await
     }
 
-    /// The message of `email`: its text, and the invoice's PDF attached.
+    /// The message of `email`: its text, the merchant's logo inline, and the invoice's PDF
+    /// attached.
     async fn message(&self, agg: &InvoiceAggregate, email: &OutboundEmail) -> Result<EmailMessage, Error> {
         let merchant = self.merchants.get_merchant(&email.scope.merchant_id).await?;
         let inv = &agg.invoice;
+        let logo = self.merchants.logo_image(&merchant).await?;
         let document = InvoiceDocument::new(inv.clone(), &agg.payments, &merchant, self.pages);
-        let seller = Seller { name: &merchant.name, profile: &merchant.profile };
+        let seller = Seller { name: &merchant.name, profile: &merchant.profile, logo: logo.as_ref().map(|l| &l.logo) };
         let composed = compose(email.kind, inv, &agg.payments, seller, document.hosted_url.as_deref());
+        let inline = logo.as_ref().map(|l| InlineImage {
+            content_id: l.logo.content_id(),
+            content_type: "image/png".into(),
+            bytes: l.png.clone(),
+        });
+        let document = document.with_logo(logo);
         let attachment = self.renderer.render_pdf(&document).ok().map(|bytes| Attachment {
             filename: format!("{}.pdf", inv.number.as_deref().unwrap_or("invoice")),
             content_type: "application/pdf".into(),
@@ -298,6 +308,7 @@ impl Emails<'_> {
             text: composed.text,
             html: composed.html,
             attachment,
+            logo: inline,
         })
     }
 }
@@ -478,7 +489,14 @@ mod tests {
             .expect_claim_emails()
             .withf(|limit, lease| (*limit, *lease) == (1, 30))
             .returning(move |_, _| Ok(outbox.pop().into_iter().collect()));
-        p.renderer.expect_render_pdf().returning(|_| Ok(b"%PDF-".to_vec()));
+        let logo = crate::merchant::logo::Logo { digest: "ab".repeat(32), width: 400, height: 100 };
+        let image = crate::merchant::logo::LogoImage { logo: logo.clone(), png: b"png".to_vec() };
+        p.merchants.expect_logo_image().returning(move |_| Ok(Some(image.clone())));
+        // The PDF gets the logo too.
+        p.renderer
+            .expect_render_pdf()
+            .withf(|d| d.logo.as_ref().is_some_and(|l| l.png == b"png"))
+            .returning(|_| Ok(b"%PDF-".to_vec()));
         let sent = Arc::new(Mutex::new(Vec::new()));
         let s = sent.clone();
         p.mailer.expect_send().returning(move |m| {
@@ -492,6 +510,11 @@ mod tests {
         assert_eq!(message.id, email.id);
         assert_eq!(message.attachment.as_ref().map(|a| a.filename.as_str()), Some("INV-000001.pdf"));
         assert!(message.text.contains("https://pay.example/i/") || message.text.contains("10.00 USDC"));
+        let inline = message.logo.as_ref().unwrap();
+        assert_eq!((inline.content_type.as_str(), inline.bytes.as_slice()), ("image/png", b"png".as_slice()));
+        assert_eq!(inline.content_id, format!("logo.{}@stablepay", "ab".repeat(8)));
+        assert!(message.html.contains(&format!("src=\"cid:{}\"", inline.content_id)), "{}", message.html);
+        assert!(message.html.contains("width=\"192\" height=\"48\""), "{}", message.html);
         let changes = changes.lock().unwrap();
         let written = &changes[0].emails[0];
         assert_eq!((written.status, written.attempts), (EmailStatus::Queued, 1));

@@ -2,6 +2,7 @@
 
 use crate::invoice::model::Invoice;
 use crate::invoice::payment::Payment;
+use crate::merchant::logo::LogoImage;
 use crate::merchant::model::{Merchant, MerchantProfile};
 use crate::url::PublicPages;
 
@@ -21,6 +22,8 @@ pub struct InvoiceDocument {
     pub payments: Vec<Payment>,
     /// The hosted invoice page (also drawn as a QR code).
     pub hosted_url: Option<String>,
+    /// The merchant's logo with its image, drawn in the header (see [`InvoiceDocument::with_logo`]).
+    pub logo: Option<LogoImage>,
 }
 
 impl InvoiceDocument {
@@ -35,7 +38,14 @@ impl InvoiceDocument {
             seller: merchant.profile.clone(),
             payments: payments.iter().filter(|p| p.status.is_credited()).cloned().collect(),
             hosted_url,
+            logo: None,
         }
+    }
+
+    /// The document with the merchant's logo (as [`crate::ports::MerchantStore::logo_image`]
+    /// answers it); [`InvoiceDocument::new`] leaves it out, as it reads no store.
+    pub fn with_logo(self, logo: Option<LogoImage>) -> Self {
+        Self { logo, ..self }
     }
 
     /// Paid in full: the document is a receipt.

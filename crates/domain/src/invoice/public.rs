@@ -101,6 +101,8 @@ pub struct CheckoutView {
     pub merchant_name: String,
     /// Where the merchant's customers ask for help, when set.
     pub support_email: Option<String>,
+    /// The merchant's logo, when set.
+    pub logo: Option<crate::merchant::logo::Logo>,
     /// Where it stands.
     pub phase: CheckoutPhase,
     /// What to pay now: the session's amount, less what the invoice already received.
@@ -144,6 +146,8 @@ pub struct InvoiceView {
     pub merchant_name: String,
     /// Where the merchant's customers ask for help, when set.
     pub support_email: Option<String>,
+    /// The merchant's logo, when set.
+    pub logo: Option<crate::merchant::logo::Logo>,
     /// The invoice's time (its merchant's test clock in test mode).
     pub now: DateTime<Utc>,
 }

@@ -235,6 +235,8 @@ pub struct Merchant {
     pub created_at: DateTime<Utc>,
     /// What its documents say about the seller.
     pub profile: MerchantProfile,
+    /// Its logo, when set (see [`crate::merchant::logo`]).
+    pub logo: Option<crate::merchant::logo::Logo>,
 }
 
 /// What a merchant's invoices, receipts, emails and hosted pages say about the seller, beside

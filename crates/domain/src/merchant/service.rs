@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 use crate::crypto::Crypto;
 use crate::error::Error;
 use crate::ids::MerchantId;
+use crate::merchant::logo::{Logo, LogoImage};
 use crate::merchant::model::{
     LiveSettlement, MAX_POSTAL_ADDRESS_BYTES, MAX_PROFILE_FIELD_BYTES, Merchant, MerchantProfile, MerchantStatus,
     Token, WalletAddress,
@@ -64,6 +65,7 @@ pub async fn create_merchant(
         invoice_prefix,
         created_at: now,
         profile: MerchantProfile::default(),
+        logo: None,
     };
     store.insert_merchant(&merchant).await?;
     Ok(merchant)
@@ -130,6 +132,19 @@ pub async fn set_profile(
     store.get_merchant(id).await?;
     store.set_profile(id, &profile).await?;
     Ok(profile)
+}
+
+/// Sets `id`'s logo to the PNG file `png` (checked by [`Logo::check`]), or removes it
+/// (`None`). Answers the logo now set. Errors: `Validation` on `logo`; `NotFound(Merchant)`.
+pub async fn set_logo(store: &dyn MerchantStore, id: &MerchantId, png: Option<Vec<u8>>) -> Result<Option<Logo>, Error> {
+    let image = match png {
+        Some(png) => Some(LogoImage { logo: Logo::check(&png)?, png }),
+        None => None,
+    };
+    store.get_merchant(id).await?;
+    let logo = image.as_ref().map(|i| i.logo.clone());
+    store.set_logo(id, image).await?;
+    Ok(logo)
 }
 
 /// Turns unique amounts on or off for a merchant's new live checkouts (see

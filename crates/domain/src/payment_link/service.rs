@@ -54,6 +54,8 @@ pub struct PublicLink {
     pub link: PaymentLink,
     /// The merchant's name, shown on the page.
     pub merchant_name: String,
+    /// The merchant's logo, when set.
+    pub logo: Option<crate::merchant::logo::Logo>,
     /// The merchant can take payments in the link's mode now (not suspended, and activated for
     /// live mode); otherwise a submission is MODE_UNAVAILABLE.
     pub available: bool,
@@ -263,7 +265,7 @@ impl PaymentLinks<'_> {
         let now = self.clock.now(&link.scope).await?;
         let merchant = self.merchants.get_merchant(&link.scope.merchant_id).await?;
         let available = takes_payments(&merchant, &link.scope);
-        Ok(PublicLink { link, merchant_name: merchant.name, available, now })
+        Ok(PublicLink { link, merchant_name: merchant.name, logo: merchant.logo, available, now })
     }
 
     /// The invoice and checkout a submission of `link` creates (before the link's reservation).

@@ -349,8 +349,7 @@ pub async fn remind_invoice(req: HttpRequest, SecretKey(caller): SecretKey, id: 
 )]
 #[get("/invoices/{id}/pdf")]
 pub async fn invoice_pdf(SecretKey(c): SecretKey, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
-    let pages = c.state.use_cases.pages();
-    let document = c.invoices().document(&c.principal.merchant, c.scope(), &key(&id, true)?, pages).await?;
+    let document = c.state.use_cases.invoice_document(&c.principal.merchant, c.scope(), &key(&id, true)?).await?;
     pdf_answer(c.state.clone(), document).await
 }
 

@@ -49,7 +49,7 @@ impl PublicViews<'_> {
         let remaining = aggregate.invoice.remaining();
         let amount_due = if remaining >= session.collects() { session.amount_due.clone() } else { remaining };
         let merchant = self.merchants.get_merchant(&session.scope.merchant_id).await?;
-        let (merchant_name, support_email) = (merchant.name, merchant.profile.support_email);
+        let (merchant_name, support_email, logo) = (merchant.name, merchant.profile.support_email, merchant.logo);
         let scan_or_copy = if session.scope.mode == Mode::Live && phase.payable() {
             self.scan_or_copy(&session, &amount_due, now).await?
         } else {
@@ -66,6 +66,7 @@ impl PublicViews<'_> {
             session,
             merchant_name,
             support_email,
+            logo,
             phase,
             amount_due,
             latest,
@@ -143,6 +144,15 @@ impl PublicViews<'_> {
         })
     }
 
+    /// The PNG file of the merchant logo named `digest` (hosted pages show it), or `None` when
+    /// `digest` names no logo.
+    pub async fn logo(&self, digest: &str) -> Result<Option<Vec<u8>>, Error> {
+        if !crate::merchant::logo::Logo::is_digest(digest) {
+            return Ok(None);
+        }
+        self.merchants.logo_png(digest).await
+    }
+
     /// The invoice behind a hosted invoice link. Errors: `NotFound(Invoice)`.
     pub async fn invoice(&self, token: &PublicToken) -> Result<InvoiceView, Error> {
         let aggregate = self.invoices.load_public(&PublicRef::Token(token.clone())).await?;
@@ -150,7 +160,7 @@ impl PublicViews<'_> {
         let now = self.clock.now(scope).await?;
         let merchant = self.merchants.get_merchant(&scope.merchant_id).await?;
         let support_email = merchant.profile.support_email;
-        Ok(InvoiceView { aggregate, merchant_name: merchant.name, support_email, now })
+        Ok(InvoiceView { aggregate, merchant_name: merchant.name, support_email, logo: merchant.logo, now })
     }
 
     /// The document (invoice, or receipt once paid) behind a hosted invoice link, for its
@@ -161,6 +171,7 @@ impl PublicViews<'_> {
         if aggregate.invoice.number.is_none() {
             return Err(Error::NotFound(Resource::Invoice));
         }
-        Ok(InvoiceDocument::new(aggregate.invoice.clone(), &aggregate.payments, &merchant, pages))
+        let logo = self.merchants.logo_image(&merchant).await?;
+        Ok(InvoiceDocument::new(aggregate.invoice.clone(), &aggregate.payments, &merchant, pages).with_logo(logo))
     }
 }

@@ -32,6 +32,7 @@ fn merchant() -> Merchant {
         invoice_prefix: "INV".into(),
         created_at: Utc::now(),
         profile: Default::default(),
+        logo: None,
     }
 }
 

@@ -166,15 +166,16 @@ fn spawn_workers(
     stop: watch::Receiver<bool>,
     status: Arc<WorkerStatus>,
 ) -> Vec<tokio::task::JoinHandle<()>> {
-    let (due, chain, hooks) = (adapters.clone(), adapters.clone(), adapters.clone());
+    let (due, chain, hooks, exports) = (adapters.clone(), adapters.clone(), adapters.clone(), adapters.clone());
     let (interval, poll) = (config.worker_interval, config.chain.poll);
-    let (stop_due, stop_chain, stop_hooks) = (stop.clone(), stop.clone(), stop);
+    let (stop_due, stop_chain, stop_exports, stop_hooks) = (stop.clone(), stop.clone(), stop.clone(), stop);
     let status_chain = status.clone();
     let database_url = config.database_url.clone();
     vec![
         tokio::spawn(async move { worker::run(due, interval, stop_due, status).await }),
         tokio::spawn(async move { worker::run_chain(chain, poll, stop_chain, status_chain).await }),
         tokio::spawn(async move { crate::deliveries::run(hooks, database_url, stop_hooks).await }),
+        tokio::spawn(async move { worker::run_exports(exports, interval, stop_exports).await }),
     ]
 }
 

@@ -151,6 +151,7 @@ impl Adapters {
             limiter: self.limiter.clone(),
             health: store.clone(),
             telemetry: store.clone(),
+            exports: store.clone(),
             clock: Arc::new(PgClock::new((**store).clone())),
             crypto: self.crypto.clone(),
         }

@@ -90,6 +90,59 @@ pub async fn run_chain(adapters: Adapters, poll: Duration, mut stop: watch::Rece
     tracing::info!("chain worker stopped");
 }
 
+/// The export loop: writes waiting exports' files one at a time (a long export never holds up
+/// the due work) and deletes expired files, every `interval` when idle; supervised like the
+/// other loops. A graceful stop ends it between two exports or two chunks' pages; an export cut
+/// off is taken up again by a worker after its lease.
+pub async fn run_exports(adapters: Adapters, interval: Duration, mut stop: watch::Receiver<bool>) {
+    use stablepay_domain::export::service::ExportRun;
+    tracing::info!("export worker started");
+    let mut failures_in_a_row: u64 = 0;
+    loop {
+        let pass = AssertUnwindSafe(async {
+            let expired = adapters.use_cases().exports().expire_due(100).await?;
+            if expired > 0 {
+                tracing::info!(expired, "export files expired and deleted");
+            }
+            let stopping = || *stop.borrow();
+            adapters.use_cases().exports().run_one(&stopping).await
+        })
+        .catch_unwind()
+        .await;
+        let mut more = false;
+        failures_in_a_row = match pass {
+            Ok(Ok(run)) => {
+                match &run {
+                    ExportRun::Idle => {}
+                    ExportRun::Ready(id) => tracing::info!(export = %id, "export ready"),
+                    ExportRun::Cancelled(id) => tracing::info!(export = %id, "export cancelled while it was written"),
+                    ExportRun::Failed(id) => tracing::warn!(export = %id, "export failed"),
+                    ExportRun::Interrupted(id) => tracing::info!(export = %id, "export left to another worker"),
+                }
+                more = matches!(run, ExportRun::Ready(_) | ExportRun::Cancelled(_) | ExportRun::Failed(_));
+                0
+            }
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "export pass failed; the export is taken up again after its lease");
+                failures_in_a_row + 1
+            }
+            Err(_) => {
+                tracing::error!("export pass panicked; restarting it after a backoff");
+                failures_in_a_row + 1
+            }
+        };
+        if *stop.borrow() {
+            break;
+        }
+        let pause = if more { Duration::ZERO } else { backoff(interval, failures_in_a_row) };
+        tokio::select! {
+            _ = tokio::time::sleep(pause) => {}
+            _ = stop.changed() => break,
+        }
+    }
+    tracing::info!("export worker stopped");
+}
+
 /// The interval, doubled per failure in a row, at most [`MAX_BACKOFF`] (never below the
 /// interval).
 fn backoff(interval: Duration, failures_in_a_row: u64) -> Duration {

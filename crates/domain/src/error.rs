@@ -42,6 +42,8 @@ pub enum Resource {
     WebhookIncident,
     /// A payment link.
     PaymentLink,
+    /// An export.
+    Export,
 }
 
 impl Resource {
@@ -58,6 +60,7 @@ impl Resource {
             Resource::WebhookDelivery => "webhook_delivery",
             Resource::WebhookIncident => "webhook_incident",
             Resource::PaymentLink => "payment_link",
+            Resource::Export => "export",
         }
     }
 }
@@ -302,6 +305,43 @@ pub enum Error {
     /// Ending an overlap when none runs (SECRET_OVERLAP_EXPIRED).
     #[error("no secret overlap is running")]
     SecretOverlapExpired,
+    /// An export's range is longer than 366 days (EXPORT_RANGE_TOO_LARGE, on `to`).
+    #[error("an export covers at most 366 days; split the range")]
+    ExportRangeTooLarge,
+    /// A schema that is not one of the export type's (EXPORT_SCHEMA_UNSUPPORTED, on `schema`).
+    #[error("{message}")]
+    ExportSchemaUnsupported {
+        /// Which schemas the type has.
+        message: String,
+    },
+    /// The export's file is not written yet (EXPORT_NOT_READY, with Retry-After).
+    #[error("the export is {status}; its file is not ready yet")]
+    ExportNotReady {
+        /// Its status (`queued`, `running`, `failed`).
+        status: &'static str,
+    },
+    /// The export was cancelled: it has no file (EXPORT_CANCELLED).
+    #[error("the export was cancelled")]
+    ExportCancelled,
+    /// The export's file was deleted after its expiry (EXPORT_EXPIRED).
+    #[error("the export's file expired and was deleted; create the export again")]
+    ExportExpired,
+    /// Only a queued or running export can be cancelled (EXPORT_NOT_CANCELLABLE).
+    #[error("the export is {status}; only a queued or running export can be cancelled")]
+    ExportNotCancellable {
+        /// Its status.
+        status: &'static str,
+    },
+    /// A synchronous export of more rows than it answers (EXPORT_TOO_LARGE_FOR_SYNC).
+    #[error(
+        "the range holds {rows} rows, more than the {limit} a synchronous export answers; create it with POST /v1/exports"
+    )]
+    ExportTooLargeForSync {
+        /// Rows the range holds.
+        rows: u64,
+        /// The most a synchronous export answers.
+        limit: u64,
+    },
 
     /// The chain cannot be used as configured (no RPC endpoint, or the node is on another
     /// chain); the text says why, for operators. Payments wait until it is fixed.

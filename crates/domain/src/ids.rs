@@ -116,6 +116,8 @@ id_type!(/// An email to an invoice's customer (its outbox row, and the message'
     EmailId, "eml_");
 id_type!(/// A transfer into a merchant's wallet that no checkout could be credited with.
     UnattributedTransferId, "utr_");
+id_type!(/// An export of a merchant's records as a CSV file.
+    ExportId, "exp_");
 
 /// An unguessable public token (hosted invoice page, public payment link): 43 base62
 /// characters, about 256 bits.

@@ -25,7 +25,7 @@
 //!     use cases in [`invoice::service::Invoices`].
 //!   - [`chain`]: transfers as the chain reports them, verification and attribution, the
 //!     follower ([`chain::service::Follower`]).
-//!   - [`payment_link`], [`webhook`], [`email`], [`event`].
+//!   - [`payment_link`], [`webhook`], [`email`], [`event`], [`export`].
 //!   - [`idempotency`], [`ratelimit`], [`health`]: what the driving adapters need around every
 //!     request.
 //! - [`ports`]: every port in one list, with its mock (`mocks` feature).
@@ -153,6 +153,7 @@ pub mod api_key;
 pub mod chain;
 pub mod email;
 pub mod event;
+pub mod export;
 pub mod health;
 pub mod idempotency;
 pub mod invoice;

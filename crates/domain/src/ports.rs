@@ -36,6 +36,7 @@
 //! | [`RateLimiter`] | `ratelimit` | rate-limit budgets |
 //! | [`Health`] | `health` | whether the store answers |
 //! | [`TelemetryStore`] | `telemetry` | the steps the checkout page reports, and their funnel |
+//! | [`ExportStore`] | `export` | exports, their files in chunks, and the records they read |
 
 pub use crate::api_key::ports::ApiKeyStore;
 pub use crate::chain::ports::{Chain, FollowerStore};
@@ -43,6 +44,7 @@ pub use crate::clock::Clock;
 pub use crate::crypto::Crypto;
 pub use crate::email::ports::{EmailStore, Mailer};
 pub use crate::event::ports::EventStore;
+pub use crate::export::ports::ExportStore;
 pub use crate::health::ports::Health;
 pub use crate::idempotency::ports::IdempotencyStore;
 pub use crate::invoice::ports::{InvoiceRenderer, InvoiceStore};
@@ -61,6 +63,7 @@ pub use crate::{
     crypto::MockCrypto,
     email::ports::{MockEmailStore, MockMailer},
     event::ports::MockEventStore,
+    export::ports::MockExportStore,
     health::ports::MockHealth,
     idempotency::ports::MockIdempotencyStore,
     invoice::ports::{MockInvoiceRenderer, MockInvoiceStore},

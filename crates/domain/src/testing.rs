@@ -72,6 +72,7 @@ pub fn idle_use_cases() -> crate::use_cases::UseCases {
         limiter: Arc::new(MockRateLimiter::new()),
         health: Arc::new(MockHealth::new()),
         telemetry: Arc::new(MockTelemetryStore::new()),
+        exports: Arc::new(MockExportStore::new()),
         clock: Arc::new(MockClock::new()),
         crypto: Arc::new(SeqCrypto::default()),
     };

@@ -22,6 +22,8 @@ use crate::email::service::Emails;
 use crate::error::Error;
 use crate::event::ports::EventStore;
 use crate::event::service::Events;
+use crate::export::ports::ExportStore;
+use crate::export::service::Exports;
 use crate::health::ports::Health;
 use crate::health::service::Readiness;
 use crate::idempotency::model::IdempotencySettings;
@@ -79,6 +81,8 @@ pub struct Ports {
     pub health: Arc<dyn Health>,
     /// The checkout page's reported steps.
     pub telemetry: Arc<dyn TelemetryStore>,
+    /// Exports, their files and the records they read.
+    pub exports: Arc<dyn ExportStore>,
     /// Each scope's time, from the store.
     pub clock: Arc<dyn Clock>,
     /// Randomness and hashes.
@@ -237,6 +241,16 @@ impl UseCases {
     /// The chain follower, and the transfers it could not attribute.
     pub fn follower(&self) -> Follower<'_> {
         Follower { invoices: self.invoices(), store: self.ports.follower.as_ref() }
+    }
+
+    /// Exports of a merchant's records, on `clock`.
+    pub fn exports_at<'a>(&'a self, clock: &'a dyn Clock) -> Exports<'a> {
+        Exports { store: self.ports.exports.as_ref(), crypto: self.crypto(), clock, claim: None }
+    }
+
+    /// Exports of a merchant's records, on the store's clock.
+    pub fn exports(&self) -> Exports<'_> {
+        self.exports_at(self.clock())
     }
 
     /// The merchant's events.

@@ -88,7 +88,8 @@ codes! {
     CONFIG_CHANGED => CONFLICT,
     RATE_LIMITED => TOO_MANY_REQUESTS,
     EXPORT_CANCELLED => CONFLICT,
-    EXPORT_EXPIRED => CONFLICT,
+    EXPORT_EXPIRED => GONE,
+    EXPORT_NOT_CANCELLABLE => CONFLICT,
     EXPORT_NOT_READY => CONFLICT,
     EXPORT_RANGE_TOO_LARGE => BAD_REQUEST,
     EXPORT_SCHEMA_UNSUPPORTED => BAD_REQUEST,
@@ -291,7 +292,14 @@ fn field_code(err: &DomainError) -> Option<ErrorCode> {
         DomainError::WebhookEndpointDisabled => C::WEBHOOK_ENDPOINT_DISABLED,
         DomainError::SecretOverlapActive => C::SECRET_OVERLAP_ACTIVE,
         DomainError::SecretOverlapExpired => C::SECRET_OVERLAP_EXPIRED,
+        DomainError::ExportCancelled => C::EXPORT_CANCELLED,
+        DomainError::ExportExpired => C::EXPORT_EXPIRED,
         DomainError::InvalidApiKey
+        | DomainError::ExportRangeTooLarge
+        | DomainError::ExportSchemaUnsupported { .. }
+        | DomainError::ExportNotReady { .. }
+        | DomainError::ExportNotCancellable { .. }
+        | DomainError::ExportTooLargeForSync { .. }
         | DomainError::NotFound(_)
         | DomainError::ModeMismatch
         | DomainError::InvalidCursor
@@ -308,6 +316,27 @@ fn field_code(err: &DomainError) -> Option<ErrorCode> {
         | DomainError::Unavailable
         | DomainError::Internal(_) => return None,
     })
+}
+
+/// The answers of the export refusals that say more than their message.
+fn export_error(err: DomainError, message: String) -> ApiError {
+    use ErrorCode as C;
+    match err {
+        DomainError::ExportRangeTooLarge => ApiError::field(C::EXPORT_RANGE_TOO_LARGE, "to", message)
+            .with_details(json!({ "field": "to", "maximumDays": 366 })),
+        DomainError::ExportSchemaUnsupported { .. } => ApiError::field(C::EXPORT_SCHEMA_UNSUPPORTED, "schema", message),
+        DomainError::ExportNotReady { status } => {
+            let e = ApiError::new(C::EXPORT_NOT_READY, message).with_details(json!({ "status": status }));
+            // A failed export is never ready: nothing to retry.
+            if status == "failed" { e } else { e.with_header("Retry-After", "5") }
+        }
+        DomainError::ExportNotCancellable { status } => {
+            ApiError::new(C::EXPORT_NOT_CANCELLABLE, message).with_details(json!({ "status": status }))
+        }
+        DomainError::ExportTooLargeForSync { rows, limit } => ApiError::new(C::EXPORT_TOO_LARGE_FOR_SYNC, message)
+            .with_details(json!({ "rows": rows, "limit": limit, "use": "POST /v1/exports" })),
+        other => ApiError::from(other),
+    }
 }
 
 /// The answer of a domain error that says more than its message and field.
@@ -353,6 +382,11 @@ fn with_details(err: DomainError, message: String) -> ApiError {
             ApiError::new(code, format!("{message}."))
                 .with_details(json!({ "reason": "limit_reached", "limit": limit }))
         }
+        DomainError::ExportRangeTooLarge
+        | DomainError::ExportSchemaUnsupported { .. }
+        | DomainError::ExportNotReady { .. }
+        | DomainError::ExportNotCancellable { .. }
+        | DomainError::ExportTooLargeForSync { .. } => export_error(err, message),
         // An upstream failure, not a refusal of the request: REQUEST_ERROR with a 5xx, which
         // clients retry (FEATURE_UNAVAILABLE would read as final).
         DomainError::ChainUnavailable(reason) => {
@@ -418,8 +452,13 @@ mod tests {
     fn every_code_has_a_status_in_its_class() {
         for code in ErrorCode::ALL {
             let s = code.status().as_u16();
-            assert!([400, 401, 403, 404, 405, 408, 409, 413, 422, 429, 500, 502, 503].contains(&s), "{code:?}");
+            assert!(
+                [400, 401, 403, 404, 405, 408, 409, 413, 422, 429, 500, 502, 503].contains(&s) || s == 410,
+                "{code:?}"
+            );
         }
+        // A file that existed and was deleted after its expiry is gone, not in conflict.
+        assert_eq!(ErrorCode::EXPORT_EXPIRED.status().as_u16(), 410);
         assert_eq!(ErrorCode::REQUEST_TOO_LARGE.status().as_u16(), 413);
         assert_eq!(ErrorCode::API_KEY_REQUIRED.status().as_u16(), 401);
         assert_eq!(ErrorCode::INVALID_API_KEY.status().as_u16(), 401);

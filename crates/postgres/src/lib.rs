@@ -10,6 +10,7 @@ mod codec;
 mod emails;
 mod error;
 mod events;
+mod exports;
 mod follower;
 mod idempotency;
 mod invoices;

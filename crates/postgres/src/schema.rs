@@ -370,6 +370,41 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    exports (id) {
+        seq -> Int8,
+        id -> Text,
+        merchant_id -> Text,
+        mode -> Text,
+        export_type -> Text,
+        schema_name -> Text,
+        range_from -> Timestamptz,
+        range_to -> Timestamptz,
+        filter_collection_state -> Nullable<Text>,
+        filter_payment_link -> Nullable<Text>,
+        filter_payment_status -> Nullable<Text>,
+        status -> Text,
+        row_count -> Nullable<Int8>,
+        byte_size -> Nullable<Int8>,
+        failure_message -> Nullable<Text>,
+        created_at -> Timestamptz,
+        ready_at -> Nullable<Timestamptz>,
+        expires_at -> Nullable<Timestamptz>,
+        lease_until -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    export_chunks (export_id, seq) {
+        export_id -> Text,
+        seq -> Int4,
+        bytes -> Bytea,
+    }
+}
+
+diesel::joinable!(payments -> invoices (invoice_id));
+diesel::joinable!(export_chunks -> exports (export_id));
+
 diesel::allow_tables_to_appear_in_same_query!(
     merchant_logos,
     merchants,
@@ -391,4 +426,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     emails,
     credited_transfer_logs,
     deferred_transfers,
+    exports,
+    export_chunks,
 );

@@ -465,6 +465,15 @@ async fn check_constraints_list_the_domain_enumerations() {
         names(FailureReason::ALL.iter().map(|s| s.as_str()).collect())
     );
     assert_eq!(f.check_values("events_type_check").await, names(EventType::ALL.iter().map(|s| s.as_str()).collect()));
+    use stablepay_domain::export::{ExportStatus, ExportType};
+    assert_eq!(
+        f.check_values("exports_status_check").await,
+        names(ExportStatus::ALL.map(ExportStatus::as_str).to_vec())
+    );
+    assert_eq!(
+        f.check_values("exports_export_type_check").await,
+        names(ExportType::ALL.map(ExportType::as_str).to_vec())
+    );
     use stablepay_domain::chain::UnattributedReason;
     assert_eq!(
         f.check_values("unattributed_transfers_reason_check").await,
@@ -813,4 +822,49 @@ async fn a_logo_is_stored_once_and_goes_when_no_merchant_uses_it() {
     assert_eq!(merchants::set_logo(&f.store, &unknown, None).await, Err(Error::NotFound(Resource::Merchant)));
     assert_eq!(f.store.set_logo(&unknown, None).await, Err(Error::NotFound(Resource::Merchant)));
     assert_eq!(f.store_merchant(&a.id).await.logo.unwrap().digest, other.digest);
+}
+
+#[tokio::test]
+async fn an_export_is_claimed_by_one_worker_and_read_only_in_its_scope() {
+    use stablepay_domain::export::ports::ExportStore;
+    use stablepay_domain::export::{Export, ExportFilters, ExportSpec, ExportStatus, ExportType};
+    use stablepay_domain::ids::ExportId;
+    let f = Fixture::new().await;
+    let (m, other) = (f.merchant("M").await, f.merchant("O").await);
+    let now = chrono::SubsecRound::trunc_subsecs(Utc::now(), 6);
+    let spec =
+        ExportSpec::new(ExportType::Invoices, None, (now - chrono::Duration::hours(1), now), ExportFilters::default())
+            .unwrap();
+    let export = Export {
+        id: ExportId::parse("exp_store1").unwrap(),
+        scope: test(&m),
+        spec,
+        status: ExportStatus::Queued,
+        row_count: None,
+        byte_size: None,
+        failure_message: None,
+        created_at: now,
+        ready_at: None,
+        expires_at: None,
+    };
+    f.store.insert_export(&export, None).await.unwrap();
+    assert_eq!(f.store.get_export(&test(&m), &export.id).await.unwrap(), export);
+    assert_eq!(f.store.get_export(&test(&other), &export.id).await, Err(Error::NotFound(Resource::Export)));
+    let live = Scope::new(m.id.clone(), Mode::Live);
+    assert_eq!(f.store.get_export(&live, &export.id).await, Err(Error::ModeMismatch));
+    assert_eq!(f.store.expire_export(&test(&other), &export.id).await, Err(Error::NotFound(Resource::Export)));
+
+    // Two workers claim at once: one gets it.
+    let (a, b) = tokio::join!(f.store.claim_export(60), f.store.claim_export(60));
+    let claimed: Vec<Export> = [a.unwrap(), b.unwrap()].into_iter().flatten().collect();
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(claimed[0].status, ExportStatus::Running);
+    assert!(f.store.append_chunk(&export.id, 0, b"id\r\n", 60).await.unwrap());
+    // Another merchant's cancel changes nothing; the merchant's stops the writer.
+    assert_eq!(f.store.cancel_export(&test(&other), &export.id).await, Err(Error::NotFound(Resource::Export)));
+    assert_eq!(f.store.cancel_export(&test(&m), &export.id).await.unwrap().status, ExportStatus::Cancelled);
+    assert!(!f.store.append_chunk(&export.id, 1, b"x", 60).await.unwrap());
+    assert!(!f.store.finish_export(&export.id, 1, 4, now, now).await.unwrap());
+    assert!(f.db.query("SELECT 1 FROM export_chunks").await.is_empty());
+    assert_eq!(f.store.claim_export(60).await.unwrap(), None);
 }

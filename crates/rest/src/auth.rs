@@ -11,6 +11,7 @@ use futures_util::future::LocalBoxFuture;
 use stablepay_domain::api_key::{ApiKeySecret, KeyType, Principal};
 use stablepay_domain::clock::Clock;
 use stablepay_domain::email::service::Emails;
+use stablepay_domain::export::service::Exports;
 use stablepay_domain::idempotency::IdempotencyClaim;
 use stablepay_domain::invoice::service::Invoices;
 use stablepay_domain::payment_link::service::PaymentLinks;
@@ -59,6 +60,11 @@ impl Caller {
     /// The payment-link use cases on the caller's clock.
     pub fn payment_links(&self) -> PaymentLinks<'_> {
         PaymentLinks { claim: self.claim.clone(), ..self.state.use_cases.links_at(&self.clock) }
+    }
+
+    /// The export use cases on the caller's clock.
+    pub fn exports(&self) -> Exports<'_> {
+        Exports { claim: self.claim.clone(), ..self.state.use_cases.exports_at(&self.clock) }
     }
 
     /// The email use cases on the caller's clock.

@@ -10,6 +10,7 @@ mod contract;
 mod crash;
 mod deploy;
 mod emails;
+mod exports;
 mod faults;
 mod foundation;
 mod hardening;

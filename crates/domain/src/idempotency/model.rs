@@ -65,6 +65,8 @@ pub struct Committed {
     pub refund: Option<String>,
     /// The payment the change recorded first (`pay_...`).
     pub payment: Option<String>,
+    /// The export created (`exp_...`).
+    pub export: Option<String>,
 }
 
 impl Committed {
@@ -77,6 +79,7 @@ impl Committed {
             ("link", &self.link),
             ("refund", &self.refund),
             ("payment", &self.payment),
+            ("export", &self.export),
         ];
         parts.iter().filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={v}"))).collect::<Vec<_>>().join(";")
     }
@@ -93,6 +96,7 @@ impl Committed {
                 "link" => out.link = v,
                 "refund" => out.refund = v,
                 "payment" => out.payment = v,
+                "export" => out.export = v,
                 _ => {}
             }
         }

@@ -141,6 +141,7 @@ impl InvoiceChange {
             link: self.aggregate.invoice.fields.payment_link.as_ref().map(|l| l.id.to_string()),
             refund: self.recorded_refund.as_ref().map(ToString::to_string),
             payment: self.changed_payments.first().map(ToString::to_string),
+            export: None,
         }
     }
 

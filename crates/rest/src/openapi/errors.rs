@@ -138,6 +138,14 @@ const SPECIFIC: &[(&[&str], &[&[ErrorCode]])] = &[
             C::INVOICE_STATE_MISMATCH,
         ]],
     ),
+    (&["create_export"], &[&[C::EXPORT_RANGE_TOO_LARGE, C::EXPORT_SCHEMA_UNSUPPORTED]]),
+    (&["sync_export"], &[&[C::EXPORT_RANGE_TOO_LARGE, C::EXPORT_SCHEMA_UNSUPPORTED, C::EXPORT_TOO_LARGE_FOR_SYNC]]),
+    (&["get_export"], &[&[C::NOT_FOUND, C::MODE_MISMATCH]]),
+    (&["cancel_export"], &[&[C::NOT_FOUND, C::MODE_MISMATCH, C::EXPORT_NOT_CANCELLABLE]]),
+    (
+        &["export_file"],
+        &[&[C::NOT_FOUND, C::MODE_MISMATCH, C::EXPORT_NOT_READY, C::EXPORT_CANCELLED, C::EXPORT_EXPIRED]],
+    ),
     (&["list_deliveries"], &[&[C::WEBHOOK_EVENT_UNSUPPORTED]]),
     (
         &["get_delivery", "replay_delivery"],
@@ -267,7 +275,7 @@ mod tests {
         let doc = crate::api::document();
         let text = doc.to_string();
         let unused = [
-            // Codes of the spec's later features (exports, operator auth, wallets) and of routes
+            // Codes of the spec's later features (operator auth, wallets) and of routes
             // not in this version.
             "PERMISSION_DENIED",
             "AUTH_REQUIRED",
@@ -276,12 +284,6 @@ mod tests {
             "DEFAULT_WALLET_REQUIRED",
             "UNSUPPORTED_DEFAULT_WALLET",
             "SCAN_OR_COPY_UNAVAILABLE",
-            "EXPORT_CANCELLED",
-            "EXPORT_EXPIRED",
-            "EXPORT_NOT_READY",
-            "EXPORT_RANGE_TOO_LARGE",
-            "EXPORT_SCHEMA_UNSUPPORTED",
-            "EXPORT_TOO_LARGE_FOR_SYNC",
             "WEBHOOK_SIGNATURE_INVALID",
             "REQUEST_ERROR",
             "METHOD_NOT_ALLOWED",

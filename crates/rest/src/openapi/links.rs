@@ -54,6 +54,12 @@ fn links_table() -> Vec<LinkRow> {
         vec![("get_public_link", "publicId"), ("public_link_checkout", "publicId")],
     ));
     table.push(by_id(
+        "create_export",
+        "202",
+        "$response.body#/data/id",
+        &["get_export", "cancel_export", "export_file"],
+    ));
+    table.push(by_id(
         "create_endpoint",
         "201",
         "$response.body#/data/id",

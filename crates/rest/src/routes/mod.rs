@@ -2,6 +2,7 @@
 
 pub mod checkout;
 pub mod events;
+pub mod exports;
 pub mod health;
 pub mod invoices;
 pub mod links;

@@ -5,6 +5,7 @@
 pub mod checkout;
 pub mod common;
 pub mod events;
+pub mod exports;
 pub mod fields;
 pub mod health;
 pub mod invoices;

@@ -1,0 +1,457 @@
+//! Exports over HTTP against the real binary: files written by the worker and read back with
+//! Python's `csv` module equal to what the API's lists say, the formula guard, the synchronous
+//! export, every refusal and state code, expiry through the test clock, pagination and scoping.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::{Merchant, TestApp, fresh_db};
+
+fn range() -> Value {
+    let now = chrono::Utc::now();
+    json!({ "from": (now - chrono::Duration::hours(1)).to_rfc3339(), "to": (now + chrono::Duration::hours(1)).to_rfc3339() })
+}
+
+fn body(kind: &str, extra: Value) -> Value {
+    let mut b = range();
+    b["type"] = json!(kind);
+    if let (Some(b), Some(extra)) = (b.as_object_mut(), extra.as_object()) {
+        for (k, v) in extra {
+            b.insert(k.clone(), v.clone());
+        }
+    }
+    b
+}
+
+/// Rows of a CSV file as Python's `csv` module reads them (header first).
+async fn python_rows(csv: &[u8]) -> Vec<Vec<String>> {
+    let python = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/py-venv/bin/python");
+    let file = std::env::temp_dir().join(format!("export-{}-{}.csv", std::process::id(), rand_suffix()));
+    std::fs::write(&file, csv).unwrap();
+    let script = "import csv, json, sys\nwith open(sys.argv[1], newline='', encoding='utf-8') as f:\n    print(json.dumps(list(csv.reader(f))))";
+    let out = tokio::process::Command::new(python).arg("-c").arg(script).arg(&file).output().await.expect("python");
+    let _ = std::fs::remove_file(&file);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn rand_suffix() -> u128 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+}
+
+/// Waits until the export is no longer queued or running; answers it.
+async fn settled(app: &TestApp, key: &str, id: &str) -> Value {
+    for _ in 0..200 {
+        let e = app.get(key, &format!("/v1/exports/{id}")).await.ok(200).clone();
+        if !matches!(e["status"].as_str(), Some("queued" | "running")) {
+            return e;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("export {id} was not written");
+}
+
+async fn file(app: &TestApp, key: &str, id: &str) -> (reqwest::header::HeaderMap, Vec<u8>) {
+    let res = app.http.get(app.url(&format!("/v1/exports/{id}/file"))).bearer_auth(key).send().await.unwrap();
+    assert_eq!(res.status().as_u16(), 200);
+    let headers = res.headers().clone();
+    (headers, res.bytes().await.unwrap().to_vec())
+}
+
+/// A few invoices of every kind: drafts, issued ones, a paid one with a formula in its
+/// customer's name, an amount-only checkout; answers the paid invoice's id.
+async fn books(app: &TestApp, m: &Merchant) -> String {
+    let itemized = |name: &str, issue: bool| {
+        json!({
+            "lines": [{ "description": "Beans, roasted", "quantity": "3", "unitAmount": "12.345678" }],
+            "customer": { "name": name, "email": "ada@example.com", "company": "Engines \"Ltd\"" },
+            "metadata": { "order": "A-1", "note": "line\nbreak" },
+            "issue": issue
+        })
+    };
+    app.post(&m.sk_test, "/v1/invoices", itemized("Draft Customer", false)).await.ok(201);
+    let paid =
+        app.post(&m.sk_test, "/v1/invoices", itemized("=HYPERLINK(\"http://evil\",\"x\")", true)).await.ok(201).clone();
+    let cs = paid["checkoutSessions"][0]["id"].as_str().unwrap();
+    app.post(&m.sk_test, &format!("/v1/test-helpers/checkout-sessions/{cs}/payments"), json!({})).await.ok(201);
+    app.post(&m.sk_test, "/v1/invoices", itemized("+Plus Customer", true)).await.ok(201);
+    let checkout = app
+        .post(&m.sk_test, "/v1/checkout-sessions", json!({ "amount": "5.5", "externalReference": "@ref" }))
+        .await
+        .ok(201)
+        .clone();
+    let half = json!({ "amount": "2.000001" });
+    let cs = checkout["id"].as_str().unwrap();
+    app.post(&m.sk_test, &format!("/v1/test-helpers/checkout-sessions/{cs}/payments"), half).await.ok(201);
+    paid["id"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn an_export_file_equals_the_api_lists_row_for_row() {
+    let app = TestApp::spawn_with(fresh_db().await, &[("STABLEPAY_WORKER_INTERVAL_MS", "100".to_string())], &[]).await;
+    let m = app.merchant("Books");
+    let other = app.merchant("Other");
+    let paid_id = books(&app, &m).await;
+    books(&app, &other).await;
+
+    let created = app.post(&m.sk_test, "/v1/exports", body("invoices", json!({}))).await.ok(202).clone();
+    assert_eq!((created["object"].as_str(), created["status"].as_str()), (Some("export"), Some("queued")));
+    assert_eq!((created["schema"].as_str(), created["mode"].as_str()), (Some("invoices.v1"), Some("test")));
+    assert!(created["id"].as_str().unwrap().starts_with("exp_"));
+    let id = created["id"].as_str().unwrap();
+    let ready = settled(&app, &m.sk_test, id).await;
+    assert_eq!(ready["status"], "ready", "{ready}");
+    assert_eq!(ready["rowCount"], 4);
+    let (headers, bytes) = file(&app, &m.sk_test, id).await;
+    assert_eq!(headers["content-type"], "text/csv; charset=utf-8");
+    assert_eq!(headers["cache-control"], "no-store");
+    let disposition = headers["content-disposition"].to_str().unwrap();
+    assert!(
+        disposition.starts_with("attachment; filename=\"invoices-") && disposition.ends_with(".csv\""),
+        "{disposition}"
+    );
+    assert_eq!(ready["byteSize"].as_u64().unwrap(), u64::try_from(bytes.len()).unwrap());
+
+    let rows = python_rows(&bytes).await;
+    let header = &rows[0];
+    assert_eq!(header[0], "id");
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name}"));
+    // The API lists newest first; the file is in creation order.
+    let mut listed = app.get(&m.sk_test, "/v1/invoices?limit=100").await.ok(200)["items"].as_array().unwrap().clone();
+    listed.reverse();
+    assert_eq!(rows.len() - 1, listed.len());
+    for (row, inv) in rows[1..].iter().zip(&listed) {
+        let text = |v: &Value| v.as_str().map(str::to_owned).unwrap_or_default();
+        assert_eq!(row[col("id")], text(&inv["id"]));
+        assert_eq!(row[col("invoice_number")], text(&inv["invoiceNumber"]));
+        assert_eq!(row[col("collection_state")], text(&inv["collectionState"]));
+        for (column, field) in [
+            ("subtotal", "subtotal"),
+            ("total", "total"),
+            ("tax_amount", "taxAmount"),
+            ("customer_amount_paid", "customerAmountPaid"),
+            ("customer_amount_remaining", "customerAmountRemaining"),
+            ("merchant_amount_settled", "merchantAmountSettled"),
+            ("net_amount", "netAmount"),
+            ("created_at", "createdAt"),
+            ("issued_at", "issuedAt"),
+            ("paid_at", "paidAt"),
+        ] {
+            assert_eq!(row[col(column)], text(&inv[field]), "{column} of {}", text(&inv["id"]));
+        }
+        let name = text(&inv["customer"]["name"]);
+        let guarded = if name.starts_with(['=', '+', '-', '@']) { format!("'{name}") } else { name };
+        assert_eq!(row[col("customer_name")], guarded);
+        assert_eq!(row[col("customer_company")], text(&inv["customer"]["company"]));
+        if inv["metadata"].is_object() {
+            let meta: Value = serde_json::from_str(&row[col("metadata")]).unwrap();
+            assert_eq!(meta, inv["metadata"]);
+        }
+    }
+    // The formula guard, read back: the text is kept, a spreadsheet will not run it.
+    let paid_row = rows.iter().find(|r| r[0] == paid_id).unwrap();
+    assert_eq!(paid_row[col("customer_name")], "'=HYPERLINK(\"http://evil\",\"x\")");
+    let checkout_row = rows.iter().find(|r| r[col("kind")] == "amount_only").unwrap();
+    assert_eq!(checkout_row[col("external_reference")], "'@ref");
+    assert_eq!(checkout_row[col("customer_amount_paid")], "2.000001");
+
+    // Filtered like the list: only paid invoices.
+    let paid = app
+        .post(&m.sk_test, "/v1/exports", body("invoices", json!({ "filters": { "collectionState": "paid" } })))
+        .await;
+    let paid = settled(&app, &m.sk_test, paid.ok(202)["id"].as_str().unwrap()).await;
+    let listed =
+        app.get(&m.sk_test, "/v1/invoices?collectionState=paid").await.ok(200)["items"].as_array().unwrap().len();
+    assert_eq!(paid["rowCount"].as_u64().unwrap(), u64::try_from(listed).unwrap());
+    assert_eq!(paid["filters"]["collectionState"], "paid");
+
+    // Payments: every payment record of the invoices, amount for amount.
+    let payments = app.post(&m.sk_test, "/v1/exports", body("payments", json!({}))).await.ok(202).clone();
+    let payments = settled(&app, &m.sk_test, payments["id"].as_str().unwrap()).await;
+    let (_, bytes) = file(&app, &m.sk_test, payments["id"].as_str().unwrap()).await;
+    let rows = python_rows(&bytes).await;
+    let pcol = |name: &str| rows[0].iter().position(|h| h == name).unwrap();
+    let all: Vec<Value> = app.get(&m.sk_test, "/v1/invoices?limit=100").await.ok(200)["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|i| i["payments"].as_array().unwrap().clone())
+        .collect();
+    assert_eq!(rows.len() - 1, all.len());
+    for p in &all {
+        let row = rows.iter().find(|r| r[0] == p["id"].as_str().unwrap()).unwrap();
+        for (column, field) in [
+            ("status", "status"),
+            ("amount_received", "amountReceived"),
+            ("customer_amount_credited", "customerAmountCredited"),
+            ("transaction_id", "transactionId"),
+            ("detected_at", "detectedAt"),
+        ] {
+            assert_eq!(row[pcol(column)], p[field].as_str().unwrap(), "{column}");
+        }
+        assert_eq!(row[pcol("currency_code")], "USDC");
+    }
+
+    // The synchronous export answers the same file at once.
+    let res = app
+        .http
+        .post(app.url("/v1/exports/sync"))
+        .bearer_auth(&m.sk_test)
+        .json(&body("payments", json!({})))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 200);
+    assert_eq!(res.headers()["content-type"], "text/csv; charset=utf-8");
+    assert_eq!(res.bytes().await.unwrap().to_vec(), bytes);
+}
+
+#[tokio::test]
+async fn every_refusal_names_its_field_or_its_code() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    let now = chrono::Utc::now();
+    let at = |days: i64| (now + chrono::Duration::days(days)).to_rfc3339();
+    for (b, code, field) in [
+        (json!({ "from": at(-1), "to": at(0) }), "VALIDATION_ERROR", Some("type")),
+        (json!({ "type": "refunds", "from": at(-1), "to": at(0) }), "VALIDATION_ERROR", Some("type")),
+        (json!({ "type": "invoices", "to": at(0) }), "VALIDATION_ERROR", Some("from")),
+        (json!({ "type": "invoices", "from": at(-1) }), "VALIDATION_ERROR", Some("to")),
+        (json!({ "type": "invoices", "from": "yesterday", "to": at(0) }), "VALIDATION_ERROR", Some("from")),
+        (json!({ "type": "invoices", "from": at(0), "to": at(0) }), "VALIDATION_ERROR", Some("to")),
+        (json!({ "type": "invoices", "from": at(-367), "to": at(0) }), "EXPORT_RANGE_TOO_LARGE", Some("to")),
+        (
+            json!({ "type": "invoices", "schema": "invoices.v9", "from": at(-1), "to": at(0) }),
+            "EXPORT_SCHEMA_UNSUPPORTED",
+            Some("schema"),
+        ),
+        (
+            json!({ "type": "invoices", "schema": "payments.v1", "from": at(-1), "to": at(0) }),
+            "EXPORT_SCHEMA_UNSUPPORTED",
+            Some("schema"),
+        ),
+        (
+            json!({ "type": "invoices", "from": at(-1), "to": at(0), "filters": { "status": "confirmed" } }),
+            "VALIDATION_ERROR",
+            Some("filters.status"),
+        ),
+        (
+            json!({ "type": "payments", "from": at(-1), "to": at(0), "filters": { "collectionState": "paid" } }),
+            "VALIDATION_ERROR",
+            Some("filters.collectionState"),
+        ),
+        (
+            json!({ "type": "invoices", "from": at(-1), "to": at(0), "filters": { "collectionState": "gone" } }),
+            "VALIDATION_ERROR",
+            Some("filters.collectionState"),
+        ),
+        (
+            json!({ "type": "invoices", "from": at(-1), "to": at(0), "filters": { "paymentLink": "inv_1" } }),
+            "VALIDATION_ERROR",
+            Some("filters.paymentLink"),
+        ),
+        (json!({ "type": "invoices", "from": at(-1), "to": at(0), "extra": 1 }), "VALIDATION_ERROR", Some("extra")),
+    ] {
+        for path in ["/v1/exports", "/v1/exports/sync"] {
+            let r = app.post(&m.sk_test, path, b.clone()).await;
+            assert_eq!(r.body["error"]["code"], code, "{path} {b}: {}", r.body);
+            if let Some(field) = field {
+                assert_eq!(r.body["error"]["details"]["field"], field, "{path} {b}: {}", r.body);
+            }
+        }
+    }
+    // A full 366 days is allowed.
+    app.post(&m.sk_test, "/v1/exports", json!({ "type": "invoices", "from": at(-366), "to": at(0) })).await.ok(202);
+    // Nothing was created by the refusals.
+    assert_eq!(app.get(&m.sk_test, "/v1/exports").await.ok(200)["items"].as_array().unwrap().len(), 1);
+    app.post(&m.pk_test, "/v1/exports", body("invoices", json!({}))).await.assert_error(403, "API_KEY_FORBIDDEN");
+    app.get(&m.pk_test, "/v1/exports").await.assert_error(403, "API_KEY_FORBIDDEN");
+    app.get(&m.sk_test, "/v1/exports?status=done").await.assert_error(400, "VALIDATION_ERROR");
+    app.get(&m.sk_test, "/v1/exports/exp_unknown").await.assert_error(404, "NOT_FOUND");
+    app.get(&m.sk_test, "/v1/exports/inv_123").await.assert_error(404, "NOT_FOUND");
+}
+
+#[tokio::test]
+async fn states_codes_pagination_and_scoping() {
+    // A worker that passes once at start, then waits a minute: exports stay queued meanwhile.
+    let app =
+        TestApp::spawn_with(fresh_db().await, &[("STABLEPAY_WORKER_INTERVAL_MS", "60000".to_string())], &[]).await;
+    let m = app.merchant("Shop");
+    let other = app.merchant("Other");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let mut ids = Vec::new();
+    for kind in ["invoices", "payments", "invoices", "payments", "invoices"] {
+        ids.push(
+            app.post(&m.sk_test, "/v1/exports", body(kind, json!({}))).await.ok(202)["id"].as_str().unwrap().to_owned(),
+        );
+    }
+    let id = &ids[0];
+    // Not ready yet.
+    let r = app.get(&m.sk_test, &format!("/v1/exports/{id}/file")).await;
+    r.assert_error(409, "EXPORT_NOT_READY");
+    assert!(r.headers.contains_key("retry-after"));
+    // Another merchant's id is not found; the other mode's is a mode mismatch.
+    app.get(&other.sk_test, &format!("/v1/exports/{id}")).await.assert_error(404, "NOT_FOUND");
+    app.get(&other.sk_test, &format!("/v1/exports/{id}/file")).await.assert_error(404, "NOT_FOUND");
+    app.post(&other.sk_test, &format!("/v1/exports/{id}/cancel"), json!({})).await.assert_error(404, "NOT_FOUND");
+    app.get(&m.sk_live, &format!("/v1/exports/{id}")).await.assert_error(409, "MODE_MISMATCH");
+    assert_eq!(app.get(&other.sk_test, "/v1/exports").await.ok(200)["items"].as_array().unwrap().len(), 0);
+
+    // Cancelled while queued: no file; cancelling again answers it again.
+    let c = app.post(&m.sk_test, &format!("/v1/exports/{id}/cancel"), json!({})).await.ok(200).clone();
+    assert_eq!(c["status"], "cancelled");
+    app.post(&m.sk_test, &format!("/v1/exports/{id}/cancel"), json!({})).await.ok(200);
+    app.get(&m.sk_test, &format!("/v1/exports/{id}/file")).await.assert_error(409, "EXPORT_CANCELLED");
+
+    // Pages of two, newest first, and the filters.
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let path = match &cursor {
+            Some(c) => format!("/v1/exports?limit=2&startingAfter={c}"),
+            None => "/v1/exports?limit=2".to_owned(),
+        };
+        let page = app.get(&m.sk_test, &path).await.ok(200).clone();
+        seen.extend(page["items"].as_array().unwrap().iter().map(|e| e["id"].as_str().unwrap().to_owned()));
+        if !page["hasMore"].as_bool().unwrap() {
+            break;
+        }
+        cursor = page["nextCursor"].as_str().map(str::to_owned);
+    }
+    let mut newest_first = ids.clone();
+    newest_first.reverse();
+    assert_eq!(seen, newest_first);
+    let payments = app.get(&m.sk_test, "/v1/exports?type=payments").await.ok(200)["items"].as_array().unwrap().len();
+    assert_eq!(payments, 2);
+    let cancelled =
+        app.get(&m.sk_test, "/v1/exports?status=cancelled").await.ok(200)["items"].as_array().unwrap().len();
+    assert_eq!(cancelled, 1);
+    app.get(&m.sk_test, &format!("/v1/exports?startingAfter={}", "exp_nope"))
+        .await
+        .assert_error(400, "VALIDATION_ERROR");
+}
+
+#[tokio::test]
+async fn a_ready_file_expires_on_the_merchants_clock_and_its_bytes_are_deleted() {
+    let app = TestApp::spawn_with(fresh_db().await, &[("STABLEPAY_WORKER_INTERVAL_MS", "100".to_string())], &[]).await;
+    let m = app.merchant("Shop");
+    books(&app, &m).await;
+    let id = app.post(&m.sk_test, "/v1/exports", body("invoices", json!({}))).await.ok(202)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let ready = settled(&app, &m.sk_test, &id).await;
+    let expires: chrono::DateTime<chrono::Utc> = ready["expiresAt"].as_str().unwrap().parse().unwrap();
+    let ready_at: chrono::DateTime<chrono::Utc> = ready["readyAt"].as_str().unwrap().parse().unwrap();
+    assert_eq!(expires - ready_at, chrono::Duration::days(7));
+    app.post(&m.sk_test, &format!("/v1/exports/{id}/cancel"), json!({}))
+        .await
+        .assert_error(409, "EXPORT_NOT_CANCELLABLE");
+    file(&app, &m.sk_test, &id).await;
+    let chunks = format!("SELECT 1 FROM export_chunks WHERE export_id = '{id}'");
+    assert!(!app.db.query(&chunks).await.is_empty());
+
+    app.post(&m.sk_test, "/v1/test-helpers/clock/advance", json!({ "seconds": 6 * 86_400 })).await.ok(200);
+    file(&app, &m.sk_test, &id).await;
+    app.post(&m.sk_test, "/v1/test-helpers/clock/advance", json!({ "seconds": 86_400 + 60 })).await.ok(200);
+    let r = app.get(&m.sk_test, &format!("/v1/exports/{id}/file")).await;
+    r.assert_error(410, "EXPORT_EXPIRED");
+    assert_eq!(app.get(&m.sk_test, &format!("/v1/exports/{id}")).await.ok(200)["status"], "expired");
+    assert!(app.db.query(&chunks).await.is_empty(), "the expired file's bytes are still stored");
+}
+
+/// `n` more draft invoices of `m`, copied in the database from one made through the API (the
+/// API would take minutes to make this many).
+async fn bulk_drafts(app: &TestApp, m: &Merchant, n: u32) {
+    let draft = json!({ "lines": [{ "description": "Bulk", "quantity": "1", "unitAmount": "1.25" }],
+                        "customer": { "name": "Bulk Buyer" } });
+    let id = app.post(&m.sk_test, "/v1/invoices", draft).await.ok(201)["id"].as_str().unwrap().to_owned();
+    app.db
+        .query(&format!(
+            "INSERT INTO invoices SELECT r.* FROM invoices i, generate_series(1, {n}) g, \
+             LATERAL jsonb_populate_record(NULL::invoices, to_jsonb(i) || jsonb_build_object( \
+               'id', 'inv_bulk' || g, 'seq', nextval(pg_get_serial_sequence('invoices', 'seq')))) r \
+             WHERE i.id = '{id}'"
+        ))
+        .await;
+}
+
+#[tokio::test]
+async fn a_sync_export_over_ten_thousand_rows_is_refused_before_a_byte() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Big");
+    bulk_drafts(&app, &m, 10_000).await;
+    let r = app.post(&m.sk_test, "/v1/exports/sync", body("invoices", json!({}))).await;
+    r.assert_error(422, "EXPORT_TOO_LARGE_FOR_SYNC");
+    assert_eq!(
+        (r.body["error"]["details"]["rows"].as_u64(), r.body["error"]["details"]["limit"].as_u64()),
+        (Some(10_001), Some(10_000))
+    );
+    assert!(r.body["error"]["message"].as_str().unwrap().contains("POST /v1/exports"));
+    // A narrower filter fits.
+    let narrow = body("invoices", json!({ "filters": { "collectionState": "open" } }));
+    let res = app.http.post(app.url("/v1/exports/sync")).bearer_auth(&m.sk_test).json(&narrow).send().await.unwrap();
+    assert_eq!(res.status().as_u16(), 200);
+    assert_eq!(python_rows(&res.bytes().await.unwrap()).await.len(), 1, "only the header");
+}
+
+async fn wait_for_chunks(app: &TestApp, id: &str) {
+    for _ in 0..400 {
+        let rows = app.db.query(&format!("SELECT 1 FROM export_chunks WHERE export_id = '{id}'")).await;
+        if !rows.is_empty() {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("export {id} wrote no chunk");
+}
+
+#[tokio::test]
+async fn a_worker_killed_mid_export_leaves_it_to_be_written_again_whole() {
+    let env = [("STABLEPAY_WORKER_INTERVAL_MS", "100".to_string())];
+    let mut app = TestApp::spawn_with(fresh_db().await, &env, &[]).await;
+    let m = app.merchant("Big");
+    bulk_drafts(&app, &m, 40_000).await;
+    let id = app.post(&m.sk_test, "/v1/exports", body("invoices", json!({}))).await.ok(202)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    wait_for_chunks(&app, &id).await;
+    let status = app.db.query(&format!("SELECT status FROM exports WHERE id = '{id}'")).await;
+    assert_eq!(status[0].get::<_, String>(0), "running", "the export finished before the kill; make it larger");
+    app.kill_and_restart(&env).await;
+    // Its lease would run out in a minute: end it now, as time would.
+    app.db.query(&format!("UPDATE exports SET lease_until = now() - interval '1 second' WHERE id = '{id}'")).await;
+    let ready = settled(&app, &m.sk_test, &id).await;
+    assert_eq!(ready["status"], "ready", "{ready}");
+    assert_eq!(ready["rowCount"], 40_001);
+    let (_, bytes) = file(&app, &m.sk_test, &id).await;
+    let rows = python_rows(&bytes).await;
+    assert_eq!(rows.len(), 40_002);
+    let mut ids: Vec<&String> = rows[1..].iter().map(|r| &r[0]).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 40_001, "a row was written twice");
+}
+
+#[tokio::test]
+async fn an_export_cancelled_while_it_runs_stops_and_keeps_no_bytes() {
+    let app = TestApp::spawn_with(fresh_db().await, &[("STABLEPAY_WORKER_INTERVAL_MS", "100".to_string())], &[]).await;
+    let m = app.merchant("Big");
+    bulk_drafts(&app, &m, 40_000).await;
+    let id = app.post(&m.sk_test, "/v1/exports", body("invoices", json!({}))).await.ok(202)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    wait_for_chunks(&app, &id).await;
+    let cancelled = app.post(&m.sk_test, &format!("/v1/exports/{id}/cancel"), json!({})).await.ok(200).clone();
+    assert_eq!(cancelled["status"], "cancelled");
+    // The worker notices at its next chunk and stops; nothing it wrote is kept.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(app.get(&m.sk_test, &format!("/v1/exports/{id}")).await.ok(200)["status"], "cancelled");
+    assert!(app.db.query(&format!("SELECT 1 FROM export_chunks WHERE export_id = '{id}'")).await.is_empty());
+    app.get(&m.sk_test, &format!("/v1/exports/{id}/file")).await.assert_error(409, "EXPORT_CANCELLED");
+    assert!(app.logs().contains("export cancelled while it was written"), "{}", app.logs());
+}

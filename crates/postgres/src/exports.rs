@@ -1,0 +1,461 @@
+//! Exports: their rows, their files in chunks (`export_chunks`), and the records an export
+//! reads, page by page in key order (invoices by insertion, payments by detection then id).
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel::sql_types::{Integer, Nullable, Text};
+use diesel_async::{AsyncConnection, RunQueryDsl};
+use stablepay_domain::export::ports::{ExportStore, RecordCursor};
+use stablepay_domain::export::schema::ExportRecord;
+use stablepay_domain::export::{Export, ExportFilters, ExportListFilter, ExportSpec, ExportStatus, ExportType};
+use stablepay_domain::idempotency::{Committed, IdempotencyClaim};
+use stablepay_domain::ids::{ExportId, MerchantId, PaymentLinkId};
+use stablepay_domain::invoice::collection::CollectionState;
+use stablepay_domain::invoice::payment::PaymentStatus;
+use stablepay_domain::merchant::Token;
+use stablepay_domain::page::{Page, PageRequest};
+use stablepay_domain::{Error, Resource, Scope};
+
+use crate::error::{TxError, db};
+use crate::idempotency::mark_committed;
+use crate::invoices::rows::{InvoiceRow, PaymentRow};
+use crate::pool::PgStore;
+use crate::rows::{corrupt, mode, page_of};
+use crate::schema::{export_chunks as c, exports as x, invoices, payment_link_invoices as pli, payments};
+
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = x, check_for_backend(diesel::pg::Pg))]
+struct ExportRow {
+    id: String,
+    merchant_id: String,
+    mode: String,
+    export_type: String,
+    schema_name: String,
+    range_from: DateTime<Utc>,
+    range_to: DateTime<Utc>,
+    filter_collection_state: Option<String>,
+    filter_payment_link: Option<String>,
+    filter_payment_status: Option<String>,
+    status: String,
+    row_count: Option<i64>,
+    byte_size: Option<i64>,
+    failure_message: Option<String>,
+    created_at: DateTime<Utc>,
+    ready_at: Option<DateTime<Utc>>,
+    expires_at: Option<DateTime<Utc>>,
+}
+
+fn count(v: Option<u64>) -> Option<i64> {
+    v.map(|v| i64::try_from(v).unwrap_or(i64::MAX))
+}
+
+impl ExportRow {
+    fn of(e: &Export) -> Self {
+        let f = &e.spec.filters;
+        Self {
+            id: e.id.to_string(),
+            merchant_id: e.scope.merchant_id.to_string(),
+            mode: e.scope.mode.as_str().to_owned(),
+            export_type: e.spec.export_type.as_str().to_owned(),
+            schema_name: e.spec.schema.clone(),
+            range_from: e.spec.from,
+            range_to: e.spec.to,
+            filter_collection_state: f.collection_state.map(|s| s.as_str().to_owned()),
+            filter_payment_link: f.payment_link.as_ref().map(ToString::to_string),
+            filter_payment_status: f.payment_status.map(|s| s.as_str().to_owned()),
+            status: e.status.as_str().to_owned(),
+            row_count: count(e.row_count),
+            byte_size: count(e.byte_size),
+            failure_message: e.failure_message.clone(),
+            created_at: e.created_at,
+            ready_at: e.ready_at,
+            expires_at: e.expires_at,
+        }
+    }
+
+    fn into_domain(self) -> Result<Export, Error> {
+        let parse_opt = |v: Option<String>, parse: fn(&str) -> bool, what: &str| match v {
+            Some(v) if !parse(&v) => Err(corrupt(what)),
+            other => Ok(other),
+        };
+        let state = parse_opt(self.filter_collection_state, |s| CollectionState::parse(s).is_some(), "filter")?;
+        let status = parse_opt(self.filter_payment_status, |s| PaymentStatus::parse(s).is_some(), "filter")?;
+        let unsigned = |v: Option<i64>| v.map(|v| u64::try_from(v).map_err(|_| corrupt("count"))).transpose();
+        Ok(Export {
+            id: ExportId::from_trusted(self.id),
+            scope: Scope::new(MerchantId::from_trusted(self.merchant_id), mode(&self.mode)?),
+            spec: ExportSpec {
+                export_type: ExportType::parse(&self.export_type).ok_or_else(|| corrupt("export type"))?,
+                schema: self.schema_name,
+                from: self.range_from,
+                to: self.range_to,
+                filters: ExportFilters {
+                    collection_state: state.as_deref().and_then(CollectionState::parse),
+                    payment_link: self.filter_payment_link.map(PaymentLinkId::from_trusted),
+                    payment_status: status.as_deref().and_then(PaymentStatus::parse),
+                },
+            },
+            status: ExportStatus::parse(&self.status).ok_or_else(|| corrupt("export status"))?,
+            row_count: unsigned(self.row_count)?,
+            byte_size: unsigned(self.byte_size)?,
+            failure_message: self.failure_message,
+            created_at: self.created_at,
+            ready_at: self.ready_at,
+            expires_at: self.expires_at,
+        })
+    }
+}
+
+/// Claims the oldest waiting export (queued, or running past its lease), and clears the chunks
+/// a dead worker left.
+const CLAIM: &str = "WITH next AS ( \
+    SELECT id FROM exports WHERE status = 'queued' OR (status = 'running' AND lease_until < now()) \
+    ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED) \
+    UPDATE exports e SET status = 'running', lease_until = now() + make_interval(secs => $1) \
+    FROM next WHERE e.id = next.id RETURNING e.id";
+
+/// Expires ready exports past `expires_at` on their scope's clock (the test clock's offset in
+/// test mode), their chunks deleted with them.
+const EXPIRE: &str = "WITH due AS ( \
+    SELECT e.id FROM exports e LEFT JOIN test_clocks t ON t.merchant_id = e.merchant_id \
+    WHERE e.status = 'ready' AND ($1::text IS NULL OR e.id = $1) \
+      AND ($1::text IS NOT NULL OR e.expires_at <= now() + make_interval(secs => \
+          CASE WHEN e.mode = 'test' THEN COALESCE(t.offset_seconds, 0) ELSE 0 END)) \
+    ORDER BY e.expires_at LIMIT $2 FOR UPDATE OF e SKIP LOCKED), \
+    gone AS (DELETE FROM export_chunks WHERE export_id IN (SELECT id FROM due)) \
+    UPDATE exports SET status = 'expired' WHERE id IN (SELECT id FROM due) RETURNING id";
+
+#[derive(QueryableByName)]
+struct IdRow {
+    #[diesel(sql_type = Text)]
+    id: String,
+}
+
+impl PgStore {
+    async fn export_row(&self, scope: &Scope, id: &ExportId) -> Result<Export, Error> {
+        let mut conn = self.conn().await?;
+        let row: Option<ExportRow> = x::table
+            .find(id.as_str())
+            .filter(x::merchant_id.eq(scope.merchant_id.as_str()))
+            .select(ExportRow::as_select())
+            .first(&mut conn)
+            .await
+            .optional()
+            .map_err(db)?;
+        let row = row.ok_or(Error::NotFound(Resource::Export))?;
+        if row.mode != scope.mode.as_str() {
+            return Err(Error::ModeMismatch);
+        }
+        row.into_domain()
+    }
+}
+
+impl PgStore {
+    async fn expire(&self, only: Option<&ExportId>, limit: u32) -> Result<usize, Error> {
+        let mut conn = self.conn().await?;
+        let rows: Vec<IdRow> = diesel::sql_query(EXPIRE)
+            .bind::<Nullable<Text>, _>(only.map(ExportId::as_str))
+            .bind::<Integer, _>(i32::try_from(limit).unwrap_or(i32::MAX))
+            .load(&mut conn)
+            .await
+            .map_err(db)?;
+        Ok(rows.len())
+    }
+}
+
+#[async_trait]
+impl ExportStore for PgStore {
+    async fn insert_export(&self, export: &Export, claim: Option<IdempotencyClaim>) -> Result<(), Error> {
+        let row = ExportRow::of(export);
+        let mut conn = self.conn().await?;
+        let committed = Committed { export: Some(export.id.to_string()), ..Committed::default() };
+        conn.transaction::<_, TxError, _>(async |conn| {
+            diesel::insert_into(x::table).values(&row).execute(conn).await?;
+            match &claim {
+                Some(claim) => mark_committed(conn, claim, &committed).await,
+                None => Ok(()),
+            }
+        })
+        .await
+        .map_err(TxError::into_domain)
+    }
+
+    async fn get_export(&self, scope: &Scope, id: &ExportId) -> Result<Export, Error> {
+        self.export_row(scope, id).await
+    }
+
+    async fn list_exports(
+        &self,
+        scope: &Scope,
+        filter: &ExportListFilter,
+        page: &PageRequest,
+    ) -> Result<Page<Export>, Error> {
+        let mut conn = self.conn().await?;
+        let mut query = x::table
+            .filter(x::merchant_id.eq(scope.merchant_id.as_str()))
+            .filter(x::mode.eq(scope.mode.as_str()))
+            .select(ExportRow::as_select())
+            .order(x::seq.desc())
+            .limit(i64::from(page.limit) + 1)
+            .into_boxed();
+        if let Some(status) = filter.status {
+            query = query.filter(x::status.eq(status.as_str()));
+        }
+        if let Some(t) = filter.export_type {
+            query = query.filter(x::export_type.eq(t.as_str()));
+        }
+        if let Some(cursor) = &page.starting_after {
+            let seq: Option<i64> = x::table
+                .find(cursor)
+                .filter(x::merchant_id.eq(scope.merchant_id.as_str()))
+                .filter(x::mode.eq(scope.mode.as_str()))
+                .select(x::seq)
+                .first(&mut conn)
+                .await
+                .optional()
+                .map_err(db)?;
+            query = query.filter(x::seq.lt(seq.ok_or(Error::InvalidCursor)?));
+        }
+        let rows: Vec<ExportRow> = query.load(&mut conn).await.map_err(db)?;
+        page_of(rows, page, ExportRow::into_domain)
+    }
+
+    async fn cancel_export(&self, scope: &Scope, id: &ExportId) -> Result<Export, Error> {
+        let mut conn = self.conn().await?;
+        conn.transaction::<_, TxError, _>(async |conn| {
+            let n = diesel::update(
+                x::table
+                    .find(id.as_str())
+                    .filter(x::merchant_id.eq(scope.merchant_id.as_str()))
+                    .filter(x::mode.eq(scope.mode.as_str()))
+                    .filter(x::status.eq_any(["queued", "running"])),
+            )
+            .set((x::status.eq("cancelled"), x::lease_until.eq(None::<DateTime<Utc>>)))
+            .execute(conn)
+            .await?;
+            if n > 0 {
+                diesel::delete(c::table.filter(c::export_id.eq(id.as_str()))).execute(conn).await?;
+            }
+            Ok(())
+        })
+        .await
+        .map_err(TxError::into_domain)?;
+        self.export_row(scope, id).await
+    }
+
+    async fn claim_export(&self, lease_seconds: u32) -> Result<Option<Export>, Error> {
+        let mut conn = self.conn().await?;
+        let claimed = conn
+            .transaction::<_, TxError, _>(async |conn| {
+                let rows: Vec<IdRow> = diesel::sql_query(CLAIM)
+                    .bind::<diesel::sql_types::Double, _>(f64::from(lease_seconds))
+                    .load(conn)
+                    .await?;
+                let Some(IdRow { id }) = rows.into_iter().next() else { return Ok(None) };
+                diesel::delete(c::table.filter(c::export_id.eq(&id))).execute(conn).await?;
+                let row: ExportRow = x::table.find(&id).select(ExportRow::as_select()).first(conn).await?;
+                Ok(Some(row))
+            })
+            .await
+            .map_err(TxError::into_domain)?;
+        claimed.map(ExportRow::into_domain).transpose()
+    }
+
+    async fn append_chunk(&self, id: &ExportId, seq: u32, bytes: &[u8], lease_seconds: u32) -> Result<bool, Error> {
+        let mut conn = self.conn().await?;
+        let seq = i32::try_from(seq).map_err(|_| Error::Internal("too many chunks".into()))?;
+        conn.transaction::<_, TxError, _>(async |conn| {
+            let leased: Vec<IdRow> = diesel::sql_query(
+                "UPDATE exports SET lease_until = now() + make_interval(secs => $2) \
+                 WHERE id = $1 AND status = 'running' RETURNING id",
+            )
+            .bind::<Text, _>(id.as_str())
+            .bind::<diesel::sql_types::Double, _>(f64::from(lease_seconds))
+            .load(conn)
+            .await?;
+            if leased.is_empty() {
+                return Ok(false);
+            }
+            diesel::insert_into(c::table)
+                .values((c::export_id.eq(id.as_str()), c::seq.eq(seq), c::bytes.eq(bytes)))
+                .on_conflict((c::export_id, c::seq))
+                .do_update()
+                .set(c::bytes.eq(bytes))
+                .execute(conn)
+                .await?;
+            Ok(true)
+        })
+        .await
+        .map_err(TxError::into_domain)
+    }
+
+    async fn finish_export(
+        &self,
+        id: &ExportId,
+        rows: u64,
+        bytes: u64,
+        ready_at: DateTime<Utc>,
+        expires_at: DateTime<Utc>,
+    ) -> Result<bool, Error> {
+        let mut conn = self.conn().await?;
+        let n = diesel::update(x::table.find(id.as_str()).filter(x::status.eq("running")))
+            .set((
+                x::status.eq("ready"),
+                x::row_count.eq(count(Some(rows))),
+                x::byte_size.eq(count(Some(bytes))),
+                x::ready_at.eq(ready_at),
+                x::expires_at.eq(expires_at),
+                x::lease_until.eq(None::<DateTime<Utc>>),
+            ))
+            .execute(&mut conn)
+            .await
+            .map_err(db)?;
+        Ok(n > 0)
+    }
+
+    async fn fail_export(&self, id: &ExportId, message: &str) -> Result<(), Error> {
+        let mut conn = self.conn().await?;
+        conn.transaction::<_, TxError, _>(async |conn| {
+            diesel::update(x::table.find(id.as_str()).filter(x::status.eq("running")))
+                .set((x::status.eq("failed"), x::failure_message.eq(message), x::lease_until.eq(None::<DateTime<Utc>>)))
+                .execute(conn)
+                .await?;
+            diesel::delete(c::table.filter(c::export_id.eq(id.as_str()))).execute(conn).await?;
+            Ok(())
+        })
+        .await
+        .map_err(TxError::into_domain)
+    }
+
+    async fn read_chunk(&self, scope: &Scope, id: &ExportId, seq: u32) -> Result<Option<Vec<u8>>, Error> {
+        let mut conn = self.conn().await?;
+        let seq = i32::try_from(seq).map_err(|_| Error::Internal("chunk".into()))?;
+        c::table
+            .inner_join(x::table)
+            .filter(c::export_id.eq(id.as_str()))
+            .filter(c::seq.eq(seq))
+            .filter(x::merchant_id.eq(scope.merchant_id.as_str()))
+            .filter(x::mode.eq(scope.mode.as_str()))
+            .filter(x::status.eq("ready"))
+            .select(c::bytes)
+            .first(&mut conn)
+            .await
+            .optional()
+            .map_err(db)
+    }
+
+    async fn expire_exports(&self, limit: u32) -> Result<usize, Error> {
+        self.expire(None, limit).await
+    }
+
+    async fn expire_export(&self, scope: &Scope, id: &ExportId) -> Result<(), Error> {
+        // Only an export of this scope.
+        self.export_row(scope, id).await?;
+        self.expire(Some(id), 1).await.map(|_| ())
+    }
+
+    async fn records(
+        &self,
+        scope: &Scope,
+        spec: &ExportSpec,
+        after: Option<RecordCursor>,
+        limit: u32,
+    ) -> Result<(Vec<ExportRecord>, Option<RecordCursor>), Error> {
+        let mut conn = self.conn().await?;
+        let limit = i64::from(limit);
+        match spec.export_type {
+            ExportType::Invoices => {
+                let mut query =
+                    invoice_query(scope, spec).select(InvoiceRow::as_select()).order(invoices::seq.asc()).limit(limit);
+                if let Some(after) = after {
+                    let seq: i64 = after.parse().map_err(|_| Error::Internal("export cursor".into()))?;
+                    query = query.filter(invoices::seq.gt(seq));
+                }
+                let rows: Vec<(InvoiceRow, i64)> =
+                    query.select((InvoiceRow::as_select(), invoices::seq)).load(&mut conn).await.map_err(db)?;
+                let last = rows.last().map(|(_, seq)| seq.to_string());
+                let records = rows
+                    .into_iter()
+                    .map(|(row, _)| row.into_domain().map(|i| ExportRecord::Invoice(Box::new(i))))
+                    .collect::<Result<_, _>>()?;
+                Ok((records, last))
+            }
+            ExportType::Payments => {
+                let mut query =
+                    payment_query(scope, spec).order((payments::detected_at.asc(), payments::id.asc())).limit(limit);
+                if let Some(after) = after {
+                    let (at, id) = after.split_once('|').ok_or_else(|| Error::Internal("export cursor".into()))?;
+                    let at = DateTime::parse_from_rfc3339(at).map_err(|_| Error::Internal("export cursor".into()))?;
+                    let at = at.with_timezone(&Utc);
+                    query = query.filter(
+                        payments::detected_at
+                            .gt(at)
+                            .or(payments::detected_at.eq(at).and(payments::id.gt(id.to_owned()))),
+                    );
+                }
+                let rows: Vec<(PaymentRow, String)> =
+                    query.select((PaymentRow::as_select(), invoices::currency)).load(&mut conn).await.map_err(db)?;
+                let last = rows.last().map(|(p, _)| {
+                    format!("{}|{}", p.detected_at.to_rfc3339_opts(chrono::SecondsFormat::Nanos, true), p.id)
+                });
+                let records = rows
+                    .into_iter()
+                    .map(|(row, currency)| {
+                        let token = Token::parse(&currency).ok_or_else(|| corrupt("currency"))?;
+                        row.into_domain().map(|p| ExportRecord::Payment(Box::new(p), token))
+                    })
+                    .collect::<Result<_, _>>()?;
+                Ok((records, last))
+            }
+        }
+    }
+
+    async fn count_records(&self, scope: &Scope, spec: &ExportSpec, cap: u64) -> Result<u64, Error> {
+        let mut conn = self.conn().await?;
+        let cap = i64::try_from(cap).unwrap_or(i64::MAX);
+        let n: i64 = match spec.export_type {
+            ExportType::Invoices => invoice_query(scope, spec).count().get_result(&mut conn).await.map_err(db)?,
+            ExportType::Payments => payment_query(scope, spec).count().get_result(&mut conn).await.map_err(db)?,
+        };
+        Ok(u64::try_from(n.min(cap)).unwrap_or(0))
+    }
+}
+
+/// The invoices `spec` covers in `scope`: created in its range, with its filters.
+fn invoice_query<'a>(scope: &'a Scope, spec: &'a ExportSpec) -> invoices::BoxedQuery<'a, diesel::pg::Pg> {
+    let mut query = invoices::table
+        .filter(invoices::merchant_id.eq(scope.merchant_id.as_str()))
+        .filter(invoices::mode.eq(scope.mode.as_str()))
+        .filter(invoices::created_at.ge(spec.from))
+        .filter(invoices::created_at.lt(spec.to))
+        .into_boxed();
+    if let Some(state) = spec.filters.collection_state {
+        query = query.filter(invoices::collection_state.eq(state.as_str()));
+    }
+    if let Some(link) = &spec.filters.payment_link {
+        query = query
+            .filter(invoices::id.eq_any(pli::table.filter(pli::link_id.eq(link.as_str())).select(pli::invoice_id)));
+    }
+    query
+}
+
+type PaymentJoin = diesel::dsl::InnerJoin<payments::table, invoices::table>;
+
+/// The payments `spec` covers in `scope`: detected in its range, with its filters.
+fn payment_query<'a>(
+    scope: &'a Scope,
+    spec: &'a ExportSpec,
+) -> diesel::dsl::IntoBoxed<'a, PaymentJoin, diesel::pg::Pg> {
+    let mut query = payments::table
+        .inner_join(invoices::table)
+        .filter(payments::merchant_id.eq(scope.merchant_id.as_str()))
+        .filter(payments::mode.eq(scope.mode.as_str()))
+        .filter(payments::detected_at.ge(spec.from))
+        .filter(payments::detected_at.lt(spec.to))
+        .into_boxed();
+    if let Some(status) = spec.filters.payment_status {
+        query = query.filter(payments::status.eq(status.as_str()));
+    }
+    query
+}

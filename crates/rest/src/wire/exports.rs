@@ -1,0 +1,162 @@
+//! Exports: what `POST /v1/exports` (and `/v1/exports/sync`) takes, and the export object.
+
+use serde::{Deserialize, Serialize};
+use stablepay_domain::Error as DomainError;
+use stablepay_domain::export::{Export, ExportFilters, ExportSpec, ExportType};
+use stablepay_domain::ids::PaymentLinkId;
+use stablepay_domain::invoice::collection::CollectionState;
+use stablepay_domain::invoice::payment::PaymentStatus;
+use stablepay_http::error::ApiError;
+use stablepay_http::timestamp::timestamp;
+use utoipa::ToSchema;
+
+use crate::wire::common::{ListOut, envelope};
+use crate::wire::fields;
+
+/// The filters of an export: the names and values of its type's list.
+#[derive(Deserialize, Serialize, ToSchema, Default, Clone)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ExportFiltersIo {
+    /// `invoices`: as `GET /v1/invoices?collectionState=`.
+    pub collection_state: Option<String>,
+    /// `invoices`: only invoices created through this payment link (`plink_...`).
+    pub payment_link: Option<String>,
+    /// `payments`: only payments with this status.
+    pub status: Option<String>,
+}
+
+/// The body of `POST /v1/exports` and `POST /v1/exports/sync`.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ExportIn {
+    /// `invoices` or `payments`.
+    #[serde(rename = "type")]
+    #[schema(example = "invoices")]
+    pub export_type: Option<String>,
+    /// A schema of the type (`invoices.v1`); the newest when omitted.
+    pub schema: Option<String>,
+    /// RFC 3339; the range's start, included (invoices by creation, payments by detection).
+    pub from: Option<String>,
+    /// RFC 3339; the range's end, excluded; at most 366 days after `from`.
+    pub to: Option<String>,
+    /// The type's list filters.
+    pub filters: Option<ExportFiltersIo>,
+}
+
+impl ExportIn {
+    /// The domain's export spec. Errors: VALIDATION_ERROR naming the field, and the spec's
+    /// own (EXPORT_RANGE_TOO_LARGE, EXPORT_SCHEMA_UNSUPPORTED).
+    pub fn into_spec(self) -> Result<ExportSpec, ApiError> {
+        let names = ExportType::ALL.map(ExportType::as_str).join(", ");
+        let text =
+            self.export_type.ok_or_else(|| ApiError::validation("type", format!("type is required: {names}.")))?;
+        let export_type = ExportType::parse(&text)
+            .ok_or_else(|| ApiError::validation("type", format!("type must be one of {names}.")))?;
+        let from = fields::date_time("from", &self.from)?
+            .ok_or_else(|| ApiError::validation("from", "from is required (RFC 3339)."))?;
+        let to = fields::date_time("to", &self.to)?
+            .ok_or_else(|| ApiError::validation("to", "to is required (RFC 3339)."))?;
+        let f = self.filters.unwrap_or_default();
+        let filters = ExportFilters {
+            collection_state: f
+                .collection_state
+                .map(|s| {
+                    CollectionState::parse(&s).ok_or_else(|| {
+                        ApiError::validation(
+                            "filters.collectionState",
+                            "filters.collectionState is not a collection state.",
+                        )
+                    })
+                })
+                .transpose()?,
+            payment_link: f
+                .payment_link
+                .map(|l| {
+                    PaymentLinkId::parse(&l).ok_or_else(|| {
+                        ApiError::validation("filters.paymentLink", "filters.paymentLink must be a payment link id.")
+                    })
+                })
+                .transpose()?,
+            payment_status: f
+                .status
+                .map(|s| {
+                    PaymentStatus::parse(&s).ok_or_else(|| {
+                        ApiError::validation("filters.status", "filters.status is not a payment status.")
+                    })
+                })
+                .transpose()?,
+        };
+        ExportSpec::new(export_type, self.schema.as_deref(), (from, to), filters).map_err(|e| match e {
+            DomainError::Validation { field, message } if field.starts_with("filters.") => {
+                let field = stablepay_http::error::json_path(&field);
+                ApiError::validation(field.clone(), format!("{field} {message}."))
+            }
+            other => other.into(),
+        })
+    }
+}
+
+/// An export of a merchant's records as a CSV file.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExportOut {
+    /// `exp_...`.
+    pub id: String,
+    /// Always `export`.
+    #[schema(example = "export")]
+    pub object: String,
+    /// `test` or `live`.
+    pub mode: String,
+    /// `invoices` or `payments`.
+    #[serde(rename = "type")]
+    pub export_type: String,
+    /// The schema of its columns (docs/exports.md).
+    pub schema: String,
+    pub from: String,
+    pub to: String,
+    pub filters: ExportFiltersIo,
+    /// `queued`, `running`, `ready`, `failed`, `cancelled` or `expired`.
+    pub status: String,
+    /// Rows of the file (header excluded), once ready.
+    pub row_count: Option<u64>,
+    /// Bytes of the file, once ready.
+    pub byte_size: Option<u64>,
+    /// Why it failed.
+    pub failure_message: Option<String>,
+    pub created_at: String,
+    pub ready_at: Option<String>,
+    /// When the file is deleted (7 days after it was ready, on the merchant's clock).
+    pub expires_at: Option<String>,
+}
+
+impl From<&Export> for ExportOut {
+    fn from(e: &Export) -> Self {
+        let f = &e.spec.filters;
+        Self {
+            id: e.id.to_string(),
+            object: "export".into(),
+            mode: e.scope.mode.as_str().into(),
+            export_type: e.spec.export_type.as_str().into(),
+            schema: e.spec.schema.clone(),
+            from: timestamp(e.spec.from),
+            to: timestamp(e.spec.to),
+            filters: ExportFiltersIo {
+                collection_state: f.collection_state.map(|s| s.as_str().to_owned()),
+                payment_link: f.payment_link.as_ref().map(ToString::to_string),
+                status: f.payment_status.map(|s| s.as_str().to_owned()),
+            },
+            status: e.status.as_str().into(),
+            row_count: e.row_count,
+            byte_size: e.byte_size,
+            failure_message: e.failure_message.clone(),
+            created_at: timestamp(e.created_at),
+            ready_at: e.ready_at.map(timestamp),
+            expires_at: e.expires_at.map(timestamp),
+        }
+    }
+}
+
+envelope!(/// An export.
+    ExportEnvelope, ExportOut);
+envelope!(/// A page of exports.
+    ExportListEnvelope, ListOut<ExportOut>);

@@ -152,6 +152,7 @@ impl Adapters {
             health: store.clone(),
             telemetry: store.clone(),
             exports: store.clone(),
+            reconciliation: store.clone(),
             clock: Arc::new(PgClock::new((**store).clone())),
             crypto: self.crypto.clone(),
         }

@@ -25,7 +25,8 @@
 //!     use cases in [`invoice::service::Invoices`].
 //!   - [`chain`]: transfers as the chain reports them, verification and attribution, the
 //!     follower ([`chain::service::Follower`]).
-//!   - [`payment_link`], [`webhook`], [`email`], [`event`], [`export`].
+//!   - [`payment_link`], [`webhook`], [`email`], [`event`], [`export`], [`reconciliation`],
+//!     [`diagnostics`].
 //!   - [`idempotency`], [`ratelimit`], [`health`]: what the driving adapters need around every
 //!     request.
 //! - [`ports`]: every port in one list, with its mock (`mocks` feature).
@@ -151,6 +152,7 @@ pub mod url;
 // Features: model, ports and use cases each.
 pub mod api_key;
 pub mod chain;
+pub mod diagnostics;
 pub mod email;
 pub mod event;
 pub mod export;
@@ -160,6 +162,7 @@ pub mod invoice;
 pub mod merchant;
 pub mod payment_link;
 pub mod ratelimit;
+pub mod reconciliation;
 pub mod telemetry;
 pub mod webhook;
 

@@ -73,6 +73,7 @@ pub fn idle_use_cases() -> crate::use_cases::UseCases {
         health: Arc::new(MockHealth::new()),
         telemetry: Arc::new(MockTelemetryStore::new()),
         exports: Arc::new(MockExportStore::new()),
+        reconciliation: Arc::new(MockReconciliationStore::new()),
         clock: Arc::new(MockClock::new()),
         crypto: Arc::new(SeqCrypto::default()),
     };

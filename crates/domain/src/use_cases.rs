@@ -17,6 +17,7 @@ use crate::chain::ports::{Chain, FollowerStore};
 use crate::chain::service::Follower;
 use crate::clock::Clock;
 use crate::crypto::Crypto;
+use crate::diagnostics::service::Diagnostics;
 use crate::email::ports::{EmailStore, Mailer};
 use crate::email::service::Emails;
 use crate::error::Error;
@@ -41,6 +42,8 @@ use crate::payment_link::ports::PaymentLinkStore;
 use crate::payment_link::service::PaymentLinks;
 use crate::ratelimit::ports::RateLimiter;
 use crate::ratelimit::service::RateLimits;
+use crate::reconciliation::ports::ReconciliationStore;
+use crate::reconciliation::service::Reconciliations;
 use crate::telemetry::ports::TelemetryStore;
 use crate::telemetry::service::CheckoutTelemetry;
 use crate::url::PublicPages;
@@ -83,6 +86,8 @@ pub struct Ports {
     pub telemetry: Arc<dyn TelemetryStore>,
     /// Exports, their files and the records they read.
     pub exports: Arc<dyn ExportStore>,
+    /// A period's figures and discrepancies.
+    pub reconciliation: Arc<dyn ReconciliationStore>,
     /// Each scope's time, from the store.
     pub clock: Arc<dyn Clock>,
     /// Randomness and hashes.
@@ -251,6 +256,16 @@ impl UseCases {
     /// Exports of a merchant's records, on the store's clock.
     pub fn exports(&self) -> Exports<'_> {
         self.exports_at(self.clock())
+    }
+
+    /// Reconciliation of a merchant's books, on `clock`.
+    pub fn reconciliations_at<'a>(&'a self, clock: &'a dyn Clock) -> Reconciliations<'a> {
+        Reconciliations { store: self.ports.reconciliation.as_ref(), clock }
+    }
+
+    /// Diagnostics of checkouts and payments, on `clock`.
+    pub fn diagnostics_at<'a>(&'a self, clock: &'a dyn Clock) -> Diagnostics<'a> {
+        Diagnostics { invoices: self.ports.invoices.as_ref(), chain: self.ports.chain.as_ref(), clock }
     }
 
     /// The merchant's events.

@@ -21,6 +21,7 @@ mod merchants;
 mod migrate;
 mod payment_links;
 mod pool;
+mod reconciliation;
 mod rows;
 pub mod schema;
 mod stats;

@@ -7,6 +7,7 @@ use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::{App, web};
 use stablepay_http::error::ApiError;
 use utoipa::OpenApi;
+use utoipa_actix_web::service_config::ServiceConfig;
 use utoipa_actix_web::{AppExt, scope};
 
 use crate::deprecation::{self, Deprecations};
@@ -81,6 +82,8 @@ fn routes_app() -> utoipa_actix_web::UtoipaApp<
                 .service(routes::checkout::create_checkout_session)
                 .service(routes::checkout::get_checkout_session)
                 .service(routes::checkout::get_payment)
+                .service(routes::checkout::checkout_diagnostics)
+                .service(routes::checkout::payment_diagnostics)
                 .service(routes::invoices::create_invoice)
                 .service(routes::invoices::list_invoices)
                 .service(routes::invoices::get_invoice)
@@ -99,12 +102,7 @@ fn routes_app() -> utoipa_actix_web::UtoipaApp<
                 .service(routes::test_helpers::advance_clock)
                 .service(routes::test_helpers::reset_clock)
                 .service(routes::test_helpers::get_clock)
-                .service(routes::exports::create_export)
-                .service(routes::exports::sync_export)
-                .service(routes::exports::list_exports)
-                .service(routes::exports::get_export)
-                .service(routes::exports::cancel_export)
-                .service(routes::exports::export_file)
+                .configure(books)
                 .service(routes::events::list_events)
                 .service(routes::events::get_event)
                 .service(routes::events::list_unattributed)
@@ -126,18 +124,34 @@ fn routes_app() -> utoipa_actix_web::UtoipaApp<
                 .service(routes::links::duplicate_link)
                 .service(routes::links::get_public_link)
                 .service(routes::links::public_link_checkout)
-                .service(routes::webhooks::create_endpoint)
-                .service(routes::webhooks::list_endpoints)
-                .service(routes::webhooks::get_endpoint)
-                .service(routes::webhooks::update_endpoint)
-                .service(routes::webhooks::delete_endpoint)
-                .service(routes::webhooks::rotate_secret)
-                .service(routes::webhooks::end_secret_overlap)
-                .service(routes::webhooks::list_incidents)
-                .service(routes::webhooks::get_incident)
-                .service(routes::webhooks::list_deliveries)
-                .service(routes::webhooks::get_delivery)
-                .service(routes::webhooks::replay_delivery)
-                .service(routes::webhooks::send_test),
+                .configure(webhooks),
         )
+}
+
+/// The routes of the merchant's books: exports and reconciliation.
+fn books(cfg: &mut ServiceConfig) {
+    cfg.service(routes::exports::create_export)
+        .service(routes::exports::sync_export)
+        .service(routes::exports::list_exports)
+        .service(routes::exports::get_export)
+        .service(routes::exports::cancel_export)
+        .service(routes::exports::export_file)
+        .service(routes::reconciliation::reconciliation);
+}
+
+/// The webhook routes: endpoints, incidents, deliveries and test events.
+fn webhooks(cfg: &mut ServiceConfig) {
+    cfg.service(routes::webhooks::create_endpoint)
+        .service(routes::webhooks::list_endpoints)
+        .service(routes::webhooks::get_endpoint)
+        .service(routes::webhooks::update_endpoint)
+        .service(routes::webhooks::delete_endpoint)
+        .service(routes::webhooks::rotate_secret)
+        .service(routes::webhooks::end_secret_overlap)
+        .service(routes::webhooks::list_incidents)
+        .service(routes::webhooks::get_incident)
+        .service(routes::webhooks::list_deliveries)
+        .service(routes::webhooks::get_delivery)
+        .service(routes::webhooks::replay_delivery)
+        .service(routes::webhooks::send_test);
 }

@@ -10,11 +10,13 @@ use chrono::{DateTime, Utc};
 use futures_util::future::LocalBoxFuture;
 use stablepay_domain::api_key::{ApiKeySecret, KeyType, Principal};
 use stablepay_domain::clock::Clock;
+use stablepay_domain::diagnostics::service::Diagnostics;
 use stablepay_domain::email::service::Emails;
 use stablepay_domain::export::service::Exports;
 use stablepay_domain::idempotency::IdempotencyClaim;
 use stablepay_domain::invoice::service::Invoices;
 use stablepay_domain::payment_link::service::PaymentLinks;
+use stablepay_domain::reconciliation::service::Reconciliations;
 use stablepay_domain::{Mode, Scope};
 use stablepay_http::error::{ApiError, ErrorCode};
 use stablepay_http::state::{AppState, RequestClock};
@@ -65,6 +67,16 @@ impl Caller {
     /// The export use cases on the caller's clock.
     pub fn exports(&self) -> Exports<'_> {
         Exports { claim: self.claim.clone(), ..self.state.use_cases.exports_at(&self.clock) }
+    }
+
+    /// Diagnostics on the caller's clock.
+    pub fn diagnostics(&self) -> Diagnostics<'_> {
+        self.state.use_cases.diagnostics_at(&self.clock)
+    }
+
+    /// Reconciliation on the caller's clock.
+    pub fn reconciliations(&self) -> Reconciliations<'_> {
+        self.state.use_cases.reconciliations_at(&self.clock)
     }
 
     /// The email use cases on the caller's clock.

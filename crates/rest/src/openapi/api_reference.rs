@@ -356,11 +356,21 @@ fn answers(doc: &Value, op: &Value, out: &mut String) {
 
 /// A curl example with the required fields.
 fn curl(doc: &Value, path: &str, method: &str, op: &Value, body: Option<&Value>, out: &mut String) {
+    let params = op.get("parameters").and_then(Value::as_array).cloned().unwrap_or_default();
+    // Required query parameters, with their examples.
+    let query: Vec<String> = params
+        .iter()
+        .filter(|p| p["in"] == "query" && p["required"] == true)
+        .filter_map(|p| {
+            let value = p.get("example").or_else(|| p["schema"].get("example"))?.as_str()?;
+            Some(format!("{}={}", p["name"].as_str()?, value.replace(':', "%3A").replace('+', "%2B")))
+        })
+        .collect();
+    let path = if query.is_empty() { path.to_owned() } else { format!("{path}?{}", query.join("&")) };
     let mut curl = format!("curl -X {} \"$STABLEPAY_URL{path}\"", method.to_uppercase());
     if op.get("security").is_some() {
         curl.push_str(" \\\n  -H \"Authorization: Bearer $STABLEPAY_KEY\"");
     }
-    let params = op.get("parameters").and_then(Value::as_array).cloned().unwrap_or_default();
     if params.iter().any(|p| p["name"] == "Idempotency-Key") {
         curl.push_str(" \\\n  -H \"Idempotency-Key: order-1042-attempt-1\"");
     }

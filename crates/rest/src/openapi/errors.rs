@@ -44,7 +44,10 @@ const SPECIFIC: &[(&[&str], &[&[ErrorCode]])] = &[
         &["create_checkout_session"],
         &[&[C::PUBLIC_KEY_FIELD_NOT_ALLOWED, C::RATE_LIMIT_EXCEEDED, C::INVOICE_NOT_PAYABLE], CONTENT],
     ),
-    (&["get_checkout_session", "get_payment", "get_event"], &[&[C::NOT_FOUND, C::MODE_MISMATCH]]),
+    (
+        &["get_checkout_session", "get_payment", "get_event", "checkout_diagnostics", "payment_diagnostics"],
+        &[&[C::NOT_FOUND, C::MODE_MISMATCH]],
+    ),
     (&["list_events"], &[&[C::WEBHOOK_EVENT_UNSUPPORTED]]),
     (&["create_invoice"], &[CONTENT]),
     (&["get_invoice", "duplicate_invoice"], &[INVOICE]),
@@ -146,6 +149,7 @@ const SPECIFIC: &[(&[&str], &[&[ErrorCode]])] = &[
         &["export_file"],
         &[&[C::NOT_FOUND, C::MODE_MISMATCH, C::EXPORT_NOT_READY, C::EXPORT_CANCELLED, C::EXPORT_EXPIRED]],
     ),
+    (&["reconciliation"], &[&[C::EXPORT_RANGE_TOO_LARGE]]),
     (&["list_deliveries"], &[&[C::WEBHOOK_EVENT_UNSUPPORTED]]),
     (
         &["get_delivery", "replay_delivery"],

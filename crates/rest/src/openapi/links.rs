@@ -29,7 +29,7 @@ fn links_table() -> Vec<LinkRow> {
         "create_checkout_session",
         "201",
         "$response.body#/data/id",
-        &["get_checkout_session", "simulate_payment", "get_public_checkout", "submit_payment"],
+        &["get_checkout_session", "simulate_payment", "get_public_checkout", "submit_payment", "checkout_diagnostics"],
     ));
     table.push(by_id("create_checkout_session", "201", "$response.body#/data/invoiceId", &INVOICE_ACTIONS));
     table.push(by_id("create_invoice", "201", "$response.body#/data/id", &INVOICE_ACTIONS));
@@ -38,9 +38,9 @@ fn links_table() -> Vec<LinkRow> {
         "open_checkout",
         "201",
         "$response.body#/data/checkoutSessionId",
-        &["get_checkout_session", "simulate_payment", "get_public_checkout", "submit_payment"],
+        &["get_checkout_session", "simulate_payment", "get_public_checkout", "submit_payment", "checkout_diagnostics"],
     ));
-    table.push(by_id("simulate_payment", "201", "$response.body#/data/id", &["get_payment"]));
+    table.push(by_id("simulate_payment", "201", "$response.body#/data/id", &["get_payment", "payment_diagnostics"]));
     table.push(by_id(
         "create_link",
         "201",

@@ -95,3 +95,32 @@ pub async fn get_payment(SecretKey(c): SecretKey, id: web::Path<String>) -> Resu
     let p = c.invoices().payment(c.scope(), &id).await?;
     ok(StatusCode::OK, &payment(&p))
 }
+
+/// Why a checkout is or is not paid: every transfer reported or detected for it with each
+/// verification check (expected vs found), the chain's state and the next step in words.
+#[utoipa::path(
+    tag = "checkout",
+    params(("id" = String, Path, description = "Checkout session id")),
+    responses((status = 200, description = "The checkout's diagnosis", body = crate::wire::diagnostics::DiagnosisEnvelope), crate::wire::common::Errors),
+    security(("bearer" = []), ("apiKey" = []))
+)]
+#[get("/checkout-sessions/{id}/diagnostics")]
+pub async fn checkout_diagnostics(SecretKey(c): SecretKey, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+    let id = CheckoutSessionId::parse(&id).ok_or(Error::NotFound(Resource::CheckoutSession))?;
+    let d = c.diagnostics().checkout(c.scope(), &id).await?;
+    ok(StatusCode::OK, &crate::wire::diagnostics::DiagnosisOut::from(&d))
+}
+
+/// A payment's diagnosis: its checkout's, with this transfer alone.
+#[utoipa::path(
+    tag = "checkout",
+    params(("id" = String, Path, description = "Payment id")),
+    responses((status = 200, description = "The payment's diagnosis", body = crate::wire::diagnostics::DiagnosisEnvelope), crate::wire::common::Errors),
+    security(("bearer" = []), ("apiKey" = []))
+)]
+#[get("/payments/{id}/diagnostics")]
+pub async fn payment_diagnostics(SecretKey(c): SecretKey, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
+    let id = PaymentId::parse(&id).ok_or(Error::NotFound(Resource::Payment))?;
+    let d = c.diagnostics().payment(c.scope(), &id).await?;
+    ok(StatusCode::OK, &crate::wire::diagnostics::DiagnosisOut::from(&d))
+}

@@ -8,5 +8,6 @@ pub mod invoices;
 pub mod links;
 pub mod openapi;
 pub mod public;
+pub mod reconciliation;
 pub mod test_helpers;
 pub mod webhooks;

@@ -32,13 +32,15 @@ pub struct ExportIn {
     /// `invoices` or `payments`.
     #[serde(rename = "type")]
     #[schema(example = "invoices")]
-    pub export_type: Option<String>,
+    pub export_type: String,
     /// A schema of the type (`invoices.v1`); the newest when omitted.
     pub schema: Option<String>,
     /// RFC 3339; the range's start, included (invoices by creation, payments by detection).
-    pub from: Option<String>,
+    #[schema(example = "2026-11-01T00:00:00Z")]
+    pub from: String,
     /// RFC 3339; the range's end, excluded; at most 366 days after `from`.
-    pub to: Option<String>,
+    #[schema(example = "2026-12-01T00:00:00Z")]
+    pub to: String,
     /// The type's list filters.
     pub filters: Option<ExportFiltersIo>,
 }
@@ -48,13 +50,11 @@ impl ExportIn {
     /// own (EXPORT_RANGE_TOO_LARGE, EXPORT_SCHEMA_UNSUPPORTED).
     pub fn into_spec(self) -> Result<ExportSpec, ApiError> {
         let names = ExportType::ALL.map(ExportType::as_str).join(", ");
-        let text =
-            self.export_type.ok_or_else(|| ApiError::validation("type", format!("type is required: {names}.")))?;
-        let export_type = ExportType::parse(&text)
+        let export_type = ExportType::parse(&self.export_type)
             .ok_or_else(|| ApiError::validation("type", format!("type must be one of {names}.")))?;
-        let from = fields::date_time("from", &self.from)?
+        let from = fields::date_time("from", &Some(self.from))?
             .ok_or_else(|| ApiError::validation("from", "from is required (RFC 3339)."))?;
-        let to = fields::date_time("to", &self.to)?
+        let to = fields::date_time("to", &Some(self.to))?
             .ok_or_else(|| ApiError::validation("to", "to is required (RFC 3339)."))?;
         let f = self.filters.unwrap_or_default();
         let filters = ExportFilters {

@@ -4,6 +4,7 @@
 
 pub mod checkout;
 pub mod common;
+pub mod diagnostics;
 pub mod events;
 pub mod exports;
 pub mod fields;
@@ -11,6 +12,7 @@ pub mod health;
 pub mod invoices;
 pub mod links;
 pub mod public;
+pub mod reconciliation;
 pub mod strict_objects;
 pub mod test_helpers;
 pub mod webhooks;

@@ -1,0 +1,99 @@
+//! Diagnostics over HTTP: why a checkout is or is not paid, transfer by transfer and check by
+//! check, with the next step in words; scoped like every read.
+
+use serde_json::{Value, json};
+
+use crate::support::TestApp;
+
+fn checks(transfer: &Value) -> Vec<(String, String)> {
+    transfer["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap().to_owned(), c["outcome"].as_str().unwrap().to_owned()))
+        .collect()
+}
+
+fn outcome<'a>(transfer: &'a Value, name: &str) -> &'a Value {
+    transfer["checks"].as_array().unwrap().iter().find(|c| c["name"] == name).unwrap()
+}
+
+#[tokio::test]
+async fn a_checkout_is_explained_transfer_by_transfer() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    let other = app.merchant("Other");
+    let cs = app.post(&m.sk_test, "/v1/checkout-sessions", json!({ "amount": "10" })).await.ok(201).clone();
+    let id = cs["id"].as_str().unwrap();
+    let path = format!("/v1/checkout-sessions/{id}/diagnostics");
+
+    // Nothing yet.
+    let d = app.get(&m.sk_test, &path).await.ok(200).clone();
+    assert_eq!((d["object"].as_str(), d["phase"].as_str()), (Some("checkout_diagnosis"), Some("pay")));
+    assert_eq!(d["transfers"].as_array().unwrap().len(), 0);
+    assert_eq!((d["chain"]["simulated"].as_bool(), d["chain"]["state"].as_str()), (Some(true), Some("ok")));
+    assert!(
+        d["nextStep"].as_str().unwrap().starts_with("Nothing received yet. The customer can send 10.00 USDC"),
+        "{d}"
+    );
+
+    // A failed transfer: the hash check failed, the later ones were not looked at.
+    let pay_path = format!("/v1/test-helpers/checkout-sessions/{id}/payments");
+    let pay = |body: Value| app.post(&m.sk_test, &pay_path, body);
+    let failed = pay(json!({ "outcome": "failed" })).await.ok(201).clone();
+    let d = app.get(&m.sk_test, &path).await.ok(200).clone();
+    assert_eq!(d["phase"], "failed");
+    let t = &d["transfers"][0];
+    assert_eq!(t["failureReason"], "transaction_reverted");
+    let c = checks(t);
+    assert_eq!(c[0], ("hash".to_owned(), "failed".to_owned()));
+    assert!(c[1..].iter().all(|(_, o)| o == "skipped"), "{c:?}");
+    assert!(d["nextStep"].as_str().unwrap().contains("could not be accepted (transaction_reverted)"), "{d}");
+
+    // A short transfer: credited, the amount check says by how much, the rest is due.
+    let short = pay(json!({ "amount": "6.5" })).await.ok(201).clone();
+    let d = app.get(&m.sk_test, &path).await.ok(200).clone();
+    assert_eq!(d["phase"], "underpaid");
+    assert_eq!(d["transfers"].as_array().unwrap().len(), 2);
+    let t = &d["transfers"][1];
+    let amount = outcome(t, "amount");
+    assert_eq!((amount["expected"].as_str(), amount["found"].as_str()), (Some("10.000000"), Some("6.500000")));
+    assert_eq!(
+        (amount["outcome"].as_str(), amount["note"].as_str()),
+        (Some("failed"), Some("credited, 3.50 short of what was due"))
+    );
+    for name in ["hash", "chain", "token", "recipient", "expiry", "duplicate"] {
+        assert_eq!(outcome(t, name)["outcome"], "passed", "{name}");
+    }
+    assert_eq!(outcome(t, "payer")["outcome"], "skipped");
+    assert_eq!(outcome(t, "recipient")["expected"], cs["settlementWalletAddress"]);
+    assert_eq!(t["finality"]["state"], "final");
+    assert_eq!(d["invoiceRemaining"], "3.500000");
+    assert!(d["nextStep"].as_str().unwrap().contains("the remaining 3.50 USDC can be paid on a new checkout"), "{d}");
+
+    // A payment's diagnosis is its checkout's, with that transfer alone.
+    let p = app
+        .get(&m.sk_test, &format!("/v1/payments/{}/diagnostics", failed["id"].as_str().unwrap()))
+        .await
+        .ok(200)
+        .clone();
+    assert_eq!(p["checkoutSessionId"], id);
+    assert_eq!(p["transfers"].as_array().unwrap().len(), 1);
+    assert_eq!(p["transfers"][0]["paymentId"], failed["id"]);
+
+    // Paid in full.
+    pay(json!({ "amount": "3.5" })).await.ok(201);
+    let d = app.get(&m.sk_test, &path).await.ok(200).clone();
+    assert_eq!((d["phase"].as_str(), d["nextStep"].as_str()), (Some("paid"), Some("Paid in full: nothing to do.")));
+    assert!(checks(&d["transfers"][2]).iter().all(|(n, o)| o == "passed" || n == "payer"));
+
+    // Scoped like every read.
+    app.get(&other.sk_test, &path).await.assert_error(404, "NOT_FOUND");
+    app.get(&other.sk_test, &format!("/v1/payments/{}/diagnostics", short["id"].as_str().unwrap()))
+        .await
+        .assert_error(404, "NOT_FOUND");
+    app.get(&m.sk_live, &path).await.assert_error(409, "MODE_MISMATCH");
+    app.get(&m.pk_test, &path).await.assert_error(403, "API_KEY_FORBIDDEN");
+    app.get(&m.sk_test, "/v1/checkout-sessions/cs_nope/diagnostics").await.assert_error(404, "NOT_FOUND");
+    app.get(&m.sk_test, "/v1/payments/inv_1/diagnostics").await.assert_error(404, "NOT_FOUND");
+}

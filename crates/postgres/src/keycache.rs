@@ -6,7 +6,7 @@
 //! whenever the connection is made again, and an entry lives [`KEY_CACHE_SECONDS`] at most.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
@@ -32,6 +32,9 @@ pub struct KeyCache {
     entries: RwLock<HashMap<[u8; 32], (KeyLookup, Instant)>>,
     /// The listening connection is up: invalidations arrive.
     listening: AtomicBool,
+    /// Bumped by every invalidation: a lookup read from the database before one is not cached
+    /// after it (it may be what the invalidation was about).
+    generation: AtomicU64,
 }
 
 impl KeyCache {
@@ -44,8 +47,18 @@ impl KeyCache {
         (at.elapsed() < Duration::from_secs(KEY_CACHE_SECONDS)).then(|| lookup.clone())
     }
 
-    fn put(&self, digest: [u8; 32], lookup: KeyLookup) {
+    /// The generation a lookup read now belongs to.
+    fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    /// Caches `lookup`, read from the database in `generation`, unless an invalidation came
+    /// since (then it may be stale: the next request reads it again).
+    fn put(&self, digest: [u8; 32], lookup: KeyLookup, generation: u64) {
         if let Ok(mut entries) = self.entries.write() {
+            if self.generation.load(Ordering::Acquire) != generation {
+                return;
+            }
             // Bounded: an old entry is worth nothing; start again rather than grow.
             if entries.len() >= 100_000 {
                 entries.clear();
@@ -57,6 +70,7 @@ impl KeyCache {
     /// Drops every entry of `merchant` (all entries for an empty or unknown payload).
     pub fn invalidate(&self, merchant: &str) {
         if let Ok(mut entries) = self.entries.write() {
+            self.generation.fetch_add(1, Ordering::AcqRel);
             if merchant.is_empty() {
                 entries.clear();
             } else {
@@ -105,9 +119,10 @@ impl ApiKeyStore for CachedKeyStore {
         if let Some(hit) = self.cache.get(&digest) {
             return Ok(Some(hit));
         }
+        let generation = self.cache.generation();
         let found = self.inner.find_key_by_digest(digest).await?;
         if let Some(lookup) = &found {
-            self.cache.put(digest, lookup.clone());
+            self.cache.put(digest, lookup.clone(), generation);
         }
         Ok(found)
     }
@@ -159,4 +174,47 @@ pub fn listen_for_key_changes(database_url: String, cache: Arc<KeyCache>) -> tok
     let channel =
         crate::listen::Channel { name: KEYS_CHANNEL, what: "key-change", meanwhile: "keys are looked up every time" };
     crate::listen::listen(database_url, channel, Keys(cache))
+}
+
+#[cfg(test)]
+mod tests {
+    use stablepay_domain::Mode;
+    use stablepay_domain::api_key::KeyType;
+    use stablepay_domain::merchant::MerchantStatus;
+
+    use super::*;
+
+    fn lookup() -> KeyLookup {
+        let now = Utc::now();
+        let merchant = stablepay_domain::testing::merchant(MerchantStatus::Active, now);
+        let key = ApiKey {
+            id: ApiKeyId::from_trusted("key_1".into()),
+            merchant_id: merchant.id.clone(),
+            mode: Mode::Test,
+            key_type: KeyType::Secret,
+            digest: [7; 32],
+            display_prefix: "sk_test_abcd".into(),
+            created_at: now,
+            expires_at: None,
+            revoked_at: None,
+            last_used_at: None,
+        };
+        KeyLookup { key, merchant, test_clock_offset_seconds: 0 }
+    }
+
+    #[test]
+    fn a_lookup_read_before_an_invalidation_is_not_cached_after_it() {
+        let cache = KeyCache::default();
+        cache.set_listening(true);
+        // A request misses, reads the key (still valid), and meanwhile the key is revoked.
+        let generation = cache.generation();
+        cache.invalidate("mer_1");
+        cache.put([7; 32], lookup(), generation);
+        assert_eq!(cache.get(&[7; 32]), None, "a stale lookup was cached after its invalidation");
+        // Read after the invalidation, it is cached.
+        cache.put([7; 32], lookup(), cache.generation());
+        assert!(cache.get(&[7; 32]).is_some());
+        cache.invalidate("mer_1");
+        assert_eq!(cache.get(&[7; 32]), None);
+    }
 }

@@ -17,7 +17,7 @@ use crate::chain::ports::{Chain, FollowerStore};
 use crate::chain::service::Follower;
 use crate::clock::Clock;
 use crate::crypto::Crypto;
-use crate::diagnostics::service::Diagnostics;
+use crate::diagnostics::service::{Diagnostics, MerchantChecks};
 use crate::email::ports::{EmailStore, Mailer};
 use crate::email::service::Emails;
 use crate::error::Error;
@@ -266,6 +266,17 @@ impl UseCases {
     /// Diagnostics of checkouts and payments, on `clock`.
     pub fn diagnostics_at<'a>(&'a self, clock: &'a dyn Clock) -> Diagnostics<'a> {
         Diagnostics { invoices: self.ports.invoices.as_ref(), chain: self.ports.chain.as_ref(), clock }
+    }
+
+    /// A merchant's readiness, on `clock`.
+    pub fn merchant_checks_at<'a>(&'a self, clock: &'a dyn Clock) -> MerchantChecks<'a> {
+        MerchantChecks {
+            chain: self.ports.chain.as_ref(),
+            webhooks: self.ports.webhooks.as_ref(),
+            emails: self.ports.emails.as_ref(),
+            keys: self.ports.keys.as_ref(),
+            clock,
+        }
     }
 
     /// The merchant's events.

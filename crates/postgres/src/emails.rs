@@ -7,7 +7,7 @@ use diesel::prelude::*;
 use diesel::sql_types::{Integer, Nullable, Text};
 use diesel::upsert::excluded;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use stablepay_domain::email::model::{EmailKind, EmailStatus, OutboundEmail};
+use stablepay_domain::email::model::{EmailCounts, EmailKind, EmailStatus, OutboundEmail};
 use stablepay_domain::email::ports::EmailStore;
 use stablepay_domain::ids::{EmailId, InvoiceId, MerchantId};
 use stablepay_domain::{Error, Scope};
@@ -119,6 +119,33 @@ const CANDIDATES: &str = "SELECT i.merchant_id, i.mode, i.id FROM invoices i \
 
 #[async_trait]
 impl EmailStore for PgStore {
+    async fn email_counts(&self, scope: &Scope, failed_since: DateTime<Utc>) -> Result<EmailCounts, Error> {
+        #[derive(QueryableByName)]
+        struct Counts {
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            queued: i64,
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            retrying: i64,
+            #[diesel(sql_type = diesel::sql_types::BigInt)]
+            failed: i64,
+        }
+        let mut conn = self.conn().await?;
+        let counts: Counts = diesel::sql_query(
+            "SELECT count(*) FILTER (WHERE status = 'queued') AS queued, \
+             count(*) FILTER (WHERE status = 'queued' AND attempts > 0) AS retrying, \
+             count(*) FILTER (WHERE status = 'failed' AND created_at >= $3) AS failed \
+             FROM emails WHERE merchant_id = $1 AND mode = $2",
+        )
+        .bind::<Text, _>(scope.merchant_id.as_str())
+        .bind::<Text, _>(scope.mode.as_str())
+        .bind::<diesel::sql_types::Timestamptz, _>(failed_since)
+        .get_result(&mut conn)
+        .await
+        .map_err(db)?;
+        let n = |v: i64| u64::try_from(v).map_err(|_| corrupt("count"));
+        Ok(EmailCounts { queued: n(counts.queued)?, retrying: n(counts.retrying)?, failed_recently: n(counts.failed)? })
+    }
+
     async fn list_emails(&self, scope: &Scope, invoice: &InvoiceId) -> Result<Vec<OutboundEmail>, Error> {
         let rows: Vec<EmailRow> = e::table
             .filter(e::invoice_id.eq(invoice.as_str()))

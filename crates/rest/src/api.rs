@@ -128,7 +128,7 @@ fn routes_app() -> utoipa_actix_web::UtoipaApp<
         )
 }
 
-/// The routes of the merchant's books: exports and reconciliation.
+/// The routes of the merchant's books and support: exports, reconciliation, readiness.
 fn books(cfg: &mut ServiceConfig) {
     cfg.service(routes::exports::create_export)
         .service(routes::exports::sync_export)
@@ -136,7 +136,8 @@ fn books(cfg: &mut ServiceConfig) {
         .service(routes::exports::get_export)
         .service(routes::exports::cancel_export)
         .service(routes::exports::export_file)
-        .service(routes::reconciliation::reconciliation);
+        .service(routes::reconciliation::reconciliation)
+        .service(routes::checkout::merchant_diagnostics);
 }
 
 /// The webhook routes: endpoints, incidents, deliveries and test events.

@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use futures_util::future::LocalBoxFuture;
 use stablepay_domain::api_key::{ApiKeySecret, KeyType, Principal};
 use stablepay_domain::clock::Clock;
-use stablepay_domain::diagnostics::service::Diagnostics;
+use stablepay_domain::diagnostics::service::{Diagnostics, MerchantChecks};
 use stablepay_domain::email::service::Emails;
 use stablepay_domain::export::service::Exports;
 use stablepay_domain::idempotency::IdempotencyClaim;
@@ -72,6 +72,11 @@ impl Caller {
     /// Diagnostics on the caller's clock.
     pub fn diagnostics(&self) -> Diagnostics<'_> {
         self.state.use_cases.diagnostics_at(&self.clock)
+    }
+
+    /// The merchant's readiness on the caller's clock.
+    pub fn merchant_checks(&self) -> MerchantChecks<'_> {
+        self.state.use_cases.merchant_checks_at(&self.clock)
     }
 
     /// Reconciliation on the caller's clock.

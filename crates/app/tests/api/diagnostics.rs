@@ -97,3 +97,60 @@ async fn a_checkout_is_explained_transfer_by_transfer() {
     app.get(&m.sk_test, "/v1/checkout-sessions/cs_nope/diagnostics").await.assert_error(404, "NOT_FOUND");
     app.get(&m.sk_test, "/v1/payments/inv_1/diagnostics").await.assert_error(404, "NOT_FOUND");
 }
+
+/// The merchant's readiness: every entry with its stable code and status, the worst as the
+/// whole's, and each entry moving with what it watches.
+#[tokio::test]
+async fn the_merchants_readiness_lists_every_entry_with_its_status() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    let d = app.get(&m.sk_test, "/v1/diagnostics").await.ok(200).clone();
+    assert_eq!((d["object"].as_str(), d["mode"].as_str()), (Some("diagnostics"), Some("test")));
+    let entry = |d: &Value, code: &str| -> Value {
+        d["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["code"] == code)
+            .unwrap_or_else(|| panic!("no {code}: {d}"))
+            .clone()
+    };
+    let codes: Vec<&str> = d["entries"].as_array().unwrap().iter().map(|e| e["code"].as_str().unwrap()).collect();
+    assert_eq!(
+        codes,
+        ["live_activation", "chain", "webhook_endpoints", "webhook_incidents", "emails", "api_keys", "worker"]
+    );
+    assert_eq!(entry(&d, "live_activation")["status"], "warning");
+    assert_eq!(entry(&d, "chain")["status"], "ok");
+    assert_eq!(entry(&d, "webhook_endpoints")["status"], "warning");
+    assert_eq!(entry(&d, "webhook_incidents")["status"], "ok");
+    assert_eq!(entry(&d, "emails")["status"], "ok");
+    assert_eq!(entry(&d, "api_keys")["status"], "ok");
+    assert_eq!(entry(&d, "worker")["status"], "ok");
+    assert_eq!(d["status"], "warning");
+
+    // An endpoint: the endpoints entry is ok.
+    let endpoint = json!({ "url": "https://hooks.example.com/in" });
+    app.post(&m.sk_test, "/v1/webhook-endpoints", endpoint).await.ok(201);
+    // A key made two days ago and never used since.
+    app.db
+        .query(&format!(
+            "UPDATE api_keys SET created_at = now() - interval '2 days' WHERE merchant_id = '{}' AND mode = 'test' AND key_type = 'publishable'",
+            m.id
+        ))
+        .await;
+    let d = app.get(&m.sk_test, "/v1/diagnostics").await.ok(200).clone();
+    let hooks = entry(&d, "webhook_endpoints");
+    assert_eq!((hooks["status"].as_str(), hooks["count"].as_u64()), (Some("ok"), Some(1)));
+    let keys = entry(&d, "api_keys");
+    assert_eq!((keys["status"].as_str(), keys["count"].as_u64()), (Some("warning"), Some(1)), "{keys}");
+    assert!(keys["message"].as_str().unwrap().contains("1 keys never used"), "{keys}");
+
+    // Live mode of a merchant not activated: errors, and the chain has no endpoint here.
+    let live = app.get(&m.sk_live, "/v1/diagnostics").await.ok(200).clone();
+    assert_eq!(live["mode"], "live");
+    assert_eq!(entry(&live, "live_activation")["status"], "error");
+    assert_eq!(entry(&live, "chain")["status"], "error");
+    assert_eq!(live["status"], "error");
+    app.get(&m.pk_test, "/v1/diagnostics").await.assert_error(403, "API_KEY_FORBIDDEN");
+}

@@ -171,3 +171,62 @@ pub struct CheckoutDiagnosis {
 pub fn is_verified(status: PaymentStatus) -> bool {
     matches!(status, PaymentStatus::Confirmed | PaymentStatus::Underpaid | PaymentStatus::Overpaid)
 }
+
+/// How one entry of a merchant's readiness stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ReadinessStatus {
+    /// Nothing to do.
+    Ok,
+    /// Works, but something should be looked at.
+    Warning,
+    /// Something does not work.
+    Error,
+}
+
+impl ReadinessStatus {
+    /// The API's name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Ok => "ok",
+            Self::Warning => "warning",
+            Self::Error => "error",
+        }
+    }
+}
+
+/// One entry of a merchant's readiness: a stable code, how it stands, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadinessEntry {
+    /// Stable: `live_activation`, `chain`, `webhook_endpoints`, `webhook_incidents`, `emails`,
+    /// `api_keys`, `worker`.
+    pub code: &'static str,
+    /// How it stands.
+    pub status: ReadinessStatus,
+    /// In words.
+    pub message: String,
+    /// The number of things the entry counts, where it counts some.
+    pub count: Option<u64>,
+}
+
+/// Days without use after which a key is reported idle.
+pub const KEY_IDLE_DAYS: i64 = 90;
+
+/// The background worker as the driving adapter knows it (its loop status lives there).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkerFacts {
+    /// How it stands.
+    pub status: ReadinessStatus,
+    /// In words (its state, failures, the follower's lag).
+    pub message: String,
+}
+
+/// A merchant's readiness in one mode.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MerchantReadiness {
+    /// The worst status of the entries.
+    pub status: ReadinessStatus,
+    /// Every entry, in a stable order.
+    pub entries: Vec<ReadinessEntry>,
+    /// When it was read.
+    pub as_of: DateTime<Utc>,
+}

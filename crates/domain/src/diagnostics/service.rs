@@ -1,13 +1,18 @@
 //! The diagnostics use cases: a checkout's (or a payment's) diagnosis.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Duration, Utc};
 
+use crate::api_key::model::ApiKey;
+use crate::api_key::ports::ApiKeyStore;
 use crate::chain::model::ChainHealth;
 use crate::chain::ports::Chain;
 use crate::clock::Clock;
 use crate::diagnostics::model::{
-    ChainState, Check, CheckName, CheckOutcome, CheckoutDiagnosis, Finality, TransferDiagnosis, is_verified,
+    ChainState, Check, CheckName, CheckOutcome, CheckoutDiagnosis, Finality, KEY_IDLE_DAYS, MerchantReadiness,
+    ReadinessEntry, ReadinessStatus, TransferDiagnosis, WorkerFacts, is_verified,
 };
+use crate::email::model::{EMAIL_FAILURE_WINDOW_DAYS, EmailCounts};
+use crate::email::ports::EmailStore;
 use crate::error::Error;
 use crate::ids::{CheckoutSessionId, PaymentId};
 use crate::invoice::aggregate::{InvoiceAggregate, InvoiceKey};
@@ -15,7 +20,11 @@ use crate::invoice::checkout::CheckoutSession;
 use crate::invoice::payment::{Payment, PaymentStatus};
 use crate::invoice::ports::InvoiceStore;
 use crate::invoice::public::CheckoutPhase;
+use crate::merchant::model::Merchant;
 use crate::mode::{Mode, Scope};
+use crate::page::PageRequest;
+use crate::webhook::model::{EndpointState, IncidentStatus};
+use crate::webhook::ports::WebhookStore;
 
 /// The diagnostics use cases.
 pub struct Diagnostics<'a> {
@@ -90,6 +99,159 @@ impl Diagnostics<'_> {
         let final_block = if health == ChainHealth::Ok { self.chain.final_head().await.ok() } else { None };
         ChainState { simulated: false, health, final_block }
     }
+}
+
+/// A merchant's readiness in `scope`'s mode: live activation and wallet, the chain, webhook
+/// endpoints and their open incidents, emails, keys, and the worker (as the adapter knows it).
+pub struct MerchantChecks<'a> {
+    /// The chain (live mode).
+    pub chain: &'a dyn Chain,
+    /// Webhook endpoints and incidents.
+    pub webhooks: &'a dyn WebhookStore,
+    /// The email outbox.
+    pub emails: &'a dyn EmailStore,
+    /// API keys.
+    pub keys: &'a dyn ApiKeyStore,
+    /// Each scope's time.
+    pub clock: &'a dyn Clock,
+}
+
+impl MerchantChecks<'_> {
+    /// `GET /v1/diagnostics`: every entry with its stable code and status, the worst first in
+    /// `status`.
+    pub async fn readiness(
+        &self,
+        merchant: &Merchant,
+        scope: &Scope,
+        worker: WorkerFacts,
+    ) -> Result<MerchantReadiness, Error> {
+        let now = self.clock.now(scope).await?;
+        let mut entries = vec![activation(merchant, scope.mode), self.chain_entry(scope.mode).await];
+        entries.extend(self.webhook_entries(scope).await?);
+        let since = now - Duration::days(EMAIL_FAILURE_WINDOW_DAYS);
+        entries.push(email_entry(self.emails.email_counts(scope, since).await?));
+        let keys = self.keys.list_keys(&merchant.id).await?;
+        entries.push(key_entry(&keys, scope.mode, self.clock.system_now()));
+        entries.push(ReadinessEntry { code: "worker", status: worker.status, message: worker.message, count: None });
+        let status = entries.iter().map(|e| e.status).max().unwrap_or(ReadinessStatus::Ok);
+        Ok(MerchantReadiness { status, entries, as_of: now })
+    }
+
+    async fn chain_entry(&self, mode: Mode) -> ReadinessEntry {
+        let entry = |status, message: String| ReadinessEntry { code: "chain", status, message, count: None };
+        if mode == Mode::Test {
+            return entry(ReadinessStatus::Ok, "test mode: transfers are simulated, no chain is asked".into());
+        }
+        match self.chain.health().await {
+            ChainHealth::Ok => entry(ReadinessStatus::Ok, "the chain endpoints answer on Polygon".into()),
+            ChainHealth::Off => entry(
+                ReadinessStatus::Error,
+                "no chain endpoint is configured: live payments are recorded but not verified".into(),
+            ),
+            ChainHealth::Unreachable(why) => {
+                entry(ReadinessStatus::Error, format!("the chain cannot be reached ({why}); verification waits"))
+            }
+            ChainHealth::WrongChain(why) => {
+                entry(ReadinessStatus::Error, format!("the chain endpoints serve another chain ({why})"))
+            }
+        }
+    }
+
+    async fn webhook_entries(&self, scope: &Scope) -> Result<[ReadinessEntry; 2], Error> {
+        let page = PageRequest { limit: 100, starting_after: None };
+        let endpoints = self.webhooks.list_endpoints(scope, &page).await?.items;
+        let enabled = endpoints.iter().filter(|e| e.state == EndpointState::Enabled).count();
+        let disabled = endpoints.len() - enabled;
+        let count = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
+        let endpoints_entry = match (enabled, disabled) {
+            (0, 0) => (ReadinessStatus::Warning, "no webhook endpoint: events are only in GET /v1/events".to_owned()),
+            (0, d) => (ReadinessStatus::Warning, format!("{d} webhook endpoints, all disabled: no event is delivered")),
+            (e, 0) => (ReadinessStatus::Ok, format!("{e} webhook endpoints enabled")),
+            (e, d) => (ReadinessStatus::Warning, format!("{e} webhook endpoints enabled, {d} disabled")),
+        };
+        let mut open = Vec::new();
+        for endpoint in &endpoints {
+            let incidents = self.webhooks.list_incidents(scope, &endpoint.id, &page).await?.items;
+            open.extend(incidents.into_iter().filter(|i| i.status == IncidentStatus::Open));
+        }
+        let mut categories: Vec<&str> = open.iter().filter_map(|i| i.last_error_category.map(|c| c.as_str())).collect();
+        categories.sort_unstable();
+        categories.dedup();
+        let incidents_entry = if open.is_empty() {
+            (ReadinessStatus::Ok, "no open webhook incident".to_owned())
+        } else {
+            let why = if categories.is_empty() {
+                String::new()
+            } else {
+                format!(" (last failures: {})", categories.join(", "))
+            };
+            (ReadinessStatus::Error, format!("{} open webhook incidents: deliveries are failing{why}", open.len()))
+        };
+        Ok([
+            ReadinessEntry {
+                code: "webhook_endpoints",
+                status: endpoints_entry.0,
+                message: endpoints_entry.1,
+                count: Some(count(enabled)),
+            },
+            ReadinessEntry {
+                code: "webhook_incidents",
+                status: incidents_entry.0,
+                message: incidents_entry.1,
+                count: Some(count(open.len())),
+            },
+        ])
+    }
+}
+
+fn activation(merchant: &Merchant, mode: Mode) -> ReadinessEntry {
+    let (status, message) = match (&merchant.live, mode) {
+        (Some(l), _) => (ReadinessStatus::Ok, format!("live mode is active: {} to {}", l.token.symbol(), l.wallet)),
+        (None, Mode::Test) => {
+            (ReadinessStatus::Warning, "test mode works; live mode is not activated yet (ask the operator)".to_owned())
+        }
+        (None, Mode::Live) => (
+            ReadinessStatus::Error,
+            "live mode is not activated: live checkouts are refused with ACTIVE_MERCHANT_REQUIRED".to_owned(),
+        ),
+    };
+    ReadinessEntry { code: "live_activation", status, message, count: None }
+}
+
+fn email_entry(c: EmailCounts) -> ReadinessEntry {
+    let (status, message) = if c.failed_recently > 0 {
+        (
+            ReadinessStatus::Warning,
+            format!(
+                "{} emails were given up in the last {EMAIL_FAILURE_WINDOW_DAYS} days (see each invoice's activity)",
+                c.failed_recently
+            ),
+        )
+    } else if c.retrying > 0 {
+        (ReadinessStatus::Warning, format!("{} emails are being retried after failed attempts", c.retrying))
+    } else {
+        (ReadinessStatus::Ok, format!("{} emails waiting to be sent, none failing", c.queued))
+    };
+    ReadinessEntry { code: "emails", status, message, count: Some(c.failed_recently + c.retrying) }
+}
+
+fn key_entry(keys: &[ApiKey], mode: Mode, now: DateTime<Utc>) -> ReadinessEntry {
+    let live: Vec<&ApiKey> = keys
+        .iter()
+        .filter(|k| k.mode == mode && k.revoked_at.is_none() && k.expires_at.is_none_or(|at| at > now))
+        .collect();
+    let never = live.iter().filter(|k| k.last_used_at.is_none() && now - k.created_at > Duration::days(1)).count();
+    let idle =
+        live.iter().filter(|k| k.last_used_at.is_some_and(|at| now - at > Duration::days(KEY_IDLE_DAYS))).count();
+    let count = u64::try_from(never + idle).unwrap_or(u64::MAX);
+    let (status, message) = match (never, idle) {
+        (0, 0) => (ReadinessStatus::Ok, format!("{} active keys, all in use", live.len())),
+        (n, i) => (
+            ReadinessStatus::Warning,
+            format!("{n} keys never used and {i} unused for {KEY_IDLE_DAYS} days: revoke the ones nobody needs"),
+        ),
+    };
+    ReadinessEntry { code: "api_keys", status, message, count: Some(count) }
 }
 
 /// The checks of `payment` against `session`, in verification's order.
@@ -232,5 +394,57 @@ fn next_step(
         CheckoutPhase::Expired if s.expires_at <= now => format!("The checkout expired at {}; {again}.", stamp(s.expires_at)),
         CheckoutPhase::Expired => format!("The checkout expired; {again}."),
         CheckoutPhase::Cancelled => "The invoice was closed: nothing can be paid on this checkout.".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+
+    use super::*;
+    use crate::api_key::model::KeyType;
+    use crate::ids::{ApiKeyId, MerchantId};
+
+    fn key(mode: Mode, created_days_ago: i64, used_days_ago: Option<i64>, revoked: bool) -> ApiKey {
+        let now = Utc.with_ymd_and_hms(2026, 11, 25, 12, 0, 0).unwrap();
+        ApiKey {
+            id: ApiKeyId::from_trusted("key_1".into()),
+            merchant_id: MerchantId::from_trusted("mer_1".into()),
+            mode,
+            key_type: KeyType::Secret,
+            digest: [0; 32],
+            display_prefix: "sk_test_x".into(),
+            created_at: now - Duration::days(created_days_ago),
+            expires_at: None,
+            revoked_at: revoked.then_some(now),
+            last_used_at: used_days_ago.map(|d| now - Duration::days(d)),
+        }
+    }
+
+    #[test]
+    fn keys_never_used_or_idle_for_90_days_are_reported_in_their_mode() {
+        let now = Utc.with_ymd_and_hms(2026, 11, 25, 12, 0, 0).unwrap();
+        let keys = [
+            key(Mode::Test, 0, None, false),       // new: not yet reported
+            key(Mode::Test, 5, None, false),       // never used
+            key(Mode::Test, 200, Some(91), false), // idle
+            key(Mode::Test, 200, Some(3), false),  // in use
+            key(Mode::Test, 200, None, true),      // revoked: not counted
+            key(Mode::Live, 5, None, false),       // the other mode
+        ];
+        let entry = key_entry(&keys, Mode::Test, now);
+        assert_eq!((entry.status, entry.count), (ReadinessStatus::Warning, Some(2)));
+        assert!(entry.message.starts_with("1 keys never used and 1 unused for 90 days"), "{}", entry.message);
+        let fine = key_entry(&keys[3..4], Mode::Test, now);
+        assert_eq!((fine.status, fine.count), (ReadinessStatus::Ok, Some(0)));
+    }
+
+    #[test]
+    fn failed_emails_weigh_more_than_retried_ones() {
+        let e = email_entry(EmailCounts { queued: 3, retrying: 1, failed_recently: 2 });
+        assert_eq!((e.status, e.count), (ReadinessStatus::Warning, Some(3)));
+        assert!(e.message.starts_with("2 emails were given up"));
+        let ok = email_entry(EmailCounts { queued: 3, retrying: 0, failed_recently: 0 });
+        assert_eq!(ok.status, ReadinessStatus::Ok);
     }
 }

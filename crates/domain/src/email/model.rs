@@ -206,6 +206,20 @@ pub struct InlineImage {
     pub bytes: Vec<u8>,
 }
 
+/// The emails of a scope, as the merchant's readiness counts them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EmailCounts {
+    /// Waiting to be sent.
+    pub queued: u64,
+    /// Of those, ones whose attempts failed and are retried.
+    pub retrying: u64,
+    /// Given up in the last [`EMAIL_FAILURE_WINDOW_DAYS`] days.
+    pub failed_recently: u64,
+}
+
+/// The days of email failures readiness looks back on.
+pub const EMAIL_FAILURE_WINDOW_DAYS: i64 = 7;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,8 +2,9 @@
 //! `InvoiceChange::emails`) and a mailer.
 
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 
-use crate::email::model::{EmailKind, EmailMessage, OutboundEmail};
+use crate::email::model::{EmailCounts, EmailKind, EmailMessage, OutboundEmail};
 use crate::error::Error;
 use crate::ids::InvoiceId;
 use crate::mode::Scope;
@@ -13,6 +14,9 @@ use crate::mode::Scope;
 /// Where the invoice emails wait to be sent (the outbox, written with the invoice change that
 /// queues them) and what became of each.
 pub trait EmailStore: Send + Sync {
+    /// How many of `scope`'s emails wait (and of those, are retried after failed attempts),
+    /// and how many queued since `failed_since` were given up.
+    async fn email_counts(&self, scope: &Scope, failed_since: DateTime<Utc>) -> Result<EmailCounts, Error>;
     /// The invoice's emails, oldest first.
     async fn list_emails(&self, scope: &Scope, invoice: &InvoiceId) -> Result<Vec<OutboundEmail>, Error>;
     /// The newest email of `kind` about the invoice.

@@ -216,6 +216,23 @@ fn itemized_rules(form: &'static str) -> Vec<Rule> {
 
 /// Request body rules the derive cannot state: the validators' limits (the domain's constants)
 /// and formats, set on the component schemas by name.
+/// An export's body: its type, schema, range and filters.
+fn export_rules() -> Vec<Rule> {
+    use stablepay_domain::export::ExportType;
+    use stablepay_domain::invoice::collection::CollectionState;
+    use stablepay_domain::invoice::payment::PaymentStatus;
+    let schemas = ExportType::ALL.iter().flat_map(|t| t.schemas().iter().copied());
+    vec![
+        ("ExportIn", "type", json!({ "enum": ExportType::ALL.map(ExportType::as_str) })),
+        ("ExportIn", "schema", one_of_or_null(schemas)),
+        ("ExportIn", "from", time()),
+        ("ExportIn", "to", time()),
+        ("ExportFiltersIo", "collectionState", one_of_or_null(CollectionState::ALL.iter().map(|s| s.as_str()))),
+        ("ExportFiltersIo", "status", one_of_or_null(PaymentStatus::ALL.iter().map(|s| s.as_str()))),
+        ("ExportFiltersIo", "paymentLink", json!({ "pattern": "^plink_[0-9A-Za-z]{1,64}$" })),
+    ]
+}
+
 fn body_rules() -> Vec<Rule> {
     let mut rules = checkout_rules();
     rules.extend(invoice_part_rules());
@@ -224,6 +241,7 @@ fn body_rules() -> Vec<Rule> {
     rules.extend(webhook_rules());
     rules.extend(itemized_rules("ItemizedCreateIn"));
     rules.extend(itemized_rules("InvoicePatch"));
+    rules.extend(export_rules());
     rules.push(("InvoicePatch", "version", json!({ "minimum": 1 })));
     rules.push(("LinkCheckoutIn", "version", json!({ "minimum": 1 })));
     rules

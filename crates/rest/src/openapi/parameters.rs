@@ -12,6 +12,7 @@ fn strings<'a>(values: impl IntoIterator<Item = &'a str>) -> serde_json::Value {
 fn parameter_schema(path: &str, location: &str, name: &str) -> Option<serde_json::Value> {
     use serde_json::json;
     use stablepay_domain::event::EventType;
+    use stablepay_domain::export::{ExportStatus, ExportType};
     use stablepay_domain::idempotency::MAX_KEY_CHARS;
     use stablepay_domain::invoice::collection::CollectionState;
     use stablepay_domain::merchant::Token;
@@ -26,6 +27,13 @@ fn parameter_schema(path: &str, location: &str, name: &str) -> Option<serde_json
             json!({ "type": "string", "minLength": min, "maxLength": MAX_KEY_CHARS, "pattern": "^[!-~]+$" })
         }
         ("query", "startingAfter") => json!({ "type": "string", "minLength": 1, "maxLength": MAX_CURSOR_CHARS }),
+        ("query", "type") if path == "/v1/exports" => {
+            json!({ "type": "string", "enum": strings(ExportType::ALL.map(ExportType::as_str)) })
+        }
+        ("query", "status") if path == "/v1/exports" => {
+            json!({ "type": "string", "enum": strings(ExportStatus::ALL.map(ExportStatus::as_str)) })
+        }
+        ("query", "from" | "to") => json!({ "type": "string", "format": "date-time" }),
         ("query", "type" | "eventType") => json!({ "type": "string", "enum": event_types() }),
         ("query", "collectionState") => {
             json!({ "type": "string", "enum": strings(CollectionState::ALL.iter().map(|s| s.as_str())) })

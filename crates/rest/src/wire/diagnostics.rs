@@ -94,7 +94,7 @@ impl From<&TransferDiagnosis> for TransferOut {
 /// The chain as the diagnosis saw it.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ChainOut {
+pub struct DiagnosisChainOut {
     /// Test mode: transfers are simulated, no chain is asked.
     pub simulated: bool,
     /// `ok`, `off` (no endpoint configured), `unreachable` or `wrong_chain`.
@@ -131,7 +131,7 @@ pub struct DiagnosisOut {
     pub expires_at: String,
     /// Every transfer reported or detected for it, oldest first (one, for a payment's diagnosis).
     pub transfers: Vec<TransferOut>,
-    pub chain: ChainOut,
+    pub chain: DiagnosisChainOut,
     /// What to do next, in words a support agent can read to the customer.
     pub next_step: String,
     pub as_of: String,
@@ -162,7 +162,7 @@ impl From<&CheckoutDiagnosis> for DiagnosisOut {
             payer_wallet: s.payer_wallet.as_ref().map(ToString::to_string),
             expires_at: timestamp(s.expires_at),
             transfers: d.transfers.iter().map(TransferOut::from).collect(),
-            chain: ChainOut {
+            chain: DiagnosisChainOut {
                 simulated: d.chain.simulated,
                 state: state.into(),
                 detail,

@@ -12,6 +12,7 @@ pub mod health;
 pub mod invoices;
 pub mod links;
 pub mod public;
+pub mod readiness;
 pub mod reconciliation;
 pub mod strict_objects;
 pub mod test_helpers;

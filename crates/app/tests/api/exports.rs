@@ -413,7 +413,7 @@ async fn a_worker_killed_mid_export_leaves_it_to_be_written_again_whole() {
     let env = [("STABLEPAY_WORKER_INTERVAL_MS", "100".to_string())];
     let mut app = TestApp::spawn_with(fresh_db().await, &env, &[]).await;
     let m = app.merchant("Big");
-    bulk_drafts(&app, &m, 40_000).await;
+    bulk_drafts(&app, &m, 20_000).await;
     let id = app.post(&m.sk_test, "/v1/exports", body("invoices", json!({}))).await.ok(202)["id"]
         .as_str()
         .unwrap()
@@ -426,21 +426,21 @@ async fn a_worker_killed_mid_export_leaves_it_to_be_written_again_whole() {
     app.db.query(&format!("UPDATE exports SET lease_until = now() - interval '1 second' WHERE id = '{id}'")).await;
     let ready = settled(&app, &m.sk_test, &id).await;
     assert_eq!(ready["status"], "ready", "{ready}");
-    assert_eq!(ready["rowCount"], 40_001);
+    assert_eq!(ready["rowCount"], 20_001);
     let (_, bytes) = file(&app, &m.sk_test, &id).await;
     let rows = python_rows(&bytes).await;
-    assert_eq!(rows.len(), 40_002);
+    assert_eq!(rows.len(), 20_002);
     let mut ids: Vec<&String> = rows[1..].iter().map(|r| &r[0]).collect();
     ids.sort();
     ids.dedup();
-    assert_eq!(ids.len(), 40_001, "a row was written twice");
+    assert_eq!(ids.len(), 20_001, "a row was written twice");
 }
 
 #[tokio::test]
 async fn an_export_cancelled_while_it_runs_stops_and_keeps_no_bytes() {
     let app = TestApp::spawn_with(fresh_db().await, &[("STABLEPAY_WORKER_INTERVAL_MS", "100".to_string())], &[]).await;
     let m = app.merchant("Big");
-    bulk_drafts(&app, &m, 40_000).await;
+    bulk_drafts(&app, &m, 20_000).await;
     let id = app.post(&m.sk_test, "/v1/exports", body("invoices", json!({}))).await.ok(202)["id"]
         .as_str()
         .unwrap()

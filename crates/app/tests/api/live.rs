@@ -101,13 +101,14 @@ impl World {
     }
 }
 
-/// Polls `check` until it answers something (at most 20 s).
+/// Polls `check` until it answers something (at most 30 s: the whole suite runs at once on two
+/// cores, and a follower's pass may wait its turn).
 pub(crate) async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Option<T>>,
 {
-    for _ in 0..200 {
+    for _ in 0..300 {
         if let Some(found) = check().await {
             return found;
         }

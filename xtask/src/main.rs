@@ -29,7 +29,9 @@ fn main() -> ExitCode {
         "openapi" => util::cargo(&["run", "--quiet", "-p", "stablepay", "--", "openapi"]),
         "api-reference" => util::cargo(&["run", "--quiet", "-p", "stablepay", "--", "openapi", "--reference"]),
         _ => {
-            eprintln!("usage: cargo xtask <ci|schemathesis|tools|db|bench|openapi|api-reference>");
+            eprintln!(
+                "usage: cargo xtask <ci|schemathesis|tools|db|bench [chain|webhooks|pdf|exports|mixed]|openapi|api-reference>"
+            );
             return ExitCode::from(2);
         }
     };

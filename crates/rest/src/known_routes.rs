@@ -50,13 +50,17 @@ impl KnownRoutes {
         Self(routes, labels)
     }
 
-    /// The methods `path` takes, if it is a known path.
+    /// The methods `path` takes, if it is a known path. Where a literal segment and a
+    /// placeholder both match (`/v1/exports/sync` and `/v1/exports/{id}`), the most literal
+    /// templates decide, as the router does.
     fn allowed(&self, path: &str) -> Option<Vec<String>> {
+        let placeholders = |segments: &[String]| segments.iter().filter(|s| s.starts_with('{')).count();
+        let matching: Vec<&(Vec<String>, Vec<String>)> =
+            self.0.iter().filter(|(segments, _)| template_matches(segments, path)).collect();
+        let fewest = matching.iter().map(|(segments, _)| placeholders(segments)).min()?;
         let mut found: Vec<String> = Vec::new();
-        for (segments, methods) in &self.0 {
-            if template_matches(segments, path) {
-                found.extend(methods.iter().filter(|m| !found.contains(m)).cloned().collect::<Vec<_>>());
-            }
+        for (_, methods) in matching.into_iter().filter(|(segments, _)| placeholders(segments) == fewest) {
+            found.extend(methods.iter().filter(|m| !found.contains(m)).cloned().collect::<Vec<_>>());
         }
         (!found.is_empty()).then_some(found)
     }
@@ -76,4 +80,24 @@ pub async fn not_found(req: HttpRequest) -> HttpResponse {
         .error_response();
     }
     ApiError::new(ErrorCode::NOT_FOUND, format!("No route for {} {}.", req.method(), req.path())).error_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_literal_segment_decides_over_a_placeholder() {
+        let doc = serde_json::json!({ "paths": {
+            "/v1/exports/sync": { "post": {} },
+            "/v1/exports/{id}": { "get": {} },
+            "/v1/exports/{id}/cancel": { "post": {} },
+        }});
+        let routes = KnownRoutes::from_document(&doc);
+        assert_eq!(routes.allowed("/v1/exports/sync"), Some(vec!["POST".to_owned()]));
+        assert_eq!(routes.allowed("/v1/exports/exp_1"), Some(vec!["GET".to_owned()]));
+        assert_eq!(routes.allowed("/v1/exports/exp_1/cancel"), Some(vec!["POST".to_owned()]));
+        assert_eq!(routes.allowed("/v1/nothing"), None);
+        assert_eq!(routes.label("/v1/exports/exp_1"), Some("/v1/exports/{id}"));
+    }
 }

@@ -1,14 +1,15 @@
-//! `cargo xtask bench [chain|webhooks|pdf|mixed] [options]`: the benchmarks of the release
-//! binary (docs/benchmarks.md). Without a name: the API phases (`api`), then, unless
+//! `cargo xtask bench [chain|webhooks|pdf|exports|mixed] [options]`: the benchmarks of the
+//! release binary (docs/benchmarks.md). Without a name: the API phases (`api`), then, unless
 //! `--api-only`, webhook delivery (`webhooks`) and live verification (`chain`). `mixed` runs
 //! everything at once, also with a hanging receiver and a stalled chain node; `pdf` measures
-//! invoice PDFs. `client` is the load generator they share, `wrk` the cross-check, `replay` the
-//! private PostgreSQL cluster and the replay of the API's statements, `receiver` what the
-//! webhook receivers share.
+//! invoice PDFs; `exports` an export of a million invoices beside the API's load. `client` is
+//! the load generator they share, `wrk` the cross-check, `replay` the private PostgreSQL
+//! cluster and the replay of the API's statements, `receiver` what the webhook receivers share.
 
 mod api;
 mod chain;
 mod client;
+mod exports;
 mod mixed;
 mod pdf;
 mod receiver;
@@ -22,6 +23,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         Some("chain") => return chain::run(&args[1..]),
         Some("webhooks") => return webhooks::run(&args[1..]),
         Some("pdf") => return pdf::run(&args[1..]),
+        Some("exports") => return exports::run(&args[1..]),
         Some("mixed") => return mixed::run(&args[1..]),
         _ => {}
     }

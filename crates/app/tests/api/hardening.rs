@@ -471,3 +471,19 @@ async fn hosted_pages_are_locked_down() {
     let r = app.send(app.http.post(format!("{url}/simulate")).header("Origin", &app.base).body(big)).await;
     r.assert_error(413, "REQUEST_TOO_LARGE");
 }
+
+/// Metadata numbers at the ends of the double range survive the database: PostgreSQL writes
+/// 1.7976931348623157e308 back as a 309-digit integer, which the reader once refused as out of
+/// range, so the invoice could no longer be read (500 on its reads and lists).
+#[tokio::test]
+async fn metadata_numbers_at_the_ends_of_the_range_read_back_exactly() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    let metadata = json!({ "max": 1.7976931348623157e308, "min": -1.7976931348623157e308,
+                           "tiny": -1.1125369292536007e-308, "sub": 5e-324, "big": 123456789012345678u64 });
+    let body = json!({ "lines": [{ "description": "x", "quantity": "1", "unitAmount": "1" }], "metadata": metadata });
+    let inv = app.post(&m.sk_test, "/v1/invoices", body).await.ok(201).clone();
+    let read = app.get(&m.sk_test, &format!("/v1/invoices/{}", inv["id"].as_str().unwrap())).await.ok(200).clone();
+    assert_eq!(read["metadata"], metadata);
+    app.get(&m.sk_test, "/v1/invoices").await.ok(200);
+}

@@ -411,14 +411,13 @@ impl ExportStore for PgStore {
         }
     }
 
-    async fn count_records(&self, scope: &Scope, spec: &ExportSpec, cap: u64) -> Result<u64, Error> {
+    async fn count_records(&self, scope: &Scope, spec: &ExportSpec) -> Result<u64, Error> {
         let mut conn = self.conn().await?;
-        let cap = i64::try_from(cap).unwrap_or(i64::MAX);
         let n: i64 = match spec.export_type {
             ExportType::Invoices => invoice_query(scope, spec).count().get_result(&mut conn).await.map_err(db)?,
             ExportType::Payments => payment_query(scope, spec).count().get_result(&mut conn).await.map_err(db)?,
         };
-        Ok(u64::try_from(n.min(cap)).unwrap_or(0))
+        u64::try_from(n).map_err(|_| corrupt("count"))
     }
 }
 

@@ -71,7 +71,6 @@ pub trait ExportStore: Send + Sync {
         after: Option<RecordCursor>,
         limit: u32,
     ) -> Result<(Vec<ExportRecord>, Option<RecordCursor>), Error>;
-    /// How many records `spec` holds in `scope`, counting at most `cap` (an answer of `cap`
-    /// means at least that many).
-    async fn count_records(&self, scope: &Scope, spec: &ExportSpec, cap: u64) -> Result<u64, Error>;
+    /// How many records `spec` holds in `scope`.
+    async fn count_records(&self, scope: &Scope, spec: &ExportSpec) -> Result<u64, Error>;
 }

@@ -8,7 +8,7 @@ use crate::crypto::Crypto;
 use crate::error::Error;
 use crate::export::csv::{write_header, write_row};
 use crate::export::model::{EXPORT_RETENTION_DAYS, Export, ExportListFilter, ExportSpec, ExportStatus, MAX_SYNC_ROWS};
-use crate::export::ports::ExportStore;
+use crate::export::ports::{ExportStore, RecordCursor};
 use crate::export::schema;
 use crate::idempotency::model::IdempotencyClaim;
 use crate::ids::ExportId;
@@ -21,6 +21,11 @@ pub const RECORDS_PER_PAGE: u32 = 1000;
 pub const CHUNK_BYTES: usize = 256 * 1024;
 /// How long a worker holds an export between two chunks, in seconds.
 pub const EXPORT_LEASE_SECONDS: u32 = 60;
+
+/// Whether a page of `len` records ending at `last` is the last one (a short page, or none).
+fn is_last_page(len: usize, last: &Option<RecordCursor>) -> bool {
+    len < usize::try_from(RECORDS_PER_PAGE).unwrap_or(usize::MAX) || last.is_none()
+}
 
 /// The export use cases.
 pub struct Exports<'a> {
@@ -129,7 +134,7 @@ impl Exports<'_> {
     /// [`MAX_SYNC_ROWS`] rows (decided before any row is written). Errors:
     /// `ExportTooLargeForSync`.
     pub async fn sync(&self, scope: &Scope, spec: &ExportSpec) -> Result<(String, u64), Error> {
-        let rows = self.store.count_records(scope, spec, u64::MAX).await?;
+        let rows = self.store.count_records(scope, spec).await?;
         if rows > MAX_SYNC_ROWS {
             return Err(Error::ExportTooLargeForSync { rows, limit: MAX_SYNC_ROWS });
         }
@@ -145,7 +150,7 @@ impl Exports<'_> {
                 write_row(&mut out, &cells);
                 written += 1;
             }
-            if records.len() < usize::try_from(RECORDS_PER_PAGE).unwrap_or(usize::MAX) || last.is_none() {
+            if is_last_page(records.len(), &last) {
                 break;
             }
             after = last;
@@ -182,7 +187,7 @@ impl Exports<'_> {
                 write_row(&mut out, &cells);
                 rows += 1;
             }
-            let done = records.len() < usize::try_from(RECORDS_PER_PAGE).unwrap_or(usize::MAX) || last.is_none();
+            let done = is_last_page(records.len(), &last);
             if out.len() >= CHUNK_BYTES || done {
                 bytes += u64::try_from(out.len()).unwrap_or(u64::MAX);
                 if !self.store.append_chunk(&id, seq, out.as_bytes(), EXPORT_LEASE_SECONDS).await? {
@@ -341,7 +346,7 @@ mod tests {
     async fn a_sync_export_over_the_limit_reads_no_record() {
         let (crypto, clock) = (SeqCrypto::default(), clock());
         let mut store = MockExportStore::new();
-        store.expect_count_records().returning(|_, _, _| Ok(MAX_SYNC_ROWS + 1));
+        store.expect_count_records().returning(|_, _| Ok(MAX_SYNC_ROWS + 1));
         store.expect_records().never();
         let exports = Exports { store: &store, crypto: &crypto, clock: &clock, claim: None };
         let refused = exports.sync(&scope(), &export(ExportStatus::Queued).spec).await;

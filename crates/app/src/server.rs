@@ -158,8 +158,8 @@ async fn stop_within(
     }
 }
 
-/// The background loops: due work, the live chain (verification and detection), and webhook
-/// deliveries.
+/// The background loops: due work, the live chain (verification and detection), webhook
+/// deliveries, exports and reconciliation runs.
 fn spawn_workers(
     config: &Config,
     adapters: &Adapters,
@@ -167,8 +167,10 @@ fn spawn_workers(
     status: Arc<WorkerStatus>,
 ) -> Vec<tokio::task::JoinHandle<()>> {
     let (due, chain, hooks, exports) = (adapters.clone(), adapters.clone(), adapters.clone(), adapters.clone());
+    let runs = adapters.clone();
     let (interval, poll) = (config.worker_interval, config.chain.poll);
-    let (stop_due, stop_chain, stop_exports, stop_hooks) = (stop.clone(), stop.clone(), stop.clone(), stop);
+    let (stop_due, stop_chain, stop_exports, stop_hooks) = (stop.clone(), stop.clone(), stop.clone(), stop.clone());
+    let stop_runs = stop;
     let status_chain = status.clone();
     let database_url = config.database_url.clone();
     vec![
@@ -176,6 +178,7 @@ fn spawn_workers(
         tokio::spawn(async move { worker::run_chain(chain, poll, stop_chain, status_chain).await }),
         tokio::spawn(async move { crate::deliveries::run(hooks, database_url, stop_hooks).await }),
         tokio::spawn(async move { worker::run_exports(exports, interval, stop_exports).await }),
+        tokio::spawn(async move { worker::run_reconciliations(runs, interval, stop_runs).await }),
     ]
 }
 

@@ -153,6 +153,7 @@ impl Adapters {
             telemetry: store.clone(),
             exports: store.clone(),
             reconciliation: store.clone(),
+            reconciliation_runs: store.clone(),
             clock: Arc::new(PgClock::new((**store).clone())),
             crypto: self.crypto.clone(),
         }

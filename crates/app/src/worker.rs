@@ -94,40 +94,77 @@ pub async fn run_chain(adapters: Adapters, poll: Duration, mut stop: watch::Rece
 /// the due work) and deletes expired files, every `interval` when idle; supervised like the
 /// other loops. A graceful stop ends it between two exports or two chunks' pages; an export cut
 /// off is taken up again by a worker after its lease.
-pub async fn run_exports(adapters: Adapters, interval: Duration, mut stop: watch::Receiver<bool>) {
+pub async fn run_exports(adapters: Adapters, interval: Duration, stop: watch::Receiver<bool>) {
     use stablepay_domain::export::service::ExportRun;
-    tracing::info!("export worker started");
-    let mut failures_in_a_row: u64 = 0;
-    loop {
-        let pass = AssertUnwindSafe(async {
+    supervised("export", interval, stop, move |stop| {
+        let adapters = adapters.clone();
+        async move {
             let expired = adapters.use_cases().exports().expire_due(100).await?;
             if expired > 0 {
                 tracing::info!(expired, "export files expired and deleted");
             }
             let stopping = || *stop.borrow();
-            adapters.use_cases().exports().run_one(&stopping).await
-        })
-        .catch_unwind()
-        .await;
+            let run = adapters.use_cases().exports().run_one(&stopping).await?;
+            match &run {
+                ExportRun::Idle => {}
+                ExportRun::Ready(id) => tracing::info!(export = %id, "export ready"),
+                ExportRun::Cancelled(id) => tracing::info!(export = %id, "export cancelled while it was written"),
+                ExportRun::Failed(id) => tracing::warn!(export = %id, "export failed"),
+                ExportRun::Interrupted(id) => tracing::info!(export = %id, "export left to another worker"),
+            }
+            Ok(matches!(run, ExportRun::Ready(_) | ExportRun::Cancelled(_) | ExportRun::Failed(_)))
+        }
+    })
+    .await;
+}
+
+/// The reconciliation loop: runs waiting reconciliation runs one at a time (each reads the
+/// live chain for its period), every `interval` when idle; supervised like the other loops. A
+/// run cut off (a stop, a chain outage) is taken up again after its lease.
+pub async fn run_reconciliations(adapters: Adapters, interval: Duration, stop: watch::Receiver<bool>) {
+    use stablepay_domain::reconciliation::service::runs::RunStep;
+    supervised("reconciliation", interval, stop, move |stop| {
+        let adapters = adapters.clone();
+        async move {
+            let stopping = || *stop.borrow();
+            let step = adapters.use_cases().reconciliation_runs().run_one(&stopping).await?;
+            match &step {
+                RunStep::Idle => {}
+                RunStep::Completed(id) => tracing::info!(run = %id, "reconciliation run completed"),
+                RunStep::Failed(id) => tracing::warn!(run = %id, "reconciliation run failed"),
+                RunStep::Interrupted(id) => tracing::info!(run = %id, "reconciliation run left to another worker"),
+            }
+            Ok(matches!(step, RunStep::Completed(_) | RunStep::Failed(_)))
+        }
+    })
+    .await;
+}
+
+/// A supervised loop of `pass`es: a pass answers whether more work is waiting (the next pass
+/// starts at once) or not (the next waits `interval`); one that fails or panics is logged and
+/// retried after a backoff; the loop ends on `stop` (each pass gets its receiver to stop
+/// between two steps).
+async fn supervised<F, Fut>(name: &'static str, interval: Duration, mut stop: watch::Receiver<bool>, mut pass: F)
+where
+    F: FnMut(watch::Receiver<bool>) -> Fut,
+    Fut: std::future::Future<Output = Result<bool, stablepay_domain::Error>>,
+{
+    tracing::info!(loop_name = name, "worker loop started");
+    let mut failures_in_a_row: u64 = 0;
+    loop {
+        let outcome = AssertUnwindSafe(pass(stop.clone())).catch_unwind().await;
         let mut more = false;
-        failures_in_a_row = match pass {
-            Ok(Ok(run)) => {
-                match &run {
-                    ExportRun::Idle => {}
-                    ExportRun::Ready(id) => tracing::info!(export = %id, "export ready"),
-                    ExportRun::Cancelled(id) => tracing::info!(export = %id, "export cancelled while it was written"),
-                    ExportRun::Failed(id) => tracing::warn!(export = %id, "export failed"),
-                    ExportRun::Interrupted(id) => tracing::info!(export = %id, "export left to another worker"),
-                }
-                more = matches!(run, ExportRun::Ready(_) | ExportRun::Cancelled(_) | ExportRun::Failed(_));
+        failures_in_a_row = match outcome {
+            Ok(Ok(m)) => {
+                more = m;
                 0
             }
             Ok(Err(e)) => {
-                tracing::warn!(error = %e, "export pass failed; the export is taken up again after its lease");
+                tracing::warn!(loop_name = name, error = %e, "pass failed; its work is taken up again after its lease");
                 failures_in_a_row + 1
             }
             Err(_) => {
-                tracing::error!("export pass panicked; restarting it after a backoff");
+                tracing::error!(loop_name = name, "pass panicked; restarting it after a backoff");
                 failures_in_a_row + 1
             }
         };
@@ -140,7 +177,7 @@ pub async fn run_exports(adapters: Adapters, interval: Duration, mut stop: watch
             _ = stop.changed() => break,
         }
     }
-    tracing::info!("export worker stopped");
+    tracing::info!(loop_name = name, "worker loop stopped");
 }
 
 /// The interval, doubled per failure in a row, at most [`MAX_BACKOFF`] (never below the

@@ -121,6 +121,15 @@ impl Chain for ModalChain {
         result
     }
 
+    async fn block_time(&self, number: u64) -> Result<Option<chrono::DateTime<chrono::Utc>>, Error> {
+        let result = match self.live() {
+            Ok(live) => live.block_time_at(number).await,
+            Err(e) => Err(e),
+        };
+        self.learn(&result);
+        result
+    }
+
     async fn transfers(
         &self,
         from: u64,

@@ -354,6 +354,12 @@ impl Endpoints {
         })
     }
 
+    pub(crate) async fn block_time_at(&self, number: u64) -> Result<Option<DateTime<Utc>>, Error> {
+        let block: Option<Block> =
+            self.with_endpoint(|e| self.call(e, "eth_getBlockByNumber", (U64::from(number), false))).await?;
+        block.as_ref().map(block_time).transpose()
+    }
+
     pub(crate) async fn transfers(
         &self,
         from: u64,

@@ -44,6 +44,8 @@ pub enum Resource {
     PaymentLink,
     /// An export.
     Export,
+    /// A reconciliation run.
+    ReconciliationRun,
 }
 
 impl Resource {
@@ -61,6 +63,7 @@ impl Resource {
             Resource::WebhookIncident => "webhook_incident",
             Resource::PaymentLink => "payment_link",
             Resource::Export => "export",
+            Resource::ReconciliationRun => "reconciliation_run",
         }
     }
 }

@@ -118,6 +118,8 @@ id_type!(/// A transfer into a merchant's wallet that no checkout could be credi
     UnattributedTransferId, "utr_");
 id_type!(/// An export of a merchant's records as a CSV file.
     ExportId, "exp_");
+id_type!(/// A reconciliation run: a period of the chain read again and matched with the books.
+    ReconciliationRunId, "rcr_");
 
 /// An unguessable public token (hosted invoice page, public payment link): 43 base62
 /// characters, about 256 bits.

@@ -38,6 +38,7 @@
 //! | [`TelemetryStore`] | `telemetry` | the steps the checkout page reports, and their funnel |
 //! | [`ExportStore`] | `export` | exports, their files in chunks, and the records they read |
 //! | [`ReconciliationStore`] | `reconciliation` | a period's figures per token and its discrepancies |
+//! | [`ReconciliationRunStore`] | `reconciliation` | reconciliation runs, their items, and the credited payments and log owners they read |
 
 pub use crate::api_key::ports::ApiKeyStore;
 pub use crate::chain::ports::{Chain, FollowerStore};
@@ -52,7 +53,7 @@ pub use crate::invoice::ports::{InvoiceRenderer, InvoiceStore};
 pub use crate::merchant::ports::MerchantStore;
 pub use crate::payment_link::ports::PaymentLinkStore;
 pub use crate::ratelimit::ports::RateLimiter;
-pub use crate::reconciliation::ports::ReconciliationStore;
+pub use crate::reconciliation::ports::{ReconciliationRunStore, ReconciliationStore};
 pub use crate::telemetry::ports::TelemetryStore;
 pub use crate::webhook::ports::{SecretBox, WebhookSender, WebhookStore};
 
@@ -72,7 +73,7 @@ pub use crate::{
     merchant::ports::MockMerchantStore,
     payment_link::ports::MockPaymentLinkStore,
     ratelimit::ports::MockRateLimiter,
-    reconciliation::ports::MockReconciliationStore,
+    reconciliation::ports::{MockReconciliationRunStore, MockReconciliationStore},
     telemetry::ports::MockTelemetryStore,
     webhook::ports::{MockSecretBox, MockWebhookSender, MockWebhookStore},
 };

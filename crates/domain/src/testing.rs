@@ -74,6 +74,7 @@ pub fn idle_use_cases() -> crate::use_cases::UseCases {
         telemetry: Arc::new(MockTelemetryStore::new()),
         exports: Arc::new(MockExportStore::new()),
         reconciliation: Arc::new(MockReconciliationStore::new()),
+        reconciliation_runs: Arc::new(MockReconciliationRunStore::new()),
         clock: Arc::new(MockClock::new()),
         crypto: Arc::new(SeqCrypto::default()),
     };

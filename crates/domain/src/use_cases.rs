@@ -42,8 +42,9 @@ use crate::payment_link::ports::PaymentLinkStore;
 use crate::payment_link::service::PaymentLinks;
 use crate::ratelimit::ports::RateLimiter;
 use crate::ratelimit::service::RateLimits;
-use crate::reconciliation::ports::ReconciliationStore;
+use crate::reconciliation::ports::{ReconciliationRunStore, ReconciliationStore};
 use crate::reconciliation::service::Reconciliations;
+use crate::reconciliation::service::runs::ReconciliationRuns;
 use crate::telemetry::ports::TelemetryStore;
 use crate::telemetry::service::CheckoutTelemetry;
 use crate::url::PublicPages;
@@ -88,6 +89,8 @@ pub struct Ports {
     pub exports: Arc<dyn ExportStore>,
     /// A period's figures and discrepancies.
     pub reconciliation: Arc<dyn ReconciliationStore>,
+    /// Reconciliation runs and what they read from the books.
+    pub reconciliation_runs: Arc<dyn ReconciliationRunStore>,
     /// Each scope's time, from the store.
     pub clock: Arc<dyn Clock>,
     /// Randomness and hashes.
@@ -261,6 +264,24 @@ impl UseCases {
     /// Reconciliation of a merchant's books, on `clock`.
     pub fn reconciliations_at<'a>(&'a self, clock: &'a dyn Clock) -> Reconciliations<'a> {
         Reconciliations { store: self.ports.reconciliation.as_ref(), clock }
+    }
+
+    /// Reconciliation runs against the live chain, on `clock`.
+    pub fn reconciliation_runs_at<'a>(&'a self, clock: &'a dyn Clock) -> ReconciliationRuns<'a> {
+        ReconciliationRuns {
+            store: self.ports.reconciliation_runs.as_ref(),
+            chain: self.ports.chain.as_ref(),
+            merchants: self.ports.merchants.as_ref(),
+            settings: &self.settings.chain,
+            crypto: self.crypto(),
+            clock,
+            claim: None,
+        }
+    }
+
+    /// Reconciliation runs against the live chain, on the store's clock (the worker's).
+    pub fn reconciliation_runs(&self) -> ReconciliationRuns<'_> {
+        self.reconciliation_runs_at(self.clock())
     }
 
     /// Diagnostics of checkouts and payments, on `clock`.

@@ -22,6 +22,7 @@ mod migrate;
 mod payment_links;
 mod pool;
 mod reconciliation;
+mod reconciliation_runs;
 mod rows;
 pub mod schema;
 mod stats;

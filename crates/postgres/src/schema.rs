@@ -402,7 +402,51 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    reconciliation_runs (id) {
+        seq -> Int8,
+        id -> Text,
+        merchant_id -> Text,
+        mode -> Text,
+        range_from -> Timestamptz,
+        range_to -> Timestamptz,
+        status -> Text,
+        from_block -> Nullable<Int8>,
+        to_block -> Nullable<Int8>,
+        final_block -> Nullable<Int8>,
+        complete -> Bool,
+        wallets -> Array<Text>,
+        credited_elsewhere -> Int8,
+        failure_message -> Nullable<Text>,
+        created_at -> Timestamptz,
+        completed_at -> Nullable<Timestamptz>,
+        lease_until -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    reconciliation_items (run_id, line) {
+        run_id -> Text,
+        line -> Int8,
+        outcome -> Text,
+        currency -> Text,
+        transaction_hash -> Text,
+        log_index -> Nullable<Int8>,
+        block_number -> Nullable<Int8>,
+        block_time -> Nullable<Timestamptz>,
+        from_address -> Nullable<Text>,
+        to_address -> Text,
+        amount_onchain -> Nullable<Numeric>,
+        amount_credited -> Nullable<Numeric>,
+        payment_id -> Nullable<Text>,
+        invoice_id -> Nullable<Text>,
+        unattributed_transfer_id -> Nullable<Text>,
+        detail -> Text,
+    }
+}
+
 diesel::joinable!(payments -> invoices (invoice_id));
+diesel::joinable!(reconciliation_items -> reconciliation_runs (run_id));
 diesel::joinable!(export_chunks -> exports (export_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
@@ -428,4 +472,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     deferred_transfers,
     exports,
     export_chunks,
+    reconciliation_runs,
+    reconciliation_items,
 );

@@ -137,6 +137,10 @@ fn books(cfg: &mut ServiceConfig) {
         .service(routes::exports::cancel_export)
         .service(routes::exports::export_file)
         .service(routes::reconciliation::reconciliation)
+        .service(routes::reconciliation::create_run)
+        .service(routes::reconciliation::list_runs)
+        .service(routes::reconciliation::get_run)
+        .service(routes::reconciliation::run_items)
         .service(routes::checkout::merchant_diagnostics);
 }
 

@@ -17,6 +17,7 @@ use stablepay_domain::idempotency::IdempotencyClaim;
 use stablepay_domain::invoice::service::Invoices;
 use stablepay_domain::payment_link::service::PaymentLinks;
 use stablepay_domain::reconciliation::service::Reconciliations;
+use stablepay_domain::reconciliation::service::runs::ReconciliationRuns;
 use stablepay_domain::{Mode, Scope};
 use stablepay_http::error::{ApiError, ErrorCode};
 use stablepay_http::state::{AppState, RequestClock};
@@ -82,6 +83,11 @@ impl Caller {
     /// Reconciliation on the caller's clock.
     pub fn reconciliations(&self) -> Reconciliations<'_> {
         self.state.use_cases.reconciliations_at(&self.clock)
+    }
+
+    /// Reconciliation runs on the caller's clock, with the request's idempotency claim.
+    pub fn reconciliation_runs(&self) -> ReconciliationRuns<'_> {
+        ReconciliationRuns { claim: self.claim.clone(), ..self.state.use_cases.reconciliation_runs_at(&self.clock) }
     }
 
     /// The email use cases on the caller's clock.

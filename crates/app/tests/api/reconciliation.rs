@@ -3,6 +3,7 @@
 
 use serde_json::{Value, json};
 
+use crate::live::{ONE, World, eventually};
 use crate::support::{Merchant, TestApp};
 
 /// A decimal string as micro-units (the test's own exact arithmetic).
@@ -139,4 +140,153 @@ async fn a_period_is_checked_like_an_exports() {
     app.get(&m.pk_test, &format!("/v1/reconciliation?from={}&to={}", at(-1), at(0)))
         .await
         .assert_error(403, "API_KEY_FORBIDDEN");
+}
+
+fn rfc3339(unix: i64) -> String {
+    chrono::DateTime::from_timestamp(unix, 0).unwrap().to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// Waits for the run to end; answers it.
+async fn run_ends(w: &World, id: &str) -> Value {
+    eventually(&format!("run {id} completed"), || async {
+        let run = w.app.get(&w.m.sk_live, &format!("/v1/reconciliation-runs/{id}")).await.ok(200).clone();
+        (run["status"] == "completed" || run["status"] == "failed").then_some(run)
+    })
+    .await
+}
+
+/// Every item of a run, following the cursors (pages of 2 to exercise them).
+async fn items_of(w: &World, id: &str) -> Vec<Value> {
+    let mut items = Vec::new();
+    let mut after = String::new();
+    loop {
+        let path = format!("/v1/reconciliation-runs/{id}/items?limit=2{after}");
+        let page = w.app.get(&w.m.sk_live, &path).await.ok(200).clone();
+        items.extend(page["items"].as_array().unwrap().iter().cloned());
+        if page["hasMore"] != true {
+            return items;
+        }
+        after = format!("&startingAfter={}", page["nextCursor"].as_str().unwrap());
+    }
+}
+
+/// A period on a real chain: exact, partial and overpaid payments, a transfer nothing could be
+/// credited with, a transfer before the period and one reorganised away before finality. The
+/// run reads the chain again and every transfer of the period ends matched or not credited,
+/// amount for amount; nothing outside the period shows.
+#[tokio::test]
+async fn a_run_matches_every_transfer_of_the_period_with_the_books() {
+    let w = World::new().await;
+    // Before the period: a transfer into the wallet.
+    let before = w.pay(ONE).await;
+    let t0 = w.anvil.block_time_of(&before).await;
+    let from = t0 + 5;
+    // A transfer reported, then reorganised away before it was final.
+    let lost_cs = w.checkout("6.00").await;
+    let snapshot = w.anvil.snapshot().await;
+    w.anvil.set_next_block_time(t0 + 10).await;
+    let lost = w.submitted(&lost_cs, &w.pay(6 * ONE).await).await;
+    w.payment_reaches(&lost, "validating").await;
+    w.anvil.revert(snapshot).await;
+    // The period's payments.
+    w.anvil.set_next_block_time(t0 + 10).await;
+    let exact_cs = w.checkout("10.00").await;
+    let exact_tx = w.pay(10 * ONE).await;
+    let exact = w.submitted(&exact_cs, &exact_tx).await;
+    let part_cs = w.checkout("8.00").await;
+    let part = w.submitted(&part_cs, &w.pay(3 * ONE).await).await;
+    let over_cs = w.checkout("4.00").await;
+    let over = w.submitted(&over_cs, &w.pay(4_750_000).await).await;
+    let stray = w.pay(2_500_000).await;
+    let last = w.anvil.block_time_of(&stray).await;
+    let to = last + 5;
+    w.anvil.set_next_block_time(last + 10).await;
+    w.anvil.finalize().await;
+    w.payment_reaches(&exact, "confirmed").await;
+    w.payment_reaches(&part, "underpaid").await;
+    w.payment_reaches(&over, "overpaid").await;
+    assert_eq!(w.payment_reaches(&lost, "failed").await["failureReason"], "transaction_not_found");
+    let unattributed = eventually("the stray transfer unattributed", || async {
+        let list = w.app.get(&w.m.sk_live, "/v1/unattributed-transfers").await.ok(200).clone();
+        list["items"].as_array().unwrap().iter().find(|u| u["transactionHash"] == stray.as_str()).cloned()
+    })
+    .await;
+
+    let body = json!({ "from": rfc3339(from), "to": rfc3339(to) });
+    let run = w.app.post_idem(&w.m.sk_live, "/v1/reconciliation-runs", "run-1", body.clone()).await.ok(202).clone();
+    assert_eq!(
+        (run["object"].as_str(), run["status"].as_str(), run["mode"].as_str()),
+        (Some("reconciliation_run"), Some("queued"), Some("live"))
+    );
+    let again = w.app.post_idem(&w.m.sk_live, "/v1/reconciliation-runs", "run-1", body).await.ok(202).clone();
+    assert_eq!(again["id"], run["id"]);
+    let id = run["id"].as_str().unwrap();
+    let run = run_ends(&w, id).await;
+    assert_eq!(run["status"], "completed", "{run}");
+    assert_eq!(run["complete"], true, "{run}");
+    assert_eq!(run["creditedElsewhere"], 0);
+    assert_eq!(run["wallets"].as_array().unwrap().len(), 1);
+    assert!(run["fromBlock"].as_u64().unwrap() <= run["toBlock"].as_u64().unwrap());
+    assert!(run["toBlock"].as_u64().unwrap() <= run["finalBlock"].as_u64().unwrap());
+
+    let items = items_of(&w, id).await;
+    let seen: Vec<(String, String, Option<String>, Option<String>)> = items
+        .iter()
+        .map(|i| {
+            (
+                i["outcome"].as_str().unwrap().to_owned(),
+                i["amountOnchain"].as_str().unwrap().to_owned(),
+                i["amountCredited"].as_str().map(str::to_owned),
+                i["paymentId"].as_str().map(str::to_owned),
+            )
+        })
+        .collect();
+    let s = |t: &str| Some(t.to_owned());
+    assert_eq!(
+        seen,
+        vec![
+            ("matched".into(), "10.000000".into(), s("10.000000"), s(&exact)),
+            ("matched".into(), "3.000000".into(), s("3.000000"), s(&part)),
+            ("matched".into(), "4.750000".into(), s("4.750000"), s(&over)),
+            ("onchain_not_credited".into(), "2.500000".into(), None, None),
+        ]
+    );
+    assert_eq!(items.iter().map(|i| i["line"].as_u64().unwrap()).collect::<Vec<_>>(), [1, 2, 3, 4]);
+    assert_eq!(items[0]["transactionHash"], exact_tx.as_str());
+    assert_eq!(items[0]["invoiceId"], exact_cs["invoiceId"]);
+    assert_eq!(items[3]["unattributedTransferId"], unattributed["id"]);
+    assert!(items.iter().all(|i| i["transactionHash"] != before.as_str()));
+    let usdc = run["totals"].as_array().unwrap().iter().find(|t| t["token"] == "USDC").unwrap().clone();
+    assert_eq!(
+        usdc,
+        json!({ "token": "USDC", "matched": 3, "onchainNotCredited": 1, "creditedNotOnchain": 0,
+                "onchainTotal": "20.250000", "creditedTotal": "17.750000" })
+    );
+    // The outcome filter, and the list of runs.
+    let odd =
+        w.app.get(&w.m.sk_live, &format!("/v1/reconciliation-runs/{id}/items?outcome=onchain_not_credited")).await;
+    assert_eq!(odd.ok(200)["items"].as_array().unwrap().len(), 1);
+    let runs = w.app.get(&w.m.sk_live, "/v1/reconciliation-runs?status=completed").await.ok(200).clone();
+    assert_eq!(runs["items"][0]["id"], id);
+
+    // Test keys have no chain to read, and see no live run; other merchants see nothing.
+    let period = json!({ "from": rfc3339(from), "to": rfc3339(to) });
+    w.app.post(&w.m.sk_test, "/v1/reconciliation-runs", period).await.assert_error(422, "FEATURE_UNAVAILABLE");
+    w.app.get(&w.m.sk_test, &format!("/v1/reconciliation-runs/{id}")).await.assert_error(409, "MODE_MISMATCH");
+    let other = w.app.merchant("Other");
+    w.app.get(&other.sk_live, &format!("/v1/reconciliation-runs/{id}")).await.assert_error(404, "NOT_FOUND");
+    w.app.get(&other.sk_live, &format!("/v1/reconciliation-runs/{id}/items")).await.assert_error(404, "NOT_FOUND");
+    let none = w.app.get(&other.sk_live, "/v1/reconciliation-runs").await.ok(200).clone();
+    assert!(none["items"].as_array().unwrap().is_empty());
+    let inactive = json!({ "from": rfc3339(from), "to": rfc3339(to) });
+    w.app.post(&other.sk_live, "/v1/reconciliation-runs", inactive).await.assert_error(403, "ACTIVE_MERCHANT_REQUIRED");
+    let backwards = json!({ "from": rfc3339(to), "to": rfc3339(from) });
+    assert_eq!(
+        w.app
+            .post(&w.m.sk_live, "/v1/reconciliation-runs", backwards)
+            .await
+            .assert_error(400, "VALIDATION_ERROR")
+            .as_deref(),
+        Some("to")
+    );
 }

@@ -9,6 +9,7 @@ use crate::merchant::model::WalletAddress;
 use crate::mode::Scope;
 use crate::page::{Page, PageRequest};
 use async_trait::async_trait;
+use chrono::{DateTime, Utc};
 
 /// The chain, as verification and detection see it.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
@@ -24,6 +25,9 @@ pub trait Chain: Send + Sync {
     /// The newest final block of the live chain (the node's `finalized` block, or the head less
     /// the configured confirmations). Errors: as for `observe`.
     async fn final_head(&self) -> Result<u64, Error>;
+    /// The time of block `number` of the live chain, `None` when the chain has no such block
+    /// yet. Errors: as for `observe`.
+    async fn block_time(&self, number: u64) -> Result<Option<DateTime<Utc>>, Error>;
     /// The `Transfer` logs of `tokens` to `wallets` in blocks `from..=to` of the live chain.
     /// Errors: as for `observe`.
     async fn transfers(

@@ -67,6 +67,8 @@ pub struct Committed {
     pub payment: Option<String>,
     /// The export created (`exp_...`).
     pub export: Option<String>,
+    /// The reconciliation run created (`rcr_...`).
+    pub reconciliation_run: Option<String>,
 }
 
 impl Committed {
@@ -80,6 +82,7 @@ impl Committed {
             ("refund", &self.refund),
             ("payment", &self.payment),
             ("export", &self.export),
+            ("reconciliation_run", &self.reconciliation_run),
         ];
         parts.iter().filter_map(|(k, v)| v.as_ref().map(|v| format!("{k}={v}"))).collect::<Vec<_>>().join(";")
     }
@@ -97,6 +100,7 @@ impl Committed {
                 "refund" => out.refund = v,
                 "payment" => out.payment = v,
                 "export" => out.export = v,
+                "reconciliation_run" => out.reconciliation_run = v,
                 _ => {}
             }
         }

@@ -142,6 +142,7 @@ impl InvoiceChange {
             refund: self.recorded_refund.as_ref().map(ToString::to_string),
             payment: self.changed_payments.first().map(ToString::to_string),
             export: None,
+            reconciliation_run: None,
         }
     }
 

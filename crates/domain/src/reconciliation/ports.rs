@@ -3,9 +3,16 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
+use std::collections::HashMap;
+
 use crate::error::Error;
+use crate::idempotency::model::IdempotencyClaim;
+use crate::ids::ReconciliationRunId;
+use crate::invoice::payment::Payment;
 use crate::mode::Scope;
+use crate::page::{Page, PageRequest};
 use crate::reconciliation::model::{Discrepancy, TokenSummary};
+use crate::reconciliation::run::{LogKey, LogOwner, ReconciliationRun, RunCoverage, RunItem, RunOutcome, RunStatus};
 
 /// The figures of a period, read from the store.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
@@ -31,4 +38,69 @@ pub trait ReconciliationStore: Send + Sync {
         unverified_before: DateTime<Utc>,
         limit: u32,
     ) -> Result<Vec<Discrepancy>, Error>;
+}
+
+/// Reconciliation runs: their records, their items, and what a run reads from the books.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait ReconciliationRunStore: Send + Sync {
+    /// Inserts a queued run (and marks `claim` committed in the same transaction). Errors:
+    /// `IdempotencyClaimLost`.
+    async fn insert_run(&self, run: &ReconciliationRun, claim: Option<IdempotencyClaim>) -> Result<(), Error>;
+    /// A run with its totals. Errors: `NotFound(ReconciliationRun)` for an unknown or foreign
+    /// id; `ModeMismatch` for one of the other mode.
+    async fn get_run(&self, scope: &Scope, id: &ReconciliationRunId) -> Result<ReconciliationRun, Error>;
+    /// Runs of `scope`, newest first, only those of `status` when given. Errors:
+    /// `InvalidCursor`.
+    async fn list_runs(
+        &self,
+        scope: &Scope,
+        status: Option<RunStatus>,
+        page: &PageRequest,
+    ) -> Result<Page<ReconciliationRun>, Error>;
+    /// The items of a completed run in their order (`line`), only those of `outcome` when
+    /// given; the cursor is an item's `line`. Errors: `InvalidCursor`.
+    async fn run_items(
+        &self,
+        scope: &Scope,
+        id: &ReconciliationRunId,
+        outcome: Option<RunOutcome>,
+        page: &PageRequest,
+    ) -> Result<Page<RunItem>, Error>;
+    /// Claims the oldest queued run, or a running one whose lease ran out (a worker that
+    /// died): marks it running for `lease_seconds` and answers it. Several workers never hold
+    /// one run at once.
+    async fn claim_run(&self, lease_seconds: u32) -> Result<Option<ReconciliationRun>, Error>;
+    /// Extends a running run's lease; answers `false` when it is no longer running.
+    async fn extend_run(&self, id: &ReconciliationRunId, lease_seconds: u32) -> Result<bool, Error>;
+    /// Completes a running run with what its scan covered and its items (numbered by their
+    /// position from 1), in one transaction; answers `false` (writing nothing) when it is no
+    /// longer running.
+    async fn finish_run(
+        &self,
+        id: &ReconciliationRunId,
+        coverage: &RunCoverage,
+        items: &[RunItem],
+        completed_at: DateTime<Utc>,
+    ) -> Result<bool, Error>;
+    /// Marks a running run failed with `message`.
+    async fn fail_run(&self, id: &ReconciliationRunId, message: &str, failed_at: DateTime<Utc>) -> Result<(), Error>;
+    /// The payments of `scope` credited (confirmed, underpaid or overpaid) with transfers in
+    /// blocks `from_block..=to_block` of `chain_id`.
+    async fn credited_payments(
+        &self,
+        scope: &Scope,
+        chain_id: u64,
+        from_block: u64,
+        to_block: u64,
+    ) -> Result<Vec<Payment>, Error>;
+    /// What is known of each of `logs` (of `chain_id`) that no payment of `scope` is credited
+    /// with: credited elsewhere, unattributed for `scope`, or named by a payment of `scope`.
+    /// Logs nothing is known of are left out.
+    async fn log_owners(
+        &self,
+        scope: &Scope,
+        chain_id: u64,
+        logs: &[LogKey],
+    ) -> Result<HashMap<LogKey, LogOwner>, Error>;
 }

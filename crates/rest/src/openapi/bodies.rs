@@ -242,6 +242,8 @@ fn body_rules() -> Vec<Rule> {
     rules.extend(itemized_rules("ItemizedCreateIn"));
     rules.extend(itemized_rules("InvoicePatch"));
     rules.extend(export_rules());
+    rules.push(("ReconciliationRunIn", "from", time()));
+    rules.push(("ReconciliationRunIn", "to", time()));
     rules.push(("InvoicePatch", "version", json!({ "minimum": 1 })));
     rules.push(("LinkCheckoutIn", "version", json!({ "minimum": 1 })));
     rules

@@ -150,6 +150,8 @@ const SPECIFIC: &[(&[&str], &[&[ErrorCode]])] = &[
         &[&[C::NOT_FOUND, C::MODE_MISMATCH, C::EXPORT_NOT_READY, C::EXPORT_CANCELLED, C::EXPORT_EXPIRED]],
     ),
     (&["reconciliation"], &[&[C::EXPORT_RANGE_TOO_LARGE]]),
+    (&["create_run"], &[&[C::EXPORT_RANGE_TOO_LARGE, C::FEATURE_UNAVAILABLE, C::ACTIVE_MERCHANT_REQUIRED]]),
+    (&["get_run", "run_items"], &[&[C::NOT_FOUND, C::MODE_MISMATCH]]),
     (&["list_deliveries"], &[&[C::WEBHOOK_EVENT_UNSUPPORTED]]),
     (
         &["get_delivery", "replay_delivery"],

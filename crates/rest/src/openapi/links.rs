@@ -59,6 +59,7 @@ fn links_table() -> Vec<LinkRow> {
         "$response.body#/data/id",
         &["get_export", "cancel_export", "export_file"],
     ));
+    table.push(by_id("create_run", "202", "$response.body#/data/id", &["get_run", "run_items"]));
     table.push(by_id(
         "create_endpoint",
         "201",

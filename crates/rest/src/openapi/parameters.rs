@@ -18,6 +18,7 @@ fn parameter_schema(path: &str, location: &str, name: &str) -> Option<serde_json
     use stablepay_domain::merchant::Token;
     use stablepay_domain::page::MAX_CURSOR_CHARS;
     use stablepay_domain::payment_link::model::{AmountType, Lifecycle, MAX_SEARCH_TEXT_BYTES, Usage};
+    use stablepay_domain::reconciliation::{RunOutcome, RunStatus};
     use stablepay_domain::webhook::model::{DeliveryStatus, MIN_REPLAY_KEY_CHARS};
     let event_types = || strings(EventType::ALL.iter().map(|t| t.as_str()));
     Some(match (location, name) {
@@ -33,6 +34,10 @@ fn parameter_schema(path: &str, location: &str, name: &str) -> Option<serde_json
         ("query", "status") if path == "/v1/exports" => {
             json!({ "type": "string", "enum": strings(ExportStatus::ALL.map(ExportStatus::as_str)) })
         }
+        ("query", "status") if path == "/v1/reconciliation-runs" => {
+            json!({ "type": "string", "enum": strings(RunStatus::ALL.map(RunStatus::as_str)) })
+        }
+        ("query", "outcome") => json!({ "type": "string", "enum": strings(RunOutcome::ALL.map(RunOutcome::as_str)) }),
         ("query", "from" | "to") => json!({ "type": "string", "format": "date-time" }),
         ("query", "type" | "eventType") => json!({ "type": "string", "enum": event_types() }),
         ("query", "collectionState") => {

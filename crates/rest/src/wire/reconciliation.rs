@@ -1,11 +1,17 @@
-//! A period's reconciliation as `GET /v1/reconciliation` answers it.
+//! A period's reconciliation as `GET /v1/reconciliation` answers it, and reconciliation runs
+//! with their items.
 
-use serde::Serialize;
-use stablepay_domain::reconciliation::{Discrepancy, Reconciliation, TokenSummary};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use stablepay_domain::reconciliation::{
+    Discrepancy, Reconciliation, ReconciliationRun, RunItem, RunStatus, TokenSummary,
+};
+use stablepay_http::error::ApiError;
 use stablepay_http::timestamp::timestamp;
 use utoipa::ToSchema;
 
-use crate::wire::common::envelope;
+use crate::wire::common::{ListOut, envelope};
+use crate::wire::fields;
 
 /// One token's figures for the period.
 #[derive(Serialize, ToSchema)]
@@ -126,3 +132,178 @@ impl ReconciliationOut {
 
 envelope!(/// A period's reconciliation.
     ReconciliationEnvelope, ReconciliationOut);
+
+/// The body of `POST /v1/reconciliation-runs`.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReconciliationRunIn {
+    /// RFC 3339; the period's start, included (blocks whose time is at or after it).
+    #[schema(example = "2026-11-01T00:00:00Z")]
+    pub from: String,
+    /// RFC 3339; the period's end, excluded; at most 366 days after `from`.
+    #[schema(example = "2026-12-01T00:00:00Z")]
+    pub to: String,
+}
+
+impl ReconciliationRunIn {
+    /// The period. Errors: VALIDATION_ERROR naming `from` or `to`.
+    pub fn period(self) -> Result<(DateTime<Utc>, DateTime<Utc>), ApiError> {
+        let from = fields::date_time("from", &Some(self.from))?
+            .ok_or_else(|| ApiError::validation("from", "from is required (RFC 3339)."))?;
+        let to = fields::date_time("to", &Some(self.to))?
+            .ok_or_else(|| ApiError::validation("to", "to is required (RFC 3339)."))?;
+        Ok((from, to))
+    }
+}
+
+/// One token's figures in a run.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunTotalsOut {
+    /// `USDC` or `USDT`.
+    pub token: String,
+    /// Items whose transfer and credited payment agree.
+    pub matched: u64,
+    /// Transfers no payment is credited with.
+    pub onchain_not_credited: u64,
+    /// Payments credited with a transfer the chain does not show (must be 0).
+    pub credited_not_onchain: u64,
+    /// Everything the chain shows arrived, summed.
+    pub onchain_total: String,
+    /// Everything the books credited as settled, summed.
+    pub credited_total: String,
+}
+
+/// A reconciliation run: the live chain read again for a period and matched with the books.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReconciliationRunOut {
+    /// `rcr_...`.
+    pub id: String,
+    /// Always `reconciliation_run`.
+    pub object: String,
+    /// Always `live`.
+    pub mode: String,
+    pub from: String,
+    pub to: String,
+    /// `queued`, `running`, `completed` or `failed`.
+    pub status: String,
+    /// The first block of the period (once completed; null when no final block is that late).
+    pub from_block: Option<u64>,
+    /// The last block read.
+    pub to_block: Option<u64>,
+    /// The newest final block when the chain was read.
+    pub final_block: Option<u64>,
+    /// Whether every block of the period was final and read (false: read to `toBlock`, the
+    /// final block then; run again later for the rest).
+    pub complete: bool,
+    /// The wallets read.
+    pub wallets: Vec<String>,
+    /// Transfers into these wallets credited to another account sharing the wallet (not listed).
+    pub credited_elsewhere: u64,
+    /// Per token (every token listed once completed).
+    pub totals: Vec<RunTotalsOut>,
+    pub failure_message: Option<String>,
+    pub created_at: String,
+    pub completed_at: Option<String>,
+}
+
+impl From<&ReconciliationRun> for ReconciliationRunOut {
+    fn from(r: &ReconciliationRun) -> Self {
+        let c = &r.coverage;
+        let completed = r.status == RunStatus::Completed;
+        Self {
+            id: r.id.to_string(),
+            object: "reconciliation_run".into(),
+            mode: r.scope.mode.as_str().into(),
+            from: timestamp(r.from),
+            to: timestamp(r.to),
+            status: r.status.as_str().into(),
+            from_block: c.from_block,
+            to_block: c.to_block,
+            final_block: c.final_block,
+            complete: c.complete,
+            wallets: c.wallets.iter().map(ToString::to_string).collect(),
+            credited_elsewhere: c.credited_elsewhere,
+            totals: if completed {
+                r.totals
+                    .iter()
+                    .map(|t| RunTotalsOut {
+                        token: t.token.symbol().into(),
+                        matched: t.matched,
+                        onchain_not_credited: t.onchain_not_credited,
+                        credited_not_onchain: t.credited_not_onchain,
+                        onchain_total: t.onchain_total.to_string(),
+                        credited_total: t.credited_total.to_string(),
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            },
+            failure_message: r.failure_message.clone(),
+            created_at: timestamp(r.created_at),
+            completed_at: r.completed_at.map(timestamp),
+        }
+    }
+}
+
+/// One item of a run: a transfer log, a credited payment, or both.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ReconciliationItemOut {
+    /// Always `reconciliation_item`.
+    pub object: String,
+    /// Its position in the run, from 1 (the list's cursor).
+    pub line: u64,
+    /// `matched`, `onchain_not_credited` or `credited_not_onchain`.
+    pub outcome: String,
+    pub token: String,
+    pub transaction_hash: String,
+    /// Null for a credited payment whose transfer the chain does not show.
+    pub log_index: Option<u64>,
+    pub block_number: Option<u64>,
+    pub block_time: Option<String>,
+    pub from_address: Option<String>,
+    /// The merchant's wallet.
+    pub to_address: String,
+    /// What the chain shows moved.
+    pub amount_onchain: Option<String>,
+    /// What the books credited as settled for it.
+    pub amount_credited: Option<String>,
+    pub payment_id: Option<String>,
+    /// The invoice it belongs to (or would belong to).
+    pub invoice_id: Option<String>,
+    pub unattributed_transfer_id: Option<String>,
+    /// In words, for finance and support.
+    pub detail: String,
+}
+
+impl From<&RunItem> for ReconciliationItemOut {
+    fn from(i: &RunItem) -> Self {
+        Self {
+            object: "reconciliation_item".into(),
+            line: i.line,
+            outcome: i.outcome.as_str().into(),
+            token: i.token.symbol().into(),
+            transaction_hash: i.transaction_hash.as_str().into(),
+            log_index: i.log_index,
+            block_number: i.block_number,
+            block_time: i.block_time.map(timestamp),
+            from_address: i.from_address.as_ref().map(ToString::to_string),
+            to_address: i.to_address.to_string(),
+            amount_onchain: i.amount_onchain.as_ref().map(ToString::to_string),
+            amount_credited: i.amount_credited.as_ref().map(ToString::to_string),
+            payment_id: i.payment_id.as_ref().map(ToString::to_string),
+            invoice_id: i.invoice_id.as_ref().map(ToString::to_string),
+            unattributed_transfer_id: i.unattributed_transfer_id.as_ref().map(ToString::to_string),
+            detail: i.detail.clone(),
+        }
+    }
+}
+
+envelope!(/// A reconciliation run.
+    ReconciliationRunEnvelope, ReconciliationRunOut);
+envelope!(/// A page of reconciliation runs.
+    ReconciliationRunListEnvelope, ListOut<ReconciliationRunOut>);
+envelope!(/// A page of a run's items.
+    ReconciliationItemListEnvelope, ListOut<ReconciliationItemOut>);

@@ -3,26 +3,34 @@
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
+use diesel::dsl::sql;
 use diesel::prelude::*;
-use diesel::sql_types::{Integer, Nullable, Text};
+use diesel::sql_types::{BigInt, Bool, Integer, Nullable, Text, Timestamptz};
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use stablepay_domain::export::ports::{ExportStore, RecordCursor};
 use stablepay_domain::export::schema::ExportRecord;
 use stablepay_domain::export::{Export, ExportFilters, ExportListFilter, ExportSpec, ExportStatus, ExportType};
 use stablepay_domain::idempotency::{Committed, IdempotencyClaim};
-use stablepay_domain::ids::{ExportId, MerchantId, PaymentLinkId};
+use stablepay_domain::ids::{ExportId, MerchantId, PaymentLinkId, ReconciliationRunId};
 use stablepay_domain::invoice::collection::CollectionState;
+use stablepay_domain::invoice::model::InvoiceKind;
 use stablepay_domain::invoice::payment::PaymentStatus;
 use stablepay_domain::merchant::Token;
 use stablepay_domain::page::{Page, PageRequest};
+use stablepay_domain::reconciliation::RunOutcome;
 use stablepay_domain::{Error, Resource, Scope};
 
 use crate::error::{TxError, db};
+use crate::follower::UnattributedRow;
 use crate::idempotency::mark_committed;
 use crate::invoices::rows::{InvoiceRow, PaymentRow};
 use crate::pool::PgStore;
+use crate::reconciliation_runs::ItemRow;
 use crate::rows::{corrupt, mode, page_of};
-use crate::schema::{export_chunks as c, exports as x, invoices, payment_link_invoices as pli, payments};
+use crate::schema::{
+    export_chunks as c, exports as x, invoices, payment_link_invoices as pli, payments, reconciliation_items as ri,
+    reconciliation_runs as rr, unattributed_transfers as ut,
+};
 
 #[derive(Queryable, Selectable, Insertable)]
 #[diesel(table_name = x, check_for_backend(diesel::pg::Pg))]
@@ -37,6 +45,8 @@ struct ExportRow {
     filter_collection_state: Option<String>,
     filter_payment_link: Option<String>,
     filter_payment_status: Option<String>,
+    filter_run: Option<String>,
+    filter_outcome: Option<String>,
     status: String,
     row_count: Option<i64>,
     byte_size: Option<i64>,
@@ -64,6 +74,8 @@ impl ExportRow {
             filter_collection_state: f.collection_state.map(|s| s.as_str().to_owned()),
             filter_payment_link: f.payment_link.as_ref().map(ToString::to_string),
             filter_payment_status: f.payment_status.map(|s| s.as_str().to_owned()),
+            filter_run: f.run.as_ref().map(ToString::to_string),
+            filter_outcome: f.outcome.map(|o| o.as_str().to_owned()),
             status: e.status.as_str().to_owned(),
             row_count: count(e.row_count),
             byte_size: count(e.byte_size),
@@ -81,6 +93,7 @@ impl ExportRow {
         };
         let state = parse_opt(self.filter_collection_state, |s| CollectionState::parse(s).is_some(), "filter")?;
         let status = parse_opt(self.filter_payment_status, |s| PaymentStatus::parse(s).is_some(), "filter")?;
+        let outcome = parse_opt(self.filter_outcome, |s| RunOutcome::parse(s).is_some(), "filter")?;
         let unsigned = |v: Option<i64>| v.map(|v| u64::try_from(v).map_err(|_| corrupt("count"))).transpose();
         Ok(Export {
             id: ExportId::from_trusted(self.id),
@@ -94,6 +107,8 @@ impl ExportRow {
                     collection_state: state.as_deref().and_then(CollectionState::parse),
                     payment_link: self.filter_payment_link.map(PaymentLinkId::from_trusted),
                     payment_status: status.as_deref().and_then(PaymentStatus::parse),
+                    run: self.filter_run.map(ReconciliationRunId::from_trusted),
+                    outcome: outcome.as_deref().and_then(RunOutcome::parse),
                 },
             },
             status: ExportStatus::parse(&self.status).ok_or_else(|| corrupt("export status"))?,
@@ -362,52 +377,17 @@ impl ExportStore for PgStore {
         after: Option<RecordCursor>,
         limit: u32,
     ) -> Result<(Vec<ExportRecord>, Option<RecordCursor>), Error> {
-        let mut conn = self.conn().await?;
         let limit = i64::from(limit);
         match spec.export_type {
-            ExportType::Invoices => {
-                let mut query =
-                    invoice_query(scope, spec).select(InvoiceRow::as_select()).order(invoices::seq.asc()).limit(limit);
-                if let Some(after) = after {
-                    let seq: i64 = after.parse().map_err(|_| Error::Internal("export cursor".into()))?;
-                    query = query.filter(invoices::seq.gt(seq));
-                }
-                let rows: Vec<(InvoiceRow, i64)> =
-                    query.select((InvoiceRow::as_select(), invoices::seq)).load(&mut conn).await.map_err(db)?;
-                let last = rows.last().map(|(_, seq)| seq.to_string());
-                let records = rows
-                    .into_iter()
-                    .map(|(row, _)| row.into_domain().map(|i| ExportRecord::Invoice(Box::new(i))))
-                    .collect::<Result<_, _>>()?;
-                Ok((records, last))
+            ExportType::Invoices => self.invoice_records(invoice_query(scope, spec), after, limit).await,
+            ExportType::InvoiceLines => {
+                let itemized = invoice_query(scope, spec).filter(invoices::kind.eq(InvoiceKind::Itemized.as_str()));
+                self.invoice_records(itemized, after, limit).await
             }
-            ExportType::Payments => {
-                let mut query =
-                    payment_query(scope, spec).order((payments::detected_at.asc(), payments::id.asc())).limit(limit);
-                if let Some(after) = after {
-                    let (at, id) = after.split_once('|').ok_or_else(|| Error::Internal("export cursor".into()))?;
-                    let at = DateTime::parse_from_rfc3339(at).map_err(|_| Error::Internal("export cursor".into()))?;
-                    let at = at.with_timezone(&Utc);
-                    query = query.filter(
-                        payments::detected_at
-                            .gt(at)
-                            .or(payments::detected_at.eq(at).and(payments::id.gt(id.to_owned()))),
-                    );
-                }
-                let rows: Vec<(PaymentRow, String)> =
-                    query.select((PaymentRow::as_select(), invoices::currency)).load(&mut conn).await.map_err(db)?;
-                let last = rows.last().map(|(p, _)| {
-                    format!("{}|{}", p.detected_at.to_rfc3339_opts(chrono::SecondsFormat::Nanos, true), p.id)
-                });
-                let records = rows
-                    .into_iter()
-                    .map(|(row, currency)| {
-                        let token = Token::parse(&currency).ok_or_else(|| corrupt("currency"))?;
-                        row.into_domain().map(|p| ExportRecord::Payment(Box::new(p), token))
-                    })
-                    .collect::<Result<_, _>>()?;
-                Ok((records, last))
-            }
+            ExportType::RefundReferences => self.invoice_records(refund_query(scope, spec), after, limit).await,
+            ExportType::Payments => self.payment_records(scope, spec, after, limit).await,
+            ExportType::UnattributedTransfers => self.unattributed_records(scope, spec, after, limit).await,
+            ExportType::Reconciliation => self.run_item_records(scope, spec, after, limit).await,
         }
     }
 
@@ -415,10 +395,204 @@ impl ExportStore for PgStore {
         let mut conn = self.conn().await?;
         let n: i64 = match spec.export_type {
             ExportType::Invoices => invoice_query(scope, spec).count().get_result(&mut conn).await.map_err(db)?,
+            ExportType::InvoiceLines => invoice_query(scope, spec)
+                .select(sql::<BigInt>("COALESCE(SUM(jsonb_array_length(fields->'lines')), 0)::bigint"))
+                .get_result(&mut conn)
+                .await
+                .map_err(db)?,
+            ExportType::RefundReferences => refund_query(scope, spec)
+                .select(
+                    sql::<BigInt>(REFUNDS_IN_RANGE)
+                        .bind::<Timestamptz, _>(spec.from)
+                        .sql(" AND (r->>'created_at')::timestamptz < ")
+                        .bind::<Timestamptz, _>(spec.to)
+                        .sql(")"),
+                )
+                .load::<i64>(&mut conn)
+                .await
+                .map_err(db)?
+                .into_iter()
+                .sum(),
             ExportType::Payments => payment_query(scope, spec).count().get_result(&mut conn).await.map_err(db)?,
+            ExportType::UnattributedTransfers => {
+                unattributed_query(scope, spec).count().get_result(&mut conn).await.map_err(db)?
+            }
+            ExportType::Reconciliation => {
+                drop(conn);
+                let run = self.scoped_run(scope, spec).await?;
+                let mut conn = self.conn().await?;
+                run_item_query(&run, spec).count().get_result(&mut conn).await.map_err(db)?
+            }
         };
         u64::try_from(n).map_err(|_| corrupt("count"))
     }
+}
+
+/// How many refunds of an invoice were recorded in the range (the rows it gives): the start of
+/// the expression, its bounds bound after it.
+const REFUNDS_IN_RANGE: &str = "(SELECT count(*) FROM jsonb_array_elements(refunds) r \
+    WHERE (r->>'created_at')::timestamptz >= ";
+
+impl PgStore {
+    /// A page of invoices of `query` after the insertion sequence `after`.
+    async fn invoice_records(
+        &self,
+        query: invoices::BoxedQuery<'_, diesel::pg::Pg>,
+        after: Option<RecordCursor>,
+        limit: i64,
+    ) -> Result<(Vec<ExportRecord>, Option<RecordCursor>), Error> {
+        let mut conn = self.conn().await?;
+        let mut query = query.order(invoices::seq.asc()).limit(limit);
+        if let Some(after) = after {
+            query = query.filter(invoices::seq.gt(seq_cursor(&after)?));
+        }
+        let rows: Vec<(InvoiceRow, i64)> =
+            query.select((InvoiceRow::as_select(), invoices::seq)).load(&mut conn).await.map_err(db)?;
+        let last = rows.last().map(|(_, seq)| seq.to_string());
+        let records = rows
+            .into_iter()
+            .map(|(row, _)| row.into_domain().map(|i| ExportRecord::Invoice(Box::new(i))))
+            .collect::<Result<_, _>>()?;
+        Ok((records, last))
+    }
+
+    async fn payment_records(
+        &self,
+        scope: &Scope,
+        spec: &ExportSpec,
+        after: Option<RecordCursor>,
+        limit: i64,
+    ) -> Result<(Vec<ExportRecord>, Option<RecordCursor>), Error> {
+        let mut conn = self.conn().await?;
+        let mut query =
+            payment_query(scope, spec).order((payments::detected_at.asc(), payments::id.asc())).limit(limit);
+        if let Some(after) = after {
+            let (at, id) = after.split_once('|').ok_or_else(|| Error::Internal("export cursor".into()))?;
+            let at = DateTime::parse_from_rfc3339(at).map_err(|_| Error::Internal("export cursor".into()))?;
+            let at = at.with_timezone(&Utc);
+            query = query.filter(
+                payments::detected_at.gt(at).or(payments::detected_at.eq(at).and(payments::id.gt(id.to_owned()))),
+            );
+        }
+        let rows: Vec<(PaymentRow, String)> =
+            query.select((PaymentRow::as_select(), invoices::currency)).load(&mut conn).await.map_err(db)?;
+        let last = rows
+            .last()
+            .map(|(p, _)| format!("{}|{}", p.detected_at.to_rfc3339_opts(chrono::SecondsFormat::Nanos, true), p.id));
+        let records = rows
+            .into_iter()
+            .map(|(row, currency)| {
+                let token = Token::parse(&currency).ok_or_else(|| corrupt("currency"))?;
+                row.into_domain().map(|p| ExportRecord::Payment(Box::new(p), token))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok((records, last))
+    }
+
+    async fn unattributed_records(
+        &self,
+        scope: &Scope,
+        spec: &ExportSpec,
+        after: Option<RecordCursor>,
+        limit: i64,
+    ) -> Result<(Vec<ExportRecord>, Option<RecordCursor>), Error> {
+        let mut conn = self.conn().await?;
+        let mut query = unattributed_query(scope, spec).order(ut::seq.asc()).limit(limit);
+        if let Some(after) = after {
+            query = query.filter(ut::seq.gt(seq_cursor(&after)?));
+        }
+        let rows: Vec<(UnattributedRow, i64)> =
+            query.select((UnattributedRow::as_select(), ut::seq)).load(&mut conn).await.map_err(db)?;
+        let last = rows.last().map(|(_, seq)| seq.to_string());
+        let records = rows
+            .into_iter()
+            .map(|(row, _)| row.into_domain().map(|u| ExportRecord::Unattributed(Box::new(u))))
+            .collect::<Result<_, _>>()?;
+        Ok((records, last))
+    }
+
+    /// The run a reconciliation export names, when it is `scope`'s.
+    async fn scoped_run(&self, scope: &Scope, spec: &ExportSpec) -> Result<String, Error> {
+        let run = spec.filters.run.as_ref().ok_or(Error::NotFound(Resource::ReconciliationRun))?;
+        let mut conn = self.conn().await?;
+        let found: Option<String> = rr::table
+            .find(run.as_str())
+            .filter(rr::merchant_id.eq(scope.merchant_id.as_str()))
+            .filter(rr::mode.eq(scope.mode.as_str()))
+            .select(rr::id)
+            .first(&mut conn)
+            .await
+            .optional()
+            .map_err(db)?;
+        found.ok_or(Error::NotFound(Resource::ReconciliationRun))
+    }
+
+    async fn run_item_records(
+        &self,
+        scope: &Scope,
+        spec: &ExportSpec,
+        after: Option<RecordCursor>,
+        limit: i64,
+    ) -> Result<(Vec<ExportRecord>, Option<RecordCursor>), Error> {
+        let run = self.scoped_run(scope, spec).await?;
+        let mut conn = self.conn().await?;
+        let mut query = run_item_query(&run, spec).order(ri::line.asc()).limit(limit);
+        if let Some(after) = after {
+            query = query.filter(ri::line.gt(seq_cursor(&after)?));
+        }
+        let rows: Vec<ItemRow> = query.select(ItemRow::as_select()).load(&mut conn).await.map_err(db)?;
+        let last = rows.last().map(|r| r.line.to_string());
+        let records = rows
+            .into_iter()
+            .map(|row| row.into_domain().map(|i| ExportRecord::RunItem(Box::new(i))))
+            .collect::<Result<_, _>>()?;
+        Ok((records, last))
+    }
+}
+
+fn seq_cursor(after: &str) -> Result<i64, Error> {
+    after.parse().map_err(|_| Error::Internal("export cursor".into()))
+}
+
+/// The invoices of `scope` holding a refund recorded in `spec`'s range.
+fn refund_query<'a>(scope: &'a Scope, spec: &'a ExportSpec) -> invoices::BoxedQuery<'a, diesel::pg::Pg> {
+    invoices::table
+        .filter(invoices::merchant_id.eq(scope.merchant_id.as_str()))
+        .filter(invoices::mode.eq(scope.mode.as_str()))
+        .filter(
+            sql::<Bool>(
+                "EXISTS (SELECT 1 FROM jsonb_array_elements(refunds) r \
+                WHERE (r->>'created_at')::timestamptz >= ",
+            )
+            .bind::<Timestamptz, _>(spec.from)
+            .sql(" AND (r->>'created_at')::timestamptz < ")
+            .bind::<Timestamptz, _>(spec.to)
+            .sql(")"),
+        )
+        .into_boxed()
+}
+
+/// The unattributed transfers of `scope` detected in `spec`'s range.
+fn unattributed_query<'a>(scope: &'a Scope, spec: &'a ExportSpec) -> ut::BoxedQuery<'a, diesel::pg::Pg> {
+    ut::table
+        .filter(ut::merchant_id.eq(scope.merchant_id.as_str()))
+        .filter(ut::mode.eq(scope.mode.as_str()))
+        .filter(ut::detected_at.ge(spec.from))
+        .filter(ut::detected_at.lt(spec.to))
+        .into_boxed()
+}
+
+/// The items of run `run` whose block time is in `spec`'s range (and those without one: a
+/// credited payment the chain did not show), with the outcome filter.
+fn run_item_query<'a>(run: &'a str, spec: &'a ExportSpec) -> ri::BoxedQuery<'a, diesel::pg::Pg> {
+    let mut query = ri::table
+        .filter(ri::run_id.eq(run))
+        .filter(ri::block_time.is_null().or(ri::block_time.ge(spec.from).and(ri::block_time.lt(spec.to))))
+        .into_boxed();
+    if let Some(outcome) = spec.filters.outcome {
+        query = query.filter(ri::outcome.eq(outcome.as_str()));
+    }
+    query
 }
 
 /// The invoices `spec` covers in `scope`: created in its range, with its filters.

@@ -106,7 +106,7 @@ impl DeferredRow {
 
 #[derive(Queryable, Selectable, Insertable)]
 #[diesel(table_name = u, check_for_backend(diesel::pg::Pg))]
-struct UnattributedRow {
+pub(crate) struct UnattributedRow {
     id: String,
     merchant_id: String,
     mode: String,
@@ -148,7 +148,7 @@ impl UnattributedRow {
         })
     }
 
-    fn into_domain(self) -> Result<UnattributedTransfer, Error> {
+    pub(crate) fn into_domain(self) -> Result<UnattributedTransfer, Error> {
         let address = |text: String| WalletAddress::from_trusted(text);
         Ok(UnattributedTransfer {
             id: UnattributedTransferId::from_trusted(self.id),

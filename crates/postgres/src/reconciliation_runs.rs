@@ -112,9 +112,9 @@ impl RunRow {
 
 #[derive(Queryable, Selectable, Insertable)]
 #[diesel(table_name = ri, check_for_backend(diesel::pg::Pg))]
-struct ItemRow {
+pub(crate) struct ItemRow {
     run_id: String,
-    line: i64,
+    pub(crate) line: i64,
     outcome: String,
     currency: String,
     transaction_hash: String,
@@ -154,7 +154,7 @@ impl ItemRow {
         })
     }
 
-    fn into_domain(self) -> Result<RunItem, Error> {
+    pub(crate) fn into_domain(self) -> Result<RunItem, Error> {
         let amount = |v: Option<BigDecimal>| v.map(numeric).transpose();
         Ok(RunItem {
             line: unsigned(self.line, "line")?,

@@ -383,6 +383,8 @@ diesel::table! {
         filter_collection_state -> Nullable<Text>,
         filter_payment_link -> Nullable<Text>,
         filter_payment_status -> Nullable<Text>,
+        filter_run -> Nullable<Text>,
+        filter_outcome -> Nullable<Text>,
         status -> Text,
         row_count -> Nullable<Int8>,
         byte_size -> Nullable<Int8>,

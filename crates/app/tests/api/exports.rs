@@ -455,3 +455,95 @@ async fn an_export_cancelled_while_it_runs_stops_and_keeps_no_bytes() {
     app.get(&m.sk_test, &format!("/v1/exports/{id}/file")).await.assert_error(409, "EXPORT_CANCELLED");
     assert!(app.logs().contains("export cancelled while it was written"), "{}", app.logs());
 }
+
+/// The CSV of a synchronous export, read back with Python's `csv` module.
+pub(crate) async fn sync_rows(app: &TestApp, key: &str, body: &Value) -> Vec<Vec<String>> {
+    let res = app.http.post(app.url("/v1/exports/sync")).bearer_auth(key).json(body).send().await.unwrap();
+    assert_eq!(res.status().as_u16(), 200, "{}", res.text().await.unwrap_or_default());
+    python_rows(&res.bytes().await.unwrap()).await
+}
+
+/// Invoice lines, one row per line of every itemized invoice, equal to the invoices' lines;
+/// refund references, one row per refund recorded in the range; the filters each type takes.
+#[tokio::test]
+async fn invoice_lines_and_refund_references_export_one_row_each() {
+    let app = TestApp::spawn_with(fresh_db().await, &[("STABLEPAY_WORKER_INTERVAL_MS", "100".to_string())], &[]).await;
+    let m = app.merchant("Lines");
+    let paid_id = books(&app, &m).await;
+    let two = json!({ "lines": [
+        { "id": "L-1", "sku": "SKU-9", "description": "-discount applied", "quantity": "1.5", "unitAmount": "0.333333" },
+        { "description": "Grinder", "quantity": "1", "unitAmount": "99" }
+    ] });
+    app.post(&m.sk_test, "/v1/invoices", two).await.ok(201);
+    let paid = app.get(&m.sk_test, &format!("/v1/invoices/{paid_id}")).await.ok(200).clone();
+    let refund = json!({ "paymentId": paid["payments"][0]["id"], "amount": "1.25", "reason": "=damaged",
+        "externalTransactionHash": format!("0x{}", "cd".repeat(32)), "chainId": 137,
+        "tokenContract": "0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359" });
+    let refunded =
+        app.post(&m.sk_test, &format!("/v1/invoices/{paid_id}/refund-references"), refund).await.ok(201).clone();
+
+    let rows = sync_rows(&app, &m.sk_test, &body("invoice_lines", json!({}))).await;
+    let header = rows[0].clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name}"));
+    // The API's lines, oldest invoice first, itemized invoices only.
+    let mut listed = app.get(&m.sk_test, "/v1/invoices?limit=100").await.ok(200)["items"].as_array().unwrap().clone();
+    listed.reverse();
+    let mut expected = Vec::new();
+    for inv in listed.iter().filter(|i| i["kind"] == "itemized") {
+        for (n, line) in inv["lines"].as_array().unwrap().iter().enumerate() {
+            expected.push((inv["id"].as_str().unwrap().to_owned(), (n + 1).to_string(), line.clone()));
+        }
+    }
+    assert_eq!(rows.len() - 1, expected.len());
+    assert_eq!(expected.len(), 5);
+    for (row, (invoice, n, line)) in rows[1..].iter().zip(&expected) {
+        assert_eq!((&row[col("invoice_id")], &row[col("line_number")]), (invoice, n));
+        for (column, field) in [("quantity", "quantity"), ("unit_amount", "unitAmount"), ("amount", "amount")] {
+            assert_eq!(row[col(column)], line[field].as_str().unwrap(), "{column}");
+        }
+    }
+    let last = rows.last().unwrap();
+    assert_eq!(rows[rows.len() - 2][col("description")], "'-discount applied", "formulas are neutralised");
+    assert_eq!(
+        (rows[rows.len() - 2][col("sku")].as_str(), rows[rows.len() - 2][col("line_id")].as_str()),
+        ("SKU-9", "L-1")
+    );
+    assert_eq!((last[col("description")].as_str(), last[col("amount")].as_str()), ("Grinder", "99.000000"));
+    // A collection-state filter keeps the paid invoice's line only.
+    let paid_lines =
+        sync_rows(&app, &m.sk_test, &body("invoice_lines", json!({ "filters": { "collectionState": "paid" } }))).await;
+    assert_eq!(paid_lines.len(), 2);
+    assert_eq!(paid_lines[1][col("invoice_id")], paid_id);
+
+    let rows = sync_rows(&app, &m.sk_test, &body("refund_references", json!({}))).await;
+    assert_eq!(rows.len(), 2);
+    let col = |name: &str| rows[0].iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name}"));
+    let refund = &refunded["adjustment"];
+    assert_eq!(rows[1][col("id")], refund["id"].as_str().unwrap());
+    assert_eq!(rows[1][col("invoice_id")], paid_id);
+    assert_eq!(rows[1][col("amount")], "1.250000");
+    assert_eq!(rows[1][col("reason")], "'=damaged");
+    // Refunds are dated by their recording: a later range holds none.
+    let later = chrono::Utc::now() + chrono::Duration::days(1);
+    let empty = json!({ "type": "refund_references", "from": later.to_rfc3339(), "to": (later + chrono::Duration::days(1)).to_rfc3339() });
+    assert_eq!(sync_rows(&app, &m.sk_test, &empty).await.len(), 1);
+    // The same through the worker's file.
+    let created = app.post(&m.sk_test, "/v1/exports", body("refund_references", json!({}))).await.ok(202).clone();
+    let ready = settled(&app, &m.sk_test, created["id"].as_str().unwrap()).await;
+    assert_eq!((ready["status"].as_str(), ready["rowCount"].as_u64()), (Some("ready"), Some(1)));
+
+    // Filters of another type, and a reconciliation export without its run.
+    let foreign = body("refund_references", json!({ "filters": { "collectionState": "paid" } }));
+    let r = app.post(&m.sk_test, "/v1/exports", foreign).await;
+    assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("filters.collectionState"));
+    let r = app.post(&m.sk_test, "/v1/exports", body("reconciliation", json!({}))).await;
+    assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("filters.runId"));
+    let r = app.post(&m.sk_test, "/v1/exports", body("invoices", json!({ "filters": { "runId": "rcr_1" } }))).await;
+    assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("filters.runId"));
+    let r = app
+        .post(&m.sk_test, "/v1/exports", body("reconciliation", json!({ "filters": { "runId": "rcr_unknown" } })))
+        .await;
+    r.assert_error(404, "NOT_FOUND");
+    let r = app.post(&m.sk_test, "/v1/exports", body("reconciliation", json!({ "filters": { "runId": "x" } }))).await;
+    assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("filters.runId"));
+}

@@ -3,6 +3,7 @@
 
 use serde_json::{Value, json};
 
+use crate::exports::sync_rows;
 use crate::live::{ONE, World, eventually};
 use crate::support::{Merchant, TestApp};
 
@@ -269,6 +270,26 @@ async fn a_run_matches_every_transfer_of_the_period_with_the_books() {
     let runs = w.app.get(&w.m.sk_live, "/v1/reconciliation-runs?status=completed").await.ok(200).clone();
     assert_eq!(runs["items"][0]["id"], id);
 
+    // The run's items as the reconciliation.v1 CSV, and the unattributed transfers as theirs.
+    let export =
+        json!({ "type": "reconciliation", "from": rfc3339(from), "to": rfc3339(to), "filters": { "runId": id } });
+    let rows = sync_rows(&w.app, &w.m.sk_live, &export).await;
+    assert_eq!(rows[0][..3], ["line", "outcome", "currency_code"]);
+    let outcomes: Vec<&str> = rows[1..].iter().map(|r| r[1].as_str()).collect();
+    assert_eq!(outcomes, ["matched", "matched", "matched", "onchain_not_credited"]);
+    assert_eq!(rows[1][9..11], ["10.000000", "10.000000"]);
+    let now = chrono::Utc::now();
+    let range = json!({ "type": "unattributed_transfers", "from": (now - chrono::Duration::hours(1)).to_rfc3339(),
+        "to": (now + chrono::Duration::hours(1)).to_rfc3339() });
+    let rows = sync_rows(&w.app, &w.m.sk_live, &range).await;
+    let listed = w.app.get(&w.m.sk_live, "/v1/unattributed-transfers").await.ok(200)["items"].as_array().unwrap().len();
+    assert_eq!(rows.len() - 1, listed);
+    let hash = rows[0].iter().position(|h| h == "transaction_id").unwrap();
+    let stray_row = rows[1..].iter().find(|r| r[hash] == stray).unwrap();
+    assert_eq!(stray_row[rows[0].iter().position(|h| h == "amount").unwrap()], "2.500000");
+    let other_run =
+        json!({ "type": "reconciliation", "from": rfc3339(from), "to": rfc3339(to), "filters": { "runId": id } });
+
     // Test keys have no chain to read, and see no live run; other merchants see nothing.
     let period = json!({ "from": rfc3339(from), "to": rfc3339(to) });
     w.app.post(&w.m.sk_test, "/v1/reconciliation-runs", period).await.assert_error(422, "FEATURE_UNAVAILABLE");
@@ -276,6 +297,8 @@ async fn a_run_matches_every_transfer_of_the_period_with_the_books() {
     let other = w.app.merchant("Other");
     w.app.get(&other.sk_live, &format!("/v1/reconciliation-runs/{id}")).await.assert_error(404, "NOT_FOUND");
     w.app.get(&other.sk_live, &format!("/v1/reconciliation-runs/{id}/items")).await.assert_error(404, "NOT_FOUND");
+    w.app.post(&other.sk_live, "/v1/exports", other_run.clone()).await.assert_error(404, "NOT_FOUND");
+    w.app.post(&w.m.sk_test, "/v1/exports", other_run).await.assert_error(404, "NOT_FOUND");
     let none = w.app.get(&other.sk_live, "/v1/reconciliation-runs").await.ok(200).clone();
     assert!(none["items"].as_array().unwrap().is_empty());
     let inactive = json!({ "from": rfc3339(from), "to": rfc3339(to) });

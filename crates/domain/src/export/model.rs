@@ -5,10 +5,11 @@
 use chrono::{DateTime, Duration, Utc};
 
 use crate::error::Error;
-use crate::ids::{ExportId, PaymentLinkId};
+use crate::ids::{ExportId, PaymentLinkId, ReconciliationRunId};
 use crate::invoice::collection::CollectionState;
 use crate::invoice::payment::PaymentStatus;
 use crate::mode::Scope;
+use crate::reconciliation::run::RunOutcome;
 
 /// The longest range an export covers, in days.
 pub const MAX_EXPORT_RANGE_DAYS: i64 = 366;
@@ -22,19 +23,39 @@ pub const EXPORT_RETENTION_DAYS: i64 = 7;
 pub enum ExportType {
     /// One row per invoice created in the range.
     Invoices,
+    /// One row per line of the itemized invoices created in the range.
+    InvoiceLines,
     /// One row per payment record detected in the range.
     Payments,
+    /// One row per refund reference recorded in the range.
+    RefundReferences,
+    /// One row per unattributed transfer detected in the range.
+    UnattributedTransfers,
+    /// One row per item of a reconciliation run (`filters.runId`) whose block time is in the
+    /// range, and each of its credited payments the chain did not show.
+    Reconciliation,
 }
 
 impl ExportType {
     /// Every type, in the order the documentation lists them.
-    pub const ALL: [ExportType; 2] = [ExportType::Invoices, ExportType::Payments];
+    pub const ALL: [ExportType; 6] = [
+        ExportType::Invoices,
+        ExportType::InvoiceLines,
+        ExportType::Payments,
+        ExportType::RefundReferences,
+        ExportType::UnattributedTransfers,
+        ExportType::Reconciliation,
+    ];
 
-    /// The API's name (`invoices`, `payments`).
+    /// The API's name (`invoices`, `payments` ...).
     pub fn as_str(self) -> &'static str {
         match self {
             ExportType::Invoices => "invoices",
+            ExportType::InvoiceLines => "invoice_lines",
             ExportType::Payments => "payments",
+            ExportType::RefundReferences => "refund_references",
+            ExportType::UnattributedTransfers => "unattributed_transfers",
+            ExportType::Reconciliation => "reconciliation",
         }
     }
 
@@ -47,13 +68,27 @@ impl ExportType {
     pub fn schemas(self) -> &'static [&'static str] {
         match self {
             ExportType::Invoices => &["invoices.v1"],
+            ExportType::InvoiceLines => &["invoice_lines.v1"],
             ExportType::Payments => &["payments.v1"],
+            ExportType::RefundReferences => &["refund_references.v1"],
+            ExportType::UnattributedTransfers => &["unattributed_transfers.v1"],
+            ExportType::Reconciliation => &["reconciliation.v1"],
         }
     }
 
     /// The newest schema (what an export gets when it names none).
     pub fn newest_schema(self) -> &'static str {
         self.schemas().last().copied().unwrap_or("")
+    }
+
+    /// The filters this type takes (their JSON paths).
+    pub fn filters(self) -> &'static [&'static str] {
+        match self {
+            ExportType::Invoices | ExportType::InvoiceLines => &["filters.collectionState", "filters.paymentLink"],
+            ExportType::Payments => &["filters.status"],
+            ExportType::RefundReferences | ExportType::UnattributedTransfers => &[],
+            ExportType::Reconciliation => &["filters.runId", "filters.outcome"],
+        }
     }
 }
 
@@ -117,6 +152,28 @@ pub struct ExportFilters {
     pub payment_link: Option<PaymentLinkId>,
     /// `payments`: only payments with this status.
     pub payment_status: Option<PaymentStatus>,
+    /// `reconciliation`: the run whose items are exported (required).
+    pub run: Option<ReconciliationRunId>,
+    /// `reconciliation`: only items with this outcome.
+    pub outcome: Option<RunOutcome>,
+}
+
+impl ExportFilters {
+    /// The JSON paths of the filters set.
+    fn set(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        let mut add = |on: bool, name| {
+            if on {
+                out.push(name);
+            }
+        };
+        add(self.collection_state.is_some(), "filters.collectionState");
+        add(self.payment_link.is_some(), "filters.paymentLink");
+        add(self.payment_status.is_some(), "filters.status");
+        add(self.run.is_some(), "filters.runId");
+        add(self.outcome.is_some(), "filters.outcome");
+        out
+    }
 }
 
 /// What an export covers: its records' type, schema, range (`from` included, `to` excluded)
@@ -160,14 +217,11 @@ impl ExportSpec {
             }
         };
         check_range(from, to)?;
-        let foreign = match export_type {
-            ExportType::Invoices => filters.payment_status.is_some().then_some("filters.status"),
-            ExportType::Payments => (filters.collection_state.is_some())
-                .then_some("filters.collection_state")
-                .or(filters.payment_link.is_some().then_some("filters.payment_link")),
-        };
-        if let Some(field) = foreign {
+        if let Some(field) = filters.set().into_iter().find(|f| !export_type.filters().contains(f)) {
             return Err(Error::validation(field, format!("is not a filter of {} exports", export_type.as_str())));
+        }
+        if export_type == ExportType::Reconciliation && filters.run.is_none() {
+            return Err(Error::validation("filters.runId", "a reconciliation export names its run"));
         }
         Ok(Self { export_type, schema, from, to, filters })
     }
@@ -272,6 +326,16 @@ mod tests {
         assert!(
             matches!(spec(from + Duration::days(1), None, foreign), Err(Error::Validation { ref field, .. }) if field == "filters.status")
         );
+        let run =
+            |filters| ExportSpec::new(ExportType::Reconciliation, None, (from, from + Duration::days(1)), filters);
+        assert!(
+            matches!(run(ExportFilters::default()), Err(Error::Validation { ref field, .. }) if field == "filters.runId")
+        );
+        let named =
+            ExportFilters { run: Some(ReconciliationRunId::from_trusted("rcr_1".into())), ..Default::default() };
+        assert_eq!(run(named).unwrap().schema, "reconciliation.v1");
+        let lines = ExportFilters { collection_state: Some(CollectionState::Paid), ..Default::default() };
+        assert!(ExportSpec::new(ExportType::InvoiceLines, None, (from, from + Duration::days(1)), lines).is_ok());
     }
 
     #[test]

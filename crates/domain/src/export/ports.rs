@@ -63,7 +63,9 @@ pub trait ExportStore: Send + Sync {
     /// scope's clock). Errors: as [`ExportStore::get_export`].
     async fn expire_export(&self, scope: &Scope, id: &ExportId) -> Result<(), Error>;
     /// The records of `spec` in `scope` after `after`, at most `limit`, in the export's stable
-    /// order (creation or detection, then id), with the cursor of the last one.
+    /// order (creation or detection, then id; a run's items by line), with the cursor of the
+    /// last one. `invoice_lines` reads the itemized invoices created in the range;
+    /// `refund_references` the invoices holding a refund recorded in the range.
     async fn records(
         &self,
         scope: &Scope,
@@ -71,6 +73,8 @@ pub trait ExportStore: Send + Sync {
         after: Option<RecordCursor>,
         limit: u32,
     ) -> Result<(Vec<ExportRecord>, Option<RecordCursor>), Error>;
-    /// How many records `spec` holds in `scope`.
+    /// How many rows `spec`'s file holds in `scope` (lines, refunds, items: one per row).
+    /// Errors: `NotFound(ReconciliationRun)` when a reconciliation export names a run that is
+    /// not of `scope`.
     async fn count_records(&self, scope: &Scope, spec: &ExportSpec) -> Result<u64, Error>;
 }

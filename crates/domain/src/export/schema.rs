@@ -2,18 +2,26 @@
 //! A schema never changes once published; a change of columns is a new schema version
 //! (`invoices.v2`) beside the old one. `docs/exports.md` describes every column.
 
+use crate::chain::model::UnattributedTransfer;
 use crate::export::csv::Cell;
-use crate::invoice::model::Invoice;
+use crate::export::model::ExportSpec;
+use crate::invoice::model::{Invoice, RefundReference};
 use crate::invoice::payment::Payment;
 use crate::merchant::model::Token;
+use crate::reconciliation::run::RunItem;
 
-/// One record of an export, as its store reads it.
+/// One record of an export, as its store reads it (a record may give several rows: an
+/// invoice one per line in `invoice_lines.*`, one per refund in `refund_references.*`).
 #[derive(Clone, Debug)]
 pub enum ExportRecord {
-    /// An invoice (`invoices.*`).
+    /// An invoice (`invoices.*`, `invoice_lines.*`, `refund_references.*`).
     Invoice(Box<Invoice>),
     /// A payment record with its invoice's token (`payments.*`).
     Payment(Box<Payment>, Token),
+    /// An unattributed transfer (`unattributed_transfers.*`).
+    Unattributed(Box<UnattributedTransfer>),
+    /// An item of a reconciliation run (`reconciliation.*`).
+    RunItem(Box<RunItem>),
 }
 
 /// The columns of `invoices.v1`.
@@ -70,23 +78,183 @@ pub const PAYMENTS_V1: &[&str] = &[
     "confirmed_at",
 ];
 
+/// The columns of `invoice_lines.v1`.
+pub const INVOICE_LINES_V1: &[&str] = &[
+    "invoice_id",
+    "invoice_number",
+    "line_number",
+    "line_id",
+    "sku",
+    "description",
+    "quantity",
+    "unit_amount",
+    "amount",
+    "currency_code",
+    "collection_state",
+    "invoice_created_at",
+];
+
+/// The columns of `refund_references.v1`.
+pub const REFUND_REFERENCES_V1: &[&str] = &[
+    "id",
+    "invoice_id",
+    "invoice_number",
+    "payment_id",
+    "amount",
+    "currency_code",
+    "reason",
+    "external_transaction_hash",
+    "chain_id",
+    "token_contract",
+    "created_at",
+];
+
+/// The columns of `unattributed_transfers.v1`.
+pub const UNATTRIBUTED_TRANSFERS_V1: &[&str] = &[
+    "id",
+    "currency_code",
+    "amount",
+    "reason",
+    "chain_id",
+    "token_contract",
+    "from_address",
+    "to_address",
+    "transaction_id",
+    "log_index",
+    "block_number",
+    "block_time",
+    "detected_at",
+];
+
+/// The columns of `reconciliation.v1`.
+pub const RECONCILIATION_V1: &[&str] = &[
+    "line",
+    "outcome",
+    "currency_code",
+    "transaction_id",
+    "log_index",
+    "block_number",
+    "block_time",
+    "from_address",
+    "to_address",
+    "amount_onchain",
+    "amount_credited",
+    "payment_id",
+    "invoice_id",
+    "unattributed_transfer_id",
+    "detail",
+];
+
 /// The columns of `schema`, or `None` for a schema that does not exist.
 pub fn columns(schema: &str) -> Option<&'static [&'static str]> {
     match schema {
         "invoices.v1" => Some(INVOICES_V1),
+        "invoice_lines.v1" => Some(INVOICE_LINES_V1),
         "payments.v1" => Some(PAYMENTS_V1),
+        "refund_references.v1" => Some(REFUND_REFERENCES_V1),
+        "unattributed_transfers.v1" => Some(UNATTRIBUTED_TRANSFERS_V1),
+        "reconciliation.v1" => Some(RECONCILIATION_V1),
         _ => None,
     }
 }
 
-/// The row of `record` in `schema` (its cells in the schema's column order); `None` when the
-/// record is not of the schema's type.
-pub fn row(schema: &str, record: &ExportRecord) -> Option<Vec<Cell>> {
-    match (schema, record) {
-        ("invoices.v1", ExportRecord::Invoice(invoice)) => Some(invoice_v1(invoice)),
-        ("payments.v1", ExportRecord::Payment(payment, token)) => Some(payment_v1(payment, *token)),
+/// The rows of `record` in `spec`'s schema (each its cells in the schema's column order; an
+/// invoice gives one per line, or one per refund recorded in the range); `None` when the record
+/// is not of the schema's type.
+pub fn rows(spec: &ExportSpec, record: &ExportRecord) -> Option<Vec<Vec<Cell>>> {
+    match (spec.schema.as_str(), record) {
+        ("invoices.v1", ExportRecord::Invoice(invoice)) => Some(vec![invoice_v1(invoice)]),
+        ("invoice_lines.v1", ExportRecord::Invoice(invoice)) => Some(invoice_lines_v1(invoice)),
+        ("refund_references.v1", ExportRecord::Invoice(invoice)) => Some(
+            invoice
+                .refunds
+                .iter()
+                .filter(|r| r.created_at >= spec.from && r.created_at < spec.to)
+                .map(|r| refund_v1(invoice, r))
+                .collect(),
+        ),
+        ("payments.v1", ExportRecord::Payment(payment, token)) => Some(vec![payment_v1(payment, *token)]),
+        ("unattributed_transfers.v1", ExportRecord::Unattributed(u)) => Some(vec![unattributed_v1(u)]),
+        ("reconciliation.v1", ExportRecord::RunItem(item)) => Some(vec![reconciliation_v1(item)]),
         _ => None,
     }
+}
+
+fn invoice_lines_v1(inv: &Invoice) -> Vec<Vec<Cell>> {
+    (1u32..)
+        .zip(&inv.fields.content.lines)
+        .map(|(n, line)| {
+            vec![
+                Cell::Plain(inv.id.to_string()),
+                Cell::plain(inv.number.as_deref()),
+                Cell::Plain(n.to_string()),
+                Cell::text(line.id.as_deref()),
+                Cell::text(line.sku.as_deref()),
+                Cell::Text(line.description.clone()),
+                Cell::Plain(line.quantity.to_string()),
+                Cell::Plain(line.unit_amount.to_string()),
+                Cell::Plain(line.amount().to_string()),
+                Cell::Plain(inv.fields.currency.symbol().to_owned()),
+                Cell::Plain(inv.collection_state.as_str().to_owned()),
+                Cell::time(Some(inv.created_at)),
+            ]
+        })
+        .collect()
+}
+
+fn refund_v1(inv: &Invoice, r: &RefundReference) -> Vec<Cell> {
+    vec![
+        Cell::Plain(r.id.to_string()),
+        Cell::Plain(inv.id.to_string()),
+        Cell::plain(inv.number.as_deref()),
+        Cell::Plain(r.payment_id.to_string()),
+        Cell::Plain(r.amount.to_string()),
+        Cell::Plain(inv.fields.currency.symbol().to_owned()),
+        Cell::Text(r.reason.clone()),
+        Cell::Plain(r.external_transaction_hash.as_str().to_owned()),
+        Cell::Plain(r.chain_id.to_string()),
+        Cell::Plain(r.token_contract.to_string()),
+        Cell::time(Some(r.created_at)),
+    ]
+}
+
+fn unattributed_v1(u: &UnattributedTransfer) -> Vec<Cell> {
+    let t = &u.logged.transfer;
+    vec![
+        Cell::Plain(u.id.to_string()),
+        Cell::Plain(u.token.symbol().to_owned()),
+        Cell::Plain(t.amount.to_string()),
+        Cell::Plain(u.reason.as_str().to_owned()),
+        Cell::Plain(u.chain_id.to_string()),
+        Cell::Plain(t.token_contract.to_string()),
+        Cell::Plain(t.from.to_string()),
+        Cell::Plain(t.to.to_string()),
+        Cell::Plain(u.logged.tx_hash.as_str().to_owned()),
+        Cell::Plain(t.log_index.to_string()),
+        Cell::Plain(u.logged.block.number.to_string()),
+        Cell::time(Some(u.logged.block_time)),
+        Cell::time(Some(u.detected_at)),
+    ]
+}
+
+fn reconciliation_v1(i: &RunItem) -> Vec<Cell> {
+    vec![
+        Cell::Plain(i.line.to_string()),
+        Cell::Plain(i.outcome.as_str().to_owned()),
+        Cell::Plain(i.token.symbol().to_owned()),
+        Cell::Plain(i.transaction_hash.as_str().to_owned()),
+        Cell::plain(i.log_index),
+        Cell::plain(i.block_number),
+        Cell::time(i.block_time),
+        Cell::plain(i.from_address.as_ref()),
+        Cell::Plain(i.to_address.to_string()),
+        Cell::plain(i.amount_onchain.as_ref()),
+        Cell::plain(i.amount_credited.as_ref()),
+        Cell::plain(i.payment_id.as_ref()),
+        Cell::plain(i.invoice_id.as_ref()),
+        Cell::plain(i.unattributed_transfer_id.as_ref()),
+        Cell::Text(i.detail.clone()),
+    ]
 }
 
 fn invoice_v1(inv: &Invoice) -> Vec<Cell> {

@@ -7,7 +7,9 @@ use crate::clock::Clock;
 use crate::crypto::Crypto;
 use crate::error::Error;
 use crate::export::csv::{write_header, write_row};
-use crate::export::model::{EXPORT_RETENTION_DAYS, Export, ExportListFilter, ExportSpec, ExportStatus, MAX_SYNC_ROWS};
+use crate::export::model::{
+    EXPORT_RETENTION_DAYS, Export, ExportListFilter, ExportSpec, ExportStatus, ExportType, MAX_SYNC_ROWS,
+};
 use crate::export::ports::{ExportStore, RecordCursor};
 use crate::export::schema;
 use crate::idempotency::model::IdempotencyClaim;
@@ -57,7 +59,12 @@ pub enum ExportRun {
 
 impl Exports<'_> {
     /// `POST /v1/exports`: a queued export of `spec` (a worker writes its file).
+    /// Errors: `NotFound(ReconciliationRun)` for a reconciliation export of a run that is not
+    /// the scope's.
     pub async fn create(&self, scope: &Scope, spec: ExportSpec) -> Result<Export, Error> {
+        if spec.export_type == ExportType::Reconciliation {
+            self.store.count_records(scope, &spec).await?;
+        }
         let now = self.clock.now(scope).await?;
         let export = Export {
             id: ExportId::generate(self.crypto),
@@ -146,9 +153,10 @@ impl Exports<'_> {
         loop {
             let (records, last) = self.store.records(scope, spec, after, RECORDS_PER_PAGE).await?;
             for record in &records {
-                let cells = schema::row(&spec.schema, record).ok_or_else(|| Error::Internal("record type".into()))?;
-                write_row(&mut out, &cells);
-                written += 1;
+                for cells in schema::rows(spec, record).ok_or_else(|| Error::Internal("record type".into()))? {
+                    write_row(&mut out, &cells);
+                    written += 1;
+                }
             }
             if is_last_page(records.len(), &last) {
                 break;
@@ -180,12 +188,14 @@ impl Exports<'_> {
             }
             let (records, last) = self.store.records(&export.scope, &export.spec, after, RECORDS_PER_PAGE).await?;
             for record in &records {
-                let Some(cells) = schema::row(&export.spec.schema, record) else {
+                let Some(found) = schema::rows(&export.spec, record) else {
                     self.store.fail_export(&id, "a record did not match the export's type").await?;
                     return Ok(ExportRun::Failed(id));
                 };
-                write_row(&mut out, &cells);
-                rows += 1;
+                for cells in found {
+                    write_row(&mut out, &cells);
+                    rows += 1;
+                }
             }
             let done = is_last_page(records.len(), &last);
             if out.len() >= CHUNK_BYTES || done {

@@ -221,6 +221,7 @@ fn export_rules() -> Vec<Rule> {
     use stablepay_domain::export::ExportType;
     use stablepay_domain::invoice::collection::CollectionState;
     use stablepay_domain::invoice::payment::PaymentStatus;
+    use stablepay_domain::reconciliation::RunOutcome;
     let schemas = ExportType::ALL.iter().flat_map(|t| t.schemas().iter().copied());
     vec![
         ("ExportIn", "type", json!({ "enum": ExportType::ALL.map(ExportType::as_str) })),
@@ -230,6 +231,8 @@ fn export_rules() -> Vec<Rule> {
         ("ExportFiltersIo", "collectionState", one_of_or_null(CollectionState::ALL.iter().map(|s| s.as_str()))),
         ("ExportFiltersIo", "status", one_of_or_null(PaymentStatus::ALL.iter().map(|s| s.as_str()))),
         ("ExportFiltersIo", "paymentLink", json!({ "pattern": "^plink_[0-9A-Za-z]{1,64}$" })),
+        ("ExportFiltersIo", "runId", json!({ "pattern": "^rcr_[0-9A-Za-z]{1,64}$" })),
+        ("ExportFiltersIo", "outcome", one_of_or_null(RunOutcome::ALL.map(RunOutcome::as_str))),
     ]
 }
 

@@ -84,7 +84,7 @@ fn csv_response(name: &str) -> actix_web::HttpResponseBuilder {
         ("limit" = Option<u32>, Query, description = "1-100, default 25", minimum = 1, maximum = 100),
         ("startingAfter" = Option<String>, Query, description = "nextCursor of the previous page; keep the filters unchanged"),
         ("status" = Option<String>, Query, description = "queued, running, ready, failed, cancelled or expired"),
-        ("type" = Option<String>, Query, description = "invoices or payments"),
+        ("type" = Option<String>, Query, description = "invoices, invoice_lines, payments, refund_references, unattributed_transfers or reconciliation"),
     ),
     responses((status = 200, description = "A page of exports", body = crate::wire::exports::ExportListEnvelope), crate::wire::common::Errors),
     security(("bearer" = []), ("apiKey" = []))
@@ -103,7 +103,12 @@ pub async fn list_exports(req: HttpRequest, SecretKey(c): SecretKey) -> Result<H
         .transpose()?;
     let export_type = params
         .get("type")
-        .map(|t| ExportType::parse(t).ok_or_else(|| ApiError::validation("type", "type must be invoices or payments.")))
+        .map(|t| {
+            ExportType::parse(t).ok_or_else(|| {
+                let names = ExportType::ALL.map(ExportType::as_str).join(", ");
+                ApiError::validation("type", format!("type must be one of {names}."))
+            })
+        })
         .transpose()?;
     let exports = c.exports().list(c.scope(), &ExportListFilter { status, export_type }, &page).await?;
     let out = ListOut::new(exports, |e| e.id.to_string(), |e| ExportOut::from(&e));

@@ -3,9 +3,10 @@
 use serde::{Deserialize, Serialize};
 use stablepay_domain::Error as DomainError;
 use stablepay_domain::export::{Export, ExportFilters, ExportSpec, ExportType};
-use stablepay_domain::ids::PaymentLinkId;
+use stablepay_domain::ids::{PaymentLinkId, ReconciliationRunId};
 use stablepay_domain::invoice::collection::CollectionState;
 use stablepay_domain::invoice::payment::PaymentStatus;
+use stablepay_domain::reconciliation::RunOutcome;
 use stablepay_http::error::ApiError;
 use stablepay_http::timestamp::timestamp;
 use utoipa::ToSchema;
@@ -23,13 +24,18 @@ pub struct ExportFiltersIo {
     pub payment_link: Option<String>,
     /// `payments`: only payments with this status.
     pub status: Option<String>,
+    /// `reconciliation` (required): the run whose items are exported (`rcr_...`).
+    pub run_id: Option<String>,
+    /// `reconciliation`: only items with this outcome.
+    pub outcome: Option<String>,
 }
 
 /// The body of `POST /v1/exports` and `POST /v1/exports/sync`.
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ExportIn {
-    /// `invoices` or `payments`.
+    /// `invoices`, `invoice_lines`, `payments`, `refund_references`, `unattributed_transfers` or
+    /// `reconciliation`.
     #[serde(rename = "type")]
     #[schema(example = "invoices")]
     pub export_type: String,
@@ -85,6 +91,25 @@ impl ExportIn {
                     })
                 })
                 .transpose()?,
+            run: f
+                .run_id
+                .map(|r| {
+                    ReconciliationRunId::parse(&r).ok_or_else(|| {
+                        ApiError::validation("filters.runId", "filters.runId must be a reconciliation run id.")
+                    })
+                })
+                .transpose()?,
+            outcome: f
+                .outcome
+                .map(|o| {
+                    RunOutcome::parse(&o).ok_or_else(|| {
+                        ApiError::validation(
+                            "filters.outcome",
+                            "filters.outcome must be matched, onchain_not_credited or credited_not_onchain.",
+                        )
+                    })
+                })
+                .transpose()?,
         };
         ExportSpec::new(export_type, self.schema.as_deref(), (from, to), filters).map_err(|e| match e {
             DomainError::Validation { field, message } if field.starts_with("filters.") => {
@@ -107,7 +132,8 @@ pub struct ExportOut {
     pub object: String,
     /// `test` or `live`.
     pub mode: String,
-    /// `invoices` or `payments`.
+    /// `invoices`, `invoice_lines`, `payments`, `refund_references`, `unattributed_transfers` or
+    /// `reconciliation`.
     #[serde(rename = "type")]
     pub export_type: String,
     /// The schema of its columns (docs/exports.md).
@@ -144,6 +170,8 @@ impl From<&Export> for ExportOut {
                 collection_state: f.collection_state.map(|s| s.as_str().to_owned()),
                 payment_link: f.payment_link.as_ref().map(ToString::to_string),
                 status: f.payment_status.map(|s| s.as_str().to_owned()),
+                run_id: f.run.as_ref().map(ToString::to_string),
+                outcome: f.outcome.map(|o| o.as_str().to_owned()),
             },
             status: e.status.as_str().into(),
             row_count: e.row_count,

@@ -547,3 +547,57 @@ async fn invoice_lines_and_refund_references_export_one_row_each() {
     let r = app.post(&m.sk_test, "/v1/exports", body("reconciliation", json!({ "filters": { "runId": "x" } }))).await;
     assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("filters.runId"));
 }
+
+/// A file (and a synchronous export) asked for with `Accept-Encoding: gzip` comes gzip-encoded
+/// and decodes to the same bytes; asked for without, it comes as it is.
+#[tokio::test]
+async fn files_come_gzip_encoded_when_the_client_accepts_it() {
+    let app = TestApp::spawn_with(fresh_db().await, &[("STABLEPAY_WORKER_INTERVAL_MS", "100".to_string())], &[]).await;
+    let m = app.merchant("Zip");
+    books(&app, &m).await;
+    let created = app.post(&m.sk_test, "/v1/exports", body("invoices", json!({}))).await.ok(202).clone();
+    let id = created["id"].as_str().unwrap();
+    assert_eq!(settled(&app, &m.sk_test, id).await["status"], "ready");
+    let (plain_headers, plain) = file(&app, &m.sk_test, id).await;
+    assert!(plain_headers.get("content-encoding").is_none());
+    let gunzip = |bytes: Vec<u8>| async move {
+        let mut child = tokio::process::Command::new("gzip")
+            .arg("-dc")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("gzip");
+        let mut stdin = child.stdin.take().unwrap();
+        tokio::io::AsyncWriteExt::write_all(&mut stdin, &bytes).await.unwrap();
+        drop(stdin);
+        let out = child.wait_with_output().await.unwrap();
+        assert!(out.status.success());
+        out.stdout
+    };
+    let res = app
+        .http
+        .get(app.url(&format!("/v1/exports/{id}/file")))
+        .bearer_auth(&m.sk_test)
+        .header("Accept-Encoding", "gzip")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 200);
+    assert_eq!(res.headers()["content-encoding"], "gzip");
+    assert_eq!(res.headers()["content-type"], "text/csv; charset=utf-8");
+    assert_eq!(res.headers()["cache-control"], "no-store");
+    let zipped = res.bytes().await.unwrap().to_vec();
+    assert_ne!(zipped, plain);
+    assert_eq!(gunzip(zipped).await, plain);
+    let res = app
+        .http
+        .post(app.url("/v1/exports/sync"))
+        .bearer_auth(&m.sk_test)
+        .header("Accept-Encoding", "gzip")
+        .json(&body("invoices", json!({})))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!((res.status().as_u16(), res.headers()["content-encoding"].to_str().unwrap()), (200, "gzip"));
+    assert_eq!(gunzip(res.bytes().await.unwrap().to_vec()).await, plain);
+}

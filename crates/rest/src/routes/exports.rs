@@ -50,8 +50,9 @@ pub async fn create_export(req: HttpRequest, SecretKey(caller): SecretKey, body:
     .await
 }
 
-/// The CSV of a range at once (200, `text/csv`, not enveloped) when it holds at most 10,000
-/// rows; EXPORT_TOO_LARGE_FOR_SYNC otherwise (decided before any row is sent).
+/// The CSV of a range at once (200, `text/csv`, not enveloped, gzip-encoded when the request
+/// accepts it) when it holds at most 10,000 rows; EXPORT_TOO_LARGE_FOR_SYNC otherwise (decided
+/// before any row is sent).
 #[utoipa::path(
     tag = "exports",
     request_body = ExportIn,
@@ -61,7 +62,7 @@ pub async fn create_export(req: HttpRequest, SecretKey(caller): SecretKey, body:
     ),
     security(("bearer" = []), ("apiKey" = []))
 )]
-#[post("/exports/sync")]
+#[post("/exports/sync", wrap = "actix_web::middleware::Compress::default()")]
 pub async fn sync_export(SecretKey(c): SecretKey, body: ApiJson<ExportIn>) -> Result<HttpResponse, ApiError> {
     let spec = body.0.into_spec()?;
     let (csv, _) = c.exports().sync(c.scope(), &spec).await?;
@@ -142,8 +143,9 @@ pub async fn cancel_export(SecretKey(c): SecretKey, id: web::Path<String>) -> Re
     ok(StatusCode::OK, &ExportOut::from(&export))
 }
 
-/// The export's CSV file, streamed (not enveloped). EXPORT_NOT_READY (with Retry-After) before
-/// it is ready, EXPORT_CANCELLED, EXPORT_EXPIRED (410) after `expiresAt`.
+/// The export's CSV file, streamed (not enveloped), gzip-encoded when the request accepts it
+/// (`Accept-Encoding: gzip`). EXPORT_NOT_READY (with Retry-After) before it is ready,
+/// EXPORT_CANCELLED, EXPORT_EXPIRED (410) after `expiresAt`.
 #[utoipa::path(
     tag = "exports",
     params(("id" = String, Path, description = "Export id")),
@@ -153,7 +155,7 @@ pub async fn cancel_export(SecretKey(c): SecretKey, id: web::Path<String>) -> Re
     ),
     security(("bearer" = []), ("apiKey" = []))
 )]
-#[get("/exports/{id}/file")]
+#[get("/exports/{id}/file", wrap = "actix_web::middleware::Compress::default()")]
 pub async fn export_file(SecretKey(c): SecretKey, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
     let id = export_id(&id)?;
     let export = c.exports().downloadable(c.scope(), &id).await?;

@@ -3,6 +3,7 @@
 
 use serde_json::{Value, json};
 
+use crate::live::{ONE, World, eventually};
 use crate::support::TestApp;
 
 fn checks(transfer: &Value) -> Vec<(String, String)> {
@@ -153,4 +154,71 @@ async fn the_merchants_readiness_lists_every_entry_with_its_status() {
     assert_eq!(entry(&live, "chain")["status"], "error");
     assert_eq!(live["status"], "error");
     app.get(&m.pk_test, "/v1/diagnostics").await.assert_error(403, "API_KEY_FORBIDDEN");
+}
+
+/// Live mode on a real chain: a reported transfer in a block not final yet is explained with how
+/// many blocks it waits, the chain's final block and the checks so far; once final, the checks
+/// pass with the values compared; a transfer to the wrong wallet fails the recipient check with
+/// both addresses; and with the node unreachable, the chain's state says so.
+#[tokio::test]
+async fn a_live_checkout_is_explained_with_the_chains_state() {
+    let mut w = World::new().await;
+    let cs = w.checkout("10.00").await;
+    let id = cs["id"].as_str().unwrap();
+    let path = format!("/v1/checkout-sessions/{id}/diagnostics");
+    let d = w.app.get(&w.m.sk_live, &path).await.ok(200).clone();
+    assert_eq!((d["mode"].as_str(), d["chain"]["simulated"].as_bool()), (Some("live"), Some(false)));
+    assert_eq!(d["chain"]["state"], "ok", "{d}");
+    assert!(d["chain"]["finalBlock"].is_u64(), "{d}");
+
+    // Sent to a stranger's wallet: not the merchant's.
+    let wrong = w.anvil.transfer(&w.token, &w.customer, &w.stranger, 10 * ONE).await;
+    let wrong_id = w.submitted(&cs, &wrong).await;
+    // The exact amount to the merchant.
+    let tx = w.pay(10 * ONE).await;
+    let paid_id = w.submitted(&cs, &tx).await;
+    let waiting = eventually("the transfer waiting for finality", || async {
+        let d = w.app.get(&w.m.sk_live, &path).await.ok(200).clone();
+        let t = d["transfers"].as_array().unwrap().iter().find(|t| t["paymentId"] == paid_id.as_str()).cloned()?;
+        (t["finality"]["state"] == "waiting").then_some((d, t))
+    })
+    .await;
+    let (d, t) = waiting;
+    let blocks = t["finality"]["blocksToFinal"].as_u64().unwrap();
+    assert!((1..=crate::anvil::FINALITY_DEPTH).contains(&blocks), "{t}");
+    assert_eq!(t["status"], "validating");
+    assert_eq!(outcome(&t, "amount")["found"], "10.000000");
+    assert_eq!(d["phase"], "validating", "{d}");
+
+    w.anvil.finalize().await;
+    w.payment_reaches(&paid_id, "confirmed").await;
+    let failed = w.payment_reaches(&wrong_id, "failed").await;
+    assert_eq!(failed["failureReason"], "wrong_recipient");
+    let d = w.app.get(&w.m.sk_live, &path).await.ok(200).clone();
+    assert_eq!(d["phase"], "paid", "{d}");
+    let t = d["transfers"].as_array().unwrap().iter().find(|t| t["paymentId"] == paid_id.as_str()).unwrap().clone();
+    assert_eq!(t["finality"]["state"], "final");
+    for name in ["hash", "chain", "token", "recipient", "amount", "expiry", "duplicate"] {
+        assert_eq!(outcome(&t, name)["outcome"], "passed", "{name}: {t}");
+    }
+    assert_eq!(outcome(&t, "chain")["found"], "137");
+    let r = outcome(&t, "recipient");
+    assert_eq!(r["expected"].as_str().unwrap().to_ascii_lowercase(), w.wallet.to_ascii_lowercase());
+    let bad = d["transfers"].as_array().unwrap().iter().find(|t| t["paymentId"] == wrong_id.as_str()).unwrap().clone();
+    let r = outcome(&bad, "recipient");
+    assert_eq!(r["outcome"], "failed", "{bad}");
+    assert_eq!(r["expected"].as_str().unwrap().to_ascii_lowercase(), w.wallet.to_ascii_lowercase());
+    assert!(r["found"].as_str().unwrap().to_ascii_lowercase().contains(&w.stranger.to_ascii_lowercase()[2..]), "{bad}");
+
+    // The payment's own diagnosis, and the chain's state when the node does not answer.
+    let p = w.app.get(&w.m.sk_live, &format!("/v1/payments/{paid_id}/diagnostics")).await.ok(200).clone();
+    assert_eq!(p["transfers"].as_array().unwrap().len(), 1);
+    w.proxy.cut();
+    let down = eventually("the chain unreachable", || async {
+        let d = w.app.get(&w.m.sk_live, &path).await.ok(200).clone();
+        (d["chain"]["state"] == "unreachable").then_some(d)
+    })
+    .await;
+    assert!(down["chain"]["detail"].is_string(), "{down}");
+    w.proxy.restore().await;
 }

@@ -4,7 +4,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::api_key::model::ApiKey;
 use crate::api_key::ports::ApiKeyStore;
-use crate::chain::model::ChainHealth;
+use crate::chain::model::{ChainHealth, Observation};
 use crate::chain::ports::Chain;
 use crate::clock::Clock;
 use crate::diagnostics::model::{
@@ -17,7 +17,7 @@ use crate::error::Error;
 use crate::ids::{CheckoutSessionId, PaymentId};
 use crate::invoice::aggregate::{InvoiceAggregate, InvoiceKey};
 use crate::invoice::checkout::CheckoutSession;
-use crate::invoice::payment::{Payment, PaymentStatus};
+use crate::invoice::payment::{FailureReason, Payment, PaymentStatus};
 use crate::invoice::ports::InvoiceStore;
 use crate::invoice::public::CheckoutPhase;
 use crate::merchant::model::Merchant;
@@ -69,16 +69,12 @@ impl Diagnostics<'_> {
         let chain = self.chain_state(scope.mode).await;
         let latest = agg.latest_payment_of(id);
         let phase = CheckoutPhase::of(&session, latest, now);
-        let transfers: Vec<TransferDiagnosis> = agg
-            .payments
-            .iter()
-            .filter(|p| &p.checkout_session_id == id && only.is_none_or(|o| &p.id == o))
-            .map(|p| TransferDiagnosis {
-                payment: p.clone(),
-                checks: checks(&session, p),
-                finality: finality(p, &chain),
-            })
-            .collect();
+        let mut transfers = Vec::new();
+        for p in agg.payments.iter().filter(|p| &p.checkout_session_id == id && only.is_none_or(|o| &p.id == o)) {
+            let mut found = checks(&session, p);
+            self.show_what_was_paid(scope, p, &mut found).await;
+            transfers.push(TransferDiagnosis { payment: p.clone(), checks: found, finality: finality(p, &chain) });
+        }
         let remaining = agg.invoice.remaining();
         let next_step = next_step(
             &session,
@@ -89,6 +85,40 @@ impl Diagnostics<'_> {
             now,
         );
         Ok(CheckoutDiagnosis { session, phase, invoice_remaining: remaining, transfers, chain, next_step, as_of: now })
+    }
+
+    /// A transfer refused for its recipient or its token: the payment records what the checkout
+    /// expected, so what the transfer paid (its recipients, its token contracts) is read from the
+    /// chain again; when the chain cannot tell now, the check says so.
+    async fn show_what_was_paid(&self, scope: &Scope, p: &Payment, checks: &mut [Check]) {
+        let name = match (scope.mode, p.failure_reason) {
+            (Mode::Live, Some(FailureReason::WrongRecipient)) => CheckName::Recipient,
+            (Mode::Live, Some(FailureReason::WrongTokenContract)) => CheckName::Token,
+            _ => return,
+        };
+        let Some(check) = checks.iter_mut().find(|c| c.name == name) else { return };
+        let seen = match self.chain.observe(scope, &p.transaction_hash).await {
+            Ok(Observation::Included(tx)) => tx.transfers,
+            _ => {
+                check.found = None;
+                check.note = Some("what the transfer paid cannot be read from the chain now".into());
+                return;
+            }
+        };
+        let mut found: Vec<String> = seen
+            .iter()
+            .filter(|t| match name {
+                CheckName::Recipient => t.token_contract == p.token_contract,
+                _ => t.to == p.settlement_wallet,
+            })
+            .map(|t| if name == CheckName::Recipient { t.to.to_string() } else { t.token_contract.to_string() })
+            .collect();
+        found.dedup();
+        check.found = Some(if found.is_empty() {
+            "no transfer of the checkout's token to its wallet".to_owned()
+        } else {
+            found.join(", ")
+        });
     }
 
     async fn chain_state(&self, mode: Mode) -> ChainState {

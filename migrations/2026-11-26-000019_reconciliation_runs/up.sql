@@ -46,11 +46,12 @@ CREATE TABLE reconciliation_items (
 CREATE INDEX payments_reconciliation ON payments (merchant_id, mode, block_number)
     WHERE status IN ('confirmed', 'underpaid', 'overpaid');
 
--- Exports of the new types: invoice lines, refund references, unattributed transfers and a
--- reconciliation run's items (named by filter_run).
+-- Exports of the new types: invoice lines, payment links, refund references, webhook
+-- deliveries, unattributed transfers and a reconciliation run's items (named by filter_run).
 ALTER TABLE exports DROP CONSTRAINT exports_export_type_check;
 ALTER TABLE exports ADD CONSTRAINT exports_export_type_check CHECK (export_type IN
-    ('invoices', 'invoice_lines', 'payments', 'refund_references', 'unattributed_transfers', 'reconciliation'));
+    ('invoices', 'invoice_lines', 'payments', 'payment_links', 'refund_references', 'webhook_deliveries',
+     'unattributed_transfers', 'reconciliation'));
 ALTER TABLE exports ADD COLUMN filter_run text, ADD COLUMN filter_outcome text;
 -- Unattributed transfers read in the order of their detection (the unattributed export).
 CREATE INDEX unattributed_transfers_export ON unattributed_transfers (merchant_id, mode, detected_at);

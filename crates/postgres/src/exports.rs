@@ -24,13 +24,15 @@ use crate::error::{TxError, db};
 use crate::follower::UnattributedRow;
 use crate::idempotency::mark_committed;
 use crate::invoices::rows::{InvoiceRow, PaymentRow};
+use crate::payment_links::{LinkRow, with_reservations};
 use crate::pool::PgStore;
 use crate::reconciliation_runs::ItemRow;
 use crate::rows::{corrupt, mode, page_of};
 use crate::schema::{
-    export_chunks as c, exports as x, invoices, payment_link_invoices as pli, payments, reconciliation_items as ri,
-    reconciliation_runs as rr, unattributed_transfers as ut,
+    export_chunks as c, exports as x, invoices, payment_link_invoices as pli, payment_links as pl, payments,
+    reconciliation_items as ri, reconciliation_runs as rr, unattributed_transfers as ut, webhook_deliveries as wd,
 };
+use crate::webhooks::rows::DeliveryRow;
 
 #[derive(Queryable, Selectable, Insertable)]
 #[diesel(table_name = x, check_for_backend(diesel::pg::Pg))]
@@ -387,6 +389,8 @@ impl ExportStore for PgStore {
             ExportType::RefundReferences => self.invoice_records(refund_query(scope, spec), after, limit).await,
             ExportType::Payments => self.payment_records(scope, spec, after, limit).await,
             ExportType::UnattributedTransfers => self.unattributed_records(scope, spec, after, limit).await,
+            ExportType::PaymentLinks => self.link_records(scope, spec, after, limit).await,
+            ExportType::WebhookDeliveries => self.delivery_records(scope, spec, after, limit).await,
             ExportType::Reconciliation => self.run_item_records(scope, spec, after, limit).await,
         }
     }
@@ -416,6 +420,10 @@ impl ExportStore for PgStore {
             ExportType::Payments => payment_query(scope, spec).count().get_result(&mut conn).await.map_err(db)?,
             ExportType::UnattributedTransfers => {
                 unattributed_query(scope, spec).count().get_result(&mut conn).await.map_err(db)?
+            }
+            ExportType::PaymentLinks => link_query(scope, spec).count().get_result(&mut conn).await.map_err(db)?,
+            ExportType::WebhookDeliveries => {
+                delivery_query(scope, spec).count().get_result(&mut conn).await.map_err(db)?
             }
             ExportType::Reconciliation => {
                 drop(conn);
@@ -511,6 +519,47 @@ impl PgStore {
         Ok((records, last))
     }
 
+    async fn link_records(
+        &self,
+        scope: &Scope,
+        spec: &ExportSpec,
+        after: Option<RecordCursor>,
+        limit: i64,
+    ) -> Result<(Vec<ExportRecord>, Option<RecordCursor>), Error> {
+        let mut conn = self.conn().await?;
+        let mut query = link_query(scope, spec).order(pl::seq.asc()).limit(limit);
+        if let Some(after) = after {
+            query = query.filter(pl::seq.gt(seq_cursor(&after)?));
+        }
+        let rows: Vec<(LinkRow, i64)> =
+            query.select((LinkRow::as_select(), pl::seq)).load(&mut conn).await.map_err(db)?;
+        let last = rows.last().map(|(_, seq)| seq.to_string());
+        let links = with_reservations(&mut conn, rows.into_iter().map(|(row, _)| row).collect()).await?;
+        Ok((links.into_iter().map(|l| ExportRecord::PaymentLink(Box::new(l))).collect(), last))
+    }
+
+    async fn delivery_records(
+        &self,
+        scope: &Scope,
+        spec: &ExportSpec,
+        after: Option<RecordCursor>,
+        limit: i64,
+    ) -> Result<(Vec<ExportRecord>, Option<RecordCursor>), Error> {
+        let mut conn = self.conn().await?;
+        let mut query = delivery_query(scope, spec).order(wd::seq.asc()).limit(limit);
+        if let Some(after) = after {
+            query = query.filter(wd::seq.gt(seq_cursor(&after)?));
+        }
+        let rows: Vec<(DeliveryRow, i64)> =
+            query.select((DeliveryRow::as_select(), wd::seq)).load(&mut conn).await.map_err(db)?;
+        let last = rows.last().map(|(_, seq)| seq.to_string());
+        let records = rows
+            .into_iter()
+            .map(|(row, _)| row.into_domain(None).map(|d| ExportRecord::Delivery(Box::new(d))))
+            .collect::<Result<_, _>>()?;
+        Ok((records, last))
+    }
+
     /// The run a reconciliation export names, when it is `scope`'s.
     async fn scoped_run(&self, scope: &Scope, spec: &ExportSpec) -> Result<String, Error> {
         let run = spec.filters.run.as_ref().ok_or(Error::NotFound(Resource::ReconciliationRun))?;
@@ -569,6 +618,26 @@ fn refund_query<'a>(scope: &'a Scope, spec: &'a ExportSpec) -> invoices::BoxedQu
             .bind::<Timestamptz, _>(spec.to)
             .sql(")"),
         )
+        .into_boxed()
+}
+
+/// The payment links of `scope` created in `spec`'s range.
+fn link_query<'a>(scope: &'a Scope, spec: &'a ExportSpec) -> pl::BoxedQuery<'a, diesel::pg::Pg> {
+    pl::table
+        .filter(pl::merchant_id.eq(scope.merchant_id.as_str()))
+        .filter(pl::mode.eq(scope.mode.as_str()))
+        .filter(pl::created_at.ge(spec.from))
+        .filter(pl::created_at.lt(spec.to))
+        .into_boxed()
+}
+
+/// The webhook deliveries of `scope` created in `spec`'s range.
+fn delivery_query<'a>(scope: &'a Scope, spec: &'a ExportSpec) -> wd::BoxedQuery<'a, diesel::pg::Pg> {
+    wd::table
+        .filter(wd::merchant_id.eq(scope.merchant_id.as_str()))
+        .filter(wd::mode.eq(scope.mode.as_str()))
+        .filter(wd::created_at.ge(spec.from))
+        .filter(wd::created_at.lt(spec.to))
         .into_boxed()
 }
 

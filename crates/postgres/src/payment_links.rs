@@ -36,7 +36,7 @@ use crate::schema::{payment_link_invoices as pli, payment_links as l};
 
 #[derive(Queryable, Selectable, Insertable, AsChangeset)]
 #[diesel(table_name = l, check_for_backend(diesel::pg::Pg), treat_none_as_null = true)]
-struct LinkRow {
+pub(crate) struct LinkRow {
     id: String,
     public_id: String,
     merchant_id: String,
@@ -189,7 +189,10 @@ const RESERVATIONS: &str = "SELECT i.id, i.collection_state = 'paid' AS paid, i.
     (SELECT max(s.expires_at) FROM checkout_sessions s WHERE s.invoice_id = i.id AND s.status = 'pending') AS open_until \
     FROM invoices i WHERE i.id = ANY($1)";
 
-async fn with_reservations(conn: &mut AsyncPgConnection, rows: Vec<LinkRow>) -> Result<Vec<PaymentLink>, Error> {
+pub(crate) async fn with_reservations(
+    conn: &mut AsyncPgConnection,
+    rows: Vec<LinkRow>,
+) -> Result<Vec<PaymentLink>, Error> {
     let ids: Vec<String> = rows.iter().filter_map(|r| r.reserved_invoice_id.clone()).collect();
     let mut found: HashMap<String, Reservation> = HashMap::new();
     if !ids.is_empty() {

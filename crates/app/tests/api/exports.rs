@@ -601,3 +601,69 @@ async fn files_come_gzip_encoded_when_the_client_accepts_it() {
     assert_eq!((res.status().as_u16(), res.headers()["content-encoding"].to_str().unwrap()), (200, "gzip"));
     assert_eq!(gunzip(res.bytes().await.unwrap().to_vec()).await, plain);
 }
+
+/// Payment links and webhook deliveries, one row each, equal to what their lists answer.
+#[tokio::test]
+async fn payment_links_and_webhook_deliveries_export_one_row_each() {
+    let env = [
+        ("STABLEPAY_WORKER_INTERVAL_MS", "100".to_string()),
+        ("STABLEPAY_WEBHOOK_ALLOW_PRIVATE", "true".to_owned()),
+        ("STABLEPAY_WEBHOOK_RETRY_SCHEDULE", "200ms".to_owned()),
+    ];
+    let app = TestApp::spawn_with(fresh_db().await, &env, &[]).await;
+    let m = app.merchant("Links");
+    let fixed = json!({ "title": "=Coffee", "amountType": "fixed", "amount": "4.5", "metadata": { "sku": "C-1" } });
+    app.post(&m.sk_test, "/v1/payment-links", fixed).await.ok(201);
+    let open = json!({ "title": "Tip jar", "amountType": "customer_entered", "minimumAmount": "1", "maximumAmount": "50",
+        "collect": { "email": true }, "usageType": "single_use" });
+    app.post(&m.sk_test, "/v1/payment-links", open).await.ok(201);
+    let rows = sync_rows(&app, &m.sk_test, &body("payment_links", json!({}))).await;
+    let col = |name: &str| rows[0].iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name}"));
+    let mut listed = app.get(&m.sk_test, "/v1/payment-links").await.ok(200)["items"].as_array().unwrap().clone();
+    listed.reverse();
+    assert_eq!(rows.len() - 1, 2);
+    for (row, link) in rows[1..].iter().zip(&listed) {
+        assert_eq!(row[col("id")], link["id"].as_str().unwrap());
+        assert_eq!(row[col("amount_type")], link["amountType"].as_str().unwrap());
+        assert_eq!(row[col("usage_type")], link["usageType"].as_str().unwrap());
+        let text = |v: &Value| v.as_str().map(str::to_owned).unwrap_or_default();
+        for (column, field) in
+            [("amount", "amount"), ("minimum_amount", "minimumAmount"), ("maximum_amount", "maximumAmount")]
+        {
+            assert_eq!(row[col(column)], text(&link[field]), "{column}");
+        }
+    }
+    assert_eq!(rows[1][col("title")], "'=Coffee");
+    assert_eq!(rows[1][col("metadata")], "{\"sku\":\"C-1\"}");
+    assert_eq!((rows[2][col("collect_email")].as_str(), rows[2][col("lifecycle")].as_str()), ("true", "active"));
+
+    let rx = crate::receiver::Receiver::start().await;
+    app.post(&m.sk_test, "/v1/webhook-endpoints", json!({ "url": rx.url("/hook") })).await.ok(201);
+    let sent = app.post(&m.sk_test, "/v1/webhooks/test", json!({ "type": "invoice.paid" })).await.ok(202).clone();
+    rx.wait_for(1, Duration::from_secs(10)).await;
+    let delivery = &sent["deliveries"][0];
+    let delivered = {
+        let mut found = None;
+        for _ in 0..100 {
+            let d = app.get(&m.sk_test, &format!("/v1/webhook-deliveries/{}", delivery["id"].as_str().unwrap())).await;
+            let d = d.ok(200).clone();
+            if d["status"] == "delivered" {
+                found = Some(d);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        found.expect("the delivery succeeded")
+    };
+    let rows = sync_rows(&app, &m.sk_test, &body("webhook_deliveries", json!({}))).await;
+    let col = |name: &str| rows[0].iter().position(|h| h == name).unwrap_or_else(|| panic!("no column {name}"));
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[1][col("id")], delivered["id"].as_str().unwrap());
+    assert_eq!(rows[1][col("event_type")], "invoice.paid");
+    assert_eq!((rows[1][col("status")].as_str(), rows[1][col("test")].as_str()), ("delivered", "true"));
+    assert_eq!(rows[1][col("attempt_count")], "1");
+    // Another merchant's links and deliveries never show.
+    let other = app.merchant("Other");
+    assert_eq!(sync_rows(&app, &other.sk_test, &body("payment_links", json!({}))).await.len(), 1);
+    assert_eq!(sync_rows(&app, &other.sk_test, &body("webhook_deliveries", json!({}))).await.len(), 1);
+}

@@ -27,10 +27,14 @@ pub enum ExportType {
     InvoiceLines,
     /// One row per payment record detected in the range.
     Payments,
+    /// One row per payment link created in the range.
+    PaymentLinks,
     /// One row per refund reference recorded in the range.
     RefundReferences,
     /// One row per unattributed transfer detected in the range.
     UnattributedTransfers,
+    /// One row per webhook delivery created in the range.
+    WebhookDeliveries,
     /// One row per item of a reconciliation run (`filters.runId`) whose block time is in the
     /// range, and each of its credited payments the chain did not show.
     Reconciliation,
@@ -38,11 +42,13 @@ pub enum ExportType {
 
 impl ExportType {
     /// Every type, in the order the documentation lists them.
-    pub const ALL: [ExportType; 6] = [
+    pub const ALL: [ExportType; 8] = [
         ExportType::Invoices,
         ExportType::InvoiceLines,
         ExportType::Payments,
+        ExportType::PaymentLinks,
         ExportType::RefundReferences,
+        ExportType::WebhookDeliveries,
         ExportType::UnattributedTransfers,
         ExportType::Reconciliation,
     ];
@@ -53,7 +59,9 @@ impl ExportType {
             ExportType::Invoices => "invoices",
             ExportType::InvoiceLines => "invoice_lines",
             ExportType::Payments => "payments",
+            ExportType::PaymentLinks => "payment_links",
             ExportType::RefundReferences => "refund_references",
+            ExportType::WebhookDeliveries => "webhook_deliveries",
             ExportType::UnattributedTransfers => "unattributed_transfers",
             ExportType::Reconciliation => "reconciliation",
         }
@@ -70,7 +78,9 @@ impl ExportType {
             ExportType::Invoices => &["invoices.v1"],
             ExportType::InvoiceLines => &["invoice_lines.v1"],
             ExportType::Payments => &["payments.v1"],
+            ExportType::PaymentLinks => &["payment_links.v1"],
             ExportType::RefundReferences => &["refund_references.v1"],
+            ExportType::WebhookDeliveries => &["webhook_deliveries.v1"],
             ExportType::UnattributedTransfers => &["unattributed_transfers.v1"],
             ExportType::Reconciliation => &["reconciliation.v1"],
         }
@@ -86,7 +96,10 @@ impl ExportType {
         match self {
             ExportType::Invoices | ExportType::InvoiceLines => &["filters.collectionState", "filters.paymentLink"],
             ExportType::Payments => &["filters.status"],
-            ExportType::RefundReferences | ExportType::UnattributedTransfers => &[],
+            ExportType::PaymentLinks
+            | ExportType::RefundReferences
+            | ExportType::WebhookDeliveries
+            | ExportType::UnattributedTransfers => &[],
             ExportType::Reconciliation => &["filters.runId", "filters.outcome"],
         }
     }

@@ -8,7 +8,9 @@ use crate::export::model::ExportSpec;
 use crate::invoice::model::{Invoice, RefundReference};
 use crate::invoice::payment::Payment;
 use crate::merchant::model::Token;
+use crate::payment_link::model::{AmountRule, PaymentLink};
 use crate::reconciliation::run::RunItem;
+use crate::webhook::model::WebhookDelivery;
 
 /// One record of an export, as its store reads it (a record may give several rows: an
 /// invoice one per line in `invoice_lines.*`, one per refund in `refund_references.*`).
@@ -18,6 +20,10 @@ pub enum ExportRecord {
     Invoice(Box<Invoice>),
     /// A payment record with its invoice's token (`payments.*`).
     Payment(Box<Payment>, Token),
+    /// A payment link (`payment_links.*`).
+    PaymentLink(Box<PaymentLink>),
+    /// A webhook delivery (`webhook_deliveries.*`).
+    Delivery(Box<WebhookDelivery>),
     /// An unattributed transfer (`unattributed_transfers.*`).
     Unattributed(Box<UnattributedTransfer>),
     /// An item of a reconciliation run (`reconciliation.*`).
@@ -109,6 +115,44 @@ pub const REFUND_REFERENCES_V1: &[&str] = &[
     "created_at",
 ];
 
+/// The columns of `payment_links.v1`.
+pub const PAYMENT_LINKS_V1: &[&str] = &[
+    "id",
+    "title",
+    "lifecycle",
+    "amount_type",
+    "amount",
+    "minimum_amount",
+    "maximum_amount",
+    "currency_code",
+    "usage_type",
+    "active_at",
+    "expires_at",
+    "collect_email",
+    "collect_name",
+    "collect_reference",
+    "reference_prefix",
+    "version",
+    "created_at",
+    "updated_at",
+    "metadata",
+];
+
+/// The columns of `webhook_deliveries.v1`.
+pub const WEBHOOK_DELIVERIES_V1: &[&str] = &[
+    "id",
+    "endpoint_id",
+    "event_id",
+    "event_type",
+    "status",
+    "attempt_count",
+    "next_attempt_at",
+    "test",
+    "replay_of",
+    "created_at",
+    "delivered_at",
+];
+
 /// The columns of `unattributed_transfers.v1`.
 pub const UNATTRIBUTED_TRANSFERS_V1: &[&str] = &[
     "id",
@@ -152,6 +196,8 @@ pub fn columns(schema: &str) -> Option<&'static [&'static str]> {
         "invoice_lines.v1" => Some(INVOICE_LINES_V1),
         "payments.v1" => Some(PAYMENTS_V1),
         "refund_references.v1" => Some(REFUND_REFERENCES_V1),
+        "payment_links.v1" => Some(PAYMENT_LINKS_V1),
+        "webhook_deliveries.v1" => Some(WEBHOOK_DELIVERIES_V1),
         "unattributed_transfers.v1" => Some(UNATTRIBUTED_TRANSFERS_V1),
         "reconciliation.v1" => Some(RECONCILIATION_V1),
         _ => None,
@@ -175,6 +221,8 @@ pub fn rows(spec: &ExportSpec, record: &ExportRecord) -> Option<Vec<Vec<Cell>>> 
         ),
         ("payments.v1", ExportRecord::Payment(payment, token)) => Some(vec![payment_v1(payment, *token)]),
         ("unattributed_transfers.v1", ExportRecord::Unattributed(u)) => Some(vec![unattributed_v1(u)]),
+        ("payment_links.v1", ExportRecord::PaymentLink(l)) => Some(vec![link_v1(l)]),
+        ("webhook_deliveries.v1", ExportRecord::Delivery(d)) => Some(vec![delivery_v1(d)]),
         ("reconciliation.v1", ExportRecord::RunItem(item)) => Some(vec![reconciliation_v1(item)]),
         _ => None,
     }
@@ -215,6 +263,52 @@ fn refund_v1(inv: &Invoice, r: &RefundReference) -> Vec<Cell> {
         Cell::Plain(r.chain_id.to_string()),
         Cell::Plain(r.token_contract.to_string()),
         Cell::time(Some(r.created_at)),
+    ]
+}
+
+fn link_v1(l: &PaymentLink) -> Vec<Cell> {
+    let c = &l.config;
+    let (amount, minimum, maximum) = match &c.amount {
+        AmountRule::Fixed(a) => (Some(a), None, None),
+        AmountRule::CustomerEntered { minimum, maximum } => (None, Some(minimum), maximum.as_ref()),
+    };
+    let flag = |on: bool| Cell::Plain(on.to_string());
+    vec![
+        Cell::Plain(l.id.to_string()),
+        Cell::Text(c.title.clone()),
+        Cell::Plain(l.lifecycle.as_str().to_owned()),
+        Cell::Plain(c.amount.type_str().to_owned()),
+        Cell::plain(amount),
+        Cell::plain(minimum),
+        Cell::plain(maximum),
+        Cell::Plain(c.currency.symbol().to_owned()),
+        Cell::Plain(c.usage.as_str().to_owned()),
+        Cell::time(c.active_at),
+        Cell::time(c.expires_at),
+        flag(c.collect.email),
+        flag(c.collect.name),
+        flag(c.collect.reference),
+        Cell::text(c.reference_prefix.as_deref()),
+        Cell::Plain(l.version.to_string()),
+        Cell::time(Some(l.created_at)),
+        Cell::time(Some(l.updated_at)),
+        Cell::text(c.metadata.as_ref().map(|m| m.as_str())),
+    ]
+}
+
+fn delivery_v1(d: &WebhookDelivery) -> Vec<Cell> {
+    vec![
+        Cell::Plain(d.id.to_string()),
+        Cell::Plain(d.endpoint_id.to_string()),
+        Cell::Plain(d.event_id.to_string()),
+        Cell::Plain(d.event_type.as_str().to_owned()),
+        Cell::Plain(d.status.as_str().to_owned()),
+        Cell::Plain(d.attempt_count.to_string()),
+        Cell::time(d.next_attempt_at),
+        Cell::Plain(d.test.to_string()),
+        Cell::plain(d.replay_of.as_ref()),
+        Cell::time(Some(d.created_at)),
+        Cell::time(d.delivered_at),
     ]
 }
 

@@ -3,7 +3,7 @@
 //! `migrations/`), attempts and incidents; the worker's claims and records. Inserting a
 //! delivery notifies `stablepay_webhooks` at commit, which wakes the workers.
 
-mod rows;
+pub(crate) mod rows;
 mod statements;
 
 use async_trait::async_trait;

@@ -85,7 +85,7 @@ fn csv_response(name: &str) -> actix_web::HttpResponseBuilder {
         ("limit" = Option<u32>, Query, description = "1-100, default 25", minimum = 1, maximum = 100),
         ("startingAfter" = Option<String>, Query, description = "nextCursor of the previous page; keep the filters unchanged"),
         ("status" = Option<String>, Query, description = "queued, running, ready, failed, cancelled or expired"),
-        ("type" = Option<String>, Query, description = "invoices, invoice_lines, payments, refund_references, unattributed_transfers or reconciliation"),
+        ("type" = Option<String>, Query, description = "invoices, invoice_lines, payments, payment_links, refund_references, webhook_deliveries, unattributed_transfers or reconciliation"),
     ),
     responses((status = 200, description = "A page of exports", body = crate::wire::exports::ExportListEnvelope), crate::wire::common::Errors),
     security(("bearer" = []), ("apiKey" = []))

@@ -34,8 +34,8 @@ pub struct ExportFiltersIo {
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ExportIn {
-    /// `invoices`, `invoice_lines`, `payments`, `refund_references`, `unattributed_transfers` or
-    /// `reconciliation`.
+    /// `invoices`, `invoice_lines`, `payments`, `payment_links`, `refund_references`,
+    /// `webhook_deliveries`, `unattributed_transfers` or `reconciliation`.
     #[serde(rename = "type")]
     #[schema(example = "invoices")]
     pub export_type: String,
@@ -132,8 +132,8 @@ pub struct ExportOut {
     pub object: String,
     /// `test` or `live`.
     pub mode: String,
-    /// `invoices`, `invoice_lines`, `payments`, `refund_references`, `unattributed_transfers` or
-    /// `reconciliation`.
+    /// `invoices`, `invoice_lines`, `payments`, `payment_links`, `refund_references`,
+    /// `webhook_deliveries`, `unattributed_transfers` or `reconciliation`.
     #[serde(rename = "type")]
     pub export_type: String,
     /// The schema of its columns (docs/exports.md).

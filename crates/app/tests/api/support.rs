@@ -2,6 +2,7 @@
 //! once), the real `stablepay` binary serving it on a random port, and small HTTP and CLI
 //! helpers.
 
+use std::future::Future;
 use std::collections::HashMap;
 use std::process::Stdio;
 use std::time::Duration;
@@ -337,15 +338,30 @@ pub struct Proxy {
     pub port: u16,
     target: String,
     task: Option<tokio::task::JoinHandle<()>>,
+    /// The proxy's own runtime: a test's runtime runs one thread, which the test's synchronous
+    /// steps (the CLI) block; the service must reach the chain meanwhile, as it would in life.
+    runtime: Option<tokio::runtime::Runtime>,
 }
 
 impl Proxy {
     pub async fn start(target: &str) -> Self {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("the proxy's runtime");
+        let listener = runtime
+            .spawn(async { tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap() })
+            .await
+            .unwrap();
         let port = listener.local_addr().unwrap().port();
-        let mut p = Self { port, target: target.to_owned(), task: None };
-        p.task = Some(tokio::spawn(Self::serve(listener, p.target.clone())));
+        let mut p = Self { port, target: target.to_owned(), task: None, runtime: Some(runtime) };
+        p.task = Some(p.spawn(Self::serve(listener, p.target.clone())));
         p
+    }
+
+    fn spawn(&self, f: impl Future<Output = ()> + Send + 'static) -> tokio::task::JoinHandle<()> {
+        self.runtime.as_ref().expect("the proxy's runtime").spawn(f)
     }
 
     async fn serve(listener: tokio::net::TcpListener, target: String) {
@@ -376,19 +392,31 @@ impl Proxy {
 
     /// Listens again on the same port.
     pub async fn restore(&mut self) {
-        let listener = loop {
-            match tokio::net::TcpListener::bind(("127.0.0.1", self.port)).await {
-                Ok(l) => break l,
-                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
-            }
-        };
-        self.task = Some(tokio::spawn(Self::serve(listener, self.target.clone())));
+        let port = self.port;
+        let listener = self
+            .spawn_value(async move {
+                loop {
+                    match tokio::net::TcpListener::bind(("127.0.0.1", port)).await {
+                        Ok(l) => break l,
+                        Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+                    }
+                }
+            })
+            .await;
+        self.task = Some(self.spawn(Self::serve(listener, self.target.clone())));
+    }
+
+    async fn spawn_value<T: Send + 'static>(&self, f: impl Future<Output = T> + Send + 'static) -> T {
+        self.runtime.as_ref().expect("the proxy's runtime").spawn(f).await.unwrap()
     }
 }
 
 impl Drop for Proxy {
     fn drop(&mut self) {
         self.cut();
+        if let Some(runtime) = self.runtime.take() {
+            runtime.shutdown_background();
+        }
     }
 }
 

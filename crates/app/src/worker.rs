@@ -103,8 +103,7 @@ pub async fn run_exports(adapters: Adapters, interval: Duration, stop: watch::Re
             if expired > 0 {
                 tracing::info!(expired, "export files expired and deleted");
             }
-            let stopping = || *stop.borrow();
-            let run = adapters.use_cases().exports().run_one(&stopping).await?;
+            let run = adapters.use_cases().exports().run_one(&WorkerPace { stop }).await?;
             match &run {
                 ExportRun::Idle => {}
                 ExportRun::Ready(id) => tracing::info!(export = %id, "export ready"),
@@ -116,6 +115,35 @@ pub async fn run_exports(adapters: Adapters, interval: Duration, stop: watch::Re
         }
     })
     .await;
+}
+
+/// How long the export worker rests after each page, as a share of the page's own time: the
+/// file is written at about two thirds of the speed it could, and the API keeps the rest of the
+/// machine (docs/benchmarks.md, "Exports").
+const EXPORT_REST_RATIO: f64 = 0.5;
+
+/// The export worker's pace: a rest after each page in proportion to its time, cut short (and
+/// the export left to its lease) when the worker is told to stop.
+struct WorkerPace {
+    stop: watch::Receiver<bool>,
+}
+
+#[async_trait::async_trait]
+impl stablepay_domain::export::ports::ExportPace for WorkerPace {
+    async fn next_page(&self, busy: Duration) -> bool {
+        let mut stop = self.stop.clone();
+        if *stop.borrow() {
+            return false;
+        }
+        let rest = busy.mul_f64(EXPORT_REST_RATIO);
+        if !rest.is_zero() {
+            tokio::select! {
+                _ = tokio::time::sleep(rest) => {}
+                _ = stop.changed() => {}
+            }
+        }
+        !*stop.borrow()
+    }
 }
 
 /// The reconciliation loop: runs waiting reconciliation runs one at a time (each reads the

@@ -37,6 +37,7 @@
 //! | [`Health`] | `health` | whether the store answers |
 //! | [`TelemetryStore`] | `telemetry` | the steps the checkout page reports, and their funnel |
 //! | [`ExportStore`] | `export` | exports, their files in chunks, and the records they read |
+//! | [`ExportPace`] | `export` | how the worker paces the writing of a file (pauses, stops) |
 //! | [`ReconciliationStore`] | `reconciliation` | a period's figures per token and its discrepancies |
 //! | [`ReconciliationRunStore`] | `reconciliation` | reconciliation runs, their items, and the credited payments and log owners they read |
 
@@ -46,7 +47,7 @@ pub use crate::clock::Clock;
 pub use crate::crypto::Crypto;
 pub use crate::email::ports::{EmailStore, Mailer};
 pub use crate::event::ports::EventStore;
-pub use crate::export::ports::ExportStore;
+pub use crate::export::ports::{ExportPace, ExportStore};
 pub use crate::health::ports::Health;
 pub use crate::idempotency::ports::IdempotencyStore;
 pub use crate::invoice::ports::{InvoiceRenderer, InvoiceStore};
@@ -66,7 +67,7 @@ pub use crate::{
     crypto::MockCrypto,
     email::ports::{MockEmailStore, MockMailer},
     event::ports::MockEventStore,
-    export::ports::MockExportStore,
+    export::ports::{MockExportPace, MockExportStore},
     health::ports::MockHealth,
     idempotency::ports::MockIdempotencyStore,
     invoice::ports::{MockInvoiceRenderer, MockInvoiceStore},

@@ -2,8 +2,8 @@
 //! once), the real `stablepay` binary serving it on a random port, and small HTTP and CLI
 //! helpers.
 
-use std::future::Future;
 use std::collections::HashMap;
+use std::future::Future;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -350,10 +350,8 @@ impl Proxy {
             .enable_all()
             .build()
             .expect("the proxy's runtime");
-        let listener = runtime
-            .spawn(async { tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap() })
-            .await
-            .unwrap();
+        let listener =
+            runtime.spawn(async { tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap() }).await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let mut p = Self { port, target: target.to_owned(), task: None, runtime: Some(runtime) };
         p.task = Some(p.spawn(Self::serve(listener, p.target.clone())));

@@ -78,3 +78,14 @@ pub trait ExportStore: Send + Sync {
     /// not of `scope`.
     async fn count_records(&self, scope: &Scope, spec: &ExportSpec) -> Result<u64, Error>;
 }
+
+/// How the worker paces the writing of a file: asked before each page after the first, with how
+/// long the previous page took to read and write. It may wait before it answers (leaving the
+/// machine to the API a while), and answers `false` when the worker is stopping: the export is
+/// then left running, and taken up again after its lease.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait ExportPace: Send + Sync {
+    /// Whether to go on with the next page, after a page that took `busy`.
+    async fn next_page(&self, busy: std::time::Duration) -> bool;
+}

@@ -10,7 +10,7 @@ use crate::export::csv::{write_header, write_row};
 use crate::export::model::{
     EXPORT_RETENTION_DAYS, Export, ExportListFilter, ExportSpec, ExportStatus, ExportType, MAX_SYNC_ROWS,
 };
-use crate::export::ports::{ExportStore, RecordCursor};
+use crate::export::ports::{ExportPace, ExportStore, RecordCursor};
 use crate::export::schema;
 use crate::idempotency::model::IdempotencyClaim;
 use crate::ids::ExportId;
@@ -167,10 +167,11 @@ impl Exports<'_> {
     }
 
     /// The worker: claims one waiting export and writes its file, page by page into chunks
-    /// (constant memory), stopping when it is cancelled meanwhile. A store failure, or
-    /// `stopping()` turning true between two pages, leaves the export running; after its lease
-    /// another worker starts it again.
-    pub async fn run_one(&self, stopping: &(dyn Fn() -> bool + Sync)) -> Result<ExportRun, Error> {
+    /// (constant memory), stopping when it is cancelled meanwhile; `pace` is asked before every
+    /// page (it may pause the writing to leave the machine to the API). A store failure, or
+    /// `pace` answering `false` (the worker is stopping), leaves the export running; after its
+    /// lease another worker starts it again.
+    pub async fn run_one(&self, pace: &dyn ExportPace) -> Result<ExportRun, Error> {
         let Some(export) = self.store.claim_export(EXPORT_LEASE_SECONDS).await? else {
             return Ok(ExportRun::Idle);
         };
@@ -182,10 +183,12 @@ impl Exports<'_> {
         let mut out = String::new();
         write_header(&mut out, columns);
         let (mut after, mut rows, mut bytes, mut seq) = (None, 0u64, 0u64, 0u32);
+        let mut busy = std::time::Duration::ZERO;
         loop {
-            if stopping() {
+            if !pace.next_page(busy).await {
                 return Ok(ExportRun::Interrupted(id));
             }
+            let started = std::time::Instant::now();
             let (records, last) = self.store.records(&export.scope, &export.spec, after, RECORDS_PER_PAGE).await?;
             for record in &records {
                 let Some(found) = schema::rows(&export.spec, record) else {
@@ -210,6 +213,7 @@ impl Exports<'_> {
                 break;
             }
             after = last;
+            busy = started.elapsed();
         }
         let ready_at = self.clock.now(&export.scope).await?;
         let expires_at = ready_at + Duration::days(EXPORT_RETENTION_DAYS);
@@ -244,6 +248,16 @@ mod tests {
 
     fn now() -> DateTime<Utc> {
         Utc.with_ymd_and_hms(2026, 11, 25, 12, 0, 0).unwrap()
+    }
+
+    /// Goes on (or stops) at once.
+    struct Pace(bool);
+
+    #[async_trait::async_trait]
+    impl ExportPace for Pace {
+        async fn next_page(&self, _: std::time::Duration) -> bool {
+            self.0
+        }
     }
 
     fn scope() -> Scope {
@@ -391,7 +405,7 @@ mod tests {
             Ok(true)
         });
         let exports = Exports { store: &store, crypto: &crypto, clock: &clock, claim: None };
-        let run = exports.run_one(&|| false).await.unwrap();
+        let run = exports.run_one(&Pace(true)).await.unwrap();
         assert_eq!(run, ExportRun::Ready(ExportId::from_trusted("exp_1".into())));
         let text = String::from_utf8(written.lock().unwrap().clone()).unwrap();
         let lines: Vec<&str> = text.split("\r\n").filter(|l| !l.is_empty()).collect();
@@ -412,11 +426,11 @@ mod tests {
         store.expect_finish_export().never();
         let exports = Exports { store: &store, crypto: &crypto, clock: &clock, claim: None };
         let id = ExportId::from_trusted("exp_1".into());
-        assert_eq!(exports.run_one(&|| false).await.unwrap(), ExportRun::Cancelled(id.clone()));
+        assert_eq!(exports.run_one(&Pace(true)).await.unwrap(), ExportRun::Cancelled(id.clone()));
         let mut store = MockExportStore::new();
         store.expect_claim_export().returning(|_| Ok(Some(export(ExportStatus::Running))));
         store.expect_records().never();
         let exports = Exports { store: &store, crypto: &crypto, clock: &clock, claim: None };
-        assert_eq!(exports.run_one(&|| true).await.unwrap(), ExportRun::Interrupted(id));
+        assert_eq!(exports.run_one(&Pace(false)).await.unwrap(), ExportRun::Interrupted(id));
     }
 }

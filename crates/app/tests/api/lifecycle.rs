@@ -8,6 +8,18 @@ use tokio::net::TcpStream;
 
 use crate::support::{TestApp, fresh_db};
 
+/// Whether `seen` holds a whole HTTP response (its head and a body of its Content-Length).
+fn answered(seen: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(seen);
+    let Some((head, body)) = text.split_once("\r\n\r\n") else { return false };
+    let length = head
+        .lines()
+        .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().to_owned()))
+        .and_then(|v| v.parse::<usize>().ok())
+        .unwrap_or(0);
+    body.len() >= length
+}
+
 #[tokio::test]
 async fn sigterm_finishes_the_request_in_flight_and_exits_zero() {
     let env = [("STABLEPAY_SHUTDOWN_GRACE", "5".to_owned())];
@@ -22,6 +34,18 @@ async fn sigterm_finishes_the_request_in_flight_and_exits_zero() {
         body.len()
     );
     let mut stream = TcpStream::connect(&addr).await.unwrap();
+    // The server has taken the connection (a first request on it is answered) before the slow
+    // one starts: a connection still in the listen backlog when the signal comes is reset, on a
+    // loaded machine as anywhere.
+    let probe = format!("GET /healthz HTTP/1.1\r\nHost: {addr}\r\n\r\n");
+    stream.write_all(probe.as_bytes()).await.unwrap();
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 512];
+    while !answered(&seen) {
+        let n = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buf)).await.unwrap().unwrap();
+        assert!(n > 0, "the connection closed before /healthz answered");
+        seen.extend_from_slice(&buf[..n]);
+    }
     stream.write_all(head.as_bytes()).await.unwrap();
     stream.write_all(&body[..10]).await.unwrap();
     tokio::time::sleep(Duration::from_millis(200)).await;

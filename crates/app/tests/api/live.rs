@@ -101,14 +101,15 @@ impl World {
     }
 }
 
-/// Polls `check` until it answers something (at most 30 s: the whole suite runs at once on two
-/// cores, and a follower's pass may wait its turn).
+/// Polls `check` until it answers something (at most 60 s: the whole suite runs at once on two
+/// cores, each live test with its own chain and service, and a follower's pass may wait its
+/// turn).
 pub(crate) async fn eventually<T, F, Fut>(what: &str, mut check: F) -> T
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Option<T>>,
 {
-    for _ in 0..300 {
+    for _ in 0..600 {
         if let Some(found) = check().await {
             return found;
         }

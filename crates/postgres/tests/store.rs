@@ -868,3 +868,92 @@ async fn an_export_is_claimed_by_one_worker_and_read_only_in_its_scope() {
     assert!(f.db.query("SELECT 1 FROM export_chunks").await.is_empty());
     assert_eq!(f.store.claim_export(60).await.unwrap(), None);
 }
+
+#[tokio::test]
+async fn a_reconciliation_run_is_claimed_once_and_its_items_written_with_its_completion() {
+    use stablepay_domain::ids::ReconciliationRunId;
+    use stablepay_domain::invoice::payment::TxHash;
+    use stablepay_domain::merchant::{Token, WalletAddress};
+    use stablepay_domain::money::Decimal6;
+    use stablepay_domain::page::PageRequest;
+    use stablepay_domain::ports::ReconciliationRunStore;
+    use stablepay_domain::reconciliation::{ReconciliationRun, RunCoverage, RunItem, RunOutcome, RunStatus};
+    let f = Fixture::new().await;
+    let (m, other) = (f.merchant("M").await, f.merchant("O").await);
+    let now = chrono::SubsecRound::trunc_subsecs(Utc::now(), 6);
+    let run = ReconciliationRun {
+        id: ReconciliationRunId::parse("rcr_store1").unwrap(),
+        scope: live(&m),
+        from: now - chrono::Duration::days(1),
+        to: now,
+        status: RunStatus::Queued,
+        coverage: RunCoverage::default(),
+        totals: Vec::new(),
+        failure_message: None,
+        created_at: now,
+        completed_at: None,
+    };
+    f.store.insert_run(&run, None).await.unwrap();
+    assert_eq!(f.store.get_run(&live(&other), &run.id).await, Err(Error::NotFound(Resource::ReconciliationRun)));
+    assert_eq!(f.store.get_run(&test(&m), &run.id).await, Err(Error::ModeMismatch));
+    let page = PageRequest { limit: 10, starting_after: None };
+    assert!(f.store.list_runs(&live(&other), None, &page).await.unwrap().items.is_empty());
+
+    // Two workers claim at once: one gets it.
+    let (a, b) = tokio::join!(f.store.claim_run(60), f.store.claim_run(60));
+    let claimed: Vec<ReconciliationRun> = [a.unwrap(), b.unwrap()].into_iter().flatten().collect();
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(claimed[0].status, RunStatus::Running);
+    assert!(f.store.extend_run(&run.id, 60).await.unwrap());
+
+    let wallet = WalletAddress::from_trusted(format!("0x{}", "a".repeat(40)));
+    let item = |line: u64, outcome: RunOutcome, amount: &str| RunItem {
+        line,
+        outcome,
+        token: Token::Usdc,
+        transaction_hash: TxHash::from_trusted(format!("0x{}", format!("{line:02}").repeat(32))),
+        log_index: Some(0),
+        block_number: Some(10 + line),
+        block_time: Some(now - chrono::Duration::hours(1)),
+        from_address: None,
+        to_address: wallet.clone(),
+        amount_onchain: Some(Decimal6::parse(amount).unwrap()),
+        amount_credited: (outcome == RunOutcome::Matched).then(|| Decimal6::parse(amount).unwrap()),
+        payment_id: None,
+        invoice_id: None,
+        unattributed_transfer_id: None,
+        detail: format!("item {line}"),
+    };
+    let items = vec![item(1, RunOutcome::Matched, "10"), item(2, RunOutcome::OnchainNotCredited, "2.5")];
+    let coverage = RunCoverage {
+        from_block: Some(11),
+        to_block: Some(12),
+        final_block: Some(20),
+        complete: true,
+        wallets: vec![wallet.clone()],
+        credited_elsewhere: 1,
+    };
+    assert!(f.store.finish_run(&run.id, &coverage, &items, now).await.unwrap());
+    // Finished once: a second completion writes nothing.
+    assert!(!f.store.finish_run(&run.id, &coverage, &items[..1], now).await.unwrap());
+    let done = f.store.get_run(&live(&m), &run.id).await.unwrap();
+    assert_eq!((done.status, done.coverage.clone()), (RunStatus::Completed, coverage));
+    let usdc = done.totals.iter().find(|t| t.token == Token::Usdc).unwrap();
+    assert_eq!((usdc.matched, usdc.onchain_not_credited, usdc.credited_not_onchain), (1, 1, 0));
+    assert_eq!(usdc.onchain_total, Decimal6::parse("12.5").unwrap());
+    assert_eq!(usdc.credited_total, Decimal6::parse("10").unwrap());
+    let read = f.store.run_items(&live(&m), &run.id, None, &page).await.unwrap();
+    assert_eq!(read.items, items);
+    let first = PageRequest { limit: 1, starting_after: None };
+    let one = f.store.run_items(&live(&m), &run.id, None, &first).await.unwrap();
+    assert!(one.has_more);
+    let next = PageRequest { limit: 1, starting_after: Some("1".into()) };
+    assert_eq!(f.store.run_items(&live(&m), &run.id, None, &next).await.unwrap().items, items[1..]);
+    let odd = f.store.run_items(&live(&m), &run.id, Some(RunOutcome::OnchainNotCredited), &page).await.unwrap();
+    assert_eq!(odd.items.len(), 1);
+    assert_eq!(
+        f.store.run_items(&live(&other), &run.id, None, &page).await,
+        Err(Error::NotFound(Resource::ReconciliationRun))
+    );
+    assert_eq!(f.store.claim_run(60).await.unwrap(), None);
+}

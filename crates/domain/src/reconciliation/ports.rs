@@ -59,7 +59,8 @@ pub trait ReconciliationRunStore: Send + Sync {
         page: &PageRequest,
     ) -> Result<Page<ReconciliationRun>, Error>;
     /// The items of a completed run in their order (`line`), only those of `outcome` when
-    /// given; the cursor is an item's `line`. Errors: `InvalidCursor`.
+    /// given; the cursor is an item's `line`. Errors: `NotFound(ReconciliationRun)` for an
+    /// unknown or foreign run, `ModeMismatch` for one of the other mode, `InvalidCursor`.
     async fn run_items(
         &self,
         scope: &Scope,

@@ -113,7 +113,6 @@ impl ReconciliationRuns<'_> {
         outcome: Option<RunOutcome>,
         page: &PageRequest,
     ) -> Result<Page<RunItem>, Error> {
-        self.get(scope, id).await?;
         self.store.run_items(scope, id, outcome, page).await
     }
 

@@ -100,15 +100,17 @@ async fn a_hash_reported_before_it_was_mined_is_credited_once_it_is_final() {
 
 #[tokio::test]
 async fn the_not_found_wait_starts_again_when_a_reorganisation_removes_the_transaction() {
-    let w = World::new().await;
+    // A wait of 10 s: long enough that re-mining the transaction after the reorganisation
+    // always lands inside it, even on a loaded machine.
+    let w = World::with(&[("STABLEPAY_CHAIN_NOT_FOUND_SECONDS", "10".to_owned())]).await;
     let cs = w.checkout("9.00").await;
     let before = w.anvil.snapshot().await;
     let tx = w.pay(9 * ONE).await;
     let raw = w.anvil.raw_transaction(&tx).await;
     let id = w.submitted(&cs, &tx).await;
     w.payment_reaches(&id, "validating").await;
-    // Longer than the not-found wait (3 s) since the report.
-    tokio::time::sleep(Duration::from_secs(4)).await;
+    // Longer than the not-found wait (10 s) since the report.
+    tokio::time::sleep(Duration::from_secs(11)).await;
     // The block is reorganised away, and the chain goes on past where it was final.
     w.anvil.revert(before).await;
     w.anvil.finalize().await;

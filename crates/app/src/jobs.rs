@@ -7,7 +7,8 @@ use stablepay_domain::ports::IdempotencyStore;
 use crate::wiring::Adapters;
 
 /// Runs every due time-based transition (checkout expiry, invoice expiry, past due, payment
-/// link expiry), queues the reminders whose slot came due, delivers due emails, and purges
+/// link expiry), queues the reminders whose slot came due, issues the monthly statements that
+/// came due and mails those whose files are ready, delivers due emails, and purges
 /// idempotency keys past their 24-hour window. An invoice whose work fails is logged and backed
 /// off; the others go on.
 /// What one due pass did: the invoices' due work, and the email attempts that failed (counted
@@ -44,6 +45,17 @@ pub async fn run_due(adapters: &Adapters, stop: &tokio::sync::watch::Receiver<bo
         if reminders > 0 {
             tracing::info!(reminders, "scheduled reminders queued");
         }
+        let statements = adapters.use_cases().statements().issue_due(None).await?;
+        if statements > 0 {
+            tracing::info!(statements, "monthly statements issued; their exports are queued");
+        }
+    }
+    let mailing = adapters.use_cases().statements().mail_ready(50).await?;
+    if mailing.mailed > 0 {
+        tracing::info!(mailed = mailing.mailed, "monthly statements ready; their emails are queued");
+    }
+    if mailing.failed > 0 {
+        tracing::warn!(failed = mailing.failed, "monthly statements given up: one of their exports did not complete");
     }
     let lease = u32::try_from(adapters.email_lease.as_secs().saturating_add(1)).unwrap_or(u32::MAX);
     let delivered = adapters.use_cases().emails().deliver_due(50, lease).await?;
@@ -63,8 +75,8 @@ pub async fn run_due(adapters: &Adapters, stop: &tokio::sync::watch::Receiver<bo
     Ok(DuePass { due: report, emails_failed: delivered.failed + delivered.errors.len() })
 }
 
-/// Reminder slots are whole days apart: the candidates are scanned at most this often (a
-/// test-clock advance queues its slots at once, see the test helper).
+/// Reminder slots are whole days apart and statements monthly: their candidates are scanned at
+/// most this often (a test-clock advance queues its slots and issues its statement at once).
 const REMINDER_PASS_SECONDS: u64 = 60;
 
 /// Whether a reminder pass is due in this process (and, if so, marks it done now).

@@ -88,6 +88,25 @@ pub enum MerchantCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Monthly statements: on the 1st of each month (the merchant's clock; the test clock in
+    /// test mode), an `invoices` and a `payments` export of the month before, mailed to EMAIL as
+    /// download links once both files are ready. `--email` turns them on (or changes where
+    /// they go), `--off` turns them off; with neither, shows the setting and the latest
+    /// statements.
+    Statements {
+        merchant_id: String,
+        /// The billing email the links go to.
+        #[arg(long, conflicts_with = "off")]
+        email: Option<String>,
+        /// No more statements.
+        #[arg(long)]
+        off: bool,
+        /// The mode whose records the statements hold.
+        #[arg(long, value_enum, default_value = "live")]
+        mode: ModeArg,
+        #[arg(long)]
+        json: bool,
+    },
     /// Suspend a merchant: its keys stop working with ACCOUNT_SUSPENDED.
     Suspend {
         merchant_id: String,
@@ -159,6 +178,15 @@ pub enum OnOff {
 pub enum ModeArg {
     Test,
     Live,
+}
+
+impl ModeArg {
+    pub fn mode(self) -> Mode {
+        match self {
+            ModeArg::Test => Mode::Test,
+            ModeArg::Live => Mode::Live,
+        }
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -285,6 +313,44 @@ async fn profile(adapters: &Adapters, id: &str, given: [Option<String>; 5]) -> R
     Ok((json!({ "id": id.as_str(), "profile": profile_json(&saved) }), format!("profile of {id} saved")))
 }
 
+/// `merchant statements`: sets (`Some(Some(email))`), turns off (`Some(None)`) or only shows
+/// (`None`) where `mode`'s monthly statements go, and lists the latest ones.
+async fn statements(
+    adapters: &Adapters,
+    id: &str,
+    mode: Mode,
+    change: Option<Option<String>>,
+) -> Result<(Value, String), Error> {
+    let id = merchant_id(id)?;
+    adapters.merchants().get_merchant(&id).await?;
+    let scope = stablepay_domain::Scope::new(id.clone(), mode);
+    let use_cases = adapters.use_cases();
+    let statements = use_cases.statements();
+    if let Some(email) = change {
+        statements.set_email(&scope, email.as_deref()).await?;
+    }
+    let (setting, recent) = statements.show(&scope, 12).await?;
+    let mut text = match &setting {
+        Some(s) => format!("{mode} statements of {id} go to {} (since {})", s.email, s.enabled_at.to_rfc3339()),
+        None => format!("no {mode} statements for {id}"),
+    };
+    for s in &recent {
+        let failure = s.failure.as_deref().map_or(String::new(), |f| format!(": {f}"));
+        text.push_str(&format!("\n{}  {}  {}{failure}", s.month, s.id, s.status.as_str()));
+    }
+    let recent: Vec<Value> = recent
+        .iter()
+        .map(|s| {
+            json!({
+                "id": s.id.as_str(), "month": s.month.to_string(), "status": s.status.as_str(),
+                "failure": s.failure, "email": s.email, "createdAt": s.created_at.to_rfc3339(),
+            })
+        })
+        .collect();
+    let setting = setting.map(|s| json!({ "email": s.email, "enabledAt": s.enabled_at.to_rfc3339() }));
+    Ok((json!({ "id": id.as_str(), "mode": mode.as_str(), "statements": setting, "recent": recent }), text))
+}
+
 /// `merchant unique-amounts`: on or off for new live checkouts.
 async fn unique_amounts(adapters: &Adapters, id: &str, on: bool) -> Result<(Value, String), Error> {
     let id = merchant_id(id)?;
@@ -331,6 +397,18 @@ fn show_answer(m: &Merchant) -> (Value, String) {
     (merchant_json(m), text)
 }
 
+/// `merchant suspend` (`suspend`) or `merchant unsuspend`.
+async fn suspension(adapters: &Adapters, id: &str, suspend: bool) -> Result<(Value, String), Error> {
+    let id = merchant_id(id)?;
+    if suspend {
+        merchants::suspend_merchant(adapters.merchants(), &id).await?;
+        Ok((json!({ "id": id.as_str(), "status": "suspended" }), format!("suspended {id}")))
+    } else {
+        merchants::unsuspend_merchant(adapters.merchants(), &id).await?;
+        Ok((json!({ "id": id.as_str(), "status": "active" }), format!("unsuspended {id}: its keys work again")))
+    }
+}
+
 pub async fn merchant(command: MerchantCommand, adapters: &Adapters) -> ExitCode {
     let now = adapters.clock.system_now();
     match command {
@@ -373,24 +451,12 @@ pub async fn merchant(command: MerchantCommand, adapters: &Adapters) -> ExitCode
         MerchantCommand::UniqueAmounts { merchant_id: id, state, json } => {
             finish(json, unique_amounts(adapters, &id, matches!(state, OnOff::On)).await)
         }
-        MerchantCommand::Suspend { merchant_id: id, json } => {
-            let r = async {
-                let id = merchant_id(&id)?;
-                merchants::suspend_merchant(adapters.merchants(), &id).await?;
-                Ok((json!({ "id": id.as_str(), "status": "suspended" }), format!("suspended {id}")))
-            }
-            .await;
-            finish(json, r)
+        MerchantCommand::Statements { merchant_id: id, email, off, mode, json } => {
+            let change = if off { Some(None) } else { email.map(Some) };
+            finish(json, statements(adapters, &id, mode.mode(), change).await)
         }
-        MerchantCommand::Unsuspend { merchant_id: id, json } => {
-            let r = async {
-                let id = merchant_id(&id)?;
-                merchants::unsuspend_merchant(adapters.merchants(), &id).await?;
-                Ok((json!({ "id": id.as_str(), "status": "active" }), format!("unsuspended {id}: its keys work again")))
-            }
-            .await;
-            finish(json, r)
-        }
+        MerchantCommand::Suspend { merchant_id: id, json } => finish(json, suspension(adapters, &id, true).await),
+        MerchantCommand::Unsuspend { merchant_id: id, json } => finish(json, suspension(adapters, &id, false).await),
         MerchantCommand::List { json } => {
             let r = merchants::list_merchants(adapters.merchants()).await.map(|all| list_answer(&all));
             finish(json, r)
@@ -410,10 +476,7 @@ pub async fn key(command: KeyCommand, adapters: &Adapters) -> ExitCode {
     let now = adapters.clock.system_now();
     match command {
         KeyCommand::Create { merchant, mode, key_type, json } => {
-            let mode = match mode {
-                ModeArg::Test => Mode::Test,
-                ModeArg::Live => Mode::Live,
-            };
+            let mode = mode.mode();
             let key_type = match key_type {
                 KeyTypeArg::Secret => KeyType::Secret,
                 KeyTypeArg::Publishable => KeyType::Publishable,

@@ -154,6 +154,7 @@ impl Adapters {
             exports: store.clone(),
             reconciliation: store.clone(),
             reconciliation_runs: store.clone(),
+            statements: store.clone(),
             clock: Arc::new(PgClock::new((**store).clone())),
             crypto: self.crypto.clone(),
         }

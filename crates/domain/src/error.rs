@@ -46,6 +46,8 @@ pub enum Resource {
     Export,
     /// A reconciliation run.
     ReconciliationRun,
+    /// A monthly statement (or its download link).
+    Statement,
 }
 
 impl Resource {
@@ -64,6 +66,7 @@ impl Resource {
             Resource::PaymentLink => "payment_link",
             Resource::Export => "export",
             Resource::ReconciliationRun => "reconciliation_run",
+            Resource::Statement => "statement",
         }
     }
 }

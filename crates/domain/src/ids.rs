@@ -120,6 +120,8 @@ id_type!(/// An export of a merchant's records as a CSV file.
     ExportId, "exp_");
 id_type!(/// A reconciliation run: a period of the chain read again and matched with the books.
     ReconciliationRunId, "rcr_");
+id_type!(/// A monthly statement: a month's invoices and payments exported and mailed as a link.
+    StatementId, "stm_");
 
 /// An unguessable public token (hosted invoice page, public payment link): 43 base62
 /// characters, about 256 bits.

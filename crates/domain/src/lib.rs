@@ -25,8 +25,8 @@
 //!     use cases in [`invoice::service::Invoices`].
 //!   - [`chain`]: transfers as the chain reports them, verification and attribution, the
 //!     follower ([`chain::service::Follower`]).
-//!   - [`payment_link`], [`webhook`], [`email`], [`event`], [`export`], [`reconciliation`],
-//!     [`diagnostics`].
+//!   - [`payment_link`], [`webhook`], [`email`], [`event`], [`export`], [`statement`],
+//!     [`reconciliation`], [`diagnostics`].
 //!   - [`idempotency`], [`ratelimit`], [`health`]: what the driving adapters need around every
 //!     request.
 //! - [`ports`]: every port in one list, with its mock (`mocks` feature).
@@ -163,6 +163,7 @@ pub mod merchant;
 pub mod payment_link;
 pub mod ratelimit;
 pub mod reconciliation;
+pub mod statement;
 pub mod telemetry;
 pub mod webhook;
 

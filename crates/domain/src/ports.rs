@@ -38,6 +38,7 @@
 //! | [`TelemetryStore`] | `telemetry` | the steps the checkout page reports, and their funnel |
 //! | [`ExportStore`] | `export` | exports, their files in chunks, and the records they read |
 //! | [`ExportPace`] | `export` | how the worker paces the writing of a file (pauses, stops) |
+//! | [`StatementStore`] | `statement` | statement settings, monthly statements and their exports |
 //! | [`ReconciliationStore`] | `reconciliation` | a period's figures per token and its discrepancies |
 //! | [`ReconciliationRunStore`] | `reconciliation` | reconciliation runs, their items, and the credited payments and log owners they read |
 
@@ -55,6 +56,7 @@ pub use crate::merchant::ports::MerchantStore;
 pub use crate::payment_link::ports::PaymentLinkStore;
 pub use crate::ratelimit::ports::RateLimiter;
 pub use crate::reconciliation::ports::{ReconciliationRunStore, ReconciliationStore};
+pub use crate::statement::ports::StatementStore;
 pub use crate::telemetry::ports::TelemetryStore;
 pub use crate::webhook::ports::{SecretBox, WebhookSender, WebhookStore};
 
@@ -75,6 +77,7 @@ pub use crate::{
     payment_link::ports::MockPaymentLinkStore,
     ratelimit::ports::MockRateLimiter,
     reconciliation::ports::{MockReconciliationRunStore, MockReconciliationStore},
+    statement::ports::MockStatementStore,
     telemetry::ports::MockTelemetryStore,
     webhook::ports::{MockSecretBox, MockWebhookSender, MockWebhookStore},
 };

@@ -75,6 +75,7 @@ pub fn idle_use_cases() -> crate::use_cases::UseCases {
         exports: Arc::new(MockExportStore::new()),
         reconciliation: Arc::new(MockReconciliationStore::new()),
         reconciliation_runs: Arc::new(MockReconciliationRunStore::new()),
+        statements: Arc::new(MockStatementStore::new()),
         clock: Arc::new(MockClock::new()),
         crypto: Arc::new(SeqCrypto::default()),
     };

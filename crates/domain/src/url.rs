@@ -58,6 +58,12 @@ impl PublicPages {
     pub fn payment_link(&self, public_id: &PublicToken) -> String {
         format!("{}/l/{}", self.base, public_id.as_str())
     }
+
+    /// A file of a monthly statement behind its token (`file`: `invoices` or `payments`), to
+    /// download.
+    pub fn statement_file(&self, token: &PublicToken, file: &str) -> String {
+        format!("{}/s/{}/{file}.csv", self.base, token.as_str())
+    }
 }
 
 /// An absolute `http` or `https` URL without credentials, at most 2048 bytes.

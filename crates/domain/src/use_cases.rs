@@ -45,6 +45,8 @@ use crate::ratelimit::service::RateLimits;
 use crate::reconciliation::ports::{ReconciliationRunStore, ReconciliationStore};
 use crate::reconciliation::service::Reconciliations;
 use crate::reconciliation::service::runs::ReconciliationRuns;
+use crate::statement::ports::StatementStore;
+use crate::statement::service::Statements;
 use crate::telemetry::ports::TelemetryStore;
 use crate::telemetry::service::CheckoutTelemetry;
 use crate::url::PublicPages;
@@ -91,6 +93,8 @@ pub struct Ports {
     pub reconciliation: Arc<dyn ReconciliationStore>,
     /// Reconciliation runs and what they read from the books.
     pub reconciliation_runs: Arc<dyn ReconciliationRunStore>,
+    /// Statement settings and monthly statements.
+    pub statements: Arc<dyn StatementStore>,
     /// Each scope's time, from the store.
     pub clock: Arc<dyn Clock>,
     /// Randomness and hashes.
@@ -222,6 +226,7 @@ impl UseCases {
             store: self.ports.emails.as_ref(),
             merchants: self.ports.merchants.as_ref(),
             mailer: self.ports.mailer.as_ref(),
+            statements: self.ports.statements.as_ref(),
             renderer: self.ports.renderer.as_ref(),
             crypto: self.crypto(),
             clock,
@@ -259,6 +264,11 @@ impl UseCases {
     /// Exports of a merchant's records, on the store's clock.
     pub fn exports(&self) -> Exports<'_> {
         self.exports_at(self.clock())
+    }
+
+    /// Monthly statements, on the store's clock.
+    pub fn statements(&self) -> Statements<'_> {
+        Statements { store: self.ports.statements.as_ref(), crypto: self.crypto(), clock: self.clock() }
     }
 
     /// Reconciliation of a merchant's books, on `clock`.
@@ -363,8 +373,9 @@ impl UseCases {
     }
 
     /// Moves `scope`'s test clock forward by `seconds` and runs everything the move made due:
-    /// invoice and checkout transitions, link expiries (announced a batch at a time) and
-    /// scheduled reminders (queued; the worker delivers them). Errors: as
+    /// invoice and checkout transitions, link expiries (announced a batch at a time),
+    /// scheduled reminders (queued; the worker delivers them) and the monthly statement that
+    /// came due (issued; the worker writes its files and mails it). Errors: as
     /// [`Invoices::advance_test_clock`].
     pub async fn advance_test_clock(&self, scope: &Scope, seconds: i64) -> Result<TestClock, Error> {
         let (offset_seconds, due) = self.invoices().advance_test_clock(scope, seconds).await?;
@@ -377,8 +388,9 @@ impl UseCases {
             }
         }
         let reminders = self.emails().schedule_reminders(Some(scope)).await?;
+        let statements = self.statements().issue_due(Some(scope)).await?;
         let now = self.clock().now(scope).await?;
-        let transitions_run = u64::try_from(due.changed + announced + reminders).unwrap_or(0);
+        let transitions_run = u64::try_from(due.changed + announced + reminders + statements).unwrap_or(0);
         Ok(TestClock { offset_seconds, now, transitions_run, due })
     }
 }

@@ -1,5 +1,6 @@
 //! The email outbox: rows written with invoice changes (`write_emails`, inside the change's
-//! transaction), the worker's claims (with a lease), and the reads of the email use cases.
+//! transaction) or with a statement's mailing, the worker's claims (with a lease), and the
+//! reads of the email use cases.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -7,9 +8,9 @@ use diesel::prelude::*;
 use diesel::sql_types::{Integer, Nullable, Text};
 use diesel::upsert::excluded;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use stablepay_domain::email::model::{EmailCounts, EmailKind, EmailStatus, OutboundEmail};
+use stablepay_domain::email::model::{EmailAbout, EmailCounts, EmailKind, EmailStatus, OutboundEmail};
 use stablepay_domain::email::ports::EmailStore;
-use stablepay_domain::ids::{EmailId, InvoiceId, MerchantId};
+use stablepay_domain::ids::{EmailId, InvoiceId, MerchantId, StatementId};
 use stablepay_domain::{Error, Scope};
 
 use crate::error::db;
@@ -23,7 +24,7 @@ struct EmailRow {
     id: String,
     merchant_id: String,
     mode: String,
-    invoice_id: String,
+    invoice_id: Option<String>,
     kind: String,
     slot: String,
     recipient: String,
@@ -34,6 +35,7 @@ struct EmailRow {
     lease_until: Option<DateTime<Utc>>,
     created_at: DateTime<Utc>,
     sent_at: Option<DateTime<Utc>>,
+    statement_id: Option<String>,
 }
 
 impl EmailRow {
@@ -42,7 +44,7 @@ impl EmailRow {
             id: m.id.to_string(),
             merchant_id: m.scope.merchant_id.to_string(),
             mode: m.scope.mode.as_str().into(),
-            invoice_id: m.invoice_id.to_string(),
+            invoice_id: m.invoice_id().map(ToString::to_string),
             kind: m.kind.as_str().into(),
             slot: m.slot.clone(),
             recipient: m.to.clone(),
@@ -53,6 +55,10 @@ impl EmailRow {
             lease_until: None,
             created_at: m.created_at,
             sent_at: m.sent_at,
+            statement_id: match &m.about {
+                EmailAbout::Statement(id) => Some(id.to_string()),
+                EmailAbout::Invoice(_) => None,
+            },
         }
     }
 
@@ -60,7 +66,11 @@ impl EmailRow {
         Ok(OutboundEmail {
             id: EmailId::from_trusted(self.id),
             scope: Scope::new(MerchantId::from_trusted(self.merchant_id), mode(&self.mode)?),
-            invoice_id: InvoiceId::from_trusted(self.invoice_id),
+            about: match (self.invoice_id, self.statement_id) {
+                (Some(invoice), None) => EmailAbout::Invoice(InvoiceId::from_trusted(invoice)),
+                (None, Some(statement)) => EmailAbout::Statement(StatementId::from_trusted(statement)),
+                _ => return Err(corrupt("email subject")),
+            },
             kind: EmailKind::parse(&self.kind).ok_or_else(|| corrupt("email kind"))?,
             slot: self.slot,
             to: self.recipient,
@@ -187,6 +197,10 @@ impl EmailStore for PgStore {
             .await
             .map_err(db)?;
         rows.into_iter().map(EmailRow::into_domain).collect()
+    }
+
+    async fn record_email(&self, email: &OutboundEmail) -> Result<(), Error> {
+        write_emails(&mut *self.conn().await?, std::slice::from_ref(email)).await.map_err(db)
     }
 
     async fn reminder_candidates(&self, only: Option<Scope>, limit: u32) -> Result<Vec<(Scope, InvoiceId)>, Error> {

@@ -36,7 +36,7 @@ use crate::webhooks::rows::DeliveryRow;
 
 #[derive(Queryable, Selectable, Insertable)]
 #[diesel(table_name = x, check_for_backend(diesel::pg::Pg))]
-struct ExportRow {
+pub(crate) struct ExportRow {
     id: String,
     merchant_id: String,
     mode: String,
@@ -63,7 +63,7 @@ fn count(v: Option<u64>) -> Option<i64> {
 }
 
 impl ExportRow {
-    fn of(e: &Export) -> Self {
+    pub(crate) fn of(e: &Export) -> Self {
         let f = &e.spec.filters;
         Self {
             id: e.id.to_string(),

@@ -25,6 +25,7 @@ mod reconciliation;
 mod reconciliation_runs;
 mod rows;
 pub mod schema;
+mod statements;
 mod stats;
 mod telemetry;
 mod webhooks;

@@ -356,7 +356,7 @@ diesel::table! {
         id -> Text,
         merchant_id -> Text,
         mode -> Text,
-        invoice_id -> Text,
+        invoice_id -> Nullable<Text>,
         kind -> Text,
         slot -> Text,
         recipient -> Text,
@@ -367,6 +367,33 @@ diesel::table! {
         lease_until -> Nullable<Timestamptz>,
         created_at -> Timestamptz,
         sent_at -> Nullable<Timestamptz>,
+        statement_id -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    statement_settings (merchant_id, mode) {
+        merchant_id -> Text,
+        mode -> Text,
+        email -> Text,
+        enabled_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    statements (id) {
+        id -> Text,
+        merchant_id -> Text,
+        mode -> Text,
+        month -> Date,
+        email -> Text,
+        token -> Text,
+        invoices_export_id -> Text,
+        payments_export_id -> Text,
+        status -> Text,
+        failure -> Nullable<Text>,
+        email_id -> Nullable<Text>,
+        created_at -> Timestamptz,
     }
 }
 
@@ -476,4 +503,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     export_chunks,
     reconciliation_runs,
     reconciliation_items,
+    statement_settings,
+    statements,
 );

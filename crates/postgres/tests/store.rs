@@ -835,18 +835,8 @@ async fn an_export_is_claimed_by_one_worker_and_read_only_in_its_scope() {
     let spec =
         ExportSpec::new(ExportType::Invoices, None, (now - chrono::Duration::hours(1), now), ExportFilters::default())
             .unwrap();
-    let export = Export {
-        id: ExportId::parse("exp_store1").unwrap(),
-        scope: test(&m),
-        spec,
-        status: ExportStatus::Queued,
-        row_count: None,
-        byte_size: None,
-        failure_message: None,
-        created_at: now,
-        ready_at: None,
-        expires_at: None,
-    };
+    let export =
+        Export { id: ExportId::parse("exp_store1").unwrap(), ..Export::queued(&f.crypto, &test(&m), spec, now) };
     f.store.insert_export(&export, None).await.unwrap();
     assert_eq!(f.store.get_export(&test(&m), &export.id).await.unwrap(), export);
     assert_eq!(f.store.get_export(&test(&other), &export.id).await, Err(Error::NotFound(Resource::Export)));
@@ -956,4 +946,94 @@ async fn a_reconciliation_run_is_claimed_once_and_its_items_written_with_its_com
         Err(Error::NotFound(Resource::ReconciliationRun))
     );
     assert_eq!(f.store.claim_run(60).await.unwrap(), None);
+}
+
+/// Statements: the setting (set, changed with its first `enabled_at` kept, turned off; an
+/// unknown merchant refused), one statement per scope and month even when two workers issue it
+/// at once (its exports written with it, nothing of the loser), reads by token and by scope,
+/// the mailing that writes the outbox email with the status once, and the status constraint.
+#[tokio::test]
+async fn a_statement_is_issued_once_per_month_and_mailed_once() {
+    use stablepay_domain::email::model::{EmailAbout, EmailStatus};
+    use stablepay_domain::email::ports::EmailStore;
+    use stablepay_domain::export::ports::ExportStore;
+    use stablepay_domain::export::{Export, ExportStatus};
+    use stablepay_domain::ids::{PublicToken, StatementId};
+    use stablepay_domain::statement::ports::StatementStore;
+    use stablepay_domain::statement::{Statement, StatementMonth, StatementStatus};
+    let f = Fixture::new().await;
+    let (m, other) = (f.merchant("M").await, f.merchant("O").await);
+    let now = chrono::SubsecRound::trunc_subsecs(Utc::now(), 6);
+    let unknown = Scope::new(MerchantId::from_trusted("mer_nobody".into()), Mode::Test);
+    let refused = f.store.set_statement_email(&unknown, Some("f@x.example".into()), now).await;
+    assert_eq!(refused, Err(Error::NotFound(Resource::Merchant)));
+    let set = f.store.set_statement_email(&test(&m), Some("a@x.example".into()), now).await.unwrap().unwrap();
+    let later = now + chrono::Duration::days(3);
+    let changed = f.store.set_statement_email(&test(&m), Some("b@x.example".into()), later).await.unwrap().unwrap();
+    assert_eq!((changed.email.as_str(), changed.enabled_at), ("b@x.example", set.enabled_at));
+    assert_eq!(f.store.statement_settings(None).await.unwrap(), vec![changed.clone()]);
+    assert_eq!(f.store.statement_settings(Some(test(&other))).await.unwrap(), vec![]);
+
+    let month = StatementMonth::containing(now).previous();
+    let issue = |n: u8| {
+        let exports = month.export_specs().map(|spec| Export::queued(&f.crypto, &test(&m), spec, now));
+        let statement = Statement {
+            id: StatementId::generate(&f.crypto),
+            scope: test(&m),
+            month,
+            email: "b@x.example".into(),
+            token: PublicToken::from_trusted(format!("{}", n).repeat(43)),
+            invoices_export: exports[0].id.clone(),
+            payments_export: exports[1].id.clone(),
+            status: StatementStatus::Exporting,
+            failure: None,
+            email_id: None,
+            created_at: now,
+        };
+        (statement, exports)
+    };
+    let ((a, a_exports), (b, b_exports)) = (issue(1), issue(2));
+    let (x, y) = tokio::join!(f.store.insert_statement(&a, &a_exports), f.store.insert_statement(&b, &b_exports));
+    let (won, lost) = match (x.unwrap(), y.unwrap()) {
+        (true, false) => ((a, a_exports), b_exports),
+        (false, true) => ((b, b_exports), a_exports),
+        other => panic!("one statement per month: {other:?}"),
+    };
+    let (statement, exports) = won;
+    assert_eq!(f.store.get_export(&test(&m), &exports[0].id).await.unwrap(), exports[0]);
+    assert_eq!(f.store.get_export(&test(&m), &lost[0].id).await, Err(Error::NotFound(Resource::Export)));
+    assert_eq!(f.store.statement_by_token(&statement.token).await.unwrap(), statement);
+    assert_eq!(f.store.get_statement(&test(&m), &statement.id).await.unwrap(), statement);
+    for scope in [test(&other), live(&m)] {
+        assert_eq!(f.store.get_statement(&scope, &statement.id).await, Err(Error::NotFound(Resource::Statement)));
+    }
+    let pending = f.store.exporting_statements(10).await.unwrap();
+    assert_eq!(pending.len(), 1);
+    assert_eq!((pending[0].invoices, pending[0].payments), (ExportStatus::Queued, ExportStatus::Queued));
+
+    let email = stablepay_domain::email::model::OutboundEmail::statement(&f.crypto, &statement, now);
+    assert!(f.store.statement_mailed(&statement, &email).await.unwrap());
+    let again = stablepay_domain::email::model::OutboundEmail::statement(&f.crypto, &statement, now);
+    assert!(!f.store.statement_mailed(&statement, &again).await.unwrap(), "mailed once");
+    let mailed = f.store.get_statement(&test(&m), &statement.id).await.unwrap();
+    assert_eq!((mailed.status, mailed.email_id.as_ref()), (StatementStatus::Mailed, Some(&email.id)));
+    assert!(f.store.exporting_statements(10).await.unwrap().is_empty());
+    let claimed = f.store.claim_emails(10, 30).await.unwrap();
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(
+        (claimed[0].about.clone(), claimed[0].status),
+        (EmailAbout::Statement(statement.id.clone()), EmailStatus::Queued)
+    );
+    let mut sent = claimed[0].clone();
+    sent.sent(now);
+    f.store.record_email(&sent).await.unwrap();
+    assert!(f.store.claim_emails(10, 30).await.unwrap().is_empty());
+    assert_eq!(f.store.list_statements(&test(&m), 12).await.unwrap(), vec![mailed]);
+
+    assert_eq!(f.store.set_statement_email(&test(&m), None, now).await.unwrap(), None);
+    assert!(f.store.statement_settings(None).await.unwrap().is_empty());
+    assert_eq!(
+        f.check_values("statements_status_check").await,
+        StatementStatus::ALL.iter().map(|s| s.as_str().to_owned()).collect::<BTreeSet<_>>()
+    );
 }

@@ -1,6 +1,7 @@
 //! The web pages of stablepay, a driving adapter over the domain's use cases beside the REST
 //! API: the pages customers see, the checkout page (`checkoutUrl`), the hosted invoice page
-//! (`hostedInvoiceUrl`) and a payment link's page (its `url`). Server-rendered with maud (every
+//! (`hostedInvoiceUrl`), a payment link's page (its `url`), and the download links of a
+//! merchant's monthly statement. Server-rendered with maud (every
 //! interpolated string is escaped at compile time); they work without JavaScript for reading,
 //! scan and copy, and for reporting a transaction hash. `assets/pages.js` only adds the wallet
 //! button, copy buttons, the countdown and the live status. Styles and script are served by the
@@ -13,6 +14,7 @@ pub mod invoice;
 pub mod link;
 pub mod page;
 pub mod qr;
+pub mod statement;
 
 use actix_web::web::ServiceConfig;
 
@@ -25,6 +27,7 @@ pub fn configure(cfg: &mut ServiceConfig) {
         .service(invoice::pay_invoice)
         .service(link::link_page)
         .service(link::submit_link_page)
+        .service(statement::statement_file)
         .service(assets::styles)
         .service(assets::script)
         .service(assets::icon)
@@ -37,6 +40,7 @@ pub fn route_label(path: &str) -> Option<&'static str> {
         Some("checkout") => Some("/checkout/*"),
         Some("i") => Some("/i/*"),
         Some("l") => Some("/l/*"),
+        Some("s") => Some("/s/*"),
         Some("assets") => Some("/assets/*"),
         Some("favicon.ico") => Some("/favicon.ico"),
         Some("logos") => Some("/logos/*"),

@@ -13,7 +13,7 @@ use tokio::process::{Child, Command};
 use crate::support::{Merchant, TestApp, fresh_db};
 
 /// An SMTP server on loopback that keeps every message in a Maildir.
-struct Smtp {
+pub(crate) struct Smtp {
     port: u16,
     dir: tempdir::Dir,
     _child: Child,
@@ -43,7 +43,7 @@ pub(crate) mod tempdir {
 }
 
 impl Smtp {
-    async fn start() -> Self {
+    pub(crate) async fn start() -> Self {
         let python = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/py-venv/bin/python");
         assert!(python.exists(), "target/py-venv is missing: run `cargo xtask ci` (it installs aiosmtpd)");
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
@@ -68,7 +68,7 @@ impl Smtp {
     }
 
     /// Every message received so far, as raw text.
-    fn messages(&self) -> Vec<String> {
+    pub(crate) fn messages(&self) -> Vec<String> {
         let new = self.dir.0.join("box/new");
         let mut out: Vec<String> = std::fs::read_dir(&new)
             .map(|d| d.filter_map(Result::ok).map(|e| std::fs::read_to_string(e.path()).unwrap()).collect())
@@ -81,7 +81,7 @@ impl Smtp {
         self.wait_for_within(n, Duration::from_secs(20)).await
     }
 
-    async fn wait_for_within(&self, n: usize, limit: Duration) -> Vec<String> {
+    pub(crate) async fn wait_for_within(&self, n: usize, limit: Duration) -> Vec<String> {
         let start = std::time::Instant::now();
         while start.elapsed() < limit {
             let m = self.messages();
@@ -94,7 +94,7 @@ impl Smtp {
     }
 }
 
-fn env(smtp: &Smtp) -> Vec<(&'static str, String)> {
+pub(crate) fn env(smtp: &Smtp) -> Vec<(&'static str, String)> {
     vec![
         ("STABLEPAY_SMTP_URL", smtp.url()),
         ("STABLEPAY_EMAIL_FROM", "billing@shop.example".to_owned()),
@@ -126,7 +126,7 @@ async fn inv_activity_details(app: &TestApp, m: &Merchant, id: &str) -> Vec<Stri
     inv["activity"].as_array().unwrap().iter().filter_map(|a| a["detail"].as_str().map(str::to_owned)).collect()
 }
 
-fn header<'a>(message: &'a str, name: &str) -> Option<&'a str> {
+pub(crate) fn header<'a>(message: &'a str, name: &str) -> Option<&'a str> {
     message.lines().find_map(|l| l.strip_prefix(&format!("{name}: ")))
 }
 

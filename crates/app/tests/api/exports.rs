@@ -26,7 +26,7 @@ fn body(kind: &str, extra: Value) -> Value {
 }
 
 /// Rows of a CSV file as Python's `csv` module reads them (header first).
-async fn python_rows(csv: &[u8]) -> Vec<Vec<String>> {
+pub(crate) async fn python_rows(csv: &[u8]) -> Vec<Vec<String>> {
     let python = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/py-venv/bin/python");
     let file = std::env::temp_dir().join(format!("export-{}-{}.csv", std::process::id(), rand_suffix()));
     std::fs::write(&file, csv).unwrap();
@@ -62,7 +62,7 @@ async fn file(app: &TestApp, key: &str, id: &str) -> (reqwest::header::HeaderMap
 
 /// A few invoices of every kind: drafts, issued ones, a paid one with a formula in its
 /// customer's name, an amount-only checkout; answers the paid invoice's id.
-async fn books(app: &TestApp, m: &Merchant) -> String {
+pub(crate) async fn books(app: &TestApp, m: &Merchant) -> String {
     let itemized = |name: &str, issue: bool| {
         json!({
             "lines": [{ "description": "Beans, roasted", "quantity": "3", "unitAmount": "12.345678" }],

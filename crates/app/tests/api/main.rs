@@ -28,6 +28,7 @@ mod receiver;
 mod reconciliation;
 mod reference;
 mod replicas;
+mod statements;
 mod support;
 mod wallet;
 mod webhooks;

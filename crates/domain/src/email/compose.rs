@@ -57,9 +57,9 @@ pub fn compose(
     let due = invoice.fields.content.due_at.map(|d| d.format("%-d %b %Y").to_string());
     let subject = match (kind, receipt, &due) {
         (_, true, _) => format!("Receipt for invoice {number} from {merchant}"),
-        (EmailKind::Invoice, false, _) => format!("Invoice {number} from {merchant}"),
         (EmailKind::Reminder, false, Some(d)) => format!("Reminder: invoice {number} from {merchant}, due {d}"),
         (EmailKind::Reminder, false, None) => format!("Reminder: invoice {number} from {merchant}"),
+        (EmailKind::Invoice | EmailKind::Statement, false, _) => format!("Invoice {number} from {merchant}"),
     };
     let customer = invoice.fields.content.customer.as_ref().and_then(|c| c.name.as_deref()).map(one_line);
     let greeting = customer.map_or_else(|| "Hello,".to_owned(), |n| format!("Hello {n},"));
@@ -68,11 +68,11 @@ pub fn compose(
             "Thank you for your payment. {merchant} received {} for invoice {number}.",
             money(&invoice.customer_amount_paid)
         ),
-        (EmailKind::Invoice, false) => {
-            format!("{merchant} sent you invoice {number} for {}.", money(&invoice.totals.total))
-        }
         (EmailKind::Reminder, false) => {
             format!("This is a reminder that invoice {number} from {merchant} is not paid yet.")
+        }
+        (EmailKind::Invoice | EmailKind::Statement, false) => {
+            format!("{merchant} sent you invoice {number} for {}.", money(&invoice.totals.total))
         }
     };
     let rows = summary(invoice, &money, receipt);
@@ -200,21 +200,8 @@ fn html_part(
     (attached, footer): (&Option<String>, &[String]),
 ) -> String {
     let merchant = heading.merchant;
-    let mut h = format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
-         <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><title>{}</title></head>\
-         <body style=\"margin:0;padding:0;background:#f4f5f7\">\
-         <div style=\"max-width:560px;margin:0 auto;padding:24px 16px;font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;color:#15171a;font-size:15px;line-height:1.5\">\
-         {}<p style=\"font-size:18px;font-weight:bold;margin:0 0 16px\">{}</p>\
-         <div style=\"background:#ffffff;border-radius:8px;padding:20px\">\
-         <p style=\"margin:0 0 12px\">{}</p><p style=\"margin:0 0 16px\">{}</p>\
-         <table role=\"presentation\" style=\"width:100%;border-collapse:collapse\">",
-        escape(heading.title),
-        logo_img(&heading),
-        escape(merchant),
-        escape(greeting),
-        escape(intro)
-    );
+    let mut h = html_open(&heading, greeting, intro);
+    h.push_str("<table role=\"presentation\" style=\"width:100%;border-collapse:collapse\">");
     for r in rows {
         let weight = if r.strong { "bold" } else { "normal" };
         h.push_str(&format!(
@@ -241,13 +228,69 @@ fn html_part(
     if let Some(a) = attached {
         h.push_str(&format!("<p style=\"margin:12px 0 0;color:#4b5563;font-size:13px\">{}</p>", escape(a)));
     }
+    html_close(&mut h, merchant, footer);
+    h
+}
+
+/// The start of an HTML part: the document's head, the heading (logo and merchant), and the
+/// card with the greeting and the introduction.
+fn html_open(heading: &Heading<'_>, greeting: &str, intro: &str) -> String {
+    format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\"><title>{}</title></head>\
+         <body style=\"margin:0;padding:0;background:#f4f5f7\">\
+         <div style=\"max-width:560px;margin:0 auto;padding:24px 16px;font-family:-apple-system,Segoe UI,Helvetica,Arial,sans-serif;color:#15171a;font-size:15px;line-height:1.5\">\
+         {}<p style=\"font-size:18px;font-weight:bold;margin:0 0 16px\">{}</p>\
+         <div style=\"background:#ffffff;border-radius:8px;padding:20px\">\
+         <p style=\"margin:0 0 12px\">{}</p><p style=\"margin:0 0 16px\">{}</p>",
+        escape(heading.title),
+        logo_img(heading),
+        escape(heading.merchant),
+        escape(greeting),
+        escape(intro)
+    )
+}
+
+/// The end of an HTML part: the card closed, then the signature and its lines.
+fn html_close(h: &mut String, signature: &str, footer: &[String]) {
     h.push_str("</div>");
-    h.push_str(&format!("<p style=\"margin:16px 0 0;color:#4b5563;font-size:13px\">{}", escape(merchant)));
+    h.push_str(&format!("<p style=\"margin:16px 0 0;color:#4b5563;font-size:13px\">{}", escape(signature)));
     for line in footer {
         h.push_str(&format!("<br>{}", escape(line)));
     }
     h.push_str("</p></div></body></html>");
-    h
+}
+
+/// The email of a monthly statement of `merchant` (in `mode`) for `month` (its name, such as
+/// `November 2026`): one download link per file, how long they work, and that a link is the
+/// key to its file.
+pub fn compose_statement(merchant: &str, mode: &str, month: &str, links: &[(&str, String)]) -> Composed {
+    let merchant = one_line(merchant);
+    let subject = format!("Statement for {month}: {merchant}");
+    let greeting = "Hello,".to_owned();
+    let test = if mode == "test" { " (test mode)" } else { "" };
+    let intro = format!(
+        "The {month} statement of {merchant}{test} is ready: every invoice created and every payment detected in the month (UTC), as CSV files."
+    );
+    let note = format!(
+        "The links work for {} days. Anyone who has a link can download its file: forward it only to people who may see these figures.",
+        crate::export::model::EXPORT_RETENTION_DAYS
+    );
+    let mut text = vec![greeting.clone(), String::new(), intro.clone(), String::new()];
+    text.extend(links.iter().map(|(label, url)| format!("{label}: {url}")));
+    text.extend([String::new(), note.clone(), String::new(), "— stablepay".to_owned()]);
+    let heading = Heading { title: &subject, merchant: &merchant, logo: None };
+    let mut h = html_open(&heading, &greeting, &intro);
+    for (label, url) in links {
+        h.push_str(&format!(
+            "<p style=\"margin:0 0 10px\"><a href=\"{}\" style=\"display:inline-block;background:#1d4ed8;color:#ffffff;text-decoration:none;padding:10px 18px;border-radius:6px;font-weight:bold\">Download {}</a></p>",
+            escape(url),
+            escape(label)
+        ));
+    }
+    h.push_str(&format!("<p style=\"margin:12px 0 0;color:#4b5563;font-size:13px\">{}</p>", escape(&note)));
+    html_close(&mut h, "stablepay", &[]);
+    Composed { subject, text: text.join("\n"), html: h }
 }
 
 /// `text` on one line: every control character (a line break, a tab) becomes a space.

@@ -4,10 +4,11 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::crypto::Crypto;
 use crate::error::Error;
-use crate::ids::{EmailId, InvoiceId};
+use crate::ids::{EmailId, InvoiceId, StatementId};
 use crate::invoice::model::Invoice;
 use crate::invoice::validate::is_valid_email;
 use crate::mode::Scope;
+use crate::statement::model::Statement;
 
 /// Attempts before an email is given up (about 4 hours of backoff).
 pub const MAX_ATTEMPTS: u32 = 8;
@@ -21,17 +22,20 @@ pub enum EmailKind {
     Invoice,
     /// A reminder of what is due.
     Reminder,
+    /// A monthly statement's download links, to the merchant's billing email.
+    Statement,
 }
 
 impl EmailKind {
     /// Every kind.
-    pub const ALL: [Self; 2] = [Self::Invoice, Self::Reminder];
+    pub const ALL: [Self; 3] = [Self::Invoice, Self::Reminder, Self::Statement];
 
-    /// The kind as stored: `invoice` or `reminder`.
+    /// The kind as stored: `invoice`, `reminder` or `statement`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Invoice => "invoice",
             Self::Reminder => "reminder",
+            Self::Statement => "statement",
         }
     }
 
@@ -74,6 +78,16 @@ impl EmailStatus {
     }
 }
 
+/// What an email is about: an invoice (the invoice and its reminders, to its customer) or a
+/// merchant's monthly statement (to its billing email).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EmailAbout {
+    /// An invoice: the email is written and recorded with the invoice's changes and activity.
+    Invoice(InvoiceId),
+    /// A monthly statement: the email is written when both its files are ready.
+    Statement(StatementId),
+}
+
 /// One email in the outbox.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OutboundEmail {
@@ -81,14 +95,16 @@ pub struct OutboundEmail {
     pub id: EmailId,
     /// The merchant and mode.
     pub scope: Scope,
-    /// The invoice it is about.
-    pub invoice_id: InvoiceId,
-    /// Invoice or reminder.
+    /// The invoice or statement it is about.
+    pub about: EmailAbout,
+    /// Invoice, reminder or statement.
     pub kind: EmailKind,
     /// What asked for it, unique per invoice and kind: `request:<email id>` for a request,
-    /// `schedule:<slot>` for a scheduled reminder (so a slot is never sent twice).
+    /// `schedule:<slot>` for a scheduled reminder (so a slot is never sent twice),
+    /// `statement:<month>` for a statement.
     pub slot: String,
-    /// The recipient (the invoice's customer email when it was queued).
+    /// The recipient (the invoice's customer email, or the statement's billing email, when it
+    /// was queued).
     pub to: String,
     /// Where it stands.
     pub status: EmailStatus,
@@ -122,20 +138,47 @@ impl OutboundEmail {
             .ok_or_else(|| Error::CustomerEmailRequired { field: "customer.email".into() })?;
         let id = EmailId::generate(crypto);
         let slot = slot.map_or_else(|| format!("request:{id}"), |s| format!("schedule:{s}"));
-        Ok(Self {
+        let about = EmailAbout::Invoice(invoice.id.clone());
+        Ok(Self::queued(id, (&invoice.scope, about, kind), slot, to.to_owned(), now))
+    }
+
+    /// The email of `statement` to its billing email, due at `now` (the real time).
+    pub fn statement(crypto: &dyn Crypto, statement: &Statement, now: DateTime<Utc>) -> Self {
+        let about = (&statement.scope, EmailAbout::Statement(statement.id.clone()), EmailKind::Statement);
+        let slot = format!("statement:{}", statement.month);
+        Self::queued(EmailId::generate(crypto), about, slot, statement.email.clone(), now)
+    }
+
+    /// A new email, queued and due at `now`.
+    fn queued(
+        id: EmailId,
+        (scope, about, kind): (&Scope, EmailAbout, EmailKind),
+        slot: String,
+        to: String,
+        now: DateTime<Utc>,
+    ) -> Self {
+        Self {
             id,
-            scope: invoice.scope.clone(),
-            invoice_id: invoice.id.clone(),
+            scope: scope.clone(),
+            about,
             kind,
             slot,
-            to: to.to_owned(),
+            to,
             status: EmailStatus::Queued,
             attempts: 0,
             last_error: None,
             next_attempt_at: now,
             created_at: now,
             sent_at: None,
-        })
+        }
+    }
+
+    /// The invoice it is about, if it is about one.
+    pub fn invoice_id(&self) -> Option<&InvoiceId> {
+        match &self.about {
+            EmailAbout::Invoice(id) => Some(id),
+            EmailAbout::Statement(_) => None,
+        }
     }
 
     /// After a failed attempt at `now`: queued again after a backoff (30 s doubled per attempt,
@@ -189,7 +232,7 @@ pub struct EmailMessage {
     pub text: String,
     /// The HTML part.
     pub html: String,
-    /// The invoice PDF, when attached.
+    /// The invoice PDF, when attached (a statement attaches nothing: its files are links).
     pub attachment: Option<Attachment>,
     /// The merchant's logo, shown inline by the HTML part (`cid:` its content id).
     pub logo: Option<InlineImage>,
@@ -230,7 +273,7 @@ mod tests {
         let mut e = OutboundEmail {
             id: EmailId::from_trusted("eml_1".into()),
             scope: Scope::new(crate::ids::MerchantId::from_trusted("mer_1".into()), crate::Mode::Test),
-            invoice_id: InvoiceId::from_trusted("inv_1".into()),
+            about: EmailAbout::Invoice(InvoiceId::from_trusted("inv_1".into())),
             kind: EmailKind::Invoice,
             slot: "request:eml_1".into(),
             to: "a@example.com".into(),

@@ -11,7 +11,7 @@ use crate::mode::Scope;
 
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
-/// Where the invoice emails wait to be sent (the outbox, written with the invoice change that
+/// Where the emails wait to be sent (the outbox, written with the invoice change that
 /// queues them) and what became of each.
 pub trait EmailStore: Send + Sync {
     /// How many of `scope`'s emails wait (and of those, are retried after failed attempts),
@@ -30,6 +30,9 @@ pub trait EmailStore: Send + Sync {
     /// `lease_seconds`: nobody else attempts them meanwhile. (Across merchants: each answer
     /// carries its scope.)
     async fn claim_emails(&self, limit: u32, lease_seconds: u32) -> Result<Vec<OutboundEmail>, Error>;
+    /// Writes an email that is about no invoice (a statement's) as it stands after an attempt,
+    /// ending its lease. (An invoice's email is written with the invoice's change.)
+    async fn record_email(&self, email: &OutboundEmail) -> Result<(), Error>;
     /// Collectible invoices (of `only`, or of every merchant) with an enabled reminder schedule
     /// whose due date is within 31 days of their scope's time: those a slot may come due for.
     async fn reminder_candidates(&self, only: Option<Scope>, limit: u32) -> Result<Vec<(Scope, InvoiceId)>, Error>;

@@ -6,13 +6,14 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::clock::Clock;
 use crate::crypto::Crypto;
-use crate::email::compose::{Seller, compose};
+use crate::email::compose::{Seller, compose, compose_statement};
 use crate::email::model::{
-    Attachment, EmailKind, EmailMessage, EmailStatus, InlineImage, OutboundEmail, REMINDER_COOLDOWN_HOURS,
+    Attachment, EmailAbout, EmailKind, EmailMessage, EmailStatus, InlineImage, OutboundEmail, REMINDER_COOLDOWN_HOURS,
 };
 use crate::email::ports::{EmailStore, Mailer};
 use crate::error::Error;
 use crate::ids::InvoiceId;
+use crate::ids::StatementId;
 use crate::invoice::aggregate::{InvoiceAggregate, InvoiceChange, InvoiceKey};
 use crate::invoice::collection::CollectionState;
 use crate::invoice::document::InvoiceDocument;
@@ -20,6 +21,8 @@ use crate::invoice::model::{Activity, ActivityAction, Actor, Invoice};
 use crate::invoice::ports::{InvoiceRenderer, InvoiceStore};
 use crate::merchant::ports::MerchantStore;
 use crate::mode::Scope;
+use crate::statement::model::StatementFile;
+use crate::statement::ports::StatementStore;
 use crate::url::PublicPages;
 
 /// Times a use case reloads an invoice that changed under it.
@@ -35,6 +38,8 @@ pub struct Emails<'a> {
     pub merchants: &'a dyn MerchantStore,
     /// The mail transport.
     pub mailer: &'a dyn Mailer,
+    /// Monthly statements (the emails of their download links).
+    pub statements: &'a dyn StatementStore,
     /// The PDF attached to each email.
     pub renderer: &'a dyn InvoiceRenderer,
     /// Message ids.
@@ -230,17 +235,60 @@ impl Emails<'_> {
         Ok(report)
     }
 
-    /// One attempt of `email`, recorded with its activity in one change.
-    async fn deliver(&self, mut email: OutboundEmail) -> Result<EmailStatus, Error> {
+    /// One attempt of `email`: an invoice's is recorded with the invoice's activity in one
+    /// change; a statement's on its own.
+    async fn deliver(&self, email: OutboundEmail) -> Result<EmailStatus, Error> {
+        match email.about.clone() {
+            EmailAbout::Invoice(invoice) => self.deliver_invoice(email, invoice).await,
+            EmailAbout::Statement(statement) => self.deliver_statement(email, &statement).await,
+        }
+    }
+
+    /// One attempt of a statement's email: its download links, from the service.
+    async fn deliver_statement(&self, mut email: OutboundEmail, id: &StatementId) -> Result<EmailStatus, Error> {
+        let statement = self.statements.get_statement(&email.scope, id).await?;
+        let merchant = self.merchants.get_merchant(&email.scope.merchant_id).await?;
+        let links: Vec<(&str, String)> = StatementFile::ALL
+            .iter()
+            .map(|f| {
+                let label = match f {
+                    StatementFile::Invoices => "Invoices",
+                    StatementFile::Payments => "Payments",
+                };
+                (label, self.pages.statement_file(&statement.token, f.as_str()))
+            })
+            .collect();
+        let composed = compose_statement(&merchant.name, email.scope.mode.as_str(), &statement.month.label(), &links);
+        let message = EmailMessage {
+            id: email.id.clone(),
+            from_name: "stablepay".into(),
+            to: email.to.clone(),
+            reply_to: None,
+            subject: composed.subject,
+            text: composed.text,
+            html: composed.html,
+            attachment: None,
+            logo: None,
+        };
+        match self.mailer.send(&message).await {
+            Ok(()) => email.sent(self.clock.now(&email.scope).await?),
+            Err(e) => email.attempt_failed(&e.message, e.permanent, self.clock.system_now()),
+        }
+        self.store.record_email(&email).await?;
+        Ok(email.status)
+    }
+
+    /// One attempt of an invoice's email, recorded with its activity in one change.
+    async fn deliver_invoice(&self, mut email: OutboundEmail, invoice: InvoiceId) -> Result<EmailStatus, Error> {
         let scope = email.scope.clone();
-        let key = InvoiceKey::Id(email.invoice_id.clone());
+        let key = InvoiceKey::Id(invoice.clone());
         let agg = self.invoices.load_invoice(&scope, &key).await?;
         let what = email.kind.as_str();
         if email.kind == EmailKind::Reminder && !agg.invoice.collection_state.is_collectible() {
             email.status = EmailStatus::Skipped;
             let detail =
                 format!("reminder to {} not sent: the invoice is {}", email.to, agg.invoice.collection_state.as_str());
-            return self.record(email, ActivityAction::ReminderSkipped, detail).await;
+            return self.record(email, &invoice, ActivityAction::ReminderSkipped, detail).await;
         }
         let message = self.message(&agg, &email).await?;
         let sent = self.mailer.send(&message).await;
@@ -263,14 +311,21 @@ impl Emails<'_> {
                 )
             }
         };
-        self.record(email, action, detail).await
+        self.record(email, &invoice, action, detail).await
     }
 
-    /// Writes `email` as it stands after an attempt, with its activity entry, in one change.
-    async fn record(&self, email: OutboundEmail, action: ActivityAction, detail: String) -> Result<EmailStatus, Error> {
+    /// Writes `email` as it stands after an attempt, with its activity entry on `invoice`, in
+    /// one change.
+    async fn record(
+        &self,
+        email: OutboundEmail,
+        invoice: &InvoiceId,
+        action: ActivityAction,
+        detail: String,
+    ) -> Result<EmailStatus, Error> {
         let scope = email.scope.clone();
         let status = email.status;
-        self.with_invoice(&scope, &InvoiceKey::Id(email.invoice_id.clone()), |agg, _, now| {
+        self.with_invoice(&scope, &InvoiceKey::Id(invoice.clone()), |agg, _, now| {
             let mut change = InvoiceChange::update(agg.clone());
             change.aggregate.invoice.activity.push(activity(now, action, Actor::System, detail.clone()));
             change.emails.push(email.clone());
@@ -346,6 +401,7 @@ mod tests {
     use crate::merchant::model::{ChainSettings, Merchant, MerchantStatus};
     use crate::merchant::ports::MockMerchantStore;
     use crate::money::Decimal6;
+    use crate::statement::ports::MockStatementStore;
     use crate::testing::SeqCrypto;
 
     fn now() -> DateTime<Utc> {
@@ -395,6 +451,7 @@ mod tests {
         store: MockEmailStore,
         merchants: MockMerchantStore,
         mailer: MockMailer,
+        statements: MockStatementStore,
         renderer: MockInvoiceRenderer,
         pages: PublicPages,
     }
@@ -411,6 +468,7 @@ mod tests {
             store,
             merchants,
             mailer: MockMailer::new(),
+            statements: MockStatementStore::new(),
             renderer: MockInvoiceRenderer::new(),
             pages: PublicPages::new("https://pay.example"),
         }
@@ -422,6 +480,7 @@ mod tests {
             store: &p.store,
             merchants: &p.merchants,
             mailer: &p.mailer,
+            statements: &p.statements,
             renderer: &p.renderer,
             crypto,
             clock,
@@ -522,5 +581,62 @@ mod tests {
         let last = changes[0].aggregate.invoice.activity.last().unwrap();
         assert_eq!(last.action, ActivityAction::EmailFailed);
         assert!(last.detail.as_deref().unwrap_or("").contains("451"), "{last:?}");
+    }
+
+    #[tokio::test]
+    async fn a_statements_email_carries_both_links_and_is_recorded_on_its_own() {
+        use crate::ids::{ExportId, PublicToken, StatementId};
+        use crate::statement::model::{Statement, StatementMonth, StatementStatus};
+        let (crypto, clock) = (SeqCrypto::default(), clock());
+        let statement = Statement {
+            id: StatementId::from_trusted("stm_1".into()),
+            scope: scope(),
+            month: StatementMonth::new(2026, 5).unwrap(),
+            email: "finance@shop.example".into(),
+            token: PublicToken::from_trusted("T".repeat(43)),
+            invoices_export: ExportId::from_trusted("exp_1".into()),
+            payments_export: ExportId::from_trusted("exp_2".into()),
+            status: StatementStatus::Mailed,
+            failure: None,
+            email_id: None,
+            created_at: now(),
+        };
+        let email = OutboundEmail::statement(&crypto, &statement, now());
+        let mut p = ports(invoice(true), Vec::new());
+        p.invoices.expect_save_invoice().never();
+        let mut outbox = vec![email.clone()];
+        p.store.expect_claim_emails().returning(move |_, _| Ok(outbox.pop().into_iter().collect()));
+        let found = statement.clone();
+        p.statements.expect_get_statement().returning(move |_, _| Ok(found.clone()));
+        let sent = Arc::new(Mutex::new(Vec::new()));
+        let s = sent.clone();
+        p.mailer.expect_send().returning(move |m| {
+            s.lock().unwrap().push(m.clone());
+            Ok(())
+        });
+        let recorded = Arc::new(Mutex::new(Vec::new()));
+        let r = recorded.clone();
+        p.store.expect_record_email().returning(move |e| {
+            r.lock().unwrap().push(e.clone());
+            Ok(())
+        });
+        let report = run(&p, &crypto, &clock).deliver_due(10, 30).await.unwrap();
+        assert_eq!((report.sent, report.errors.len()), (1, 0));
+        let message = sent.lock().unwrap()[0].clone();
+        let link = |file: &str| format!("https://pay.example/s/{}/{file}.csv", "T".repeat(43));
+        assert_eq!(
+            (message.to.as_str(), message.subject.as_str()),
+            ("finance@shop.example", "Statement for May 2026: Shop")
+        );
+        for file in ["invoices", "payments"] {
+            assert!(message.text.contains(&link(file)), "{}", message.text);
+            assert!(message.html.contains(&format!("href=\"{}\"", link(file))), "{}", message.html);
+        }
+        assert!(message.attachment.is_none() && message.logo.is_none());
+        let recorded = recorded.lock().unwrap();
+        assert_eq!(
+            (recorded[0].id.clone(), recorded[0].status, recorded[0].attempts),
+            (email.id, EmailStatus::Sent, 1)
+        );
     }
 }

@@ -4,6 +4,7 @@
 
 use chrono::{DateTime, Duration, Utc};
 
+use crate::crypto::Crypto;
 use crate::error::Error;
 use crate::ids::{ExportId, PaymentLinkId, ReconciliationRunId};
 use crate::invoice::collection::CollectionState;
@@ -292,6 +293,22 @@ pub struct Export {
 }
 
 impl Export {
+    /// A new queued export of `spec` in `scope`, asked for at `now` (the scope's time).
+    pub fn queued(crypto: &dyn Crypto, scope: &Scope, spec: ExportSpec, now: DateTime<Utc>) -> Self {
+        Self {
+            id: ExportId::generate(crypto),
+            scope: scope.clone(),
+            spec,
+            status: ExportStatus::Queued,
+            row_count: None,
+            byte_size: None,
+            failure_message: None,
+            created_at: now,
+            ready_at: None,
+            expires_at: None,
+        }
+    }
+
     /// The file's name: see [`ExportSpec::file_name`].
     pub fn file_name(&self) -> String {
         self.spec.file_name()

@@ -65,19 +65,7 @@ impl Exports<'_> {
         if spec.export_type == ExportType::Reconciliation {
             self.store.count_records(scope, &spec).await?;
         }
-        let now = self.clock.now(scope).await?;
-        let export = Export {
-            id: ExportId::generate(self.crypto),
-            scope: scope.clone(),
-            spec,
-            status: ExportStatus::Queued,
-            row_count: None,
-            byte_size: None,
-            failure_message: None,
-            created_at: now,
-            ready_at: None,
-            expires_at: None,
-        };
+        let export = Export::queued(self.crypto, scope, spec, self.clock.now(scope).await?);
         self.store.insert_export(&export, self.claim.clone()).await?;
         Ok(export)
     }

@@ -2,12 +2,11 @@
 //! export a small range at once. The files are not enveloped.
 
 use actix_web::http::StatusCode;
-use actix_web::web::Bytes;
 use actix_web::{HttpRequest, HttpResponse, get, post, web};
-use futures_util::stream;
 use stablepay_domain::export::{ExportListFilter, ExportStatus, ExportType};
 use stablepay_domain::ids::ExportId;
 use stablepay_domain::{Error, Resource};
+use stablepay_http::download::{self, csv_response};
 use stablepay_http::error::ApiError;
 use stablepay_http::respond::{ok, to_data};
 
@@ -68,14 +67,6 @@ pub async fn sync_export(SecretKey(c): SecretKey, body: ApiJson<ExportIn>) -> Re
     let (csv, _) = c.exports().sync(c.scope(), &spec).await?;
     let name = spec.file_name();
     Ok(csv_response(&name).body(csv))
-}
-
-fn csv_response(name: &str) -> actix_web::HttpResponseBuilder {
-    let mut res = HttpResponse::Ok();
-    res.content_type("text/csv; charset=utf-8")
-        .insert_header(("Content-Disposition", format!("attachment; filename=\"{name}\"")))
-        .insert_header(("Cache-Control", "no-store"));
-    res
 }
 
 /// List exports, newest first.
@@ -159,28 +150,5 @@ pub async fn cancel_export(SecretKey(c): SecretKey, id: web::Path<String>) -> Re
 pub async fn export_file(SecretKey(c): SecretKey, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
     let id = export_id(&id)?;
     let export = c.exports().downloadable(c.scope(), &id).await?;
-    let first = c.exports().chunk(c.scope(), &id, 0).await?;
-    let mut res = csv_response(&export.file_name());
-    if let Some(size) = export.byte_size {
-        res.no_chunking(size);
-    }
-    // The rest of the chunks are read one at a time as the client takes them; a read that
-    // fails cuts the response short (the client sees fewer bytes than Content-Length).
-    let body = stream::unfold((Some(Ok(first)), 0u32, c), move |(next, seq, c)| {
-        let id = id.clone();
-        async move {
-            match next? {
-                Ok(Some(bytes)) => {
-                    let following = c.exports().chunk(c.scope(), &id, seq + 1).await;
-                    Some((Ok::<_, actix_web::Error>(Bytes::from(bytes)), (Some(following), seq + 1, c)))
-                }
-                Ok(None) => None,
-                Err(e) => {
-                    tracing::error!(export = %id, error = %e, "an export file could not be read to its end");
-                    Some((Err(actix_web::error::ErrorInternalServerError("export file read failed")), (None, seq, c)))
-                }
-            }
-        }
-    });
-    Ok(res.streaming(body))
+    download::export_file(c.state.clone(), c.scope().clone(), &export).await
 }

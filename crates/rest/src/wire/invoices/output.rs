@@ -394,7 +394,8 @@ impl From<&stablepay_domain::email::model::OutboundEmail> for InvoiceEmailOut {
         Self {
             id: e.id.to_string(),
             object: "invoice_email".into(),
-            invoice_id: e.invoice_id.to_string(),
+            // An invoice's emails are listed only under it: every one has its invoice.
+            invoice_id: e.invoice_id().map(ToString::to_string).unwrap_or_default(),
             kind: e.kind.as_str().into(),
             to: e.to.clone(),
             status: e.status.as_str().into(),

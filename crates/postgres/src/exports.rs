@@ -7,17 +7,20 @@ use diesel::dsl::sql;
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Bool, Integer, Nullable, Text, Timestamptz};
 use diesel_async::{AsyncConnection, RunQueryDsl};
+use stablepay_domain::event::EventType;
 use stablepay_domain::export::ports::{ExportStore, RecordCursor};
 use stablepay_domain::export::schema::ExportRecord;
 use stablepay_domain::export::{Export, ExportFilters, ExportListFilter, ExportSpec, ExportStatus, ExportType};
 use stablepay_domain::idempotency::{Committed, IdempotencyClaim};
-use stablepay_domain::ids::{ExportId, MerchantId, PaymentLinkId, ReconciliationRunId};
+use stablepay_domain::ids::{ExportId, MerchantId, PaymentLinkId, ReconciliationRunId, WebhookEndpointId};
 use stablepay_domain::invoice::collection::CollectionState;
 use stablepay_domain::invoice::model::InvoiceKind;
 use stablepay_domain::invoice::payment::PaymentStatus;
 use stablepay_domain::merchant::Token;
 use stablepay_domain::page::{Page, PageRequest};
+use stablepay_domain::payment_link::model::{AmountType, Usage};
 use stablepay_domain::reconciliation::RunOutcome;
+use stablepay_domain::webhook::model::DeliveryStatus;
 use stablepay_domain::{Error, Resource, Scope};
 
 use crate::error::{TxError, db};
@@ -56,10 +59,21 @@ pub(crate) struct ExportRow {
     created_at: DateTime<Utc>,
     ready_at: Option<DateTime<Utc>>,
     expires_at: Option<DateTime<Utc>>,
+    filter_amount_type: Option<String>,
+    filter_usage: Option<String>,
+    filter_token: Option<String>,
+    filter_endpoint: Option<String>,
+    filter_event_type: Option<String>,
+    filter_delivery_status: Option<String>,
 }
 
 fn count(v: Option<u64>) -> Option<i64> {
     v.map(|v| i64::try_from(v).unwrap_or(i64::MAX))
+}
+
+/// A stored filter read back with `parse`; a value it does not read is a corrupt row.
+fn stored<T>(value: Option<String>, parse: fn(&str) -> Option<T>) -> Result<Option<T>, Error> {
+    value.map(|v| parse(&v).ok_or_else(|| corrupt("export filter"))).transpose()
 }
 
 impl ExportRow {
@@ -85,17 +99,29 @@ impl ExportRow {
             created_at: e.created_at,
             ready_at: e.ready_at,
             expires_at: e.expires_at,
+            filter_amount_type: f.amount_type.map(|t| t.as_str().to_owned()),
+            filter_usage: f.usage.map(|u| u.as_str().to_owned()),
+            filter_token: f.token.map(|t| t.symbol().to_owned()),
+            filter_endpoint: f.endpoint.as_ref().map(ToString::to_string),
+            filter_event_type: f.event_type.map(|t| t.as_str().to_owned()),
+            filter_delivery_status: f.delivery_status.map(|s| s.as_str().to_owned()),
         }
     }
 
     fn into_domain(self) -> Result<Export, Error> {
-        let parse_opt = |v: Option<String>, parse: fn(&str) -> bool, what: &str| match v {
-            Some(v) if !parse(&v) => Err(corrupt(what)),
-            other => Ok(other),
+        let filters = ExportFilters {
+            collection_state: stored(self.filter_collection_state, CollectionState::parse)?,
+            payment_link: self.filter_payment_link.map(PaymentLinkId::from_trusted),
+            payment_status: stored(self.filter_payment_status, PaymentStatus::parse)?,
+            run: self.filter_run.map(ReconciliationRunId::from_trusted),
+            outcome: stored(self.filter_outcome, RunOutcome::parse)?,
+            amount_type: stored(self.filter_amount_type, AmountType::parse)?,
+            usage: stored(self.filter_usage, Usage::parse)?,
+            token: stored(self.filter_token, Token::parse)?,
+            endpoint: self.filter_endpoint.map(WebhookEndpointId::from_trusted),
+            event_type: stored(self.filter_event_type, EventType::parse)?,
+            delivery_status: stored(self.filter_delivery_status, DeliveryStatus::parse)?,
         };
-        let state = parse_opt(self.filter_collection_state, |s| CollectionState::parse(s).is_some(), "filter")?;
-        let status = parse_opt(self.filter_payment_status, |s| PaymentStatus::parse(s).is_some(), "filter")?;
-        let outcome = parse_opt(self.filter_outcome, |s| RunOutcome::parse(s).is_some(), "filter")?;
         let unsigned = |v: Option<i64>| v.map(|v| u64::try_from(v).map_err(|_| corrupt("count"))).transpose();
         Ok(Export {
             id: ExportId::from_trusted(self.id),
@@ -105,13 +131,7 @@ impl ExportRow {
                 schema: self.schema_name,
                 from: self.range_from,
                 to: self.range_to,
-                filters: ExportFilters {
-                    collection_state: state.as_deref().and_then(CollectionState::parse),
-                    payment_link: self.filter_payment_link.map(PaymentLinkId::from_trusted),
-                    payment_status: status.as_deref().and_then(PaymentStatus::parse),
-                    run: self.filter_run.map(ReconciliationRunId::from_trusted),
-                    outcome: outcome.as_deref().and_then(RunOutcome::parse),
-                },
+                filters,
             },
             status: ExportStatus::parse(&self.status).ok_or_else(|| corrupt("export status"))?,
             row_count: unsigned(self.row_count)?,
@@ -621,24 +641,46 @@ fn refund_query<'a>(scope: &'a Scope, spec: &'a ExportSpec) -> invoices::BoxedQu
         .into_boxed()
 }
 
-/// The payment links of `scope` created in `spec`'s range.
+/// The payment links of `scope` created in `spec`'s range, with its filters.
 fn link_query<'a>(scope: &'a Scope, spec: &'a ExportSpec) -> pl::BoxedQuery<'a, diesel::pg::Pg> {
-    pl::table
+    let mut query = pl::table
         .filter(pl::merchant_id.eq(scope.merchant_id.as_str()))
         .filter(pl::mode.eq(scope.mode.as_str()))
         .filter(pl::created_at.ge(spec.from))
         .filter(pl::created_at.lt(spec.to))
-        .into_boxed()
+        .into_boxed();
+    let f = &spec.filters;
+    if let Some(t) = f.amount_type {
+        query = query.filter(pl::amount_type.eq(t.as_str()));
+    }
+    if let Some(u) = f.usage {
+        query = query.filter(pl::usage_type.eq(u.as_str()));
+    }
+    if let Some(t) = f.token {
+        query = query.filter(pl::currency.eq(t.symbol()));
+    }
+    query
 }
 
-/// The webhook deliveries of `scope` created in `spec`'s range.
+/// The webhook deliveries of `scope` created in `spec`'s range, with its filters.
 fn delivery_query<'a>(scope: &'a Scope, spec: &'a ExportSpec) -> wd::BoxedQuery<'a, diesel::pg::Pg> {
-    wd::table
+    let mut query = wd::table
         .filter(wd::merchant_id.eq(scope.merchant_id.as_str()))
         .filter(wd::mode.eq(scope.mode.as_str()))
         .filter(wd::created_at.ge(spec.from))
         .filter(wd::created_at.lt(spec.to))
-        .into_boxed()
+        .into_boxed();
+    let f = &spec.filters;
+    if let Some(endpoint) = &f.endpoint {
+        query = query.filter(wd::endpoint_id.eq(endpoint.as_str()));
+    }
+    if let Some(t) = f.event_type {
+        query = query.filter(wd::event_type.eq(t.as_str()));
+    }
+    if let Some(status) = f.delivery_status {
+        query = query.filter(wd::status.eq(status.as_str()));
+    }
+    query
 }
 
 /// The unattributed transfers of `scope` detected in `spec`'s range.

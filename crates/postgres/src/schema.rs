@@ -420,6 +420,12 @@ diesel::table! {
         ready_at -> Nullable<Timestamptz>,
         expires_at -> Nullable<Timestamptz>,
         lease_until -> Nullable<Timestamptz>,
+        filter_amount_type -> Nullable<Text>,
+        filter_usage -> Nullable<Text>,
+        filter_token -> Nullable<Text>,
+        filter_endpoint -> Nullable<Text>,
+        filter_event_type -> Nullable<Text>,
+        filter_delivery_status -> Nullable<Text>,
     }
 }
 

@@ -492,6 +492,20 @@ async fn check_constraints_list_the_domain_enumerations() {
     use stablepay_domain::email::model::{EmailKind, EmailStatus};
     assert_eq!(f.check_values("emails_kind_check").await, names(EmailKind::ALL.map(EmailKind::as_str).to_vec()));
     assert_eq!(f.check_values("emails_status_check").await, names(EmailStatus::ALL.map(EmailStatus::as_str).to_vec()));
+    use stablepay_domain::webhook::model::DeliveryStatus;
+    assert_eq!(f.check_values("exports_filter_usage_check").await, names(Usage::ALL.map(Usage::as_str).to_vec()));
+    assert_eq!(
+        f.check_values("exports_filter_amount_type_check").await,
+        names(AmountType::ALL.map(AmountType::as_str).to_vec())
+    );
+    assert_eq!(
+        f.check_values("exports_filter_token_check").await,
+        names(stablepay_domain::merchant::Token::ALL.map(stablepay_domain::merchant::Token::symbol).to_vec())
+    );
+    assert_eq!(
+        f.check_values("exports_filter_delivery_status_check").await,
+        names(DeliveryStatus::ALL.map(DeliveryStatus::as_str).to_vec())
+    );
 }
 
 /// The payment-link store: scoping (another merchant's id is NOT_FOUND, the other mode's

@@ -636,6 +636,32 @@ async fn payment_links_and_webhook_deliveries_export_one_row_each() {
     assert_eq!(rows[1][col("title")], "'=Coffee");
     assert_eq!(rows[1][col("metadata")], "{\"sku\":\"C-1\"}");
     assert_eq!((rows[2][col("collect_email")].as_str(), rows[2][col("lifecycle")].as_str()), ("true", "active"));
+    // The list's filters, with the list's names and values: the same links as the list.
+    for (query, filters) in [
+        ("amountType=fixed", json!({ "amountType": "fixed" })),
+        ("usage=single_use", json!({ "usage": "single_use" })),
+        ("token=USDT", json!({ "token": "USDT" })),
+        (
+            "usage=reusable&amountType=customer_entered",
+            json!({ "usage": "reusable", "amountType": "customer_entered" }),
+        ),
+    ] {
+        let rows = sync_rows(&app, &m.sk_test, &body("payment_links", json!({ "filters": filters }))).await;
+        let listed = app.get(&m.sk_test, &format!("/v1/payment-links?{query}")).await.ok(200)["items"].clone();
+        let mut ids: Vec<&str> = listed.as_array().unwrap().iter().map(|l| l["id"].as_str().unwrap()).collect();
+        ids.reverse();
+        assert_eq!(rows[1..].iter().map(|r| r[0].as_str()).collect::<Vec<_>>(), ids, "{query}");
+    }
+    let refused = [
+        (json!({ "usage": "twice" }), "filters.usage"),
+        (json!({ "token": "DAI" }), "filters.token"),
+        (json!({ "amountType": "free" }), "filters.amountType"),
+        (json!({ "endpointId": "we_1" }), "filters.endpointId"),
+    ];
+    for (filters, field) in refused {
+        let r = app.post(&m.sk_test, "/v1/exports/sync", body("payment_links", json!({ "filters": filters }))).await;
+        assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some(field));
+    }
 
     let rx = crate::receiver::Receiver::start().await;
     app.post(&m.sk_test, "/v1/webhook-endpoints", json!({ "url": rx.url("/hook") })).await.ok(201);
@@ -662,6 +688,38 @@ async fn payment_links_and_webhook_deliveries_export_one_row_each() {
     assert_eq!(rows[1][col("event_type")], "invoice.paid");
     assert_eq!((rows[1][col("status")].as_str(), rows[1][col("test")].as_str()), ("delivered", "true"));
     assert_eq!(rows[1][col("attempt_count")], "1");
+    // The deliveries list's filters.
+    let endpoint = delivered["endpointId"].as_str().unwrap();
+    for (filters, n) in [
+        (json!({ "endpointId": endpoint, "status": "delivered", "eventType": "invoice.paid" }), 2),
+        (json!({ "status": "failed" }), 1),
+        (json!({ "eventType": "invoice.issued" }), 1),
+        (json!({ "endpointId": "we_00000000000000000000" }), 1),
+    ] {
+        let rows = sync_rows(&app, &m.sk_test, &body("webhook_deliveries", json!({ "filters": filters }))).await;
+        assert_eq!(rows.len(), n, "{filters}");
+    }
+    for (filters, field) in [
+        (json!({ "status": "paid" }), "filters.status"),
+        (json!({ "eventType": "invoice.eaten" }), "filters.eventType"),
+        (json!({ "endpointId": "plink_1" }), "filters.endpointId"),
+        (json!({ "usage": "reusable" }), "filters.usage"),
+    ] {
+        let r =
+            app.post(&m.sk_test, "/v1/exports/sync", body("webhook_deliveries", json!({ "filters": filters }))).await;
+        assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some(field));
+    }
+    // A queued export keeps its filters.
+    let filters = json!({ "endpointId": endpoint, "status": "delivered", "eventType": "invoice.paid" });
+    let asked = body("webhook_deliveries", json!({ "filters": filters }));
+    let export = app.post(&m.sk_test, "/v1/exports", asked).await.ok(202).clone();
+    assert_eq!(export["filters"]["endpointId"], filters["endpointId"]);
+    assert_eq!(
+        (export["filters"]["status"].as_str(), export["filters"]["eventType"].as_str()),
+        (Some("delivered"), Some("invoice.paid"))
+    );
+    let read = app.get(&m.sk_test, &format!("/v1/exports/{}", export["id"].as_str().unwrap())).await.ok(200).clone();
+    assert_eq!(read["filters"], export["filters"]);
     // Another merchant's links and deliveries never show.
     let other = app.merchant("Other");
     assert_eq!(sync_rows(&app, &other.sk_test, &body("payment_links", json!({}))).await.len(), 1);

@@ -6,11 +6,15 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::crypto::Crypto;
 use crate::error::Error;
-use crate::ids::{ExportId, PaymentLinkId, ReconciliationRunId};
+use crate::event::model::EventType;
+use crate::ids::{ExportId, PaymentLinkId, ReconciliationRunId, WebhookEndpointId};
 use crate::invoice::collection::CollectionState;
 use crate::invoice::payment::PaymentStatus;
+use crate::merchant::model::Token;
 use crate::mode::Scope;
+use crate::payment_link::model::{AmountType, Usage};
 use crate::reconciliation::run::RunOutcome;
+use crate::webhook::model::DeliveryStatus;
 
 /// The longest range an export covers, in days.
 pub const MAX_EXPORT_RANGE_DAYS: i64 = 366;
@@ -97,10 +101,9 @@ impl ExportType {
         match self {
             ExportType::Invoices | ExportType::InvoiceLines => &["filters.collectionState", "filters.paymentLink"],
             ExportType::Payments => &["filters.status"],
-            ExportType::PaymentLinks
-            | ExportType::RefundReferences
-            | ExportType::WebhookDeliveries
-            | ExportType::UnattributedTransfers => &[],
+            ExportType::PaymentLinks => &["filters.amountType", "filters.usage", "filters.token"],
+            ExportType::WebhookDeliveries => &["filters.endpointId", "filters.eventType", "filters.status"],
+            ExportType::RefundReferences | ExportType::UnattributedTransfers => &[],
             ExportType::Reconciliation => &["filters.runId", "filters.outcome"],
         }
     }
@@ -170,6 +173,18 @@ pub struct ExportFilters {
     pub run: Option<ReconciliationRunId>,
     /// `reconciliation`: only items with this outcome.
     pub outcome: Option<RunOutcome>,
+    /// `payment_links`: only links of this amount type (as `GET /v1/payment-links`).
+    pub amount_type: Option<AmountType>,
+    /// `payment_links`: only links of this usage.
+    pub usage: Option<Usage>,
+    /// `payment_links`: only links in this token.
+    pub token: Option<Token>,
+    /// `webhook_deliveries`: only deliveries to this endpoint (as `GET /v1/webhook-deliveries`).
+    pub endpoint: Option<WebhookEndpointId>,
+    /// `webhook_deliveries`: only deliveries of events of this type.
+    pub event_type: Option<EventType>,
+    /// `webhook_deliveries`: only deliveries in this state.
+    pub delivery_status: Option<DeliveryStatus>,
 }
 
 impl ExportFilters {
@@ -186,6 +201,12 @@ impl ExportFilters {
         add(self.payment_status.is_some(), "filters.status");
         add(self.run.is_some(), "filters.runId");
         add(self.outcome.is_some(), "filters.outcome");
+        add(self.amount_type.is_some(), "filters.amountType");
+        add(self.usage.is_some(), "filters.usage");
+        add(self.token.is_some(), "filters.token");
+        add(self.endpoint.is_some(), "filters.endpointId");
+        add(self.event_type.is_some(), "filters.eventType");
+        add(self.delivery_status.is_some(), "filters.status");
         out
     }
 }

@@ -218,21 +218,35 @@ fn itemized_rules(form: &'static str) -> Vec<Rule> {
 /// and formats, set on the component schemas by name.
 /// An export's body: its type, schema, range and filters.
 fn export_rules() -> Vec<Rule> {
+    use stablepay_domain::event::EventType;
     use stablepay_domain::export::ExportType;
     use stablepay_domain::invoice::collection::CollectionState;
     use stablepay_domain::invoice::payment::PaymentStatus;
+    use stablepay_domain::merchant::Token;
+    use stablepay_domain::payment_link::model::{AmountType, Usage};
     use stablepay_domain::reconciliation::RunOutcome;
+    use stablepay_domain::webhook::model::DeliveryStatus;
     let schemas = ExportType::ALL.iter().flat_map(|t| t.schemas().iter().copied());
+    // A payment's status (`payments`) or a delivery's (`webhook_deliveries`).
+    let mut statuses: Vec<&str> = PaymentStatus::ALL.iter().map(|s| s.as_str()).collect();
+    statuses.extend(
+        DeliveryStatus::ALL.iter().map(|s| s.as_str()).filter(|s| !PaymentStatus::ALL.iter().any(|p| p.as_str() == *s)),
+    );
     vec![
         ("ExportIn", "type", json!({ "enum": ExportType::ALL.map(ExportType::as_str) })),
         ("ExportIn", "schema", one_of_or_null(schemas)),
         ("ExportIn", "from", time()),
         ("ExportIn", "to", time()),
         ("ExportFiltersIo", "collectionState", one_of_or_null(CollectionState::ALL.iter().map(|s| s.as_str()))),
-        ("ExportFiltersIo", "status", one_of_or_null(PaymentStatus::ALL.iter().map(|s| s.as_str()))),
+        ("ExportFiltersIo", "status", one_of_or_null(statuses.iter().copied())),
         ("ExportFiltersIo", "paymentLink", json!({ "pattern": "^plink_[0-9A-Za-z]{1,64}$" })),
         ("ExportFiltersIo", "runId", json!({ "pattern": "^rcr_[0-9A-Za-z]{1,64}$" })),
         ("ExportFiltersIo", "outcome", one_of_or_null(RunOutcome::ALL.map(RunOutcome::as_str))),
+        ("ExportFiltersIo", "amountType", one_of_or_null(AmountType::ALL.map(AmountType::as_str))),
+        ("ExportFiltersIo", "usage", one_of_or_null(Usage::ALL.map(Usage::as_str))),
+        ("ExportFiltersIo", "token", one_of_or_null(Token::ALL.map(Token::symbol))),
+        ("ExportFiltersIo", "endpointId", json!({ "pattern": "^we_[0-9A-Za-z]{1,64}$" })),
+        ("ExportFiltersIo", "eventType", one_of_or_null(EventType::ALL.map(EventType::as_str))),
     ]
 }
 

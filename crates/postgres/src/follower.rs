@@ -234,6 +234,14 @@ impl FollowerStore for PgStore {
         Ok(wallets.into_iter().map(WalletAddress::from_trusted).collect())
     }
 
+    async fn oldest_watched_checkout(&self) -> Result<Option<DateTime<Utc>>, Error> {
+        watched_checkouts()
+            .select(diesel::dsl::min(checkout_sessions::created_at))
+            .first(&mut *self.conn().await?)
+            .await
+            .map_err(db)
+    }
+
     async fn merchants_with_wallet(&self, wallet: &WalletAddress) -> Result<Vec<MerchantId>, Error> {
         let mut conn = self.conn().await?;
         let mut ids: Vec<String> = merchants::table

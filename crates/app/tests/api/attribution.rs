@@ -441,3 +441,19 @@ async fn unique_amounts_make_every_transfer_without_a_hash_attributable() {
     w.app.cli_ok(&["merchant", "unique-amounts", &w.m.id, "off", "--json"]);
     assert_eq!(w.checkout("10.00").await["amountDue"], "10.000000");
 }
+
+#[tokio::test]
+async fn a_transfer_made_before_the_chain_was_first_reached_is_still_found() {
+    // The service's very first start: its chain node is down, so the follower has no position.
+    let mut w = World::with_chain_down(&[]).await;
+    let cs = w.checkout("3.25").await;
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    // The customer pays without reporting the hash, and the block is final before the service
+    // first reaches the chain.
+    let tx = w.pay(3_250_000).await;
+    w.anvil.finalize().await;
+    w.proxy.restore().await;
+    let inv = paid(&w, &w.m.sk_live, &cs).await;
+    assert_eq!(inv["payments"][0]["transactionId"], tx.as_str());
+    assert_eq!(inv["payments"][0]["status"], "confirmed");
+}

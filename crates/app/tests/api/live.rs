@@ -32,6 +32,16 @@ impl World {
     }
 
     pub(crate) async fn with(extra: &[(&str, String)]) -> Self {
+        Self::build(extra, false).await
+    }
+
+    /// A world whose service starts while its chain node cannot be reached (the proxy is cut
+    /// until the test restores it).
+    pub(crate) async fn with_chain_down(extra: &[(&str, String)]) -> Self {
+        Self::build(extra, true).await
+    }
+
+    async fn build(extra: &[(&str, String)], chain_down: bool) -> Self {
         let anvil = Anvil::start(137).await;
         let accounts = anvil.accounts().await;
         let (deployer, wallet, customer, stranger) =
@@ -40,7 +50,10 @@ impl World {
         let other_token = anvil.deploy_token(&deployer).await;
         anvil.mint(&token, &deployer, &customer, 1_000_000 * ONE).await;
         anvil.mint(&other_token, &deployer, &customer, 1_000_000 * ONE).await;
-        let proxy = Proxy::start(&format!("127.0.0.1:{}", anvil.port)).await;
+        let mut proxy = Proxy::start(&format!("127.0.0.1:{}", anvil.port)).await;
+        if chain_down {
+            proxy.cut();
+        }
         let mut env = vec![
             ("STABLEPAY_CHAIN_RPC_URLS", format!("http://127.0.0.1:{}", proxy.port)),
             ("STABLEPAY_USDC_CONTRACT", token.clone()),

@@ -52,6 +52,9 @@ pub trait FollowerStore: Send + Sync {
     /// and the wallets of live checkouts still pending or expired less than a day ago (a
     /// merchant who changed wallets still has checkouts asking customers to pay the old one).
     async fn live_settlement_wallets(&self) -> Result<Vec<WalletAddress>, Error>;
+    /// When the oldest live checkout still watched (pending, or expired less than a day ago)
+    /// was created: where a follower without a cursor starts looking.
+    async fn oldest_watched_checkout(&self) -> Result<Option<DateTime<Utc>>, Error>;
     /// The merchants whose live settlement wallet is `wallet`, or who have a live checkout
     /// paying into it.
     async fn merchants_with_wallet(&self, wallet: &WalletAddress) -> Result<Vec<MerchantId>, Error>;

@@ -13,7 +13,9 @@
 //! unattributed one its record, a deferred one its row).
 
 use crate::chain::model::{LogClaim, LoggedTransfer, UnattributedReason, UnattributedTransfer};
-use crate::chain::ports::FollowerStore;
+use chrono::{DateTime, Utc};
+
+use crate::chain::ports::{Chain, FollowerStore};
 use crate::chain::verify::{attribute, in_range};
 use crate::error::Error;
 use crate::event::model::{Event, EventType};
@@ -28,6 +30,34 @@ pub const MAX_BLOCKS_PER_SCAN: u64 = 500;
 
 /// At most this many deferred transfer logs are decided again in one step.
 pub const DEFERRED_PER_STEP: u32 = 200;
+
+/// A follower without a cursor starts this many seconds before the oldest watched checkout
+/// was created (block times are whole seconds, and clocks differ a little).
+pub const START_MARGIN_SECONDS: i64 = 60;
+
+/// The first of blocks `0..=final_block` whose time is at or after `at`, by bisection on block
+/// times (`None` when even `final_block` is older). Errors: `Unavailable` when the chain does
+/// not know a block it reported final; the chain's.
+pub async fn first_block_at_or_after(
+    chain: &dyn Chain,
+    at: DateTime<Utc>,
+    final_block: u64,
+) -> Result<Option<u64>, Error> {
+    let time = |n: u64| async move { chain.block_time(n).await?.ok_or(Error::Unavailable) };
+    if time(final_block).await? < at {
+        return Ok(None);
+    }
+    let (mut low, mut high) = (0u64, final_block);
+    while low < high {
+        let mid = low + (high - low) / 2;
+        if time(mid).await? < at {
+            low = mid + 1;
+        } else {
+            high = mid;
+        }
+    }
+    Ok(Some(low))
+}
 
 /// What one step of following did.
 #[derive(Debug, Default, PartialEq)]
@@ -63,8 +93,10 @@ impl Follower<'_> {
     }
 
     /// Scans the next range of final blocks, after deciding again the transfer logs kept while
-    /// a payment claiming them was in flight. The first step starts at the current final block:
-    /// transfers made before the service watched are not searched for.
+    /// a payment claiming them was in flight. The first step (no cursor yet) places the cursor
+    /// [`START_MARGIN_SECONDS`] before the oldest watched live checkout was created (after the
+    /// current final block when none is watched): a transfer paying a checkout created before
+    /// the chain could first be reached is still found.
     pub async fn follow(&self) -> Result<FollowReport, Error> {
         let b = &self.invoices;
         let chain_id = b.settings.chain_id;
@@ -72,9 +104,9 @@ impl Follower<'_> {
         let mut report = FollowReport { final_head: Some(head), ..FollowReport::default() };
         self.decide_deferred(&mut report).await?;
         let Some(from) = self.store.scan_cursor(chain_id).await? else {
-            // Watching starts here: everything up to the current final block counts as seen.
-            self.store.move_cursor(chain_id, None, head.saturating_add(1)).await?;
-            report.scanned_to = Some(head);
+            let start = self.starting_block(head).await?;
+            self.store.move_cursor(chain_id, None, start).await?;
+            report.scanned_to = Some(start.saturating_sub(1));
             return Ok(report);
         };
         if from > head {
@@ -92,6 +124,17 @@ impl Follower<'_> {
         self.store.move_cursor(chain_id, Some(from), to.saturating_add(1)).await?;
         report.scanned_to = Some(to);
         Ok(report)
+    }
+
+    /// Where following starts: the first block at or after [`START_MARGIN_SECONDS`] before the
+    /// oldest watched live checkout was created, or after the current final block `head` when
+    /// no checkout is watched (older transfers paid nothing the service can credit).
+    async fn starting_block(&self, head: u64) -> Result<u64, Error> {
+        let Some(created) = self.store.oldest_watched_checkout().await? else {
+            return Ok(head.saturating_add(1));
+        };
+        let since = created - chrono::Duration::seconds(START_MARGIN_SECONDS);
+        Ok(first_block_at_or_after(self.invoices.chain, since, head).await?.unwrap_or(head.saturating_add(1)))
     }
 
     /// The deferred logs whose claim is no longer in flight: forgotten once credited, else

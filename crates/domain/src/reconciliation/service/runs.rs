@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 
 use crate::chain::model::LoggedTransfer;
 use crate::chain::ports::Chain;
+use crate::chain::service::first_block_at_or_after;
 use crate::clock::Clock;
 use crate::crypto::Crypto;
 use crate::error::{Error, Resource};
@@ -137,8 +138,8 @@ impl ReconciliationRuns<'_> {
         };
         let final_block = self.chain.final_head().await?;
         let mut coverage = RunCoverage { final_block: Some(final_block), ..RunCoverage::default() };
-        let first = self.first_block_at_or_after(run.from, final_block).await?;
-        let end = self.first_block_at_or_after(run.to, final_block).await?;
+        let first = first_block_at_or_after(self.chain, run.from, final_block).await?;
+        let end = first_block_at_or_after(self.chain, run.to, final_block).await?;
         let (mut transfers, mut payments) = (Vec::new(), Vec::new());
         let mut wallets = vec![wallet];
         if let (Some(first), last) = (first, end.map_or(final_block, |e| e.saturating_sub(1))) {
@@ -197,25 +198,6 @@ impl ReconciliationRuns<'_> {
             start = end.saturating_add(1);
         }
         Ok(Some(found))
-    }
-
-    /// The first block at or below `final_block` whose time is at or after `at` (block times
-    /// never decrease), found by bisection; `None` when no final block is that late.
-    async fn first_block_at_or_after(&self, at: DateTime<Utc>, final_block: u64) -> Result<Option<u64>, Error> {
-        let time = |n: u64| async move { self.chain.block_time(n).await?.ok_or(Error::Unavailable) };
-        if time(final_block).await? < at {
-            return Ok(None);
-        }
-        let (mut low, mut high) = (0u64, final_block);
-        while low < high {
-            let mid = low + (high - low) / 2;
-            if time(mid).await? < at {
-                low = mid + 1;
-            } else {
-                high = mid;
-            }
-        }
-        Ok(Some(low))
     }
 }
 

@@ -31,9 +31,61 @@ impl Crypto for RingCrypto {
     }
 }
 
+/// The password hasher on Argon2id with OWASP's parameters (19 MiB of memory, 2 passes, one
+/// lane), salts from the operating system's random source.
+pub struct Argon2Passwords {
+    argon: argon2::Argon2<'static>,
+    /// The hash of a random password, checked when a login names no account.
+    dummy: String,
+}
+
+impl Argon2Passwords {
+    pub fn new() -> Result<Self, stablepay_domain::Error> {
+        let params = argon2::Params::new(19 * 1024, 2, 1, None)
+            .map_err(|e| stablepay_domain::Error::Internal(format!("argon2 parameters: {e}")))?;
+        let argon = argon2::Argon2::new(argon2::Algorithm::Argon2id, argon2::Version::V0x13, params);
+        let mut this = Self { argon, dummy: String::new() };
+        let mut random = [0u8; 24];
+        RingCrypto::new().fill_random(&mut random);
+        this.dummy = stablepay_domain::ports::PasswordHasher::hash(&this, &String::from_utf8_lossy(&random))?;
+        Ok(this)
+    }
+}
+
+impl stablepay_domain::ports::PasswordHasher for Argon2Passwords {
+    fn hash(&self, password: &str) -> Result<String, stablepay_domain::Error> {
+        use argon2::password_hash::PasswordHasher as _;
+        let mut salt = [0u8; 16];
+        RingCrypto::new().fill_random(&mut salt);
+        self.argon
+            .hash_password_with_salt(password.as_bytes(), &salt)
+            .map(|h| h.to_string())
+            .map_err(|e| stablepay_domain::Error::Internal(format!("argon2: {e}")))
+    }
+
+    fn verify(&self, password: &str, hash: Option<&str>) -> bool {
+        use argon2::password_hash::PasswordVerifier as _;
+        let matches = self.argon.verify_password(password.as_bytes(), hash.unwrap_or(&self.dummy)).is_ok();
+        matches && hash.is_some()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn passwords_hash_to_argon2id_and_verify_only_themselves() {
+        use stablepay_domain::ports::PasswordHasher;
+        let p = Argon2Passwords::new().unwrap();
+        let hash = p.hash("correct horse battery staple").unwrap();
+        assert!(hash.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"), "{hash}");
+        assert_ne!(hash, p.hash("correct horse battery staple").unwrap(), "salted");
+        assert!(p.verify("correct horse battery staple", Some(&hash)));
+        assert!(!p.verify("correct horse battery stapler", Some(&hash)));
+        assert!(!p.verify("correct horse battery staple", None));
+        assert!(!p.verify("x", Some("not a hash")));
+    }
 
     #[test]
     fn sha256_vector() {

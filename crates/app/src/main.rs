@@ -10,6 +10,7 @@ mod jobs;
 mod metrics;
 mod operator;
 mod server;
+mod users;
 mod wiring;
 mod worker;
 
@@ -69,6 +70,11 @@ enum Command {
     Key {
         #[command(subcommand)]
         command: operator::KeyCommand,
+    },
+    /// Manage the people who sign in to the dashboard.
+    User {
+        #[command(subcommand)]
+        command: users::UserCommand,
     },
     /// Check the configuration (environment and file): every variable the binary knows with the
     /// value it takes (secrets only as set or not); an invalid value or an unknown STABLEPAY_*
@@ -190,6 +196,7 @@ async fn run(command: Command, mut config: Config) -> ExitCode {
         Command::Dev => dev::run(config, adapters).await,
         Command::Merchant { command } => return operator::merchant(command, &adapters).await,
         Command::Key { command } => return operator::key(command, &adapters).await,
+        Command::User { command } => return users::user(command, &adapters).await,
         Command::Openapi { .. } | Command::ContractCheck { .. } | Command::Config { .. } => Ok(()),
     };
     match result {

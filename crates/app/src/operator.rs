@@ -201,7 +201,7 @@ fn out(text: &str) {
     let _ = writeln!(std::io::stdout(), "{text}");
 }
 
-fn finish(json_out: bool, result: Result<(Value, String), Error>) -> ExitCode {
+pub(crate) fn finish(json_out: bool, result: Result<(Value, String), Error>) -> ExitCode {
     match result {
         Ok((value, text)) => {
             out(&if json_out { value.to_string() } else { text });
@@ -274,7 +274,7 @@ fn profile_json(p: &stablepay_domain::merchant::MerchantProfile) -> Value {
     })
 }
 
-fn merchant_id(text: &str) -> Result<MerchantId, Error> {
+pub(crate) fn merchant_id(text: &str) -> Result<MerchantId, Error> {
     MerchantId::parse(text).ok_or(Error::NotFound(Resource::Merchant))
 }
 

@@ -17,13 +17,15 @@ use stablepay_ratelimit::{FailOpen, LocalLimiter, RedisLimiter};
 use stablepay_webhooks::{AesSecretBox, HttpSender};
 
 use crate::config::Config;
-use crate::crypto::RingCrypto;
+use crate::crypto::{Argon2Passwords, RingCrypto};
 
 /// Every adapter, built once per process.
 #[derive(Clone)]
 pub struct Adapters {
     pub store: PgStore,
     pub crypto: Arc<RingCrypto>,
+    /// Password hashes (Argon2id).
+    pub passwords: Arc<Argon2Passwords>,
     pub clock: Arc<PgClock>,
     pub chain: Arc<ModalChain>,
     pub chain_settings: ChainSettings,
@@ -117,6 +119,7 @@ impl Adapters {
             webhook_lease: w.timeout + std::time::Duration::from_secs(5),
             clock: Arc::new(PgClock::new(store.clone())),
             crypto: Arc::new(RingCrypto::new()),
+            passwords: Arc::new(Argon2Passwords::new().map_err(|e| anyhow_lite::msg(e.to_string()))?),
             chain: Arc::new(chain),
             chain_settings,
             store,
@@ -155,6 +158,8 @@ impl Adapters {
             reconciliation: store.clone(),
             reconciliation_runs: store.clone(),
             statements: store.clone(),
+            accounts: store.clone(),
+            passwords: self.passwords.clone(),
             clock: Arc::new(PgClock::new((**store).clone())),
             crypto: self.crypto.clone(),
         }
@@ -166,6 +171,7 @@ impl Adapters {
             webhooks: self.webhook_settings.clone(),
             pages: PublicPages::new(self.public_base_url.clone()).with_explorer(self.explorer_url.clone()),
             idempotency: self.idempotency,
+            sessions: stablepay_domain::account::SessionSettings::default(),
         }
     }
 

@@ -172,6 +172,17 @@ pub enum Error {
     /// The merchant is suspended (ACCOUNT_SUSPENDED).
     #[error("the merchant account is suspended")]
     AccountSuspended,
+    /// A dashboard login whose email and password do not match an account; the same for an
+    /// unknown email and a wrong password (INVALID_CREDENTIALS).
+    #[error("the email or the password is wrong")]
+    InvalidCredentials,
+    /// No dashboard session, or one that ended (AUTH_REQUIRED).
+    #[error("sign in first")]
+    AuthRequired,
+    /// A dashboard session whose role does not allow the action, or a mutation without its
+    /// session's CSRF token (AUTH_FORBIDDEN); names the action.
+    #[error("not allowed: {0}")]
+    AuthForbidden(String),
     /// Live mode before the merchant was activated (ACTIVE_MERCHANT_REQUIRED).
     #[error("live mode requires an activated merchant")]
     ActiveMerchantRequired,

@@ -122,6 +122,10 @@ id_type!(/// A reconciliation run: a period of the chain read again and matched 
     ReconciliationRunId, "rcr_");
 id_type!(/// A monthly statement: a month's invoices and payments exported and mailed as a link.
     StatementId, "stm_");
+id_type!(/// A person who signs in to the dashboard.
+    UserId, "usr_");
+id_type!(/// A signed-in session of a user (not its token).
+    SessionId, "ses_");
 
 /// An unguessable public token (hosted invoice page, public payment link): 43 base62
 /// characters, about 256 bits.

@@ -20,6 +20,8 @@
 //! - Features:
 //!   - [`merchant`]: merchants and their settlement; the operator's administration.
 //!   - [`api_key`]: keys and what they give; authentication; key administration.
+//!   - [`account`]: the people who sign in, their roles per merchant (one capability table)
+//!     and their sessions.
 //!   - [`invoice`]: invoices, checkout sessions and payments (the `collectionState` machine in
 //!     [`invoice::collection`], the payment `status` machine in [`invoice::lifecycle`]); the
 //!     use cases in [`invoice::service::Invoices`].
@@ -150,6 +152,7 @@ pub mod page;
 pub mod url;
 
 // Features: model, ports and use cases each.
+pub mod account;
 pub mod api_key;
 pub mod chain;
 pub mod diagnostics;

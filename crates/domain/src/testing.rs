@@ -76,6 +76,8 @@ pub fn idle_use_cases() -> crate::use_cases::UseCases {
         reconciliation: Arc::new(MockReconciliationStore::new()),
         reconciliation_runs: Arc::new(MockReconciliationRunStore::new()),
         statements: Arc::new(MockStatementStore::new()),
+        accounts: Arc::new(MockAccountStore::new()),
+        passwords: Arc::new(MockPasswordHasher::new()),
         clock: Arc::new(MockClock::new()),
         crypto: Arc::new(SeqCrypto::default()),
     };

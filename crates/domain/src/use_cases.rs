@@ -10,6 +10,9 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
+use crate::account::model::SessionSettings;
+use crate::account::ports::{AccountStore, PasswordHasher};
+use crate::account::service::Accounts;
 use crate::api_key::model::{ApiKeySecret, Principal};
 use crate::api_key::ports::ApiKeyStore;
 use crate::api_key::service::authenticate;
@@ -95,6 +98,10 @@ pub struct Ports {
     pub reconciliation_runs: Arc<dyn ReconciliationRunStore>,
     /// Statement settings and monthly statements.
     pub statements: Arc<dyn StatementStore>,
+    /// Users, memberships and sessions.
+    pub accounts: Arc<dyn AccountStore>,
+    /// Password hashes.
+    pub passwords: Arc<dyn PasswordHasher>,
     /// Each scope's time, from the store.
     pub clock: Arc<dyn Clock>,
     /// Randomness and hashes.
@@ -112,6 +119,8 @@ pub struct Settings {
     pub pages: PublicPages,
     /// How long an idempotency claim whose work did not commit blocks its retries.
     pub idempotency: IdempotencySettings,
+    /// How long dashboard sessions last.
+    pub sessions: SessionSettings,
 }
 
 /// The test clock of a merchant after it moved, and what the move set off.
@@ -264,6 +273,18 @@ impl UseCases {
     /// Exports of a merchant's records, on the store's clock.
     pub fn exports(&self) -> Exports<'_> {
         self.exports_at(self.clock())
+    }
+
+    /// Users, memberships and sessions (on the real time).
+    pub fn accounts(&self) -> Accounts<'_> {
+        Accounts {
+            store: self.ports.accounts.as_ref(),
+            merchants: self.ports.merchants.as_ref(),
+            hasher: self.ports.passwords.as_ref(),
+            crypto: self.crypto(),
+            clock: self.clock(),
+            settings: self.settings.sessions,
+        }
     }
 
     /// Monthly statements, on the store's clock.

@@ -4,6 +4,7 @@
 //! so an id of another merchant is never visible. State changes and the events they emit are
 //! written in one transaction (the outbox). This is the only crate that knows SQL.
 
+mod accounts;
 mod api_keys;
 mod clock;
 mod codec;

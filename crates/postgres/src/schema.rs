@@ -480,7 +480,39 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    users (id) {
+        id -> Text,
+        email -> Text,
+        name -> Text,
+        password_hash -> Text,
+        email_verified_at -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    memberships (user_id, merchant_id) {
+        user_id -> Text,
+        merchant_id -> Text,
+        role -> Text,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    sessions (id) {
+        id -> Text,
+        user_id -> Text,
+        token_digest -> Bytea,
+        csrf_token -> Text,
+        created_at -> Timestamptz,
+        last_seen_at -> Timestamptz,
+    }
+}
+
 diesel::joinable!(payments -> invoices (invoice_id));
+diesel::joinable!(sessions -> users (user_id));
 diesel::joinable!(reconciliation_items -> reconciliation_runs (run_id));
 diesel::joinable!(export_chunks -> exports (export_id));
 
@@ -511,4 +543,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     reconciliation_items,
     statement_settings,
     statements,
+    users,
+    memberships,
+    sessions,
 );

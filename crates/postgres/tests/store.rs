@@ -1051,3 +1051,67 @@ async fn a_statement_is_issued_once_per_month_and_mailed_once() {
         StatementStatus::ALL.iter().map(|s| s.as_str().to_owned()).collect::<BTreeSet<_>>()
     );
 }
+
+/// Accounts: a user with its first membership (an email taken twice, in any case, and an
+/// unknown merchant refused with nothing written), sessions found by their token's digest only,
+/// touched, ended one by one or all of a user's at once, and the role constraint.
+#[tokio::test]
+async fn users_sessions_and_memberships_keep_their_rules() {
+    use stablepay_domain::account::ports::AccountStore;
+    use stablepay_domain::account::{Membership, Role, Session, User};
+    use stablepay_domain::ids::{SessionId, UserId};
+    let f = Fixture::new().await;
+    let m = f.merchant("M").await;
+    let now = chrono::SubsecRound::trunc_subsecs(Utc::now(), 6);
+    let user = |n: u8, email: &str| User {
+        id: UserId::from_trusted(format!("usr_{n}")),
+        email: email.into(),
+        name: "Ada".into(),
+        password_hash: "$argon2id$...".into(),
+        email_verified_at: Some(now),
+        created_at: now,
+    };
+    let member = |u: &User, merchant: &MerchantId| Membership {
+        user_id: u.id.clone(),
+        merchant_id: merchant.clone(),
+        role: Role::Owner,
+        created_at: now,
+    };
+    let ada = user(1, "ada@example.com");
+    f.store.insert_user(&ada, &member(&ada, &m.id)).await.unwrap();
+    let twin = user(2, "ada@example.com");
+    let refused = f.store.insert_user(&twin, &member(&twin, &m.id)).await;
+    assert!(matches!(refused, Err(Error::Validation { ref field, .. }) if field == "email"), "{refused:?}");
+    let nobody = MerchantId::from_trusted("mer_nobody".into());
+    let bob = user(3, "bob@example.com");
+    assert_eq!(f.store.insert_user(&bob, &member(&bob, &nobody)).await, Err(Error::NotFound(Resource::Merchant)));
+    assert_eq!(f.store.user_by_email("bob@example.com").await.unwrap(), None, "nothing of a refused user stays");
+    assert_eq!(f.store.user_by_email("ada@example.com").await.unwrap(), Some(ada.clone()));
+    assert_eq!(f.store.memberships(&ada.id).await.unwrap(), vec![member(&ada, &m.id)]);
+
+    let session = |n: u8| Session {
+        id: SessionId::from_trusted(format!("ses_{n}")),
+        user_id: ada.id.clone(),
+        token_digest: [n; 32],
+        csrf_token: format!("csrf{n}"),
+        created_at: now,
+        last_seen_at: now,
+    };
+    for n in [1, 2, 3] {
+        f.store.insert_session(&session(n)).await.unwrap();
+    }
+    let (found, owner) = f.store.session_by_digest(&[2; 32]).await.unwrap().unwrap();
+    assert_eq!((found, owner), (session(2), ada.clone()));
+    assert_eq!(f.store.session_by_digest(&[9; 32]).await.unwrap(), None);
+    let later = now + chrono::Duration::minutes(5);
+    f.store.touch_session(&session(2).id, later).await.unwrap();
+    assert_eq!(f.store.session_by_digest(&[2; 32]).await.unwrap().unwrap().0.last_seen_at, later);
+    f.store.delete_session(&session(1).id).await.unwrap();
+    assert_eq!(f.store.session_by_digest(&[1; 32]).await.unwrap(), None);
+    assert_eq!(f.store.delete_user_sessions(&ada.id).await.unwrap(), 2);
+    assert_eq!(f.store.session_by_digest(&[3; 32]).await.unwrap(), None);
+    assert_eq!(
+        f.check_values("memberships_role_check").await,
+        Role::ALL.iter().map(|r| r.as_str().to_owned()).collect::<BTreeSet<_>>()
+    );
+}

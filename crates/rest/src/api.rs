@@ -124,6 +124,10 @@ fn routes_app() -> utoipa_actix_web::UtoipaApp<
                 .service(routes::links::duplicate_link)
                 .service(routes::links::get_public_link)
                 .service(routes::links::public_link_checkout)
+                .service(routes::dashboard::create_session)
+                .service(routes::dashboard::get_session)
+                .service(routes::dashboard::end_session)
+                .service(routes::dashboard::end_all_sessions)
                 .configure(webhooks),
         )
 }

@@ -13,4 +13,5 @@ pub mod openapi;
 pub mod query;
 pub mod rebuild;
 pub mod routes;
+pub mod session;
 pub mod wire;

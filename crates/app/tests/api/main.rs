@@ -8,6 +8,7 @@ mod browser;
 mod checkout;
 mod contract;
 mod crash;
+mod dashboard;
 mod deploy;
 mod diagnostics;
 mod emails;

@@ -83,12 +83,32 @@ fn fill(path: &str, ids: &HashMap<&'static str, String>) -> String {
     out.join("/")
 }
 
+/// A fresh dashboard session of the reference's user: its token and CSRF token.
+async fn signed_in(app: &TestApp) -> (String, String) {
+    let body = serde_json::json!({ "email": "ada@example.com", "password": "correct horse battery staple" });
+    let r = app.send(app.http.post(app.url("/v1/dashboard/sessions")).json(&body)).await;
+    let csrf = r.ok(201)["csrfToken"].as_str().unwrap().to_owned();
+    let cookie = r.headers["set-cookie"].to_str().unwrap();
+    let token = cookie.split(';').next().unwrap().trim_start_matches("stablepay_session=").to_owned();
+    (token, csrf)
+}
+
 async fn run(app: &TestApp, key: &str, example: &Example, ids: &HashMap<&'static str, String>) -> (u16, Value) {
     let path = fill(&example.path, ids);
     let method = Method::from_bytes(example.method.as_bytes()).unwrap();
     let mut req = app.http.request(method, app.url(&path));
+    // Each session example its own session (a logout example ends it).
+    let session = if example.headers.iter().any(|(_, v)| v.contains("$STABLEPAY_SESSION")) {
+        Some(signed_in(app).await)
+    } else {
+        None
+    };
     for (k, v) in &example.headers {
         let v = v.replace("$STABLEPAY_KEY", key);
+        let v = match &session {
+            Some((token, csrf)) => v.replace("$STABLEPAY_SESSION", token).replace("$STABLEPAY_CSRF", csrf),
+            None => v,
+        };
         // Each example its own key, so none replays another's answer.
         let v = if k == "Idempotency-Key" { format!("{v}-{}-{}", example.method, path.replace('/', "_")) } else { v };
         req = req.header(k.as_str(), v);
@@ -132,6 +152,9 @@ async fn every_example_of_the_api_reference_is_accepted_as_input() {
     assert!(all.len() > 40, "only {} examples found", all.len());
     let app = TestApp::spawn().await;
     let m = app.merchant("Reference");
+    // The user the dashboard examples sign in as.
+    let args = ["user", "create", "--email", "ada@example.com", "--merchant", &m.id, "--role", "owner"];
+    assert!(app.cli_with_input(&args, "correct horse battery staple\n").0);
     let mut ids: HashMap<&'static str, String> = HashMap::new();
     // Creations first (paths without placeholders), then everything on what they created.
     let (plain, placed): (Vec<&Example>, Vec<&Example>) = all.iter().partition(|e| !e.path.contains('{'));

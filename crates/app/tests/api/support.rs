@@ -209,6 +209,25 @@ impl TestApp {
         (out.status.success(), serde_json::from_str(text.trim()).unwrap_or(Value::Null))
     }
 
+    /// Runs the CLI with `input` on its standard input; returns (success, stdout JSON or Null,
+    /// stderr).
+    pub fn cli_with_input(&self, args: &[&str], input: &str) -> (bool, Value, String) {
+        use std::io::Write;
+        let mut child = std::process::Command::new(BIN)
+            .args(args)
+            .env("DATABASE_URL", self.db.url())
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let value = serde_json::from_str(text.trim()).unwrap_or(Value::Null);
+        (out.status.success(), value, String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+
     pub fn cli_ok(&self, args: &[&str]) -> Value {
         let (ok, value) = self.cli(args);
         assert!(ok, "{args:?} failed: {value}");

@@ -29,6 +29,10 @@ pub const PUBLIC_CHECKOUT: Policy = Policy { name: "public-checkout", quota: 10,
 /// checkout.
 pub const CHECKOUT_TELEMETRY: Policy = Policy { name: "checkout-telemetry", quota: 60, window_seconds: 60 };
 
+/// Dashboard login attempts: 20 per 15 minutes per client address (each attempt checks a
+/// password, which costs the server on purpose).
+pub const DASHBOARD_LOGIN: Policy = Policy { name: "dashboard-login", quota: 20, window_seconds: 900 };
+
 /// What a check answered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Verdict {

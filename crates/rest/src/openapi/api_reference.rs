@@ -192,9 +192,20 @@ fn example(doc: &Value, schema: &Value, name: &str, depth: usize) -> Value {
     }
 }
 
+/// What authenticates `op`: `None` for nothing (no `security`, or only empty requirements),
+/// else the names of its schemes.
+fn schemes(op: &Value) -> Option<Vec<String>> {
+    let names: Vec<String> =
+        op.get("security")?.as_array()?.iter().filter_map(Value::as_object).flat_map(|r| r.keys().cloned()).collect();
+    (!names.is_empty()).then_some(names)
+}
+
 fn auth_of(op: &Value, path: &str) -> &'static str {
-    if op.get("security").is_none() {
+    let Some(schemes) = schemes(op) else {
         return "none (public)";
+    };
+    if schemes.iter().any(|s| s == "session") {
+        return "a dashboard session (the `stablepay_session` cookie; a change also sends `X-CSRF-Token`)";
     }
     if path.starts_with("/v1/test-helpers") {
         return "a secret test key (`sk_test_...`)";
@@ -368,8 +379,15 @@ fn curl(doc: &Value, path: &str, method: &str, op: &Value, body: Option<&Value>,
         .collect();
     let path = if query.is_empty() { path.to_owned() } else { format!("{path}?{}", query.join("&")) };
     let mut curl = format!("curl -X {} \"$STABLEPAY_URL{path}\"", method.to_uppercase());
-    if op.get("security").is_some() {
-        curl.push_str(" \\\n  -H \"Authorization: Bearer $STABLEPAY_KEY\"");
+    match schemes(op) {
+        Some(s) if s.iter().any(|s| s == "session") => {
+            curl.push_str(" \\\n  -H \"Cookie: stablepay_session=$STABLEPAY_SESSION\"");
+        }
+        Some(_) => curl.push_str(" \\\n  -H \"Authorization: Bearer $STABLEPAY_KEY\""),
+        None => {}
+    }
+    if params.iter().any(|p| p["name"] == "X-CSRF-Token") {
+        curl.push_str(" \\\n  -H \"X-CSRF-Token: $STABLEPAY_CSRF\"");
     }
     if params.iter().any(|p| p["name"] == "Idempotency-Key") {
         curl.push_str(" \\\n  -H \"Idempotency-Key: order-1042-attempt-1\"");

@@ -40,6 +40,13 @@ impl Modify for Security {
             SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).bearer_format("API key").build()),
         );
         components.add_security_scheme("apiKey", SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::new("X-API-Key"))));
+        components.add_security_scheme(
+            "session",
+            SecurityScheme::ApiKey(ApiKey::Cookie(ApiKeyValue::with_description(
+                crate::session::COOKIE,
+                "A dashboard session (POST /v1/dashboard/sessions sets it); changes also send X-CSRF-Token",
+            ))),
+        );
     }
 }
 

@@ -206,10 +206,22 @@ fn is_public(operation: &str) -> bool {
     )
 }
 
+/// The codes of the dashboard's session routes (no API key: a session cookie, or none).
+fn dashboard(operation: &str) -> Option<&'static [ErrorCode]> {
+    match operation {
+        "create_session" => Some(&[C::INVALID_CREDENTIALS, C::RATE_LIMITED]),
+        "get_session" => Some(&[C::AUTH_REQUIRED]),
+        "end_session" | "end_all_sessions" => Some(&[C::AUTH_REQUIRED, C::AUTH_FORBIDDEN]),
+        _ => None,
+    }
+}
+
 /// Every code an operation can answer with.
 pub fn codes_of(operation: &str, idempotent: bool) -> Vec<ErrorCode> {
     let mut codes: Vec<ErrorCode> = EVERY.to_vec();
-    if is_public(operation) {
+    if let Some(own) = dashboard(operation) {
+        codes.extend_from_slice(own);
+    } else if is_public(operation) {
         // Public routes are limited per client address (RATE_LIMITED, with Retry-After).
         codes.push(C::RATE_LIMITED);
     } else {
@@ -284,9 +296,6 @@ mod tests {
             // Codes of the spec's later features (operator auth, wallets) and of routes
             // not in this version.
             "PERMISSION_DENIED",
-            "AUTH_REQUIRED",
-            "AUTH_FORBIDDEN",
-            "INVALID_CREDENTIALS",
             "DEFAULT_WALLET_REQUIRED",
             "UNSUPPORTED_DEFAULT_WALLET",
             "SCAN_OR_COPY_UNAVAILABLE",

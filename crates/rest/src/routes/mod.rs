@@ -1,6 +1,7 @@
 //! Route handlers, one module per resource.
 
 pub mod checkout;
+pub mod dashboard;
 pub mod events;
 pub mod exports;
 pub mod health;

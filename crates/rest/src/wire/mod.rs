@@ -4,6 +4,7 @@
 
 pub mod checkout;
 pub mod common;
+pub mod dashboard;
 pub mod diagnostics;
 pub mod events;
 pub mod exports;

@@ -1,0 +1,164 @@
+//! Users, their memberships, their sessions and the rules of each: the email as an account
+//! names it, the password policy, and when a session ends.
+
+use chrono::{DateTime, Duration, Utc};
+
+use crate::account::capability::Role;
+use crate::error::Error;
+use crate::ids::{MerchantId, SessionId, UserId};
+use crate::invoice::validate::check_email;
+
+/// The fewest characters a password may have (OWASP's authentication cheat sheet: 15 without
+/// multi-factor authentication).
+pub const MIN_PASSWORD_CHARS: usize = 15;
+/// The most a password may have: long passphrases fit, and the hash's work stays bounded.
+pub const MAX_PASSWORD_CHARS: usize = 128;
+/// The longest name, in UTF-8 bytes.
+pub const MAX_USER_NAME_BYTES: usize = 200;
+
+/// A person who signs in.
+#[derive(Clone, PartialEq, Eq)]
+pub struct User {
+    /// `usr_...`.
+    pub id: UserId,
+    /// The email, as [`normalize_email`] writes it: unique among users.
+    pub email: String,
+    /// The name shown to the other members.
+    pub name: String,
+    /// The password's Argon2id hash (a PHC string; never logged).
+    pub password_hash: String,
+    /// When the email was verified (the operator's users are verified at creation).
+    pub email_verified_at: Option<DateTime<Utc>>,
+    /// When the account was created.
+    pub created_at: DateTime<Utc>,
+}
+
+impl std::fmt::Debug for User {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("User").field("id", &self.id).field("email", &self.email).finish_non_exhaustive()
+    }
+}
+
+/// A user's role in one merchant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Membership {
+    /// The user.
+    pub user_id: UserId,
+    /// The merchant.
+    pub merchant_id: MerchantId,
+    /// What the user may do there.
+    pub role: Role,
+    /// Since when.
+    pub created_at: DateTime<Utc>,
+}
+
+/// How long sessions last.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SessionSettings {
+    /// A session unused this long ends (12 hours by default).
+    pub idle: Duration,
+    /// A session ends this long after the login, however used (7 days by default).
+    pub absolute: Duration,
+}
+
+impl Default for SessionSettings {
+    fn default() -> Self {
+        Self { idle: Duration::hours(12), absolute: Duration::days(7) }
+    }
+}
+
+/// A signed-in session. Its token (the cookie's value) is never stored: only its SHA-256.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Session {
+    /// `ses_...`.
+    pub id: SessionId,
+    /// Whose.
+    pub user_id: UserId,
+    /// SHA-256 of the token.
+    pub token_digest: [u8; 32],
+    /// What a mutation made with the session must carry (header or form field).
+    pub csrf_token: String,
+    /// The login.
+    pub created_at: DateTime<Utc>,
+    /// The last request made with it.
+    pub last_seen_at: DateTime<Utc>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session").field("id", &self.id).field("user_id", &self.user_id).finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// When it ends if unused from now on: idle after its last use, or its absolute end,
+    /// whichever comes first.
+    pub fn ends_at(&self, settings: &SessionSettings) -> DateTime<Utc> {
+        (self.last_seen_at + settings.idle).min(self.created_at + settings.absolute)
+    }
+
+    /// Whether it still holds at `now`.
+    pub fn is_active(&self, settings: &SessionSettings, now: DateTime<Utc>) -> bool {
+        now < self.ends_at(settings)
+    }
+}
+
+/// The email as accounts keep it: trimmed and lowercased, so one address is one account
+/// however it is typed. Errors: `Validation` (`field`) for an implausible address.
+pub fn normalize_email(field: &str, email: &str) -> Result<String, Error> {
+    let email = email.trim().to_lowercase();
+    check_email(field, &email)?;
+    Ok(email)
+}
+
+/// The password policy (OWASP): [`MIN_PASSWORD_CHARS`] to [`MAX_PASSWORD_CHARS`] characters,
+/// no composition rule, nothing trimmed. Errors: `Validation` (`password`).
+pub fn check_password(password: &str) -> Result<(), Error> {
+    let n = password.chars().count();
+    if n < MIN_PASSWORD_CHARS {
+        return Err(Error::validation("password", format!("must have at least {MIN_PASSWORD_CHARS} characters")));
+    }
+    if n > MAX_PASSWORD_CHARS {
+        return Err(Error::validation("password", format!("must have at most {MAX_PASSWORD_CHARS} characters")));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(text: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc)
+    }
+
+    #[test]
+    fn a_session_ends_when_idle_or_at_its_absolute_end() {
+        let settings = SessionSettings::default();
+        let mut s = Session {
+            id: SessionId::from_trusted("ses_1".into()),
+            user_id: UserId::from_trusted("usr_1".into()),
+            token_digest: [0; 32],
+            csrf_token: "c".into(),
+            created_at: at("2026-11-01T00:00:00Z"),
+            last_seen_at: at("2026-11-01T00:00:00Z"),
+        };
+        assert_eq!(s.ends_at(&settings), at("2026-11-01T12:00:00Z"));
+        assert!(s.is_active(&settings, at("2026-11-01T11:59:59Z")));
+        assert!(!s.is_active(&settings, at("2026-11-01T12:00:00Z")));
+        // Used every few hours, it still ends seven days after the login.
+        s.last_seen_at = at("2026-11-07T20:00:00Z");
+        assert_eq!(s.ends_at(&settings), at("2026-11-08T00:00:00Z"));
+        assert!(!format!("{s:?}").contains("csrf"), "nothing secret in its debug form");
+    }
+
+    #[test]
+    fn emails_and_passwords_follow_their_rules() {
+        assert_eq!(normalize_email("email", "  Ada@Example.COM ").unwrap(), "ada@example.com");
+        assert!(normalize_email("email", "ada").is_err());
+        assert!(check_password("correct horse battery").is_ok());
+        assert!(check_password(&"x".repeat(14)).is_err());
+        assert!(check_password(&"é".repeat(15)).is_ok(), "characters, not bytes");
+        assert!(check_password(&"x".repeat(129)).is_err());
+    }
+}

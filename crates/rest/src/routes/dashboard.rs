@@ -1,0 +1,90 @@
+//! Dashboard sessions (their own tag, outside the merchant API's key authentication): log in,
+//! read the session, log out here or everywhere.
+
+use actix_web::http::StatusCode;
+use actix_web::http::header::{HeaderValue, SET_COOKIE};
+use actix_web::{HttpRequest, HttpResponse, delete, get, post, web};
+use stablepay_domain::ratelimit::DASHBOARD_LOGIN;
+use stablepay_http::error::{ApiError, ErrorCode};
+use stablepay_http::ratelimit::enforce;
+use stablepay_http::respond::ok;
+use stablepay_http::state::AppState;
+
+use crate::json::ApiJson;
+use crate::session::{DashboardSession, cleared_cookie, session_cookie};
+use crate::wire::dashboard::{SessionIn, SessionOut, SessionsEndedOut};
+
+fn with_cookie(mut res: HttpResponse, cookie: &str) -> Result<HttpResponse, ApiError> {
+    let value = HeaderValue::from_str(cookie).map_err(|_| ApiError::internal())?;
+    res.headers_mut().append(SET_COOKIE, value);
+    Ok(res)
+}
+
+/// Log in: a new session, its token in the `stablepay_session` cookie (HttpOnly, SameSite=Lax,
+/// Secure over https). A wrong email and a wrong password answer the same INVALID_CREDENTIALS.
+#[utoipa::path(
+    tag = "dashboard",
+    request_body = SessionIn,
+    responses(
+        (status = 201, description = "The session; Set-Cookie: stablepay_session", body = crate::wire::dashboard::SessionEnvelope),
+        crate::wire::common::Errors
+    ),
+    security(())
+)]
+#[post("/dashboard/sessions")]
+pub async fn create_session(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    body: ApiJson<SessionIn>,
+) -> Result<HttpResponse, ApiError> {
+    enforce(&req, &state, &DASHBOARD_LOGIN, &["login"], ErrorCode::RATE_LIMITED).await?;
+    let ApiJson(body, _) = body;
+    let accounts = state.use_cases.accounts();
+    let signed = accounts.login(&body.email, &body.password).await?;
+    let expires = signed.current.session.ends_at(&accounts.settings);
+    let res = ok(StatusCode::CREATED, &SessionOut::of(&signed.current, expires))?;
+    let pages = state.use_cases.pages();
+    with_cookie(res, &session_cookie(&signed.token, pages, accounts.settings.absolute.num_seconds()))
+}
+
+/// The current session: the user, the merchants they belong to with their roles, and the CSRF
+/// token every change made with the session sends as `X-CSRF-Token`.
+#[utoipa::path(
+    tag = "dashboard",
+    responses((status = 200, description = "The session", body = crate::wire::dashboard::SessionEnvelope), crate::wire::common::Errors),
+    security(("session" = []))
+)]
+#[get("/dashboard/session")]
+pub async fn get_session(s: DashboardSession) -> Result<HttpResponse, ApiError> {
+    let settings = s.state.use_cases.accounts().settings;
+    ok(StatusCode::OK, &SessionOut::of(&s.current, s.current.session.ends_at(&settings)))
+}
+
+/// Log out: ends this session and removes its cookie (`X-CSRF-Token` required).
+#[utoipa::path(
+    tag = "dashboard",
+    params(("X-CSRF-Token" = String, Header, description = "The session's csrfToken")),
+    responses((status = 200, description = "The session ended", body = crate::wire::dashboard::SessionsEndedEnvelope), crate::wire::common::Errors),
+    security(("session" = []))
+)]
+#[delete("/dashboard/sessions/current")]
+pub async fn end_session(s: DashboardSession) -> Result<HttpResponse, ApiError> {
+    s.state.use_cases.accounts().logout(&s.current.session).await?;
+    let res = ok(StatusCode::OK, &SessionsEndedOut { object: "sessions_ended".into(), ended: 1 })?;
+    with_cookie(res, &cleared_cookie(s.state.use_cases.pages()))
+}
+
+/// Log out everywhere: ends every session of the user, this one included
+/// (`X-CSRF-Token` required).
+#[utoipa::path(
+    tag = "dashboard",
+    params(("X-CSRF-Token" = String, Header, description = "The session's csrfToken")),
+    responses((status = 200, description = "The sessions ended", body = crate::wire::dashboard::SessionsEndedEnvelope), crate::wire::common::Errors),
+    security(("session" = []))
+)]
+#[delete("/dashboard/sessions")]
+pub async fn end_all_sessions(s: DashboardSession) -> Result<HttpResponse, ApiError> {
+    let ended = s.state.use_cases.accounts().logout_everywhere(&s.current.user.id).await?;
+    let res = ok(StatusCode::OK, &SessionsEndedOut { object: "sessions_ended".into(), ended })?;
+    with_cookie(res, &cleared_cookie(s.state.use_cases.pages()))
+}

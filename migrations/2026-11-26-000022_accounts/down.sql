@@ -1,0 +1,3 @@
+DROP TABLE sessions;
+DROP TABLE memberships;
+DROP TABLE users;

@@ -111,8 +111,11 @@ async fn the_not_found_wait_starts_again_when_a_reorganisation_removes_the_trans
     w.payment_reaches(&id, "validating").await;
     // Longer than the not-found wait (10 s) since the report.
     tokio::time::sleep(Duration::from_secs(11)).await;
-    // The block is reorganised away, and the chain goes on past where it was final.
+    // The block is reorganised away, and the chain goes on past where it was final. A
+    // reorganisation does not turn the clock back: the new blocks are mined now (anvil's revert
+    // would restart them from the snapshot's time, before the checkout existed).
     w.anvil.revert(before).await;
+    w.anvil.set_next_block_time(chrono::Utc::now().timestamp() + 1).await;
     w.anvil.finalize().await;
     w.payment_reaches(&id, "detected").await;
     tokio::time::sleep(Duration::from_millis(1500)).await;

@@ -101,11 +101,19 @@ impl World {
 
     /// Waits for payment `id` to reach `status`; answers it.
     pub(crate) async fn payment_reaches(&self, id: &str, status: &str) -> Value {
-        eventually(&format!("payment {id} {status}"), || async {
-            let p = self.payment(id).await;
-            (p["status"] == status).then_some(p)
+        let last = std::sync::Mutex::new(Value::Null);
+        let found = tokio::time::timeout(Duration::from_secs(60), async {
+            loop {
+                let p = self.payment(id).await;
+                if p["status"] == status {
+                    return p;
+                }
+                *last.lock().unwrap() = p;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
         })
-        .await
+        .await;
+        found.unwrap_or_else(|_| panic!("payment {id} never became {status}; last seen: {}", last.lock().unwrap()))
     }
 
     pub(crate) async fn event_types(&self) -> Vec<String> {

@@ -122,11 +122,12 @@ async fn load_or_create(adapters: &Adapters) -> Result<DevState> {
     )
     .await
     .map_err(|e| msg(format!("creating the demo merchant: {e}")))?;
-    let (_, secret) = keys::create_api_key(adapters.keys(), crypto, now, &merchant.id, Mode::Test, KeyType::Secret)
-        .await
-        .map_err(|e| msg(e.to_string()))?;
+    let (_, secret) =
+        keys::create_api_key(adapters.keys(), crypto, now, &merchant.id, (Mode::Test, KeyType::Secret), None)
+            .await
+            .map_err(|e| msg(e.to_string()))?;
     let (_, publishable) =
-        keys::create_api_key(adapters.keys(), crypto, now, &merchant.id, Mode::Test, KeyType::Publishable)
+        keys::create_api_key(adapters.keys(), crypto, now, &merchant.id, (Mode::Test, KeyType::Publishable), None)
             .await
             .map_err(|e| msg(e.to_string()))?;
     let state = DevState {

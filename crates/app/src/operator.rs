@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Subcommand, ValueEnum};
 use serde_json::{Value, json};
-use stablepay_domain::api_key::{KeyType, service as keys};
+use stablepay_domain::api_key::{KeyType, Permissions, service as keys};
 use stablepay_domain::ids::{ApiKeyId, MerchantId};
 use stablepay_domain::merchant::model::Merchant;
 use stablepay_domain::merchant::{Token, service as merchants};
@@ -142,6 +142,11 @@ pub enum KeyCommand {
         mode: ModeArg,
         #[arg(long = "type", value_enum)]
         key_type: KeyTypeArg,
+        /// Restrict a secret key to these permissions: FAMILY:read or FAMILY:write, comma
+        /// separated (families: checkout_sessions, invoices, payments, payment_links, webhooks,
+        /// events, exports; write includes read).
+        #[arg(long)]
+        permissions: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -472,61 +477,68 @@ pub async fn merchant(command: MerchantCommand, adapters: &Adapters) -> ExitCode
     }
 }
 
+/// `key create`: a key of `mode` and type, restricted to `permissions` when given.
+async fn create_key(
+    adapters: &Adapters,
+    now: chrono::DateTime<chrono::Utc>,
+    merchant: &str,
+    (mode, key_type): (Mode, KeyType),
+    permissions: Option<&str>,
+) -> Result<(Value, String), Error> {
+    let id = merchant_id(merchant)?;
+    let permissions = permissions.map(Permissions::parse).transpose()?;
+    let (key, secret) =
+        keys::create_api_key(adapters.keys(), adapters.crypto.as_ref(), now, &id, (mode, key_type), permissions)
+            .await?;
+    let restricted = key.permissions.as_ref().map(ToString::to_string);
+    let value = json!({ "id": key.id.as_str(), "key": secret.reveal(), "mode": mode.as_str(),
+        "type": key_type.as_str(), "permissions": restricted });
+    Ok((value, format!("created key {} (shown once): {}", key.id, secret.reveal())))
+}
+
+/// `key list`: a merchant's keys as JSON and as a table.
+async fn list_keys(adapters: &Adapters, merchant: &str) -> Result<(Value, String), Error> {
+    let id = merchant_id(merchant)?;
+    let keys = keys::list_api_keys(adapters.merchants(), adapters.keys(), &id).await?;
+    let mut text = format!(
+        "{:<26} {:<16} {:<5} {:<12} {:<20} {:<20} {}",
+        "ID", "PREFIX", "MODE", "TYPE", "CREATED", "LAST USED", "REVOKED"
+    );
+    let day = |t: Option<chrono::DateTime<chrono::Utc>>| {
+        t.map_or("-".to_owned(), |t| t.format("%Y-%m-%d %H:%M:%S").to_string())
+    };
+    for k in &keys {
+        text.push_str(&format!(
+            "\n{:<26} {:<16} {:<5} {:<12} {:<20} {:<20} {}",
+            k.id.as_str(),
+            k.display_prefix,
+            k.mode.as_str(),
+            k.key_type.as_str(),
+            day(Some(k.created_at)),
+            day(k.last_used_at),
+            day(k.revoked_at)
+        ));
+    }
+    let value = json!({ "keys": keys.iter().map(|k| json!({
+        "id": k.id.as_str(), "prefix": k.display_prefix, "mode": k.mode.as_str(),
+        "type": k.key_type.as_str(), "createdAt": time(Some(k.created_at)),
+        "lastUsedAt": time(k.last_used_at), "revokedAt": time(k.revoked_at),
+        "expiresAt": time(k.expires_at), "permissions": k.permissions.as_ref().map(ToString::to_string),
+    })).collect::<Vec<_>>() });
+    Ok((value, text))
+}
+
 pub async fn key(command: KeyCommand, adapters: &Adapters) -> ExitCode {
     let now = adapters.clock.system_now();
     match command {
-        KeyCommand::Create { merchant, mode, key_type, json } => {
-            let mode = mode.mode();
+        KeyCommand::Create { merchant, mode, key_type, permissions, json } => {
             let key_type = match key_type {
                 KeyTypeArg::Secret => KeyType::Secret,
                 KeyTypeArg::Publishable => KeyType::Publishable,
             };
-            let r = async {
-                let id = merchant_id(&merchant)?;
-                let (key, secret) =
-                    keys::create_api_key(adapters.keys(), adapters.crypto.as_ref(), now, &id, mode, key_type).await?;
-                Ok((
-                    json!({ "id": key.id.as_str(), "key": secret.reveal(), "mode": mode.as_str(), "type": key_type.as_str() }),
-                    format!("created key {} (shown once): {}", key.id, secret.reveal()),
-                ))
-            }
-            .await;
-            finish(json, r)
+            finish(json, create_key(adapters, now, &merchant, (mode.mode(), key_type), permissions.as_deref()).await)
         }
-        KeyCommand::List { merchant, json } => {
-            let r = async {
-                let id = merchant_id(&merchant)?;
-                let keys = keys::list_api_keys(adapters.merchants(), adapters.keys(), &id).await?;
-                let mut text = format!(
-                    "{:<26} {:<16} {:<5} {:<12} {:<20} {:<20} {}",
-                    "ID", "PREFIX", "MODE", "TYPE", "CREATED", "LAST USED", "REVOKED"
-                );
-                let day = |t: Option<chrono::DateTime<chrono::Utc>>| {
-                    t.map_or("-".to_owned(), |t| t.format("%Y-%m-%d %H:%M:%S").to_string())
-                };
-                for k in &keys {
-                    text.push_str(&format!(
-                        "\n{:<26} {:<16} {:<5} {:<12} {:<20} {:<20} {}",
-                        k.id.as_str(),
-                        k.display_prefix,
-                        k.mode.as_str(),
-                        k.key_type.as_str(),
-                        day(Some(k.created_at)),
-                        day(k.last_used_at),
-                        day(k.revoked_at)
-                    ));
-                }
-                let value = json!({ "keys": keys.iter().map(|k| json!({
-                    "id": k.id.as_str(), "prefix": k.display_prefix, "mode": k.mode.as_str(),
-                    "type": k.key_type.as_str(), "createdAt": time(Some(k.created_at)),
-                    "lastUsedAt": time(k.last_used_at), "revokedAt": time(k.revoked_at),
-                    "expiresAt": time(k.expires_at),
-                })).collect::<Vec<_>>() });
-                Ok((value, text))
-            }
-            .await;
-            finish(json, r)
-        }
+        KeyCommand::List { merchant, json } => finish(json, list_keys(adapters, &merchant).await),
         KeyCommand::Revoke { key_id, json } => {
             let r = async {
                 let id = ApiKeyId::parse(&key_id).ok_or(Error::NotFound(Resource::ApiKey))?;

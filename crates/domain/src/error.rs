@@ -172,6 +172,13 @@ pub enum Error {
     /// The merchant is suspended (ACCOUNT_SUSPENDED).
     #[error("the merchant account is suspended")]
     AccountSuspended,
+    /// A restricted key used outside its permissions (PERMISSION_DENIED); names the permission
+    /// it lacks (`invoices:write`, or `unrestricted`).
+    #[error("this key lacks the permission {permission}")]
+    PermissionDenied {
+        /// The permission the request needs.
+        permission: String,
+    },
     /// A dashboard login whose email and password do not match an account; the same for an
     /// unknown email and a wrong password (INVALID_CREDENTIALS).
     #[error("the email or the password is wrong")]

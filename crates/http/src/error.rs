@@ -298,6 +298,7 @@ fn field_code(err: &DomainError) -> Option<ErrorCode> {
         DomainError::ExportCancelled => C::EXPORT_CANCELLED,
         DomainError::ExportExpired => C::EXPORT_EXPIRED,
         DomainError::InvalidApiKey
+        | DomainError::PermissionDenied { .. }
         | DomainError::ExportRangeTooLarge
         | DomainError::ExportSchemaUnsupported { .. }
         | DomainError::ExportNotReady { .. }
@@ -351,6 +352,10 @@ fn with_details(err: DomainError, message: String) -> ApiError {
     };
     match err {
         DomainError::InvalidApiKey => ApiError::new(C::INVALID_API_KEY, "The API key is invalid, revoked or expired."),
+        DomainError::PermissionDenied { permission } => {
+            ApiError::new(C::PERMISSION_DENIED, format!("This restricted key lacks the permission {permission}."))
+                .with_details(json!({ "permission": permission }))
+        }
         DomainError::NotFound(resource) => not_found(resource),
         DomainError::ModeMismatch => {
             ApiError::new(C::MODE_MISMATCH, "The resource belongs to the other mode; use a key of that mode.")

@@ -4,7 +4,7 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
-use stablepay_domain::api_key::{ApiKey, KeyLookup, KeyType};
+use stablepay_domain::api_key::{ApiKey, KeyLookup, KeyType, Permissions};
 use stablepay_domain::ids::{ApiKeyId, MerchantId};
 use stablepay_domain::ports::ApiKeyStore;
 use stablepay_domain::{Error, Mode, Resource};
@@ -27,6 +27,7 @@ struct ApiKeyRow {
     expires_at: Option<DateTime<Utc>>,
     revoked_at: Option<DateTime<Utc>>,
     last_used_at: Option<DateTime<Utc>>,
+    permissions: Option<String>,
 }
 
 impl TryFrom<ApiKeyRow> for ApiKey {
@@ -34,7 +35,9 @@ impl TryFrom<ApiKeyRow> for ApiKey {
 
     fn try_from(row: ApiKeyRow) -> Result<Self, Error> {
         let corrupt = || Error::Internal(format!("api key {} is corrupt", row.id));
+        let permissions = row.permissions.as_deref().map(Permissions::parse).transpose().map_err(|_| corrupt())?;
         Ok(ApiKey {
+            permissions,
             mode: Mode::parse(&row.mode).ok_or_else(corrupt)?,
             key_type: KeyType::parse(&row.key_type).ok_or_else(corrupt)?,
             digest: row.digest.as_slice().try_into().map_err(|_| corrupt())?,
@@ -64,6 +67,7 @@ impl ApiKeyStore for PgStore {
             expires_at: key.expires_at,
             revoked_at: key.revoked_at,
             last_used_at: key.last_used_at,
+            permissions: key.permissions.as_ref().map(ToString::to_string),
         };
         diesel::insert_into(api_keys::table).values(&row).execute(&mut conn).await.map_err(|e| {
             if matches!(

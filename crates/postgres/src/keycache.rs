@@ -198,6 +198,7 @@ mod tests {
             expires_at: None,
             revoked_at: None,
             last_used_at: None,
+            permissions: None,
         };
         KeyLookup { key, merchant, test_clock_offset_seconds: 0 }
     }

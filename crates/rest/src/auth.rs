@@ -4,10 +4,12 @@
 //! the merchant and mode. The plaintext never leaves this module except as a digest.
 
 use actix_web::dev::Payload;
+use actix_web::http::Method;
 use actix_web::http::header::AUTHORIZATION;
 use actix_web::{FromRequest, HttpRequest, web};
 use chrono::{DateTime, Utc};
 use futures_util::future::LocalBoxFuture;
+use stablepay_domain::api_key::permission::{self, Access, ResourceFamily};
 use stablepay_domain::api_key::{ApiKeySecret, KeyType, Principal};
 use stablepay_domain::clock::Clock;
 use stablepay_domain::diagnostics::service::{Diagnostics, MerchantChecks};
@@ -130,6 +132,9 @@ async fn caller(req: HttpRequest) -> Result<Caller, ApiError> {
     let state = req.app_data::<web::Data<AppState>>().ok_or_else(ApiError::internal)?.clone();
     let now = state.use_cases.clock().system_now();
     let principal = state.use_cases.authenticate(&presented, now).await?;
+    if principal.key_type == KeyType::Secret {
+        permission::require(principal.permissions.as_ref(), needed(&req))?;
+    }
     let span = tracing::Span::current();
     span.record("merchant", principal.scope.merchant_id.as_str());
     span.record("mode", principal.scope.mode.as_str());
@@ -144,6 +149,30 @@ async fn caller(req: HttpRequest) -> Result<Caller, ApiError> {
         });
     }
     Ok(Caller::new(state, principal))
+}
+
+/// What a request needs of a restricted key: the resource family of its path, and read (GET,
+/// HEAD) or write (anything else). `None` for the merchant's readiness (`/v1/diagnostics`),
+/// which only an unrestricted key reads. docs/api.md, "Restricted keys", lists the families.
+fn needed(req: &HttpRequest) -> Option<(ResourceFamily, Access)> {
+    let access = if matches!(*req.method(), Method::GET | Method::HEAD) { Access::Read } else { Access::Write };
+    let mut parts = req.path().trim_start_matches("/v1/").split('/');
+    let family = match parts.next()? {
+        "checkout-sessions" => ResourceFamily::CheckoutSessions,
+        "invoices" => ResourceFamily::Invoices,
+        "payments" | "unattributed-transfers" => ResourceFamily::Payments,
+        "payment-links" => ResourceFamily::PaymentLinks,
+        "webhook-endpoints" | "webhook-deliveries" | "webhook-incidents" | "webhooks" => ResourceFamily::Webhooks,
+        "events" => ResourceFamily::Events,
+        "exports" | "reconciliation" | "reconciliation-runs" => ResourceFamily::Exports,
+        "test-helpers" => match parts.next()? {
+            "checkout-sessions" => ResourceFamily::CheckoutSessions,
+            "clock" => ResourceFamily::Invoices,
+            _ => return None,
+        },
+        _ => return None,
+    };
+    Some((family, access))
 }
 
 fn forbidden(message: &str) -> ApiError {

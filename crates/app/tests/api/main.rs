@@ -29,6 +29,7 @@ mod receiver;
 mod reconciliation;
 mod reference;
 mod replicas;
+mod restricted;
 mod statements;
 mod support;
 mod wallet;

@@ -9,6 +9,7 @@ use std::fmt;
 
 use chrono::{DateTime, Utc};
 
+use crate::api_key::permission::Permissions;
 use crate::crypto::Crypto;
 use crate::ids::{ApiKeyId, MerchantId, random_base62};
 use crate::merchant::model::Merchant;
@@ -134,6 +135,8 @@ pub struct ApiKey {
     pub revoked_at: Option<DateTime<Utc>>,
     /// When it was last used, to within [`LAST_USED_PRECISION_SECONDS`].
     pub last_used_at: Option<DateTime<Utc>>,
+    /// A restricted secret key's permissions; `None`: unrestricted.
+    pub permissions: Option<Permissions>,
 }
 
 /// What the store returns for a digest: the key and its merchant.
@@ -161,6 +164,8 @@ pub struct Principal {
     pub merchant: Merchant,
     /// The merchant's test-clock offset when the key was checked.
     pub test_clock_offset_seconds: i64,
+    /// A restricted key's permissions; `None`: the key type's whole access.
+    pub permissions: Option<Permissions>,
     /// The key's use should be recorded now (its last record is older than
     /// [`LAST_USED_PRECISION_SECONDS`]); the adapter does it off the request's path.
     pub record_use: bool,

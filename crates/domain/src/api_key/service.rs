@@ -3,6 +3,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::api_key::model::{ApiKey, ApiKeySecret, KeyType, Principal};
+use crate::api_key::permission::Permissions;
 use crate::api_key::ports::ApiKeyStore;
 use crate::crypto::Crypto;
 use crate::error::Error;
@@ -39,6 +40,7 @@ pub async fn authenticate(
         .is_none_or(|at| (now - at).num_seconds() >= crate::api_key::model::LAST_USED_PRECISION_SECONDS);
     Ok(Principal {
         record_use,
+        permissions: key.permissions,
         scope: Scope::new(key.merchant_id, key.mode),
         key_type: key.key_type,
         key_id: key.id,
@@ -58,16 +60,23 @@ pub async fn list_api_keys(
     keys.list_keys(merchant_id).await
 }
 
-/// Creates a key and returns its record with the plaintext (shown once, never stored).
-/// Errors: `NotFound(Merchant)`.
+/// Creates a key (restricted to `permissions` when given) and returns its record with the
+/// plaintext (shown once, never stored). Errors: `NotFound(Merchant)`; `Validation`
+/// (`permissions`) for a restricted publishable key.
 pub async fn create_api_key(
     store: &dyn ApiKeyStore,
     crypto: &dyn Crypto,
     now: DateTime<Utc>,
     merchant_id: &MerchantId,
-    mode: Mode,
-    key_type: KeyType,
+    (mode, key_type): (Mode, KeyType),
+    permissions: Option<Permissions>,
 ) -> Result<(ApiKey, ApiKeySecret), Error> {
+    if permissions.is_some() && key_type == KeyType::Publishable {
+        return Err(Error::validation(
+            "permissions",
+            "only secret keys are restricted; a publishable key's access is fixed",
+        ));
+    }
     let secret = ApiKeySecret::generate(crypto, mode, key_type);
     let key = ApiKey {
         id: ApiKeyId::generate(crypto),
@@ -80,6 +89,7 @@ pub async fn create_api_key(
         expires_at: None,
         revoked_at: None,
         last_used_at: None,
+        permissions,
     };
     store.insert_key(&key).await?;
     Ok((key, secret))
@@ -119,6 +129,7 @@ mod tests {
             expires_at: None,
             revoked_at: None,
             last_used_at: None,
+            permissions: None,
         }
     }
 
@@ -178,7 +189,7 @@ mod tests {
         store.expect_insert_key().times(1).returning(|_| Ok(()));
         let id = MerchantId::from_trusted("mer_1".into());
         let (key, secret) =
-            create_api_key(&store, &crypto, Utc::now(), &id, Mode::Live, KeyType::Publishable).await.unwrap();
+            create_api_key(&store, &crypto, Utc::now(), &id, (Mode::Live, KeyType::Publishable), None).await.unwrap();
         assert!(secret.reveal().starts_with("pk_live_"));
         assert_eq!(key.digest, secret.digest(&crypto));
         assert_eq!(key.display_prefix, &secret.reveal()[..12]);

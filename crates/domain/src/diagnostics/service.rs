@@ -448,6 +448,7 @@ mod tests {
             expires_at: None,
             revoked_at: revoked.then_some(now),
             last_used_at: used_days_ago.map(|d| now - Duration::days(d)),
+            permissions: None,
         }
     }
 

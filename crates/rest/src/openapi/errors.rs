@@ -11,7 +11,8 @@ const EVERY: &[ErrorCode] =
     &[C::VALIDATION_ERROR, C::REQUEST_TOO_LARGE, C::REQUEST_TIMEOUT, C::INTERNAL_SERVER_ERROR, C::SERVICE_UNAVAILABLE];
 
 /// Codes of authenticated routes.
-const AUTH: &[ErrorCode] = &[C::API_KEY_REQUIRED, C::INVALID_API_KEY, C::API_KEY_FORBIDDEN, C::ACCOUNT_SUSPENDED];
+const AUTH: &[ErrorCode] =
+    &[C::API_KEY_REQUIRED, C::INVALID_API_KEY, C::API_KEY_FORBIDDEN, C::PERMISSION_DENIED, C::ACCOUNT_SUSPENDED];
 
 /// Codes of the routes that take an Idempotency-Key.
 const IDEMPOTENT: &[ErrorCode] = &[C::INVALID_IDEMPOTENCY_KEY, C::IDEMPOTENCY_KEY_CONFLICT];
@@ -295,7 +296,6 @@ mod tests {
         let unused = [
             // Codes of the spec's later features (operator auth, wallets) and of routes
             // not in this version.
-            "PERMISSION_DENIED",
             "DEFAULT_WALLET_REQUIRED",
             "UNSUPPORTED_DEFAULT_WALLET",
             "SCAN_OR_COPY_UNAVAILABLE",

@@ -1,0 +1,1 @@
+ALTER TABLE api_keys DROP COLUMN permissions;

@@ -38,8 +38,30 @@ pub async fn enforce(
     parts: &[&str],
     refusal: ErrorCode,
 ) -> Result<(), ApiError> {
-    let client = client_address(req, &state.trusted_proxies).map_or_else(|| "unknown".to_owned(), |a| a.to_string());
-    let Some(verdict) = state.use_cases.rate_limits().check(policy, &client, parts).await else { return Ok(()) };
+    enforce_as(req, state, policy, &client_of(req, state), parts, refusal).await
+}
+
+/// The client's address as budgets name it.
+pub fn client_of(req: &HttpRequest, state: &AppState) -> String {
+    client_address(req, &state.trusted_proxies).map_or_else(|| "unknown".to_owned(), |a| a.to_string())
+}
+
+/// Gives back the request [`enforce_as`] counted for `who` and `parts` (a failure-only quota:
+/// the attempt succeeded).
+pub async fn refund_as(state: &AppState, policy: &Policy, who: &str, parts: &[&str]) {
+    state.use_cases.rate_limits().refund(policy, who, parts).await;
+}
+
+/// Like [`enforce`], for the budget of `who` (an account, say) rather than the client's.
+pub async fn enforce_as(
+    req: &HttpRequest,
+    state: &AppState,
+    policy: &Policy,
+    who: &str,
+    parts: &[&str],
+    refusal: ErrorCode,
+) -> Result<(), ApiError> {
+    let Some(verdict) = state.use_cases.rate_limits().check(policy, who, parts).await else { return Ok(()) };
     let headers = RateLimitHeaders::of(policy, &verdict);
     if verdict.allowed {
         req.extensions_mut().insert(headers);

@@ -1,6 +1,6 @@
 //! Rate-limit adapters of stablepay, behind the domain's `RateLimiter` port:
 //!
-//! - [`LocalLimiter`]: budgets in this process (governor's GCRA, one keyed limiter per policy);
+//! - [`LocalLimiter`]: budgets in this process (the domain's GCRA, one arrival time per policy and key);
 //! - [`RedisLimiter`]: budgets shared by every replica through Redis (the domain's GCRA rule,
 //!   run atomically by a Lua script, keys expiring with their window);
 //! - [`FailOpen`]: wraps a limiter so that when it cannot answer the request goes through (with a
@@ -49,5 +49,10 @@ impl<L: RateLimiter> RateLimiter for FailOpen<L> {
                 Err(Error::Unavailable)
             }
         }
+    }
+
+    /// Errors: `Unavailable` when the inner limiter failed (the budget stays as it was).
+    async fn refund(&self, policy: &Policy, key: &str) -> Result<(), Error> {
+        self.inner.refund(policy, key).await.map_err(|_| Error::Unavailable)
     }
 }

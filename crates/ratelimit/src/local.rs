@@ -1,30 +1,30 @@
-//! Budgets in this process: one governor keyed limiter (GCRA) per policy.
+//! Budgets in this process: the GCRA step of `stablepay_domain::ratelimit::gcra` (the same rule
+//! the Redis script runs), one arrival time per policy and key, on a monotonic clock.
 
 use std::collections::HashMap;
-use std::num::NonZeroU32;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::Instant;
 
 use async_trait::async_trait;
-use governor::clock::{Clock, DefaultClock};
-use governor::middleware::StateInformationMiddleware;
-use governor::state::keyed::DefaultKeyedStateStore;
-use governor::{Quota, RateLimiter as Governor};
 use stablepay_domain::Error;
 use stablepay_domain::ports::RateLimiter;
-use stablepay_domain::ratelimit::{Policy, Verdict};
-
-type Keyed = Governor<String, DefaultKeyedStateStore<String>, DefaultClock, StateInformationMiddleware>;
+use stablepay_domain::ratelimit::{Policy, Verdict, gcra, gcra_refund};
 
 /// Checks between two clean-ups of keys whose budgets are full again.
 const CLEAN_EVERY: u64 = 4096;
 
-#[derive(Default)]
 pub struct LocalLimiter {
-    limiters: Mutex<HashMap<&'static str, Arc<Keyed>>>,
-    clock: DefaultClock,
+    /// The theoretical arrival time (milliseconds since `start`) per policy and key.
+    tats: Mutex<HashMap<(&'static str, String), i64>>,
+    start: Instant,
     checks: AtomicU64,
+}
+
+impl Default for LocalLimiter {
+    fn default() -> Self {
+        Self { tats: Mutex::new(HashMap::new()), start: Instant::now(), checks: AtomicU64::new(0) }
+    }
 }
 
 impl LocalLimiter {
@@ -32,50 +32,38 @@ impl LocalLimiter {
         Self::default()
     }
 
-    fn limiter(&self, policy: &Policy) -> Result<Arc<Keyed>, Error> {
-        let mut map = self.limiters.lock().map_err(|_| Error::Internal("rate limiter lock".into()))?;
-        if let Some(l) = map.get(policy.name) {
-            return Ok(l.clone());
-        }
-        let quota = NonZeroU32::new(policy.quota).ok_or_else(|| Error::Internal("a quota of 0".into()))?;
-        let period = Duration::from_secs(u64::from(policy.window_seconds)) / policy.quota;
-        let quota =
-            Quota::with_period(period).ok_or_else(|| Error::Internal("a zero period".into()))?.allow_burst(quota);
-        let limiter = Arc::new(Governor::keyed(quota).with_middleware::<StateInformationMiddleware>());
-        map.insert(policy.name, limiter.clone());
-        Ok(limiter)
+    fn now_ms(&self) -> i64 {
+        i64::try_from(self.start.elapsed().as_millis()).unwrap_or(i64::MAX)
     }
 }
 
-fn ceil_seconds(d: Duration) -> u32 {
-    u32::try_from(d.as_millis().div_ceil(1000)).unwrap_or(u32::MAX)
+fn locked() -> Error {
+    Error::Internal("rate limiter lock".into())
 }
 
 #[async_trait]
 impl RateLimiter for LocalLimiter {
     async fn check(&self, policy: &Policy, key: &str) -> Result<Verdict, Error> {
-        let limiter = self.limiter(policy)?;
+        let now = self.now_ms();
+        let mut tats = self.tats.lock().map_err(|_| locked())?;
         if self.checks.fetch_add(1, Ordering::Relaxed) % CLEAN_EVERY == CLEAN_EVERY - 1 {
-            limiter.retain_recent();
+            tats.retain(|_, tat| *tat > now);
         }
-        let period = Duration::from_secs(u64::from(policy.window_seconds)) / policy.quota.max(1);
-        let key = key.to_owned();
-        Ok(match limiter.check_key(&key) {
-            Ok(state) => {
-                let remaining = state.remaining_burst_capacity();
-                let used = policy.quota.saturating_sub(remaining);
-                Verdict { allowed: true, remaining, reset_seconds: ceil_seconds(period * used), retry_after_seconds: 0 }
-            }
-            Err(not_until) => {
-                let wait = not_until.wait_time_from(self.clock.now());
-                Verdict {
-                    allowed: false,
-                    remaining: 0,
-                    reset_seconds: ceil_seconds(period * policy.quota),
-                    retry_after_seconds: ceil_seconds(wait).max(1),
-                }
-            }
-        })
+        let slot = (policy.name, key.to_owned());
+        let (verdict, tat) = gcra(policy, now, tats.get(&slot).copied());
+        tats.insert(slot, tat);
+        Ok(verdict)
+    }
+
+    async fn refund(&self, policy: &Policy, key: &str) -> Result<(), Error> {
+        let now = self.now_ms();
+        let mut tats = self.tats.lock().map_err(|_| locked())?;
+        let slot = (policy.name, key.to_owned());
+        match gcra_refund(policy, now, tats.get(&slot).copied()) {
+            Some(tat) => tats.insert(slot, tat),
+            None => tats.remove(&slot),
+        };
+        Ok(())
     }
 }
 
@@ -84,16 +72,18 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn each_key_has_its_own_budget() {
+    async fn a_quota_refills_per_period_and_a_refund_gives_one_back() {
         let l = LocalLimiter::new();
-        let p = Policy { name: "t", quota: 3, window_seconds: 60 };
-        for left in [2, 1, 0] {
-            let v = l.check(&p, "a").await.unwrap();
-            assert_eq!((v.allowed, v.remaining), (true, left));
+        let p = Policy { name: "p", quota: 3, window_seconds: 3600 };
+        for remaining in [2, 1, 0] {
+            let v = l.check(&p, "k").await.unwrap();
+            assert_eq!((v.allowed, v.remaining), (true, remaining));
         }
-        let refused = l.check(&p, "a").await.unwrap();
-        assert!(!refused.allowed);
-        assert!((19..=20).contains(&refused.retry_after_seconds), "{refused:?}");
-        assert!(l.check(&p, "b").await.unwrap().allowed);
+        let refused = l.check(&p, "k").await.unwrap();
+        assert!(!refused.allowed && refused.retry_after_seconds >= 1199, "{refused:?}");
+        assert!(l.check(&p, "other").await.unwrap().allowed, "keys are apart");
+        l.refund(&p, "k").await.unwrap();
+        assert!(l.check(&p, "k").await.unwrap().allowed);
+        assert!(!l.check(&p, "k").await.unwrap().allowed);
     }
 }

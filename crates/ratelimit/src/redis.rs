@@ -32,6 +32,24 @@ redis.call('SET', KEYS[1], new_tat, 'PX', new_tat - now + 1000)
 return {1, math.floor((now + window - new_tat) / period), new_tat - now, 0}
 "#;
 
+/// Gives back one request: the arrival time moves back one period (the key goes when its
+/// budget is full again).
+const REFUND: &str = r#"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local window = tonumber(ARGV[1])
+local quota = tonumber(ARGV[2])
+local period = math.max(1, math.floor(window / quota))
+local tat = tonumber(redis.call('GET', KEYS[1]) or 0)
+local new_tat = tat - period
+if new_tat <= now then
+  redis.call('DEL', KEYS[1])
+else
+  redis.call('SET', KEYS[1], new_tat, 'PX', new_tat - now + 1000)
+end
+return {1}
+"#;
+
 /// Connections kept for reuse.
 const POOL: usize = 16;
 /// The longest wait for Redis on one check.
@@ -60,7 +78,7 @@ impl RedisLimiter {
         Ok(Self { address, prefix: prefix.to_owned(), idle: Mutex::new(Vec::new()), down_until: Mutex::new(None) })
     }
 
-    async fn eval(&self, key: &str, window_ms: u64, quota: u32) -> Result<Vec<i64>, String> {
+    async fn eval(&self, script: &str, key: &str, window_ms: u64, quota: u32) -> Result<Vec<i64>, String> {
         let pooled = self.idle.lock().ok().and_then(|mut p| p.pop());
         let mut conn = match pooled {
             Some(c) => c,
@@ -70,7 +88,7 @@ impl RedisLimiter {
                 BufReader::new(stream)
             }
         };
-        let args = ["EVAL", SCRIPT, "1", key, &window_ms.to_string(), &quota.to_string()];
+        let args = ["EVAL", script, "1", key, &window_ms.to_string(), &quota.to_string()];
         let mut command = format!("*{}\r\n", args.len()).into_bytes();
         for a in args {
             command.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
@@ -126,7 +144,7 @@ impl RateLimiter for RedisLimiter {
         }
         let full_key = format!("{}:{}:{}", self.prefix, policy.name, key);
         let window_ms = u64::from(policy.window_seconds) * 1000;
-        let answer = tokio::time::timeout(TIMEOUT, self.eval(&full_key, window_ms, policy.quota.max(1))).await;
+        let answer = tokio::time::timeout(TIMEOUT, self.eval(SCRIPT, &full_key, window_ms, policy.quota.max(1))).await;
         match answer {
             Ok(Ok(v)) if v.len() == 4 => Ok(Verdict {
                 allowed: v[0] == 1,
@@ -145,6 +163,17 @@ impl RateLimiter for RedisLimiter {
                 };
                 Err(Error::Internal(format!("Redis at {}: {why}", self.address)))
             }
+        }
+    }
+
+    async fn refund(&self, policy: &Policy, key: &str) -> Result<(), Error> {
+        let full_key = format!("{}:{}:{}", self.prefix, policy.name, key);
+        let window_ms = u64::from(policy.window_seconds) * 1000;
+        let answer = tokio::time::timeout(TIMEOUT, self.eval(REFUND, &full_key, window_ms, policy.quota.max(1))).await;
+        match answer {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(Error::Internal(format!("Redis at {}: {e}", self.address))),
+            Err(_) => Err(Error::Internal(format!("Redis at {}: no answer within {TIMEOUT:?}", self.address))),
         }
     }
 }

@@ -193,3 +193,31 @@ async fn a_session_ends_when_idle_for_twelve_hours_or_seven_days_after_login() {
     let left = db.query("SELECT count(*) FROM sessions", &[]).await.unwrap();
     assert_eq!(left[0].get::<_, i64>(0), 0, "ended sessions are deleted");
 }
+
+#[tokio::test]
+async fn five_failed_logins_close_an_account_for_a_while_and_successes_never_count() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    owner(&app, &m, "ada@example.com");
+    owner(&app, &m, "bob@example.com");
+    for _ in 0..10 {
+        login(&app, "ada@example.com", PASSWORD).await.ok(201);
+    }
+    for _ in 0..5 {
+        login(&app, "ada@example.com", "not the password at all").await.assert_error(401, "INVALID_CREDENTIALS");
+    }
+    // The sixth attempt is refused before the password is looked at, the right one included.
+    let r = login(&app, "ADA@example.com", PASSWORD).await;
+    r.assert_error(429, "RATE_LIMITED");
+    let retry: u64 = r.headers["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=180).contains(&retry), "{retry}");
+    assert_eq!(r.headers["ratelimit-policy"], "\"dashboard-login-account\";q=5;w=900");
+    assert!(r.headers.get("set-cookie").is_none());
+    // Another account from the same address is open.
+    login(&app, "bob@example.com", PASSWORD).await.ok(201);
+    // An email without an account has its quota like any other: nothing tells them apart.
+    for _ in 0..5 {
+        login(&app, "nobody@example.com", PASSWORD).await.assert_error(401, "INVALID_CREDENTIALS");
+    }
+    login(&app, "nobody@example.com", PASSWORD).await.assert_error(429, "RATE_LIMITED");
+}

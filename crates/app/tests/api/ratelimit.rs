@@ -208,3 +208,32 @@ async fn two_processes_share_one_budget_through_redis_and_go_on_without_it() {
     }
     assert!(app.logs().contains("rate limiter unavailable"));
 }
+
+/// The failure-only login quota through Redis: successes on either process are given back,
+/// failures on either count, and the sixth attempt is refused by both.
+#[tokio::test]
+async fn the_failure_only_login_quota_is_shared_through_redis() {
+    let prefix = format!("stablepay-login-{}-{}", std::process::id(), chrono::Utc::now().timestamp_micros());
+    let env = [("REDIS_URL", "redis://127.0.0.1:6379".to_owned()), ("STABLEPAY_REDIS_PREFIX", prefix)];
+    let app = TestApp::spawn_with(fresh_db().await, &env, &[]).await;
+    let (second, _child) = app.sibling(&env).await;
+    let m = app.merchant("Shop");
+    let args = ["user", "create", "--email", "ada@example.com", "--merchant", &m.id, "--role", "owner"];
+    assert!(app.cli_with_input(&args, "correct horse battery staple\n").0);
+    let login = |base: &str, password: &str| {
+        let body = serde_json::json!({ "email": "ada@example.com", "password": password });
+        app.http.post(format!("{base}/v1/dashboard/sessions")).json(&body)
+    };
+    for i in 0..8 {
+        let base = if i % 2 == 0 { app.base.clone() } else { second.clone() };
+        app.send(login(&base, "correct horse battery staple")).await.ok(201);
+    }
+    for i in 0..5 {
+        let base = if i % 2 == 0 { app.base.clone() } else { second.clone() };
+        app.send(login(&base, "a wrong password, long enough")).await.assert_error(401, "INVALID_CREDENTIALS");
+    }
+    for base in [&app.base, &second] {
+        let r = app.send(login(base, "correct horse battery staple")).await;
+        r.assert_error(429, "RATE_LIMITED");
+    }
+}

@@ -29,9 +29,12 @@ pub const PUBLIC_CHECKOUT: Policy = Policy { name: "public-checkout", quota: 10,
 /// checkout.
 pub const CHECKOUT_TELEMETRY: Policy = Policy { name: "checkout-telemetry", quota: 60, window_seconds: 60 };
 
-/// Dashboard login attempts: 20 per 15 minutes per client address (each attempt checks a
-/// password, which costs the server on purpose).
+/// Failed dashboard logins per client address: 20 per 15 minutes (each attempt reserves one,
+/// a successful login gives it back).
 pub const DASHBOARD_LOGIN: Policy = Policy { name: "dashboard-login", quota: 20, window_seconds: 900 };
+/// Failed dashboard logins per account (its normalized email): 5 per 15 minutes, the spec's
+/// failure-only quota (each attempt reserves one, a successful login gives it back).
+pub const DASHBOARD_LOGIN_ACCOUNT: Policy = Policy { name: "dashboard-login-account", quota: 5, window_seconds: 900 };
 
 /// What a check answered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,9 +73,36 @@ pub fn gcra(policy: &Policy, now_ms: i64, tat_ms: Option<i64>) -> (Verdict, i64)
     (verdict, new_tat)
 }
 
+/// Gives back one request a check counted, at `now_ms`, for a key whose arrival time is
+/// `tat_ms`: the new arrival time to store, or `None` when the budget is then full (the key
+/// can be forgotten).
+pub fn gcra_refund(policy: &Policy, now_ms: i64, tat_ms: Option<i64>) -> Option<i64> {
+    let window = i64::from(policy.window_seconds) * 1000;
+    let period = (window / i64::from(policy.quota.max(1))).max(1);
+    tat_ms.map(|tat| tat - period).filter(|tat| *tat > now_ms)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refund_gives_back_one_request() {
+        let p = Policy { name: "p", quota: 5, window_seconds: 900 };
+        let mut tat = None;
+        for _ in 0..5 {
+            let (v, t) = gcra(&p, 0, tat);
+            assert!(v.allowed);
+            tat = Some(t);
+        }
+        assert!(!gcra(&p, 0, tat).0.allowed, "five used");
+        tat = gcra_refund(&p, 0, tat);
+        let (v, t) = gcra(&p, 0, tat);
+        assert!(v.allowed, "the refunded one is available again");
+        assert!(!gcra(&p, 0, Some(t)).0.allowed);
+        assert_eq!(gcra_refund(&p, 0, Some(180_000)), None, "one request's worth left: the budget is full");
+        assert_eq!(gcra_refund(&p, 0, None), None);
+    }
 
     const P: Policy = Policy { name: "p", quota: 10, window_seconds: 60 };
 

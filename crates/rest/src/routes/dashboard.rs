@@ -4,9 +4,11 @@
 use actix_web::http::StatusCode;
 use actix_web::http::header::{HeaderValue, SET_COOKIE};
 use actix_web::{HttpRequest, HttpResponse, delete, get, post, web};
-use stablepay_domain::ratelimit::DASHBOARD_LOGIN;
+use stablepay_domain::Error;
+use stablepay_domain::account::service::SignedIn;
+use stablepay_domain::ratelimit::{DASHBOARD_LOGIN, DASHBOARD_LOGIN_ACCOUNT};
 use stablepay_http::error::{ApiError, ErrorCode};
-use stablepay_http::ratelimit::enforce;
+use stablepay_http::ratelimit::{client_of, enforce_as, refund_as};
 use stablepay_http::respond::ok;
 use stablepay_http::state::AppState;
 
@@ -18,6 +20,28 @@ fn with_cookie(mut res: HttpResponse, cookie: &str) -> Result<HttpResponse, ApiE
     let value = HeaderValue::from_str(cookie).map_err(|_| ApiError::internal())?;
     res.headers_mut().append(SET_COOKIE, value);
     Ok(res)
+}
+
+/// A login within the failure-only quotas (the spec's): each attempt reserves a slot of its
+/// account (5 per 15 minutes) and of its client address (20 per 15 minutes), and only a failed
+/// one keeps them; the next attempt past either answers 429 RATE_LIMITED, the right password
+/// included. An unknown email has its quota like any other (nothing tells it apart).
+async fn throttled_login(req: &HttpRequest, state: &AppState, body: &SessionIn) -> Result<SignedIn, ApiError> {
+    let account = body.email.trim().to_lowercase();
+    let client = client_of(req, state);
+    let (by_account, by_client) = ((&DASHBOARD_LOGIN_ACCOUNT, account.as_str()), (&DASHBOARD_LOGIN, client.as_str()));
+    enforce_as(req, state, by_account.0, by_account.1, &["login"], ErrorCode::RATE_LIMITED).await?;
+    if let Err(refused) = enforce_as(req, state, by_client.0, by_client.1, &["login"], ErrorCode::RATE_LIMITED).await {
+        refund_as(state, by_account.0, by_account.1, &["login"]).await;
+        return Err(refused);
+    }
+    let signed = state.use_cases.accounts().login(&body.email, &body.password).await;
+    if !matches!(signed, Err(Error::InvalidCredentials)) {
+        for (policy, who) in [by_account, by_client] {
+            refund_as(state, policy, who, &["login"]).await;
+        }
+    }
+    Ok(signed?)
 }
 
 /// Log in: a new session, its token in the `stablepay_session` cookie (HttpOnly, SameSite=Lax,
@@ -37,10 +61,9 @@ pub async fn create_session(
     state: web::Data<AppState>,
     body: ApiJson<SessionIn>,
 ) -> Result<HttpResponse, ApiError> {
-    enforce(&req, &state, &DASHBOARD_LOGIN, &["login"], ErrorCode::RATE_LIMITED).await?;
     let ApiJson(body, _) = body;
+    let signed = throttled_login(&req, &state, &body).await?;
     let accounts = state.use_cases.accounts();
-    let signed = accounts.login(&body.email, &body.password).await?;
     let expires = signed.current.session.ends_at(&accounts.settings);
     let res = ok(StatusCode::CREATED, &SessionOut::of(&signed.current, expires))?;
     let pages = state.use_cases.pages();

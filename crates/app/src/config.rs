@@ -49,6 +49,8 @@ pub struct Config {
     pub redis_prefix: String,
     pub trusted_proxies: stablepay_http::client::TrustedProxies,
     pub email: EmailConfig,
+    /// How long dashboard sessions last.
+    pub sessions: stablepay_domain::account::SessionSettings,
 }
 
 /// Email delivery.
@@ -177,6 +179,8 @@ struct FileConfig {
     email_from: Option<String>,
     email_dir: Option<String>,
     smtp_timeout_ms: Option<String>,
+    session_idle_minutes: Option<String>,
+    session_absolute_hours: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -276,6 +280,7 @@ impl Config {
         webhooks.timeout =
             src.millis("STABLEPAY_WEBHOOK_TIMEOUT_MS", &src.file.webhook_timeout_ms, "10000", (100, 10_000))?;
         let email = email(&src)?;
+        let sessions = sessions(&src)?;
         Ok(Self {
             database_url: s.database_url,
             bind: s.bind,
@@ -298,8 +303,22 @@ impl Config {
             redis_prefix,
             trusted_proxies,
             email,
+            sessions,
         })
     }
+}
+
+/// How long dashboard sessions last: idle minutes, and hours after the login.
+fn sessions<E: Fn(&str) -> Option<String>>(
+    src: &Source<'_, E>,
+) -> Result<stablepay_domain::account::SessionSettings, ConfigError> {
+    let f = &src.file;
+    let idle = src.number("STABLEPAY_SESSION_IDLE_MINUTES", &f.session_idle_minutes, "720", (5, 10_080))?;
+    let absolute = src.number("STABLEPAY_SESSION_ABSOLUTE_HOURS", &f.session_absolute_hours, "168", (1, 2160))?;
+    Ok(stablepay_domain::account::SessionSettings {
+        idle: chrono::Duration::minutes(i64::try_from(idle).unwrap_or(720)),
+        absolute: chrono::Duration::hours(i64::try_from(absolute).unwrap_or(168)),
+    })
 }
 
 /// The database, the HTTP server and the worker.
@@ -580,6 +599,12 @@ pub const VARIABLES: &[Variable] = &[
     var("STABLEPAY_BODY_TIMEOUT_MS", "10000", "A request body must arrive within this (then 408)"),
     var("STABLEPAY_MAX_CONNECTIONS", "1024", "Client connections served at once"),
     var("STABLEPAY_BODY_MEMORY_MIB", "256", "Memory shared by request bodies being read"),
+    var("STABLEPAY_SESSION_IDLE_MINUTES", "720", "A dashboard session unused this long ends (5-10080 minutes)"),
+    var(
+        "STABLEPAY_SESSION_ABSOLUTE_HOURS",
+        "168",
+        "A dashboard session ends this long after its login, however used (1-2160 hours)",
+    ),
     var(
         "STABLEPAY_IDEMPOTENCY_LEASE_SECONDS",
         "60",

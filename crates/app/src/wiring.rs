@@ -49,6 +49,8 @@ pub struct Adapters {
     pub explorer_url: String,
     /// How long an uncommitted idempotency claim blocks its retries.
     pub idempotency: stablepay_domain::idempotency::IdempotencySettings,
+    /// How long dashboard sessions last.
+    pub sessions: stablepay_domain::account::SessionSettings,
     /// Authenticated keys, shared by the HTTP workers; emptied by `NOTIFY` on key changes.
     pub key_cache: Arc<stablepay_postgres::KeyCache>,
 }
@@ -112,6 +114,7 @@ impl Adapters {
             idempotency: stablepay_domain::idempotency::IdempotencySettings {
                 lease_seconds: config.idempotency_lease_seconds,
             },
+            sessions: config.sessions,
             limiter,
             sender: Arc::new(sender),
             secret_box: Arc::new(AesSecretBox::new(w.secret_key)),
@@ -171,7 +174,7 @@ impl Adapters {
             webhooks: self.webhook_settings.clone(),
             pages: PublicPages::new(self.public_base_url.clone()).with_explorer(self.explorer_url.clone()),
             idempotency: self.idempotency,
-            sessions: stablepay_domain::account::SessionSettings::default(),
+            sessions: self.sessions,
         }
     }
 

@@ -172,20 +172,21 @@ async fn logouts_need_the_csrf_token_and_end_here_or_everywhere() {
 }
 
 #[tokio::test]
-async fn a_session_ends_when_idle_for_twelve_hours_or_seven_days_after_login() {
-    let app = TestApp::spawn_with(fresh_db().await, &[], &[]).await;
+async fn a_session_ends_when_idle_or_at_its_absolute_end_as_configured() {
+    let env =
+        [("STABLEPAY_SESSION_IDLE_MINUTES", "30".to_owned()), ("STABLEPAY_SESSION_ABSOLUTE_HOURS", "2".to_owned())];
+    let app = TestApp::spawn_with(fresh_db().await, &env, &[]).await;
     let m = app.merchant("Shop");
     owner(&app, &m, "ada@example.com");
     let db = stablepay_test_db::connect(&app.db.url()).await;
-    let (idle, old) = (
-        token_of(&login(&app, "ada@example.com", PASSWORD).await),
-        token_of(&login(&app, "ada@example.com", PASSWORD).await),
-    );
+    let first = login(&app, "ada@example.com", PASSWORD).await;
+    assert!(first.headers["set-cookie"].to_str().unwrap().contains("; Max-Age=7200"), "two hours");
+    let (idle, old) = (token_of(&first), token_of(&login(&app, "ada@example.com", PASSWORD).await));
     let idle_id = session(&app, &idle).await.ok(200)["id"].as_str().unwrap().to_owned();
     let old_id = session(&app, &old).await.ok(200)["id"].as_str().unwrap().to_owned();
     let sql = format!(
-        "UPDATE sessions SET last_seen_at = now() - interval '12 hours 1 minute' WHERE id = '{idle_id}'; \
-         UPDATE sessions SET created_at = now() - interval '7 days 1 minute', last_seen_at = now() WHERE id = '{old_id}'"
+        "UPDATE sessions SET last_seen_at = now() - interval '31 minutes' WHERE id = '{idle_id}'; \
+         UPDATE sessions SET created_at = now() - interval '2 hours 1 minute', last_seen_at = now() WHERE id = '{old_id}'"
     );
     db.batch_execute(&sql).await.unwrap();
     session(&app, &idle).await.assert_error(401, "AUTH_REQUIRED");

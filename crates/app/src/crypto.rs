@@ -35,8 +35,9 @@ impl Crypto for RingCrypto {
 /// lane), salts from the operating system's random source.
 pub struct Argon2Passwords {
     argon: argon2::Argon2<'static>,
-    /// The hash of a random password, checked when a login names no account.
-    dummy: String,
+    /// The hash of a random password, checked when a login names no account (made at the
+    /// first such login, not at start: most processes never need it).
+    dummy: std::sync::OnceLock<String>,
 }
 
 impl Argon2Passwords {
@@ -44,11 +45,16 @@ impl Argon2Passwords {
         let params = argon2::Params::new(19 * 1024, 2, 1, None)
             .map_err(|e| stablepay_domain::Error::Internal(format!("argon2 parameters: {e}")))?;
         let argon = argon2::Argon2::new(argon2::Algorithm::Argon2id, argon2::Version::V0x13, params);
-        let mut this = Self { argon, dummy: String::new() };
-        let mut random = [0u8; 24];
-        RingCrypto::new().fill_random(&mut random);
-        this.dummy = stablepay_domain::ports::PasswordHasher::hash(&this, &String::from_utf8_lossy(&random))?;
-        Ok(this)
+        Ok(Self { argon, dummy: std::sync::OnceLock::new() })
+    }
+
+    fn dummy(&self) -> &str {
+        self.dummy.get_or_init(|| {
+            let mut random = [0u8; 24];
+            RingCrypto::new().fill_random(&mut random);
+            // A hash that never fails to be made: the same parameters, a random password.
+            stablepay_domain::ports::PasswordHasher::hash(self, &String::from_utf8_lossy(&random)).unwrap_or_default()
+        })
     }
 }
 
@@ -65,7 +71,7 @@ impl stablepay_domain::ports::PasswordHasher for Argon2Passwords {
 
     fn verify(&self, password: &str, hash: Option<&str>) -> bool {
         use argon2::password_hash::PasswordVerifier as _;
-        let matches = self.argon.verify_password(password.as_bytes(), hash.unwrap_or(&self.dummy)).is_ok();
+        let matches = self.argon.verify_password(password.as_bytes(), hash.unwrap_or_else(|| self.dummy())).is_ok();
         matches && hash.is_some()
     }
 }

@@ -7,8 +7,8 @@ use std::process::ExitCode;
 
 use clap::{Subcommand, ValueEnum};
 use serde_json::{Value, json};
+use stablepay_domain::Error;
 use stablepay_domain::account::Role;
-use stablepay_domain::{Error, Resource};
 
 use crate::operator::{finish, merchant_id};
 use crate::wiring::Adapters;
@@ -69,7 +69,7 @@ async fn create(
     merchant: &str,
     role: Role,
 ) -> Result<(Value, String), Error> {
-    let merchant = merchant_id(merchant).map_err(|_| Error::NotFound(Resource::Merchant))?;
+    let merchant = merchant_id(merchant)?;
     let password = password_from_stdin()?;
     let name = name.map(str::to_owned).unwrap_or_else(|| email.split('@').next().unwrap_or(email).to_owned());
     let user = adapters.use_cases().accounts().create_user((email, &name, &password), &merchant, role).await?;

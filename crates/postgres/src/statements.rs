@@ -110,6 +110,15 @@ fn export_status(text: &str) -> Result<ExportStatus, Error> {
     ExportStatus::parse(text).ok_or_else(|| corrupt("export status"))
 }
 
+impl PgStore {
+    /// The one statement `query` finds. Errors: `NotFound(Statement)`.
+    async fn one_statement(&self, query: st::BoxedQuery<'_, diesel::pg::Pg>) -> Result<Statement, Error> {
+        let row: Option<StatementRow> =
+            query.select(StatementRow::as_select()).first(&mut *self.conn().await?).await.optional().map_err(db)?;
+        row.ok_or(Error::NotFound(Resource::Statement))?.into_domain()
+    }
+}
+
 #[async_trait]
 impl StatementStore for PgStore {
     async fn set_statement_email(
@@ -233,27 +242,16 @@ impl StatementStore for PgStore {
     }
 
     async fn get_statement(&self, scope: &Scope, id: &StatementId) -> Result<Statement, Error> {
-        let row: Option<StatementRow> = st::table
+        let query = st::table
             .filter(st::id.eq(id.as_str()))
             .filter(st::merchant_id.eq(scope.merchant_id.as_str()))
             .filter(st::mode.eq(scope.mode.as_str()))
-            .select(StatementRow::as_select())
-            .first(&mut *self.conn().await?)
-            .await
-            .optional()
-            .map_err(db)?;
-        row.ok_or(Error::NotFound(Resource::Statement))?.into_domain()
+            .into_boxed();
+        self.one_statement(query).await
     }
 
     async fn statement_by_token(&self, token: &PublicToken) -> Result<Statement, Error> {
-        let row: Option<StatementRow> = st::table
-            .filter(st::token.eq(token.as_str()))
-            .select(StatementRow::as_select())
-            .first(&mut *self.conn().await?)
-            .await
-            .optional()
-            .map_err(db)?;
-        row.ok_or(Error::NotFound(Resource::Statement))?.into_domain()
+        self.one_statement(st::table.filter(st::token.eq(token.as_str())).into_boxed()).await
     }
 
     async fn list_statements(&self, scope: &Scope, limit: u32) -> Result<Vec<Statement>, Error> {

@@ -9,7 +9,7 @@ use futures_util::future::LocalBoxFuture;
 use stablepay_domain::Error;
 use stablepay_domain::account::service::Current;
 use stablepay_domain::ids::PublicToken;
-use stablepay_domain::url::PublicPages;
+use stablepay_domain::url::{HttpUrl, PublicPages};
 use stablepay_http::error::ApiError;
 use stablepay_http::state::AppState;
 
@@ -60,10 +60,10 @@ fn same_secret(a: &str, b: &str) -> bool {
     a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// The origin of the public base URL (`https://pay.example.com`).
-fn origin_of(base: &str) -> &str {
-    let after_scheme = base.find("://").map_or(0, |i| i + 3);
-    base[after_scheme..].find('/').map_or(base, |i| &base[..after_scheme + i])
+/// Whether `origin` (an `Origin` header) is the origin of the public base URL `base`.
+fn is_our_origin(origin: &str, base: &str) -> bool {
+    let origin_of = |text: &str| HttpUrl::parse(text).ok().map(|u| u.origin().to_owned());
+    origin_of(origin).is_some_and(|o| Some(o) == origin_of(base))
 }
 
 /// A mutation's CSRF rule: the session's token in [`CSRF_HEADER`], and, when the browser says
@@ -77,7 +77,7 @@ fn check_csrf(req: &HttpRequest, current: &Current, pages: &PublicPages) -> Resu
             "a change made with a session sends its CSRF token as {CSRF_HEADER}"
         )));
     }
-    let origin_ok = header("Origin").is_none_or(|o| o == origin_of(pages.base()));
+    let origin_ok = header("Origin").is_none_or(|o| is_our_origin(o, pages.base()));
     let site_ok = header("Sec-Fetch-Site").is_none_or(|s| matches!(s, "same-origin" | "none"));
     if !(origin_ok && site_ok) {
         return Err(Error::AuthForbidden("a change made with a session comes from the dashboard's own origin".into()));
@@ -104,9 +104,10 @@ mod tests {
 
     #[test]
     fn origins_and_secrets() {
-        assert_eq!(origin_of("https://pay.example.com"), "https://pay.example.com");
-        assert_eq!(origin_of("https://pay.example.com/base"), "https://pay.example.com");
-        assert_eq!(origin_of("http://127.0.0.1:8080"), "http://127.0.0.1:8080");
+        assert!(is_our_origin("https://pay.example.com", "https://pay.example.com/base"));
+        assert!(is_our_origin("http://127.0.0.1:8080", "http://127.0.0.1:8080"));
+        assert!(!is_our_origin("https://evil.example", "https://pay.example.com"));
+        assert!(!is_our_origin("null", "https://pay.example.com"));
         assert!(same_secret("abc", "abc"));
         assert!(!same_secret("abc", "abd") && !same_secret("abc", "abcd"));
     }

@@ -250,13 +250,7 @@ impl Emails<'_> {
         let merchant = self.merchants.get_merchant(&email.scope.merchant_id).await?;
         let links: Vec<(&str, String)> = StatementFile::ALL
             .iter()
-            .map(|f| {
-                let label = match f {
-                    StatementFile::Invoices => "Invoices",
-                    StatementFile::Payments => "Payments",
-                };
-                (label, self.pages.statement_file(&statement.token, f.as_str()))
-            })
+            .map(|f| (f.label(), self.pages.statement_file(&statement.token, f.as_str())))
             .collect();
         let composed = compose_statement(&merchant.name, email.scope.mode.as_str(), &statement.month.label(), &links);
         let message = EmailMessage {

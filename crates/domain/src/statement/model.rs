@@ -139,6 +139,14 @@ impl StatementFile {
         }
     }
 
+    /// The file's name in words (`Invoices`), as the statement's email names its link.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Invoices => "Invoices",
+            Self::Payments => "Payments",
+        }
+    }
+
     /// Reads a name of [`StatementFile::as_str`].
     pub fn parse(value: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|f| f.as_str() == value)

@@ -51,6 +51,8 @@ pub struct Config {
     pub email: EmailConfig,
     /// How long dashboard sessions last.
     pub sessions: stablepay_domain::account::SessionSettings,
+    /// Who may create an account.
+    pub signup: stablepay_domain::account::link::SignupMode,
 }
 
 /// Email delivery.
@@ -181,6 +183,7 @@ struct FileConfig {
     smtp_timeout_ms: Option<String>,
     session_idle_minutes: Option<String>,
     session_absolute_hours: Option<String>,
+    signup: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -281,6 +284,9 @@ impl Config {
             src.millis("STABLEPAY_WEBHOOK_TIMEOUT_MS", &src.file.webhook_timeout_ms, "10000", (100, 10_000))?;
         let email = email(&src)?;
         let sessions = sessions(&src)?;
+        let signup_text = src.pick("STABLEPAY_SIGNUP", &src.file.signup, "invite");
+        let signup = stablepay_domain::account::link::SignupMode::parse(&signup_text)
+            .ok_or_else(|| bad("STABLEPAY_SIGNUP", &signup_text, "must be closed, invite or open"))?;
         Ok(Self {
             database_url: s.database_url,
             bind: s.bind,
@@ -304,6 +310,7 @@ impl Config {
             trusted_proxies,
             email,
             sessions,
+            signup,
         })
     }
 }
@@ -599,6 +606,11 @@ pub const VARIABLES: &[Variable] = &[
     var("STABLEPAY_BODY_TIMEOUT_MS", "10000", "A request body must arrive within this (then 408)"),
     var("STABLEPAY_MAX_CONNECTIONS", "1024", "Client connections served at once"),
     var("STABLEPAY_BODY_MEMORY_MIB", "256", "Memory shared by request bodies being read"),
+    var(
+        "STABLEPAY_SIGNUP",
+        "invite",
+        "Who creates dashboard accounts: closed (the CLI only), invite (also invitations) or open (anyone, with a new merchant)",
+    ),
     var("STABLEPAY_SESSION_IDLE_MINUTES", "720", "A dashboard session unused this long ends (5-10080 minutes)"),
     var(
         "STABLEPAY_SESSION_ABSOLUTE_HOURS",

@@ -1,6 +1,8 @@
-//! The crypto port on `ring`: the operating system's CSPRNG and SHA-256.
+//! The crypto port on `ring`: the operating system's CSPRNG, SHA-256 and HMAC-SHA-1 (for
+//! one-time codes).
 
 use ring::digest::{SHA256, digest};
+use ring::hmac;
 use ring::rand::{SecureRandom, SystemRandom};
 use stablepay_domain::ports::Crypto;
 
@@ -27,6 +29,13 @@ impl Crypto for RingCrypto {
     fn sha256(&self, data: &[u8]) -> [u8; 32] {
         let mut out = [0u8; 32];
         out.copy_from_slice(digest(&SHA256, data).as_ref());
+        out
+    }
+
+    fn hmac_sha1(&self, key: &[u8], data: &[u8]) -> [u8; 20] {
+        let key = hmac::Key::new(hmac::HMAC_SHA1_FOR_LEGACY_USE_ONLY, key);
+        let mut out = [0u8; 20];
+        out.copy_from_slice(hmac::sign(&key, data).as_ref());
         out
     }
 }

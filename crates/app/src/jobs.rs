@@ -68,11 +68,15 @@ pub async fn run_due(adapters: &Adapters, stop: &tokio::sync::watch::Receiver<bo
     if delivered.failed > 0 {
         tracing::warn!(failed = delivered.failed, "email attempts failed; each is retried with a backoff or given up");
     }
+    let links = adapters.use_cases().accounts().deliver_link_mails(50, lease).await?;
+    if links.sent + links.failed > 0 {
+        tracing::info!(sent = links.sent, failed = links.failed, "account link emails attempted");
+    }
     let purged = adapters.store.purge_expired().await?;
     if purged > 0 {
         tracing::info!(purged, "expired idempotency keys removed");
     }
-    Ok(DuePass { due: report, emails_failed: delivered.failed + delivered.errors.len() })
+    Ok(DuePass { due: report, emails_failed: delivered.failed + delivered.errors.len() + links.failed })
 }
 
 /// Reminder slots are whole days apart and statements monthly: their candidates are scanned at

@@ -49,8 +49,8 @@ pub struct Adapters {
     pub explorer_url: String,
     /// How long an uncommitted idempotency claim blocks its retries.
     pub idempotency: stablepay_domain::idempotency::IdempotencySettings,
-    /// How long dashboard sessions last.
-    pub sessions: stablepay_domain::account::SessionSettings,
+    /// How long dashboard sessions last, and who may sign up.
+    pub accounts: stablepay_domain::account::service::AccountSettings,
     /// Authenticated keys, shared by the HTTP workers; emptied by `NOTIFY` on key changes.
     pub key_cache: Arc<stablepay_postgres::KeyCache>,
 }
@@ -114,7 +114,10 @@ impl Adapters {
             idempotency: stablepay_domain::idempotency::IdempotencySettings {
                 lease_seconds: config.idempotency_lease_seconds,
             },
-            sessions: config.sessions,
+            accounts: stablepay_domain::account::service::AccountSettings {
+                sessions: config.sessions,
+                signup: config.signup,
+            },
             limiter,
             sender: Arc::new(sender),
             secret_box: Arc::new(AesSecretBox::new(w.secret_key)),
@@ -163,6 +166,7 @@ impl Adapters {
             statements: store.clone(),
             accounts: store.clone(),
             passwords: self.passwords.clone(),
+            totp_sealer: self.secret_box.clone(),
             clock: Arc::new(PgClock::new((**store).clone())),
             crypto: self.crypto.clone(),
         }
@@ -174,7 +178,7 @@ impl Adapters {
             webhooks: self.webhook_settings.clone(),
             pages: PublicPages::new(self.public_base_url.clone()).with_explorer(self.explorer_url.clone()),
             idempotency: self.idempotency,
-            sessions: self.sessions,
+            accounts: self.accounts,
         }
     }
 

@@ -1,4 +1,4 @@
-//! The crypto port: randomness and digests. It sits below everything that makes ids, keys or
+//! The crypto port: randomness, digests and the HMAC of one-time codes. It sits below everything that makes ids, keys or
 //! tokens, and imports nothing of the domain.
 
 /// Randomness and digests.
@@ -8,4 +8,6 @@ pub trait Crypto: Send + Sync {
     fn fill_random(&self, buf: &mut [u8]);
     /// SHA-256 of `data`.
     fn sha256(&self, data: &[u8]) -> [u8; 32];
+    /// HMAC-SHA-1 of `data` under `key` (only for RFC 6238 one-time codes, which name it).
+    fn hmac_sha1(&self, key: &[u8], data: &[u8]) -> [u8; 20];
 }

@@ -48,6 +48,10 @@ pub enum Resource {
     ReconciliationRun,
     /// A monthly statement (or its download link).
     Statement,
+    /// A member of a merchant (a user with a membership there).
+    Member,
+    /// An invitation to a merchant.
+    Invitation,
 }
 
 impl Resource {
@@ -67,6 +71,8 @@ impl Resource {
             Resource::Export => "export",
             Resource::ReconciliationRun => "reconciliation_run",
             Resource::Statement => "statement",
+            Resource::Member => "member",
+            Resource::Invitation => "invitation",
         }
     }
 }
@@ -183,6 +189,13 @@ pub enum Error {
     /// unknown email and a wrong password (INVALID_CREDENTIALS).
     #[error("the email or the password is wrong")]
     InvalidCredentials,
+    /// A dashboard login whose password matched an account with two-factor login, and whose
+    /// `otp` was missing (`missing`) or wrong (INVALID_CREDENTIALS, `details.field` `otp`).
+    #[error("{}", if *.missing { "enter the code of your authenticator app, or a recovery code" } else { "the code is wrong or was used already" })]
+    SecondFactor {
+        /// No code was sent (the password was right: ask for the code).
+        missing: bool,
+    },
     /// No dashboard session, or one that ended (AUTH_REQUIRED).
     #[error("sign in first")]
     AuthRequired,
@@ -385,6 +398,15 @@ pub enum Error {
 }
 
 impl Error {
+    /// The same refusal about `field` instead: a shared rule (the password policy) reported
+    /// under the name the request used. Other errors are unchanged.
+    pub fn renamed(self, field: &str) -> Self {
+        match self {
+            Self::Validation { message, .. } => Self::Validation { field: field.to_owned(), message },
+            other => other,
+        }
+    }
+
     /// A [`Error::Validation`] of `field`.
     pub fn validation(field: impl Into<String>, message: impl Into<String>) -> Self {
         Error::Validation { field: field.into(), message: message.into() }

@@ -126,6 +126,10 @@ id_type!(/// A person who signs in to the dashboard.
     UserId, "usr_");
 id_type!(/// A signed-in session of a user (not its token).
     SessionId, "ses_");
+id_type!(/// An emailed account link: verification, password reset or invitation (not its token).
+    AccountLinkId, "alk_");
+id_type!(/// An entry of a merchant's audit log.
+    AuditEntryId, "aud_");
 
 /// An unguessable public token (hosted invoice page, public payment link): 43 base62
 /// characters, about 256 bits.

@@ -18,10 +18,11 @@
 //! | port | feature | what it is |
 //! | --- | --- | --- |
 //! | [`Clock`] | `clock` | each scope's time (the test clock in test mode) |
-//! | [`Crypto`] | `crypto` | randomness and SHA-256 |
+//! | [`Crypto`] | `crypto` | randomness, SHA-256, and HMAC-SHA-1 for one-time codes |
 //! | [`MerchantStore`] | `merchant` | merchants and their live settlement |
-//! | [`AccountStore`] | `account` | users, their memberships and their sessions |
+//! | [`AccountStore`] | `account` | users, memberships, sessions, emailed links, two-factor state and the audit log |
 //! | [`PasswordHasher`] | `account` | password hashes (Argon2id) |
+//! | [`TotpSealer`] | `account` | sealing of two-factor secrets at rest |
 //! | [`ApiKeyStore`] | `api_key` | API key records, looked up by digest |
 //! | [`InvoiceStore`] | `invoice` | invoices with their checkouts, payments and events, saved atomically |
 //! | [`InvoiceRenderer`] | `invoice` | invoice PDFs |
@@ -44,7 +45,7 @@
 //! | [`ReconciliationStore`] | `reconciliation` | a period's figures per token and its discrepancies |
 //! | [`ReconciliationRunStore`] | `reconciliation` | reconciliation runs, their items, and the credited payments and log owners they read |
 
-pub use crate::account::ports::{AccountStore, PasswordHasher};
+pub use crate::account::ports::{AccountStore, PasswordHasher, TotpSealer};
 pub use crate::api_key::ports::ApiKeyStore;
 pub use crate::chain::ports::{Chain, FollowerStore};
 pub use crate::clock::Clock;
@@ -66,7 +67,7 @@ pub use crate::webhook::ports::{SecretBox, WebhookSender, WebhookStore};
 /// The mockall mocks of every port (the `mocks` feature).
 #[cfg(any(test, feature = "mocks"))]
 pub use crate::{
-    account::ports::{MockAccountStore, MockPasswordHasher},
+    account::ports::{MockAccountStore, MockPasswordHasher, MockTotpSealer},
     api_key::ports::MockApiKeyStore,
     chain::ports::{MockChain, MockFollowerStore},
     clock::MockClock,

@@ -28,6 +28,19 @@ impl Crypto for SeqCrypto {
         }
         out
     }
+
+    fn hmac_sha1(&self, key: &[u8], data: &[u8]) -> [u8; 20] {
+        // FNV-1a over everything, once per output byte: each byte depends on every input byte.
+        let mut out = [0u8; 20];
+        let mut acc: u32 = 0x811c_9dc5;
+        for (i, o) in out.iter_mut().enumerate() {
+            for b in data.iter().chain(key).chain(std::iter::once(&u8::try_from(i).unwrap_or(0))) {
+                acc = (acc ^ u32::from(*b)).wrapping_mul(0x0100_0193);
+            }
+            *o = acc.to_be_bytes()[1];
+        }
+        out
+    }
 }
 
 /// A merchant `mer_1` named "Shop" with `status`, test-mode ready (no live settlement, no fee).
@@ -78,6 +91,7 @@ pub fn idle_use_cases() -> crate::use_cases::UseCases {
         statements: Arc::new(MockStatementStore::new()),
         accounts: Arc::new(MockAccountStore::new()),
         passwords: Arc::new(MockPasswordHasher::new()),
+        totp_sealer: Arc::new(MockTotpSealer::new()),
         clock: Arc::new(MockClock::new()),
         crypto: Arc::new(SeqCrypto::default()),
     };

@@ -64,6 +64,12 @@ impl PublicPages {
     pub fn statement_file(&self, token: &PublicToken, file: &str) -> String {
         format!("{}/s/{}/{file}.csv", self.base, token.as_str())
     }
+
+    /// A dashboard page an emailed account link opens (`page`: `verify-email`,
+    /// `reset-password`, `accept-invitation`), with its token.
+    pub fn account_link(&self, page: &str, token: &PublicToken) -> String {
+        format!("{}/dashboard/{page}?token={}", self.base, token.as_str())
+    }
 }
 
 /// An absolute `http` or `https` URL without credentials, at most 2048 bytes.

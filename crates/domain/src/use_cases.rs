@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 
-use crate::account::model::SessionSettings;
-use crate::account::ports::{AccountStore, PasswordHasher};
+use crate::account::ports::{AccountStore, PasswordHasher, TotpSealer};
+use crate::account::service::AccountSettings;
 use crate::account::service::Accounts;
 use crate::api_key::model::{ApiKeySecret, Principal};
 use crate::api_key::ports::ApiKeyStore;
@@ -102,6 +102,8 @@ pub struct Ports {
     pub accounts: Arc<dyn AccountStore>,
     /// Password hashes.
     pub passwords: Arc<dyn PasswordHasher>,
+    /// Sealing of two-factor secrets.
+    pub totp_sealer: Arc<dyn TotpSealer>,
     /// Each scope's time, from the store.
     pub clock: Arc<dyn Clock>,
     /// Randomness and hashes.
@@ -119,8 +121,8 @@ pub struct Settings {
     pub pages: PublicPages,
     /// How long an idempotency claim whose work did not commit blocks its retries.
     pub idempotency: IdempotencySettings,
-    /// How long dashboard sessions last.
-    pub sessions: SessionSettings,
+    /// How long dashboard sessions last, and who may sign up.
+    pub accounts: AccountSettings,
 }
 
 /// The test clock of a merchant after it moved, and what the move set off.
@@ -281,9 +283,12 @@ impl UseCases {
             store: self.ports.accounts.as_ref(),
             merchants: self.ports.merchants.as_ref(),
             hasher: self.ports.passwords.as_ref(),
+            sealer: self.ports.totp_sealer.as_ref(),
             crypto: self.crypto(),
             clock: self.clock(),
-            settings: self.settings.sessions,
+            mailer: self.ports.mailer.as_ref(),
+            pages: &self.settings.pages,
+            settings: self.settings.accounts,
         }
     }
 

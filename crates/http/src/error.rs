@@ -299,6 +299,7 @@ fn field_code(err: &DomainError) -> Option<ErrorCode> {
         DomainError::ExportExpired => C::EXPORT_EXPIRED,
         DomainError::InvalidApiKey
         | DomainError::PermissionDenied { .. }
+        | DomainError::SecondFactor { .. }
         | DomainError::ExportRangeTooLarge
         | DomainError::ExportSchemaUnsupported { .. }
         | DomainError::ExportNotReady { .. }
@@ -356,6 +357,8 @@ fn with_details(err: DomainError, message: String) -> ApiError {
             ApiError::new(C::PERMISSION_DENIED, format!("This restricted key lacks the permission {permission}."))
                 .with_details(json!({ "permission": permission }))
         }
+        DomainError::SecondFactor { missing } => ApiError::field(C::INVALID_CREDENTIALS, "otp", message)
+            .with_details(json!({ "field": "otp", "reason": if missing { "otp_required" } else { "otp_invalid" } })),
         DomainError::NotFound(resource) => not_found(resource),
         DomainError::ModeMismatch => {
             ApiError::new(C::MODE_MISMATCH, "The resource belongs to the other mode; use a key of that mode.")

@@ -13,6 +13,7 @@ pub mod envelope;
 pub mod error;
 pub mod idempotency;
 pub mod middleware;
+pub mod qr;
 pub mod ratelimit;
 pub mod request_id;
 pub mod respond;

@@ -108,27 +108,31 @@ impl TryFrom<MerchantRow> for Merchant {
     }
 }
 
+/// Inserts a merchant with its test clock and its invoice number sequences, inside the
+/// caller's transaction.
+pub(crate) async fn insert_merchant_in(
+    conn: &mut diesel_async::AsyncPgConnection,
+    merchant: &Merchant,
+) -> Result<(), diesel::result::Error> {
+    let row = MerchantRow::from(merchant);
+    diesel::insert_into(merchants::table).values(&row).execute(conn).await?;
+    diesel::insert_into(test_clocks::table)
+        .values((test_clocks::merchant_id.eq(&row.id), test_clocks::offset_seconds.eq(0i64)))
+        .execute(conn)
+        .await?;
+    // Its invoice number sequences, one per mode.
+    diesel::sql_query("SELECT invoice_numbers.create_sequences($1)")
+        .bind::<diesel::sql_types::Text, _>(&row.id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
 #[async_trait]
 impl MerchantStore for PgStore {
     async fn insert_merchant(&self, merchant: &Merchant) -> Result<(), Error> {
         let mut conn = self.conn().await?;
-        let row = MerchantRow::from(merchant);
-        let id = row.id.clone();
-        conn.transaction(async |conn| {
-            diesel::insert_into(merchants::table).values(&row).execute(conn).await?;
-            diesel::insert_into(test_clocks::table)
-                .values((test_clocks::merchant_id.eq(&id), test_clocks::offset_seconds.eq(0i64)))
-                .execute(conn)
-                .await?;
-            // Its invoice number sequences, one per mode.
-            diesel::sql_query("SELECT invoice_numbers.create_sequences($1)")
-                .bind::<diesel::sql_types::Text, _>(&id)
-                .execute(conn)
-                .await?;
-            Ok::<_, diesel::result::Error>(())
-        })
-        .await
-        .map_err(db)
+        conn.transaction(async |conn| insert_merchant_in(conn, merchant).await).await.map_err(db)
     }
 
     async fn get_merchant(&self, id: &MerchantId) -> Result<Merchant, Error> {

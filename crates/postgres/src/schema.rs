@@ -21,6 +21,7 @@ diesel::table! {
         logo_digest -> Nullable<Text>,
         logo_width -> Nullable<Int4>,
         logo_height -> Nullable<Int4>,
+        require_two_factor -> Bool,
     }
 }
 
@@ -489,6 +490,10 @@ diesel::table! {
         password_hash -> Text,
         email_verified_at -> Nullable<Timestamptz>,
         created_at -> Timestamptz,
+        totp_secret -> Nullable<Bytea>,
+        totp_pending -> Nullable<Bytea>,
+        totp_last_step -> Nullable<Int8>,
+        two_factor_since -> Nullable<Timestamptz>,
     }
 }
 
@@ -512,7 +517,53 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    recovery_codes (user_id, digest) {
+        user_id -> Text,
+        digest -> Bytea,
+        used_at -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    account_links (id) {
+        id -> Text,
+        purpose -> Text,
+        email -> Text,
+        user_id -> Nullable<Text>,
+        merchant_id -> Nullable<Text>,
+        role -> Nullable<Text>,
+        invited_by -> Nullable<Text>,
+        token_digest -> Nullable<Bytea>,
+        expires_at -> Timestamptz,
+        used_at -> Nullable<Timestamptz>,
+        created_at -> Timestamptz,
+        mail_status -> Text,
+        mail_attempts -> Int4,
+        mail_next_attempt_at -> Timestamptz,
+        mail_last_error -> Nullable<Text>,
+        mail_sent_at -> Nullable<Timestamptz>,
+        mail_lease_until -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    audit_log (seq) {
+        seq -> Int8,
+        id -> Text,
+        merchant_id -> Text,
+        actor_id -> Nullable<Text>,
+        actor_email -> Nullable<Text>,
+        action -> Text,
+        target -> Nullable<Text>,
+        detail -> Text,
+        at -> Timestamptz,
+    }
+}
+
 diesel::joinable!(payments -> invoices (invoice_id));
+diesel::joinable!(memberships -> users (user_id));
+diesel::joinable!(memberships -> merchants (merchant_id));
 diesel::joinable!(sessions -> users (user_id));
 diesel::joinable!(reconciliation_items -> reconciliation_runs (run_id));
 diesel::joinable!(export_chunks -> exports (export_id));
@@ -547,4 +598,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     users,
     memberships,
     sessions,
+    recovery_codes,
+    account_links,
+    audit_log,
 );

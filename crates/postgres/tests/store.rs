@@ -1069,22 +1069,24 @@ async fn users_sessions_and_memberships_keep_their_rules() {
         name: "Ada".into(),
         password_hash: "$argon2id$...".into(),
         email_verified_at: Some(now),
+        two_factor_since: None,
         created_at: now,
     };
     let member = |u: &User, merchant: &MerchantId| Membership {
         user_id: u.id.clone(),
         merchant_id: merchant.clone(),
         role: Role::Owner,
+        requires_two_factor: false,
         created_at: now,
     };
     let ada = user(1, "ada@example.com");
-    f.store.insert_user(&ada, &member(&ada, &m.id)).await.unwrap();
+    f.store.insert_user(&ada, &member(&ada, &m.id), &[]).await.unwrap();
     let twin = user(2, "ada@example.com");
-    let refused = f.store.insert_user(&twin, &member(&twin, &m.id)).await;
+    let refused = f.store.insert_user(&twin, &member(&twin, &m.id), &[]).await;
     assert!(matches!(refused, Err(Error::Validation { ref field, .. }) if field == "email"), "{refused:?}");
     let nobody = MerchantId::from_trusted("mer_nobody".into());
     let bob = user(3, "bob@example.com");
-    assert_eq!(f.store.insert_user(&bob, &member(&bob, &nobody)).await, Err(Error::NotFound(Resource::Merchant)));
+    assert_eq!(f.store.insert_user(&bob, &member(&bob, &nobody), &[]).await, Err(Error::NotFound(Resource::Merchant)));
     assert_eq!(f.store.user_by_email("bob@example.com").await.unwrap(), None, "nothing of a refused user stays");
     assert_eq!(f.store.user_by_email("ada@example.com").await.unwrap(), Some(ada.clone()));
     assert_eq!(f.store.memberships(&ada.id).await.unwrap(), vec![member(&ada, &m.id)]);
@@ -1098,7 +1100,7 @@ async fn users_sessions_and_memberships_keep_their_rules() {
         last_seen_at: now,
     };
     for n in [1, 2, 3] {
-        f.store.insert_session(&session(n)).await.unwrap();
+        f.store.insert_session(&session(n), &[]).await.unwrap();
     }
     let (found, owner) = f.store.session_by_digest(&[2; 32]).await.unwrap().unwrap();
     assert_eq!((found, owner), (session(2), ada.clone()));
@@ -1108,10 +1110,163 @@ async fn users_sessions_and_memberships_keep_their_rules() {
     assert_eq!(f.store.session_by_digest(&[2; 32]).await.unwrap().unwrap().0.last_seen_at, later);
     f.store.delete_session(&session(1).id).await.unwrap();
     assert_eq!(f.store.session_by_digest(&[1; 32]).await.unwrap(), None);
-    assert_eq!(f.store.delete_user_sessions(&ada.id).await.unwrap(), 2);
+    assert_eq!(f.store.delete_user_sessions(&ada.id, Some(session(3).id), &[]).await.unwrap(), 1);
+    assert!(f.store.session_by_digest(&[3; 32]).await.unwrap().is_some(), "the session kept stays");
+    assert_eq!(f.store.delete_user_sessions(&ada.id, None, &[]).await.unwrap(), 1);
     assert_eq!(f.store.session_by_digest(&[3; 32]).await.unwrap(), None);
     assert_eq!(
         f.check_values("memberships_role_check").await,
         Role::ALL.iter().map(|r| r.as_str().to_owned()).collect::<BTreeSet<_>>()
+    );
+}
+
+/// Emailed links: a new link of a kind replaces the unused earlier one, its email is claimed
+/// once, its token is found by digest, and it is used once (a second use changes nothing);
+/// two-factor steps are taken once and recovery codes used once; the last owner stays even
+/// when two removals race; the audit log pages newest first.
+#[tokio::test]
+async fn links_two_factor_and_the_team_keep_their_rules() {
+    use stablepay_domain::account::link::{AccountLink, Invitation, LinkEffect, LinkPurpose};
+    use stablepay_domain::account::ports::{AccountStore, MembershipChange};
+    use stablepay_domain::account::totp::SealedTotp;
+    use stablepay_domain::account::{AuditAction, AuditEntry, Membership, Role, User};
+    use stablepay_domain::ids::{AccountLinkId, AuditEntryId, UserId};
+    let f = Fixture::new().await;
+    let m = f.merchant("M").await;
+    let now = chrono::SubsecRound::trunc_subsecs(Utc::now(), 6) - chrono::Duration::seconds(5);
+    let user = |n: u8| User {
+        id: UserId::from_trusted(format!("usr_{n}")),
+        email: format!("u{n}@example.com"),
+        name: "U".into(),
+        password_hash: "old".into(),
+        email_verified_at: None,
+        two_factor_since: None,
+        created_at: now,
+    };
+    let member = |u: &User, role: Role| Membership {
+        user_id: u.id.clone(),
+        merchant_id: m.id.clone(),
+        role,
+        requires_two_factor: false,
+        created_at: now,
+    };
+    let (a, b) = (user(1), user(2));
+    f.store.insert_user(&a, &member(&a, Role::Owner), &[]).await.unwrap();
+    f.store.insert_user(&b, &member(&b, Role::Owner), &[]).await.unwrap();
+
+    // A reset link replaces the earlier one; the email is claimed once.
+    let link = |n: u8| {
+        AccountLink::new(
+            AccountLinkId::from_trusted(format!("alk_{n}")),
+            (LinkPurpose::ResetPassword, "u1@example.com"),
+            Some(a.id.clone()),
+            None,
+            now,
+        )
+    };
+    f.store.insert_link(&link(1), &[]).await.unwrap();
+    f.store.insert_link(&link(2), &[]).await.unwrap();
+    let claimed = f.store.claim_link_mails(10, 60).await.unwrap();
+    assert_eq!(
+        claimed.iter().map(|l| l.id.to_string()).collect::<Vec<_>>(),
+        ["alk_2"],
+        "the replaced link's email is skipped"
+    );
+    assert!(f.store.claim_link_mails(10, 60).await.unwrap().is_empty(), "leased");
+    f.store.set_link_token(&link(1).id, &[1; 32]).await.unwrap();
+    f.store.set_link_token(&link(2).id, &[2; 32]).await.unwrap();
+    let first = f.store.link_by_digest(&[1; 32]).await.unwrap().unwrap();
+    assert!(first.used_at.is_some(), "replaced by the newer link");
+    let mut second = f.store.link_by_digest(&[2; 32]).await.unwrap().unwrap();
+    assert_eq!(second.used_at, None);
+    second.mail_sent(now);
+    f.store.record_link_mail(&second).await.unwrap();
+    let effect = LinkEffect::SetPassword { user: a.id.clone(), password_hash: "new".into() };
+    f.store
+        .insert_session(
+            &stablepay_domain::account::Session {
+                id: stablepay_domain::ids::SessionId::from_trusted("ses_1".into()),
+                user_id: a.id.clone(),
+                token_digest: [7; 32],
+                csrf_token: "c".into(),
+                created_at: now,
+                last_seen_at: now,
+            },
+            &[],
+        )
+        .await
+        .unwrap();
+    assert!(f.store.consume_link(&second.id, now, &effect, &[]).await.unwrap());
+    assert!(!f.store.consume_link(&second.id, now, &effect, &[]).await.unwrap(), "once");
+    let a_now = f.store.user_by_id(&a.id).await.unwrap().unwrap();
+    assert_eq!(a_now.password_hash, "new");
+    assert!(a_now.email_verified_at.is_some(), "the link reached the address");
+    assert_eq!(f.store.session_by_digest(&[7; 32]).await.unwrap(), None, "every session ended");
+
+    // An invitation for a new user: the user and the membership in one transaction.
+    let invitation = Invitation { merchant_id: m.id.clone(), role: Role::Viewer, invited_by: Some(a.id.clone()) };
+    let inv = AccountLink::new(
+        AccountLinkId::from_trusted("alk_9".into()),
+        (LinkPurpose::Invitation, "new@example.com"),
+        None,
+        Some(invitation),
+        now,
+    );
+    f.store.insert_link(&inv, &[]).await.unwrap();
+    assert_eq!(f.store.invitations(&m.id, now).await.unwrap().len(), 1);
+    let newcomer = User { email: "new@example.com".into(), ..user(3) };
+    let join = LinkEffect::Join { new_user: Some(newcomer.clone()), membership: member(&newcomer, Role::Viewer) };
+    assert!(f.store.consume_link(&inv.id, now, &join, &[]).await.unwrap());
+    assert!(f.store.invitations(&m.id, now).await.unwrap().is_empty());
+    assert_eq!(f.store.members(&m.id).await.unwrap().len(), 3);
+
+    // Two-factor: a step once, a recovery code once.
+    f.store.set_pending_two_factor(&a.id, &SealedTotp(vec![1, 2, 3])).await.unwrap();
+    assert!(f.store.enable_two_factor(&a.id, 100, now, &[[5; 32]], &[]).await.unwrap());
+    let record = f.store.two_factor(&a.id).await.unwrap();
+    assert_eq!((record.secret, record.pending, record.last_step), (Some(SealedTotp(vec![1, 2, 3])), None, Some(100)));
+    assert!(!f.store.use_totp_step(&a.id, 100).await.unwrap(), "the enrolment's code is used");
+    assert!(f.store.use_totp_step(&a.id, 101).await.unwrap());
+    assert!(!f.store.use_totp_step(&a.id, 101).await.unwrap());
+    assert_eq!(f.store.recovery_codes_left(&a.id).await.unwrap(), 1);
+    assert!(f.store.use_recovery_code(&a.id, &[5; 32], now, &[]).await.unwrap());
+    assert!(!f.store.use_recovery_code(&a.id, &[5; 32], now, &[]).await.unwrap());
+    f.store.disable_two_factor(&a.id, &[]).await.unwrap();
+    assert_eq!(f.store.two_factor(&a.id).await.unwrap().secret, None);
+
+    // Two owners, two removals at once: one of them is refused.
+    let (x, y) = tokio::join!(
+        f.store.change_membership(&m.id, &a.id, MembershipChange::Remove, &[]),
+        f.store.change_membership(&m.id, &b.id, MembershipChange::Remove, &[]),
+    );
+    assert_eq!([x.is_ok(), y.is_ok()].iter().filter(|ok| **ok).count(), 1, "{x:?} {y:?}");
+    let refused = if x.is_ok() { y } else { x };
+    assert!(matches!(refused, Err(Error::AuthForbidden(_))), "{refused:?}");
+    let owners = f.store.members(&m.id).await.unwrap().into_iter().filter(|(m, _)| m.role == Role::Owner).count();
+    assert_eq!(owners, 1);
+
+    // The audit log, newest first, paged by id.
+    for n in 1..=3u8 {
+        let e = AuditEntry {
+            id: AuditEntryId::from_trusted(format!("aud_{n}")),
+            merchant_id: m.id.clone(),
+            actor: None,
+            actor_email: None,
+            action: AuditAction::SecurityChanged,
+            target: None,
+            detail: format!("change {n}"),
+            at: now,
+        };
+        f.store.set_require_two_factor(&m.id, n % 2 == 1, &[e]).await.unwrap();
+    }
+    let page = f.store.audit_log(&m.id, 2, None).await.unwrap();
+    assert_eq!(page.iter().map(|e| e.id.to_string()).collect::<Vec<_>>(), ["aud_3", "aud_2"]);
+    let rest = f.store.audit_log(&m.id, 2, Some(AuditEntryId::from_trusted("aud_2".into()))).await.unwrap();
+    assert_eq!(rest.iter().map(|e| e.id.to_string()).collect::<Vec<_>>(), ["aud_1"]);
+    let viewer = f.store.memberships(&newcomer.id).await.unwrap();
+    assert!(viewer[0].requires_two_factor, "the merchant's setting is read with the membership");
+    assert_eq!(
+        f.check_values("account_links_purpose_check").await,
+        LinkPurpose::ALL.iter().map(|p| p.as_str().to_owned()).collect::<BTreeSet<_>>()
     );
 }

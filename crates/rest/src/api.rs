@@ -128,8 +128,34 @@ fn routes_app() -> utoipa_actix_web::UtoipaApp<
                 .service(routes::dashboard::get_session)
                 .service(routes::dashboard::end_session)
                 .service(routes::dashboard::end_all_sessions)
+                .configure(accounts)
                 .configure(webhooks),
         )
+}
+
+/// The dashboard's account routes: sign-up, emailed links, password, two-factor login, and a
+/// merchant's team.
+fn accounts(cfg: &mut ServiceConfig) {
+    use routes::dashboard::{account, team, two_factor};
+    cfg.service(account::signup)
+        .service(account::request_reset)
+        .service(account::confirm_reset)
+        .service(account::confirm_verification)
+        .service(account::resend_verification)
+        .service(account::accept_invitation)
+        .service(account::change_password)
+        .service(two_factor::get_two_factor)
+        .service(two_factor::start_two_factor)
+        .service(two_factor::confirm_two_factor)
+        .service(two_factor::disable_two_factor)
+        .service(team::list_members)
+        .service(team::change_member)
+        .service(team::remove_member)
+        .service(team::create_invitation)
+        .service(team::list_invitations)
+        .service(team::revoke_invitation)
+        .service(team::set_security)
+        .service(team::audit_log);
 }
 
 /// The routes of the merchant's books and support: exports, reconciliation, readiness.

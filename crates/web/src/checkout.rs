@@ -67,7 +67,7 @@ fn live_payment(v: &CheckoutView) -> Markup {
             Ok(()) => {
                 section.way aria-labelledby="way-scan" {
                     h2 id="way-scan" { "Scan with a wallet app" }
-                    @if let Some(svg) = crate::qr::svg(&v.payment_uri()) {
+                    @if let Some(svg) = stablepay_http::qr::svg(&v.payment_uri()) {
                         div.qr role="img" aria-label=(format!("QR code: send {} {token} on Polygon", money(&v.amount_due))) { (PreEscaped(svg)) }
                     }
                     p.help { "The code asks your wallet for exactly this transfer (EIP-681)." }

@@ -13,7 +13,6 @@ pub mod checkout;
 pub mod invoice;
 pub mod link;
 pub mod page;
-pub mod qr;
 pub mod statement;
 
 use actix_web::web::ServiceConfig;

@@ -29,6 +29,8 @@ pub struct User {
     pub password_hash: String,
     /// When the email was verified (the operator's users are verified at creation).
     pub email_verified_at: Option<DateTime<Utc>>,
+    /// Since when two-factor login is on (none: off).
+    pub two_factor_since: Option<DateTime<Utc>>,
     /// When the account was created.
     pub created_at: DateTime<Utc>,
 }
@@ -48,6 +50,9 @@ pub struct Membership {
     pub merchant_id: MerchantId,
     /// What the user may do there.
     pub role: Role,
+    /// Whether the merchant requires two-factor login of its members (its setting, read with
+    /// the membership).
+    pub requires_two_factor: bool,
     /// Since when.
     pub created_at: DateTime<Utc>,
 }

@@ -1,12 +1,17 @@
 //! What accounts need: a password hasher (Argon2id in the adapter) and the store of users,
-//! memberships and sessions.
+//! memberships, sessions, emailed links, two-factor secrets and the audit log.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
+use crate::account::audit::AuditEntry;
+use crate::account::capability::Role;
+use crate::account::link::{AccountLink, LinkEffect};
 use crate::account::model::{Membership, Session, User};
+use crate::account::totp::{SealedTotp, TotpSecret};
 use crate::error::Error;
-use crate::ids::{SessionId, UserId};
+use crate::ids::{AccountLinkId, AuditEntryId, MerchantId, SessionId, UserId};
+use crate::merchant::model::Merchant;
 
 /// Hashes and checks passwords.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
@@ -21,26 +26,170 @@ pub trait PasswordHasher: Send + Sync {
     fn verify<'a>(&self, password: &str, hash: Option<&'a str>) -> bool;
 }
 
+/// Keeps two-factor secrets sealed at rest (the server computes codes from them, so they are
+/// encrypted, not hashed; the operator's `STABLEPAY_SECRET_KEY`).
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+pub trait TotpSealer: Send + Sync {
+    /// Errors: `FeatureUnavailable` when no key is configured.
+    fn seal_totp(&self, secret: &TotpSecret) -> Result<SealedTotp, Error>;
+    /// Errors: `FeatureUnavailable` when no key is configured; `Internal` when it does not
+    /// open with the key.
+    fn open_totp(&self, sealed: &SealedTotp) -> Result<TotpSecret, Error>;
+}
+
+/// A user's two-factor state as stored (the secrets sealed).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TwoFactorRecord {
+    /// The secret in use (two-factor login is on).
+    pub secret: Option<SealedTotp>,
+    /// A secret being enrolled (shown, not yet confirmed by a code).
+    pub pending: Option<SealedTotp>,
+    /// The step of the last code accepted (no code is accepted twice).
+    pub last_step: Option<i64>,
+}
+
+/// A change of one membership.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MembershipChange {
+    /// A new role.
+    SetRole(Role),
+    /// The membership ends.
+    Remove,
+}
+
 /// Users, their memberships and their sessions. Users are not scoped by merchant: a user may
-/// belong to several; a membership names its merchant.
+/// belong to several; a membership names its merchant, and every merchant-side read and change
+/// names it too. Every change takes the audit entries that record it, written in its
+/// transaction.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
 pub trait AccountStore: Send + Sync {
     /// Inserts a user with its first membership, in one transaction. Errors: `Validation`
     /// (`email`) when a user has that email; `NotFound(Merchant)` for an unknown merchant.
-    async fn insert_user(&self, user: &User, membership: &Membership) -> Result<(), Error>;
+    async fn insert_user(&self, user: &User, membership: &Membership, audit: &[AuditEntry]) -> Result<(), Error>;
+    /// Inserts a merchant, its first owner and the owner's verification link, in one
+    /// transaction (an open sign-up). Errors: `Validation` (`email`) when a user has that email.
+    async fn insert_signup(
+        &self,
+        merchant: &Merchant,
+        user: &User,
+        membership: &Membership,
+        link: &AccountLink,
+    ) -> Result<(), Error>;
     /// The user with this (normalized) email.
     async fn user_by_email(&self, email: &str) -> Result<Option<User>, Error>;
+    /// The user with this id.
+    async fn user_by_id(&self, id: &UserId) -> Result<Option<User>, Error>;
     /// The user's memberships, oldest first.
     async fn memberships(&self, user: &UserId) -> Result<Vec<Membership>, Error>;
     /// Inserts a new session.
-    async fn insert_session(&self, session: &Session) -> Result<(), Error>;
+    async fn insert_session(&self, session: &Session, audit: &[AuditEntry]) -> Result<(), Error>;
     /// The session whose token has this digest, with its user.
     async fn session_by_digest(&self, digest: &[u8; 32]) -> Result<Option<(Session, User)>, Error>;
     /// Records a use of the session at `at`.
     async fn touch_session(&self, id: &SessionId, at: DateTime<Utc>) -> Result<(), Error>;
+    /// Gives the session a new token and CSRF token (after a privilege change).
+    async fn rotate_session(&self, id: &SessionId, digest: &[u8; 32], csrf_token: &str) -> Result<(), Error>;
     /// Ends one session.
     async fn delete_session(&self, id: &SessionId) -> Result<(), Error>;
-    /// Ends every session of the user; answers how many.
-    async fn delete_user_sessions(&self, user: &UserId) -> Result<u64, Error>;
+    /// Ends every session of the user but `keep`; answers how many.
+    async fn delete_user_sessions(
+        &self,
+        user: &UserId,
+        keep: Option<SessionId>,
+        audit: &[AuditEntry],
+    ) -> Result<u64, Error>;
+    /// Replaces the user's password hash and ends every session of theirs but `keep`.
+    async fn set_password(
+        &self,
+        user: &UserId,
+        password_hash: &str,
+        keep: Option<SessionId>,
+        audit: &[AuditEntry],
+    ) -> Result<(), Error>;
+
+    /// Inserts a link (its email queued), marking used the unused links it replaces: those of
+    /// the same purposes, email and (for an invitation) merchant.
+    async fn insert_link(&self, link: &AccountLink, audit: &[AuditEntry]) -> Result<(), Error>;
+    /// The link whose last emailed token has this digest.
+    async fn link_by_digest(&self, digest: &[u8; 32]) -> Result<Option<AccountLink>, Error>;
+    /// Claims up to `limit` links whose email is due (by the real clock) for `lease_seconds`.
+    async fn claim_link_mails(&self, limit: u32, lease_seconds: u32) -> Result<Vec<AccountLink>, Error>;
+    /// Records the digest of the token about to be emailed (before the email is sent, so a
+    /// sent token always works).
+    async fn set_link_token(&self, id: &AccountLinkId, digest: &[u8; 32]) -> Result<(), Error>;
+    /// Writes the link's email state after an attempt, ending its lease.
+    async fn record_link_mail(&self, link: &AccountLink) -> Result<(), Error>;
+    /// Marks the link used at `at` and applies `effect`, in one transaction; `false` (and
+    /// nothing changed) when it was used meanwhile. Errors: `Validation` (`email`) when the
+    /// effect creates a user whose email exists.
+    async fn consume_link(
+        &self,
+        id: &AccountLinkId,
+        at: DateTime<Utc>,
+        effect: &LinkEffect,
+        audit: &[AuditEntry],
+    ) -> Result<bool, Error>;
+    /// The merchant's invitations that are neither used nor expired at `now`, newest first.
+    async fn invitations(&self, merchant: &MerchantId, now: DateTime<Utc>) -> Result<Vec<AccountLink>, Error>;
+    /// Revokes one of the merchant's unused invitations; `false` when there is none.
+    async fn revoke_invitation(
+        &self,
+        merchant: &MerchantId,
+        id: &AccountLinkId,
+        at: DateTime<Utc>,
+        audit: &[AuditEntry],
+    ) -> Result<bool, Error>;
+
+    /// The user's two-factor state.
+    async fn two_factor(&self, user: &UserId) -> Result<TwoFactorRecord, Error>;
+    /// Stores a secret being enrolled (replacing an earlier one not confirmed).
+    async fn set_pending_two_factor(&self, user: &UserId, sealed: &SealedTotp) -> Result<(), Error>;
+    /// Turns two-factor login on with the pending secret, `step` as the last code used, and
+    /// the recovery codes' digests (replacing any earlier ones); `false` when nothing is pending.
+    async fn enable_two_factor(
+        &self,
+        user: &UserId,
+        step: i64,
+        at: DateTime<Utc>,
+        recovery_digests: &[[u8; 32]],
+        audit: &[AuditEntry],
+    ) -> Result<bool, Error>;
+    /// Turns two-factor login off: the secrets and recovery codes are deleted.
+    async fn disable_two_factor(&self, user: &UserId, audit: &[AuditEntry]) -> Result<(), Error>;
+    /// Records `step` as the last code used, if it is after the last one; `false` otherwise
+    /// (the code was used already).
+    async fn use_totp_step(&self, user: &UserId, step: i64) -> Result<bool, Error>;
+    /// Marks the user's unused recovery code with this digest used; `false` when there is none.
+    async fn use_recovery_code(
+        &self,
+        user: &UserId,
+        digest: &[u8; 32],
+        at: DateTime<Utc>,
+        audit: &[AuditEntry],
+    ) -> Result<bool, Error>;
+    /// How many unused recovery codes the user has.
+    async fn recovery_codes_left(&self, user: &UserId) -> Result<u32, Error>;
+
+    /// The merchant's members with their users, oldest first.
+    async fn members(&self, merchant: &MerchantId) -> Result<Vec<(Membership, User)>, Error>;
+    /// Changes one membership under the last-owner rule, checked with the merchant's
+    /// memberships locked (see `account::members::check_change`). Errors: `NotFound(Member)`;
+    /// `AuthForbidden` from the rule.
+    async fn change_membership(
+        &self,
+        merchant: &MerchantId,
+        user: &UserId,
+        change: MembershipChange,
+        audit: &[AuditEntry],
+    ) -> Result<Membership, Error>;
+    /// Sets whether the merchant requires two-factor login of its members.
+    async fn set_require_two_factor(&self, merchant: &MerchantId, on: bool, audit: &[AuditEntry]) -> Result<(), Error>;
+    /// Up to `limit` entries of the merchant's audit log, newest first, after `before`.
+    async fn audit_log(
+        &self,
+        merchant: &MerchantId,
+        limit: u32,
+        before: Option<AuditEntryId>,
+    ) -> Result<Vec<AuditEntry>, Error>;
 }

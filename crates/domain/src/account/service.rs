@@ -1,37 +1,63 @@
 //! The account use cases: the operator's user creation, login (the same answer, in about the
-//! same time, for an unknown email and a wrong password), the session behind a cookie (ended
-//! when idle or past its absolute end), logout, and logout everywhere.
+//! same time, for an unknown email and a wrong password; a second factor when the account has
+//! one), the session behind a cookie (ended when idle or past its absolute end), logout, logout
+//! everywhere, password change, and what a member may do in a merchant (`Current::require`).
+//! Emailed links live in `links`, two-factor login in `two_factor`, the team in `team`.
 
 use chrono::Duration;
 
-use crate::account::capability::Role;
+use crate::account::audit::{Actor, AuditAction, AuditEntry};
+use crate::account::capability::{Action, Role, require};
+use crate::account::link::SignupMode;
 use crate::account::model::{
     MAX_USER_NAME_BYTES, Membership, Session, SessionSettings, User, check_password, normalize_email,
 };
-use crate::account::ports::{AccountStore, PasswordHasher};
+use crate::account::ports::{AccountStore, PasswordHasher, TotpSealer};
 use crate::clock::Clock;
 use crate::crypto::Crypto;
-use crate::error::Error;
+use crate::email::ports::Mailer;
+use crate::error::{Error, Resource};
 use crate::ids::{MerchantId, PublicToken, SessionId, UserId};
 use crate::merchant::ports::MerchantStore;
+use crate::mode::Mode;
+use crate::url::PublicPages;
+
+pub mod links;
+pub mod team;
+pub mod two_factor;
 
 /// A session's last use is written at most this often (a request within it reads only).
 pub const TOUCH_EVERY_SECONDS: i64 = 60;
 
 /// The account use cases.
 pub struct Accounts<'a> {
-    /// Users, memberships and sessions.
+    /// Users, memberships, sessions, links, two-factor state and the audit log.
     pub store: &'a dyn AccountStore,
     /// Merchants (a membership's must exist).
     pub merchants: &'a dyn MerchantStore,
     /// Password hashes.
     pub hasher: &'a dyn PasswordHasher,
+    /// Two-factor secrets at rest.
+    pub sealer: &'a dyn TotpSealer,
     /// Ids and tokens.
     pub crypto: &'a dyn Crypto,
     /// The real time (sessions do not follow a test clock).
     pub clock: &'a dyn Clock,
+    /// Sends the links' emails.
+    pub mailer: &'a dyn Mailer,
+    /// Where the emailed links point.
+    pub pages: &'a PublicPages,
+    /// How long sessions last, and who may create an account.
+    pub settings: AccountSettings,
+}
+
+/// The operator's account settings.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AccountSettings {
     /// How long sessions last.
-    pub settings: SessionSettings,
+    pub sessions: SessionSettings,
+    /// Who may create an account (`STABLEPAY_SIGNUP`).
+    pub signup: SignupMode,
 }
 
 /// A new session and the token its cookie carries (shown once, never stored).
@@ -54,7 +80,71 @@ pub struct Current {
     pub memberships: Vec<Membership>,
 }
 
+impl Current {
+    /// The user's membership of `merchant`. Errors: `NotFound(Merchant)` when they have none
+    /// (another merchant's id is unknown to them).
+    pub fn membership(&self, merchant: &MerchantId) -> Result<&Membership, Error> {
+        self.memberships.iter().find(|m| &m.merchant_id == merchant).ok_or(Error::NotFound(Resource::Merchant))
+    }
+
+    /// The merchants that require two-factor login while the user has none: every action
+    /// there waits for the enrolment.
+    pub fn two_factor_required_by(&self) -> Vec<&MerchantId> {
+        if self.user.two_factor_since.is_some() {
+            return Vec::new();
+        }
+        self.memberships.iter().filter(|m| m.requires_two_factor).map(|m| &m.merchant_id).collect()
+    }
+
+    /// What the user may do in `merchant` and `mode`: a member, enrolled in two-factor login
+    /// when the merchant requires it, with a verified email for live mode, and a role allowed
+    /// `action`. Errors: `NotFound(Merchant)`; `AuthForbidden` saying which rule refused.
+    pub fn require(&self, merchant: &MerchantId, mode: Mode, action: Action) -> Result<&Membership, Error> {
+        let membership = self.membership(merchant)?;
+        if membership.requires_two_factor && self.user.two_factor_since.is_none() {
+            return Err(Error::AuthForbidden("this merchant requires two-factor login: enrol it first".into()));
+        }
+        if mode == Mode::Live && self.user.email_verified_at.is_none() {
+            return Err(Error::AuthForbidden("verify your email to use live mode".into()));
+        }
+        require(membership.role, action, mode)?;
+        Ok(membership)
+    }
+
+    /// The user as an audit entry names them.
+    pub fn actor(&self) -> Actor<'_> {
+        Actor { id: Some(&self.user.id), email: Some(&self.user.email) }
+    }
+}
+
+/// A name as accounts keep it: trimmed, 1 to 200 bytes on one line. Errors: `Validation`
+/// (`field`).
+pub fn check_name(field: &str, name: &str) -> Result<String, Error> {
+    let name = name.trim();
+    if name.is_empty() || name.len() > MAX_USER_NAME_BYTES || name.chars().any(char::is_control) {
+        return Err(Error::validation(field, format!("must be 1 to {MAX_USER_NAME_BYTES} bytes on one line")));
+    }
+    Ok(name.to_owned())
+}
+
 impl Accounts<'_> {
+    /// One audit entry for each merchant the user belongs to.
+    async fn audit_everywhere(
+        &self,
+        user: &User,
+        (action, detail): (AuditAction, &str),
+    ) -> Result<Vec<AuditEntry>, Error> {
+        let now = self.clock.system_now();
+        let actor = Actor { id: Some(&user.id), email: Some(&user.email) };
+        Ok(self
+            .store
+            .memberships(&user.id)
+            .await?
+            .iter()
+            .map(|m| AuditEntry::new(self.crypto, &m.merchant_id, actor, (action, None, detail.to_owned()), now))
+            .collect())
+    }
+
     /// The operator's `stablepay user create`: a user (email verified) who is `role` of
     /// `merchant`. Errors: `Validation` (`email`, `name`, `password`); `NotFound(Merchant)`.
     pub async fn create_user(
@@ -64,29 +154,39 @@ impl Accounts<'_> {
         role: Role,
     ) -> Result<User, Error> {
         let email = normalize_email("email", email)?;
-        let name = name.trim();
-        if name.is_empty() || name.len() > MAX_USER_NAME_BYTES || name.chars().any(char::is_control) {
-            return Err(Error::validation("name", format!("must be 1 to {MAX_USER_NAME_BYTES} bytes on one line")));
-        }
+        let name = check_name("name", name)?;
         check_password(password)?;
         self.merchants.get_merchant(merchant).await?;
         let now = self.clock.system_now();
         let user = User {
             id: UserId::generate(self.crypto),
             email,
-            name: name.to_owned(),
+            name,
             password_hash: self.hasher.hash(password)?,
             email_verified_at: Some(now),
+            two_factor_since: None,
             created_at: now,
         };
-        let membership = Membership { user_id: user.id.clone(), merchant_id: merchant.clone(), role, created_at: now };
-        self.store.insert_user(&user, &membership).await?;
+        let membership = Membership {
+            user_id: user.id.clone(),
+            merchant_id: merchant.clone(),
+            role,
+            requires_two_factor: false,
+            created_at: now,
+        };
+        let detail = format!("joined as {} (operator)", role.as_str());
+        let actor = Actor { id: None, email: None };
+        let audit =
+            AuditEntry::new(self.crypto, merchant, actor, (AuditAction::MemberJoined, Some(&user.email), detail), now);
+        self.store.insert_user(&user, &membership, &[audit]).await?;
         Ok(user)
     }
 
-    /// A new session for the account of `email` and `password`. Errors: `InvalidCredentials`,
-    /// the same for an unknown email (after a password check's time) and a wrong password.
-    pub async fn login(&self, email: &str, password: &str) -> Result<SignedIn, Error> {
+    /// A new session for the account of `email` and `password`, and of `otp` (a code of the
+    /// authenticator or a recovery code) when the account has two-factor login. Errors:
+    /// `InvalidCredentials`, the same for an unknown email (after a password check's time) and
+    /// a wrong password; `SecondFactor` when the password matched but `otp` is missing or wrong.
+    pub async fn login(&self, email: &str, password: &str, otp: Option<&str>) -> Result<SignedIn, Error> {
         let user = match normalize_email("email", email) {
             Ok(email) => self.store.user_by_email(&email).await?,
             Err(_) => None,
@@ -96,19 +196,42 @@ impl Accounts<'_> {
         let Some(user) = user.filter(|_| matches) else {
             return Err(Error::InvalidCredentials);
         };
+        if user.two_factor_since.is_some() {
+            let otp = otp.filter(|o| !o.trim().is_empty()).ok_or(Error::SecondFactor { missing: true })?;
+            self.check_second_factor(&user, otp).await?;
+        }
+        let audit = self.audit_everywhere(&user, (AuditAction::LoggedIn, "signed in")).await?;
+        let (session, token) = self.new_session(&user.id);
+        self.store.insert_session(&session, &audit).await?;
+        let memberships = self.store.memberships(&user.id).await?;
+        Ok(SignedIn { current: Current { session, user, memberships }, token })
+    }
+
+    /// A new session of `user` at the real time, and its token.
+    fn new_session(&self, user: &UserId) -> (Session, PublicToken) {
         let now = self.clock.system_now();
         let token = PublicToken::generate(self.crypto);
         let session = Session {
             id: SessionId::generate(self.crypto),
-            user_id: user.id.clone(),
+            user_id: user.clone(),
             token_digest: self.crypto.sha256(token.as_str().as_bytes()),
             csrf_token: PublicToken::generate(self.crypto).as_str().to_owned(),
             created_at: now,
             last_seen_at: now,
         };
-        self.store.insert_session(&session).await?;
-        let memberships = self.store.memberships(&user.id).await?;
-        Ok(SignedIn { current: Current { session, user, memberships }, token })
+        (session, token)
+    }
+
+    /// Gives the session a new token and CSRF token (after a privilege change: no fixation);
+    /// answers the new token.
+    pub async fn rotate(&self, current: &mut Current) -> Result<PublicToken, Error> {
+        let token = PublicToken::generate(self.crypto);
+        let digest = self.crypto.sha256(token.as_str().as_bytes());
+        let csrf = PublicToken::generate(self.crypto).as_str().to_owned();
+        self.store.rotate_session(&current.session.id, &digest, &csrf).await?;
+        current.session.token_digest = digest;
+        current.session.csrf_token = csrf;
+        Ok(token)
     }
 
     /// The session behind a cookie's `token`, with its user and memberships; its use is
@@ -118,7 +241,7 @@ impl Accounts<'_> {
         let digest = self.crypto.sha256(token.as_str().as_bytes());
         let (mut session, user) = self.store.session_by_digest(&digest).await?.ok_or(Error::AuthRequired)?;
         let now = self.clock.system_now();
-        if !session.is_active(&self.settings, now) {
+        if !session.is_active(&self.settings.sessions, now) {
             self.store.delete_session(&session.id).await?;
             return Err(Error::AuthRequired);
         }
@@ -136,8 +259,29 @@ impl Accounts<'_> {
     }
 
     /// Ends every session of the user (logout everywhere); answers how many.
-    pub async fn logout_everywhere(&self, user: &UserId) -> Result<u64, Error> {
-        self.store.delete_user_sessions(user).await
+    pub async fn logout_everywhere(&self, user: &User) -> Result<u64, Error> {
+        let audit = self.audit_everywhere(user, (AuditAction::LoggedOutEverywhere, "every session ended")).await?;
+        self.store.delete_user_sessions(&user.id, None, &audit).await
+    }
+
+    /// Changes the signed-in user's password after checking the current one; every other
+    /// session of theirs ends and this one gets a new token (answered). Errors: `Validation`
+    /// (`new_password`); `InvalidCredentials` (`current_password` wrong).
+    pub async fn change_password(
+        &self,
+        current: &mut Current,
+        current_password: &str,
+        new_password: &str,
+    ) -> Result<PublicToken, Error> {
+        check_password(new_password).map_err(|e| e.renamed("new_password"))?;
+        if !self.hasher.verify(current_password, Some(&current.user.password_hash)) {
+            return Err(Error::InvalidCredentials);
+        }
+        let hash = self.hasher.hash(new_password)?;
+        let audit = self.audit_everywhere(&current.user, (AuditAction::PasswordChanged, "changed")).await?;
+        self.store.set_password(&current.user.id, &hash, Some(current.session.id.clone()), &audit).await?;
+        current.user.password_hash = hash;
+        self.rotate(current).await
     }
 }
 

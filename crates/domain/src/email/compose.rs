@@ -293,6 +293,39 @@ pub fn compose_statement(merchant: &str, mode: &str, month: &str, links: &[(&str
     Composed { subject, text: text.join("\n"), html: h }
 }
 
+/// A notice from the service itself (not from a merchant): one button and a note.
+#[derive(Clone, Copy, Debug)]
+pub struct Notice<'a> {
+    /// The subject line.
+    pub subject: &'a str,
+    /// What happened and why the email came.
+    pub intro: &'a str,
+    /// The button's words.
+    pub button: &'a str,
+    /// Where the button leads.
+    pub url: &'a str,
+    /// The small print under the button.
+    pub note: &'a str,
+}
+
+/// The email of a notice: a greeting, why it came, one button (its link also written out in
+/// the text part) and the note.
+pub fn compose_notice(n: &Notice<'_>) -> Composed {
+    let greeting = "Hello,";
+    let text =
+        [greeting, "", n.intro, "", &format!("{}: {}", n.button, n.url), "", n.note, "", "— stablepay"].join("\n");
+    let heading = Heading { title: n.subject, merchant: "stablepay", logo: None };
+    let mut h = html_open(&heading, greeting, n.intro);
+    h.push_str(&format!(
+        "<p style=\"margin:0 0 10px\"><a href=\"{}\" style=\"display:inline-block;background:#1d4ed8;color:#ffffff;text-decoration:none;padding:10px 18px;border-radius:6px;font-weight:bold\">{}</a></p>",
+        escape(n.url),
+        escape(n.button)
+    ));
+    h.push_str(&format!("<p style=\"margin:12px 0 0;color:#4b5563;font-size:13px\">{}</p>", escape(n.note)));
+    html_close(&mut h, "stablepay", &[]);
+    Composed { subject: n.subject.to_owned(), text, html: h }
+}
+
 /// `text` on one line: every control character (a line break, a tab) becomes a space.
 pub fn one_line(text: &str) -> String {
     text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect()

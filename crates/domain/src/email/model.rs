@@ -88,6 +88,12 @@ pub enum EmailAbout {
     Statement(StatementId),
 }
 
+/// How long the outbox waits after `attempts` failed attempts: 30 seconds doubled per
+/// attempt, at most an hour.
+pub fn retry_delay(attempts: u32) -> Duration {
+    Duration::seconds(30i64.saturating_mul(1i64 << attempts.saturating_sub(1).min(20)).min(3600))
+}
+
 /// One email in the outbox.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OutboundEmail {
@@ -189,8 +195,7 @@ impl OutboundEmail {
         if permanent || self.attempts >= MAX_ATTEMPTS {
             self.status = EmailStatus::Failed;
         } else {
-            let seconds = 30i64.saturating_mul(1i64 << (self.attempts - 1).min(20)).min(3600);
-            self.next_attempt_at = now + Duration::seconds(seconds);
+            self.next_attempt_at = now + retry_delay(self.attempts);
         }
     }
 

@@ -36,6 +36,20 @@ pub async fn create_merchant(
     website: Option<&str>,
     options: MerchantOptions,
 ) -> Result<Merchant, Error> {
+    let merchant = new_merchant(crypto, now, name, website, options)?;
+    store.insert_merchant(&merchant).await?;
+    Ok(merchant)
+}
+
+/// A new merchant as [`create_merchant`] makes it, checked but not stored (an open sign-up
+/// stores it with its first owner). Errors: as [`create_merchant`]'s.
+pub fn new_merchant(
+    crypto: &dyn Crypto,
+    now: DateTime<Utc>,
+    name: &str,
+    website: Option<&str>,
+    options: MerchantOptions,
+) -> Result<Merchant, Error> {
     let name = name.trim();
     if name.is_empty() || name.len() > MAX_NAME_BYTES {
         return Err(Error::validation("name", "name must be 1-200 bytes"));
@@ -67,7 +81,6 @@ pub async fn create_merchant(
         profile: MerchantProfile::default(),
         logo: None,
     };
-    store.insert_merchant(&merchant).await?;
     Ok(merchant)
 }
 

@@ -35,6 +35,11 @@ pub const DASHBOARD_LOGIN: Policy = Policy { name: "dashboard-login", quota: 20,
 /// Failed dashboard logins per account (its normalized email): 5 per 15 minutes, the spec's
 /// failure-only quota (each attempt reserves one, a successful login gives it back).
 pub const DASHBOARD_LOGIN_ACCOUNT: Policy = Policy { name: "dashboard-login-account", quota: 5, window_seconds: 900 };
+/// Account emails asked for (sign-up, password reset, a new verification link) per recipient:
+/// 5 per hour, so nobody floods an inbox through the service.
+pub const DASHBOARD_EMAIL: Policy = Policy { name: "dashboard-email", quota: 5, window_seconds: 3600 };
+/// Account emails asked for per client address: 30 per hour.
+pub const DASHBOARD_EMAIL_CLIENT: Policy = Policy { name: "dashboard-email-client", quota: 30, window_seconds: 3600 };
 
 /// What a check answered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -207,12 +207,27 @@ fn is_public(operation: &str) -> bool {
     )
 }
 
-/// The codes of the dashboard's session routes (no API key: a session cookie, or none).
+/// The codes of the dashboard's routes (no API key: a session cookie, or none).
 fn dashboard(operation: &str) -> Option<&'static [ErrorCode]> {
+    const SESSION: &[ErrorCode] = &[C::AUTH_REQUIRED];
+    const CHANGE: &[ErrorCode] = &[C::AUTH_REQUIRED, C::AUTH_FORBIDDEN];
+    const TEAM: &[ErrorCode] = &[C::AUTH_REQUIRED, C::AUTH_FORBIDDEN, C::NOT_FOUND];
     match operation {
         "create_session" => Some(&[C::INVALID_CREDENTIALS, C::RATE_LIMITED]),
-        "get_session" => Some(&[C::AUTH_REQUIRED]),
-        "end_session" | "end_all_sessions" => Some(&[C::AUTH_REQUIRED, C::AUTH_FORBIDDEN]),
+        "signup" => Some(&[C::FEATURE_UNAVAILABLE, C::RATE_LIMITED]),
+        "request_reset" => Some(&[C::RATE_LIMITED]),
+        "confirm_reset" | "confirm_verification" => Some(&[]),
+        "accept_invitation" => Some(&[C::INVALID_CREDENTIALS]),
+        "get_session" | "get_two_factor" => Some(SESSION),
+        "resend_verification" => Some(&[C::AUTH_REQUIRED, C::AUTH_FORBIDDEN, C::RATE_LIMITED]),
+        "change_password" | "disable_two_factor" => {
+            Some(&[C::AUTH_REQUIRED, C::AUTH_FORBIDDEN, C::INVALID_CREDENTIALS])
+        }
+        "start_two_factor" => Some(&[C::AUTH_REQUIRED, C::AUTH_FORBIDDEN, C::FEATURE_UNAVAILABLE]),
+        "end_session" | "end_all_sessions" | "confirm_two_factor" => Some(CHANGE),
+        "list_members" | "change_member" | "remove_member" | "list_invitations" | "revoke_invitation"
+        | "set_security" | "audit_log" => Some(TEAM),
+        "create_invitation" => Some(&[C::AUTH_REQUIRED, C::AUTH_FORBIDDEN, C::NOT_FOUND, C::FEATURE_UNAVAILABLE]),
         _ => None,
     }
 }

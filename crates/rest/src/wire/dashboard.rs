@@ -17,6 +17,10 @@ pub struct SessionIn {
     /// Its password.
     #[schema(example = "correct horse battery staple")]
     pub password: String,
+    /// With two-factor login: the authenticator's six-digit code, or a recovery code.
+    #[serde(default)]
+    #[schema(example = "123456")]
+    pub otp: Option<String>,
 }
 
 /// The signed-in user.
@@ -27,8 +31,10 @@ pub struct SessionUserOut {
     pub id: String,
     pub email: String,
     pub name: String,
-    /// Whether the email was verified.
+    /// Whether the email was verified (until then, test mode only).
     pub email_verified: bool,
+    /// Whether two-factor login is on.
+    pub two_factor_enabled: bool,
 }
 
 /// A merchant the user belongs to, with the user's role there.
@@ -39,6 +45,9 @@ pub struct MembershipOut {
     pub merchant_id: String,
     /// `owner`, `admin`, `developer`, `support` or `viewer`.
     pub role: String,
+    /// Whether the merchant requires two-factor login of its members (a member without it can
+    /// do nothing there but enrol).
+    pub requires_two_factor: bool,
 }
 
 /// A dashboard session (the cookie `stablepay_session` carries its token; the token is never
@@ -72,11 +81,16 @@ impl SessionOut {
                 email: u.email.clone(),
                 name: u.name.clone(),
                 email_verified: u.email_verified_at.is_some(),
+                two_factor_enabled: u.two_factor_since.is_some(),
             },
             memberships: current
                 .memberships
                 .iter()
-                .map(|m| MembershipOut { merchant_id: m.merchant_id.to_string(), role: m.role.as_str().into() })
+                .map(|m| MembershipOut {
+                    merchant_id: m.merchant_id.to_string(),
+                    role: m.role.as_str().into(),
+                    requires_two_factor: m.requires_two_factor,
+                })
                 .collect(),
             csrf_token: current.session.csrf_token.clone(),
             created_at: timestamp(current.session.created_at),

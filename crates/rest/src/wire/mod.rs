@@ -2,6 +2,7 @@
 //! Request bodies parse into domain types at the edge (`fields` holds the shared field
 //! parsers); responses are built from domain values.
 
+pub mod accounts;
 pub mod checkout;
 pub mod common;
 pub mod dashboard;

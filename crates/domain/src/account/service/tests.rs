@@ -3,8 +3,9 @@ use std::sync::{Arc, Mutex};
 use chrono::{DateTime, Utc};
 
 use super::*;
-use crate::account::ports::{MockAccountStore, MockPasswordHasher};
+use crate::account::ports::{MockAccountStore, MockPasswordHasher, MockTotpSealer};
 use crate::clock::MockClock;
+use crate::email::ports::MockMailer;
 use crate::merchant::model::MerchantStatus;
 use crate::merchant::ports::MockMerchantStore;
 use crate::testing::SeqCrypto;
@@ -37,6 +38,7 @@ fn user() -> User {
         name: "Ada".into(),
         password_hash: "hash:correct horse battery".into(),
         email_verified_at: None,
+        two_factor_since: None,
         created_at: at("2026-11-01T00:00:00Z"),
     }
 }
@@ -49,20 +51,27 @@ async fn an_unknown_email_and_a_wrong_password_get_the_same_answer_after_one_che
     store.expect_insert_session().never();
     let (h, crypto, clock, merchants) =
         (hasher(checks.clone()), SeqCrypto::default(), clock("2026-11-02T00:00:00Z"), MockMerchantStore::new());
+    let (sealer, mailer, pages) = (MockTotpSealer::new(), MockMailer::new(), PublicPages::new("http://pay.test"));
     let accounts = Accounts {
         store: &store,
         merchants: &merchants,
         hasher: &h,
+        sealer: &sealer,
         crypto: &crypto,
         clock: &clock,
-        settings: SessionSettings::default(),
+        mailer: &mailer,
+        pages: &pages,
+        settings: AccountSettings::default(),
     };
     assert_eq!(
-        accounts.login("nobody@example.com", "correct horse battery").await.err(),
+        accounts.login("nobody@example.com", "correct horse battery", None).await.err(),
         Some(Error::InvalidCredentials)
     );
-    assert_eq!(accounts.login("ADA@example.com", "wrong horse battery").await.err(), Some(Error::InvalidCredentials));
-    assert_eq!(accounts.login("not an email", "x").await.err(), Some(Error::InvalidCredentials));
+    assert_eq!(
+        accounts.login("ADA@example.com", "wrong horse battery", None).await.err(),
+        Some(Error::InvalidCredentials)
+    );
+    assert_eq!(accounts.login("not an email", "x", None).await.err(), Some(Error::InvalidCredentials));
     assert_eq!(*checks.lock().unwrap(), vec![None, Some("hash:correct horse battery".into()), None]);
 }
 
@@ -74,21 +83,25 @@ async fn a_login_stores_only_the_tokens_digest_and_the_session_ends_when_idle() 
     store.expect_user_by_email().returning(|_| Ok(Some(user())));
     store.expect_memberships().returning(|_| Ok(Vec::new()));
     let s = sessions.clone();
-    store.expect_insert_session().returning(move |session| {
+    store.expect_insert_session().returning(move |session, _| {
         s.lock().unwrap().push(session.clone());
         Ok(())
     });
     let (h, crypto, merchants) = (hasher(checks), SeqCrypto::default(), MockMerchantStore::new());
     let login_clock = clock("2026-11-02T00:00:00Z");
+    let (sealer, mailer, pages) = (MockTotpSealer::new(), MockMailer::new(), PublicPages::new("http://pay.test"));
     let accounts = Accounts {
         store: &store,
         merchants: &merchants,
         hasher: &h,
+        sealer: &sealer,
         crypto: &crypto,
         clock: &login_clock,
-        settings: SessionSettings::default(),
+        mailer: &mailer,
+        pages: &pages,
+        settings: AccountSettings::default(),
     };
-    let signed = accounts.login(" Ada@Example.com", "correct horse battery").await.unwrap();
+    let signed = accounts.login(" Ada@Example.com", "correct horse battery", None).await.unwrap();
     let stored = sessions.lock().unwrap()[0].clone();
     assert_eq!(stored.token_digest, crypto.sha256(signed.token.as_str().as_bytes()));
     assert_ne!(stored.csrf_token, signed.token.as_str());
@@ -111,7 +124,7 @@ async fn the_operator_creates_a_user_of_an_existing_merchant_with_a_checked_pass
     let mut store = MockAccountStore::new();
     let inserted = Arc::new(Mutex::new(Vec::new()));
     let i = inserted.clone();
-    store.expect_insert_user().returning(move |u, m| {
+    store.expect_insert_user().returning(move |u, m, _| {
         i.lock().unwrap().push((u.clone(), m.clone()));
         Ok(())
     });
@@ -124,13 +137,17 @@ async fn the_operator_creates_a_user_of_an_existing_merchant_with_a_checked_pass
         }
     });
     let (h, crypto, clock) = (hasher(checks), SeqCrypto::default(), clock("2026-11-02T00:00:00Z"));
+    let (sealer, mailer, pages) = (MockTotpSealer::new(), MockMailer::new(), PublicPages::new("http://pay.test"));
     let accounts = Accounts {
         store: &store,
         merchants: &merchants,
         hasher: &h,
+        sealer: &sealer,
         crypto: &crypto,
         clock: &clock,
-        settings: SessionSettings::default(),
+        mailer: &mailer,
+        pages: &pages,
+        settings: AccountSettings::default(),
     };
     let mer = MerchantId::from_trusted("mer_1".into());
     let refused = accounts.create_user(("ada@example.com", "Ada", "short"), &mer, Role::Owner).await;

@@ -1,4 +1,5 @@
-//! QR codes of EIP-681 payment requests, rendered here as SVG (no outside service).
+//! QR codes (EIP-681 payment requests on the hosted pages, two-factor enrolment URIs in the
+//! dashboard), rendered here as SVG (no outside service).
 
 use qrcode::QrCode;
 use qrcode::render::svg;

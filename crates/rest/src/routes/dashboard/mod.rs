@@ -1,11 +1,17 @@
 //! Dashboard sessions (their own tag, outside the merchant API's key authentication): log in,
-//! read the session, log out here or everywhere.
+//! read the session, log out here or everywhere. Accounts (sign-up, emailed links, password)
+//! are in `account`, two-factor login in `two_factor`, a merchant's team in `team`.
+
+pub mod account;
+pub mod team;
+pub mod two_factor;
 
 use actix_web::http::StatusCode;
 use actix_web::http::header::{HeaderValue, SET_COOKIE};
 use actix_web::{HttpRequest, HttpResponse, delete, get, post, web};
 use stablepay_domain::Error;
-use stablepay_domain::account::service::SignedIn;
+use stablepay_domain::account::service::{Current, SignedIn};
+use stablepay_domain::ids::PublicToken;
 use stablepay_domain::ratelimit::{DASHBOARD_LOGIN, DASHBOARD_LOGIN_ACCOUNT};
 use stablepay_http::error::{ApiError, ErrorCode};
 use stablepay_http::ratelimit::{client_of, enforce_as, refund_as};
@@ -16,7 +22,7 @@ use crate::json::ApiJson;
 use crate::session::{DashboardSession, cleared_cookie, session_cookie};
 use crate::wire::dashboard::{SessionIn, SessionOut, SessionsEndedOut};
 
-fn with_cookie(mut res: HttpResponse, cookie: &str) -> Result<HttpResponse, ApiError> {
+pub(crate) fn with_cookie(mut res: HttpResponse, cookie: &str) -> Result<HttpResponse, ApiError> {
     let value = HeaderValue::from_str(cookie).map_err(|_| ApiError::internal())?;
     res.headers_mut().append(SET_COOKIE, value);
     Ok(res)
@@ -35,8 +41,10 @@ async fn throttled_login(req: &HttpRequest, state: &AppState, body: &SessionIn) 
         refund_as(state, by_account.0, by_account.1, &["login"]).await;
         return Err(refused);
     }
-    let signed = state.use_cases.accounts().login(&body.email, &body.password).await;
-    if !matches!(signed, Err(Error::InvalidCredentials)) {
+    let signed = state.use_cases.accounts().login(&body.email, &body.password, body.otp.as_deref()).await;
+    // A wrong password or a wrong code keeps its slot; a right password without its code (the
+    // first step of a two-factor login) does not.
+    if !matches!(signed, Err(Error::InvalidCredentials | Error::SecondFactor { missing: false })) {
         for (policy, who) in [by_account, by_client] {
             refund_as(state, policy, who, &["login"]).await;
         }
@@ -45,7 +53,9 @@ async fn throttled_login(req: &HttpRequest, state: &AppState, body: &SessionIn) 
 }
 
 /// Log in: a new session, its token in the `stablepay_session` cookie (HttpOnly, SameSite=Lax,
-/// Secure over https). A wrong email and a wrong password answer the same INVALID_CREDENTIALS.
+/// Secure over https). A wrong email and a wrong password answer the same INVALID_CREDENTIALS;
+/// an account with two-factor login also sends `otp` (without it, INVALID_CREDENTIALS with
+/// `details.reason` `otp_required`).
 #[utoipa::path(
     tag = "dashboard",
     request_body = SessionIn,
@@ -63,11 +73,25 @@ pub async fn create_session(
 ) -> Result<HttpResponse, ApiError> {
     let ApiJson(body, _) = body;
     let signed = throttled_login(&req, &state, &body).await?;
-    let accounts = state.use_cases.accounts();
-    let expires = signed.current.session.ends_at(&accounts.settings);
-    let res = ok(StatusCode::CREATED, &SessionOut::of(&signed.current, expires))?;
-    let pages = state.use_cases.pages();
-    with_cookie(res, &session_cookie(&signed.token, pages, accounts.settings.absolute.num_seconds()))
+    signed_in(&state, StatusCode::CREATED, &signed)
+}
+
+/// The answer of a new session: the session, and its cookie.
+pub(crate) fn signed_in(state: &AppState, status: StatusCode, signed: &SignedIn) -> Result<HttpResponse, ApiError> {
+    session_answer(state, status, &signed.current, &signed.token)
+}
+
+/// The answer of a session with a new token (a login, or a privilege change): the session and
+/// its cookie.
+pub(crate) fn session_answer(
+    state: &AppState,
+    status: StatusCode,
+    current: &Current,
+    token: &PublicToken,
+) -> Result<HttpResponse, ApiError> {
+    let settings = state.use_cases.accounts().settings.sessions;
+    let res = ok(status, &SessionOut::of(current, current.session.ends_at(&settings)))?;
+    with_cookie(res, &session_cookie(token, state.use_cases.pages(), settings.absolute.num_seconds()))
 }
 
 /// The current session: the user, the merchants they belong to with their roles, and the CSRF
@@ -79,7 +103,7 @@ pub async fn create_session(
 )]
 #[get("/dashboard/session")]
 pub async fn get_session(s: DashboardSession) -> Result<HttpResponse, ApiError> {
-    let settings = s.state.use_cases.accounts().settings;
+    let settings = s.state.use_cases.accounts().settings.sessions;
     ok(StatusCode::OK, &SessionOut::of(&s.current, s.current.session.ends_at(&settings)))
 }
 
@@ -107,7 +131,7 @@ pub async fn end_session(s: DashboardSession) -> Result<HttpResponse, ApiError> 
 )]
 #[delete("/dashboard/sessions")]
 pub async fn end_all_sessions(s: DashboardSession) -> Result<HttpResponse, ApiError> {
-    let ended = s.state.use_cases.accounts().logout_everywhere(&s.current.user.id).await?;
+    let ended = s.state.use_cases.accounts().logout_everywhere(&s.current.user).await?;
     let res = ok(StatusCode::OK, &SessionsEndedOut { object: "sessions_ended".into(), ended })?;
     with_cookie(res, &cleared_cookie(s.state.use_cases.pages()))
 }

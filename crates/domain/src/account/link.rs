@@ -1,0 +1,332 @@
+//! Emailed account links: email verification, password reset and invitations. Each link is a
+//! single-use token that expires; only its SHA-256 is stored, and the token itself is made when
+//! the email is sent (a retry makes a new one and the earlier stops working), so no copy of it
+//! is ever at rest. A link's row is also its email's outbox row.
+
+use chrono::{DateTime, Duration, Utc};
+
+use crate::account::capability::Role;
+use crate::email::model::{EmailStatus, MAX_ATTEMPTS, retry_delay};
+use crate::error::Error;
+use crate::ids::{AccountLinkId, MerchantId, UserId};
+
+/// Who may create an account: an operator's setting (`STABLEPAY_SIGNUP`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SignupMode {
+    /// Only the operator's CLI creates accounts; no sign-up, no invitation.
+    Closed,
+    /// The CLI and invitations create accounts (the default).
+    #[default]
+    Invite,
+    /// Anyone may sign up with a new merchant of their own; invitations work too.
+    Open,
+}
+
+impl SignupMode {
+    /// The setting's values.
+    pub const ALL: [Self; 3] = [Self::Closed, Self::Invite, Self::Open];
+
+    /// The value as the setting writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Closed => "closed",
+            Self::Invite => "invite",
+            Self::Open => "open",
+        }
+    }
+
+    /// Reads the setting.
+    pub fn parse(value: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.as_str() == value)
+    }
+}
+
+/// What a link does when followed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkPurpose {
+    /// Verifies the user's email (24 hours).
+    VerifyEmail,
+    /// Sets a new password (1 hour).
+    ResetPassword,
+    /// A sign-up with an email that has an account: the email says so and carries a reset
+    /// link (1 hour), so the answer to the sign-up tells nobody the account exists.
+    SignupExisting,
+    /// Joins a merchant with a role, creating the account if needed (7 days).
+    Invitation,
+}
+
+impl LinkPurpose {
+    /// Every purpose.
+    pub const ALL: [Self; 4] = [Self::VerifyEmail, Self::ResetPassword, Self::SignupExisting, Self::Invitation];
+
+    /// The purpose as stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::VerifyEmail => "verify_email",
+            Self::ResetPassword => "reset_password",
+            Self::SignupExisting => "signup_existing",
+            Self::Invitation => "invitation",
+        }
+    }
+
+    /// Reads a purpose as stored.
+    pub fn parse(value: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.as_str() == value)
+    }
+
+    /// How long a link of this purpose works after it is made.
+    pub fn lifetime(self) -> Duration {
+        match self {
+            Self::VerifyEmail => Duration::hours(24),
+            Self::ResetPassword | Self::SignupExisting => Duration::hours(1),
+            Self::Invitation => Duration::days(7),
+        }
+    }
+
+    /// The dashboard page the emailed link opens (under `/dashboard/`), with `?token=`.
+    pub fn page(self) -> &'static str {
+        match self {
+            Self::VerifyEmail => "verify-email",
+            Self::ResetPassword | Self::SignupExisting => "reset-password",
+            Self::Invitation => "accept-invitation",
+        }
+    }
+
+    /// How long it works, in words.
+    pub fn lifetime_words(self) -> &'static str {
+        match self {
+            Self::VerifyEmail => "24 hours",
+            Self::ResetPassword | Self::SignupExisting => "1 hour",
+            Self::Invitation => "7 days",
+        }
+    }
+
+    /// What its email says: the subject, why it came, and the button's words. `invitation`:
+    /// the merchant's name, the role, and who invited (none: the operator).
+    pub fn words(self, invitation: Option<(&str, &str, Option<&str>)>) -> (String, String, &'static str) {
+        let one_line = crate::email::compose::one_line;
+        match self {
+            Self::VerifyEmail => (
+                "Verify your email for stablepay".into(),
+                "Confirm this address to finish setting up your account. Until then you can use test mode only.".into(),
+                "Verify email",
+            ),
+            Self::ResetPassword => (
+                "Reset your stablepay password".into(),
+                "Someone asked to reset the password of the stablepay account of this address. A new password signs out every session.".into(),
+                "Choose a new password",
+            ),
+            Self::SignupExisting => (
+                "You already have a stablepay account".into(),
+                "Someone tried to sign up with this address, which already has an account. Sign in as usual, or, if you forgot your password, choose a new one.".into(),
+                "Choose a new password",
+            ),
+            Self::Invitation => {
+                let (merchant, role, by) = invitation.unwrap_or(("a merchant", "member", None));
+                let merchant = one_line(merchant);
+                let by = by.map_or_else(String::new, |b| format!("{} invited you to ", one_line(b)));
+                let intro = if by.is_empty() {
+                    format!("You are invited to join {merchant} on stablepay as {role}.")
+                } else {
+                    format!("{by}join {merchant} on stablepay as {role}.")
+                };
+                (format!("Join {merchant} on stablepay"), intro, "Accept the invitation")
+            }
+        }
+    }
+
+    /// Whether following it sets a password.
+    pub fn resets_password(self) -> bool {
+        matches!(self, Self::ResetPassword | Self::SignupExisting)
+    }
+}
+
+/// What an invitation offers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Invitation {
+    /// The merchant to join.
+    pub merchant_id: MerchantId,
+    /// With this role.
+    pub role: Role,
+    /// The member who invited (none: the operator's CLI).
+    pub invited_by: Option<UserId>,
+}
+
+/// Where a link's email stands (the outbox part of the row).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinkMail {
+    /// Queued, sent or failed.
+    pub status: EmailStatus,
+    /// Attempts made.
+    pub attempts: u32,
+    /// When the next attempt is due.
+    pub next_attempt_at: DateTime<Utc>,
+    /// Why the last attempt failed (no token in it).
+    pub last_error: Option<String>,
+    /// When the mail server accepted it.
+    pub sent_at: Option<DateTime<Utc>>,
+}
+
+/// An emailed single-use link.
+#[derive(Clone, PartialEq, Eq)]
+pub struct AccountLink {
+    /// `alk_...`.
+    pub id: AccountLinkId,
+    /// What it does.
+    pub purpose: LinkPurpose,
+    /// The recipient (normalized).
+    pub email: String,
+    /// The account it is about (none for an invitation: the account may not exist yet).
+    pub user_id: Option<UserId>,
+    /// What an invitation offers.
+    pub invitation: Option<Invitation>,
+    /// SHA-256 of the token last emailed (none before the first attempt).
+    pub token_digest: Option<[u8; 32]>,
+    /// When it stops working.
+    pub expires_at: DateTime<Utc>,
+    /// When it was followed, or replaced by a newer link of its kind, or revoked.
+    pub used_at: Option<DateTime<Utc>>,
+    /// When it was made.
+    pub created_at: DateTime<Utc>,
+    /// Its email.
+    pub mail: LinkMail,
+}
+
+impl std::fmt::Debug for AccountLink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AccountLink")
+            .field("id", &self.id)
+            .field("purpose", &self.purpose)
+            .field("user_id", &self.user_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AccountLink {
+    /// A new link of `purpose` to `email`, its email due at once.
+    pub fn new(
+        id: AccountLinkId,
+        (purpose, email): (LinkPurpose, &str),
+        user_id: Option<UserId>,
+        invitation: Option<Invitation>,
+        now: DateTime<Utc>,
+    ) -> Self {
+        Self {
+            id,
+            purpose,
+            email: email.to_owned(),
+            user_id,
+            invitation,
+            token_digest: None,
+            expires_at: now + purpose.lifetime(),
+            used_at: None,
+            created_at: now,
+            mail: LinkMail {
+                status: EmailStatus::Queued,
+                attempts: 0,
+                next_attempt_at: now,
+                last_error: None,
+                sent_at: None,
+            },
+        }
+    }
+
+    /// Whether it may be followed at `now`. Errors: `Validation` (`token`) saying it was used
+    /// (or replaced) or has expired.
+    pub fn check_usable(&self, now: DateTime<Utc>) -> Result<(), Error> {
+        if self.used_at.is_some() {
+            return Err(Error::validation("token", "this link was already used, or a newer one replaced it"));
+        }
+        if now >= self.expires_at {
+            return Err(Error::validation("token", "this link has expired; ask for a new one"));
+        }
+        Ok(())
+    }
+
+    /// After a failed attempt at `now`: queued again after the outbox's backoff, or failed
+    /// after its attempts.
+    pub fn mail_failed(&mut self, error: &str, permanent: bool, now: DateTime<Utc>) {
+        let mail = &mut self.mail;
+        mail.attempts += 1;
+        mail.last_error = Some(error.chars().take(500).collect());
+        if permanent || mail.attempts >= MAX_ATTEMPTS {
+            mail.status = EmailStatus::Failed;
+        } else {
+            mail.next_attempt_at = now + retry_delay(mail.attempts);
+        }
+    }
+
+    /// Marks its email sent at `now`.
+    pub fn mail_sent(&mut self, now: DateTime<Utc>) {
+        self.mail.attempts += 1;
+        self.mail.status = EmailStatus::Sent;
+        self.mail.sent_at = Some(now);
+        self.mail.last_error = None;
+    }
+}
+
+/// What following a link changes, in one transaction with marking it used.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LinkEffect {
+    /// The user's email is verified.
+    VerifyEmail {
+        /// Whose.
+        user: UserId,
+    },
+    /// The user's password is replaced (their email is verified too: the link reached it), and
+    /// every session of theirs ends.
+    SetPassword {
+        /// Whose.
+        user: UserId,
+        /// The new hash.
+        password_hash: String,
+    },
+    /// A membership is added (to a new user, inserted first, or to an existing one).
+    Join {
+        /// A user to create (an invitation to someone without an account).
+        new_user: Option<crate::account::model::User>,
+        /// The membership.
+        membership: crate::account::model::Membership,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(text: &str) -> DateTime<Utc> {
+        DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc)
+    }
+
+    #[test]
+    fn links_expire_by_purpose_and_are_single_use() {
+        let now = at("2026-11-01T00:00:00Z");
+        let id = AccountLinkId::from_trusted("alk_1".into());
+        let mut link = AccountLink::new(id, (LinkPurpose::ResetPassword, "a@example.com"), None, None, now);
+        assert_eq!(link.expires_at, at("2026-11-01T01:00:00Z"));
+        assert!(link.check_usable(at("2026-11-01T00:59:59Z")).is_ok());
+        assert!(link.check_usable(at("2026-11-01T01:00:00Z")).is_err());
+        link.used_at = Some(now);
+        assert!(link.check_usable(now).is_err());
+        assert_eq!(LinkPurpose::VerifyEmail.lifetime(), Duration::hours(24));
+        assert_eq!(LinkPurpose::Invitation.lifetime(), Duration::days(7));
+        for p in LinkPurpose::ALL {
+            assert_eq!(LinkPurpose::parse(p.as_str()), Some(p));
+        }
+        for m in SignupMode::ALL {
+            assert_eq!(SignupMode::parse(m.as_str()), Some(m));
+        }
+    }
+
+    #[test]
+    fn a_failed_email_is_retried_then_given_up() {
+        let now = at("2026-11-01T00:00:00Z");
+        let id = AccountLinkId::from_trusted("alk_1".into());
+        let mut link = AccountLink::new(id, (LinkPurpose::VerifyEmail, "a@example.com"), None, None, now);
+        link.mail_failed("connection refused", false, now);
+        assert_eq!(link.mail.status, EmailStatus::Queued);
+        assert_eq!(link.mail.next_attempt_at, now + Duration::seconds(30));
+        link.mail_failed("550 no such user", true, now);
+        assert_eq!(link.mail.status, EmailStatus::Failed);
+    }
+}

@@ -1,0 +1,375 @@
+//! Emailed account links: open sign-up (with its verification link), password reset, email
+//! verification and invitations; and the worker's delivery of their emails. Answers never say
+//! whether an email has an account.
+
+use crate::account::audit::{Actor, AuditAction, AuditEntry};
+use crate::account::capability::{Action, Role};
+use crate::account::link::{AccountLink, Invitation, LinkEffect, LinkPurpose, SignupMode};
+use crate::account::members::action_for;
+use crate::account::model::{Membership, User, check_password, normalize_email};
+use crate::account::ports::MembershipChange;
+use crate::account::service::{Accounts, Current, SignedIn, check_name};
+use crate::email::compose::{Notice, compose_notice};
+use crate::email::model::{EmailMessage, EmailStatus};
+use crate::error::{Error, Resource};
+use crate::ids::{AccountLinkId, EmailId, MerchantId, PublicToken, UserId};
+use crate::merchant::service::{MerchantOptions, new_merchant};
+use crate::mode::Mode;
+
+/// What an open sign-up takes.
+#[derive(Clone, Copy, Debug)]
+pub struct Signup<'a> {
+    /// The new user's email.
+    pub email: &'a str,
+    /// Their password.
+    pub password: &'a str,
+    /// Their name.
+    pub name: &'a str,
+    /// The new merchant's name.
+    pub business_name: &'a str,
+}
+
+/// What accepting an invitation takes: a name and a password for a new account, or the
+/// password of the existing account of the invited email.
+#[derive(Clone, Copy, Debug)]
+pub struct Acceptance<'a> {
+    /// The token of the emailed link.
+    pub token: &'a str,
+    /// The new account's name (ignored for an existing account).
+    pub name: Option<&'a str>,
+    /// The new account's password, or the existing account's.
+    pub password: &'a str,
+}
+
+/// How many emails of account links one worker pass sent and failed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinkMailReport {
+    /// Accepted by the mail server.
+    pub sent: usize,
+    /// Attempts that failed (retried later, or given up).
+    pub failed: usize,
+}
+
+impl Accounts<'_> {
+    fn link(
+        &self,
+        purpose: LinkPurpose,
+        email: &str,
+        user: Option<&UserId>,
+        invitation: Option<Invitation>,
+    ) -> AccountLink {
+        let id = AccountLinkId::generate(self.crypto);
+        AccountLink::new(id, (purpose, email), user.cloned(), invitation, self.clock.system_now())
+    }
+
+    /// Open sign-up (`STABLEPAY_SIGNUP=open`): a new merchant (test mode ready, live waiting
+    /// for activation) whose owner is the new user, and a verification link emailed. For an
+    /// email that has an account, nothing is created and that address is told so by email
+    /// (with a reset link): the answer is the same either way, after a password hash's time.
+    /// Errors: `FeatureUnavailable` unless sign-up is open; `Validation` (`email`, `password`,
+    /// `name`, `business_name`).
+    pub async fn signup(&self, s: Signup<'_>) -> Result<(), Error> {
+        if self.settings.signup != SignupMode::Open {
+            return Err(Error::FeatureUnavailable("open sign-up (this deployment signs up by invitation)"));
+        }
+        let email = normalize_email("email", s.email)?;
+        check_password(s.password)?;
+        let name = check_name("name", s.name)?;
+        let now = self.clock.system_now();
+        let merchant = new_merchant(self.crypto, now, s.business_name, None, MerchantOptions::default())
+            .map_err(|e| if e.field() == Some("name") { e.renamed("business_name") } else { e })?;
+        let password_hash = self.hasher.hash(s.password)?;
+        if let Some(existing) = self.store.user_by_email(&email).await? {
+            let link = self.link(LinkPurpose::SignupExisting, &email, Some(&existing.id), None);
+            return self.store.insert_link(&link, &[]).await;
+        }
+        let user = User {
+            id: UserId::generate(self.crypto),
+            email,
+            name,
+            password_hash,
+            email_verified_at: None,
+            two_factor_since: None,
+            created_at: now,
+        };
+        let membership = Membership {
+            user_id: user.id.clone(),
+            merchant_id: merchant.id.clone(),
+            role: Role::Owner,
+            requires_two_factor: false,
+            created_at: now,
+        };
+        let link = self.link(LinkPurpose::VerifyEmail, &user.email, Some(&user.id), None);
+        match self.store.insert_signup(&merchant, &user, &membership, &link).await {
+            // Created meanwhile by a concurrent sign-up: the same answer.
+            Err(Error::Validation { field, .. }) if field == "email" => Ok(()),
+            other => other,
+        }
+    }
+
+    /// Emails a new verification link to the signed-in user (replacing earlier ones). Errors:
+    /// `Validation` (`email`) when it is verified already.
+    pub async fn resend_verification(&self, current: &Current) -> Result<(), Error> {
+        if current.user.email_verified_at.is_some() {
+            return Err(Error::validation("email", "this email is verified already"));
+        }
+        let link = self.link(LinkPurpose::VerifyEmail, &current.user.email, Some(&current.user.id), None);
+        self.store.insert_link(&link, &[]).await
+    }
+
+    /// Emails a password reset link (1 hour) to `email` if it has an account; the answer is
+    /// the same either way. Errors: `Validation` (`email`) for an implausible address.
+    pub async fn request_password_reset(&self, email: &str) -> Result<(), Error> {
+        let email = normalize_email("email", email)?;
+        if let Some(user) = self.store.user_by_email(&email).await? {
+            let link = self.link(LinkPurpose::ResetPassword, &email, Some(&user.id), None);
+            self.store.insert_link(&link, &[]).await?;
+        }
+        Ok(())
+    }
+
+    /// The link behind an emailed token, usable now, of one of `purposes`. Errors:
+    /// `Validation` (`token`): unknown, of another purpose, used or expired.
+    async fn usable_link(&self, token: &str, purposes: &[LinkPurpose]) -> Result<AccountLink, Error> {
+        let unknown = || Error::validation("token", "this link is not valid; use the newest email");
+        let token = PublicToken::parse(token.trim()).ok_or_else(unknown)?;
+        let digest = self.crypto.sha256(token.as_str().as_bytes());
+        let link = self.store.link_by_digest(&digest).await?.filter(|l| purposes.contains(&l.purpose));
+        let link = link.ok_or_else(unknown)?;
+        link.check_usable(self.clock.system_now())?;
+        Ok(link)
+    }
+
+    /// Marks `link` used with `effect`. Errors: `Validation` (`token`) when it was used
+    /// meanwhile.
+    async fn consume(&self, link: &AccountLink, effect: &LinkEffect, audit: &[AuditEntry]) -> Result<(), Error> {
+        if !self.store.consume_link(&link.id, self.clock.system_now(), effect, audit).await? {
+            return Err(Error::validation("token", "this link was already used, or a newer one replaced it"));
+        }
+        Ok(())
+    }
+
+    /// Sets a new password with a reset link: the link is used up, the email counts as
+    /// verified, and every session of the user ends. Errors: `Validation` (`token`,
+    /// `password`).
+    pub async fn reset_password(&self, token: &str, password: &str) -> Result<(), Error> {
+        check_password(password)?;
+        let link = self.usable_link(token, &[LinkPurpose::ResetPassword, LinkPurpose::SignupExisting]).await?;
+        let user_id = link.user_id.clone().ok_or_else(|| Error::Internal("a reset link without its user".into()))?;
+        let user = self.store.user_by_id(&user_id).await?.ok_or(Error::NotFound(Resource::Member))?;
+        let audit = self.audit_everywhere(&user, (AuditAction::PasswordChanged, "reset by email")).await?;
+        let effect = LinkEffect::SetPassword { user: user_id, password_hash: self.hasher.hash(password)? };
+        self.consume(&link, &effect, &audit).await
+    }
+
+    /// Verifies an email with its link. Errors: `Validation` (`token`).
+    pub async fn verify_email(&self, token: &str) -> Result<(), Error> {
+        let link = self.usable_link(token, &[LinkPurpose::VerifyEmail]).await?;
+        let user =
+            link.user_id.clone().ok_or_else(|| Error::Internal("a verification link without its user".into()))?;
+        self.consume(&link, &LinkEffect::VerifyEmail { user }, &[]).await
+    }
+
+    /// Invites `email` to `merchant` with `role` (7 days; a new invitation of the same email
+    /// replaces the earlier). Errors: `FeatureUnavailable` when sign-up is closed; `NotFound`;
+    /// `AuthForbidden` (inviting needs `manage_members`, an owner `manage_owners`);
+    /// `Validation` (`email`, or `role` when the email is a member already).
+    pub async fn invite(
+        &self,
+        current: &Current,
+        merchant: &MerchantId,
+        email: &str,
+        role: Role,
+    ) -> Result<AccountLink, Error> {
+        if self.settings.signup == SignupMode::Closed {
+            return Err(Error::FeatureUnavailable("invitations (sign-up is closed on this deployment)"));
+        }
+        current.require(merchant, Mode::Test, Action::ManageMembers)?;
+        current.require(merchant, Mode::Test, action_for(Role::Viewer, MembershipChange::SetRole(role)))?;
+        let email = normalize_email("email", email)?;
+        let members = self.store.members(merchant).await?;
+        if members.iter().any(|(_, u)| u.email == email) {
+            return Err(Error::validation("email", "this person is a member already; change their role instead"));
+        }
+        let invitation = Invitation { merchant_id: merchant.clone(), role, invited_by: Some(current.user.id.clone()) };
+        let link = self.link(LinkPurpose::Invitation, &email, None, Some(invitation));
+        let detail = format!("invited as {}", role.as_str());
+        let now = self.clock.system_now();
+        let audit = AuditEntry::new(
+            self.crypto,
+            merchant,
+            current.actor(),
+            (AuditAction::MemberInvited, Some(&email), detail),
+            now,
+        );
+        self.store.insert_link(&link, &[audit]).await?;
+        Ok(link)
+    }
+
+    /// The operator's invitation (`stablepay user create --invite`): `email` is invited to
+    /// `merchant` as `role`, and sets their password by following the emailed link. Errors:
+    /// `Validation` (`email`); `NotFound(Merchant)`.
+    pub async fn invite_by_operator(
+        &self,
+        merchant: &MerchantId,
+        email: &str,
+        role: Role,
+    ) -> Result<AccountLink, Error> {
+        let email = normalize_email("email", email)?;
+        self.merchants.get_merchant(merchant).await?;
+        let invitation = Invitation { merchant_id: merchant.clone(), role, invited_by: None };
+        let link = self.link(LinkPurpose::Invitation, &email, None, Some(invitation));
+        let detail = format!("invited as {} (operator)", role.as_str());
+        let operator = Actor { id: None, email: None };
+        let now = self.clock.system_now();
+        let audit =
+            AuditEntry::new(self.crypto, merchant, operator, (AuditAction::MemberInvited, Some(&email), detail), now);
+        self.store.insert_link(&link, &[audit]).await?;
+        Ok(link)
+    }
+
+    /// Accepts an invitation: a new account (named, with its password; the email counts as
+    /// verified) or, for an email that has one, its password; then the membership, and a new
+    /// session. Errors: `Validation` (`token`, `name`, `password`); `InvalidCredentials` (the
+    /// existing account's password is wrong).
+    pub async fn accept_invitation(&self, a: Acceptance<'_>) -> Result<SignedIn, Error> {
+        let link = self.usable_link(a.token, &[LinkPurpose::Invitation]).await?;
+        let invitation =
+            link.invitation.clone().ok_or_else(|| Error::Internal("an invitation without its offer".into()))?;
+        let now = self.clock.system_now();
+        let existing = self.store.user_by_email(&link.email).await?;
+        let new_user = match &existing {
+            Some(user) if self.hasher.verify(a.password, Some(&user.password_hash)) => None,
+            Some(_) => return Err(Error::InvalidCredentials),
+            None => {
+                check_password(a.password)?;
+                let name = check_name("name", a.name.unwrap_or(""))?;
+                let hash = self.hasher.hash(a.password)?;
+                let (id, email) = (UserId::generate(self.crypto), link.email.clone());
+                let verified = Some(now);
+                Some(User {
+                    id,
+                    email,
+                    name,
+                    password_hash: hash,
+                    email_verified_at: verified,
+                    two_factor_since: None,
+                    created_at: now,
+                })
+            }
+        };
+        let Some(user) = existing.or_else(|| new_user.clone()) else {
+            return Err(Error::Internal("no user for an accepted invitation".into()));
+        };
+        let membership = Membership {
+            user_id: user.id.clone(),
+            merchant_id: invitation.merchant_id.clone(),
+            role: invitation.role,
+            requires_two_factor: false,
+            created_at: now,
+        };
+        let actor = Actor { id: Some(&user.id), email: Some(&user.email) };
+        let detail = format!("joined as {}", invitation.role.as_str());
+        let audit = AuditEntry::new(
+            self.crypto,
+            &invitation.merchant_id,
+            actor,
+            (AuditAction::MemberJoined, Some(&user.email), detail),
+            now,
+        );
+        self.consume(&link, &LinkEffect::Join { new_user, membership }, &[audit]).await?;
+        let (session, token) = self.new_session(&user.id);
+        self.store.insert_session(&session, &[]).await?;
+        let memberships = self.store.memberships(&user.id).await?;
+        Ok(SignedIn { current: super::Current { session, user, memberships }, token })
+    }
+
+    /// The merchant's open invitations. Errors: `NotFound`; `AuthForbidden` (`manage_members`).
+    pub async fn invitations(&self, current: &Current, merchant: &MerchantId) -> Result<Vec<AccountLink>, Error> {
+        current.require(merchant, Mode::Test, Action::ManageMembers)?;
+        self.store.invitations(merchant, self.clock.system_now()).await
+    }
+
+    /// Revokes an open invitation: its link stops working. Errors: `NotFound(Invitation)`;
+    /// `AuthForbidden` (`manage_members`).
+    pub async fn revoke_invitation(
+        &self,
+        current: &Current,
+        merchant: &MerchantId,
+        id: &AccountLinkId,
+    ) -> Result<(), Error> {
+        current.require(merchant, Mode::Test, Action::ManageMembers)?;
+        let open = self.store.invitations(merchant, self.clock.system_now()).await?;
+        let link = open.iter().find(|l| &l.id == id).ok_or(Error::NotFound(Resource::Invitation))?;
+        let now = self.clock.system_now();
+        let detail = "revoked".to_owned();
+        let audit = AuditEntry::new(
+            self.crypto,
+            merchant,
+            current.actor(),
+            (AuditAction::InvitationRevoked, Some(&link.email), detail),
+            now,
+        );
+        if !self.store.revoke_invitation(merchant, id, now, &[audit]).await? {
+            return Err(Error::NotFound(Resource::Invitation));
+        }
+        Ok(())
+    }
+
+    /// Sends the account links' emails that are due: for each, a new token (its digest
+    /// stored before the email goes, so a sent link always works; a retry makes a new one).
+    pub async fn deliver_link_mails(&self, limit: u32, lease_seconds: u32) -> Result<LinkMailReport, Error> {
+        let mut report = LinkMailReport::default();
+        for mut link in self.store.claim_link_mails(limit, lease_seconds).await? {
+            let token = PublicToken::generate(self.crypto);
+            self.store.set_link_token(&link.id, &self.crypto.sha256(token.as_str().as_bytes())).await?;
+            let message = self.link_message(&link, &token).await?;
+            let now = self.clock.system_now();
+            match self.mailer.send(&message).await {
+                Ok(()) => link.mail_sent(now),
+                Err(e) => link.mail_failed(&e.message, e.permanent, now),
+            }
+            if link.mail.status == EmailStatus::Sent {
+                report.sent += 1
+            } else {
+                report.failed += 1
+            }
+            self.store.record_link_mail(&link).await?;
+        }
+        Ok(report)
+    }
+
+    /// The email of `link` carrying `token`.
+    async fn link_message(&self, link: &AccountLink, token: &PublicToken) -> Result<EmailMessage, Error> {
+        let url = self.pages.account_link(link.purpose.page(), token);
+        let (merchant, inviter) = match &link.invitation {
+            Some(i) => {
+                let merchant = self.merchants.get_merchant(&i.merchant_id).await?.name;
+                let inviter = match &i.invited_by {
+                    Some(by) => self.store.user_by_id(by).await?.map(|u| u.name),
+                    None => None,
+                };
+                (Some((merchant, i.role)), inviter)
+            }
+            None => (None, None),
+        };
+        let offer = merchant.as_ref().map(|(m, r)| (m.as_str(), r.as_str(), inviter.as_deref()));
+        let (subject, intro, button) = link.purpose.words(offer);
+        let note = format!(
+            "The link works once, for {}. If you did not expect this email, ignore it: nothing changes.",
+            link.purpose.lifetime_words()
+        );
+        let composed = compose_notice(&Notice { subject: &subject, intro: &intro, button, url: &url, note: &note });
+        Ok(EmailMessage {
+            id: EmailId::generate(self.crypto),
+            from_name: "stablepay".into(),
+            to: link.email.clone(),
+            reply_to: None,
+            subject: composed.subject,
+            text: composed.text,
+            html: composed.html,
+            attachment: None,
+            logo: None,
+        })
+    }
+}

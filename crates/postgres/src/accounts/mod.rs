@@ -1,0 +1,444 @@
+//! Users, memberships and sessions. A user and its first membership are one transaction; a
+//! session is found by its token's digest, never by the token. Every change writes its audit
+//! entries in its own transaction. Emailed links are in `links`, two-factor login in
+//! `two_factor`, the team and the audit log in `team`.
+
+mod links;
+mod team;
+mod two_factor;
+
+use async_trait::async_trait;
+use chrono::{DateTime, Utc};
+use diesel::prelude::*;
+use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use stablepay_domain::account::link::{AccountLink, LinkEffect};
+use stablepay_domain::account::ports::{AccountStore, MembershipChange, TwoFactorRecord};
+use stablepay_domain::account::totp::SealedTotp;
+use stablepay_domain::account::{AuditEntry, Membership, Role, Session, User};
+use stablepay_domain::ids::{AccountLinkId, AuditEntryId, MerchantId, SessionId, UserId};
+use stablepay_domain::merchant::model::Merchant;
+use stablepay_domain::{Error, Resource};
+
+use crate::error::{TxError, db};
+use crate::merchants::insert_merchant_in;
+use crate::pool::PgStore;
+use crate::rows::corrupt;
+use crate::schema::{memberships as ms, merchants as mer, sessions as se, users as us};
+
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = us, check_for_backend(diesel::pg::Pg))]
+pub(super) struct UserRow {
+    id: String,
+    email: String,
+    name: String,
+    password_hash: String,
+    email_verified_at: Option<DateTime<Utc>>,
+    created_at: DateTime<Utc>,
+    two_factor_since: Option<DateTime<Utc>>,
+}
+
+impl UserRow {
+    pub(super) fn of(u: &User) -> Self {
+        Self {
+            id: u.id.to_string(),
+            email: u.email.clone(),
+            name: u.name.clone(),
+            password_hash: u.password_hash.clone(),
+            email_verified_at: u.email_verified_at,
+            created_at: u.created_at,
+            two_factor_since: u.two_factor_since,
+        }
+    }
+
+    pub(super) fn into_domain(self) -> User {
+        User {
+            id: UserId::from_trusted(self.id),
+            email: self.email,
+            name: self.name,
+            password_hash: self.password_hash,
+            email_verified_at: self.email_verified_at,
+            two_factor_since: self.two_factor_since,
+            created_at: self.created_at,
+        }
+    }
+}
+
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = ms, check_for_backend(diesel::pg::Pg))]
+pub(super) struct MembershipRow {
+    user_id: String,
+    merchant_id: String,
+    role: String,
+    created_at: DateTime<Utc>,
+}
+
+impl MembershipRow {
+    pub(super) fn of(m: &Membership) -> Self {
+        Self {
+            user_id: m.user_id.to_string(),
+            merchant_id: m.merchant_id.to_string(),
+            role: m.role.as_str().into(),
+            created_at: m.created_at,
+        }
+    }
+
+    /// The membership, with its merchant's two-factor requirement.
+    pub(super) fn into_domain(self, requires_two_factor: bool) -> Result<Membership, Error> {
+        Ok(Membership {
+            user_id: UserId::from_trusted(self.user_id),
+            merchant_id: MerchantId::from_trusted(self.merchant_id),
+            role: Role::parse(&self.role).ok_or_else(|| corrupt("role"))?,
+            requires_two_factor,
+            created_at: self.created_at,
+        })
+    }
+}
+
+/// Writes audit entries inside the caller's transaction.
+pub(super) async fn write_audit(conn: &mut AsyncPgConnection, entries: &[AuditEntry]) -> Result<(), DieselError> {
+    use crate::schema::audit_log as al;
+    for e in entries {
+        diesel::insert_into(al::table)
+            .values((
+                al::id.eq(e.id.as_str()),
+                al::merchant_id.eq(e.merchant_id.as_str()),
+                al::actor_id.eq(e.actor.as_ref().map(|a| a.as_str())),
+                al::actor_email.eq(e.actor_email.as_deref()),
+                al::action.eq(e.action.as_str()),
+                al::target.eq(e.target.as_deref()),
+                al::detail.eq(&e.detail),
+                al::at.eq(e.at),
+            ))
+            .execute(conn)
+            .await?;
+    }
+    Ok(())
+}
+
+/// Maps a user insert's failures: an existing email, an unknown merchant.
+pub(super) fn user_insert_error(e: TxError) -> Error {
+    match e {
+        TxError::Db(DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, _)) => {
+            Error::validation("email", "a user with this email exists")
+        }
+        TxError::Db(DieselError::DatabaseError(DatabaseErrorKind::ForeignKeyViolation, _)) => {
+            Error::NotFound(Resource::Merchant)
+        }
+        other => other.into_domain(),
+    }
+}
+
+#[derive(Queryable, Selectable, Insertable)]
+#[diesel(table_name = se, check_for_backend(diesel::pg::Pg))]
+struct SessionRow {
+    id: String,
+    user_id: String,
+    token_digest: Vec<u8>,
+    csrf_token: String,
+    created_at: DateTime<Utc>,
+    last_seen_at: DateTime<Utc>,
+}
+
+impl SessionRow {
+    fn of(s: &Session) -> Self {
+        Self {
+            id: s.id.to_string(),
+            user_id: s.user_id.to_string(),
+            token_digest: s.token_digest.to_vec(),
+            csrf_token: s.csrf_token.clone(),
+            created_at: s.created_at,
+            last_seen_at: s.last_seen_at,
+        }
+    }
+
+    fn into_domain(self) -> Result<Session, Error> {
+        Ok(Session {
+            id: SessionId::from_trusted(self.id),
+            user_id: UserId::from_trusted(self.user_id),
+            token_digest: self.token_digest.try_into().map_err(|_| corrupt("session digest"))?,
+            csrf_token: self.csrf_token,
+            created_at: self.created_at,
+            last_seen_at: self.last_seen_at,
+        })
+    }
+}
+
+#[async_trait]
+impl AccountStore for PgStore {
+    async fn insert_user(&self, user: &User, membership: &Membership, audit: &[AuditEntry]) -> Result<(), Error> {
+        let (u, m) = (UserRow::of(user), MembershipRow::of(membership));
+        let mut conn = self.conn().await?;
+        conn.transaction::<_, TxError, _>(async |conn| {
+            diesel::insert_into(us::table).values(&u).execute(conn).await?;
+            diesel::insert_into(ms::table).values(&m).execute(conn).await?;
+            write_audit(conn, audit).await?;
+            Ok(())
+        })
+        .await
+        .map_err(user_insert_error)
+    }
+
+    async fn insert_signup(
+        &self,
+        merchant: &Merchant,
+        user: &User,
+        membership: &Membership,
+        link: &AccountLink,
+    ) -> Result<(), Error> {
+        let (u, m) = (UserRow::of(user), MembershipRow::of(membership));
+        let mut conn = self.conn().await?;
+        conn.transaction::<_, TxError, _>(async |conn| {
+            insert_merchant_in(conn, merchant).await?;
+            diesel::insert_into(us::table).values(&u).execute(conn).await?;
+            diesel::insert_into(ms::table).values(&m).execute(conn).await?;
+            links::insert_in(conn, link).await?;
+            Ok(())
+        })
+        .await
+        .map_err(user_insert_error)
+    }
+
+    async fn user_by_email(&self, email: &str) -> Result<Option<User>, Error> {
+        let row: Option<UserRow> = us::table
+            .filter(us::email.eq(email))
+            .select(UserRow::as_select())
+            .first(&mut *self.conn().await?)
+            .await
+            .optional()
+            .map_err(db)?;
+        Ok(row.map(UserRow::into_domain))
+    }
+
+    async fn user_by_id(&self, id: &UserId) -> Result<Option<User>, Error> {
+        let row: Option<UserRow> = us::table
+            .find(id.as_str())
+            .select(UserRow::as_select())
+            .first(&mut *self.conn().await?)
+            .await
+            .optional()
+            .map_err(db)?;
+        Ok(row.map(UserRow::into_domain))
+    }
+
+    async fn memberships(&self, user: &UserId) -> Result<Vec<Membership>, Error> {
+        let rows: Vec<(MembershipRow, bool)> = ms::table
+            .inner_join(mer::table)
+            .filter(ms::user_id.eq(user.as_str()))
+            .order((ms::created_at, ms::merchant_id))
+            .select((MembershipRow::as_select(), mer::require_two_factor))
+            .load(&mut *self.conn().await?)
+            .await
+            .map_err(db)?;
+        rows.into_iter().map(|(m, required)| m.into_domain(required)).collect()
+    }
+
+    async fn insert_session(&self, session: &Session, audit: &[AuditEntry]) -> Result<(), Error> {
+        let row = SessionRow::of(session);
+        let mut conn = self.conn().await?;
+        conn.transaction::<_, DieselError, _>(async |conn| {
+            diesel::insert_into(se::table).values(&row).execute(conn).await?;
+            write_audit(conn, audit).await
+        })
+        .await
+        .map_err(db)
+    }
+
+    async fn session_by_digest(&self, digest: &[u8; 32]) -> Result<Option<(Session, User)>, Error> {
+        let row: Option<(SessionRow, UserRow)> = se::table
+            .inner_join(us::table)
+            .filter(se::token_digest.eq(digest.as_slice()))
+            .select((SessionRow::as_select(), UserRow::as_select()))
+            .first(&mut *self.conn().await?)
+            .await
+            .optional()
+            .map_err(db)?;
+        row.map(|(s, u)| Ok((s.into_domain()?, u.into_domain()))).transpose()
+    }
+
+    async fn touch_session(&self, id: &SessionId, at: DateTime<Utc>) -> Result<(), Error> {
+        diesel::update(se::table.filter(se::id.eq(id.as_str())))
+            .set(se::last_seen_at.eq(at))
+            .execute(&mut *self.conn().await?)
+            .await
+            .map(|_| ())
+            .map_err(db)
+    }
+
+    async fn rotate_session(&self, id: &SessionId, digest: &[u8; 32], csrf_token: &str) -> Result<(), Error> {
+        diesel::update(se::table.filter(se::id.eq(id.as_str())))
+            .set((se::token_digest.eq(digest.as_slice()), se::csrf_token.eq(csrf_token)))
+            .execute(&mut *self.conn().await?)
+            .await
+            .map(|_| ())
+            .map_err(db)
+    }
+
+    async fn delete_session(&self, id: &SessionId) -> Result<(), Error> {
+        diesel::delete(se::table.filter(se::id.eq(id.as_str())))
+            .execute(&mut *self.conn().await?)
+            .await
+            .map(|_| ())
+            .map_err(db)
+    }
+
+    async fn delete_user_sessions(
+        &self,
+        user: &UserId,
+        keep: Option<SessionId>,
+        audit: &[AuditEntry],
+    ) -> Result<u64, Error> {
+        let mut conn = self.conn().await?;
+        let n = conn
+            .transaction::<_, DieselError, _>(async |conn| {
+                let n = delete_sessions_in(conn, user, keep.as_ref()).await?;
+                write_audit(conn, audit).await?;
+                Ok(n)
+            })
+            .await
+            .map_err(db)?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    async fn set_password(
+        &self,
+        user: &UserId,
+        password_hash: &str,
+        keep: Option<SessionId>,
+        audit: &[AuditEntry],
+    ) -> Result<(), Error> {
+        let mut conn = self.conn().await?;
+        conn.transaction::<_, DieselError, _>(async |conn| {
+            diesel::update(us::table.find(user.as_str()))
+                .set(us::password_hash.eq(password_hash))
+                .execute(conn)
+                .await?;
+            delete_sessions_in(conn, user, keep.as_ref()).await?;
+            write_audit(conn, audit).await
+        })
+        .await
+        .map_err(db)
+    }
+
+    async fn insert_link(&self, link: &AccountLink, audit: &[AuditEntry]) -> Result<(), Error> {
+        links::insert_link(self, link, audit).await
+    }
+
+    async fn link_by_digest(&self, digest: &[u8; 32]) -> Result<Option<AccountLink>, Error> {
+        links::link_by_digest(self, digest).await
+    }
+
+    async fn claim_link_mails(&self, limit: u32, lease_seconds: u32) -> Result<Vec<AccountLink>, Error> {
+        links::claim(self, limit, lease_seconds).await
+    }
+
+    async fn set_link_token(&self, id: &AccountLinkId, digest: &[u8; 32]) -> Result<(), Error> {
+        links::set_token(self, id, digest).await
+    }
+
+    async fn record_link_mail(&self, link: &AccountLink) -> Result<(), Error> {
+        links::record_mail(self, link).await
+    }
+
+    async fn consume_link(
+        &self,
+        id: &AccountLinkId,
+        at: DateTime<Utc>,
+        effect: &LinkEffect,
+        audit: &[AuditEntry],
+    ) -> Result<bool, Error> {
+        links::consume(self, (id, at), effect, audit).await
+    }
+
+    async fn invitations(&self, merchant: &MerchantId, now: DateTime<Utc>) -> Result<Vec<AccountLink>, Error> {
+        links::invitations(self, merchant, now).await
+    }
+
+    async fn revoke_invitation(
+        &self,
+        merchant: &MerchantId,
+        id: &AccountLinkId,
+        at: DateTime<Utc>,
+        audit: &[AuditEntry],
+    ) -> Result<bool, Error> {
+        links::revoke_invitation(self, (merchant, id), at, audit).await
+    }
+
+    async fn two_factor(&self, user: &UserId) -> Result<TwoFactorRecord, Error> {
+        two_factor::record(self, user).await
+    }
+
+    async fn set_pending_two_factor(&self, user: &UserId, sealed: &SealedTotp) -> Result<(), Error> {
+        two_factor::set_pending(self, user, sealed).await
+    }
+
+    async fn enable_two_factor(
+        &self,
+        user: &UserId,
+        step: i64,
+        at: DateTime<Utc>,
+        recovery_digests: &[[u8; 32]],
+        audit: &[AuditEntry],
+    ) -> Result<bool, Error> {
+        two_factor::enable(self, user, (step, at), recovery_digests, audit).await
+    }
+
+    async fn disable_two_factor(&self, user: &UserId, audit: &[AuditEntry]) -> Result<(), Error> {
+        two_factor::disable(self, user, audit).await
+    }
+
+    async fn use_totp_step(&self, user: &UserId, step: i64) -> Result<bool, Error> {
+        two_factor::use_step(self, user, step).await
+    }
+
+    async fn use_recovery_code(
+        &self,
+        user: &UserId,
+        digest: &[u8; 32],
+        at: DateTime<Utc>,
+        audit: &[AuditEntry],
+    ) -> Result<bool, Error> {
+        two_factor::use_recovery_code(self, user, digest, at, audit).await
+    }
+
+    async fn recovery_codes_left(&self, user: &UserId) -> Result<u32, Error> {
+        two_factor::codes_left(self, user).await
+    }
+
+    async fn members(&self, merchant: &MerchantId) -> Result<Vec<(Membership, User)>, Error> {
+        team::members(self, merchant).await
+    }
+
+    async fn change_membership(
+        &self,
+        merchant: &MerchantId,
+        user: &UserId,
+        change: MembershipChange,
+        audit: &[AuditEntry],
+    ) -> Result<Membership, Error> {
+        team::change(self, (merchant, user), change, audit).await
+    }
+
+    async fn set_require_two_factor(&self, merchant: &MerchantId, on: bool, audit: &[AuditEntry]) -> Result<(), Error> {
+        team::set_require_two_factor(self, merchant, on, audit).await
+    }
+
+    async fn audit_log(
+        &self,
+        merchant: &MerchantId,
+        limit: u32,
+        before: Option<AuditEntryId>,
+    ) -> Result<Vec<AuditEntry>, Error> {
+        team::audit_log(self, merchant, limit, before).await
+    }
+}
+
+/// Deletes the user's sessions but `keep`, inside the caller's transaction.
+pub(super) async fn delete_sessions_in(
+    conn: &mut AsyncPgConnection,
+    user: &UserId,
+    keep: Option<&SessionId>,
+) -> Result<usize, DieselError> {
+    let keep = keep.map_or("", |k| k.as_str());
+    diesel::delete(se::table.filter(se::user_id.eq(user.as_str())).filter(se::id.ne(keep))).execute(conn).await
+}

@@ -89,6 +89,21 @@ impl stablepay_domain::ports::PasswordHasher for Argon2Passwords {
 mod tests {
     use super::*;
 
+    /// RFC 6238's SHA-1 test vectors (the last six of their eight digits), through the
+    /// domain's code on this HMAC.
+    #[test]
+    fn one_time_codes_match_rfc_6238() {
+        use stablepay_domain::account::totp::{TotpSecret, code_at, step_of};
+        let crypto = RingCrypto::new();
+        let secret = TotpSecret::from_bytes(b"12345678901234567890".to_vec());
+        for (time, code) in
+            [(59, "287082"), (1_111_111_109, "081804"), (1_234_567_890, "005924"), (2_000_000_000, "279037")]
+        {
+            let at = chrono::DateTime::from_timestamp(time, 0).unwrap();
+            assert_eq!(code_at(&crypto, &secret, step_of(at)), code, "at {time}");
+        }
+    }
+
     #[test]
     fn passwords_hash_to_argon2id_and_verify_only_themselves() {
         use stablepay_domain::ports::PasswordHasher;

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 
 use crate::account::ports::{AccountStore, PasswordHasher, TotpSealer};
-use crate::account::service::AccountSettings;
-use crate::account::service::Accounts;
+use crate::account::service::accounts::AccountSettings;
+use crate::account::service::accounts::Accounts;
 use crate::api_key::model::{ApiKeySecret, Principal};
 use crate::api_key::ports::ApiKeyStore;
 use crate::api_key::service::authenticate;

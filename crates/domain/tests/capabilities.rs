@@ -9,8 +9,11 @@ fn the_documented_table_is_the_domains() {
     let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/dashboard.md")).unwrap();
     let header = format!("| action | what it covers | {} |", Role::ALL.map(Role::as_str).join(" | "));
     assert!(doc.contains(&header), "the table's header names the roles in order");
+    // The table's rows: from its header to the first line that is not a row.
     let rows: Vec<Vec<String>> = doc
         .lines()
+        .skip_while(|l| *l != header)
+        .take_while(|l| l.starts_with('|'))
         .filter(|l| l.starts_with("| `"))
         .map(|l| l.trim_matches('|').split('|').map(|c| c.trim().to_owned()).collect())
         .collect();

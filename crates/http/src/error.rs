@@ -344,13 +344,9 @@ fn export_error(err: DomainError, message: String) -> ApiError {
     }
 }
 
-/// The answer of a domain error that says more than its message and field.
-fn with_details(err: DomainError, message: String) -> ApiError {
+/// The answers of the credential refusals that say more than their message.
+fn credential_error(err: DomainError, message: String) -> ApiError {
     use ErrorCode as C;
-    let version = |code: ErrorCode, current: i64| {
-        ApiError::field(code, "version", message.clone())
-            .with_details(json!({ "field": "version", "currentVersion": current }))
-    };
     match err {
         DomainError::InvalidApiKey => ApiError::new(C::INVALID_API_KEY, "The API key is invalid, revoked or expired."),
         DomainError::PermissionDenied { permission } => {
@@ -359,6 +355,21 @@ fn with_details(err: DomainError, message: String) -> ApiError {
         }
         DomainError::SecondFactor { missing } => ApiError::field(C::INVALID_CREDENTIALS, "otp", message)
             .with_details(json!({ "field": "otp", "reason": if missing { "otp_required" } else { "otp_invalid" } })),
+        other => ApiError::from(other),
+    }
+}
+
+/// The answer of a domain error that says more than its message and field.
+fn with_details(err: DomainError, message: String) -> ApiError {
+    use ErrorCode as C;
+    let version = |code: ErrorCode, current: i64| {
+        ApiError::field(code, "version", message.clone())
+            .with_details(json!({ "field": "version", "currentVersion": current }))
+    };
+    match err {
+        DomainError::InvalidApiKey | DomainError::PermissionDenied { .. } | DomainError::SecondFactor { .. } => {
+            credential_error(err, message)
+        }
         DomainError::NotFound(resource) => not_found(resource),
         DomainError::ModeMismatch => {
             ApiError::new(C::MODE_MISMATCH, "The resource belongs to the other mode; use a key of that mode.")

@@ -1127,7 +1127,8 @@ async fn users_sessions_and_memberships_keep_their_rules() {
 #[tokio::test]
 async fn links_two_factor_and_the_team_keep_their_rules() {
     use stablepay_domain::account::link::{AccountLink, Invitation, LinkEffect, LinkPurpose};
-    use stablepay_domain::account::ports::{AccountStore, MembershipChange};
+    use stablepay_domain::account::members::MembershipChange;
+    use stablepay_domain::account::ports::AccountStore;
     use stablepay_domain::account::totp::SealedTotp;
     use stablepay_domain::account::{AuditAction, AuditEntry, Membership, Role, User};
     use stablepay_domain::ids::{AccountLinkId, AuditEntryId, UserId};

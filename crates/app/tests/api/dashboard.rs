@@ -7,9 +7,9 @@ use serde_json::{Value, json};
 
 use crate::support::{Merchant, Response, TestApp, fresh_db};
 
-const PASSWORD: &str = "correct horse battery staple";
+pub(crate) const PASSWORD: &str = "correct horse battery staple";
 
-fn owner(app: &TestApp, m: &Merchant, email: &str) -> Value {
+pub(crate) fn owner(app: &TestApp, m: &Merchant, email: &str) -> Value {
     let args = [
         "user",
         "create",
@@ -28,18 +28,18 @@ fn owner(app: &TestApp, m: &Merchant, email: &str) -> Value {
     value
 }
 
-async fn login(app: &TestApp, email: &str, password: &str) -> Response {
+pub(crate) async fn login(app: &TestApp, email: &str, password: &str) -> Response {
     let body = json!({ "email": email, "password": password });
     app.send(app.http.post(app.url("/v1/dashboard/sessions")).json(&body)).await
 }
 
 /// The session token of a login's answer (its Set-Cookie).
-fn token_of(r: &Response) -> String {
+pub(crate) fn token_of(r: &Response) -> String {
     let cookie = r.headers["set-cookie"].to_str().unwrap();
     cookie.split(';').next().unwrap().strip_prefix("stablepay_session=").unwrap().to_owned()
 }
 
-async fn session(app: &TestApp, token: &str) -> Response {
+pub(crate) async fn session(app: &TestApp, token: &str) -> Response {
     app.send(app.http.get(app.url("/v1/dashboard/session")).header("Cookie", format!("stablepay_session={token}")))
         .await
 }
@@ -105,7 +105,7 @@ async fn a_login_sets_a_strict_cookie_and_an_unknown_email_reads_like_a_wrong_pa
         (data["object"].as_str(), data["user"]["email"].as_str()),
         (Some("dashboard_session"), Some("ada@example.com"))
     );
-    assert_eq!(data["memberships"], json!([{ "merchantId": m.id, "role": "owner" }]));
+    assert_eq!(data["memberships"], json!([{ "merchantId": m.id, "role": "owner", "requiresTwoFactor": false }]));
     let read = session(&app, &token).await.ok(200).clone();
     assert_eq!((read["id"].clone(), read["csrfToken"].clone()), (data["id"].clone(), data["csrfToken"].clone()));
 

@@ -1,8 +1,16 @@
 //! The team's rules: who may change whom, and the last owner stays.
 
 use crate::account::capability::{Action, Role};
-use crate::account::ports::MembershipChange;
 use crate::error::Error;
+
+/// A change of one membership.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MembershipChange {
+    /// A new role.
+    SetRole(Role),
+    /// The membership ends.
+    Remove,
+}
 
 /// The action a change of a member of role `current` needs: touching an owner, or making one,
 /// needs [`Action::ManageOwners`]; any other change [`Action::ManageMembers`].

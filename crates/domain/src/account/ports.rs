@@ -5,8 +5,8 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
 use crate::account::audit::AuditEntry;
-use crate::account::capability::Role;
 use crate::account::link::{AccountLink, LinkEffect};
+use crate::account::members::MembershipChange;
 use crate::account::model::{Membership, Session, User};
 use crate::account::totp::{SealedTotp, TotpSecret};
 use crate::error::Error;
@@ -46,15 +46,6 @@ pub struct TwoFactorRecord {
     pub pending: Option<SealedTotp>,
     /// The step of the last code accepted (no code is accepted twice).
     pub last_step: Option<i64>,
-}
-
-/// A change of one membership.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MembershipChange {
-    /// A new role.
-    SetRole(Role),
-    /// The membership ends.
-    Remove,
 }
 
 /// Users, their memberships and their sessions. Users are not scoped by merchant: a user may

@@ -12,7 +12,7 @@ use stablepay_domain::account::{AuditEntry, Role};
 use stablepay_domain::email::model::EmailStatus;
 use stablepay_domain::ids::{AccountLinkId, MerchantId, UserId};
 
-use super::{MembershipRow, UserRow, delete_sessions_in, user_insert_error, write_audit};
+use super::rows::{MembershipRow, UserRow, delete_sessions_in, user_insert_error, write_audit};
 use crate::error::{TxError, db};
 use crate::pool::PgStore;
 use crate::rows::corrupt;

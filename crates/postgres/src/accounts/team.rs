@@ -7,13 +7,13 @@ use diesel::prelude::*;
 use diesel::result::Error as DieselError;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use stablepay_domain::account::audit::AuditAction;
+use stablepay_domain::account::members::MembershipChange;
 use stablepay_domain::account::members::check_change;
-use stablepay_domain::account::ports::MembershipChange;
 use stablepay_domain::account::{AuditEntry, Membership, Role, User};
 use stablepay_domain::ids::{AuditEntryId, MerchantId, UserId};
 use stablepay_domain::{Error, Resource};
 
-use super::{MembershipRow, UserRow, write_audit};
+use super::rows::{MembershipRow, UserRow, write_audit};
 use crate::error::{TxError, db};
 use crate::pool::PgStore;
 use crate::rows::corrupt;

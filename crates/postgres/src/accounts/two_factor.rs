@@ -11,7 +11,7 @@ use stablepay_domain::account::ports::TwoFactorRecord;
 use stablepay_domain::account::totp::SealedTotp;
 use stablepay_domain::ids::UserId;
 
-use super::write_audit;
+use super::rows::write_audit;
 use crate::error::db;
 use crate::pool::PgStore;
 use crate::schema::{recovery_codes as rc, users as us};

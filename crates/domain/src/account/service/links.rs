@@ -5,10 +5,10 @@
 use crate::account::audit::{Actor, AuditAction, AuditEntry};
 use crate::account::capability::{Action, Role};
 use crate::account::link::{AccountLink, Invitation, LinkEffect, LinkPurpose, SignupMode};
+use crate::account::members::MembershipChange;
 use crate::account::members::action_for;
 use crate::account::model::{Membership, User, check_password, normalize_email};
-use crate::account::ports::MembershipChange;
-use crate::account::service::{Accounts, Current, SignedIn, check_name};
+use crate::account::service::accounts::{Accounts, Current, SignedIn, check_name};
 use crate::email::compose::{Notice, compose_notice};
 use crate::email::model::{EmailMessage, EmailStatus};
 use crate::error::{Error, Resource};
@@ -281,7 +281,7 @@ impl Accounts<'_> {
         let (session, token) = self.new_session(&user.id);
         self.store.insert_session(&session, &[]).await?;
         let memberships = self.store.memberships(&user.id).await?;
-        Ok(SignedIn { current: super::Current { session, user, memberships }, token })
+        Ok(SignedIn { current: Current { session, user, memberships }, token })
     }
 
     /// The merchant's open invitations. Errors: `NotFound`; `AuthForbidden` (`manage_members`).

@@ -3,10 +3,10 @@
 
 use crate::account::audit::{AuditAction, AuditEntry, MAX_AUDIT_PAGE};
 use crate::account::capability::Action;
+use crate::account::members::MembershipChange;
 use crate::account::members::action_for;
 use crate::account::model::{Membership, User};
-use crate::account::ports::MembershipChange;
-use crate::account::service::{Accounts, Current};
+use crate::account::service::accounts::{Accounts, Current};
 use crate::error::{Error, Resource};
 use crate::ids::{AuditEntryId, MerchantId, UserId};
 use crate::mode::Mode;

@@ -3,12 +3,18 @@ use std::sync::{Arc, Mutex};
 use chrono::{DateTime, Utc};
 
 use super::*;
+use crate::account::capability::Role;
+use crate::account::model::{Membership, Session, User};
 use crate::account::ports::{MockAccountStore, MockPasswordHasher, MockTotpSealer};
 use crate::clock::MockClock;
+use crate::crypto::Crypto;
 use crate::email::ports::MockMailer;
+use crate::error::Error;
+use crate::ids::{MerchantId, UserId};
 use crate::merchant::model::MerchantStatus;
 use crate::merchant::ports::MockMerchantStore;
 use crate::testing::SeqCrypto;
+use crate::url::PublicPages;
 
 fn at(text: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc)
@@ -167,4 +173,168 @@ async fn the_operator_creates_a_user_of_an_existing_merchant_with_a_checked_pass
     assert_eq!(user.password_hash, "hash:correct horse battery");
     let (_, membership) = inserted.lock().unwrap()[0].clone();
     assert_eq!((membership.role, membership.merchant_id), (Role::Owner, mer));
+}
+
+fn membership(merchant: &str, role: Role, requires_two_factor: bool) -> Membership {
+    Membership {
+        user_id: UserId::from_trusted("usr_1".into()),
+        merchant_id: MerchantId::from_trusted(merchant.into()),
+        role,
+        requires_two_factor,
+        created_at: at("2026-11-01T00:00:00Z"),
+    }
+}
+
+fn current(user: User, memberships: Vec<Membership>) -> Current {
+    let session = Session {
+        id: crate::ids::SessionId::from_trusted("ses_1".into()),
+        user_id: user.id.clone(),
+        token_digest: [0; 32],
+        csrf_token: "c".into(),
+        created_at: at("2026-11-01T00:00:00Z"),
+        last_seen_at: at("2026-11-01T00:00:00Z"),
+    };
+    Current { session, user, memberships }
+}
+
+#[test]
+fn every_action_needs_a_membership_the_merchants_second_factor_a_verified_email_for_live_and_the_role() {
+    use crate::account::capability::Action;
+    use crate::mode::Mode;
+    let (shop, strict) = (MerchantId::from_trusted("mer_1".into()), MerchantId::from_trusted("mer_2".into()));
+    let c = current(user(), vec![membership("mer_1", Role::Developer, false), membership("mer_2", Role::Owner, true)]);
+    assert!(c.require(&shop, Mode::Test, Action::ManageInvoices).is_ok());
+    let live = c.require(&shop, Mode::Live, Action::ManageApiKeys);
+    assert!(matches!(live, Err(Error::AuthForbidden(ref m)) if m.contains("verify")), "{live:?}");
+    let strict_refusal = c.require(&strict, Mode::Test, Action::Read);
+    assert!(matches!(strict_refusal, Err(Error::AuthForbidden(ref m)) if m.contains("two-factor")));
+    assert_eq!(c.two_factor_required_by(), vec![&strict]);
+    let other = MerchantId::from_trusted("mer_3".into());
+    assert_eq!(
+        c.require(&other, Mode::Test, Action::Read).err(),
+        Some(Error::NotFound(crate::error::Resource::Merchant))
+    );
+
+    let verified = User {
+        email_verified_at: Some(at("2026-11-01T00:00:00Z")),
+        two_factor_since: Some(at("2026-11-01T00:00:00Z")),
+        ..user()
+    };
+    let c =
+        current(verified, vec![membership("mer_1", Role::Developer, false), membership("mer_2", Role::Owner, true)]);
+    assert!(c.require(&shop, Mode::Live, Action::ManageApiKeys).is_ok());
+    assert!(matches!(c.require(&shop, Mode::Live, Action::ManageInvoices), Err(Error::AuthForbidden(_))), "the role");
+    assert!(c.require(&strict, Mode::Live, Action::ManageSecurity).is_ok());
+}
+
+#[tokio::test]
+async fn a_two_factor_login_needs_a_code_not_used_before() {
+    use crate::account::ports::TwoFactorRecord;
+    use crate::account::totp::{SealedTotp, TotpSecret, code_at, step_of};
+    let checks = Arc::new(Mutex::new(Vec::new()));
+    let crypto = SeqCrypto::default();
+    let secret = TotpSecret::from_bytes(vec![7; 20]);
+    let now = at("2026-11-02T00:00:00Z");
+    let code = code_at(&crypto, &secret, step_of(now));
+    let enrolled = User { two_factor_since: Some(at("2026-11-01T00:00:00Z")), ..user() };
+    let mut store = MockAccountStore::new();
+    store.expect_user_by_email().returning(move |_| Ok(Some(enrolled.clone())));
+    store.expect_memberships().returning(|_| Ok(Vec::new()));
+    store
+        .expect_two_factor()
+        .returning(|_| Ok(TwoFactorRecord { secret: Some(SealedTotp(vec![7; 20])), pending: None, last_step: None }));
+    let taken = Arc::new(Mutex::new(Vec::<i64>::new()));
+    let t = taken.clone();
+    store.expect_use_totp_step().returning(move |_, step| {
+        let mut taken = t.lock().unwrap();
+        let fresh = !taken.contains(&step);
+        taken.push(step);
+        Ok(fresh)
+    });
+    store.expect_insert_session().times(1).returning(|_, _| Ok(()));
+    let mut sealer = MockTotpSealer::new();
+    sealer.expect_open_totp().returning(|s| Ok(TotpSecret::from_bytes(s.0.clone())));
+    let (h, clock, merchants, mailer) =
+        (hasher(checks), clock("2026-11-02T00:00:00Z"), MockMerchantStore::new(), MockMailer::new());
+    let pages = PublicPages::new("http://pay.test");
+    let accounts = Accounts {
+        store: &store,
+        merchants: &merchants,
+        hasher: &h,
+        sealer: &sealer,
+        crypto: &crypto,
+        clock: &clock,
+        mailer: &mailer,
+        pages: &pages,
+        settings: AccountSettings::default(),
+    };
+    let password = "correct horse battery";
+    assert_eq!(
+        accounts.login("ada@example.com", password, None).await.err(),
+        Some(Error::SecondFactor { missing: true })
+    );
+    assert_eq!(
+        accounts.login("ada@example.com", password, Some("000000")).await.err(),
+        Some(Error::SecondFactor { missing: false })
+    );
+    assert!(accounts.login("ada@example.com", password, Some(&code)).await.is_ok());
+    assert_eq!(
+        accounts.login("ada@example.com", password, Some(&code)).await.err(),
+        Some(Error::SecondFactor { missing: false }),
+        "once"
+    );
+    // A wrong password never reaches the code.
+    assert_eq!(
+        accounts.login("ada@example.com", "wrong horse battery", Some(&code)).await.err(),
+        Some(Error::InvalidCredentials)
+    );
+}
+
+#[tokio::test]
+async fn sign_up_is_open_only_when_the_operator_says_so_and_an_existing_email_gets_a_notice() {
+    use crate::account::link::{LinkPurpose, SignupMode};
+    use crate::account::service::links::Signup;
+    let checks = Arc::new(Mutex::new(Vec::new()));
+    let links = Arc::new(Mutex::new(Vec::new()));
+    let mut store = MockAccountStore::new();
+    store.expect_user_by_email().returning(|e| Ok((e == "ada@example.com").then(user)));
+    let l = links.clone();
+    store.expect_insert_link().returning(move |link, _| {
+        l.lock().unwrap().push(link.purpose);
+        Ok(())
+    });
+    store.expect_insert_signup().returning(|_, user, membership, link| {
+        assert_eq!(
+            (user.email_verified_at, membership.role, link.purpose),
+            (None, Role::Owner, LinkPurpose::VerifyEmail)
+        );
+        Ok(())
+    });
+    let (h, crypto, clock, merchants, mailer) = (
+        hasher(checks),
+        SeqCrypto::default(),
+        clock("2026-11-02T00:00:00Z"),
+        MockMerchantStore::new(),
+        MockMailer::new(),
+    );
+    let (sealer, pages) = (MockTotpSealer::new(), PublicPages::new("http://pay.test"));
+    let mut accounts = Accounts {
+        store: &store,
+        merchants: &merchants,
+        hasher: &h,
+        sealer: &sealer,
+        crypto: &crypto,
+        clock: &clock,
+        mailer: &mailer,
+        pages: &pages,
+        settings: AccountSettings::default(),
+    };
+    let s = Signup { email: "eve@example.com", password: "correct horse battery", name: "Eve", business_name: "Eve's" };
+    assert!(matches!(accounts.signup(s).await, Err(Error::FeatureUnavailable(_))), "invite is the default");
+    accounts.settings.signup = SignupMode::Open;
+    let bad = Signup { business_name: " ", ..s };
+    assert!(matches!(accounts.signup(bad).await, Err(Error::Validation { ref field, .. }) if field == "business_name"));
+    accounts.signup(s).await.unwrap();
+    accounts.signup(Signup { email: "Ada@Example.com", ..s }).await.unwrap();
+    assert_eq!(*links.lock().unwrap(), vec![LinkPurpose::SignupExisting]);
 }

@@ -2,9 +2,9 @@
 //! recovery codes shown once and stored hashed), the second step of a login, and turning it off
 //! with the password and a code.
 
-use crate::account::User;
 use crate::account::audit::AuditAction;
-use crate::account::service::{Accounts, Current};
+use crate::account::model::User;
+use crate::account::service::accounts::{Accounts, Current};
 use crate::account::totp::{
     RECOVERY_CODES, TotpSecret, matching_step, normalize_recovery_code, recovery_code, step_of,
 };

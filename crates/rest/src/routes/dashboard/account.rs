@@ -13,7 +13,7 @@ use stablepay_http::respond::ok;
 use stablepay_http::state::AppState;
 
 use crate::json::ApiJson;
-use crate::routes::dashboard::{session_answer, signed_in};
+use crate::routes::dashboard::answer::{session_answer, signed_in};
 use crate::session::DashboardSession;
 use crate::wire::accounts::{
     AcceptIn, EmailSentOut, LinkUsedOut, PasswordChangeIn, ResetConfirmIn, ResetRequestIn, SignupIn, TokenIn,

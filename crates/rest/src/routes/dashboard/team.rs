@@ -5,7 +5,7 @@
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, delete, get, patch, post, put, web};
 use stablepay_domain::account::Role;
-use stablepay_domain::account::ports::MembershipChange;
+use stablepay_domain::account::members::MembershipChange;
 use stablepay_domain::ids::{AccountLinkId, MerchantId, UserId};
 use stablepay_domain::{Error, Resource};
 use stablepay_http::error::ApiError;

@@ -7,7 +7,7 @@ use stablepay_http::error::ApiError;
 use stablepay_http::respond::ok;
 
 use crate::json::ApiJson;
-use crate::routes::dashboard::with_cookie;
+use crate::routes::dashboard::answer::with_cookie;
 use crate::session::{DashboardSession, session_cookie};
 use crate::wire::accounts::{DisableIn, EnrolledOut, EnrolmentOut, OtpIn, TwoFactorOut};
 

@@ -1,8 +1,8 @@
-//! The account use cases: the operator's user creation, login (the same answer, in about the
-//! same time, for an unknown email and a wrong password; a second factor when the account has
-//! one), the session behind a cookie (ended when idle or past its absolute end), logout, logout
-//! everywhere, password change, and what a member may do in a merchant (`Current::require`).
-//! Emailed links live in `links`, two-factor login in `two_factor`, the team in `team`.
+//! The account use cases' core: the operator's user creation, login (the same answer, in about
+//! the same time, for an unknown email and a wrong password; a second factor when the account
+//! has one), the session behind a cookie (ended when idle or past its absolute end), logout,
+//! logout everywhere, password change, and what a member may do in a merchant
+//! (`Current::require`).
 
 use chrono::Duration;
 
@@ -21,10 +21,6 @@ use crate::ids::{MerchantId, PublicToken, SessionId, UserId};
 use crate::merchant::ports::MerchantStore;
 use crate::mode::Mode;
 use crate::url::PublicPages;
-
-pub mod links;
-pub mod team;
-pub mod two_factor;
 
 /// A session's last use is written at most this often (a request within it reads only).
 pub const TOUCH_EVERY_SECONDS: i64 = 60;
@@ -129,7 +125,7 @@ pub fn check_name(field: &str, name: &str) -> Result<String, Error> {
 
 impl Accounts<'_> {
     /// One audit entry for each merchant the user belongs to.
-    async fn audit_everywhere(
+    pub(super) async fn audit_everywhere(
         &self,
         user: &User,
         (action, detail): (AuditAction, &str),
@@ -208,7 +204,7 @@ impl Accounts<'_> {
     }
 
     /// A new session of `user` at the real time, and its token.
-    fn new_session(&self, user: &UserId) -> (Session, PublicToken) {
+    pub(super) fn new_session(&self, user: &UserId) -> (Session, PublicToken) {
         let now = self.clock.system_now();
         let token = PublicToken::generate(self.crypto);
         let session = Session {
@@ -284,6 +280,3 @@ impl Accounts<'_> {
         self.rotate(current).await
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -1,0 +1,16 @@
+//! The account use cases: `accounts` (the `Accounts` use cases' core: the operator's user
+//! creation, login, sessions, logout, password change, and `Current::require`, which every
+//! dashboard action goes through), `links` (open sign-up, password reset, email verification,
+//! invitations and the delivery of their emails), `two_factor` (enrolment, the second step of a
+//! login, turning it off) and `team` (members, roles, the two-factor requirement, the audit
+//! log).
+
+pub mod accounts;
+pub mod links;
+pub mod team;
+pub mod two_factor;
+
+pub use accounts::{AccountSettings, Accounts, Current, SignedIn, TOUCH_EVERY_SECONDS, check_name};
+
+#[cfg(test)]
+mod tests;

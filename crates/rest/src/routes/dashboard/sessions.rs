@@ -1,0 +1,107 @@
+//! Dashboard sessions (their own tag, outside the merchant API's key authentication): log in,
+//! read the session, log out here or everywhere.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, delete, get, post, web};
+use stablepay_domain::Error;
+use stablepay_domain::account::service::SignedIn;
+use stablepay_domain::ratelimit::{DASHBOARD_LOGIN, DASHBOARD_LOGIN_ACCOUNT};
+use stablepay_http::error::{ApiError, ErrorCode};
+use stablepay_http::ratelimit::{client_of, enforce_as, refund_as};
+use stablepay_http::respond::ok;
+use stablepay_http::state::AppState;
+
+use crate::json::ApiJson;
+use crate::routes::dashboard::answer::{signed_in, with_cookie};
+use crate::session::{DashboardSession, cleared_cookie};
+use crate::wire::dashboard::{SessionIn, SessionOut, SessionsEndedOut};
+
+/// A login within the failure-only quotas (the spec's): each attempt reserves a slot of its
+/// account (5 per 15 minutes) and of its client address (20 per 15 minutes), and only a failed
+/// one keeps them; the next attempt past either answers 429 RATE_LIMITED, the right password
+/// included. An unknown email has its quota like any other (nothing tells it apart).
+async fn throttled_login(req: &HttpRequest, state: &AppState, body: &SessionIn) -> Result<SignedIn, ApiError> {
+    let account = body.email.trim().to_lowercase();
+    let client = client_of(req, state);
+    let (by_account, by_client) = ((&DASHBOARD_LOGIN_ACCOUNT, account.as_str()), (&DASHBOARD_LOGIN, client.as_str()));
+    enforce_as(req, state, by_account.0, by_account.1, &["login"], ErrorCode::RATE_LIMITED).await?;
+    if let Err(refused) = enforce_as(req, state, by_client.0, by_client.1, &["login"], ErrorCode::RATE_LIMITED).await {
+        refund_as(state, by_account.0, by_account.1, &["login"]).await;
+        return Err(refused);
+    }
+    let signed = state.use_cases.accounts().login(&body.email, &body.password, body.otp.as_deref()).await;
+    // A wrong password or a wrong code keeps its slot; a right password without its code (the
+    // first step of a two-factor login) does not.
+    if !matches!(signed, Err(Error::InvalidCredentials | Error::SecondFactor { missing: false })) {
+        for (policy, who) in [by_account, by_client] {
+            refund_as(state, policy, who, &["login"]).await;
+        }
+    }
+    Ok(signed?)
+}
+
+/// Log in: a new session, its token in the `stablepay_session` cookie (HttpOnly, SameSite=Lax,
+/// Secure over https). A wrong email and a wrong password answer the same INVALID_CREDENTIALS;
+/// an account with two-factor login also sends `otp` (without it, INVALID_CREDENTIALS with
+/// `details.reason` `otp_required`).
+#[utoipa::path(
+    tag = "dashboard",
+    request_body = SessionIn,
+    responses(
+        (status = 201, description = "The session; Set-Cookie: stablepay_session", body = crate::wire::dashboard::SessionEnvelope),
+        crate::wire::common::Errors
+    ),
+    security(())
+)]
+#[post("/dashboard/sessions")]
+pub async fn create_session(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    body: ApiJson<SessionIn>,
+) -> Result<HttpResponse, ApiError> {
+    let ApiJson(body, _) = body;
+    let signed = throttled_login(&req, &state, &body).await?;
+    signed_in(&state, StatusCode::CREATED, &signed)
+}
+
+/// The current session: the user, the merchants they belong to with their roles, and the CSRF
+/// token every change made with the session sends as `X-CSRF-Token`.
+#[utoipa::path(
+    tag = "dashboard",
+    responses((status = 200, description = "The session", body = crate::wire::dashboard::SessionEnvelope), crate::wire::common::Errors),
+    security(("session" = []))
+)]
+#[get("/dashboard/session")]
+pub async fn get_session(s: DashboardSession) -> Result<HttpResponse, ApiError> {
+    let settings = s.state.use_cases.accounts().settings.sessions;
+    ok(StatusCode::OK, &SessionOut::of(&s.current, s.current.session.ends_at(&settings)))
+}
+
+/// Log out: ends this session and removes its cookie (`X-CSRF-Token` required).
+#[utoipa::path(
+    tag = "dashboard",
+    params(("X-CSRF-Token" = String, Header, description = "The session's csrfToken")),
+    responses((status = 200, description = "The session ended", body = crate::wire::dashboard::SessionsEndedEnvelope), crate::wire::common::Errors),
+    security(("session" = []))
+)]
+#[delete("/dashboard/sessions/current")]
+pub async fn end_session(s: DashboardSession) -> Result<HttpResponse, ApiError> {
+    s.state.use_cases.accounts().logout(&s.current.session).await?;
+    let res = ok(StatusCode::OK, &SessionsEndedOut { object: "sessions_ended".into(), ended: 1 })?;
+    with_cookie(res, &cleared_cookie(s.state.use_cases.pages()))
+}
+
+/// Log out everywhere: ends every session of the user, this one included
+/// (`X-CSRF-Token` required).
+#[utoipa::path(
+    tag = "dashboard",
+    params(("X-CSRF-Token" = String, Header, description = "The session's csrfToken")),
+    responses((status = 200, description = "The sessions ended", body = crate::wire::dashboard::SessionsEndedEnvelope), crate::wire::common::Errors),
+    security(("session" = []))
+)]
+#[delete("/dashboard/sessions")]
+pub async fn end_all_sessions(s: DashboardSession) -> Result<HttpResponse, ApiError> {
+    let ended = s.state.use_cases.accounts().logout_everywhere(&s.current.user).await?;
+    let res = ok(StatusCode::OK, &SessionsEndedOut { object: "sessions_ended".into(), ended })?;
+    with_cookie(res, &cleared_cookie(s.state.use_cases.pages()))
+}

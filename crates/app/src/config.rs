@@ -53,6 +53,8 @@ pub struct Config {
     pub sessions: stablepay_domain::account::SessionSettings,
     /// Who may create an account.
     pub signup: stablepay_domain::account::link::SignupMode,
+    /// Whether an owner's live activation request activates at once.
+    pub self_activation: bool,
 }
 
 /// Email delivery.
@@ -184,6 +186,7 @@ struct FileConfig {
     session_idle_minutes: Option<String>,
     session_absolute_hours: Option<String>,
     signup: Option<String>,
+    self_activation: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -287,6 +290,12 @@ impl Config {
         let signup_text = src.pick("STABLEPAY_SIGNUP", &src.file.signup, "invite");
         let signup = stablepay_domain::account::link::SignupMode::parse(&signup_text)
             .ok_or_else(|| bad("STABLEPAY_SIGNUP", &signup_text, "must be closed, invite or open"))?;
+        let self_text = src.pick("STABLEPAY_SELF_ACTIVATION", &src.file.self_activation, "false");
+        let self_activation = match self_text.as_str() {
+            "true" | "1" => true,
+            "false" | "0" => false,
+            _ => return Err(bad("STABLEPAY_SELF_ACTIVATION", &self_text, "must be true or false")),
+        };
         Ok(Self {
             database_url: s.database_url,
             bind: s.bind,
@@ -311,6 +320,7 @@ impl Config {
             email,
             sessions,
             signup,
+            self_activation,
         })
     }
 }
@@ -610,6 +620,11 @@ pub const VARIABLES: &[Variable] = &[
         "STABLEPAY_SIGNUP",
         "invite",
         "Who creates dashboard accounts: closed (the CLI only), invite (also invitations) or open (anyone, with a new merchant)",
+    ),
+    var(
+        "STABLEPAY_SELF_ACTIVATION",
+        "false",
+        "An owner's live activation request activates at once (true), or waits for `stablepay merchant activate`",
     ),
     var("STABLEPAY_SESSION_IDLE_MINUTES", "720", "A dashboard session unused this long ends (5-10080 minutes)"),
     var(

@@ -68,15 +68,28 @@ pub async fn run_due(adapters: &Adapters, stop: &tokio::sync::watch::Receiver<bo
     if delivered.failed > 0 {
         tracing::warn!(failed = delivered.failed, "email attempts failed; each is retried with a backoff or given up");
     }
-    let links = adapters.use_cases().accounts().deliver_link_mails(50, lease).await?;
+    let accounts = adapters.use_cases();
+    let accounts = accounts.accounts();
+    let links = accounts.deliver_link_mails(50, lease).await?;
     if links.sent + links.failed > 0 {
         tracing::info!(sent = links.sent, failed = links.failed, "account link emails attempted");
+    }
+    let alerts = accounts.queue_incident_alerts(50).await?;
+    if alerts > 0 {
+        tracing::info!(alerts, "webhook incident alerts queued");
+    }
+    let notices = accounts.deliver_notices(50, lease).await?;
+    if notices.sent + notices.failed > 0 {
+        tracing::info!(sent = notices.sent, failed = notices.failed, "notices to members attempted");
     }
     let purged = adapters.store.purge_expired().await?;
     if purged > 0 {
         tracing::info!(purged, "expired idempotency keys removed");
     }
-    Ok(DuePass { due: report, emails_failed: delivered.failed + delivered.errors.len() + links.failed })
+    Ok(DuePass {
+        due: report,
+        emails_failed: delivered.failed + delivered.errors.len() + links.failed + notices.failed,
+    })
 }
 
 /// Reminder slots are whole days apart and statements monthly: their candidates are scanned at

@@ -36,10 +36,12 @@ pub enum MerchantCommand {
     /// Activate live mode with a settlement wallet.
     Activate {
         merchant_id: String,
+        /// The settlement wallet (without it: the one the merchant's owner chose in the
+        /// dashboard, with its token, approving their activation request).
         #[arg(long, value_name = "0x...")]
-        settlement_wallet: String,
-        #[arg(long, value_enum, default_value = "USDC")]
-        token: TokenArg,
+        settlement_wallet: Option<String>,
+        #[arg(long, value_enum)]
+        token: Option<TokenArg>,
         #[arg(long)]
         json: bool,
     },
@@ -288,15 +290,22 @@ async fn activate(
     adapters: &Adapters,
     now: chrono::DateTime<chrono::Utc>,
     id: &str,
-    settlement_wallet: &str,
-    token: TokenArg,
+    (settlement_wallet, token): (Option<&str>, Option<TokenArg>),
 ) -> Result<(Value, String), Error> {
-    let token = match token {
+    let token = token.map(|t| match t {
         TokenArg::Usdc => Token::Usdc,
         TokenArg::Usdt => Token::Usdt,
-    };
+    });
     let id = merchant_id(id)?;
-    let live = merchants::activate_merchant(adapters.merchants(), now, &id, settlement_wallet, token).await?;
+    let (wallet, token) = match settlement_wallet {
+        Some(w) => (w.to_owned(), token.unwrap_or(Token::Usdc)),
+        None => {
+            use stablepay_domain::account::ports::AccountStore;
+            let asked = adapters.store.live_request(&id).await?.ok_or(Error::DefaultWalletRequired)?;
+            (asked.wallet.as_str().to_owned(), token.unwrap_or(asked.token))
+        }
+    };
+    let live = merchants::activate_merchant(adapters.merchants(), now, &id, &wallet, token).await?;
     Ok((
         json!({ "id": id.as_str(), "liveActivated": true, "settlementWallet": live.wallet.as_str(), "token": live.token.symbol() }),
         format!("activated {id}: live settlement to {} in {}", live.wallet, live.token.symbol()),
@@ -432,7 +441,7 @@ pub async fn merchant(command: MerchantCommand, adapters: &Adapters) -> ExitCode
             finish(json, r)
         }
         MerchantCommand::Activate { merchant_id: id, settlement_wallet, token, json } => {
-            let r = activate(adapters, now, &id, &settlement_wallet, token).await;
+            let r = activate(adapters, now, &id, (settlement_wallet.as_deref(), token)).await;
             if matches!(r, Err(Error::AccountSuspended)) {
                 eprintln!("stablepay: merchant {id} is suspended; run `stablepay merchant unsuspend {id}` first");
             }

@@ -117,6 +117,7 @@ impl Adapters {
             accounts: stablepay_domain::account::service::AccountSettings {
                 sessions: config.sessions,
                 signup: config.signup,
+                self_activation: config.self_activation,
             },
             limiter,
             sender: Arc::new(sender),

@@ -203,6 +203,18 @@ pub enum Error {
     /// session's CSRF token (AUTH_FORBIDDEN); names the action.
     #[error("not allowed: {0}")]
     AuthForbidden(String),
+    /// Live activation asked for before a settlement wallet was set (DEFAULT_WALLET_REQUIRED).
+    #[error("set a settlement wallet first")]
+    DefaultWalletRequired,
+    /// A settlement wallet that cannot receive the merchant's payments: the zero address, a
+    /// precompiled contract, or a token's own contract (UNSUPPORTED_DEFAULT_WALLET).
+    #[error("{field}: {message}")]
+    UnsupportedDefaultWallet {
+        /// The field it is about.
+        field: String,
+        /// Why it cannot receive.
+        message: String,
+    },
     /// Live mode before the merchant was activated (ACTIVE_MERCHANT_REQUIRED).
     #[error("live mode requires an activated merchant")]
     ActiveMerchantRequired,
@@ -432,6 +444,7 @@ impl Error {
             | Error::CurrencyMismatch { field, .. }
             | Error::CustomerEmailRequired { field }
             | Error::InvalidWalletAddress { field, .. }
+            | Error::UnsupportedDefaultWallet { field, .. }
             | Error::InvalidTxHash { field }
             | Error::InvalidDepositNetwork { field, .. }
             | Error::InvalidWalletPaymentAttempt { field, .. }

@@ -130,6 +130,8 @@ id_type!(/// An emailed account link: verification, password reset or invitation
     AccountLinkId, "alk_");
 id_type!(/// An entry of a merchant's audit log.
     AuditEntryId, "aud_");
+id_type!(/// A notice emailed to a member (a wallet change, a webhook incident).
+    NoticeId, "ntc_");
 
 /// An unguessable public token (hosted invoice page, public payment link): 43 base62
 /// characters, about 256 bits.

@@ -288,6 +288,7 @@ impl UseCases {
             clock: self.clock(),
             mailer: self.ports.mailer.as_ref(),
             pages: &self.settings.pages,
+            chain: &self.settings.chain,
             settings: self.settings.accounts,
         }
     }

@@ -266,6 +266,8 @@ fn field_code(err: &DomainError) -> Option<ErrorCode> {
         DomainError::CurrencyMismatch { .. } => C::CURRENCY_MISMATCH,
         DomainError::CustomerEmailRequired { .. } => C::CUSTOMER_EMAIL_REQUIRED,
         DomainError::InvalidWalletAddress { .. } => C::INVALID_WALLET_ADDRESS,
+        DomainError::UnsupportedDefaultWallet { .. } => C::UNSUPPORTED_DEFAULT_WALLET,
+        DomainError::DefaultWalletRequired => C::DEFAULT_WALLET_REQUIRED,
         DomainError::InvalidTxHash { .. } => C::INVALID_TX_HASH,
         DomainError::InvalidDepositNetwork { .. } => C::INVALID_DEPOSIT_NETWORK,
         DomainError::InvalidWalletPaymentAttempt { .. } => C::INVALID_WALLET_PAYMENT_ATTEMPT,

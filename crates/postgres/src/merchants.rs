@@ -155,6 +155,10 @@ impl MerchantStore for PgStore {
                 merchants::live_token.eq(live.token.symbol()),
                 merchants::live_activated_at.eq(live.activated_at),
                 merchants::live_unique_amounts.eq(live.unique_amounts),
+                // An owner's pending request is settled by the activation.
+                merchants::requested_wallet.eq(None::<String>),
+                merchants::requested_token.eq(None::<String>),
+                merchants::activation_requested_at.eq(None::<chrono::DateTime<chrono::Utc>>),
             ))
             .execute(&mut conn)
             .await

@@ -22,6 +22,9 @@ diesel::table! {
         logo_width -> Nullable<Int4>,
         logo_height -> Nullable<Int4>,
         require_two_factor -> Bool,
+        requested_wallet -> Nullable<Text>,
+        requested_token -> Nullable<Text>,
+        activation_requested_at -> Nullable<Timestamptz>,
     }
 }
 
@@ -304,6 +307,8 @@ diesel::table! {
         failed_attempts -> Int4,
         last_error_category -> Nullable<Text>,
         last_delivery_id -> Nullable<Text>,
+        opened_alerted -> Bool,
+        resolved_alerted -> Bool,
     }
 }
 
@@ -503,6 +508,7 @@ diesel::table! {
         merchant_id -> Text,
         role -> Text,
         created_at -> Timestamptz,
+        webhook_alerts -> Bool,
     }
 }
 
@@ -561,6 +567,26 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    notices (id) {
+        id -> Text,
+        merchant_id -> Text,
+        kind -> Text,
+        recipient -> Text,
+        subject -> Text,
+        intro -> Text,
+        button_text -> Text,
+        button_url -> Text,
+        created_at -> Timestamptz,
+        mail_status -> Text,
+        mail_attempts -> Int4,
+        mail_next_attempt_at -> Timestamptz,
+        mail_last_error -> Nullable<Text>,
+        mail_sent_at -> Nullable<Timestamptz>,
+        mail_lease_until -> Nullable<Timestamptz>,
+    }
+}
+
 diesel::joinable!(payments -> invoices (invoice_id));
 diesel::joinable!(memberships -> users (user_id));
 diesel::joinable!(memberships -> merchants (merchant_id));
@@ -601,4 +627,5 @@ diesel::allow_tables_to_appear_in_same_query!(
     recovery_codes,
     account_links,
     audit_log,
+    notices,
 );

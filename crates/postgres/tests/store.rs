@@ -1077,6 +1077,7 @@ async fn users_sessions_and_memberships_keep_their_rules() {
         merchant_id: merchant.clone(),
         role: Role::Owner,
         requires_two_factor: false,
+        webhook_alerts: false,
         created_at: now,
     };
     let ada = user(1, "ada@example.com");
@@ -1149,6 +1150,7 @@ async fn links_two_factor_and_the_team_keep_their_rules() {
         merchant_id: m.id.clone(),
         role,
         requires_two_factor: false,
+        webhook_alerts: false,
         created_at: now,
     };
     let (a, b) = (user(1), user(2));

@@ -136,7 +136,7 @@ fn routes_app() -> utoipa_actix_web::UtoipaApp<
 /// The dashboard's account routes: sign-up, emailed links, password, two-factor login, and a
 /// merchant's team.
 fn accounts(cfg: &mut ServiceConfig) {
-    use routes::dashboard::{account, team, two_factor};
+    use routes::dashboard::{account, settings, team, two_factor};
     cfg.service(account::signup)
         .service(account::request_reset)
         .service(account::confirm_reset)
@@ -155,7 +155,11 @@ fn accounts(cfg: &mut ServiceConfig) {
         .service(team::list_invitations)
         .service(team::revoke_invitation)
         .service(team::set_security)
-        .service(team::audit_log);
+        .service(team::audit_log)
+        .service(settings::get_settlement)
+        .service(settings::set_settlement_wallet)
+        .service(settings::request_live_activation)
+        .service(settings::set_notifications);
 }
 
 /// The routes of the merchant's books and support: exports, reconciliation, readiness.

@@ -31,6 +31,7 @@ mod reconciliation;
 mod reference;
 mod replicas;
 mod restricted;
+mod settings;
 mod statements;
 mod support;
 mod wallet;

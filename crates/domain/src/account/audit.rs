@@ -36,11 +36,17 @@ pub enum AuditAction {
     MemberRemoved,
     /// The merchant's two-factor requirement changed.
     SecurityChanged,
+    /// The settlement wallet changed.
+    WalletChanged,
+    /// An owner asked for live activation.
+    ActivationRequested,
+    /// Live mode was activated (by an owner, where self-activation is allowed).
+    LiveActivated,
 }
 
 impl AuditAction {
     /// Every action.
-    pub const ALL: [Self; 12] = [
+    pub const ALL: [Self; 15] = [
         Self::LoggedIn,
         Self::LoggedOutEverywhere,
         Self::PasswordChanged,
@@ -53,6 +59,9 @@ impl AuditAction {
         Self::RoleChanged,
         Self::MemberRemoved,
         Self::SecurityChanged,
+        Self::WalletChanged,
+        Self::ActivationRequested,
+        Self::LiveActivated,
     ];
 
     /// The action as stored and shown (`member.invited`).
@@ -70,6 +79,9 @@ impl AuditAction {
             Self::RoleChanged => "member.role_changed",
             Self::MemberRemoved => "member.removed",
             Self::SecurityChanged => "security.changed",
+            Self::WalletChanged => "settlement_wallet.changed",
+            Self::ActivationRequested => "live_activation.requested",
+            Self::LiveActivated => "live_activation.completed",
         }
     }
 

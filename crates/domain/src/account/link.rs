@@ -152,7 +152,7 @@ pub struct Invitation {
     pub invited_by: Option<UserId>,
 }
 
-/// Where a link's email stands (the outbox part of the row).
+/// Where a link's (or a notice's) email stands (the outbox part of the row).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LinkMail {
     /// Queued, sent or failed.
@@ -165,6 +165,28 @@ pub struct LinkMail {
     pub last_error: Option<String>,
     /// When the mail server accepted it.
     pub sent_at: Option<DateTime<Utc>>,
+}
+
+impl LinkMail {
+    /// After a failed attempt at `now`: queued again after the outbox's backoff, or failed
+    /// after its attempts (or at once when `permanent`).
+    pub fn failed(&mut self, error: &str, permanent: bool, now: DateTime<Utc>) {
+        self.attempts += 1;
+        self.last_error = Some(error.chars().take(500).collect());
+        if permanent || self.attempts >= MAX_ATTEMPTS {
+            self.status = EmailStatus::Failed;
+        } else {
+            self.next_attempt_at = now + retry_delay(self.attempts);
+        }
+    }
+
+    /// Marks it sent at `now`.
+    pub fn sent(&mut self, now: DateTime<Utc>) {
+        self.attempts += 1;
+        self.status = EmailStatus::Sent;
+        self.sent_at = Some(now);
+        self.last_error = None;
+    }
 }
 
 /// An emailed single-use link.
@@ -243,25 +265,14 @@ impl AccountLink {
         Ok(())
     }
 
-    /// After a failed attempt at `now`: queued again after the outbox's backoff, or failed
-    /// after its attempts.
+    /// After a failed attempt at `now` (see [`LinkMail::failed`]).
     pub fn mail_failed(&mut self, error: &str, permanent: bool, now: DateTime<Utc>) {
-        let mail = &mut self.mail;
-        mail.attempts += 1;
-        mail.last_error = Some(error.chars().take(500).collect());
-        if permanent || mail.attempts >= MAX_ATTEMPTS {
-            mail.status = EmailStatus::Failed;
-        } else {
-            mail.next_attempt_at = now + retry_delay(mail.attempts);
-        }
+        self.mail.failed(error, permanent, now);
     }
 
     /// Marks its email sent at `now`.
     pub fn mail_sent(&mut self, now: DateTime<Utc>) {
-        self.mail.attempts += 1;
-        self.mail.status = EmailStatus::Sent;
-        self.mail.sent_at = Some(now);
-        self.mail.last_error = None;
+        self.mail.sent(now);
     }
 }
 

@@ -10,6 +10,7 @@ pub mod capability;
 pub mod link;
 pub mod members;
 pub mod model;
+pub mod notice;
 pub mod ports;
 pub mod service;
 pub mod totp;

@@ -53,8 +53,23 @@ pub struct Membership {
     /// Whether the merchant requires two-factor login of its members (its setting, read with
     /// the membership).
     pub requires_two_factor: bool,
+    /// Whether the member gets an email when a webhook endpoint's incident opens or resolves
+    /// (their own setting; the endpoint's alert preferences say which of the two).
+    pub webhook_alerts: bool,
     /// Since when.
     pub created_at: DateTime<Utc>,
+}
+
+/// A merchant's live settlement as its owner asked for it, before the operator (or, when
+/// allowed, the owner) activates live mode.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LiveRequest {
+    /// The settlement wallet.
+    pub wallet: crate::merchant::model::WalletAddress,
+    /// The token it settles in.
+    pub token: crate::merchant::model::Token,
+    /// When activation was asked for (none: only the wallet is set).
+    pub requested_at: Option<DateTime<Utc>>,
 }
 
 /// How long sessions last.

@@ -7,11 +7,12 @@ use chrono::{DateTime, Utc};
 use crate::account::audit::AuditEntry;
 use crate::account::link::{AccountLink, LinkEffect};
 use crate::account::members::MembershipChange;
-use crate::account::model::{Membership, Session, User};
+use crate::account::model::{LiveRequest, Membership, Session, User};
+use crate::account::notice::{IncidentAlert, Notice};
 use crate::account::totp::{SealedTotp, TotpSecret};
 use crate::error::Error;
 use crate::ids::{AccountLinkId, AuditEntryId, MerchantId, SessionId, UserId};
-use crate::merchant::model::Merchant;
+use crate::merchant::model::{Merchant, Token, WalletAddress};
 
 /// Hashes and checks passwords.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
@@ -176,6 +177,51 @@ pub trait AccountStore: Send + Sync {
     ) -> Result<Membership, Error>;
     /// Sets whether the merchant requires two-factor login of its members.
     async fn set_require_two_factor(&self, merchant: &MerchantId, on: bool, audit: &[AuditEntry]) -> Result<(), Error>;
+    /// Sets whether the member gets webhook alert emails. Errors: `NotFound(Member)`.
+    async fn set_webhook_alerts(&self, merchant: &MerchantId, user: &UserId, on: bool) -> Result<(), Error>;
+
+    /// The settlement wallet an owner chose for live mode before activation, and whether
+    /// activation was asked for.
+    async fn live_request(&self, merchant: &MerchantId) -> Result<Option<LiveRequest>, Error>;
+    /// Sets the settlement wallet: the live settlement's when the merchant is active (its
+    /// activation time and unique-amount setting kept), else the one live activation will use;
+    /// with the notices to its owners.
+    async fn set_settlement_wallet(
+        &self,
+        merchant: &MerchantId,
+        wallet: &WalletAddress,
+        token: Token,
+        notices: &[Notice],
+        audit: &[AuditEntry],
+    ) -> Result<(), Error>;
+    /// Records that activation was asked for at `at`.
+    async fn request_activation(
+        &self,
+        merchant: &MerchantId,
+        at: DateTime<Utc>,
+        audit: &[AuditEntry],
+    ) -> Result<(), Error>;
+    /// Activates live mode with the requested wallet at `at` (self-activation); `false` when no
+    /// wallet was chosen.
+    async fn activate_requested(
+        &self,
+        merchant: &MerchantId,
+        at: DateTime<Utc>,
+        audit: &[AuditEntry],
+    ) -> Result<bool, Error>;
+
+    /// Claims up to `limit` notices whose email is due (by the real clock) for `lease_seconds`.
+    async fn claim_notices(&self, limit: u32, lease_seconds: u32) -> Result<Vec<Notice>, Error>;
+    /// Writes a notice's email state after an attempt, ending its lease.
+    async fn record_notice_mail(&self, notice: &Notice) -> Result<(), Error>;
+    /// Up to `limit` webhook incidents whose alert is due: opened (or resolved) with the
+    /// endpoint asking for that alert, not yet queued; with the members who asked for alerts.
+    /// An incident whose endpoint does not ask is marked done without notices.
+    async fn pending_incident_alerts(&self, limit: u32) -> Result<Vec<IncidentAlert>, Error>;
+    /// Marks the alert queued with its notices, in one transaction (once: a second call for the
+    /// same alert writes nothing).
+    async fn record_incident_alert(&self, alert: &IncidentAlert, notices: &[Notice]) -> Result<(), Error>;
+
     /// Up to `limit` entries of the merchant's audit log, newest first, after `before`.
     async fn audit_log(
         &self,

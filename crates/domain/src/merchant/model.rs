@@ -214,6 +214,30 @@ pub struct LiveSettlement {
 /// The largest offset a unique-amount checkout adds to its amount, in base units (0.000999).
 pub const MAX_AMOUNT_OFFSET_UNITS: u32 = 999;
 
+/// A settlement wallet as the dashboard takes it: a checked EVM address (EIP-55 when mixed
+/// case) that can receive the tokens. Refused: the zero address and the precompiled contracts
+/// (`0x00...0001` to `0x00...00ff`: nothing can spend what they receive) and the token
+/// contracts themselves (a transfer to a token's own contract is stuck there). Errors:
+/// `InvalidWalletAddress` or `UnsupportedDefaultWallet` on `field`.
+pub fn check_settlement_wallet(field: &str, input: &str, chain: &ChainSettings) -> Result<WalletAddress, Error> {
+    let wallet = WalletAddress::parse(input.trim())
+        .map_err(|e| Error::InvalidWalletAddress { field: field.into(), message: e.to_string() })?;
+    let hex = wallet.as_str().to_ascii_lowercase();
+    if hex[2..40].bytes().all(|b| b == b'0') {
+        return Err(Error::UnsupportedDefaultWallet {
+            field: field.into(),
+            message: "the zero address and precompiled contracts cannot receive payments".into(),
+        });
+    }
+    if [&chain.usdc, &chain.usdt].iter().any(|c| c.as_str().eq_ignore_ascii_case(wallet.as_str())) {
+        return Err(Error::UnsupportedDefaultWallet {
+            field: field.into(),
+            message: "a token's own contract cannot receive payments in that token".into(),
+        });
+    }
+    Ok(wallet)
+}
+
 /// A merchant account.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Merchant {
@@ -306,6 +330,24 @@ pub fn test_settlement_wallet(merchant: &MerchantId) -> WalletAddress {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_settlement_wallet_must_be_able_to_receive() {
+        let chain = ChainSettings::default();
+        let ok = check_settlement_wallet("wallet", "0x52908400098527886e0f7030069857d2e4169ee7", &chain).unwrap();
+        assert_eq!(ok.as_str(), "0x52908400098527886E0F7030069857D2E4169EE7", "stored checksummed");
+        let code = |input: &str| match check_settlement_wallet("wallet", input, &chain) {
+            Err(Error::InvalidWalletAddress { field, .. }) => format!("invalid {field}"),
+            Err(Error::UnsupportedDefaultWallet { field, .. }) => format!("unsupported {field}"),
+            other => format!("{other:?}"),
+        };
+        assert_eq!(code("0x12"), "invalid wallet");
+        assert_eq!(code("0x52908400098527886e0F7030069857D2E4169EE7"), "invalid wallet", "a bad checksum");
+        assert_eq!(code(&format!("0x{}", "0".repeat(40))), "unsupported wallet");
+        assert_eq!(code(&format!("0x{}ff", "0".repeat(38))), "unsupported wallet", "a precompile");
+        assert_eq!(code(chain.usdt.as_str()), "unsupported wallet", "a token contract");
+        assert!(check_settlement_wallet("wallet", &format!("0x{}0100", "0".repeat(36)), &chain).is_ok());
+    }
 
     #[test]
     fn eip55_vectors() {

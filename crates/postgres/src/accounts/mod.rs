@@ -5,6 +5,7 @@
 
 mod links;
 mod rows;
+mod settings;
 mod team;
 mod two_factor;
 
@@ -16,11 +17,13 @@ use diesel_async::{AsyncConnection, RunQueryDsl};
 use stablepay_domain::Error;
 use stablepay_domain::account::link::{AccountLink, LinkEffect};
 use stablepay_domain::account::members::MembershipChange;
+use stablepay_domain::account::model::LiveRequest;
+use stablepay_domain::account::notice::{IncidentAlert, Notice};
 use stablepay_domain::account::ports::{AccountStore, TwoFactorRecord};
 use stablepay_domain::account::totp::SealedTotp;
 use stablepay_domain::account::{AuditEntry, Membership, Session, User};
 use stablepay_domain::ids::{AccountLinkId, AuditEntryId, MerchantId, SessionId, UserId};
-use stablepay_domain::merchant::model::Merchant;
+use stablepay_domain::merchant::model::{Merchant, Token, WalletAddress};
 
 use crate::error::{TxError, db};
 use crate::merchants::insert_merchant_in;
@@ -285,6 +288,59 @@ impl AccountStore for PgStore {
 
     async fn set_require_two_factor(&self, merchant: &MerchantId, on: bool, audit: &[AuditEntry]) -> Result<(), Error> {
         team::set_require_two_factor(self, merchant, on, audit).await
+    }
+
+    async fn set_webhook_alerts(&self, merchant: &MerchantId, user: &UserId, on: bool) -> Result<(), Error> {
+        settings::set_webhook_alerts(self, merchant, user, on).await
+    }
+
+    async fn live_request(&self, merchant: &MerchantId) -> Result<Option<LiveRequest>, Error> {
+        settings::live_request(self, merchant).await
+    }
+
+    async fn set_settlement_wallet(
+        &self,
+        merchant: &MerchantId,
+        wallet: &WalletAddress,
+        token: Token,
+        notices: &[Notice],
+        audit: &[AuditEntry],
+    ) -> Result<(), Error> {
+        settings::set_settlement_wallet(self, merchant, (wallet, token), notices, audit).await
+    }
+
+    async fn request_activation(
+        &self,
+        merchant: &MerchantId,
+        at: DateTime<Utc>,
+        audit: &[AuditEntry],
+    ) -> Result<(), Error> {
+        settings::request_activation(self, merchant, at, audit).await
+    }
+
+    async fn activate_requested(
+        &self,
+        merchant: &MerchantId,
+        at: DateTime<Utc>,
+        audit: &[AuditEntry],
+    ) -> Result<bool, Error> {
+        settings::activate_requested(self, merchant, at, audit).await
+    }
+
+    async fn claim_notices(&self, limit: u32, lease_seconds: u32) -> Result<Vec<Notice>, Error> {
+        settings::claim_notices(self, limit, lease_seconds).await
+    }
+
+    async fn record_notice_mail(&self, notice: &Notice) -> Result<(), Error> {
+        settings::record_notice_mail(self, notice).await
+    }
+
+    async fn pending_incident_alerts(&self, limit: u32) -> Result<Vec<IncidentAlert>, Error> {
+        settings::pending_incident_alerts(self, limit).await
+    }
+
+    async fn record_incident_alert(&self, alert: &IncidentAlert, notices: &[Notice]) -> Result<(), Error> {
+        settings::record_incident_alert(self, alert, notices).await
     }
 
     async fn audit_log(

@@ -59,6 +59,7 @@ pub(crate) struct MembershipRow {
     merchant_id: String,
     role: String,
     created_at: DateTime<Utc>,
+    webhook_alerts: bool,
 }
 
 impl MembershipRow {
@@ -68,6 +69,7 @@ impl MembershipRow {
             merchant_id: m.merchant_id.to_string(),
             role: m.role.as_str().into(),
             created_at: m.created_at,
+            webhook_alerts: m.webhook_alerts,
         }
     }
 
@@ -78,6 +80,7 @@ impl MembershipRow {
             merchant_id: MerchantId::from_trusted(self.merchant_id),
             role: Role::parse(&self.role).ok_or_else(|| corrupt("role"))?,
             requires_two_factor,
+            webhook_alerts: self.webhook_alerts,
             created_at: self.created_at,
         })
     }

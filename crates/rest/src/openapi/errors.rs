@@ -228,6 +228,18 @@ fn dashboard(operation: &str) -> Option<&'static [ErrorCode]> {
         "list_members" | "change_member" | "remove_member" | "list_invitations" | "revoke_invitation"
         | "set_security" | "audit_log" => Some(TEAM),
         "create_invitation" => Some(&[C::AUTH_REQUIRED, C::AUTH_FORBIDDEN, C::NOT_FOUND, C::FEATURE_UNAVAILABLE]),
+        "get_settlement" | "set_notifications" => Some(TEAM),
+        "set_settlement_wallet" => Some(&[
+            C::AUTH_REQUIRED,
+            C::AUTH_FORBIDDEN,
+            C::NOT_FOUND,
+            C::INVALID_CREDENTIALS,
+            C::INVALID_WALLET_ADDRESS,
+            C::UNSUPPORTED_DEFAULT_WALLET,
+        ]),
+        "request_live_activation" => {
+            Some(&[C::AUTH_REQUIRED, C::AUTH_FORBIDDEN, C::NOT_FOUND, C::DEFAULT_WALLET_REQUIRED, C::ACCOUNT_SUSPENDED])
+        }
         _ => None,
     }
 }

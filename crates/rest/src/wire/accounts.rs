@@ -340,3 +340,96 @@ envelope!(/// The merchant's security settings.
     SecurityEnvelope, SecurityOut);
 envelope!(/// A page of the audit log.
     AuditLogEnvelope, ListOut<AuditEntryOut>);
+
+/// A settlement wallet and its token.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WalletOut {
+    /// The EIP-55 address.
+    pub wallet: String,
+    /// `USDC` or `USDT`.
+    pub token: String,
+    /// When live mode was activated (`live`), or activation asked for (`requested`; null when
+    /// only the wallet is chosen).
+    pub at: Option<String>,
+}
+
+/// Where live mode stands.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SettlementOut {
+    /// Always `settlement`.
+    pub object: String,
+    pub merchant_id: String,
+    /// The live settlement, once activated; null before.
+    pub live: Option<WalletOut>,
+    /// Before activation: the wallet chosen, and when activation was asked for.
+    pub requested: Option<WalletOut>,
+    /// Whether an owner's request activates at once on this deployment.
+    pub self_activation: bool,
+}
+
+impl SettlementOut {
+    pub fn of(
+        merchant: &stablepay_domain::ids::MerchantId,
+        s: &stablepay_domain::account::service::settings::LiveStatus,
+    ) -> Self {
+        Self {
+            object: "settlement".into(),
+            merchant_id: merchant.to_string(),
+            live: s.live.as_ref().map(|l| WalletOut {
+                wallet: l.wallet.to_string(),
+                token: l.token.symbol().into(),
+                at: Some(timestamp(l.activated_at)),
+            }),
+            requested: s.requested.as_ref().map(|r| WalletOut {
+                wallet: r.wallet.to_string(),
+                token: r.token.symbol().into(),
+                at: r.requested_at.map(timestamp),
+            }),
+            self_activation: s.self_activation,
+        }
+    }
+}
+
+/// The body of `PUT /v1/dashboard/merchants/{merchantId}/settlement-wallet`.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct WalletIn {
+    /// An EVM address (EIP-55 when mixed case) that can receive the token.
+    #[schema(example = "0x52908400098527886E0F7030069857D2E4169EE7")]
+    pub wallet: String,
+    /// `USDC` or `USDT`.
+    #[schema(example = "USDC")]
+    pub token: String,
+    /// The account's password, confirming the change.
+    #[serde(default)]
+    pub password: Option<String>,
+    /// Instead of the password, with two-factor login: a code.
+    #[serde(default)]
+    pub otp: Option<String>,
+}
+
+/// The body of `PUT /v1/dashboard/merchants/{merchantId}/notifications`.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct NotificationsIn {
+    /// Whether the signed-in member gets an email when a webhook endpoint's incident opens or
+    /// is resolved (as the endpoint's alert preferences say).
+    pub webhook_alerts: bool,
+}
+
+/// The signed-in member's notifications.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NotificationsOut {
+    /// Always `notifications`.
+    pub object: String,
+    pub merchant_id: String,
+    pub webhook_alerts: bool,
+}
+
+envelope!(/// Where live mode stands.
+    SettlementEnvelope, SettlementOut);
+envelope!(/// The member's notifications.
+    NotificationsEnvelope, NotificationsOut);

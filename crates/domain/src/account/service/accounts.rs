@@ -18,6 +18,7 @@ use crate::crypto::Crypto;
 use crate::email::ports::Mailer;
 use crate::error::{Error, Resource};
 use crate::ids::{MerchantId, PublicToken, SessionId, UserId};
+use crate::merchant::model::ChainSettings;
 use crate::merchant::ports::MerchantStore;
 use crate::mode::Mode;
 use crate::url::PublicPages;
@@ -43,6 +44,8 @@ pub struct Accounts<'a> {
     pub mailer: &'a dyn Mailer,
     /// Where the emailed links point.
     pub pages: &'a PublicPages,
+    /// The chain's token contracts (a settlement wallet may not be one).
+    pub chain: &'a ChainSettings,
     /// How long sessions last, and who may create an account.
     pub settings: AccountSettings,
 }
@@ -54,6 +57,9 @@ pub struct AccountSettings {
     pub sessions: SessionSettings,
     /// Who may create an account (`STABLEPAY_SIGNUP`).
     pub signup: SignupMode,
+    /// Whether an owner's live activation request activates at once
+    /// (`STABLEPAY_SELF_ACTIVATION`), or waits for the operator.
+    pub self_activation: bool,
 }
 
 /// A new session and the token its cookie carries (shown once, never stored).
@@ -168,6 +174,7 @@ impl Accounts<'_> {
             merchant_id: merchant.clone(),
             role,
             requires_two_factor: false,
+            webhook_alerts: false,
             created_at: now,
         };
         let detail = format!("joined as {} (operator)", role.as_str());

@@ -97,6 +97,7 @@ impl Accounts<'_> {
             merchant_id: merchant.id.clone(),
             role: Role::Owner,
             requires_two_factor: false,
+            webhook_alerts: false,
             created_at: now,
         };
         let link = self.link(LinkPurpose::VerifyEmail, &user.email, Some(&user.id), None);
@@ -266,6 +267,7 @@ impl Accounts<'_> {
             merchant_id: invitation.merchant_id.clone(),
             role: invitation.role,
             requires_two_factor: false,
+            webhook_alerts: false,
             created_at: now,
         };
         let actor = Actor { id: Some(&user.id), email: Some(&user.email) };

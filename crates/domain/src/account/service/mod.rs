@@ -2,11 +2,12 @@
 //! creation, login, sessions, logout, password change, and `Current::require`, which every
 //! dashboard action goes through), `links` (open sign-up, password reset, email verification,
 //! invitations and the delivery of their emails), `two_factor` (enrolment, the second step of a
-//! login, turning it off) and `team` (members, roles, the two-factor requirement, the audit
-//! log).
+//! login, turning it off), `team` (members, roles, the two-factor requirement, the audit
+//! log) and `settings` (the settlement wallet, live activation, notices and webhook alerts).
 
 pub mod accounts;
 pub mod links;
+pub mod settings;
 pub mod team;
 pub mod two_factor;
 

@@ -58,6 +58,7 @@ async fn an_unknown_email_and_a_wrong_password_get_the_same_answer_after_one_che
     let (h, crypto, clock, merchants) =
         (hasher(checks.clone()), SeqCrypto::default(), clock("2026-11-02T00:00:00Z"), MockMerchantStore::new());
     let (sealer, mailer, pages) = (MockTotpSealer::new(), MockMailer::new(), PublicPages::new("http://pay.test"));
+    let chain = crate::merchant::model::ChainSettings::default();
     let accounts = Accounts {
         store: &store,
         merchants: &merchants,
@@ -67,6 +68,7 @@ async fn an_unknown_email_and_a_wrong_password_get_the_same_answer_after_one_che
         clock: &clock,
         mailer: &mailer,
         pages: &pages,
+        chain: &chain,
         settings: AccountSettings::default(),
     };
     assert_eq!(
@@ -96,6 +98,7 @@ async fn a_login_stores_only_the_tokens_digest_and_the_session_ends_when_idle() 
     let (h, crypto, merchants) = (hasher(checks), SeqCrypto::default(), MockMerchantStore::new());
     let login_clock = clock("2026-11-02T00:00:00Z");
     let (sealer, mailer, pages) = (MockTotpSealer::new(), MockMailer::new(), PublicPages::new("http://pay.test"));
+    let chain = crate::merchant::model::ChainSettings::default();
     let accounts = Accounts {
         store: &store,
         merchants: &merchants,
@@ -105,6 +108,7 @@ async fn a_login_stores_only_the_tokens_digest_and_the_session_ends_when_idle() 
         clock: &login_clock,
         mailer: &mailer,
         pages: &pages,
+        chain: &chain,
         settings: AccountSettings::default(),
     };
     let signed = accounts.login(" Ada@Example.com", "correct horse battery", None).await.unwrap();
@@ -144,6 +148,7 @@ async fn the_operator_creates_a_user_of_an_existing_merchant_with_a_checked_pass
     });
     let (h, crypto, clock) = (hasher(checks), SeqCrypto::default(), clock("2026-11-02T00:00:00Z"));
     let (sealer, mailer, pages) = (MockTotpSealer::new(), MockMailer::new(), PublicPages::new("http://pay.test"));
+    let chain = crate::merchant::model::ChainSettings::default();
     let accounts = Accounts {
         store: &store,
         merchants: &merchants,
@@ -153,6 +158,7 @@ async fn the_operator_creates_a_user_of_an_existing_merchant_with_a_checked_pass
         clock: &clock,
         mailer: &mailer,
         pages: &pages,
+        chain: &chain,
         settings: AccountSettings::default(),
     };
     let mer = MerchantId::from_trusted("mer_1".into());
@@ -181,6 +187,7 @@ fn membership(merchant: &str, role: Role, requires_two_factor: bool) -> Membersh
         merchant_id: MerchantId::from_trusted(merchant.into()),
         role,
         requires_two_factor,
+        webhook_alerts: false,
         created_at: at("2026-11-01T00:00:00Z"),
     }
 }
@@ -257,6 +264,7 @@ async fn a_two_factor_login_needs_a_code_not_used_before() {
     let (h, clock, merchants, mailer) =
         (hasher(checks), clock("2026-11-02T00:00:00Z"), MockMerchantStore::new(), MockMailer::new());
     let pages = PublicPages::new("http://pay.test");
+    let chain = crate::merchant::model::ChainSettings::default();
     let accounts = Accounts {
         store: &store,
         merchants: &merchants,
@@ -266,6 +274,7 @@ async fn a_two_factor_login_needs_a_code_not_used_before() {
         clock: &clock,
         mailer: &mailer,
         pages: &pages,
+        chain: &chain,
         settings: AccountSettings::default(),
     };
     let password = "correct horse battery";
@@ -318,6 +327,7 @@ async fn sign_up_is_open_only_when_the_operator_says_so_and_an_existing_email_ge
         MockMailer::new(),
     );
     let (sealer, pages) = (MockTotpSealer::new(), PublicPages::new("http://pay.test"));
+    let chain = crate::merchant::model::ChainSettings::default();
     let mut accounts = Accounts {
         store: &store,
         merchants: &merchants,
@@ -327,6 +337,7 @@ async fn sign_up_is_open_only_when_the_operator_says_so_and_an_existing_email_ge
         clock: &clock,
         mailer: &mailer,
         pages: &pages,
+        chain: &chain,
         settings: AccountSettings::default(),
     };
     let s = Signup { email: "eve@example.com", password: "correct horse battery", name: "Eve", business_name: "Eve's" };

@@ -53,8 +53,10 @@ pub struct ResetRequestIn {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ResetConfirmIn {
     /// The token of the emailed link (`?token=`).
+    #[schema(example = "Jx2k8dQ0bW6cYfV3tN5sR1pL7hG9mA4eZ0uK2iO8qXw")]
     pub token: String,
     /// The new password: 15 to 128 characters.
+    #[schema(example = "correct horse battery staple")]
     pub password: String,
 }
 
@@ -63,6 +65,7 @@ pub struct ResetConfirmIn {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct TokenIn {
     /// The token of the emailed link (`?token=`).
+    #[schema(example = "Jx2k8dQ0bW6cYfV3tN5sR1pL7hG9mA4eZ0uK2iO8qXw")]
     pub token: String,
 }
 
@@ -81,11 +84,14 @@ pub struct LinkUsedOut {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct AcceptIn {
     /// The token of the emailed link (`?token=`).
+    #[schema(example = "Jx2k8dQ0bW6cYfV3tN5sR1pL7hG9mA4eZ0uK2iO8qXw")]
     pub token: String,
     /// A new account's name (ignored when the invited email has an account).
     #[serde(default)]
+    #[schema(example = "Grace Hopper")]
     pub name: Option<String>,
     /// A new account's password (15 to 128 characters), or the existing account's password.
+    #[schema(example = "correct horse battery staple")]
     pub password: String,
 }
 
@@ -93,8 +99,10 @@ pub struct AcceptIn {
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct PasswordChangeIn {
+    #[schema(example = "correct horse battery staple")]
     pub current_password: String,
     /// 15 to 128 characters.
+    #[schema(example = "correct horse battery staple")]
     pub new_password: String,
 }
 
@@ -136,8 +144,10 @@ pub struct EnrolledOut {
 #[derive(Deserialize, ToSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct DisableIn {
+    #[schema(example = "correct horse battery staple")]
     pub password: String,
     /// A code of the authenticator app, or a recovery code.
+    #[schema(example = "123456")]
     pub otp: String,
 }
 
@@ -270,6 +280,7 @@ pub struct InvitationsOut {
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct SecurityIn {
     /// Whether every member must sign in with two-factor login.
+    #[schema(example = false)]
     pub require_two_factor: bool,
 }
 
@@ -403,9 +414,9 @@ pub struct WalletIn {
     #[schema(example = "USDC")]
     pub token: String,
     /// The account's password, confirming the change.
-    #[serde(default)]
-    pub password: Option<String>,
-    /// Instead of the password, with two-factor login: a code.
+    #[schema(example = "correct horse battery staple")]
+    pub password: String,
+    /// With two-factor login, also a code of the authenticator (or a recovery code).
     #[serde(default)]
     pub otp: Option<String>,
 }

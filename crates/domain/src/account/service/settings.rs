@@ -1,5 +1,5 @@
 //! Self-service settings behind the capabilities: the settlement wallet (checked, confirmed
-//! with the password or a code, and told to every owner), live activation (an owner's request
+//! with the password and, with two-factor login, a code, and told to every owner), live activation (an owner's request
 //! the operator approves, or at once where the operator allows it), each member's webhook
 //! alerts; and the worker's notices (incident alerts queued, notice emails sent).
 
@@ -27,31 +27,29 @@ pub struct LiveStatus {
     pub self_activation: bool,
 }
 
-/// How a change is confirmed: the password, or (with two-factor login) a code.
+/// How a change is confirmed: the password, and with two-factor login also a code.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Confirmation<'a> {
     /// The account's password.
-    pub password: Option<&'a str>,
-    /// A code of the authenticator (or a recovery code).
+    pub password: &'a str,
+    /// A code of the authenticator (or a recovery code), required with two-factor login.
     pub otp: Option<&'a str>,
 }
 
 impl Accounts<'_> {
     /// A sensitive change's confirmation, made with the request (a recent authentication, as
-    /// OWASP asks for before changing where money goes). Errors: `InvalidCredentials` (wrong
-    /// password); `SecondFactor`; `Validation` (`password`) when neither is given.
+    /// OWASP asks for before changing where money goes): the password, and with two-factor
+    /// login a code too. Errors: `InvalidCredentials` (wrong password); `SecondFactor`
+    /// (missing or wrong code).
     async fn confirm(&self, current: &Current, c: Confirmation<'_>) -> Result<(), Error> {
-        match (c.password, c.otp) {
-            (Some(p), _) if self.hasher.verify(p, Some(&current.user.password_hash)) => Ok(()),
-            (Some(_), _) => Err(Error::InvalidCredentials),
-            (None, Some(otp)) if current.user.two_factor_since.is_some() => {
-                self.check_second_factor(&current.user, otp).await
-            }
-            _ => Err(Error::validation(
-                "password",
-                "confirm this change with your password (or, with two-factor login, a code)",
-            )),
+        if !self.hasher.verify(c.password, Some(&current.user.password_hash)) {
+            return Err(Error::InvalidCredentials);
         }
+        if current.user.two_factor_since.is_some() {
+            let otp = c.otp.filter(|o| !o.trim().is_empty()).ok_or(Error::SecondFactor { missing: true })?;
+            self.check_second_factor(&current.user, otp).await?;
+        }
+        Ok(())
     }
 
     /// Where live mode stands. Errors: `NotFound`; `AuthForbidden` (`read`).
@@ -63,10 +61,10 @@ impl Accounts<'_> {
     }
 
     /// Sets the settlement wallet and token (the live settlement's when active, else the one
-    /// activation will use), confirmed with the password or a code; every owner is emailed.
-    /// Errors: `AuthForbidden` (`change_settlement_wallet`, a verified email); `Validation`
-    /// (`token`, `password`); `InvalidWalletAddress` or `UnsupportedDefaultWallet` (`wallet`);
-    /// `InvalidCredentials`; `SecondFactor`.
+    /// activation will use), confirmed with the password (and a code with two-factor login);
+    /// every owner is emailed. Errors: `AuthForbidden` (`change_settlement_wallet`, a verified
+    /// email); `Validation` (`token`); `InvalidWalletAddress` or `UnsupportedDefaultWallet`
+    /// (`wallet`); `InvalidCredentials`; `SecondFactor`.
     pub async fn set_settlement_wallet(
         &self,
         current: &Current,

@@ -1,5 +1,5 @@
 //! A merchant's self-service settings: where live mode stands, the settlement wallet (owners,
-//! confirmed with the password or a code), the live activation request, and the signed-in
+//! confirmed with the password, and a code with two-factor login), the live activation request, and the signed-in
 //! member's webhook alert emails.
 
 use actix_web::http::StatusCode;
@@ -33,9 +33,9 @@ pub async fn get_settlement(s: DashboardSession, path: web::Path<String>) -> Res
     ok(StatusCode::OK, &SettlementOut::of(&mer, &status))
 }
 
-/// Set the settlement wallet (owners; confirmed with `password`, or with two-factor login an
-/// `otp`): the live settlement's when active, else the one activation will use. Every owner is
-/// emailed.
+/// Set the settlement wallet (owners; confirmed with `password`, and with two-factor login an
+/// `otp` too): the live settlement's when active, else the one activation will use. Every owner
+/// is emailed.
 #[utoipa::path(
     tag = "dashboard",
     request_body = WalletIn,
@@ -54,7 +54,7 @@ pub async fn set_settlement_wallet(
 ) -> Result<HttpResponse, ApiError> {
     let (ApiJson(b, _), mer) = (body, merchant(&path)?);
     let accounts = s.state.use_cases.accounts();
-    let confirmation = Confirmation { password: b.password.as_deref(), otp: b.otp.as_deref() };
+    let confirmation = Confirmation { password: &b.password, otp: b.otp.as_deref() };
     accounts.set_settlement_wallet(&s.current, &mer, (&b.wallet, &b.token), confirmation).await?;
     let status = accounts.live_status(&s.current, &mer).await?;
     ok(StatusCode::OK, &SettlementOut::of(&mer, &status))

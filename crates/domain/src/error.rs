@@ -196,6 +196,15 @@ pub enum Error {
         /// No code was sent (the password was right: ask for the code).
         missing: bool,
     },
+    /// An emailed account link that cannot be used (NOT_FOUND on `token`): `unknown` (never
+    /// sent, or a newer one replaced it and was sent), `used` (followed, replaced or revoked)
+    /// or `expired`.
+    #[error("{}", match *.0 {
+        "used" => "this link was already used, or a newer one replaced it",
+        "expired" => "this link has expired; ask for a new one",
+        _ => "this link is not valid; use the newest email",
+    })]
+    AccountLinkUnusable(&'static str),
     /// No dashboard session, or one that ended (AUTH_REQUIRED).
     #[error("sign in first")]
     AuthRequired,

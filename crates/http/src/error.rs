@@ -302,6 +302,7 @@ fn field_code(err: &DomainError) -> Option<ErrorCode> {
         DomainError::InvalidApiKey
         | DomainError::PermissionDenied { .. }
         | DomainError::SecondFactor { .. }
+        | DomainError::AccountLinkUnusable(_)
         | DomainError::ExportRangeTooLarge
         | DomainError::ExportSchemaUnsupported { .. }
         | DomainError::ExportNotReady { .. }
@@ -346,7 +347,8 @@ fn export_error(err: DomainError, message: String) -> ApiError {
     }
 }
 
-/// The answers of the credential refusals that say more than their message.
+/// The answers of the credential refusals (and of an emailed link that cannot be used) that
+/// say more than their message.
 fn credential_error(err: DomainError, message: String) -> ApiError {
     use ErrorCode as C;
     match err {
@@ -357,6 +359,9 @@ fn credential_error(err: DomainError, message: String) -> ApiError {
         }
         DomainError::SecondFactor { missing } => ApiError::field(C::INVALID_CREDENTIALS, "otp", message)
             .with_details(json!({ "field": "otp", "reason": if missing { "otp_required" } else { "otp_invalid" } })),
+        DomainError::AccountLinkUnusable(reason) => {
+            ApiError::field(C::NOT_FOUND, "token", message).with_details(json!({ "field": "token", "reason": reason }))
+        }
         other => ApiError::from(other),
     }
 }
@@ -369,9 +374,10 @@ fn with_details(err: DomainError, message: String) -> ApiError {
             .with_details(json!({ "field": "version", "currentVersion": current }))
     };
     match err {
-        DomainError::InvalidApiKey | DomainError::PermissionDenied { .. } | DomainError::SecondFactor { .. } => {
-            credential_error(err, message)
-        }
+        DomainError::InvalidApiKey
+        | DomainError::PermissionDenied { .. }
+        | DomainError::SecondFactor { .. }
+        | DomainError::AccountLinkUnusable(_) => credential_error(err, message),
         DomainError::NotFound(resource) => not_found(resource),
         DomainError::ModeMismatch => {
             ApiError::new(C::MODE_MISMATCH, "The resource belongs to the other mode; use a key of that mode.")

@@ -17,6 +17,7 @@ pub mod qr;
 pub mod ratelimit;
 pub mod request_id;
 pub mod respond;
+pub mod session;
 pub mod state;
 pub mod status;
 pub mod timestamp;

@@ -1,13 +1,15 @@
 //! The web pages of stablepay, a driving adapter over the domain's use cases beside the REST
 //! API: the pages customers see, the checkout page (`checkoutUrl`), the hosted invoice page
 //! (`hostedInvoiceUrl`), a payment link's page (its `url`), and the download links of a
-//! merchant's monthly statement. Server-rendered with maud (every
+//! merchant's monthly statement; and the dashboard's account pages (sign in and out, and the
+//! pages its emailed links open). Server-rendered with maud (every
 //! interpolated string is escaped at compile time); they work without JavaScript for reading,
 //! scan and copy, and for reporting a transaction hash. `assets/pages.js` only adds the wallet
 //! button, copy buttons, the countdown and the live status. Styles and script are served by the
 //! service itself: no third-party request, and a Content-Security-Policy that allows nothing
 //! else.
 
+pub mod account;
 pub mod assets;
 pub mod checkout;
 pub mod invoice;
@@ -27,6 +29,18 @@ pub fn configure(cfg: &mut ServiceConfig) {
         .service(link::link_page)
         .service(link::submit_link_page)
         .service(statement::statement_file)
+        .service(account::login_page)
+        .service(account::login)
+        .service(account::logout)
+        .service(account::home)
+        .service(account::verify_page)
+        .service(account::verify)
+        .service(account::reset_page)
+        .service(account::reset)
+        .service(account::forgot_page)
+        .service(account::forgot)
+        .service(account::accept_page)
+        .service(account::accept)
         .service(assets::styles)
         .service(assets::script)
         .service(assets::icon)
@@ -40,6 +54,7 @@ pub fn route_label(path: &str) -> Option<&'static str> {
         Some("i") => Some("/i/*"),
         Some("l") => Some("/l/*"),
         Some("s") => Some("/s/*"),
+        Some("dashboard") => Some("/dashboard/*"),
         Some("assets") => Some("/assets/*"),
         Some("favicon.ico") => Some("/favicon.ico"),
         Some("logos") => Some("/logos/*"),

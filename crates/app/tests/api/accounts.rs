@@ -174,7 +174,8 @@ async fn sign_up_follows_the_operators_setting_and_never_tells_who_has_an_accoun
 
     post(&app, "/v1/dashboard/email-verifications/confirm", json!({ "token": token })).await.ok(200);
     let used = post(&app, "/v1/dashboard/email-verifications/confirm", json!({ "token": token })).await;
-    assert_eq!(used.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("token"));
+    assert_eq!(used.assert_error(404, "NOT_FOUND").as_deref(), Some("token"));
+    assert_eq!(used.body["error"]["details"]["reason"], "used");
     let read = app.send(eve.get(&app, "/v1/dashboard/session")).await.ok(200).clone();
     assert_eq!(read["user"]["emailVerified"], true);
     // The notice's link resets the password of the existing account.
@@ -218,7 +219,7 @@ async fn a_reset_link_works_once_within_its_hour_and_ends_every_session() {
         json!({ "token": "x".repeat(43), "password": "a brand new passphrase" }),
     )
     .await;
-    assert_eq!(bad.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("token"));
+    assert_eq!(bad.assert_error(404, "NOT_FOUND").as_deref(), Some("token"));
     post(
         &app,
         "/v1/dashboard/password-resets/confirm",
@@ -235,7 +236,7 @@ async fn a_reset_link_works_once_within_its_hour_and_ends_every_session() {
         json!({ "token": token, "password": "yet another passphrase" }),
     )
     .await;
-    assert_eq!(again.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("token"));
+    assert_eq!(again.assert_error(404, "NOT_FOUND").as_deref(), Some("token"));
 
     // A link past its hour is refused; a newer link replaces an older one.
     post(&app, "/v1/dashboard/password-resets", json!({ "email": "ada@example.com" })).await.ok(202);
@@ -251,7 +252,8 @@ async fn a_reset_link_works_once_within_its_hour_and_ends_every_session() {
     )
     .await;
     let message = late.body["error"]["message"].as_str().unwrap().to_owned();
-    assert_eq!(late.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("token"));
+    assert_eq!(late.assert_error(404, "NOT_FOUND").as_deref(), Some("token"));
+    assert_eq!(late.body["error"]["details"]["reason"], "expired");
     assert!(message.contains("expired"), "{message}");
     // Six requests for one address within the hour: the sixth is refused.
     for _ in 0..3 {
@@ -382,7 +384,7 @@ async fn invitations_roles_and_the_last_owner() {
     assert_eq!(accepted.body["data"]["user"]["emailVerified"], true);
     post(&app, "/v1/dashboard/invitations/accept", json!({ "token": token, "name": "Grace", "password": PASSWORD }))
         .await
-        .assert_error(400, "VALIDATION_ERROR");
+        .assert_error(404, "NOT_FOUND");
 
     // An existing account accepts with its own password; a revoked invitation's link is dead.
     owner(&app, &other, "bob@example.com");
@@ -422,7 +424,7 @@ async fn invitations_roles_and_the_last_owner() {
         json!({ "token": carl_token, "name": "Carl", "password": PASSWORD }),
     )
     .await
-    .assert_error(400, "VALIDATION_ERROR");
+    .assert_error(404, "NOT_FOUND");
 
     // The operator's invitation: no password on the command line, the person sets it.
     let invited = app.cli_ok(&[

@@ -2,6 +2,7 @@
 //! database. `DATABASE_URL` names the server (default postgres://postgres@127.0.0.1:5432/postgres).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod account_pages;
 mod accounts;
 mod anvil;
 mod attribution;

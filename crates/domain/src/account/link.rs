@@ -253,14 +253,14 @@ impl AccountLink {
         }
     }
 
-    /// Whether it may be followed at `now`. Errors: `Validation` (`token`) saying it was used
+    /// Whether it may be followed at `now`. Errors: `AccountLinkUnusable` saying it was used
     /// (or replaced) or has expired.
     pub fn check_usable(&self, now: DateTime<Utc>) -> Result<(), Error> {
         if self.used_at.is_some() {
-            return Err(Error::validation("token", "this link was already used, or a newer one replaced it"));
+            return Err(Error::AccountLinkUnusable("used"));
         }
         if now >= self.expires_at {
-            return Err(Error::validation("token", "this link has expired; ask for a new one"));
+            return Err(Error::AccountLinkUnusable("expired"));
         }
         Ok(())
     }

@@ -250,6 +250,39 @@ fn export_rules() -> Vec<Rule> {
     ]
 }
 
+/// The dashboard's account bodies: emails, passwords under the policy, names on one line with
+/// something in them, link tokens, roles, settlement wallets.
+fn account_rules() -> Vec<Rule> {
+    use stablepay_domain::account::Role;
+    use stablepay_domain::account::model::{MAX_PASSWORD_CHARS, MAX_USER_NAME_BYTES, MIN_PASSWORD_CHARS};
+    let password = || json!({ "minLength": MIN_PASSWORD_CHARS, "maxLength": MAX_PASSWORD_CHARS });
+    let name = || {
+        json!({ "minLength": 1, "maxLength": MAX_USER_NAME_BYTES, "x-max-utf8-bytes": MAX_USER_NAME_BYTES,
+                "pattern": "^[^\\u0000-\\u001f\\u007f-\\u009f]*[^\\s\\u0000-\\u001f\\u007f-\\u009f][^\\u0000-\\u001f\\u007f-\\u009f]*$" })
+    };
+    let token = || json!({ "pattern": "^[0-9A-Za-z]{43}$" });
+    let roles = || json!({ "enum": Role::ALL.map(Role::as_str) });
+    vec![
+        ("SignupIn", "email", email()),
+        ("SignupIn", "password", password()),
+        ("SignupIn", "name", name()),
+        ("SignupIn", "businessName", name()),
+        ("ResetRequestIn", "email", email()),
+        ("ResetConfirmIn", "token", token()),
+        ("ResetConfirmIn", "password", password()),
+        ("TokenIn", "token", token()),
+        ("AcceptIn", "token", token()),
+        ("AcceptIn", "password", password()),
+        ("AcceptIn", "name", name()),
+        ("PasswordChangeIn", "newPassword", password()),
+        ("InvitationIn", "email", email()),
+        ("InvitationIn", "role", roles()),
+        ("RoleIn", "role", roles()),
+        ("WalletIn", "wallet", json!({ "pattern": "^0x[0-9a-fA-F]{40}$" })),
+        ("WalletIn", "token", json!({ "enum": Token::ALL.map(Token::symbol) })),
+    ]
+}
+
 fn body_rules() -> Vec<Rule> {
     let mut rules = checkout_rules();
     rules.extend(invoice_part_rules());
@@ -259,6 +292,7 @@ fn body_rules() -> Vec<Rule> {
     rules.extend(itemized_rules("ItemizedCreateIn"));
     rules.extend(itemized_rules("InvoicePatch"));
     rules.extend(export_rules());
+    rules.extend(account_rules());
     rules.push(("ReconciliationRunIn", "from", time()));
     rules.push(("ReconciliationRunIn", "to", time()));
     rules.push(("InvoicePatch", "version", json!({ "minimum": 1 })));

@@ -216,8 +216,8 @@ fn dashboard(operation: &str) -> Option<&'static [ErrorCode]> {
         "create_session" => Some(&[C::INVALID_CREDENTIALS, C::RATE_LIMITED]),
         "signup" => Some(&[C::FEATURE_UNAVAILABLE, C::RATE_LIMITED]),
         "request_reset" => Some(&[C::RATE_LIMITED]),
-        "confirm_reset" | "confirm_verification" => Some(&[]),
-        "accept_invitation" => Some(&[C::INVALID_CREDENTIALS]),
+        "confirm_reset" | "confirm_verification" => Some(&[C::NOT_FOUND]),
+        "accept_invitation" => Some(&[C::INVALID_CREDENTIALS, C::NOT_FOUND]),
         "get_session" | "get_two_factor" => Some(SESSION),
         "resend_verification" => Some(&[C::AUTH_REQUIRED, C::AUTH_FORBIDDEN, C::RATE_LIMITED]),
         "change_password" | "disable_two_factor" => {

@@ -130,9 +130,9 @@ impl Accounts<'_> {
     }
 
     /// The link behind an emailed token, usable now, of one of `purposes`. Errors:
-    /// `Validation` (`token`): unknown, of another purpose, used or expired.
+    /// `AccountLinkUnusable`: unknown (or of another purpose), used or expired.
     async fn usable_link(&self, token: &str, purposes: &[LinkPurpose]) -> Result<AccountLink, Error> {
-        let unknown = || Error::validation("token", "this link is not valid; use the newest email");
+        let unknown = || Error::AccountLinkUnusable("unknown");
         let token = PublicToken::parse(token.trim()).ok_or_else(unknown)?;
         let digest = self.crypto.sha256(token.as_str().as_bytes());
         let link = self.store.link_by_digest(&digest).await?.filter(|l| purposes.contains(&l.purpose));
@@ -141,11 +141,11 @@ impl Accounts<'_> {
         Ok(link)
     }
 
-    /// Marks `link` used with `effect`. Errors: `Validation` (`token`) when it was used
+    /// Marks `link` used with `effect`. Errors: `AccountLinkUnusable` when it was used
     /// meanwhile.
     async fn consume(&self, link: &AccountLink, effect: &LinkEffect, audit: &[AuditEntry]) -> Result<(), Error> {
         if !self.store.consume_link(&link.id, self.clock.system_now(), effect, audit).await? {
-            return Err(Error::validation("token", "this link was already used, or a newer one replaced it"));
+            return Err(Error::AccountLinkUnusable("used"));
         }
         Ok(())
     }
@@ -163,7 +163,7 @@ impl Accounts<'_> {
         self.consume(&link, &effect, &audit).await
     }
 
-    /// Verifies an email with its link. Errors: `Validation` (`token`).
+    /// Verifies an email with its link. Errors: `AccountLinkUnusable`.
     pub async fn verify_email(&self, token: &str) -> Result<(), Error> {
         let link = self.usable_link(token, &[LinkPurpose::VerifyEmail]).await?;
         let user =
@@ -231,8 +231,8 @@ impl Accounts<'_> {
 
     /// Accepts an invitation: a new account (named, with its password; the email counts as
     /// verified) or, for an email that has one, its password; then the membership, and a new
-    /// session. Errors: `Validation` (`token`, `name`, `password`); `InvalidCredentials` (the
-    /// existing account's password is wrong).
+    /// session. Errors: `AccountLinkUnusable`; `Validation` (`name`, `password`);
+    /// `InvalidCredentials` (the existing account's password is wrong).
     pub async fn accept_invitation(&self, a: Acceptance<'_>) -> Result<SignedIn, Error> {
         let link = self.usable_link(a.token, &[LinkPurpose::Invitation]).await?;
         let invitation =

@@ -4,12 +4,10 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, post, web};
-use stablepay_domain::account::normalize_email;
 use stablepay_domain::account::service::links::{Acceptance, Signup};
-use stablepay_domain::ratelimit::{DASHBOARD_EMAIL, DASHBOARD_EMAIL_CLIENT};
-use stablepay_http::error::{ApiError, ErrorCode};
-use stablepay_http::ratelimit::{client_of, enforce_as};
+use stablepay_http::error::ApiError;
 use stablepay_http::respond::ok;
+use stablepay_http::session::account_email_quota;
 use stablepay_http::state::AppState;
 
 use crate::json::ApiJson;
@@ -18,15 +16,6 @@ use crate::session::DashboardSession;
 use crate::wire::accounts::{
     AcceptIn, EmailSentOut, LinkUsedOut, PasswordChangeIn, ResetConfirmIn, ResetRequestIn, SignupIn, TokenIn,
 };
-
-/// An account email within its quotas: 5 per hour per recipient, 30 per client address.
-async fn email_quota(req: &HttpRequest, state: &AppState, email: &str) -> Result<String, ApiError> {
-    let email = normalize_email("email", email)?;
-    enforce_as(req, state, &DASHBOARD_EMAIL_CLIENT, &client_of(req, state), &["email"], ErrorCode::RATE_LIMITED)
-        .await?;
-    enforce_as(req, state, &DASHBOARD_EMAIL, &email, &["email"], ErrorCode::RATE_LIMITED).await?;
-    Ok(email)
-}
 
 fn sent(object: &str, email: String, next: &str) -> Result<HttpResponse, ApiError> {
     ok(StatusCode::ACCEPTED, &EmailSentOut { object: object.into(), email, next: next.into() })
@@ -48,7 +37,7 @@ pub async fn signup(
     body: ApiJson<SignupIn>,
 ) -> Result<HttpResponse, ApiError> {
     let ApiJson(b, _) = body;
-    let email = email_quota(&req, &state, &b.email).await?;
+    let email = account_email_quota(&req, &state, &b.email).await?;
     let s = Signup { email: &b.email, password: &b.password, name: &b.name, business_name: &b.business_name };
     state.use_cases.accounts().signup(s).await?;
     sent("signup", email, "Follow the link in the email to verify the address; you can sign in now.")
@@ -69,7 +58,7 @@ pub async fn request_reset(
     body: ApiJson<ResetRequestIn>,
 ) -> Result<HttpResponse, ApiError> {
     let ApiJson(b, _) = body;
-    let email = email_quota(&req, &state, &b.email).await?;
+    let email = account_email_quota(&req, &state, &b.email).await?;
     state.use_cases.accounts().request_password_reset(&email).await?;
     sent("password_reset", email, "If the address has an account, an email with a link is on its way.")
 }
@@ -118,7 +107,7 @@ pub async fn confirm_verification(
 )]
 #[post("/dashboard/email-verifications")]
 pub async fn resend_verification(req: HttpRequest, s: DashboardSession) -> Result<HttpResponse, ApiError> {
-    let email = email_quota(&req, &s.state, &s.current.user.email).await?;
+    let email = account_email_quota(&req, &s.state, &s.current.user.email).await?;
     s.state.use_cases.accounts().resend_verification(&s.current).await?;
     sent("email_verification", email, "Follow the link in the email to verify the address.")
 }

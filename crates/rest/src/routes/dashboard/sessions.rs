@@ -3,42 +3,15 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, delete, get, post, web};
-use stablepay_domain::Error;
-use stablepay_domain::account::service::SignedIn;
-use stablepay_domain::ratelimit::{DASHBOARD_LOGIN, DASHBOARD_LOGIN_ACCOUNT};
-use stablepay_http::error::{ApiError, ErrorCode};
-use stablepay_http::ratelimit::{client_of, enforce_as, refund_as};
+use stablepay_http::error::ApiError;
 use stablepay_http::respond::ok;
+use stablepay_http::session::throttled_login;
 use stablepay_http::state::AppState;
 
 use crate::json::ApiJson;
 use crate::routes::dashboard::answer::{signed_in, with_cookie};
 use crate::session::{DashboardSession, cleared_cookie};
 use crate::wire::dashboard::{SessionIn, SessionOut, SessionsEndedOut};
-
-/// A login within the failure-only quotas (the spec's): each attempt reserves a slot of its
-/// account (5 per 15 minutes) and of its client address (20 per 15 minutes), and only a failed
-/// one keeps them; the next attempt past either answers 429 RATE_LIMITED, the right password
-/// included. An unknown email has its quota like any other (nothing tells it apart).
-async fn throttled_login(req: &HttpRequest, state: &AppState, body: &SessionIn) -> Result<SignedIn, ApiError> {
-    let account = body.email.trim().to_lowercase();
-    let client = client_of(req, state);
-    let (by_account, by_client) = ((&DASHBOARD_LOGIN_ACCOUNT, account.as_str()), (&DASHBOARD_LOGIN, client.as_str()));
-    enforce_as(req, state, by_account.0, by_account.1, &["login"], ErrorCode::RATE_LIMITED).await?;
-    if let Err(refused) = enforce_as(req, state, by_client.0, by_client.1, &["login"], ErrorCode::RATE_LIMITED).await {
-        refund_as(state, by_account.0, by_account.1, &["login"]).await;
-        return Err(refused);
-    }
-    let signed = state.use_cases.accounts().login(&body.email, &body.password, body.otp.as_deref()).await;
-    // A wrong password or a wrong code keeps its slot; a right password without its code (the
-    // first step of a two-factor login) does not.
-    if !matches!(signed, Err(Error::InvalidCredentials | Error::SecondFactor { missing: false })) {
-        for (policy, who) in [by_account, by_client] {
-            refund_as(state, policy, who, &["login"]).await;
-        }
-    }
-    Ok(signed?)
-}
 
 /// Log in: a new session, its token in the `stablepay_session` cookie (HttpOnly, SameSite=Lax,
 /// Secure over https). A wrong email and a wrong password answer the same INVALID_CREDENTIALS;
@@ -60,7 +33,7 @@ pub async fn create_session(
     body: ApiJson<SessionIn>,
 ) -> Result<HttpResponse, ApiError> {
     let ApiJson(body, _) = body;
-    let signed = throttled_login(&req, &state, &body).await?;
+    let signed = throttled_login(&req, &state, (&body.email, &body.password, body.otp.as_deref())).await?;
     signed_in(&state, StatusCode::CREATED, &signed)
 }
 

@@ -1,0 +1,206 @@
+//! The dashboard's account pages against the real binary, as a browser without JavaScript
+//! uses them (forms, cookies, redirects not followed): sign in and out, the home, and the
+//! pages the emailed links open, each through the same use cases and quotas as the API.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::dashboard::{PASSWORD, owner};
+use crate::emails::{Smtp, env as smtp_env, header};
+use crate::support::{TestApp, fresh_db};
+
+/// A browser: no redirect followed, the cookie sent by hand, forms posted from the service's
+/// own origin.
+struct Browser {
+    http: reqwest::Client,
+    base: String,
+    cookie: Option<String>,
+}
+
+struct Page {
+    status: u16,
+    location: Option<String>,
+    set_cookie: Option<String>,
+    html: String,
+}
+
+impl Browser {
+    fn new(app: &TestApp) -> Self {
+        let http = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap();
+        Self { http, base: app.base.clone(), cookie: None }
+    }
+
+    async fn answer(&mut self, req: reqwest::RequestBuilder) -> Page {
+        let req = match &self.cookie {
+            Some(c) => req.header("Cookie", format!("stablepay_session={c}")),
+            None => req,
+        };
+        let res = req.send().await.unwrap();
+        let header = |n: &str| res.headers().get(n).map(|v| v.to_str().unwrap().to_owned());
+        let (status, location, set_cookie) = (res.status().as_u16(), header("location"), header("set-cookie"));
+        if let Some(c) = &set_cookie {
+            let value = c.split(';').next().unwrap().trim_start_matches("stablepay_session=").to_owned();
+            self.cookie = Some(value).filter(|v| !v.is_empty());
+        }
+        Page { status, location, set_cookie, html: res.text().await.unwrap() }
+    }
+
+    async fn get(&mut self, path: &str) -> Page {
+        let req = self.http.get(format!("{}{path}", self.base));
+        self.answer(req).await
+    }
+
+    async fn post(&mut self, path: &str, form: &[(&str, &str)]) -> Page {
+        let req = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .header("Origin", &self.base)
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .body(encoded(form));
+        self.answer(req).await
+    }
+}
+
+/// A form's body, URL-encoded.
+fn encoded(form: &[(&str, &str)]) -> String {
+    let enc = |t: &str| -> String {
+        t.bytes()
+            .map(|b| match b {
+                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => char::from(b).to_string(),
+                _ => format!("%{b:02X}"),
+            })
+            .collect()
+    };
+    form.iter().map(|(k, v)| format!("{}={}", enc(k), enc(v))).collect::<Vec<_>>().join("&")
+}
+
+/// The value of the hidden field `name` in a page.
+fn hidden(html: &str, name: &str) -> String {
+    let at = html.find(&format!("name=\"{name}\" value=\"")).unwrap_or_else(|| panic!("no {name} in {html}"));
+    let rest = &html[at + name.len() + 15..];
+    rest[..rest.find('"').unwrap()].to_owned()
+}
+
+fn token_in(message: &str, page: &str) -> String {
+    let text = message.replace("=\r\n", "").replace("=\n", "").replace("=3D", "=");
+    let marker = format!("/dashboard/{page}?token=");
+    let at = text.find(&marker).unwrap() + marker.len();
+    text[at..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_').collect()
+}
+
+#[tokio::test]
+async fn signing_in_and_out_through_the_pages() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Café Lumière");
+    owner(&app, &m, "ada@example.com");
+    let mut b = Browser::new(&app);
+    // Without a session the dashboard sends to the sign-in page.
+    let home = b.get("/dashboard").await;
+    assert_eq!((home.status, home.location.as_deref()), (303, Some("/dashboard/login")));
+    let form = b.get("/dashboard/login").await;
+    assert_eq!(form.status, 200);
+    assert!(form.html.contains("action=\"/dashboard/login\""));
+    // A wrong password: the form again, the API's words, no cookie.
+    let wrong =
+        b.post("/dashboard/login", &[("email", "ada@example.com"), ("password", "not the password at all")]).await;
+    assert_eq!(wrong.status, 401);
+    assert!(wrong.html.contains("role=\"alert\"") && wrong.html.contains("ada@example.com"), "{}", wrong.html);
+    assert!(wrong.set_cookie.is_none());
+    // A form posted from another site is refused.
+    let evil = b
+        .http
+        .post(format!("{}/dashboard/login", b.base))
+        .header("Origin", "https://evil.example")
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(encoded(&[("email", "ada@example.com"), ("password", PASSWORD)]));
+    assert_eq!(b.answer(evil).await.status, 403);
+    // Signed in: the cookie and the dashboard.
+    let signed = b.post("/dashboard/login", &[("email", "ADA@example.com"), ("password", PASSWORD), ("otp", "")]).await;
+    assert_eq!((signed.status, signed.location.as_deref()), (303, Some("/dashboard")));
+    assert!(signed.set_cookie.unwrap().contains("HttpOnly; SameSite=Lax"));
+    let home = b.get("/dashboard").await;
+    assert_eq!(home.status, 200);
+    assert!(home.html.contains("ada@example.com") && home.html.contains("Café Lumière") && home.html.contains("owner"));
+    assert_eq!(b.get("/dashboard/login").await.location.as_deref(), Some("/dashboard"));
+    // Sign out needs the session's CSRF token.
+    assert_eq!(b.post("/dashboard/logout", &[("csrfToken", "wrong")]).await.status, 403);
+    let csrf = hidden(&home.html, "csrfToken");
+    let out = b.post("/dashboard/logout", &[("csrfToken", &csrf)]).await;
+    assert_eq!((out.status, out.location.as_deref()), (303, Some("/dashboard/login")));
+    assert!(out.set_cookie.unwrap().contains("Max-Age=0"));
+    b.cookie = Some(csrf);
+    assert_eq!(b.get("/dashboard").await.location.as_deref(), Some("/dashboard/login"));
+}
+
+#[tokio::test]
+async fn the_pages_the_emailed_links_open_use_each_link_once() {
+    let smtp = Smtp::start().await;
+    let mut env = smtp_env(&smtp);
+    env.push(("STABLEPAY_SIGNUP", "open".to_owned()));
+    let app = TestApp::spawn_with(fresh_db().await, &env, &[]).await;
+    let signup = json!({ "email": "eve@example.com", "password": PASSWORD, "name": "Eve", "businessName": "Eve's" });
+    app.send(app.http.post(app.url("/v1/dashboard/signup")).json(&signup)).await.ok(202);
+    let mail = smtp.wait_for_within(1, Duration::from_secs(30)).await.remove(0);
+    let token = token_in(&mail, "verify-email");
+    let mut b = Browser::new(&app);
+    // Opening the link does not use it (a mail scanner may open it first); its button does.
+    for _ in 0..2 {
+        let page = b.get(&format!("/dashboard/verify-email?token={token}")).await;
+        assert_eq!(page.status, 200);
+        assert_eq!(hidden(&page.html, "token"), token);
+    }
+    let done = b.post("/dashboard/verify-email", &[("token", &token)]).await;
+    assert_eq!(done.status, 200, "{}", done.html);
+    assert!(done.html.contains("verified"));
+    let again = b.post("/dashboard/verify-email", &[("token", &token)]).await;
+    assert_eq!(again.status, 404);
+    assert!(again.html.contains("already used"), "{}", again.html);
+
+    // Forgotten password: the same page either way, then the link's form.
+    let unknown = b.post("/dashboard/forgot-password", &[("email", "nobody@example.com")]).await;
+    let known = b.post("/dashboard/forgot-password", &[("email", "eve@example.com")]).await;
+    assert_eq!((unknown.status, known.status), (200, 200));
+    assert_eq!(unknown.html, known.html);
+    let messages = smtp.wait_for_within(2, Duration::from_secs(30)).await;
+    let reset_mail = messages.iter().find(|m| header(m, "Subject").is_some_and(|s| s.contains("Reset"))).unwrap();
+    let reset = token_in(reset_mail, "reset-password");
+    let short = b.post("/dashboard/reset-password", &[("token", &reset), ("password", "short")]).await;
+    assert_eq!(short.status, 400);
+    assert_eq!(hidden(&short.html, "token"), reset, "the form keeps its link");
+    let set = b.post("/dashboard/reset-password", &[("token", &reset), ("password", "a brand new passphrase")]).await;
+    assert_eq!(set.status, 200);
+    let signed =
+        b.post("/dashboard/login", &[("email", "eve@example.com"), ("password", "a brand new passphrase")]).await;
+    assert_eq!(signed.status, 303);
+
+    // An invitation's page: a new account joins and is signed in.
+    let home = b.get("/dashboard").await;
+    let csrf = hidden(&home.html, "csrfToken");
+    let session = app.send(
+        app.http
+            .get(app.url("/v1/dashboard/session"))
+            .header("Cookie", format!("stablepay_session={}", b.cookie.clone().unwrap())),
+    );
+    let merchant = session.await.ok(200)["memberships"][0]["merchantId"].as_str().unwrap().to_owned();
+    let invite = app
+        .http
+        .post(app.url(&format!("/v1/dashboard/merchants/{merchant}/invitations")))
+        .header("Cookie", format!("stablepay_session={}", b.cookie.clone().unwrap()))
+        .header("X-CSRF-Token", csrf)
+        .json(&json!({ "email": "grace@example.com", "role": "viewer" }));
+    app.send(invite).await.ok(201);
+    let messages = smtp.wait_for_within(3, Duration::from_secs(30)).await;
+    let invitation = messages.iter().find(|m| header(m, "To") == Some("grace@example.com")).unwrap();
+    let token = token_in(invitation, "accept-invitation");
+    let mut grace = Browser::new(&app);
+    let page = grace.get(&format!("/dashboard/accept-invitation?token={token}")).await;
+    assert_eq!(hidden(&page.html, "token"), token);
+    let joined = grace
+        .post("/dashboard/accept-invitation", &[("token", &token), ("name", "Grace"), ("password", PASSWORD)])
+        .await;
+    assert_eq!((joined.status, joined.location.as_deref()), (303, Some("/dashboard")));
+    let home = grace.get("/dashboard").await;
+    assert!(home.html.contains("Eve&#39;s") || home.html.contains("Eve's"), "{}", home.html);
+    assert!(home.html.contains("viewer"));
+}

@@ -173,7 +173,8 @@ pub async fn home(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse 
             ul {
                 @for (name, m) in &merchants {
                     li {
-                        strong { (name) } " · " (m.role.as_str())
+                        strong { (name) } " · " (m.role.as_str()) " · "
+                        a href=(format!("/dashboard/invoices?merchant={}&mode=test", m.merchant_id)) { "Invoices" }
                         @if m.requires_two_factor && u.two_factor_since.is_none() {
                             " · requires two-factor login: turn it on to continue"
                         }

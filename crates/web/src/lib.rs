@@ -12,6 +12,7 @@
 pub mod account;
 pub mod assets;
 pub mod checkout;
+pub mod dashboard;
 pub mod invoice;
 pub mod link;
 pub mod page;
@@ -33,6 +34,7 @@ pub fn configure(cfg: &mut ServiceConfig) {
         .service(account::login)
         .service(account::logout)
         .service(account::home)
+        .service(dashboard::invoices)
         .service(account::verify_page)
         .service(account::verify)
         .service(account::reset_page)

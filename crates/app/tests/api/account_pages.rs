@@ -204,3 +204,68 @@ async fn the_pages_the_emailed_links_open_use_each_link_once() {
     assert!(home.html.contains("Eve&#39;s") || home.html.contains("Eve's"), "{}", home.html);
     assert!(home.html.contains("viewer"));
 }
+
+#[tokio::test]
+async fn the_invoice_list_pages_filters_and_keeps_each_merchant_and_mode_apart() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    let other = app.merchant("Elsewhere");
+    owner(&app, &m, "ada@example.com");
+    let mut ids = Vec::new();
+    for amount in ["1.00", "2.00", "3.00"] {
+        let cs = app.post(&m.sk_test, "/v1/checkout-sessions", json!({ "amount": amount })).await.ok(201).clone();
+        ids.push(cs["invoiceId"].as_str().unwrap().to_owned());
+    }
+    let cs = app.post(&m.sk_test, "/v1/checkout-sessions", json!({ "amount": "4.00" })).await.ok(201).clone();
+    let pay = format!("/v1/test-helpers/checkout-sessions/{}/payments", cs["id"].as_str().unwrap());
+    app.post(&m.sk_test, &pay, json!({})).await.ok(201);
+    let numbers: Vec<String> = app.get(&m.sk_test, "/v1/invoices?limit=100").await.ok(200)["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["invoiceNumber"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(numbers.len(), 4);
+
+    let mut b = Browser::new(&app);
+    assert_eq!(b.get("/dashboard/invoices").await.location.as_deref(), Some("/dashboard/login"));
+    b.post("/dashboard/login", &[("email", "ada@example.com"), ("password", PASSWORD)]).await;
+    let list = b.get("/dashboard/invoices").await;
+    assert_eq!(list.status, 200);
+    assert!(list.html.contains("Test mode"), "the test banner");
+    for n in &numbers {
+        assert!(list.html.contains(n.as_str()), "{n} listed");
+    }
+    // Paged by the API's cursor, the page size kept in the next page's URL: no overlap, no gap.
+    let first = b.get(&format!("/dashboard/invoices?merchant={}&mode=test&limit=3", m.id)).await;
+    let next =
+        first.html.split("rel=\"next\" href=\"").nth(1).unwrap().split('"').next().unwrap().replace("&amp;", "&");
+    assert!(next.contains("limit=3") && next.contains("after=inv_"), "{next}");
+    let second = b.get(&next).await;
+    for n in &numbers {
+        let on = [&first.html, &second.html].iter().filter(|h| h.contains(n.as_str())).count();
+        assert_eq!(on, 1, "{n} on exactly one page");
+    }
+    assert!(!second.html.contains("rel=\"next\""));
+    // Filtered in the URL: the paid one only.
+    let paid = b.get(&format!("/dashboard/invoices?merchant={}&mode=test&state=paid", m.id)).await;
+    assert_eq!(numbers.iter().filter(|n| paid.html.contains(n.as_str())).count(), 1, "{}", paid.html);
+    assert!(paid.html.contains("<option value=\"paid\" selected>"), "the filter is kept");
+    // Live mode shows nothing of test mode; another merchant is not found; a bad mode too.
+    let live = b.get(&format!("/dashboard/invoices?merchant={}&mode=live", m.id)).await;
+    assert_eq!(live.status, 200);
+    assert!(numbers.iter().all(|n| !live.html.contains(n.as_str())) && live.html.contains("No invoices"));
+    assert_eq!(b.get(&format!("/dashboard/invoices?merchant={}&mode=test", other.id)).await.status, 404);
+    assert_eq!(b.get(&format!("/dashboard/invoices?merchant={}&mode=staging", m.id)).await.status, 404);
+    // A viewer reads the list too; an unverified member sees live mode refused on a page that says so.
+    let args = ["user", "create", "--email", "vera@example.com", "--merchant", &m.id, "--role", "viewer"];
+    assert!(app.cli_with_input(&args, &format!("{PASSWORD}\n")).0);
+    let mut vera = Browser::new(&app);
+    vera.post("/dashboard/login", &[("email", "vera@example.com"), ("password", PASSWORD)]).await;
+    assert_eq!(vera.get("/dashboard/invoices").await.status, 200);
+    let db = stablepay_test_db::connect(&app.db.url()).await;
+    db.batch_execute("UPDATE users SET email_verified_at = NULL WHERE email = 'vera@example.com'").await.unwrap();
+    let refused = vera.get(&format!("/dashboard/invoices?merchant={}&mode=live", m.id)).await;
+    assert_eq!(refused.status, 403);
+    assert!(refused.html.contains("verify your email"), "{}", refused.html);
+}

@@ -1,0 +1,175 @@
+//! The dashboard's business pages (the first of them: the invoice list), a driving adapter
+//! over the same use cases as the API. A page resolves who is signed in, the merchant and the
+//! mode from its URL (`merchant`, `mode`; the first membership and test mode by default), and
+//! runs `Current::require` before reading anything: another merchant is not found, a role
+//! without the action is refused on a page that says so. Filters and the cursor stay in the
+//! URL, so a page can be shared and the back button works.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, get, web};
+use maud::{Markup, html};
+use stablepay_domain::account::Action;
+use stablepay_domain::account::service::Current;
+use stablepay_domain::ids::MerchantId;
+use stablepay_domain::invoice::collection::CollectionState;
+use stablepay_domain::mode::{Mode, Scope};
+use stablepay_domain::page::PageRequest;
+use stablepay_domain::{Error, Resource};
+use stablepay_http::error::ApiError;
+use stablepay_http::session::current_session;
+use stablepay_http::state::AppState;
+
+use crate::page::{day, page, see_other};
+
+/// Invoices per page, unless the URL says (`limit`, 1 to 100).
+const PAGE_SIZE: u32 = 25;
+
+/// The query of a dashboard page.
+struct Query(Vec<(String, String)>);
+
+impl Query {
+    fn of(req: &HttpRequest) -> Self {
+        Self(serde_urlencoded::from_str(req.query_string()).unwrap_or_default())
+    }
+
+    fn get(&self, name: &str) -> Option<&str> {
+        self.0.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str()).filter(|v| !v.is_empty())
+    }
+}
+
+/// Where a page is: the signed-in member, the merchant and the mode.
+struct Place {
+    current: Current,
+    scope: Scope,
+}
+
+impl Place {
+    /// The URL of `path` in this place, with `extra` query pairs.
+    fn url(&self, path: &str, extra: &[(&str, &str)]) -> String {
+        let mut pairs = vec![("merchant", self.scope.merchant_id.as_str()), ("mode", self.scope.mode.as_str())];
+        pairs.extend_from_slice(extra);
+        format!("{path}?{}", serde_urlencoded::to_string(&pairs).unwrap_or_default())
+    }
+}
+
+/// The answer of a page that cannot be shown: no session (the sign-in page), another merchant
+/// (not found), a role without the action (forbidden, saying why).
+fn refused(e: Error) -> HttpResponse {
+    if e == Error::AuthRequired {
+        return see_other("/dashboard/login");
+    }
+    let e = ApiError::from(e);
+    let title = if e.code.status() == StatusCode::NOT_FOUND { "Not found" } else { "Not allowed" };
+    page(
+        e.code.status(),
+        title,
+        None,
+        html! { h1 { (title) } p role="alert" { (e.message) } p { a href="/dashboard" { "Back to the dashboard" } } },
+    )
+}
+
+/// The member, merchant and mode of a request, allowed `action` there.
+async fn place(req: &HttpRequest, state: &AppState, q: &Query, action: Action) -> Result<Place, Error> {
+    let current = current_session(req, state).await?;
+    let merchant = match q.get("merchant") {
+        Some(m) => MerchantId::parse(m).ok_or(Error::NotFound(Resource::Merchant))?,
+        None => {
+            current.memberships.first().map(|m| m.merchant_id.clone()).ok_or(Error::NotFound(Resource::Merchant))?
+        }
+    };
+    let mode = match q.get("mode") {
+        Some(m) => Mode::parse(m).ok_or(Error::NotFound(Resource::Merchant))?,
+        None => Mode::Test,
+    };
+    current.require(&merchant, mode, action)?;
+    Ok(Place { current, scope: Scope::new(merchant, mode) })
+}
+
+/// The frame of a business page: the navigation, the test/live switch (the same page in the
+/// other mode), then `main`.
+fn shell(p: &Place, path: &str, main: Markup) -> Markup {
+    let other = if p.scope.mode == Mode::Test { Mode::Live } else { Mode::Test };
+    let switch = format!(
+        "{path}?{}",
+        serde_urlencoded::to_string([("merchant", p.scope.merchant_id.as_str()), ("mode", other.as_str())])
+            .unwrap_or_default()
+    );
+    html! {
+        nav.dashboard aria-label="Dashboard" {
+            a href="/dashboard" { "Home" }
+            " · "
+            a href=(p.url("/dashboard/invoices", &[])) aria-current=[(path == "/dashboard/invoices").then_some("page")] { "Invoices" }
+            " · "
+            a href=(switch) { "Switch to " (other.as_str()) " mode" }
+        }
+        p.signed { (p.current.user.email) " · " (p.scope.mode.as_str()) " mode" }
+        (main)
+    }
+}
+
+/// The invoice list: newest first, filtered by collection state, paged by the API's cursors.
+#[get("/dashboard/invoices")]
+pub async fn invoices(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    let q = Query::of(&req);
+    let p = match place(&req, &state, &q, Action::Read).await {
+        Ok(p) => p,
+        Err(e) => return refused(e),
+    };
+    let filter = q.get("state").and_then(CollectionState::parse);
+    let limit = q.get("limit").and_then(|l| l.parse::<u32>().ok()).map_or(PAGE_SIZE, |l| l.clamp(1, 100));
+    let request = PageRequest { limit, starting_after: q.get("after").map(str::to_owned) };
+    let listed = match state.use_cases.invoices().list(&p.scope, filter, &request).await {
+        Ok(l) => l,
+        Err(e) => return refused(e),
+    };
+    let state_pair = filter.map(|f| ("state", f.as_str()));
+    let limit_text = limit.to_string();
+    let next = listed.has_more.then(|| listed.items.last()).flatten().map(|last| {
+        let mut extra = vec![("after", last.invoice.id.as_str())];
+        extra.extend(state_pair);
+        if limit != PAGE_SIZE {
+            extra.push(("limit", &limit_text));
+        }
+        p.url("/dashboard/invoices", &extra)
+    });
+    let main = html! {
+        h1 { "Invoices" }
+        form.filters method="get" action="/dashboard/invoices" {
+            input type="hidden" name="merchant" value=(p.scope.merchant_id.as_str());
+            input type="hidden" name="mode" value=(p.scope.mode.as_str());
+            label for="state" { "Collection state" }
+            select #state name="state" {
+                option value="" selected[filter.is_none()] { "All" }
+                @for s in CollectionState::ALL {
+                    option value=(s.as_str()) selected[filter == Some(s)] { (s.as_str()) }
+                }
+            }
+            button type="submit" { "Filter" }
+        }
+        @if listed.items.is_empty() {
+            p { "No invoices here yet." }
+        } @else {
+            table.invoices {
+                thead { tr { th { "Number" } th { "Customer" } th { "Total" } th { "State" } th { "Status" } th { "Created" } } }
+                tbody {
+                    @for agg in &listed.items {
+                        @let inv = &agg.invoice;
+                        @let customer = inv.fields.content.customer_email().unwrap_or("");
+                        tr {
+                            td { (inv.number.as_deref().unwrap_or("draft")) }
+                            td { (customer) }
+                            td { (inv.totals.total.to_string()) " " (inv.fields.currency.symbol()) }
+                            td { (inv.collection_state.as_str()) }
+                            td { (inv.status.as_str()) }
+                            td { (day(inv.created_at)) }
+                        }
+                    }
+                }
+            }
+        }
+        @if let Some(next) = next {
+            p { a rel="next" href=(next) { "Next page" } }
+        }
+    };
+    page(StatusCode::OK, "Invoices", Some(p.scope.mode), shell(&p, "/dashboard/invoices", main))
+}

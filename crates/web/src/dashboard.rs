@@ -10,7 +10,9 @@ use actix_web::{HttpRequest, HttpResponse, get, web};
 use maud::{Markup, html};
 use stablepay_domain::account::Action;
 use stablepay_domain::account::service::Current;
+use stablepay_domain::ids::InvoiceId;
 use stablepay_domain::ids::MerchantId;
+use stablepay_domain::invoice::aggregate::{InvoiceAggregate, InvoiceKey};
 use stablepay_domain::invoice::collection::CollectionState;
 use stablepay_domain::mode::{Mode, Scope};
 use stablepay_domain::page::PageRequest;
@@ -19,7 +21,7 @@ use stablepay_http::error::ApiError;
 use stablepay_http::session::current_session;
 use stablepay_http::state::AppState;
 
-use crate::page::{day, page, see_other};
+use crate::page::{day, page, see_other, when};
 
 /// Invoices per page, unless the URL says (`limit`, 1 to 100).
 const PAGE_SIZE: u32 = 25;
@@ -156,7 +158,7 @@ pub async fn invoices(req: HttpRequest, state: web::Data<AppState>) -> HttpRespo
                         @let inv = &agg.invoice;
                         @let customer = inv.fields.content.customer_email().unwrap_or("");
                         tr {
-                            td { (inv.number.as_deref().unwrap_or("draft")) }
+                            td { a href=(p.url(&format!("/dashboard/invoices/{}", inv.id), &[])) { (inv.number.as_deref().unwrap_or("draft")) } }
                             td { (customer) }
                             td { (inv.totals.total.to_string()) " " (inv.fields.currency.symbol()) }
                             td { (inv.collection_state.as_str()) }
@@ -172,4 +174,105 @@ pub async fn invoices(req: HttpRequest, state: web::Data<AppState>) -> HttpRespo
         }
     };
     page(StatusCode::OK, "Invoices", Some(p.scope.mode), shell(&p, "/dashboard/invoices", main))
+}
+
+/// One invoice: its totals, customer, lines, checkout sessions, payments (live transaction
+/// hashes linked to the explorer) and activity. Another merchant's or mode's id is not found.
+#[get("/dashboard/invoices/{id}")]
+pub async fn invoice(req: HttpRequest, state: web::Data<AppState>, path: web::Path<String>) -> HttpResponse {
+    let q = Query::of(&req);
+    let p = match place(&req, &state, &q, Action::Read).await {
+        Ok(p) => p,
+        Err(e) => return refused(e),
+    };
+    let Some(id) = InvoiceId::parse(&path) else { return refused(Error::NotFound(Resource::Invoice)) };
+    let agg = match state.use_cases.invoices().get(&p.scope, &InvoiceKey::Id(id)).await {
+        Ok(a) => a,
+        // The other mode's invoice is not shown in this one.
+        Err(Error::ModeMismatch) => return refused(Error::NotFound(Resource::Invoice)),
+        Err(e) => return refused(e),
+    };
+    let title = agg.invoice.number.clone().unwrap_or_else(|| "Draft invoice".to_owned());
+    let explorer = (p.scope.mode == Mode::Live).then(|| state.use_cases.pages().clone());
+    let main = html! {
+        p { a href=(p.url("/dashboard/invoices", &[])) { "All invoices" } }
+        h1 { (title) }
+        (summary(&agg))
+        (lines(&agg))
+        (payments(&agg, explorer.as_ref()))
+        (activity(&agg))
+    };
+    page(StatusCode::OK, &title, Some(p.scope.mode), shell(&p, "/dashboard/invoices", main))
+}
+
+fn summary(agg: &InvoiceAggregate) -> Markup {
+    let inv = &agg.invoice;
+    let currency = inv.fields.currency.symbol();
+    html! {
+        dl.summary {
+            dt { "Collection state" } dd { (inv.collection_state.as_str()) }
+            dt { "Status" } dd { (inv.status.as_str()) }
+            dt { "Total" } dd { (inv.totals.total.to_string()) " " (currency) }
+            dt { "Paid" } dd { (inv.customer_amount_paid.to_string()) " " (currency) }
+            dt { "Remaining" } dd { (inv.remaining().to_string()) " " (currency) }
+            dt { "Customer" } dd { (inv.fields.content.customer_email().unwrap_or("none")) }
+            @if let Some(due) = inv.fields.content.due_at {
+                dt { "Due" } dd { (day(due)) }
+            }
+            dt { "Created" } dd { (when(inv.created_at)) }
+        }
+    }
+}
+
+fn lines(agg: &InvoiceAggregate) -> Markup {
+    let c = &agg.invoice.fields.content;
+    html! {
+        @if !c.lines.is_empty() {
+            h2 { "Lines" }
+            table.lines {
+                thead { tr { th { "Description" } th { "Quantity" } th { "Unit amount" } } }
+                tbody {
+                    @for l in &c.lines {
+                        tr { td { (l.description) } td { (l.quantity.to_string()) } td { (l.unit_amount.to_string()) } }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn payments(agg: &InvoiceAggregate, explorer: Option<&stablepay_domain::url::PublicPages>) -> Markup {
+    html! {
+        h2 { "Checkout sessions" }
+        @if agg.sessions.is_empty() { p { "None yet." } }
+        ul {
+            @for s in &agg.sessions {
+                li { (s.id.as_str()) " · " (s.status.as_str()) " · " (s.amount_due.to_string()) " · " (when(s.created_at)) }
+            }
+        }
+        h2 { "Payments" }
+        @if agg.payments.is_empty() { p { "None yet." } }
+        ul {
+            @for pay in &agg.payments {
+                li {
+                    (pay.status.as_str()) " · " (pay.amount_received.to_string()) " · "
+                    @match explorer {
+                        Some(pages) => a href=(pages.transaction(pay.transaction_hash.as_str())) rel="noreferrer" { code { (pay.transaction_hash.as_str()) } },
+                        None => code { (pay.transaction_hash.as_str()) },
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn activity(agg: &InvoiceAggregate) -> Markup {
+    html! {
+        h2 { "Activity" }
+        ol.activity {
+            @for a in &agg.invoice.activity {
+                li { (when(a.at)) " · " (a.action.as_str()) " · by " (a.actor.as_str()) @if let Some(d) = &a.detail { " · " (d) } }
+            }
+        }
+    }
 }

@@ -35,6 +35,7 @@ pub fn configure(cfg: &mut ServiceConfig) {
         .service(account::logout)
         .service(account::home)
         .service(dashboard::invoices)
+        .service(dashboard::invoice)
         .service(account::verify_page)
         .service(account::verify)
         .service(account::reset_page)

@@ -251,6 +251,22 @@ async fn the_invoice_list_pages_filters_and_keeps_each_merchant_and_mode_apart()
     let paid = b.get(&format!("/dashboard/invoices?merchant={}&mode=test&state=paid", m.id)).await;
     assert_eq!(numbers.iter().filter(|n| paid.html.contains(n.as_str())).count(), 1, "{}", paid.html);
     assert!(paid.html.contains("<option value=\"paid\" selected>"), "the filter is kept");
+    // The paid invoice's page: totals, its payment's hash (not linked in test mode), activity.
+    let paid_id = cs["invoiceId"].as_str().unwrap();
+    let detail = b.get(&format!("/dashboard/invoices/{paid_id}?merchant={}&mode=test", m.id)).await;
+    assert_eq!(detail.status, 200);
+    let api = app.get(&m.sk_test, &format!("/v1/invoices/{paid_id}")).await.ok(200).clone();
+    let payments = api["payments"].clone();
+    assert!(detail.html.contains(api["invoiceNumber"].as_str().unwrap()));
+    assert!(detail.html.contains("paid") && detail.html.contains(api["total"].as_str().unwrap()), "{}", detail.html);
+    let hash = payments[0]["transactionId"].as_str().expect("the payment's hash");
+    assert!(detail.html.contains(hash) && !detail.html.contains("/tx/"), "{}", detail.html);
+    assert!(detail.html.contains("class=\"activity\""));
+    // The same id in live mode, or from another merchant, is not found.
+    assert_eq!(b.get(&format!("/dashboard/invoices/{paid_id}?merchant={}&mode=live", m.id)).await.status, 404);
+    let theirs = app.post(&other.sk_test, "/v1/checkout-sessions", json!({ "amount": "1.00" })).await.ok(201).clone();
+    let their_id = theirs["invoiceId"].as_str().unwrap();
+    assert_eq!(b.get(&format!("/dashboard/invoices/{their_id}?merchant={}&mode=test", m.id)).await.status, 404);
     // Live mode shows nothing of test mode; another merchant is not found; a bad mode too.
     let live = b.get(&format!("/dashboard/invoices?merchant={}&mode=live", m.id)).await;
     assert_eq!(live.status, 200);

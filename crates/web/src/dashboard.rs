@@ -102,6 +102,8 @@ fn shell(p: &Place, path: &str, main: Markup) -> Markup {
             " · "
             a href=(p.url("/dashboard/invoices", &[])) aria-current=[(path == "/dashboard/invoices").then_some("page")] { "Invoices" }
             " · "
+            a href=(p.url("/dashboard/payment-links", &[])) aria-current=[(path == "/dashboard/payment-links").then_some("page")] { "Payment links" }
+            " · "
             a href=(switch) { "Switch to " (other.as_str()) " mode" }
         }
         p.signed { (p.current.user.email) " · " (p.scope.mode.as_str()) " mode" }
@@ -275,4 +277,65 @@ fn activity(agg: &InvoiceAggregate) -> Markup {
             }
         }
     }
+}
+
+/// The payment link list: newest first, filtered by state (as it stands on the merchant's
+/// clock), paged by the API's cursors; each with its public URL.
+#[get("/dashboard/payment-links")]
+pub async fn payment_links(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    use stablepay_domain::payment_link::machine::LinkState;
+    use stablepay_domain::payment_link::ports::LinkFilter;
+    const STATES: [LinkState; 5] =
+        [LinkState::Active, LinkState::Paused, LinkState::Completed, LinkState::Expired, LinkState::Archived];
+    let q = Query::of(&req);
+    let p = match place(&req, &state, &q, Action::Read).await {
+        Ok(p) => p,
+        Err(e) => return refused(e),
+    };
+    let filter = q.get("state").and_then(LinkState::parse);
+    let request = PageRequest { limit: PAGE_SIZE, starting_after: q.get("after").map(str::to_owned) };
+    let (links, wanted) = (state.use_cases.links(), LinkFilter { state: filter, ..LinkFilter::default() });
+    let (listed, now) = match links.list(&p.scope, &wanted, &request).await {
+        Ok(l) => l,
+        Err(e) => return refused(e),
+    };
+    let next = listed.has_more.then(|| listed.items.last()).flatten().map(|last| {
+        let mut extra = vec![("after", last.id.as_str())];
+        extra.extend(filter.map(|f| ("state", f.as_str())));
+        p.url("/dashboard/payment-links", &extra)
+    });
+    let pages = state.use_cases.pages();
+    let main = html! {
+        h1 { "Payment links" }
+        form.filters method="get" action="/dashboard/payment-links" {
+            input type="hidden" name="merchant" value=(p.scope.merchant_id.as_str());
+            input type="hidden" name="mode" value=(p.scope.mode.as_str());
+            label for="state" { "State" }
+            select #state name="state" {
+                option value="" selected[filter.is_none()] { "All" }
+                @for s in STATES { option value=(s.as_str()) selected[filter == Some(s)] { (s.as_str()) } }
+            }
+            button type="submit" { "Filter" }
+        }
+        @if listed.items.is_empty() { p { "No payment links here yet." } }
+        @else {
+            table.links {
+                thead { tr { th { "Title" } th { "State" } th { "Token" } th { "Public page" } th { "Created" } } }
+                tbody {
+                    @for l in &listed.items {
+                        @let url = pages.payment_link(&l.public_id);
+                        tr {
+                            td { (l.config.title) }
+                            td { (l.state_at(now).as_str()) }
+                            td { (l.config.currency.symbol()) }
+                            td { a href=(url) { (url) } }
+                            td { (day(l.created_at)) }
+                        }
+                    }
+                }
+            }
+        }
+        @if let Some(next) = next { p { a rel="next" href=(next) { "Next page" } } }
+    };
+    page(StatusCode::OK, "Payment links", Some(p.scope.mode), shell(&p, "/dashboard/payment-links", main))
 }

@@ -36,6 +36,7 @@ pub fn configure(cfg: &mut ServiceConfig) {
         .service(account::home)
         .service(dashboard::invoices)
         .service(dashboard::invoice)
+        .service(dashboard::payment_links)
         .service(account::verify_page)
         .service(account::verify)
         .service(account::reset_page)

@@ -285,3 +285,26 @@ async fn the_invoice_list_pages_filters_and_keeps_each_merchant_and_mode_apart()
     assert_eq!(refused.status, 403);
     assert!(refused.html.contains("verify your email"), "{}", refused.html);
 }
+
+#[tokio::test]
+async fn the_payment_link_list_shows_each_links_state_and_public_page() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    owner(&app, &m, "ada@example.com");
+    let tips = json!({ "title": "Tip jar", "amountType": "fixed", "amount": "5.00" });
+    let tips = app.post(&m.sk_test, "/v1/payment-links", tips).await.ok(201).clone();
+    let course = json!({ "title": "Course <b>", "amountType": "fixed", "amount": "50.00" });
+    let course = app.post(&m.sk_test, "/v1/payment-links", course).await.ok(201).clone();
+    let pause = format!("/v1/payment-links/{}/pause", course["id"].as_str().unwrap());
+    app.post(&m.sk_test, &pause, json!({})).await.ok(200);
+    let mut b = Browser::new(&app);
+    b.post("/dashboard/login", &[("email", "ada@example.com"), ("password", PASSWORD)]).await;
+    let all = b.get(&format!("/dashboard/payment-links?merchant={}&mode=test", m.id)).await;
+    assert_eq!(all.status, 200);
+    assert!(all.html.contains("Tip jar") && all.html.contains("Course &lt;b&gt;"), "escaped: {}", all.html);
+    assert!(all.html.contains(tips["url"].as_str().unwrap()) && all.html.contains(course["url"].as_str().unwrap()));
+    let paused = b.get(&format!("/dashboard/payment-links?merchant={}&mode=test&state=paused", m.id)).await;
+    assert!(paused.html.contains("Course &lt;b&gt;") && !paused.html.contains("Tip jar"), "{}", paused.html);
+    let live = b.get(&format!("/dashboard/payment-links?merchant={}&mode=live", m.id)).await;
+    assert!(live.html.contains("No payment links") && !live.html.contains("Tip jar"));
+}

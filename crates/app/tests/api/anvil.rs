@@ -206,6 +206,20 @@ impl Anvil {
         i64::from_str_radix(block["timestamp"].as_str().unwrap().trim_start_matches("0x"), 16).unwrap()
     }
 
+    /// The time of the latest block (Unix seconds).
+    pub async fn latest_block_time(&self) -> i64 {
+        let block = self.rpc("eth_getBlockByNumber", json!(["latest", false])).await;
+        i64::from_str_radix(block["timestamp"].as_str().unwrap().trim_start_matches("0x"), 16).unwrap()
+    }
+
+    /// The next block is mined no earlier than the present: anvil may stamp a block with a time
+    /// it took before the service created the checkouts of this moment (a loaded machine), while
+    /// a real chain's block follows the transfers it holds.
+    pub async fn next_block_not_before_now(&self) {
+        let next = chrono::Utc::now().timestamp().max(self.latest_block_time().await + 1);
+        self.set_next_block_time(next).await;
+    }
+
     pub async fn mine(&self, blocks: u64) {
         self.rpc("anvil_mine", json!([format!("0x{blocks:x}")])).await;
     }

@@ -370,6 +370,8 @@ async fn a_transfer_without_a_reported_hash_is_detected_and_credited() {
 async fn transfers_that_match_no_single_checkout_are_recorded_as_unattributed() {
     let w = World::new().await;
     let (a, b) = (w.checkout("5.00").await, w.checkout("5.00").await);
+    // Both transfers are mined after both checkouts exist, however loaded the machine is.
+    w.anvil.next_block_not_before_now().await;
     let twin = w.pay(5 * ONE).await;
     let odd = w.pay(3 * ONE).await;
     w.anvil.finalize().await;

@@ -104,6 +104,8 @@ fn shell(p: &Place, path: &str, main: Markup) -> Markup {
             " · "
             a href=(p.url("/dashboard/payment-links", &[])) aria-current=[(path == "/dashboard/payment-links").then_some("page")] { "Payment links" }
             " · "
+            a href=(p.url("/dashboard/webhooks", &[])) aria-current=[(path == "/dashboard/webhooks").then_some("page")] { "Webhooks" }
+            " · "
             a href=(switch) { "Switch to " (other.as_str()) " mode" }
         }
         p.signed { (p.current.user.email) " · " (p.scope.mode.as_str()) " mode" }
@@ -338,4 +340,77 @@ pub async fn payment_links(req: HttpRequest, state: web::Data<AppState>) -> Http
         @if let Some(next) = next { p { a rel="next" href=(next) { "Next page" } } }
     };
     page(StatusCode::OK, "Payment links", Some(p.scope.mode), shell(&p, "/dashboard/payment-links", main))
+}
+
+/// The webhook delivery log: newest first, filtered by delivery status, each with its latest
+/// attempt (the answer's status, the error's category and message, the start of the answer):
+/// why a webhook fails, as support reads it.
+#[get("/dashboard/webhooks")]
+pub async fn webhooks(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    use stablepay_domain::webhook::model::DeliveryStatus;
+    use stablepay_domain::webhook::ports::DeliveryFilter;
+    let q = Query::of(&req);
+    let p = match place(&req, &state, &q, Action::Read).await {
+        Ok(p) => p,
+        Err(e) => return refused(e),
+    };
+    let filter = q.get("status").and_then(DeliveryStatus::parse);
+    let request = PageRequest { limit: PAGE_SIZE, starting_after: q.get("after").map(str::to_owned) };
+    let (hooks, wanted) = (state.use_cases.webhooks(), DeliveryFilter { status: filter, ..DeliveryFilter::default() });
+    let listed = match hooks.list_deliveries(&p.scope, &wanted, &request).await {
+        Ok(l) => l,
+        Err(e) => return refused(e),
+    };
+    let next = listed.has_more.then(|| listed.items.last()).flatten().map(|last| {
+        let mut extra = vec![("after", last.id.as_str())];
+        extra.extend(filter.map(|f| ("status", f.as_str())));
+        p.url("/dashboard/webhooks", &extra)
+    });
+    let main = html! {
+        h1 { "Webhook deliveries" }
+        form.filters method="get" action="/dashboard/webhooks" {
+            input type="hidden" name="merchant" value=(p.scope.merchant_id.as_str());
+            input type="hidden" name="mode" value=(p.scope.mode.as_str());
+            label for="status" { "Status" }
+            select #status name="status" {
+                option value="" selected[filter.is_none()] { "All" }
+                @for s in DeliveryStatus::ALL { option value=(s.as_str()) selected[filter == Some(s)] { (s.as_str()) } }
+            }
+            button type="submit" { "Filter" }
+        }
+        @if listed.items.is_empty() { p { "No deliveries here yet." } }
+        @else {
+            table.deliveries {
+                thead { tr { th { "Event" } th { "Status" } th { "Attempts" } th { "Latest answer" } th { "Created" } } }
+                tbody {
+                    @for d in &listed.items {
+                        tr {
+                            td { (d.event_type.as_str()) br; code { (d.event_id.as_str()) } }
+                            td { (d.status.as_str()) }
+                            td { (d.attempt_count) }
+                            td { (latest_answer(d)) }
+                            td { (when(d.created_at)) }
+                        }
+                    }
+                }
+            }
+        }
+        @if let Some(next) = next { p { a rel="next" href=(next) { "Next page" } } }
+    };
+    page(StatusCode::OK, "Webhook deliveries", Some(p.scope.mode), shell(&p, "/dashboard/webhooks", main))
+}
+
+/// What the endpoint last answered, in a few words.
+fn latest_answer(d: &stablepay_domain::webhook::model::WebhookDelivery) -> Markup {
+    html! {
+        @match &d.latest {
+            None => "not attempted yet",
+            Some(a) => {
+                @if let Some(code) = a.status_code { "HTTP " (code) }
+                @if let Some(c) = a.error_category { " · " (c.as_str()) }
+                @if let Some(m) = &a.error_message { br; (m) }
+                @if let Some(x) = &a.response_excerpt { br; code { (x) } }
+            }
+        }
+    }
 }

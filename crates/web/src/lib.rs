@@ -37,6 +37,7 @@ pub fn configure(cfg: &mut ServiceConfig) {
         .service(dashboard::invoices)
         .service(dashboard::invoice)
         .service(dashboard::payment_links)
+        .service(dashboard::webhooks)
         .service(account::verify_page)
         .service(account::verify)
         .service(account::reset_page)

@@ -308,3 +308,40 @@ async fn the_payment_link_list_shows_each_links_state_and_public_page() {
     let live = b.get(&format!("/dashboard/payment-links?merchant={}&mode=live", m.id)).await;
     assert!(live.html.contains("No payment links") && !live.html.contains("Tip jar"));
 }
+
+#[tokio::test]
+async fn the_delivery_log_says_why_a_webhook_fails() {
+    use crate::receiver::{Receiver, Reply};
+    let env = [
+        ("STABLEPAY_WEBHOOK_ALLOW_PRIVATE", "true".to_owned()),
+        ("STABLEPAY_WEBHOOK_RETRY_SCHEDULE", "200ms".to_owned()),
+        ("STABLEPAY_WEBHOOK_TIMEOUT_MS", "1000".to_owned()),
+    ];
+    let app = TestApp::spawn_with(fresh_db().await, &env, &[]).await;
+    let m = app.merchant("Shop");
+    owner(&app, &m, "ada@example.com");
+    let rx = Receiver::start().await;
+    rx.answer(Reply::Status(503));
+    let body = json!({ "url": rx.url("/hook"), "eventTypes": ["invoice.paid"] });
+    app.post(&m.sk_test, "/v1/webhook-endpoints", body).await.ok(201);
+    let cs = app.post(&m.sk_test, "/v1/checkout-sessions", json!({ "amount": "2.00" })).await.ok(201).clone();
+    let pay = format!("/v1/test-helpers/checkout-sessions/{}/payments", cs["id"].as_str().unwrap());
+    app.post(&m.sk_test, &pay, json!({})).await.ok(201);
+    rx.wait_for(2, Duration::from_secs(20)).await;
+    let mut b = Browser::new(&app);
+    b.post("/dashboard/login", &[("email", "ada@example.com"), ("password", PASSWORD)]).await;
+    let path = format!("/dashboard/webhooks?merchant={}&mode=test&status=failed", m.id);
+    let mut failed = b.get(&path).await;
+    for _ in 0..100 {
+        if failed.html.contains("invoice.paid") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        failed = b.get(&path).await;
+    }
+    assert_eq!(failed.status, 200);
+    assert!(failed.html.contains("invoice.paid") && failed.html.contains("HTTP 503"), "{}", failed.html);
+    assert!(failed.html.contains("http_5xx"), "{}", failed.html);
+    let delivered = b.get(&format!("/dashboard/webhooks?merchant={}&mode=test&status=delivered", m.id)).await;
+    assert!(delivered.html.contains("No deliveries") && !delivered.html.contains("HTTP 503"));
+}

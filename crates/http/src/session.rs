@@ -78,6 +78,14 @@ pub fn session_cookie(token: &PublicToken, pages: &PublicPages, max_age_seconds:
     format!("{COOKIE}={}; HttpOnly; SameSite=Lax; Path=/; Max-Age={max_age_seconds}{secure}", token.as_str())
 }
 
+/// `res` with a `Set-Cookie` of `cookie` appended. Errors: `Internal` for a value a header
+/// cannot carry (a cookie this module made always can).
+pub fn with_cookie(mut res: actix_web::HttpResponse, cookie: &str) -> Result<actix_web::HttpResponse, ApiError> {
+    let value = actix_web::http::header::HeaderValue::from_str(cookie).map_err(|_| ApiError::internal())?;
+    res.headers_mut().append(actix_web::http::header::SET_COOKIE, value);
+    Ok(res)
+}
+
 /// The `Set-Cookie` value that removes the session cookie.
 pub fn cleared_cookie(pages: &PublicPages) -> String {
     let secure = if pages.base().starts_with("https://") { "; Secure" } else { "" };

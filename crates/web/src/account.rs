@@ -4,8 +4,9 @@
 //! use cases (and the same login quotas) as the JSON API. A link's page never uses its token on
 //! GET, since mail scanners follow links: a button posts it.
 
+use actix_web::ResponseError;
 use actix_web::http::StatusCode;
-use actix_web::http::header::{HeaderName, HeaderValue, SET_COOKIE};
+use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, get, post, web};
 use maud::{Markup, html};
 use stablepay_domain::Error;
@@ -48,12 +49,10 @@ fn in_words(e: &ApiError) -> String {
     )
 }
 
-/// A page whose answer carries a cookie.
-fn with_cookie(mut res: HttpResponse, cookie: &str) -> HttpResponse {
-    if let Ok(value) = HeaderValue::from_str(cookie) {
-        res.headers_mut().append(SET_COOKIE, value);
-    }
-    res
+/// A page whose answer carries a cookie (a page, never an error envelope: a cookie this
+/// service made always fits a header).
+fn with_cookie(res: HttpResponse, cookie: &str) -> HttpResponse {
+    stablepay_http::session::with_cookie(res, cookie).unwrap_or_else(|e| e.error_response())
 }
 
 /// An account page: a heading, an optional message (a refusal, `role=alert`), then `body`.

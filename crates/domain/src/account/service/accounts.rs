@@ -147,6 +147,25 @@ impl Accounts<'_> {
             .collect())
     }
 
+    /// An email from the service itself (a link's or a notice's) to `to`.
+    pub(super) fn service_message(
+        &self,
+        to: &str,
+        composed: crate::email::compose::Composed,
+    ) -> crate::email::model::EmailMessage {
+        crate::email::model::EmailMessage {
+            id: crate::ids::EmailId::generate(self.crypto),
+            from_name: "stablepay".into(),
+            to: to.to_owned(),
+            reply_to: None,
+            subject: composed.subject,
+            text: composed.text,
+            html: composed.html,
+            attachment: None,
+            logo: None,
+        }
+    }
+
     /// The operator's `stablepay user create`: a user (email verified) who is `role` of
     /// `merchant`. Errors: `Validation` (`email`, `name`, `password`); `NotFound(Merchant)`.
     pub async fn create_user(

@@ -12,7 +12,7 @@ use crate::account::service::accounts::{Accounts, Current, SignedIn, check_name}
 use crate::email::compose::{Notice, compose_notice};
 use crate::email::model::{EmailMessage, EmailStatus};
 use crate::error::{Error, Resource};
-use crate::ids::{AccountLinkId, EmailId, MerchantId, PublicToken, UserId};
+use crate::ids::{AccountLinkId, MerchantId, PublicToken, UserId};
 use crate::merchant::service::{MerchantOptions, new_merchant};
 use crate::mode::Mode;
 
@@ -362,16 +362,6 @@ impl Accounts<'_> {
             link.purpose.lifetime_words()
         );
         let composed = compose_notice(&Notice { subject: &subject, intro: &intro, button, url: &url, note: &note });
-        Ok(EmailMessage {
-            id: EmailId::generate(self.crypto),
-            from_name: "stablepay".into(),
-            to: link.email.clone(),
-            reply_to: None,
-            subject: composed.subject,
-            text: composed.text,
-            html: composed.html,
-            attachment: None,
-            logo: None,
-        })
+        Ok(self.service_message(&link.email, composed))
     }
 }

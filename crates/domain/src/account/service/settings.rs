@@ -10,9 +10,9 @@ use crate::account::notice::{IncidentAlert, Notice, NoticeKind};
 use crate::account::service::accounts::{Accounts, Current};
 use crate::account::service::links::LinkMailReport;
 use crate::email::compose::{Notice as NoticeEmail, compose_notice};
-use crate::email::model::{EmailMessage, EmailStatus};
+use crate::email::model::EmailStatus;
 use crate::error::Error;
-use crate::ids::{EmailId, MerchantId, NoticeId};
+use crate::ids::{MerchantId, NoticeId};
 use crate::merchant::model::{LiveSettlement, MerchantStatus, Token, WalletAddress, check_settlement_wallet};
 use crate::mode::Mode;
 
@@ -186,17 +186,7 @@ impl Accounts<'_> {
             let email =
                 NoticeEmail { subject: &n.subject, intro: &n.intro, button: &n.button.0, url: &n.button.1, note };
             let composed = compose_notice(&email);
-            let message = EmailMessage {
-                id: EmailId::generate(self.crypto),
-                from_name: "stablepay".into(),
-                to: n.to.clone(),
-                reply_to: None,
-                subject: composed.subject,
-                text: composed.text,
-                html: composed.html,
-                attachment: None,
-                logo: None,
-            };
+            let message = self.service_message(&n.to, composed);
             let now = self.clock.system_now();
             match self.mailer.send(&message).await {
                 Ok(()) => n.mail.sent(now),

@@ -3,7 +3,6 @@
 
 use actix_web::HttpResponse;
 use actix_web::http::StatusCode;
-use actix_web::http::header::{HeaderValue, SET_COOKIE};
 use stablepay_domain::account::service::{Current, SignedIn};
 use stablepay_domain::ids::PublicToken;
 use stablepay_http::error::ApiError;
@@ -13,11 +12,7 @@ use stablepay_http::state::AppState;
 use crate::session::session_cookie;
 use crate::wire::dashboard::SessionOut;
 
-pub(crate) fn with_cookie(mut res: HttpResponse, cookie: &str) -> Result<HttpResponse, ApiError> {
-    let value = HeaderValue::from_str(cookie).map_err(|_| ApiError::internal())?;
-    res.headers_mut().append(SET_COOKIE, value);
-    Ok(res)
-}
+pub(crate) use stablepay_http::session::with_cookie;
 
 /// The answer of a new session: the session, and its cookie.
 pub(crate) fn signed_in(state: &AppState, status: StatusCode, signed: &SignedIn) -> Result<HttpResponse, ApiError> {

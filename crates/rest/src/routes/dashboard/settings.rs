@@ -5,18 +5,13 @@
 use actix_web::http::StatusCode;
 use actix_web::{HttpResponse, get, post, put, web};
 use stablepay_domain::account::service::settings::Confirmation;
-use stablepay_domain::ids::MerchantId;
-use stablepay_domain::{Error, Resource};
 use stablepay_http::error::ApiError;
 use stablepay_http::respond::ok;
 
 use crate::json::ApiJson;
+use crate::routes::dashboard::team::merchant;
 use crate::session::DashboardSession;
 use crate::wire::accounts::{NotificationsIn, NotificationsOut, SettlementOut, WalletIn};
-
-fn merchant(id: &str) -> Result<MerchantId, Error> {
-    MerchantId::parse(id).ok_or(Error::NotFound(Resource::Merchant))
-}
 
 /// Where live mode stands: the live settlement once activated, or the wallet chosen and the
 /// activation request before.

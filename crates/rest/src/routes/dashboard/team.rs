@@ -20,7 +20,8 @@ use crate::wire::accounts::{
 };
 use crate::wire::common::ListOut;
 
-fn merchant(id: &str) -> Result<MerchantId, Error> {
+/// The merchant a dashboard path names (an id that is none is not found).
+pub(crate) fn merchant(id: &str) -> Result<MerchantId, Error> {
     MerchantId::parse(id).ok_or(Error::NotFound(Resource::Merchant))
 }
 

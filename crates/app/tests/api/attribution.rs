@@ -429,6 +429,8 @@ async fn unique_amounts_make_every_transfer_without_a_hash_attributable() {
     // The customer of the second pays exactly what it asks, without reporting the hash.
     let second = &checkouts[1];
     let units: u128 = asked[1].replace('.', "").parse().unwrap();
+    // Mined after the three checkouts exist, however loaded the machine is.
+    w.anvil.next_block_not_before_now().await;
     let tx = w.pay(units).await;
     w.anvil.finalize().await;
     let inv = paid(&w, &w.m.sk_live, second).await;

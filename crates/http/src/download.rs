@@ -1,6 +1,6 @@
-//! An export's file as a download, the same for the API's `GET /v1/exports/{id}/file` and a
-//! statement's link: a CSV attachment never cached, its bytes read from the store one chunk at
-//! a time as the client takes them.
+//! Downloads shared by the API and the pages: an export's file (the API's `GET
+//! /v1/exports/{id}/file` and a statement's link), a CSV attachment never cached, its bytes read
+//! from the store one chunk at a time as the client takes them; and an invoice's PDF.
 
 use actix_web::web::{Bytes, Data};
 use actix_web::{HttpResponse, HttpResponseBuilder};
@@ -50,4 +50,24 @@ pub async fn export_file(state: Data<AppState>, scope: Scope, export: &Export) -
         }
     });
     Ok(res.streaming(body))
+}
+
+/// The rendered document as a download: `<invoice number>.pdf`, never cached.
+pub async fn pdf_file(
+    state: Data<AppState>,
+    document: stablepay_domain::invoice::document::InvoiceDocument,
+) -> Result<HttpResponse, ApiError> {
+    let number = document.invoice.number.clone().unwrap_or_default();
+    // Rendering is CPU work: off the async workers.
+    let pdf = actix_web::web::block(move || state.use_cases.render_pdf(&document))
+        .await
+        .map_err(|_| ApiError::internal())??;
+    // The number is the merchant's prefix and digits; anything else is replaced in the name.
+    let file: String =
+        number.chars().map(|ch| if ch.is_ascii_alphanumeric() || "-_.".contains(ch) { ch } else { '_' }).collect();
+    Ok(HttpResponse::Ok()
+        .content_type("application/pdf")
+        .insert_header(("Content-Disposition", format!("attachment; filename=\"{file}.pdf\"")))
+        .insert_header(("Cache-Control", "no-store"))
+        .body(pdf))
 }

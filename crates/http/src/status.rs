@@ -235,6 +235,30 @@ fn to_u64(n: usize) -> u64 {
     u64::try_from(n).unwrap_or(u64::MAX)
 }
 
+/// The worker as a merchant's readiness reports it: its passes, and the chain follower's lag.
+pub fn worker_facts(snapshot: &WorkerSnapshot) -> stablepay_domain::diagnostics::WorkerFacts {
+    use stablepay_domain::diagnostics::{ReadinessStatus, WorkerFacts};
+    let (status, mut message) = match snapshot.state.as_str() {
+        "ok" => (ReadinessStatus::Ok, "the background worker's passes succeed".to_owned()),
+        "off" => (ReadinessStatus::Ok, "this process runs no worker (worker processes run elsewhere)".to_owned()),
+        "stalled" => (ReadinessStatus::Error, "the background worker has not completed a pass for too long".to_owned()),
+        other => (
+            ReadinessStatus::Warning,
+            format!("the background worker is {other}: some of its work failed and is retried"),
+        ),
+    };
+    let follower = &snapshot.follower;
+    let status = match follower.state.as_str() {
+        "degraded" | "stalled" => {
+            let lag = follower.lag_blocks.map_or_else(String::new, |l| format!(", {l} final blocks behind"));
+            message.push_str(&format!("; the chain follower is {}{lag}", follower.state));
+            status.max(if follower.state == "stalled" { ReadinessStatus::Error } else { ReadinessStatus::Warning })
+        }
+        _ => status,
+    };
+    WorkerFacts { status, message }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -44,9 +44,24 @@ pub fn merchant(name: &str, logo: Option<&Logo>) -> Markup {
     }
 }
 
+/// Whose page it is: a customer's (narrow, with the service's footer) or the dashboard's
+/// (wide, for tables).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Frame {
+    /// A hosted page for customers.
+    Customer,
+    /// A page of the merchant's dashboard.
+    Dashboard,
+}
+
 /// A whole page: `title`, a test-mode banner in test mode, then `main`; the page icon is the
 /// merchant's logo when set.
 pub fn layout(title: &str, mode: Option<Mode>, icon: Option<&Logo>, main: Markup) -> Markup {
+    framed(Frame::Customer, title, (mode, icon), main)
+}
+
+/// [`layout`] in `frame`.
+pub fn framed(frame: Frame, title: &str, (mode, icon): (Option<Mode>, Option<&Logo>), main: Markup) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -68,8 +83,12 @@ pub fn layout(title: &str, mode: Option<Mode>, icon: Option<&Logo>, main: Markup
                         strong { "Test mode" } " · no real tokens move; nothing here can be paid with real money."
                     }
                 }
-                main { (main) }
-                footer.powered { "Payments verified on Polygon by this merchant's checkout service." }
+                @if frame == Frame::Dashboard {
+                    main.wide { (main) }
+                } @else {
+                    main { (main) }
+                    footer.powered { "Payments verified on Polygon by this merchant's checkout service." }
+                }
             }
         }
     }
@@ -92,6 +111,14 @@ pub fn merchant_page(
     res.insert_header((CONTENT_TYPE, "text/html; charset=utf-8"));
     secure(&mut res);
     res.body(layout(title, mode, logo, main).into_string())
+}
+
+/// A rendered dashboard page with `status`.
+pub fn dashboard_page(status: StatusCode, title: &str, mode: Option<Mode>, main: Markup) -> HttpResponse {
+    let mut res = HttpResponse::build(status);
+    res.insert_header((CONTENT_TYPE, "text/html; charset=utf-8"));
+    secure(&mut res);
+    res.body(framed(Frame::Dashboard, title, (mode, None), main).into_string())
 }
 
 /// The page of something that does not exist (or is not for customers).

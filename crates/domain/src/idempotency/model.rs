@@ -146,14 +146,19 @@ pub enum Requester {
     /// A customer on a public route (no key); their keys are also separate per public
     /// resource (the caller puts the resource into the key).
     Public,
+    /// A signed-in member's dashboard form; their keys are also separate per user (the caller
+    /// puts the user's id into the key).
+    Dashboard,
 }
 
 impl Requester {
-    /// The requester as stored: the key type (`secret`, `publishable`) or `public`.
+    /// The requester as stored: the key type (`secret`, `publishable`), `public` or
+    /// `dashboard`.
     pub fn as_str(self) -> &'static str {
         match self {
             Requester::Key(t) => t.as_str(),
             Requester::Public => "public",
+            Requester::Dashboard => "dashboard",
         }
     }
 }

@@ -135,26 +135,7 @@ pub async fn payment_diagnostics(SecretKey(c): SecretKey, id: web::Path<String>)
 )]
 #[get("/diagnostics")]
 pub async fn merchant_diagnostics(SecretKey(c): SecretKey) -> Result<HttpResponse, ApiError> {
-    use stablepay_domain::diagnostics::{ReadinessStatus, WorkerFacts};
-    let snapshot = c.state.worker.snapshot(chrono::Utc::now());
-    let (status, mut message) = match snapshot.state.as_str() {
-        "ok" => (ReadinessStatus::Ok, "the background worker's passes succeed".to_owned()),
-        "off" => (ReadinessStatus::Ok, "this process runs no worker (worker processes run elsewhere)".to_owned()),
-        "stalled" => (ReadinessStatus::Error, "the background worker has not completed a pass for too long".to_owned()),
-        other => (
-            ReadinessStatus::Warning,
-            format!("the background worker is {other}: some of its work failed and is retried"),
-        ),
-    };
-    let follower = &snapshot.follower;
-    let status = match follower.state.as_str() {
-        "degraded" | "stalled" => {
-            let lag = follower.lag_blocks.map_or_else(String::new, |l| format!(", {l} final blocks behind"));
-            message.push_str(&format!("; the chain follower is {}{lag}", follower.state));
-            status.max(if follower.state == "stalled" { ReadinessStatus::Error } else { ReadinessStatus::Warning })
-        }
-        _ => status,
-    };
-    let r = c.merchant_checks().readiness(&c.principal.merchant, c.scope(), WorkerFacts { status, message }).await?;
+    let facts = stablepay_http::status::worker_facts(&c.state.worker.snapshot(chrono::Utc::now()));
+    let r = c.merchant_checks().readiness(&c.principal.merchant, c.scope(), facts).await?;
     ok(StatusCode::OK, &crate::wire::readiness::ReadinessOut::new(&r, c.scope().mode.as_str()))
 }

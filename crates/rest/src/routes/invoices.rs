@@ -11,7 +11,6 @@ use stablepay_domain::{Error, Resource};
 use stablepay_http::error::ApiError;
 use stablepay_http::idempotency::Outcome;
 use stablepay_http::respond::{ok, to_data};
-use stablepay_http::state::AppState;
 
 use crate::auth::{Caller, SecretKey};
 use crate::json::ApiJson;
@@ -350,23 +349,5 @@ pub async fn remind_invoice(req: HttpRequest, SecretKey(caller): SecretKey, id: 
 #[get("/invoices/{id}/pdf")]
 pub async fn invoice_pdf(SecretKey(c): SecretKey, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
     let document = c.state.use_cases.invoice_document(&c.principal.merchant, c.scope(), &key(&id, true)?).await?;
-    pdf_answer(c.state.clone(), document).await
-}
-
-/// The rendered document as a download: `<invoice number>.pdf`, never cached.
-pub(crate) async fn pdf_answer(
-    state: web::Data<AppState>,
-    document: stablepay_domain::invoice::document::InvoiceDocument,
-) -> Result<HttpResponse, ApiError> {
-    let number = document.invoice.number.clone().unwrap_or_default();
-    // Rendering is CPU work: off the async workers.
-    let pdf = web::block(move || state.use_cases.render_pdf(&document)).await.map_err(|_| ApiError::internal())??;
-    // The number is the merchant's prefix and digits; anything else is replaced in the name.
-    let file: String =
-        number.chars().map(|ch| if ch.is_ascii_alphanumeric() || "-_.".contains(ch) { ch } else { '_' }).collect();
-    Ok(HttpResponse::Ok()
-        .content_type("application/pdf")
-        .insert_header(("Content-Disposition", format!("attachment; filename=\"{file}.pdf\"")))
-        .insert_header(("Cache-Control", "no-store"))
-        .body(pdf))
+    stablepay_http::download::pdf_file(c.state.clone(), document).await
 }

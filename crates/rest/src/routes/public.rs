@@ -122,7 +122,7 @@ pub async fn public_invoice_pdf(
     enforce(&req, &state, &PUBLIC_READ, &["invoice"], ErrorCode::RATE_LIMITED).await?;
     let token = PublicToken::parse(&token).ok_or(Error::NotFound(Resource::Invoice))?;
     let document = state.use_cases.public_views().invoice_document(&token, state.use_cases.pages()).await?;
-    crate::routes::invoices::pdf_answer(state, document).await
+    stablepay_http::download::pdf_file(state, document).await
 }
 
 /// Opens (or reuses) a checkout for the invoice's remainder. Needs an Idempotency-Key.

@@ -18,7 +18,7 @@ use crate::crypto::Crypto;
 use crate::email::ports::Mailer;
 use crate::error::{Error, Resource};
 use crate::ids::{MerchantId, PublicToken, SessionId, UserId};
-use crate::merchant::model::ChainSettings;
+use crate::merchant::model::{ChainSettings, Merchant};
 use crate::merchant::ports::MerchantStore;
 use crate::mode::Mode;
 use crate::url::PublicPages;
@@ -145,6 +145,19 @@ impl Accounts<'_> {
             .iter()
             .map(|m| AuditEntry::new(self.crypto, &m.merchant_id, actor, (action, None, detail.to_owned()), now))
             .collect())
+    }
+
+    /// The merchant `current` acts for in `mode`, allowed `action` there ([`Current::require`]):
+    /// what a dashboard page needs to run the merchant's use cases. Errors: `NotFound(Merchant)`
+    /// (not a member); `AuthForbidden`.
+    pub async fn merchant_for(
+        &self,
+        current: &Current,
+        merchant: &MerchantId,
+        (mode, action): (Mode, Action),
+    ) -> Result<Merchant, Error> {
+        current.require(merchant, mode, action)?;
+        self.merchants.get_merchant(merchant).await
     }
 
     /// An email from the service itself (a link's or a notice's) to `to`.

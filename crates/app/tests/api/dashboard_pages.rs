@@ -1,0 +1,246 @@
+//! The dashboard's business pages against the real binary, as a browser without JavaScript
+//! uses them: a draft made with the form (totals from the domain, refusals beside their field,
+//! one submission per form), its actions (issue, send, open a checkout, void, refund
+//! reference, duplicate, PDF), the overview, and what a viewer is offered and refused.
+
+use serde_json::{Value, json};
+
+use crate::dashboard::{PASSWORD, owner};
+use crate::form_client::{Browser, Page, hidden};
+use crate::support::TestApp;
+
+/// The form of a page (its CSRF token and key) with `fields`.
+fn filled<'a>(page: &Page, fields: &[(&'a str, &'a str)]) -> Vec<(String, String)> {
+    let mut form = vec![
+        ("csrfToken".to_owned(), hidden(&page.html, "csrfToken")),
+        ("formKey".to_owned(), hidden(&page.html, "formKey")),
+    ];
+    form.extend(fields.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())));
+    form
+}
+
+async fn post(b: &mut Browser, path: &str, form: &[(String, String)]) -> Page {
+    let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    b.post(path, &pairs).await
+}
+
+/// The action URL of the form whose button says `button`.
+fn action_of(html: &str, button: &str) -> String {
+    let at = html.find(&format!(">{button}</button>")).unwrap_or_else(|| panic!("no {button} button in {html}"));
+    let form = html[..at].rfind("<form method=\"post\" action=\"").unwrap();
+    let rest = &html[form + 28..];
+    rest[..rest.find('"').unwrap()].replace("&amp;", "&")
+}
+
+/// The CSRF token and key of the form whose button says `button`.
+fn form_of(html: &str, button: &str) -> Vec<(String, String)> {
+    let at = html.find(&format!(">{button}</button>")).unwrap();
+    let start = html[..at].rfind("<form method=\"post\"").unwrap();
+    let part = &html[start..at];
+    vec![("csrfToken".into(), hidden(part, "csrfToken")), ("formKey".into(), hidden(part, "formKey"))]
+}
+
+const DRAFT: [(&str, &str); 12] = [
+    ("customer.name", "Ada Lovelace"),
+    ("customer.email", "ada@example.com"),
+    ("lines[0].description", "Consulting"),
+    ("lines[0].quantity", "2"),
+    ("lines[0].unitAmount", "50"),
+    ("lines[1].description", "Espresso machine service"),
+    ("lines[1].quantity", "1"),
+    ("lines[1].unitAmount", "35.5"),
+    ("discount.type", "percentage"),
+    ("discount.value", "10"),
+    ("taxes[0].label", "VAT"),
+    ("taxes[0].amount", "24.39"),
+];
+
+async fn invoices(app: &TestApp, key: &str) -> Vec<Value> {
+    app.get(key, "/v1/invoices?limit=100").await.ok(200)["items"].as_array().unwrap().clone()
+}
+
+#[tokio::test]
+async fn a_draft_made_with_the_form_is_issued_sent_paid_and_refunded() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    owner(&app, &m, "ada@example.com");
+    let mut b = Browser::new(&app);
+    b.post("/dashboard/login", &[("email", "ada@example.com"), ("password", PASSWORD)]).await;
+    let list = b.get(&format!("/dashboard/invoices?merchant={}&mode=test", m.id)).await;
+    assert!(list.html.contains("New invoice"), "an owner is offered a new invoice");
+    let new = format!("/dashboard/invoices/new?merchant={}&mode=test", m.id);
+    let form = b.get(&new).await;
+    assert_eq!(form.status, 200);
+
+    // "Update totals": the domain's totals of what was typed (100 + 35.5, less 10 %, plus 24.39).
+    let mut fields = DRAFT.to_vec();
+    fields.push(("intent", "preview"));
+    let preview = post(&mut b, &new, &filled(&form, &fields)).await;
+    assert_eq!(preview.status, 200);
+    assert!(preview.html.contains("id=\"total\">146.340000<"), "{}", preview.html);
+    assert!(invoices(&app, &m.sk_test).await.is_empty(), "a preview creates nothing");
+
+    // A unit amount that is not a decimal: refused beside its field, what was typed kept.
+    let mut bad = DRAFT.to_vec();
+    bad[7] = ("lines[1].unitAmount", "35,5");
+    bad.push(("intent", "save"));
+    let refused = post(&mut b, &new, &filled(&preview, &bad)).await;
+    assert_eq!(refused.status, 400, "{}", refused.html);
+    assert!(refused.html.contains("id=\"lines-1--unitAmount-error\""), "{}", refused.html);
+    assert!(refused.html.contains("aria-invalid=\"true\"") && refused.html.contains("value=\"35,5\""));
+    assert!(refused.html.contains("value=\"Espresso machine service\""), "typed values are kept");
+    assert!(invoices(&app, &m.sk_test).await.is_empty(), "a refusal changes nothing");
+
+    // Saved: the invoice's page; the same form sent again creates nothing more.
+    let mut good = DRAFT.to_vec();
+    good.push(("intent", "save"));
+    let sent = filled(&refused, &good);
+    let saved = post(&mut b, &new, &sent).await;
+    assert_eq!(saved.status, 303, "{}", saved.html);
+    let location = saved.location.clone().unwrap();
+    assert_eq!(post(&mut b, &new, &sent).await.location.as_deref(), Some(location.as_str()), "replayed");
+    let all = invoices(&app, &m.sk_test).await;
+    assert_eq!(all.len(), 1);
+    let id = all[0]["id"].as_str().unwrap().to_owned();
+    assert!(location.contains(&id), "{location}");
+    assert_eq!((all[0]["collectionState"].as_str(), all[0]["total"].as_str()), (Some("draft"), Some("146.340000")));
+    assert_eq!(all[0]["lines"].as_array().unwrap().len(), 2);
+
+    // Edited at its version: the memo is added.
+    let edit_path = format!("/dashboard/invoices/{id}/edit?merchant={}&mode=test", m.id);
+    let edit = b.get(&edit_path).await;
+    let other_tab = b.get(&edit_path).await;
+    assert!(edit.html.contains("value=\"Consulting\""), "the draft's lines in the form");
+    let mut changed = DRAFT.to_vec();
+    changed.extend([("memo", "Thanks for the order"), ("version", "1"), ("intent", "save")]);
+    assert_eq!(post(&mut b, &edit_path, &filled(&edit, &changed)).await.status, 303);
+    let api = app.get(&m.sk_test, &format!("/v1/invoices/{id}")).await.ok(200).clone();
+    assert_eq!((api["memo"].as_str(), api["version"].as_i64()), (Some("Thanks for the order"), Some(2)));
+    // The same form again replays; another tab's form of the old version is refused (the draft
+    // changed meanwhile), in an alert.
+    assert_eq!(post(&mut b, &edit_path, &filled(&edit, &changed)).await.status, 303);
+    let stale = post(&mut b, &edit_path, &filled(&other_tab, &changed)).await;
+    assert_eq!(stale.status, 409, "{}", stale.html);
+    assert!(stale.html.contains("role=\"alert\""), "{}", stale.html);
+
+    // Issue, send, open a checkout; the customer pays it; the overview counts it.
+    let page = b.get(&format!("/dashboard/invoices/{id}?merchant={}&mode=test", m.id)).await;
+    let mut issue = form_of(&page.html, "Issue");
+    issue.push(("version".into(), "2".into()));
+    let issued = post(&mut b, &action_of(&page.html, "Issue"), &issue).await;
+    assert_eq!(issued.status, 303, "{}", issued.html);
+    let page = b.get(issued.location.as_deref().unwrap()).await;
+    assert!(page.html.contains("The invoice is issued"), "{}", page.html);
+    let sent =
+        post(&mut b, &action_of(&page.html, "Send to the customer"), &form_of(&page.html, "Send to the customer"))
+            .await;
+    assert_eq!(sent.status, 303, "{}", sent.html);
+    let api = app.get(&m.sk_test, &format!("/v1/invoices/{id}")).await.ok(200).clone();
+    assert!(api["invoiceNumber"].as_str().is_some());
+    assert!(api["activity"].to_string().contains("email"), "{}", api["activity"]);
+    let pdf = b.get(&format!("/dashboard/invoices/{id}/pdf?merchant={}&mode=test", m.id)).await;
+    assert_eq!(pdf.status, 200);
+    assert!(pdf.html.starts_with("%PDF"));
+    let page = b.get(&format!("/dashboard/invoices/{id}?merchant={}&mode=test", m.id)).await;
+    let opened = post(&mut b, &action_of(&page.html, "Open a checkout"), &form_of(&page.html, "Open a checkout")).await;
+    assert_eq!(opened.status, 303);
+    let api = app.get(&m.sk_test, &format!("/v1/invoices/{id}")).await.ok(200).clone();
+    let cs = api["checkoutSessions"][0]["id"].as_str().unwrap();
+    let paid = app.post(&m.sk_test, &format!("/v1/test-helpers/checkout-sessions/{cs}/payments"), json!({})).await;
+    let payment = paid.ok(201)["id"].as_str().unwrap().to_owned();
+    let overview = b.get(&format!("/dashboard/overview?merchant={}&mode=test", m.id)).await;
+    assert_eq!(overview.status, 200, "{}", overview.html);
+    assert!(overview.html.contains("146.340000"), "the overview counts what came in: {}", overview.html);
+    assert!(overview.html.contains("Diagnostics") && overview.html.contains("worker"));
+
+    // A refund reference: a bad hash is refused beside its field, then recorded.
+    let page = b.get(&format!("/dashboard/invoices/{id}?merchant={}&mode=test", m.id)).await;
+    let refund_url = action_of(&page.html, "Add a refund reference");
+    let mut refund = form_of(&page.html, "Add a refund reference");
+    refund.extend([
+        ("paymentId".into(), payment.clone()),
+        ("amount".into(), "10".into()),
+        ("reason".into(), "Returned one service".into()),
+        ("externalTransactionHash".into(), "0x12".into()),
+    ]);
+    let wrong = post(&mut b, &refund_url, &refund).await;
+    assert_eq!(wrong.status, 400);
+    assert!(wrong.html.contains("id=\"externalTransactionHash-error\""), "{}", wrong.html);
+    let mut refund = form_of(&wrong.html, "Add a refund reference");
+    refund.extend([
+        ("paymentId".into(), payment),
+        ("amount".into(), "10".into()),
+        ("reason".into(), "Returned one service".into()),
+        ("externalTransactionHash".into(), format!("0x{}", "ab".repeat(32))),
+    ]);
+    assert_eq!(post(&mut b, &refund_url, &refund).await.status, 303);
+    let api = app.get(&m.sk_test, &format!("/v1/invoices/{id}")).await.ok(200).clone();
+    assert_eq!(api["refundReferences"].as_array().map(Vec::len), Some(1), "{api}");
+}
+
+#[tokio::test]
+async fn closing_and_duplicating_from_the_page_and_what_a_viewer_is_refused() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    owner(&app, &m, "ada@example.com");
+    let inv = app
+        .post(
+            &m.sk_test,
+            "/v1/invoices",
+            json!({ "lines": [{ "description": "Tea", "quantity": "1", "unitAmount": "4" }], "issue": true }),
+        )
+        .await
+        .ok(201)
+        .clone();
+    let id = inv["id"].as_str().unwrap();
+    let path = format!("/dashboard/invoices/{id}?merchant={}&mode=test", m.id);
+    let mut b = Browser::new(&app);
+    b.post("/dashboard/login", &[("email", "ada@example.com"), ("password", PASSWORD)]).await;
+    let page = b.get(&path).await;
+
+    // Without the session's CSRF token: refused, nothing changes.
+    let void_url = action_of(&page.html, "Void");
+    let mut forged = form_of(&page.html, "Void");
+    forged[0].1 = "not-the-token".into();
+    forged.push(("reason".into(), "typo".into()));
+    assert_eq!(post(&mut b, &void_url, &forged).await.status, 403);
+    // Without a reason: refused beside the field.
+    let empty = post(&mut b, &void_url, &form_of(&page.html, "Void")).await;
+    assert_eq!(empty.status, 400, "{}", empty.html);
+    assert!(empty.html.contains("id=\"reason-error\""), "{}", empty.html);
+    let api = app.get(&m.sk_test, &format!("/v1/invoices/{id}")).await.ok(200).clone();
+    assert_eq!(api["collectionState"], "open", "nothing changed");
+    let mut void = form_of(&empty.html, "Void");
+    void.push(("reason".into(), "Ordered twice".into()));
+    assert_eq!(post(&mut b, &void_url, &void).await.status, 303);
+    let api = app.get(&m.sk_test, &format!("/v1/invoices/{id}")).await.ok(200).clone();
+    assert_eq!((api["collectionState"].as_str(), api["closeReason"].as_str()), (Some("void"), Some("Ordered twice")));
+
+    // Duplicate: the new draft's page.
+    let page = b.get(&path).await;
+    let copy = post(&mut b, &action_of(&page.html, "Duplicate"), &form_of(&page.html, "Duplicate")).await;
+    let location = copy.location.unwrap();
+    assert!(location.contains("done=duplicated") && !location.contains(id), "{location}");
+    assert_eq!(invoices(&app, &m.sk_test).await.len(), 2);
+
+    // A viewer reads the invoice but is offered no action; a forced action is refused.
+    let args = ["user", "create", "--email", "vera@example.com", "--merchant", &m.id, "--role", "viewer"];
+    assert!(app.cli_with_input(&args, &format!("{PASSWORD}\n")).0);
+    let mut vera = Browser::new(&app);
+    vera.post("/dashboard/login", &[("email", "vera@example.com"), ("password", PASSWORD)]).await;
+    let seen = vera.get(&path).await;
+    assert_eq!(seen.status, 200);
+    assert!(!seen.html.contains("<form method=\"post\" action=\"/dashboard/invoices/"), "{}", seen.html);
+    assert!(!vera.get(&format!("/dashboard/invoices?merchant={}&mode=test", m.id)).await.html.contains("New invoice"));
+    let csrf = hidden(&vera.get("/dashboard").await.html, "csrfToken");
+    let forced = vera
+        .post(
+            &format!("/dashboard/invoices/{id}/duplicate?merchant={}&mode=test", m.id),
+            &[("csrfToken", &csrf), ("formKey", "k1")],
+        )
+        .await;
+    assert_eq!(forced.status, 403);
+    assert!(forced.html.contains("AUTH_FORBIDDEN"), "{}", forced.html);
+    assert_eq!(vera.get(&format!("/dashboard/invoices/new?merchant={}&mode=test", m.id)).await.status, 403);
+    assert_eq!(invoices(&app, &m.sk_test).await.len(), 2, "nothing was created");
+}

@@ -1,0 +1,432 @@
+//! Invoices in the dashboard: the list (filtered by collection state, paged by the API's
+//! cursors), an invoice's page (totals, customer, lines, checkouts, payments, activity) with
+//! the actions the member's role allows in its state, and those actions' posts, each through
+//! the same use case as the API's route.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, get, post, web};
+use maud::{Markup, html};
+use stablepay_domain::account::Action;
+use stablepay_domain::email::service::Emails;
+use stablepay_domain::idempotency::{Committed, IdempotencyClaim};
+use stablepay_domain::ids::{InvoiceId, PaymentId};
+use stablepay_domain::invoice::aggregate::{InvoiceAggregate, InvoiceKey};
+use stablepay_domain::invoice::collection::CollectionState;
+use stablepay_domain::invoice::input::{CloseAction, RefundInput};
+use stablepay_domain::invoice::payment::TxHash;
+use stablepay_domain::invoice::service::Invoices;
+use stablepay_domain::merchant::model::{POLYGON_CHAIN_ID, WalletAddress};
+use stablepay_domain::mode::{Mode, Scope};
+use stablepay_domain::money::Decimal6;
+use stablepay_domain::{Error, Resource};
+use stablepay_http::download::pdf_file;
+use stablepay_http::state::AppState;
+
+use super::form::{Failed, Posted, Refusal, Work, alert, form, input, once, posted};
+use super::frame::{Filter, Pairs, Place, filter_form, next_link, place, refused, refused_api, render};
+use crate::page::{day, see_other, when};
+
+const LIST: &str = "/dashboard/invoices";
+
+/// The invoice list: newest first, filtered by collection state, paged by the API's cursors.
+#[get("/dashboard/invoices")]
+pub async fn list(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
+    let p = match place(&req, &state, Action::Read).await {
+        Ok(p) => p,
+        Err(e) => return refused(e),
+    };
+    let q = Pairs::query(&req);
+    let filter = q.get("state").and_then(CollectionState::parse);
+    let request = q.page();
+    let listed = match state.use_cases.invoices().list(&p.scope, filter, &request).await {
+        Ok(l) => l,
+        Err(e) => return refused(e),
+    };
+    let last = listed.has_more.then(|| listed.items.last().map(|a| a.invoice.id.as_str())).flatten();
+    let states: Vec<&str> = CollectionState::ALL.iter().map(|s| s.as_str()).collect();
+    let main = html! {
+        h1 { "Invoices" }
+        @if p.can(Action::ManageInvoices) {
+            p { a.button.primary href=(p.url("/dashboard/invoices/new", &[])) { "New invoice" } }
+        }
+        (filter_form(&p, LIST, &[Filter { name: "state", label: "Collection state", options: states, selected: filter.map(|f| f.as_str()) }]))
+        @if listed.items.is_empty() {
+            p { "No invoices here yet." }
+        } @else {
+            div.table-wrap { table.invoices {
+                thead { tr { th { "Number" } th { "Customer" } th.num { "Total" } th { "State" } th { "Status" } th { "Created" } } }
+                tbody {
+                    @for agg in &listed.items {
+                        @let inv = &agg.invoice;
+                        tr {
+                            td { a href=(p.url(&format!("{LIST}/{}", inv.id), &[])) { (inv.number.as_deref().unwrap_or("draft")) } }
+                            td { (inv.fields.content.customer_email().unwrap_or("")) }
+                            td.num { (inv.totals.total.to_string()) " " (inv.fields.currency.symbol()) }
+                            td { span.badge data-state=(inv.collection_state.as_str()) { (inv.collection_state.as_str()) } }
+                            td { (inv.status.as_str()) }
+                            td { (day(inv.created_at)) }
+                        }
+                    }
+                }
+            } }
+        }
+        @let limit = request.limit.to_string();
+        (next_link(&p, LIST, last, &[("state", filter.map(|f| f.as_str())), ("limit", q.get("limit").map(|_| limit.as_str()))]))
+    };
+    render(&p, (LIST, "Invoices"), StatusCode::OK, main)
+}
+
+/// Loads an invoice of the place (another merchant's, or the other mode's, is not found).
+pub async fn load(state: &AppState, p: &Place, id: &str) -> Result<InvoiceAggregate, Error> {
+    let id = InvoiceId::parse(id).ok_or(Error::NotFound(Resource::Invoice))?;
+    match state.use_cases.invoices().get(&p.scope, &InvoiceKey::Id(id)).await {
+        Err(Error::ModeMismatch) => Err(Error::NotFound(Resource::Invoice)),
+        other => other,
+    }
+}
+
+/// One invoice: its totals, customer, lines, checkout sessions, payments (live transaction
+/// hashes linked to the explorer), activity, and the actions allowed here.
+#[get("/dashboard/invoices/{id}")]
+pub async fn show(req: HttpRequest, state: web::Data<AppState>, path: web::Path<String>) -> HttpResponse {
+    let p = match place(&req, &state, Action::Read).await {
+        Ok(p) => p,
+        Err(e) => return refused(e),
+    };
+    match load(&state, &p, &path).await {
+        Ok(agg) => detail(&state, &p, &agg, (StatusCode::OK, Pairs::query(&req).get("done"), None)),
+        Err(e) => refused(e),
+    }
+}
+
+/// The invoice's PDF (an issued invoice; a draft's is refused as the API refuses it).
+#[get("/dashboard/invoices/{id}/pdf")]
+pub async fn pdf(req: HttpRequest, state: web::Data<AppState>, path: web::Path<String>) -> HttpResponse {
+    let p = match place(&req, &state, Action::Read).await {
+        Ok(p) => p,
+        Err(e) => return refused(e),
+    };
+    let Some(id) = InvoiceId::parse(&path) else { return refused(Error::NotFound(Resource::Invoice)) };
+    match state.use_cases.invoice_document(&p.merchant, &p.scope, &InvoiceKey::Id(id)).await {
+        Ok(document) => pdf_file(state.clone(), document).await.unwrap_or_else(|e| refused_api(&e)),
+        Err(Error::ModeMismatch) => refused(Error::NotFound(Resource::Invoice)),
+        Err(e) => refused(e),
+    }
+}
+
+/// What a finished action says on the invoice's page.
+fn done_message(done: &str) -> Option<&'static str> {
+    Some(match done {
+        "created" => "The draft is saved.",
+        "saved" => "The draft is updated.",
+        "issued" => "The invoice is issued: its number is taken and it can be paid.",
+        "sent" => "The invoice is queued to the customer's email.",
+        "reminded" => "A reminder is queued to the customer's email.",
+        "checkout" => "A checkout for what is due is open (see Checkout sessions).",
+        "voided" | "void-remaining" | "uncollectible" => "The invoice's collection is closed.",
+        "refund" => "The refund reference is recorded.",
+        "duplicated" => "This draft is a copy of the invoice.",
+        _ => return None,
+    })
+}
+
+/// The invoice's page; `failed` is an action refused with what was typed.
+pub fn detail(
+    state: &AppState,
+    p: &Place,
+    agg: &InvoiceAggregate,
+    (status, done, failed): (StatusCode, Option<&str>, Failed),
+) -> HttpResponse {
+    let title = agg.invoice.number.clone().unwrap_or_else(|| "Draft invoice".to_owned());
+    let explorer = (p.scope.mode == Mode::Live).then(|| state.use_cases.pages());
+    let main = html! {
+        p { a href=(p.url(LIST, &[])) { "All invoices" } }
+        h1 { (title) " " span.badge data-state=(agg.invoice.collection_state.as_str()) { (agg.invoice.collection_state.as_str()) } }
+        @if let Some(message) = done.and_then(done_message) { p.state.ok role="status" { (message) } }
+        (summary(agg))
+        (actions(state, p, agg, failed))
+        (lines(agg))
+        (sessions(state, p, agg))
+        (payments(agg, explorer))
+        (activity(agg))
+    };
+    render(p, (LIST, &title), status, main)
+}
+
+fn summary(agg: &InvoiceAggregate) -> Markup {
+    let inv = &agg.invoice;
+    let currency = inv.fields.currency.symbol();
+    let t = &inv.totals;
+    html! {
+        dl.facts {
+            dt { "Status" } dd { (inv.status.as_str()) }
+            dt { "Subtotal" } dd { (t.subtotal.to_string()) " " (currency) }
+            dt { "Discount" } dd { (t.discount.to_string()) " " (currency) }
+            dt { "Tax" } dd { (t.tax.to_string()) " " (currency) }
+            dt { "Total" } dd { strong { (t.total.to_string()) " " (currency) } }
+            dt { "Paid" } dd { (inv.customer_amount_paid.to_string()) " " (currency) }
+            dt { "Remaining" } dd { (inv.remaining().to_string()) " " (currency) }
+            dt { "Customer" } dd { (inv.fields.content.customer_email().unwrap_or("none")) }
+            @if let Some(due) = inv.fields.content.due_at { dt { "Due" } dd { (day(due)) } }
+            @if let Some(reason) = &inv.close_reason { dt { "Closed because" } dd { (reason) } }
+            dt { "Created" } dd { (when(inv.created_at)) }
+        }
+    }
+}
+
+/// The actions the member may take on the invoice in its state.
+fn actions(state: &AppState, p: &Place, agg: &InvoiceAggregate, failed: Failed) -> Markup {
+    let inv = &agg.invoice;
+    let url = |action: &str| p.url(&format!("{LIST}/{}/{action}", inv.id), &[]);
+    let typed = |action: &str| failed.filter(|(a, _, _)| *a == action);
+    let refusal = |action: &str| -> Option<&Refusal> { typed(action).map(|(_, r, _)| r) };
+    let value = |action: &str, field: &str| typed(action).map(|(_, _, f)| f.text(field).to_owned()).unwrap_or_default();
+    let draft = inv.collection_state == CollectionState::Draft;
+    let open = inv.collection_state.is_collectible();
+    let version = inv.version.to_string();
+    let button = |action: &str, label: &str, fields: Markup| {
+        form(p, state, &url(action), html! { (alert(refusal(action), &[])) (fields) button type="submit" { (label) } })
+    };
+    let reason = |action: &str, label: &str| {
+        let fields = html! {
+            (alert(refusal(action), &["reason"]))
+            (input("reason", "Reason", ("text", &value(action, "reason")), refusal(action)))
+            button type="submit" { (label) }
+        };
+        form(p, state, &url(action), fields)
+    };
+    let credited: Vec<_> = agg.payments.iter().filter(|x| !x.customer_amount_credited.is_zero()).collect();
+    html! {
+        h2 { "Actions" }
+        div.actions {
+            @if draft && p.can(Action::ManageInvoices) {
+                p { a.button href=(p.url(&format!("{LIST}/{}/edit", inv.id), &[])) { "Edit the draft" } }
+                (button("issue", "Issue", html! { input type="hidden" name="version" value=(version); }))
+                (button("issue-send", "Issue and send", html! { input type="hidden" name="version" value=(version); }))
+            }
+            @if !draft {
+                p { a.button href=(p.url(&format!("{LIST}/{}/pdf", inv.id), &[])) { "Download the PDF" } }
+            }
+            @if open && p.can(Action::SendInvoice) {
+                (button("send", "Send to the customer", html! {}))
+                (button("remind", "Send a reminder", html! {}))
+            }
+            @if open && p.can(Action::OpenCheckout) { (button("checkout", "Open a checkout", html! {})) }
+            @if open && p.can(Action::ManageInvoices) {
+                (reason("void", "Void"))
+                @if inv.collection_state == CollectionState::PartiallyPaid { (reason("void-remaining", "Void the remainder")) }
+                (reason("mark-uncollectible", "Mark uncollectible"))
+            }
+            @if !credited.is_empty() && p.can(Action::AddRefundReference) {
+                (form(p, state, &url("refund"), html! {
+                    (alert(refusal("refund"), &["paymentId", "amount", "reason", "externalTransactionHash"]))
+                    div.field {
+                        label for="paymentId" { "Payment refunded" }
+                        select #paymentId name="paymentId" {
+                            @for pay in &credited {
+                                option value=(pay.id.as_str()) selected[value("refund", "paymentId") == pay.id.as_str()] {
+                                    (pay.id.as_str()) " · " (pay.customer_amount_credited.to_string())
+                                }
+                            }
+                        }
+                    }
+                    (input("amount", "Amount refunded", ("text", &value("refund", "amount")), refusal("refund")))
+                    (input("reason", "Reason", ("text", &value("refund", "reason")), refusal("refund")))
+                    (input("externalTransactionHash", "Refund transaction hash", ("text", &value("refund", "externalTransactionHash")), refusal("refund")))
+                    button type="submit" { "Add a refund reference" }
+                }))
+            }
+            @if p.can(Action::ManageInvoices) { (button("duplicate", "Duplicate", html! {})) }
+        }
+    }
+}
+
+fn lines(agg: &InvoiceAggregate) -> Markup {
+    let c = &agg.invoice.fields.content;
+    html! {
+        @if !c.lines.is_empty() {
+            h2 { "Lines" }
+            div.table-wrap { table.lines {
+                thead { tr { th { "Description" } th.num { "Quantity" } th.num { "Unit amount" } th.num { "Amount" } } }
+                tbody {
+                    @for l in &c.lines {
+                        tr { td { (l.description) } td.num { (l.quantity.to_string()) } td.num { (l.unit_amount.to_string()) } td.num { (l.amount().to_string()) } }
+                    }
+                }
+            } }
+        }
+        @if !c.taxes.is_empty() {
+            h2 { "Taxes" }
+            ul { @for t in &c.taxes { li { (t.label) " · " (t.amount.to_string()) } } }
+        }
+        @if let Some(memo) = &c.memo { h2 { "Memo" } p.pre { (memo) } }
+    }
+}
+
+fn sessions(state: &AppState, p: &Place, agg: &InvoiceAggregate) -> Markup {
+    let pages = state.use_cases.pages();
+    html! {
+        h2 { "Checkout sessions" }
+        @if agg.sessions.is_empty() { p { "None yet." } }
+        ul {
+            @for s in &agg.sessions {
+                li {
+                    a href=(p.url(&format!("/dashboard/checkout-sessions/{}", s.id), &[])) { code { (s.id.as_str()) } }
+                    " · " (s.status.as_str()) " · " (s.amount_due.to_string()) " · " (when(s.created_at)) " · "
+                    a href=(pages.checkout(&s.id)) { "hosted page" }
+                }
+            }
+        }
+    }
+}
+
+fn payments(agg: &InvoiceAggregate, explorer: Option<&stablepay_domain::url::PublicPages>) -> Markup {
+    html! {
+        h2 { "Payments" }
+        @if agg.payments.is_empty() { p { "None yet." } }
+        ul {
+            @for pay in &agg.payments {
+                li {
+                    (pay.status.as_str()) " · " (pay.amount_received.to_string()) " · "
+                    @match explorer {
+                        Some(pages) => a.hash href=(pages.transaction(pay.transaction_hash.as_str())) rel="noreferrer" { (pay.transaction_hash.as_str()) },
+                        None => code.hash { (pay.transaction_hash.as_str()) },
+                    }
+                }
+            }
+        }
+        @if !agg.invoice.refunds.is_empty() {
+            h2 { "Refund references" }
+            ul { @for r in &agg.invoice.refunds { li { (r.amount.to_string()) " · " (r.reason) " · " code.hash { (r.external_transaction_hash.as_str()) } } } }
+        }
+    }
+}
+
+fn activity(agg: &InvoiceAggregate) -> Markup {
+    html! {
+        h2 { "Activity" }
+        ol.activity {
+            @for a in &agg.invoice.activity {
+                li { (when(a.at)) " · " (a.action.as_str()) " · by " (a.actor.as_str()) @if let Some(d) = &a.detail { " · " (d) } }
+            }
+        }
+    }
+}
+
+/// The role an action of the invoice page needs.
+fn needs(action: &str) -> Option<Action> {
+    Some(match action {
+        "issue" | "issue-send" | "void" | "void-remaining" | "mark-uncollectible" | "duplicate" => {
+            Action::ManageInvoices
+        }
+        "send" | "remind" => Action::SendInvoice,
+        "checkout" => Action::OpenCheckout,
+        "refund" => Action::AddRefundReference,
+        _ => return None,
+    })
+}
+
+/// The page of invoice `id` in `scope`, saying what was `done`.
+fn invoice_page(scope: &Scope, id: &str, done: &str) -> String {
+    let pairs = [("merchant", scope.merchant_id.as_str()), ("mode", scope.mode.as_str()), ("done", done)];
+    format!("{LIST}/{id}?{}", serde_urlencoded::to_string(pairs).unwrap_or_default())
+}
+
+/// An action of the invoice's page (its form posts here), run once per form; then the invoice's
+/// page (a duplicate: the new draft's), or the page again with the refusal beside its field.
+#[post("/dashboard/invoices/{id}/{action}")]
+pub async fn act(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    path: web::Path<(String, String)>,
+    body: web::Bytes,
+) -> HttpResponse {
+    let (id, action) = path.into_inner();
+    let Some(needed) = needs(&action) else { return refused(Error::NotFound(Resource::Invoice)) };
+    let posted = match posted(&req, &state, &body, needed).await {
+        Ok(p) => p,
+        Err(res) => return res,
+    };
+    let agg = match load(&state, &posted.place, &id).await {
+        Ok(a) => a,
+        Err(e) => return refused(e),
+    };
+    let scope = posted.place.scope.clone();
+    let rebuild = move |c: &Committed| c.invoice.as_deref().map(|i| invoice_page(&scope, i, "done"));
+    let work = run(state.clone(), &posted, &agg, action.clone());
+    match once(&state, (&posted, &req, &body), rebuild, work).await {
+        Ok(location) => see_other(&location),
+        Err(refusal) => {
+            // The invoice as it stands now, with what was typed and why it was refused.
+            let agg = load(&state, &posted.place, &id).await.unwrap_or(agg);
+            detail(&state, &posted.place, &agg, (refusal.status, None, Some((&action, &refusal, &posted.form))))
+        }
+    }
+}
+
+/// The work of `action`: its use case, then the page to show.
+fn run(
+    state: web::Data<AppState>,
+    posted: &Posted,
+    agg: &InvoiceAggregate,
+    action: String,
+) -> impl FnOnce(Option<IdempotencyClaim>) -> Work + 'static {
+    let (scope, merchant, form) = (posted.place.scope.clone(), posted.place.merchant.clone(), posted.form.clone());
+    let id = agg.invoice.id.clone();
+    // The token each payment moved: a refund of it moves the same token.
+    let tokens: Vec<(PaymentId, WalletAddress)> =
+        agg.payments.iter().map(|x| (x.id.clone(), x.token_contract.clone())).collect();
+    move |claim| {
+        let work: Work = Box::pin(async move {
+            let invoices = Invoices { claim: claim.clone(), ..state.use_cases.invoices() };
+            let emails = Emails { claim, ..state.use_cases.emails() };
+            let key = InvoiceKey::Id(id.clone());
+            let version = form.get("version").and_then(|v| v.parse::<i64>().ok()).unwrap_or(0);
+            let reason = form.text("reason");
+            let done = match action.as_str() {
+                "issue" => invoices.issue(&merchant, &scope, &key, (version, false)).await.map(|_| "issued")?,
+                "issue-send" => invoices.issue(&merchant, &scope, &key, (version, true)).await.map(|_| "sent")?,
+                "send" => emails.send(&scope, &key).await.map(|_| "sent")?,
+                "remind" => emails.remind(&scope, &key).await.map(|_| "reminded")?,
+                "checkout" => invoices.open_checkout(&scope, &key).await.map(|_| "checkout")?,
+                "void" => invoices.close(&scope, &key, CloseAction::Void, reason).await.map(|_| "voided")?,
+                "void-remaining" => {
+                    invoices.close(&scope, &key, CloseAction::VoidRemaining, reason).await.map(|_| "void-remaining")?
+                }
+                "mark-uncollectible" => invoices
+                    .close(&scope, &key, CloseAction::MarkUncollectible, reason)
+                    .await
+                    .map(|_| "uncollectible")?,
+                "refund" => {
+                    invoices.record_refund(&scope, &key, refund_input(&form, &tokens)?).await.map(|_| "refund")?
+                }
+                _ => {
+                    let copy = invoices.duplicate(&merchant, &scope, &key).await?;
+                    return Ok(invoice_page(&scope, copy.invoice.id.as_str(), "duplicated"));
+                }
+            };
+            Ok(invoice_page(&scope, id.as_str(), done))
+        });
+        work
+    }
+}
+
+/// A refund reference as typed: the payment, the amount, the reason and the refund's hash (on
+/// Polygon, in the payment's own token). Errors name the field as the API does.
+fn refund_input(form: &Pairs, tokens: &[(PaymentId, WalletAddress)]) -> Result<RefundInput, Error> {
+    let unknown = || Error::validation("payment_id", "choose one of the invoice's credited payments");
+    let payment_id = PaymentId::parse(form.text("paymentId")).ok_or_else(unknown)?;
+    let token_contract = tokens.iter().find(|(p, _)| *p == payment_id).map(|(_, t)| t.clone()).ok_or_else(unknown)?;
+    let amount = Decimal6::parse_positive(form.text("amount").trim())
+        .map_err(|e| Error::invalid_amount("amount", e.to_string()))?;
+    let hash = TxHash::parse(form.text("externalTransactionHash").trim())
+        .ok_or_else(|| Error::validation("external_transaction_hash", "must be 0x and 64 hexadecimal digits"))?;
+    Ok(RefundInput {
+        payment_id,
+        amount,
+        reason: form.text("reason").to_owned(),
+        external_transaction_hash: hash,
+        chain_id: POLYGON_CHAIN_ID,
+        token_contract,
+    })
+}

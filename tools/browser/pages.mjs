@@ -8,55 +8,10 @@
 //   {"scenario": "live-wallet", "checkoutUrl", "anvilUrl", "payer", "shots"}
 // Prints one line per step; exits 1 with the reason on the first failure.
 
-import { readFileSync, mkdirSync } from "node:fs";
-import { createRequire } from "node:module";
-import { join } from "node:path";
-
-const require = createRequire(import.meta.url);
-const { chromium } = require("playwright-core");
-const AXE = readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
+import { ARGS, accessible, chromium, expectText, fail, noSidewaysScroll, shot, step, text, useShots } from "./common.mjs";
 
 const plan = JSON.parse(process.argv[2]);
-mkdirSync(plan.shots, { recursive: true });
-
-const ARGS = [
-  "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-];
-
-function fail(message) {
-  throw new Error(message);
-}
-
-function step(text) {
-  console.log(`· ${text}`);
-}
-
-/// axe-core in the page (evaluated over the DevTools protocol, so the page's CSP stays as it is):
-/// no serious or critical violation.
-async function accessible(page, name) {
-  await page.evaluate(AXE);
-  const result = await page.evaluate(() => window.axe.run(document, { resultTypes: ["violations"] }));
-  const bad = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
-  if (bad.length) {
-    fail(`${name}: accessibility violations: ${bad.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`).join("; ")}`);
-  }
-  step(`${name}: axe-core found no serious or critical violation`);
-}
-
-async function shot(page, name) {
-  await page.screenshot({ path: join(plan.shots, `${name}.png`), fullPage: true });
-  step(`screenshot ${name}.png`);
-}
-
-async function text(page, selector) {
-  return (await page.locator(selector).first().innerText()).trim();
-}
-
-async function expectText(page, needle, where = "body") {
-  const found = await text(page, where);
-  if (!found.includes(needle)) fail(`expected "${needle}" in ${where} of ${page.url()}, found: ${found.slice(0, 800)}`);
-}
+useShots(plan.shots);
 
 /// Every request the page makes must go to the service itself: collects the others (checked
 /// at the end of a scenario by `noneOutside`).
@@ -170,8 +125,7 @@ async function desktop(browser) {
   ]) {
     await page.goto(url);
     for (const needle of needles) await expectText(page, needle);
-    const [scroll, client] = await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]);
-    if (scroll > client) fail(`${name} scrolls sideways (${scroll} > ${client})`);
+    await noSidewaysScroll(page, name);
     await accessible(page, name);
     await shot(page, name);
   }

@@ -20,12 +20,17 @@ fn root() -> PathBuf {
 /// Runs a plan of `tools/browser/pages.mjs`; panics with its output unless it succeeds. (Awaited,
 /// not blocking: the runtime keeps draining the service's and anvil's output meanwhile.)
 async fn drive(plan: Value) {
+    drive_script("pages.mjs", plan).await;
+}
+
+/// Runs `script` of `tools/browser` with `plan`.
+async fn drive_script(script: &str, plan: Value) {
     let tools = root().join("tools/browser");
     assert!(
         tools.join("node_modules/playwright-core").exists(),
         "tools/browser is not installed: run `cargo xtask ci` (or npm ci in tools/browser)"
     );
-    let out = Command::new("node").arg(tools.join("pages.mjs")).arg(plan.to_string()).output().await.expect("node");
+    let out = Command::new("node").arg(tools.join(script)).arg(plan.to_string()).output().await.expect("node");
     let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "browser scenario failed:\n{text}");
     eprintln!("{text}");
@@ -184,4 +189,49 @@ async fn emails_render_in_a_browser_engine_without_sideways_scroll() {
     }
     assert!(htmls[1].contains("Thank you for your payment"), "the second is a receipt");
     drive(json!({ "scenario": "emails", "htmls": htmls, "shots": shots() })).await;
+}
+
+/// The dashboard in a real browser, at 360 px: an owner signs in, makes a draft with lines, a
+/// discount and a tax, issues and sends it (the email arrives through SMTP), opens a checkout
+/// that the customer pays on the hosted page, sees it on the overview, adds a refund reference,
+/// voids another invoice (an empty reason refused first), and signs out; a viewer reads an
+/// invoice with no action offered, and is refused a new one on a page that says why.
+#[tokio::test]
+async fn the_dashboard_works_in_a_real_browser() {
+    let smtp = crate::emails::Smtp::start().await;
+    let mut env = crate::emails::env(&smtp);
+    env.push(("STABLEPAY_WORKER_INTERVAL_MS", "100".to_owned()));
+    let app = TestApp::spawn_with(fresh_db().await, &env, &[]).await;
+    let m = app.merchant("Acme Coffee Roasters");
+    crate::dashboard::owner(&app, &m, "ada.owner@example.com");
+    let args = ["user", "create", "--email", "vera@example.com", "--merchant", &m.id, "--role", "viewer"];
+    assert!(app.cli_with_input(&args, &format!("{}\n", crate::dashboard::PASSWORD)).0);
+    let body = json!({ "lines": [{ "description": "Tea", "quantity": "1", "unitAmount": "4" }], "issue": true });
+    let to_void = app.post(&m.sk_test, "/v1/invoices", body).await.ok(201)["id"].as_str().unwrap().to_owned();
+    drive_script(
+        "dashboard.mjs",
+        json!({
+            "base": app.base,
+            "merchant": m.id,
+            "owner": "ada.owner@example.com",
+            "viewer": "vera@example.com",
+            "password": crate::dashboard::PASSWORD,
+            "toVoid": to_void,
+            "shots": shots(),
+        }),
+    )
+    .await;
+    // What the browser did is what the service recorded.
+    let items = app.get(&m.sk_test, "/v1/invoices?limit=100").await.ok(200)["items"].as_array().unwrap().clone();
+    let made = items.iter().find(|i| i["id"] != to_void.as_str()).unwrap();
+    assert_eq!((made["collectionState"].as_str(), made["total"].as_str()), (Some("paid"), Some("146.340000")));
+    assert_eq!(made["refundReferences"].as_array().map(Vec::len), Some(1));
+    let voided = items.iter().find(|i| i["id"] == to_void.as_str()).unwrap();
+    assert_eq!(
+        (voided["collectionState"].as_str(), voided["closeReason"].as_str()),
+        (Some("void"), Some("Ordered twice"))
+    );
+    let mail = smtp.wait_for_within(1, std::time::Duration::from_secs(20)).await;
+    let number = made["invoiceNumber"].as_str().unwrap();
+    assert!(mail.iter().any(|m| m.contains("ada@example.com") && m.contains(number)), "the invoice email arrived");
 }

@@ -165,7 +165,7 @@ async fn a_draft_made_with_the_form_is_issued_sent_paid_and_refunded() {
     ]);
     let wrong = post(&mut b, &refund_url, &refund).await;
     assert_eq!(wrong.status, 400);
-    assert!(wrong.html.contains("id=\"externalTransactionHash-error\""), "{}", wrong.html);
+    assert!(wrong.html.contains("id=\"refund-externalTransactionHash-error\""), "{}", wrong.html);
     let mut refund = form_of(&wrong.html, "Add a refund reference");
     refund.extend([
         ("paymentId".into(), payment),
@@ -207,7 +207,7 @@ async fn closing_and_duplicating_from_the_page_and_what_a_viewer_is_refused() {
     // Without a reason: refused beside the field.
     let empty = post(&mut b, &void_url, &form_of(&page.html, "Void")).await;
     assert_eq!(empty.status, 400, "{}", empty.html);
-    assert!(empty.html.contains("id=\"reason-error\""), "{}", empty.html);
+    assert!(empty.html.contains("id=\"void-reason-error\""), "{}", empty.html);
     let api = app.get(&m.sk_test, &format!("/v1/invoices/{id}")).await.ok(200).clone();
     assert_eq!(api["collectionState"], "open", "nothing changed");
     let mut void = form_of(&empty.html, "Void");

@@ -194,8 +194,8 @@ fn line_rows(s: &Shown) -> Markup {
                 @let row = s.typed.lines.get(i).unwrap_or(&empty);
                 div.grid {
                     (input(&format!("lines[{i}].description"), &format!("Line {} description", i + 1), ("text", &row[0]), s.refusal))
-                    (input(&format!("lines[{i}].quantity"), "Quantity", ("text", &row[1]), s.refusal))
-                    (input(&format!("lines[{i}].unitAmount"), "Unit amount", ("text", &row[2]), s.refusal))
+                    (input(&format!("lines[{i}].quantity"), &format!("Line {} quantity", i + 1), ("text", &row[1]), s.refusal))
+                    (input(&format!("lines[{i}].unitAmount"), &format!("Line {} unit amount", i + 1), ("text", &row[2]), s.refusal))
                 }
             }
             button type="submit" name="intent" value="more" { "Add a line" }
@@ -226,7 +226,7 @@ fn terms(s: &Shown) -> Markup {
                 @let row = t.taxes.get(i).unwrap_or(&empty);
                 div.grid {
                     (input(&format!("taxes[{i}].label"), &format!("Tax {} label", i + 1), ("text", &row[0]), s.refusal))
-                    (input(&format!("taxes[{i}].amount"), "Tax amount", ("text", &row[1]), s.refusal))
+                    (input(&format!("taxes[{i}].amount"), &format!("Tax {} amount", i + 1), ("text", &row[1]), s.refusal))
                 }
             }
         }

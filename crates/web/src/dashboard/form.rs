@@ -156,9 +156,14 @@ fn located(result: Result<String, Error>) -> Outcome {
 }
 
 /// A labelled input named `name` with its value and, when the refusal names it, its error.
-pub fn input(name: &str, label: &str, (kind, value): (&str, &str), refusal: Option<&Refusal>) -> Markup {
+pub fn input(name: &str, label: &str, typed: (&str, &str), refusal: Option<&Refusal>) -> Markup {
+    input_in("", name, label, typed, refusal)
+}
+
+/// [`input`] in the form `form` of a page with several forms (its id is unique on the page).
+pub fn input_in(form: &str, name: &str, label: &str, (kind, value): (&str, &str), refusal: Option<&Refusal>) -> Markup {
     let error = refusal.and_then(|r| r.on(name));
-    let id = name.replace(['[', ']', '.'], "-");
+    let id = format!("{form}{}{}", if form.is_empty() { "" } else { "-" }, name.replace(['[', ']', '.'], "-"));
     html! {
         div.field {
             label for=(id) { (label) }

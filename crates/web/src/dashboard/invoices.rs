@@ -22,7 +22,7 @@ use stablepay_domain::{Error, Resource};
 use stablepay_http::download::pdf_file;
 use stablepay_http::state::AppState;
 
-use super::form::{Failed, Posted, Refusal, Work, alert, form, input, once, posted};
+use super::form::{Failed, Posted, Refusal, Work, alert, form, input_in, once, posted};
 use super::frame::{Filter, Pairs, Place, filter_form, next_link, place, refused, refused_api, render};
 use crate::page::{day, see_other, when};
 
@@ -53,7 +53,7 @@ pub async fn list(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse 
         @if listed.items.is_empty() {
             p { "No invoices here yet." }
         } @else {
-            div.table-wrap { table.invoices {
+            div.table-wrap tabindex="0" role="region" aria-label="Invoices" { table.invoices {
                 thead { tr { th { "Number" } th { "Customer" } th.num { "Total" } th { "State" } th { "Status" } th { "Created" } } }
                 tbody {
                     @for agg in &listed.items {
@@ -190,7 +190,7 @@ fn actions(state: &AppState, p: &Place, agg: &InvoiceAggregate, failed: Failed) 
     let reason = |action: &str, label: &str| {
         let fields = html! {
             (alert(refusal(action), &["reason"]))
-            (input("reason", "Reason", ("text", &value(action, "reason")), refusal(action)))
+            (input_in(action, "reason", "Reason", ("text", &value(action, "reason")), refusal(action)))
             button type="submit" { (label) }
         };
         form(p, state, &url(action), fields)
@@ -221,8 +221,8 @@ fn actions(state: &AppState, p: &Place, agg: &InvoiceAggregate, failed: Failed) 
                 (form(p, state, &url("refund"), html! {
                     (alert(refusal("refund"), &["paymentId", "amount", "reason", "externalTransactionHash"]))
                     div.field {
-                        label for="paymentId" { "Payment refunded" }
-                        select #paymentId name="paymentId" {
+                        label for="refund-paymentId" { "Payment refunded" }
+                        select #refund-paymentId name="paymentId" {
                             @for pay in &credited {
                                 option value=(pay.id.as_str()) selected[value("refund", "paymentId") == pay.id.as_str()] {
                                     (pay.id.as_str()) " · " (pay.customer_amount_credited.to_string())
@@ -230,9 +230,9 @@ fn actions(state: &AppState, p: &Place, agg: &InvoiceAggregate, failed: Failed) 
                             }
                         }
                     }
-                    (input("amount", "Amount refunded", ("text", &value("refund", "amount")), refusal("refund")))
-                    (input("reason", "Reason", ("text", &value("refund", "reason")), refusal("refund")))
-                    (input("externalTransactionHash", "Refund transaction hash", ("text", &value("refund", "externalTransactionHash")), refusal("refund")))
+                    (input_in("refund", "amount", "Amount refunded", ("text", &value("refund", "amount")), refusal("refund")))
+                    (input_in("refund", "reason", "Reason", ("text", &value("refund", "reason")), refusal("refund")))
+                    (input_in("refund", "externalTransactionHash", "Refund transaction hash", ("text", &value("refund", "externalTransactionHash")), refusal("refund")))
                     button type="submit" { "Add a refund reference" }
                 }))
             }
@@ -246,7 +246,7 @@ fn lines(agg: &InvoiceAggregate) -> Markup {
     html! {
         @if !c.lines.is_empty() {
             h2 { "Lines" }
-            div.table-wrap { table.lines {
+            div.table-wrap tabindex="0" role="region" aria-label="Lines" { table.lines {
                 thead { tr { th { "Description" } th.num { "Quantity" } th.num { "Unit amount" } th.num { "Amount" } } }
                 tbody {
                     @for l in &c.lines {

@@ -38,7 +38,7 @@ pub async fn list(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse 
         (filter_form(&p, LIST, &[Filter { name: "state", label: "State", options, selected: filter.map(|f| f.as_str()) }]))
         @if listed.items.is_empty() { p { "No payment links here yet." } }
         @else {
-            div.table-wrap { table.links {
+            div.table-wrap tabindex="0" role="region" aria-label="Payment links" { table.links {
                 thead { tr { th { "Title" } th { "State" } th { "Token" } th { "Public page" } th { "Created" } } }
                 tbody {
                     @for l in &listed.items {

@@ -60,7 +60,7 @@ async fn sections(state: &AppState, p: &Place) -> Result<Markup, Error> {
         }
         @if let Some(month) = &month { (open_amounts(month)) (attention(p, month)) }
         h2 { "Diagnostics" }
-        div.table-wrap { table.diagnostics {
+        div.table-wrap tabindex="0" role="region" aria-label="Diagnostics" { table.diagnostics {
             thead { tr { th { "Check" } th { "Status" } th { "Why" } } }
             tbody {
                 @for e in &readiness.entries {
@@ -88,7 +88,7 @@ fn came_in_tile(name: &str, r: &Reconciliation) -> Markup {
 fn open_amounts(month: &Reconciliation) -> Markup {
     html! {
         h2 { "Open and overdue" }
-        div.table-wrap { table.open {
+        div.table-wrap tabindex="0" role="region" aria-label="Open and overdue" { table.open {
             thead { tr { th { "Token" } th.num { "Outstanding" } th.num { "Overdue" } th.num { "Overdue invoices" } } }
             tbody {
                 @for t in &month.tokens {

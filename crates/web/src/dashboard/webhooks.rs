@@ -36,7 +36,7 @@ pub async fn list(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse 
         (filter_form(&p, LIST, &[Filter { name: "status", label: "Status", options, selected: filter.map(|f| f.as_str()) }]))
         @if listed.items.is_empty() { p { "No deliveries here yet." } }
         @else {
-            div.table-wrap { table.deliveries {
+            div.table-wrap tabindex="0" role="region" aria-label="Deliveries" { table.deliveries {
                 thead { tr { th { "Event" } th { "Status" } th { "Attempts" } th { "Latest answer" } th { "Created" } } }
                 tbody {
                     @for d in &listed.items {

@@ -244,3 +244,58 @@ async fn closing_and_duplicating_from_the_page_and_what_a_viewer_is_refused() {
     assert_eq!(vera.get(&format!("/dashboard/invoices/new?merchant={}&mode=test", m.id)).await.status, 403);
     assert_eq!(invoices(&app, &m.sk_test).await.len(), 2, "nothing was created");
 }
+
+#[tokio::test]
+async fn checkouts_and_payments_are_listed_and_each_says_why_it_is_or_is_not_paid() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    let other = app.merchant("Elsewhere");
+    owner(&app, &m, "ada@example.com");
+    let mut sessions = Vec::new();
+    for amount in ["1.00", "2.00", "3.00"] {
+        sessions.push(
+            app.post(&m.sk_test, "/v1/checkout-sessions", json!({ "amount": amount })).await.ok(201)["id"]
+                .as_str()
+                .unwrap()
+                .to_owned(),
+        );
+    }
+    let pay = format!("/v1/test-helpers/checkout-sessions/{}/payments", sessions[1]);
+    let payment =
+        app.post(&m.sk_test, &pay, json!({ "amount": "1.50" })).await.ok(201)["id"].as_str().unwrap().to_owned();
+    let theirs = app.post(&other.sk_test, "/v1/checkout-sessions", json!({ "amount": "9.00" })).await.ok(201)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut b = Browser::new(&app);
+    b.post("/dashboard/login", &[("email", "ada@example.com"), ("password", PASSWORD)]).await;
+    let q = format!("merchant={}&mode=test", m.id);
+
+    // Two per page: no overlap, no gap; the filter keeps the partly paid one only.
+    let first = b.get(&format!("/dashboard/checkout-sessions?{q}&limit=2")).await;
+    assert_eq!(first.status, 200);
+    let next =
+        first.html.split("rel=\"next\" href=\"").nth(1).unwrap().split('"').next().unwrap().replace("&amp;", "&");
+    let second = b.get(&next).await;
+    for s in &sessions {
+        assert_eq!([&first.html, &second.html].iter().filter(|h| h.contains(s.as_str())).count(), 1, "{s} on one page");
+    }
+    assert!(!first.html.contains(&theirs) && !second.html.contains(&theirs));
+    let pending = b.get(&format!("/dashboard/checkout-sessions?{q}&status=completed")).await;
+    assert!(sessions.iter().all(|s| !pending.html.contains(s.as_str())), "none is completed");
+
+    // The partly paid checkout's page: its transfer with the amount check, and the next step.
+    let page = b.get(&format!("/dashboard/checkout-sessions/{}?{q}", sessions[1])).await;
+    assert_eq!(page.status, 200, "{}", page.html);
+    assert!(page.html.contains(&payment) && page.html.contains("Next step"), "{}", page.html);
+    let api = app.get(&m.sk_test, &format!("/v1/checkout-sessions/{}/diagnostics", sessions[1])).await.ok(200).clone();
+    assert!(page.html.contains(api["nextStep"].as_str().unwrap()), "the API's next step: {}", api["nextStep"]);
+    // The payment list and the payment's page.
+    let payments = b.get(&format!("/dashboard/payments?{q}")).await;
+    assert!(payments.html.contains(&payment) && payments.html.contains("underpaid"), "{}", payments.html);
+    assert_eq!(b.get(&format!("/dashboard/payments/{payment}?{q}")).await.status, 200);
+    // Another merchant's or mode's ids are not found; a bad cursor is refused on a page.
+    assert_eq!(b.get(&format!("/dashboard/checkout-sessions/{theirs}?{q}")).await.status, 404);
+    assert_eq!(b.get(&format!("/dashboard/payments/{payment}?merchant={}&mode=live", m.id)).await.status, 404);
+    assert_eq!(b.get(&format!("/dashboard/checkout-sessions?{q}&after=cs_unknown")).await.status, 400);
+}

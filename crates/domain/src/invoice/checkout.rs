@@ -30,6 +30,9 @@ pub enum CheckoutStatus {
 }
 
 impl CheckoutStatus {
+    /// Every status.
+    pub const ALL: [CheckoutStatus; 4] = [Self::Pending, Self::Completed, Self::Expired, Self::Cancelled];
+
     /// The status as the API writes it.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -8,9 +8,10 @@ use crate::chain::model::OpenCheckout;
 use crate::error::Error;
 use crate::ids::{InvoiceId, MerchantId, PaymentId};
 use crate::invoice::aggregate::{InvoiceAggregate, InvoiceChange, InvoiceKey, PublicRef};
+use crate::invoice::checkout::{CheckoutSession, CheckoutStatus};
 use crate::invoice::collection::CollectionState;
 use crate::invoice::document::InvoiceDocument;
-use crate::invoice::payment::{Payment, TxHash};
+use crate::invoice::payment::{Payment, PaymentStatus, TxHash};
 use crate::merchant::model::WalletAddress;
 use crate::mode::Scope;
 use crate::page::{Page, PageRequest};
@@ -40,6 +41,22 @@ pub trait InvoiceStore: Send + Sync {
         state: Option<CollectionState>,
         page: &PageRequest,
     ) -> Result<Page<InvoiceAggregate>, Error>;
+    /// Checkout sessions of `scope`, newest first, optionally in one status. Errors:
+    /// `InvalidCursor` when `starting_after` is not a session of this scope.
+    async fn list_sessions(
+        &self,
+        scope: &Scope,
+        status: Option<CheckoutStatus>,
+        page: &PageRequest,
+    ) -> Result<Page<CheckoutSession>, Error>;
+    /// Payments of `scope`, the most recently detected first, optionally in one status.
+    /// Errors: `InvalidCursor` when `starting_after` is not a payment of this scope.
+    async fn list_payments(
+        &self,
+        scope: &Scope,
+        status: Option<PaymentStatus>,
+        page: &PageRequest,
+    ) -> Result<Page<Payment>, Error>;
     /// Writes the change in one transaction, as its [`ChangeKind`](crate::invoice::aggregate::ChangeKind)
     /// says: the invoice (inserted, or updated only if its stored lock version is the expected
     /// one), the changed sessions and payments, the next invoice number when asked, and the

@@ -2,11 +2,12 @@
 //! events and (when asked) the next invoice number. `rows` holds the row types, `read` the
 //! queries, `write` the atomic save (with `create_statement`, the one-statement creation of an
 //! invoice with its checkout, and `change_statements`, the fixed statements of every other
-//! save), `due` the time-based work.
+//! save), `due` the time-based work, `lists` the dashboard's pages of sessions and payments.
 
 pub(crate) mod change_statements;
 mod create_statement;
 mod due;
+mod lists;
 mod read;
 pub(crate) mod rows;
 pub(crate) mod write;
@@ -19,8 +20,9 @@ use rows::PaymentRow;
 use stablepay_domain::chain::OpenCheckout;
 use stablepay_domain::ids::{InvoiceId, MerchantId, PaymentId};
 use stablepay_domain::invoice::aggregate::{InvoiceAggregate, InvoiceChange, InvoiceKey, PublicRef};
+use stablepay_domain::invoice::checkout::{CheckoutSession, CheckoutStatus};
 use stablepay_domain::invoice::collection::CollectionState;
-use stablepay_domain::invoice::payment::{Payment, TxHash};
+use stablepay_domain::invoice::payment::{Payment, PaymentStatus, TxHash};
 use stablepay_domain::invoice::ports::InvoiceStore;
 use stablepay_domain::merchant::WalletAddress;
 use stablepay_domain::page::{Page, PageRequest};
@@ -68,6 +70,24 @@ impl InvoiceStore for PgStore {
         page: &PageRequest,
     ) -> Result<Page<InvoiceAggregate>, Error> {
         read::list(&mut *self.conn().await?, scope, state, page).await
+    }
+
+    async fn list_sessions(
+        &self,
+        scope: &Scope,
+        status: Option<CheckoutStatus>,
+        page: &PageRequest,
+    ) -> Result<Page<CheckoutSession>, Error> {
+        lists::sessions(&mut *self.conn().await?, scope, status, page).await
+    }
+
+    async fn list_payments(
+        &self,
+        scope: &Scope,
+        status: Option<PaymentStatus>,
+        page: &PageRequest,
+    ) -> Result<Page<Payment>, Error> {
+        lists::payments(&mut *self.conn().await?, scope, status, page).await
     }
 
     async fn save_invoice(&self, change: InvoiceChange) -> Result<InvoiceAggregate, Error> {

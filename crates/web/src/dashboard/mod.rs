@@ -5,6 +5,7 @@
 //! page that says so, and what a role may not do is not offered. Filters and the cursor stay in
 //! the URL; every form carries the session's CSRF token and a key that makes it submit once.
 
+pub mod checkouts;
 pub mod draft;
 pub mod form;
 pub mod frame;

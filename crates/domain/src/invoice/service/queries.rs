@@ -1,12 +1,13 @@
 //! What the invoice use cases answer without changing anything: an invoice, a page of them, a
-//! payment, and an invoice as the document its customer receives.
+//! payment, pages of checkout sessions and of payments, and an invoice as the document its customer receives.
 
 use crate::error::Error;
 use crate::ids::{InvoiceId, PaymentId};
 use crate::invoice::aggregate::{InvoiceAggregate, InvoiceKey};
+use crate::invoice::checkout::{CheckoutSession, CheckoutStatus};
 use crate::invoice::collection::CollectionState;
 use crate::invoice::document::InvoiceDocument;
-use crate::invoice::payment::Payment;
+use crate::invoice::payment::{Payment, PaymentStatus};
 use crate::invoice::service::invoices::Invoices;
 use crate::merchant::model::Merchant;
 use crate::mode::Scope;
@@ -34,6 +35,28 @@ impl Invoices<'_> {
         page: &PageRequest,
     ) -> Result<Page<InvoiceAggregate>, Error> {
         self.store.list_invoices(scope, state, page).await
+    }
+
+    /// A page of `scope`'s checkout sessions, newest first, optionally in one status. Errors:
+    /// `InvalidCursor`.
+    pub async fn sessions(
+        &self,
+        scope: &Scope,
+        status: Option<CheckoutStatus>,
+        page: &PageRequest,
+    ) -> Result<Page<CheckoutSession>, Error> {
+        self.store.list_sessions(scope, status, page).await
+    }
+
+    /// A page of `scope`'s payments, the most recently detected first, optionally in one
+    /// status. Errors: `InvalidCursor`.
+    pub async fn payments(
+        &self,
+        scope: &Scope,
+        status: Option<PaymentStatus>,
+        page: &PageRequest,
+    ) -> Result<Page<Payment>, Error> {
+        self.store.list_payments(scope, status, page).await
     }
 
     /// A payment of `scope`. Errors: `NotFound(Payment)`; `ModeMismatch`.

@@ -1,0 +1,2 @@
+DROP INDEX payments_listed;
+DROP INDEX checkout_sessions_listed;

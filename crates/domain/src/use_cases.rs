@@ -277,6 +277,11 @@ impl UseCases {
         self.exports_at(self.clock())
     }
 
+    /// A merchant's API keys, as the dashboard manages them (on the real time).
+    pub fn api_keys(&self) -> crate::api_key::service::ApiKeys<'_> {
+        crate::api_key::service::ApiKeys { store: self.ports.keys.as_ref(), crypto: self.crypto(), clock: self.clock() }
+    }
+
     /// Users, memberships and sessions (on the real time).
     pub fn accounts(&self) -> Accounts<'_> {
         Accounts {

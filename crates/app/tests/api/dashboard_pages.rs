@@ -299,3 +299,78 @@ async fn checkouts_and_payments_are_listed_and_each_says_why_it_is_or_is_not_pai
     assert_eq!(b.get(&format!("/dashboard/payments/{payment}?merchant={}&mode=live", m.id)).await.status, 404);
     assert_eq!(b.get(&format!("/dashboard/checkout-sessions?{q}&after=cs_unknown")).await.status, 400);
 }
+
+#[tokio::test]
+async fn a_restricted_key_is_made_shown_once_used_and_revoked_from_the_developers_page() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    let other = app.merchant("Elsewhere");
+    owner(&app, &m, "ada@example.com");
+    let mut b = Browser::new(&app);
+    b.post("/dashboard/login", &[("email", "ada@example.com"), ("password", PASSWORD)]).await;
+    let path = format!("/dashboard/developers?merchant={}&mode=test", m.id);
+    let create = format!("/dashboard/developers/keys?merchant={}&mode=test", m.id);
+    let page = b.get(&path).await;
+    assert_eq!(page.status, 200);
+    let listed = |html: &str| html.matches("<td><code>").count();
+    let before = listed(&page.html);
+
+    // Unknown permissions: refused beside the field, nothing made.
+    let mut bad = form_of(&page.html, "Create the key");
+    bad.extend([("type".into(), "secret".into()), ("permissions".into(), "invoices:delete".into())]);
+    let refused = post(&mut b, &create, &bad).await;
+    assert_eq!(refused.status, 400);
+    assert!(refused.html.contains("id=\"permissions-error\"") && refused.html.contains("value=\"invoices:delete\""));
+    assert_eq!(listed(&refused.html), before);
+
+    // Made: its secret shown once; the same form again makes nothing and shows no secret.
+    let mut good = form_of(&refused.html, "Create the key");
+    good.extend([("type".into(), "secret".into()), ("permissions".into(), "invoices:read".into())]);
+    let made = post(&mut b, &create, &good).await;
+    assert_eq!(made.status, 201, "{}", made.html);
+    let secret = made.html.split("id=\"new-key\">").nth(1).unwrap().split('<').next().unwrap().to_owned();
+    assert!(secret.starts_with("sk_test_"), "{secret}");
+    let again = post(&mut b, &create, &good).await;
+    assert!(!again.html.contains(&secret) && again.html.contains("already made its key"), "{}", again.html);
+    assert_eq!(listed(&again.html), before + 1, "one key made");
+    assert!(!app.logs().contains(&secret), "the secret is never logged");
+    // It reads invoices and nothing else.
+    app.get(&secret, "/v1/invoices").await.ok(200);
+    let denied = app.post(&secret, "/v1/checkout-sessions", json!({ "amount": "1.00" })).await;
+    denied.assert_error(403, "PERMISSION_DENIED");
+
+    // Revoked: the API refuses it. Another merchant's key cannot be revoked from here.
+    let page = b.get(&path).await;
+    let revoke_button = page.html.split("action=\"").filter(|a| a.starts_with("/dashboard/developers/keys/")).count();
+    assert_eq!(revoke_button, before + 1);
+    let ids = app.cli_ok(&["key", "list", "--merchant", &m.id, "--json"]);
+    let id = ids["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["permissions"].as_str() == Some("invoices:read"))
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let theirs =
+        app.cli_ok(&["key", "list", "--merchant", &other.id, "--json"])["keys"][0]["id"].as_str().unwrap().to_owned();
+    let csrf = form_of(&page.html, "Revoke");
+    let foreign =
+        post(&mut b, &format!("/dashboard/developers/keys/{theirs}/revoke?merchant={}&mode=test", m.id), &csrf).await;
+    assert_eq!(foreign.status, 404, "{}", foreign.html);
+    app.get(&other.sk_test, "/v1/invoices").await.ok(200);
+    let gone =
+        post(&mut b, &format!("/dashboard/developers/keys/{id}/revoke?merchant={}&mode=test", m.id), &csrf).await;
+    assert_eq!(gone.status, 303);
+    app.get(&secret, "/v1/invoices").await.assert_error(401, "INVALID_API_KEY");
+
+    // A support member may not manage keys: not in the navigation, refused if forced.
+    let args = ["user", "create", "--email", "sam@example.com", "--merchant", &m.id, "--role", "support"];
+    assert!(app.cli_with_input(&args, &format!("{PASSWORD}\n")).0);
+    let mut sam = Browser::new(&app);
+    sam.post("/dashboard/login", &[("email", "sam@example.com"), ("password", PASSWORD)]).await;
+    let invoices = sam.get(&format!("/dashboard/invoices?merchant={}&mode=test", m.id)).await;
+    assert!(!invoices.html.contains("Developers"), "not offered");
+    assert_eq!(sam.get(&path).await.status, 403);
+}

@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 use crate::api_key::model::{ApiKey, ApiKeySecret, KeyType, Principal};
 use crate::api_key::permission::Permissions;
 use crate::api_key::ports::ApiKeyStore;
+use crate::clock::Clock;
 use crate::crypto::Crypto;
 use crate::error::Error;
 use crate::ids::{ApiKeyId, MerchantId};
@@ -100,6 +101,47 @@ pub async fn revoke_api_key(store: &dyn ApiKeyStore, now: DateTime<Utc>, id: &Ap
     store.revoke_key(id, now).await
 }
 
+/// A merchant's API keys as the dashboard manages them: every read and change is scoped by the
+/// merchant and mode (another merchant's key is not found).
+pub struct ApiKeys<'a> {
+    /// The keys.
+    pub store: &'a dyn ApiKeyStore,
+    /// Key material and ids.
+    pub crypto: &'a dyn Crypto,
+    /// The real time (keys are not on the test clock).
+    pub clock: &'a dyn Clock,
+}
+
+impl ApiKeys<'_> {
+    /// The merchant's keys of `mode` (revoked ones included), oldest first.
+    pub async fn list(&self, merchant: &MerchantId, mode: Mode) -> Result<Vec<ApiKey>, Error> {
+        Ok(self.store.list_keys(merchant).await?.into_iter().filter(|k| k.mode == mode).collect())
+    }
+
+    /// A new key of `merchant` in `mode`, restricted to `permissions` when given (the CLI's
+    /// `family:access,...` form); its plaintext is shown once. Errors: `Validation`
+    /// (`permissions`).
+    pub async fn create(
+        &self,
+        merchant: &MerchantId,
+        (mode, key_type): (Mode, KeyType),
+        permissions: Option<&str>,
+    ) -> Result<(ApiKey, ApiKeySecret), Error> {
+        let permissions = permissions.map(Permissions::parse).transpose()?;
+        let now = self.clock.system_now();
+        create_api_key(self.store, self.crypto, now, merchant, (mode, key_type), permissions).await
+    }
+
+    /// Revokes a key of `merchant` in `mode` (idempotent). Errors: `NotFound(ApiKey)` for any
+    /// other key.
+    pub async fn revoke(&self, merchant: &MerchantId, mode: Mode, id: &ApiKeyId) -> Result<(), Error> {
+        if !self.list(merchant, mode).await?.iter().any(|k| &k.id == id) {
+            return Err(Error::NotFound(crate::error::Resource::ApiKey));
+        }
+        revoke_api_key(self.store, self.clock.system_now(), id).await
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use chrono::TimeZone;
@@ -193,5 +235,30 @@ mod tests {
         assert!(secret.reveal().starts_with("pk_live_"));
         assert_eq!(key.digest, secret.digest(&crypto));
         assert_eq!(key.display_prefix, &secret.reveal()[..12]);
+    }
+
+    #[tokio::test]
+    async fn the_dashboard_revokes_only_the_merchants_own_keys_of_its_mode() {
+        let crypto = SeqCrypto::default();
+        let secret = ApiKeySecret::generate(&crypto, Mode::Test, KeyType::Secret);
+        let key = record(&secret, &crypto);
+        let listed = key.clone();
+        let mut store = MockApiKeyStore::new();
+        store
+            .expect_list_keys()
+            .returning(move |m| Ok(if m.as_str() == "mer_1" { vec![listed.clone()] } else { Vec::new() }));
+        store.expect_revoke_key().times(1).returning(|_, _| Ok(()));
+        let mut clock = crate::clock::MockClock::new();
+        clock.expect_system_now().returning(now);
+        let keys = ApiKeys { store: &store, crypto: &crypto, clock: &clock };
+        let (ours, theirs) = (MerchantId::from_trusted("mer_1".into()), MerchantId::from_trusted("mer_2".into()));
+        assert_eq!(
+            keys.revoke(&theirs, Mode::Test, &key.id).await,
+            Err(Error::NotFound(crate::error::Resource::ApiKey))
+        );
+        assert_eq!(keys.revoke(&ours, Mode::Live, &key.id).await, Err(Error::NotFound(crate::error::Resource::ApiKey)));
+        assert_eq!(keys.revoke(&ours, Mode::Test, &key.id).await, Ok(()));
+        let refused = keys.create(&ours, (Mode::Test, KeyType::Secret), Some("invoices:delete")).await;
+        assert_eq!(refused.unwrap_err().field(), Some("permissions"));
     }
 }

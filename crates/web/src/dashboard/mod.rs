@@ -6,6 +6,7 @@
 //! the URL; every form carries the session's CSRF token and a key that makes it submit once.
 
 pub mod checkouts;
+pub mod developers;
 pub mod draft;
 pub mod form;
 pub mod frame;

@@ -374,3 +374,62 @@ async fn a_restricted_key_is_made_shown_once_used_and_revoked_from_the_developer
     assert!(!invoices.html.contains("Developers"), "not offered");
     assert_eq!(sam.get(&path).await.status, 403);
 }
+
+#[tokio::test]
+async fn an_export_is_asked_watched_and_downloaded_from_its_page() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    owner(&app, &m, "ada@example.com");
+    let cs = app.post(&m.sk_test, "/v1/checkout-sessions", json!({ "amount": "7.25" })).await.ok(201).clone();
+    let number = app.get(&m.sk_test, &format!("/v1/invoices/{}", cs["invoiceId"].as_str().unwrap())).await.ok(200)
+        ["invoiceNumber"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut b = Browser::new(&app);
+    b.post("/dashboard/login", &[("email", "ada@example.com"), ("password", PASSWORD)]).await;
+    let path = format!("/dashboard/exports?merchant={}&mode=test", m.id);
+    let page = b.get(&path).await;
+    assert_eq!(page.status, 200, "{}", page.html);
+    assert!(page.html.contains("Reconciliation") && page.html.contains("7.250000"), "the month's books: {}", page.html);
+
+    // A range over 366 days is refused beside `to`; nothing is asked.
+    let mut wide = form_of(&page.html, "Export");
+    wide.extend([
+        ("type".into(), "invoices".into()),
+        ("from".into(), "2024-01-01".into()),
+        ("to".into(), "2026-01-01".into()),
+    ]);
+    let refused = post(&mut b, &path, &wide).await;
+    assert_eq!(refused.status, 400, "{}", refused.html);
+    assert!(
+        refused.html.contains("id=\"to-error\"") && refused.html.contains("value=\"2024-01-01\""),
+        "{}",
+        refused.html
+    );
+    assert!(app.get(&m.sk_test, "/v1/exports").await.ok(200)["items"].as_array().unwrap().is_empty());
+
+    // Asked once (the same form again asks nothing more), then ready, then downloaded.
+    let today = chrono::Utc::now().format("%Y-%m-%d").to_string();
+    let mut ask = form_of(&refused.html, "Export");
+    ask.extend([("type".into(), "invoices".into()), ("from".into(), today.clone()), ("to".into(), today)]);
+    assert_eq!(post(&mut b, &path, &ask).await.status, 303);
+    assert_eq!(post(&mut b, &path, &ask).await.status, 303);
+    let exports = app.get(&m.sk_test, "/v1/exports").await.ok(200)["items"].as_array().unwrap().clone();
+    assert_eq!(exports.len(), 1);
+    let id = exports[0]["id"].as_str().unwrap().to_owned();
+    let mut listed = b.get(&path).await;
+    for _ in 0..100 {
+        if listed.html.contains("Download ") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        listed = b.get(&path).await;
+    }
+    assert!(listed.html.contains(&format!("/dashboard/exports/{id}/file")), "{}", listed.html);
+    let file = b.get(&format!("/dashboard/exports/{id}/file?merchant={}&mode=test", m.id)).await;
+    assert_eq!(file.status, 200);
+    assert!(file.html.contains(&number), "{}", file.html);
+    // The other mode does not know it.
+    assert_eq!(b.get(&format!("/dashboard/exports/{id}/file?merchant={}&mode=live", m.id)).await.status, 404);
+}

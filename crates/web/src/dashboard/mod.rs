@@ -8,6 +8,7 @@
 pub mod checkouts;
 pub mod developers;
 pub mod draft;
+pub mod exports;
 pub mod form;
 pub mod frame;
 pub mod invoices;

@@ -85,7 +85,7 @@ async fn count(app: &TestApp, sql: &str) -> i64 {
 }
 
 /// RFC 6238's code of `secret` (base32) at `step`, computed here independently of the service.
-fn totp(secret: &str, step: i64) -> String {
+pub(crate) fn totp(secret: &str, step: i64) -> String {
     let mut bytes = Vec::new();
     let (mut buffer, mut bits) = (0u32, 0u32);
     for c in secret.bytes() {

@@ -433,3 +433,105 @@ async fn an_export_is_asked_watched_and_downloaded_from_its_page() {
     // The other mode does not know it.
     assert_eq!(b.get(&format!("/dashboard/exports/{id}/file?merchant={}&mode=live", m.id)).await.status, 404);
 }
+
+/// The value of the element with `id` in a page.
+fn text_of(html: &str, id: &str) -> String {
+    html.split(&format!("id=\"{id}\">"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no #{id} in {html}"))
+        .split('<')
+        .next()
+        .unwrap()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn the_team_and_security_pages_run_the_account_rules() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    owner(&app, &m, "ada@example.com");
+    let args = ["user", "create", "--email", "dev@example.com", "--merchant", &m.id, "--role", "developer"];
+    assert!(app.cli_with_input(&args, &format!("{PASSWORD}\n")).0);
+    let mut b = Browser::new(&app);
+    b.post("/dashboard/login", &[("email", "ada@example.com"), ("password", PASSWORD)]).await;
+    let q = format!("merchant={}&mode=test", m.id);
+    let settings = b.get(&format!("/dashboard/settings?{q}")).await;
+    assert_eq!(settings.status, 200, "{}", settings.html);
+    assert!(settings.html.contains("dev@example.com") && settings.html.contains("Send the invitation"));
+
+    // Invite: a member's email is refused beside the field; a new one is invited.
+    let mut invite = form_of(&settings.html, "Send the invitation");
+    invite.extend([("email".into(), "dev@example.com".into()), ("role".into(), "support".into())]);
+    let refused = post(&mut b, &format!("/dashboard/settings/invitations?{q}"), &invite).await;
+    assert_eq!(refused.status, 400, "{}", refused.html);
+    assert!(refused.html.contains("id=\"invite-email-error\""), "{}", refused.html);
+    let mut invite = form_of(&refused.html, "Send the invitation");
+    invite.extend([("email".into(), "sam@example.com".into()), ("role".into(), "support".into())]);
+    let sent = post(&mut b, &format!("/dashboard/settings/invitations?{q}"), &invite).await;
+    assert_eq!(sent.status, 303, "{}", sent.html);
+    let page = b.get(sent.location.as_deref().unwrap()).await;
+    assert!(page.html.contains("invitation sent") && page.html.contains("sam@example.com"), "{}", page.html);
+
+    // The developer becomes an admin; the last owner cannot step down.
+    let db = stablepay_test_db::connect(&app.db.url()).await;
+    let ids: std::collections::BTreeMap<String, String> = db
+        .query("SELECT email, id FROM users", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| (r.get::<_, String>(0), r.get::<_, String>(1)))
+        .collect();
+    let apply = |email: &str| format!("/dashboard/settings/members/{}?{q}", ids[email]);
+    let mut change = form_of(&page.html, "Apply");
+    change.push(("role".into(), "admin".into()));
+    assert_eq!(post(&mut b, &apply("dev@example.com"), &change).await.status, 303);
+    let page = b.get(&format!("/dashboard/settings?{q}")).await;
+    let mut step_down = form_of(&page.html, "Apply");
+    step_down.push(("role".into(), "viewer".into()));
+    let last = post(&mut b, &apply("ada@example.com"), &step_down).await;
+    assert_eq!(last.status, 403, "{}", last.html);
+    assert!(last.html.contains("role=\"alert\""));
+
+    // Two-factor login: the QR code and key, a wrong code refused, the right one shows the
+    // recovery codes once and renews the session.
+    let security = b.get(&format!("/dashboard/settings/security?{q}")).await;
+    let started = post(
+        &mut b,
+        &format!("/dashboard/settings/security/two-factor?{q}"),
+        &form_of(&security.html, "Turn on two-factor login"),
+    )
+    .await;
+    assert_eq!(started.status, 200, "{}", started.html);
+    assert!(started.html.contains("<svg"), "a QR code");
+    let secret = text_of(&started.html, "totp-secret");
+    let mut wrong = form_of(&started.html, "Confirm");
+    wrong.push(("otp".into(), "000000".into()));
+    let refused = post(&mut b, &format!("/dashboard/settings/security/two-factor/confirm?{q}"), &wrong).await;
+    assert_eq!(refused.status, 400, "{}", refused.html);
+    let old_cookie = b.cookie.clone();
+    let step = chrono::Utc::now().timestamp() / 30;
+    let mut right = form_of(&started.html, "Confirm");
+    right.push(("otp".into(), crate::accounts::totp(&secret, step)));
+    let on = post(&mut b, &format!("/dashboard/settings/security/two-factor/confirm?{q}"), &right).await;
+    assert_eq!(on.status, 200, "{}", on.html);
+    assert_eq!(on.html.matches("<li><code>").count(), 10, "ten recovery codes");
+    assert!(on.set_cookie.is_some() && b.cookie != old_cookie, "the session is renewed");
+    assert!(!app.logs().contains(&secret), "the key is never logged");
+
+    // The audit log names who did what.
+    let audit = b.get(&format!("/dashboard/settings/audit-log?{q}")).await;
+    assert_eq!(audit.status, 200);
+    for needle in ["member invited", "role changed", "two factor enabled", "ada@example.com"] {
+        assert!(audit.html.contains(needle), "{needle}: {}", audit.html);
+    }
+    // Signing out everywhere ends this session too.
+    let security = b.get(&format!("/dashboard/settings/security?{q}")).await;
+    let end = post(
+        &mut b,
+        &format!("/dashboard/settings/security/sessions/end?{q}"),
+        &form_of(&security.html, "Sign out everywhere"),
+    )
+    .await;
+    assert_eq!(end.location.as_deref(), Some("/dashboard/login"));
+    assert_eq!(b.get(&format!("/dashboard/settings?{q}")).await.location.as_deref(), Some("/dashboard/login"));
+}

@@ -55,6 +55,7 @@ impl Pairs {
 }
 
 /// Where a page is: the signed-in member, the merchant and the mode.
+#[derive(Clone)]
 pub struct Place {
     /// Who is signed in.
     pub current: Current,

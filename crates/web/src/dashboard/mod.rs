@@ -14,4 +14,6 @@ pub mod frame;
 pub mod invoices;
 pub mod links;
 pub mod overview;
+pub mod security;
+pub mod settings;
 pub mod webhooks;

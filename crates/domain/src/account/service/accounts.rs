@@ -72,7 +72,7 @@ pub struct SignedIn {
 }
 
 /// A request's session, as its cookie names it.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Current {
     /// The session.
     pub session: Session,

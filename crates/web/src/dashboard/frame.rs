@@ -19,6 +19,11 @@ use stablepay_http::state::AppState;
 
 use crate::page::{dashboard_page, see_other};
 
+/// The settings page.
+pub const SETTINGS: &str = "/dashboard/settings";
+/// The security page (under the settings).
+pub const SECURITY: &str = "/dashboard/settings/security";
+
 /// Items per list page, unless the URL says (`limit`, 1 to 100).
 pub const PAGE_SIZE: u32 = 25;
 

@@ -15,10 +15,10 @@ use stablepay_http::session::{cleared_cookie, session_cookie, with_cookie};
 use stablepay_http::state::AppState;
 
 use super::form::{Failed, Posted, Refusal, alert, form, input_in, posted};
-use super::frame::{Pairs, Place, next_link, place, refused, render};
+use super::frame::{Pairs, Place, SECURITY, SETTINGS, next_link, place, refused, render};
 use crate::page::{see_other, when};
 
-pub(crate) const PATH: &str = "/dashboard/settings/security";
+const PATH: &str = SECURITY;
 const AUDIT: &str = "/dashboard/settings/audit-log";
 
 /// What a security answer shows besides the page: an enrolment to confirm, or recovery codes.
@@ -47,7 +47,7 @@ async fn page(state: &AppState, p: &Place, (status, shown, failed): (StatusCode,
     let me = p.current.membership(&p.scope.merchant_id).map(|m| m.requires_two_factor).unwrap_or(false);
     let main = html! {
         h1 { "Security" }
-        p { a href=(p.url(super::settings::PATH, &[])) { "Back to the settings" } }
+        p { a href=(p.url(SETTINGS, &[])) { "Back to the settings" } }
         h2 { "Your two-factor login" }
         @match (&shown, p.current.user.two_factor_since) {
             (Shown::Enrolling(e), _) => (enrolment(state, p, e, refusal("confirm"))),
@@ -94,7 +94,7 @@ async fn page(state: &AppState, p: &Place, (status, shown, failed): (StatusCode,
         }))
         @if p.can(Action::ReadAuditLog) { p { a href=(p.url(AUDIT, &[])) { "The audit log" } } }
     };
-    render(p, (super::settings::PATH, "Security"), status, main)
+    render(p, (SETTINGS, "Security"), status, main)
 }
 
 fn enrolment(state: &AppState, p: &Place, e: &Enrolment, refusal: Option<&Refusal>) -> Markup {
@@ -227,7 +227,7 @@ pub async fn audit_log(req: HttpRequest, state: web::Data<AppState>) -> HttpResp
     let last = listed.has_more.then(|| listed.items.last().map(|e| e.id.as_str())).flatten();
     let main = html! {
         h1 { "Audit log" }
-        p { a href=(p.url(super::settings::PATH, &[])) { "Back to the settings" } }
+        p { a href=(p.url(SETTINGS, &[])) { "Back to the settings" } }
         div.table-wrap tabindex="0" role="region" aria-label="Audit log" { table.audit {
             thead { tr { th { "When" } th { "Who" } th { "What" } th { "Whom" } th { "Detail" } } }
             tbody {
@@ -244,5 +244,5 @@ pub async fn audit_log(req: HttpRequest, state: web::Data<AppState>) -> HttpResp
         } }
         (next_link(&p, AUDIT, last, &[]))
     };
-    render(&p, (super::settings::PATH, "Audit log"), StatusCode::OK, main)
+    render(&p, (SETTINGS, "Audit log"), StatusCode::OK, main)
 }

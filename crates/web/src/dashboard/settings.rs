@@ -17,10 +17,10 @@ use stablepay_domain::ids::{AccountLinkId, UserId};
 use stablepay_http::state::AppState;
 
 use super::form::{Failed, Posted, Work, alert, form, input_in, once, posted};
-use super::frame::{Place, place, refused, render};
+use super::frame::{Place, SECURITY, SETTINGS, place, refused, render};
 use crate::page::{see_other, when};
 
-pub(crate) const PATH: &str = "/dashboard/settings";
+const PATH: &str = SETTINGS;
 
 /// The settings page.
 #[get("/dashboard/settings")]
@@ -55,7 +55,7 @@ async fn sections(state: &AppState, p: &Place, done: Option<&str>, failed: Faile
     Ok(html! {
         h1 { "Settings" }
         @if let Some(d) = done { p.state.ok role="status" { (d.replace('_', " ")) } }
-        p { a href=(p.url(super::security::PATH, &[])) { "Security: two-factor login, password, sessions and the audit log" } }
+        p { a href=(p.url(SECURITY, &[])) { "Security: two-factor login, password, sessions and the audit log" } }
         h2 { (p.merchant.name) }
         dl.facts {
             dt { "Live mode" }

@@ -535,3 +535,78 @@ async fn the_team_and_security_pages_run_the_account_rules() {
     assert_eq!(end.location.as_deref(), Some("/dashboard/login"));
     assert_eq!(b.get(&format!("/dashboard/settings?{q}")).await.location.as_deref(), Some("/dashboard/login"));
 }
+
+#[tokio::test]
+async fn a_payment_link_is_made_shared_paused_edited_and_duplicated_from_its_pages() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    owner(&app, &m, "ada@example.com");
+    let mut b = Browser::new(&app);
+    b.post("/dashboard/login", &[("email", "ada@example.com"), ("password", PASSWORD)]).await;
+    let q = format!("merchant={}&mode=test", m.id);
+    let new = format!("/dashboard/payment-links/new?{q}");
+    let form = b.get(&new).await;
+    assert_eq!(form.status, 200, "{}", form.html);
+    // A fixed link without its amount: refused beside the field, nothing made.
+    let mut missing = form_of(&form.html, "Save the link");
+    missing.extend([
+        ("title".into(), "Coffee beans".into()),
+        ("amountType".into(), "fixed".into()),
+        ("usageType".into(), "reusable".into()),
+    ]);
+    let refused = post(&mut b, &new, &missing).await;
+    assert_eq!(refused.status, 400, "{}", refused.html);
+    assert!(refused.html.contains("id=\"amount-error\"") && refused.html.contains("value=\"Coffee beans\""));
+    assert!(app.get(&m.sk_test, "/v1/payment-links").await.ok(200)["items"].as_array().unwrap().is_empty());
+    let mut good = form_of(&refused.html, "Save the link");
+    good.extend([
+        ("title".into(), "Coffee beans".into()),
+        ("amountType".into(), "fixed".into()),
+        ("amount".into(), "12.50".into()),
+        ("usageType".into(), "reusable".into()),
+    ]);
+    let made = post(&mut b, &new, &good).await;
+    assert_eq!(made.status, 303, "{}", made.html);
+    let page = b.get(made.location.as_deref().unwrap()).await;
+    let api = app.get(&m.sk_test, "/v1/payment-links").await.ok(200)["items"][0].clone();
+    let (id, url) = (api["id"].as_str().unwrap().to_owned(), api["url"].as_str().unwrap().to_owned());
+    assert!(page.html.contains(&url) && page.html.contains("<svg"), "the public URL and its QR code");
+    // A customer pays through it: the link's page lists the invoice.
+    let public_id = url.rsplit('/').next().unwrap();
+    let submitted = app
+        .send(
+            app.http
+                .post(app.url(&format!("/v1/public/payment-links/{public_id}/checkout")))
+                .header("Idempotency-Key", "k1")
+                .json(&json!({ "version": 1 })),
+        )
+        .await;
+    assert_eq!(submitted.status, 201, "{}", submitted.body);
+    let invoice = submitted.ok(201)["invoiceId"].as_str().unwrap().to_owned();
+    let page = b.get(&format!("/dashboard/payment-links/{id}?{q}")).await;
+    assert!(page.html.contains(&invoice), "{}", page.html);
+    // Paused, then edited at its version; a stale version is refused.
+    let paused = post(&mut b, &action_of(&page.html, "Pause"), &form_of(&page.html, "Pause")).await;
+    assert_eq!(paused.status, 303);
+    assert_eq!(app.get(&m.sk_test, &format!("/v1/payment-links/{id}")).await.ok(200)["status"], "paused");
+    let mut edit = form_of(&page.html, "Save the link");
+    edit.extend([
+        ("version".into(), "1".into()),
+        ("title".into(), "Coffee beans, 1 kg".into()),
+        ("amountType".into(), "fixed".into()),
+        ("amount".into(), "14".into()),
+        ("usageType".into(), "reusable".into()),
+    ]);
+    let edit_url = action_of(&page.html, "Save the link");
+    assert_eq!(post(&mut b, &edit_url, &edit).await.status, 303);
+    let api = app.get(&m.sk_test, &format!("/v1/payment-links/{id}")).await.ok(200).clone();
+    assert_eq!((api["title"].as_str(), api["version"].as_i64()), (Some("Coffee beans, 1 kg"), Some(2)));
+    let mut stale = form_of(&b.get(&format!("/dashboard/payment-links/{id}?{q}")).await.html, "Save the link");
+    stale.extend(edit[2..].iter().cloned());
+    assert_eq!(post(&mut b, &edit_url, &stale).await.status, 409);
+    // Duplicated: a new active link.
+    let page = b.get(&format!("/dashboard/payment-links/{id}?{q}")).await;
+    let copy = post(&mut b, &action_of(&page.html, "Duplicate"), &form_of(&page.html, "Duplicate")).await;
+    assert!(!copy.location.unwrap().contains(&id));
+    assert_eq!(app.get(&m.sk_test, "/v1/payment-links").await.ok(200)["items"].as_array().unwrap().len(), 2);
+}

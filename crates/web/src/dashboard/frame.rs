@@ -37,6 +37,11 @@ impl Pairs {
         Self(serde_urlencoded::from_str(req.query_string()).unwrap_or_default())
     }
 
+    /// No pairs (the first page of a list).
+    pub fn query_empty() -> Self {
+        Self(Vec::new())
+    }
+
     /// A posted `application/x-www-form-urlencoded` body.
     pub fn form(body: &[u8]) -> Self {
         Self(serde_urlencoded::from_bytes(body).unwrap_or_default())

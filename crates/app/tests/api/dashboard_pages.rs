@@ -610,3 +610,74 @@ async fn a_payment_link_is_made_shared_paused_edited_and_duplicated_from_its_pag
     assert!(!copy.location.unwrap().contains(&id));
     assert_eq!(app.get(&m.sk_test, "/v1/payment-links").await.ok(200)["items"].as_array().unwrap().len(), 2);
 }
+
+#[tokio::test]
+async fn a_broken_webhook_is_seen_failing_and_replayed_after_the_fix() {
+    use crate::receiver::{Receiver, Reply};
+    use std::time::Duration;
+    let env = [
+        ("STABLEPAY_WEBHOOK_ALLOW_PRIVATE", "true".to_owned()),
+        ("STABLEPAY_WEBHOOK_RETRY_SCHEDULE", "200ms".to_owned()),
+        ("STABLEPAY_WEBHOOK_TIMEOUT_MS", "1000".to_owned()),
+    ];
+    let app = TestApp::spawn_with(crate::support::fresh_db().await, &env, &[]).await;
+    let m = app.merchant("Shop");
+    owner(&app, &m, "ada@example.com");
+    let rx = Receiver::start().await;
+    rx.answer(Reply::Status(503));
+    let mut b = Browser::new(&app);
+    b.post("/dashboard/login", &[("email", "ada@example.com"), ("password", PASSWORD)]).await;
+    let q = format!("merchant={}&mode=test", m.id);
+    let hooks = format!("/dashboard/webhooks?{q}");
+    let page = b.get(&hooks).await;
+    // Added from the page: its signing secret shown once.
+    let mut add = form_of(&page.html, "Add the endpoint");
+    add.push(("url".into(), rx.url("/hook")));
+    let added = post(&mut b, &format!("/dashboard/webhooks/endpoints?{q}"), &add).await;
+    assert_eq!(added.status, 201, "{}", added.html);
+    let secret = text_of(&added.html, "new-secret");
+    assert!(secret.starts_with("whsec_"));
+    assert!(
+        !post(&mut b, &format!("/dashboard/webhooks/endpoints?{q}"), &add).await.html.contains(&secret),
+        "shown once"
+    );
+    assert_eq!(app.get(&m.sk_test, "/v1/webhook-endpoints").await.ok(200)["items"].as_array().unwrap().len(), 1);
+
+    // A payment's event fails at the receiver (503) and shows as failed.
+    let cs = app.post(&m.sk_test, "/v1/checkout-sessions", json!({ "amount": "2.00" })).await.ok(201).clone();
+    let pay = format!("/v1/test-helpers/checkout-sessions/{}/payments", cs["id"].as_str().unwrap());
+    app.post(&m.sk_test, &pay, json!({})).await.ok(201);
+    let failed_path = format!("/dashboard/webhooks?{q}&status=failed");
+    let mut failed = b.get(&failed_path).await;
+    for _ in 0..200 {
+        if failed.html.contains("HTTP 503") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        failed = b.get(&failed_path).await;
+    }
+    assert!(failed.html.contains("HTTP 503"), "{}", failed.html);
+    // Fixed, then replayed from the log: the receiver gets the event, delivered.
+    rx.answer(Reply::Status(200));
+    let seen = rx.received().len();
+    let replayed = post(&mut b, &action_of(&failed.html, "Replay"), &form_of(&failed.html, "Replay")).await;
+    assert_eq!(replayed.status, 303, "{}", replayed.html);
+    rx.wait_for(seen + 1, Duration::from_secs(20)).await;
+    let delivered_path = format!("/dashboard/webhooks?{q}&status=delivered");
+    let mut delivered = b.get(&delivered_path).await;
+    for _ in 0..100 {
+        if delivered.html.contains("HTTP 200") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        delivered = b.get(&delivered_path).await;
+    }
+    assert!(delivered.html.contains("invoice.paid") && delivered.html.contains("HTTP 200"), "{}", delivered.html);
+    // Disabled from the page: a replay is refused on the page, saying why.
+    let page = b.get(&hooks).await;
+    assert_eq!(post(&mut b, &action_of(&page.html, "Disable"), &form_of(&page.html, "Disable")).await.status, 303);
+    let page = b.get(&hooks).await;
+    let refused = post(&mut b, &action_of(&page.html, "Replay"), &form_of(&page.html, "Replay")).await;
+    assert_eq!(refused.status, 409, "{}", refused.html);
+    assert!(refused.html.contains("role=\"alert\""));
+}

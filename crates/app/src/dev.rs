@@ -1,7 +1,8 @@
 //! `stablepay dev`: the newcomer's sandbox in one command.
 //!
-//! Migrates, creates a demo merchant with test-mode keys the first time (remembered in
-//! `.stablepay/dev.json`, which holds test keys only), prints the keys and the base URL, and
+//! Migrates, creates a demo merchant with test-mode keys and a dashboard owner the first time
+//! (remembered in `.stablepay/dev.json`, readable by you only, which holds test keys and the
+//! sandbox owner's password only), prints them with the base URL and the dashboard's, and
 //! serves.
 
 use std::path::PathBuf;
@@ -23,6 +24,37 @@ struct DevState {
     merchant_id: String,
     secret_key: String,
     publishable_key: String,
+    /// The dashboard owner (files of older versions have none: one is made then).
+    #[serde(default)]
+    owner_email: String,
+    #[serde(default)]
+    owner_password: String,
+}
+
+/// The sandbox owner's email.
+const OWNER_EMAIL: &str = "owner@dev.stablepay.test";
+
+/// A random password of 24 characters for the sandbox owner.
+fn dev_password(crypto: &dyn stablepay_domain::crypto::Crypto) -> String {
+    stablepay_domain::ids::PublicToken::generate(crypto).as_str().chars().take(24).collect()
+}
+
+/// The sandbox's dashboard owner, made once.
+async fn ensure_owner(adapters: &Adapters, state: &mut DevState) -> Result<bool> {
+    if !state.owner_email.is_empty() {
+        return Ok(false);
+    }
+    let merchant = MerchantId::parse(&state.merchant_id).ok_or_else(|| msg("the sandbox's merchant id"))?;
+    let password = dev_password(adapters.crypto.as_ref());
+    let accounts = adapters.use_cases();
+    accounts
+        .accounts()
+        .create_user((OWNER_EMAIL, "Sandbox owner", &password), &merchant, stablepay_domain::account::Role::Owner)
+        .await
+        .map_err(|e| msg(format!("creating the sandbox's dashboard owner: {e}")))?;
+    state.owner_email = OWNER_EMAIL.to_owned();
+    state.owner_password = password;
+    Ok(true)
 }
 
 /// Writes a file only its owner can read (0600): it holds keys.
@@ -82,10 +114,12 @@ pub async fn run(config: Config, adapters: Adapters) -> Result<()> {
     crate::server::serve_then(config, adapters, true, move |base| {
         use std::io::Write;
         let text = format!(
-            "\n  stablepay dev sandbox (test mode)\n  merchant:        {}\n  secret key:      {}\n  publishable key: {}\n  base URL:        {base}/v1\n  try: curl -H 'Authorization: Bearer {}' {base}/v1/events\n  keys are kept in {} (readable by you only)\n\n",
+            "\n  stablepay dev sandbox (test mode)\n  merchant:        {}\n  secret key:      {}\n  publishable key: {}\n  base URL:        {base}/v1\n  dashboard:       {base}/dashboard (sign in as {} with the password {})\n  try: curl -H 'Authorization: Bearer {}' {base}/v1/events\n  keys are kept in {} (readable by you only)\n\n",
             state.merchant_id,
             state.secret_key,
             state.publishable_key,
+            state.owner_email,
+            state.owner_password,
             state.secret_key,
             state_path().display()
         );
@@ -107,6 +141,11 @@ async fn load_or_create(adapters: &Adapters) -> Result<DevState> {
         {
             use std::os::unix::fs::PermissionsExt;
             let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
+        }
+        let mut saved = saved;
+        if ensure_owner(adapters, &mut saved).await? {
+            let text = serde_json::to_string_pretty(&saved).map_err(|e| msg(e.to_string()))?;
+            write_private(&path, &text)?;
         }
         return Ok(saved);
     }
@@ -130,11 +169,14 @@ async fn load_or_create(adapters: &Adapters) -> Result<DevState> {
         keys::create_api_key(adapters.keys(), crypto, now, &merchant.id, (Mode::Test, KeyType::Publishable), None)
             .await
             .map_err(|e| msg(e.to_string()))?;
-    let state = DevState {
+    let mut state = DevState {
         merchant_id: merchant.id.to_string(),
         secret_key: secret.reveal().to_owned(),
         publishable_key: publishable.reveal().to_owned(),
+        owner_email: String::new(),
+        owner_password: String::new(),
     };
+    ensure_owner(adapters, &mut state).await?;
     std::fs::create_dir_all(".stablepay").map_err(|e| msg(format!(".stablepay: {e}")))?;
     let text = serde_json::to_string_pretty(&state).map_err(|e| msg(e.to_string()))?;
     write_private(&path, &text)?;

@@ -123,6 +123,7 @@ async fn the_sandbox_prints_the_address_it_bound_and_keeps_its_keys_private() {
     let mut listening = String::new();
     let mut base = String::new();
     let mut secret = String::new();
+    let mut dashboard = String::new();
     tokio::time::timeout(Duration::from_secs(60), async {
         while let Some(line) = lines.next_line().await.unwrap() {
             if let Some(addr) = line.strip_prefix("stablepay listening on ") {
@@ -131,6 +132,8 @@ async fn the_sandbox_prints_the_address_it_bound_and_keeps_its_keys_private() {
                 base = url.trim().to_owned();
             } else if let Some(key) = line.trim().strip_prefix("secret key:") {
                 secret = key.trim().to_owned();
+            } else if let Some(d) = line.trim().strip_prefix("dashboard:") {
+                dashboard = d.trim().to_owned();
             } else if line.contains("readable by you only") {
                 break;
             }
@@ -143,6 +146,17 @@ async fn the_sandbox_prints_the_address_it_bound_and_keeps_its_keys_private() {
     // The printed address and key work.
     let res = crate::support::http_client().get(format!("{base}/events")).bearer_auth(&secret).send().await.unwrap();
     assert_eq!(res.status().as_u16(), 200);
+    // The printed owner signs in to the dashboard.
+    let (url, rest) = dashboard.split_once(" (sign in as ").expect(&dashboard);
+    let (email, password) = rest.trim_end_matches(')').split_once(" with the password ").unwrap();
+    assert_eq!(url, format!("{listening}/dashboard"));
+    let login = crate::support::http_client()
+        .post(format!("{listening}/v1/dashboard/sessions"))
+        .json(&serde_json::json!({ "email": email, "password": password }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(login.status().as_u16(), 201, "{}", login.text().await.unwrap());
     // A partner's contract check passes against the sandbox.
     let check =
         Command::new(BIN).args(["contract-check", "--base-url", &listening, "--key", &secret]).output().await.unwrap();

@@ -79,6 +79,15 @@ impl KeyCache {
         }
     }
 
+    /// Drops the entry of key `id` (a revocation in this process: its answer must not wait for
+    /// the notification to come back).
+    fn forget_key(&self, id: &ApiKeyId) {
+        if let Ok(mut entries) = self.entries.write() {
+            self.generation.fetch_add(1, Ordering::AcqRel);
+            entries.retain(|_, (lookup, _)| &lookup.key.id != id);
+        }
+    }
+
     fn touch(&self, id: &ApiKeyId, at: DateTime<Utc>) {
         if let Ok(mut entries) = self.entries.write() {
             for (lookup, _) in entries.values_mut().filter(|(l, _)| &l.key.id == id) {
@@ -128,7 +137,10 @@ impl ApiKeyStore for CachedKeyStore {
     }
 
     async fn revoke_key(&self, id: &ApiKeyId, at: DateTime<Utc>) -> Result<(), Error> {
-        self.inner.revoke_key(id, at).await
+        let revoked = self.inner.revoke_key(id, at).await;
+        // Other processes learn it from the notification; this one at once.
+        self.cache.forget_key(id);
+        revoked
     }
 
     async fn record_key_use(&self, id: &ApiKeyId, at: DateTime<Utc>) -> Result<(), Error> {
@@ -216,6 +228,22 @@ mod tests {
         cache.put([7; 32], lookup(), cache.generation());
         assert!(cache.get(&[7; 32]).is_some());
         cache.invalidate("mer_1");
+        assert_eq!(cache.get(&[7; 32]), None);
+    }
+
+    #[test]
+    fn a_key_revoked_in_this_process_leaves_the_cache_at_once() {
+        let cache = KeyCache::default();
+        cache.set_listening(true);
+        let generation = cache.generation();
+        cache.put([7; 32], lookup(), generation);
+        assert!(cache.get(&[7; 32]).is_some());
+        cache.forget_key(&ApiKeyId::from_trusted("key_2".into()));
+        assert!(cache.get(&[7; 32]).is_some(), "another key's revocation keeps it");
+        cache.forget_key(&ApiKeyId::from_trusted("key_1".into()));
+        assert_eq!(cache.get(&[7; 32]), None);
+        // A lookup read before the revocation is not cached after it.
+        cache.put([7; 32], lookup(), generation);
         assert_eq!(cache.get(&[7; 32]), None);
     }
 }

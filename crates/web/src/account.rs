@@ -10,8 +10,9 @@ use actix_web::http::header::{HeaderName, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, get, post, web};
 use maud::{Markup, html};
 use stablepay_domain::Error;
+use stablepay_domain::account::link::SignupMode;
 use stablepay_domain::account::model::{MAX_PASSWORD_CHARS, MIN_PASSWORD_CHARS};
-use stablepay_domain::account::service::links::Acceptance;
+use stablepay_domain::account::service::links::{Acceptance, Signup};
 use stablepay_http::error::ApiError;
 use stablepay_http::session::{
     CSRF_FIELD, account_email_quota, check_csrf, cleared_cookie, current_session, session_cookie, throttled_login,
@@ -318,6 +319,69 @@ pub async fn forgot(req: HttpRequest, state: web::Data<AppState>, body: web::Byt
         Err(e) => {
             account_page(e.code.status(), "Forgot your password?", Some(&in_words(&e)), forgot_form(form.get("email")))
         }
+    }
+}
+
+fn signup_form(name: &str, business: &str, email: &str) -> Markup {
+    html! {
+        form method="post" action="/dashboard/signup" {
+            label for="name" { "Your name" }
+            input #name type="text" name="name" value=(name) autocomplete="name" required;
+            label for="business" { "Your business" }
+            input #business type="text" name="businessName" value=(business) autocomplete="organization" required;
+            label for="email" { "Email" }
+            input #email type="email" name="email" value=(email) autocomplete="username" required;
+            label for="password" { "Password" }
+            input #password type="password" name="password" autocomplete="new-password" required aria-describedby="password-hint";
+            p.small #password-hint { (password_hint()) }
+            button type="submit" { "Create the account" }
+        }
+        p { "Have an account? " a href="/dashboard/login" { "Sign in" } }
+    }
+}
+
+/// The sign-up form (`STABLEPAY_SIGNUP=open`; otherwise a page saying how accounts are made).
+#[get("/dashboard/signup")]
+pub async fn signup_page(state: web::Data<AppState>) -> HttpResponse {
+    if state.use_cases.accounts().settings.signup != SignupMode::Open {
+        let closed = html! { p { "Accounts on this service are made by invitation. Ask the owner of your shop to invite you." } };
+        return account_page(StatusCode::NOT_FOUND, "Sign up", None, closed);
+    }
+    account_page(StatusCode::OK, "Create your account", None, signup_form("", "", ""))
+}
+
+/// Signs up: a new merchant owned by the new account, and a verification email; the page says
+/// the same for an email that has an account (it gets an email saying so). Then sign in.
+#[post("/dashboard/signup")]
+pub async fn signup(req: HttpRequest, state: web::Data<AppState>, body: web::Bytes) -> HttpResponse {
+    if !same_origin(&req, state.use_cases.pages().base()) {
+        return forbidden();
+    }
+    let form = Form::of(&body);
+    let (name, business, email) = (form.get("name"), form.get("businessName"), form.get("email"));
+    let done = match account_email_quota(&req, &state, email).await {
+        Ok(_) => {
+            let s = Signup { email, password: form.get("password"), name, business_name: business };
+            state.use_cases.accounts().signup(s).await.map_err(ApiError::from)
+        }
+        Err(e) => Err(e),
+    };
+    match done {
+        Ok(()) => account_page(
+            StatusCode::OK,
+            "Check your email",
+            None,
+            html! {
+                p { "A link to verify the address is on its way. You can sign in now and use test mode; live mode waits for the verified email." }
+                p { a href="/dashboard/login" { "Sign in" } }
+            },
+        ),
+        Err(e) => account_page(
+            e.code.status(),
+            "Create your account",
+            Some(&in_words(&e)),
+            signup_form(name, business, email),
+        ),
     }
 }
 

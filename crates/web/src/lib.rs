@@ -82,6 +82,8 @@ pub fn configure(cfg: &mut ServiceConfig) {
         .service(account::verify)
         .service(account::reset_page)
         .service(account::reset)
+        .service(account::signup_page)
+        .service(account::signup)
         .service(account::forgot_page)
         .service(account::forgot)
         .service(account::accept_page)

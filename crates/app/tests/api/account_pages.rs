@@ -274,3 +274,47 @@ async fn the_delivery_log_says_why_a_webhook_fails() {
     let delivered = b.get(&format!("/dashboard/webhooks?merchant={}&mode=test&status=delivered", m.id)).await;
     assert!(delivered.html.contains("No deliveries") && !delivered.html.contains("HTTP 503"));
 }
+
+#[tokio::test]
+async fn the_sign_up_page_makes_a_merchant_and_its_owner_when_sign_up_is_open() {
+    // Closed by default (invitations): the page says how accounts are made.
+    let closed = TestApp::spawn().await;
+    let page = Browser::new(&closed).get("/dashboard/signup").await;
+    assert_eq!(page.status, 404);
+    assert!(page.html.contains("by invitation"), "{}", page.html);
+
+    let smtp = Smtp::start().await;
+    let mut env = smtp_env(&smtp);
+    env.push(("STABLEPAY_SIGNUP", "open".to_owned()));
+    let app = TestApp::spawn_with(fresh_db().await, &env, &[]).await;
+    let mut b = Browser::new(&app);
+    assert_eq!(b.get("/dashboard/signup").await.status, 200);
+    // A short password: the form again with the rule, what was typed kept (not the password).
+    let short =
+        [("name", "Grace"), ("businessName", "Hopper Tea"), ("email", "grace@example.com"), ("password", "short")];
+    let refused = b.post("/dashboard/signup", &short).await;
+    assert_eq!(refused.status, 400, "{}", refused.html);
+    assert!(refused.html.contains("value=\"Hopper Tea\"") && !refused.html.contains("value=\"short\""));
+    let good =
+        [("name", "Grace"), ("businessName", "Hopper Tea"), ("email", "grace@example.com"), ("password", PASSWORD)];
+    let done = b.post("/dashboard/signup", &good).await;
+    assert_eq!(done.status, 200, "{}", done.html);
+    assert!(done.html.contains("Check your email"));
+    let message = smtp.wait_for_within(1, Duration::from_secs(20)).await;
+    assert!(message.iter().any(|m| header(m, "To") == Some("grace@example.com")), "the verification email");
+    // Signed in: the new merchant, with its owner.
+    b.post("/dashboard/login", &[("email", "grace@example.com"), ("password", PASSWORD)]).await;
+    let home = b.get("/dashboard").await;
+    assert!(home.html.contains("Hopper Tea") && home.html.contains("owner"), "{}", home.html);
+    // A form from another site is refused.
+    let forged = b
+        .http
+        .post(format!("{}/dashboard/signup", b.base))
+        .header("Origin", "https://evil.example")
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(encoded(&good))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(forged.status().as_u16(), 403);
+}

@@ -191,21 +191,37 @@ async fn emails_render_in_a_browser_engine_without_sideways_scroll() {
     drive(json!({ "scenario": "emails", "htmls": htmls, "shots": shots() })).await;
 }
 
-/// The dashboard in a real browser, at 360 px: an owner signs in, makes a draft with lines, a
-/// discount and a tax, issues and sends it (the email arrives through SMTP), opens a checkout
-/// that the customer pays on the hosted page, sees it on the overview, adds a refund reference,
-/// voids another invoice (an empty reason refused first), and signs out; a viewer reads an
-/// invoice with no action offered, and is refused a new one on a page that says why.
+/// The dashboard in a real browser, at 360 px: someone signs up (open sign-up) and turns on
+/// two-factor login, then signs in again with a recovery code; an owner signs in, makes a draft
+/// with lines, a discount and a tax, issues and sends it (the email arrives through SMTP), opens
+/// a checkout that the customer pays on the hosted page, sees it on the overview, adds a refund
+/// reference, voids another invoice (an empty reason refused first), makes a payment link that
+/// a customer pays, makes and revokes a restricted key, runs and downloads an export, adds a
+/// webhook endpoint whose receiver fails (503) and replays the delivery once it answers, reads
+/// a payment's diagnosis and the audit log, sees nothing of test mode in live mode, and signs
+/// out; a support member and a viewer are offered only what their roles allow.
 #[tokio::test]
 async fn the_dashboard_works_in_a_real_browser() {
     let smtp = crate::emails::Smtp::start().await;
     let mut env = crate::emails::env(&smtp);
-    env.push(("STABLEPAY_WORKER_INTERVAL_MS", "100".to_owned()));
+    env.extend([
+        ("STABLEPAY_WORKER_INTERVAL_MS", "100".to_owned()),
+        ("STABLEPAY_SIGNUP", "open".to_owned()),
+        ("STABLEPAY_WEBHOOK_ALLOW_PRIVATE", "true".to_owned()),
+        ("STABLEPAY_WEBHOOK_RETRY_SCHEDULE", "1h".to_owned()),
+        ("STABLEPAY_WEBHOOK_TIMEOUT_MS", "2000".to_owned()),
+    ]);
     let app = TestApp::spawn_with(fresh_db().await, &env, &[]).await;
     let m = app.merchant("Acme Coffee Roasters");
     crate::dashboard::owner(&app, &m, "ada.owner@example.com");
-    let args = ["user", "create", "--email", "vera@example.com", "--merchant", &m.id, "--role", "viewer"];
-    assert!(app.cli_with_input(&args, &format!("{}\n", crate::dashboard::PASSWORD)).0);
+    for (email, role) in [("vera@example.com", "viewer"), ("sam@example.com", "support")] {
+        let args = ["user", "create", "--email", email, "--merchant", &m.id, "--role", role];
+        assert!(app.cli_with_input(&args, &format!("{}\n", crate::dashboard::PASSWORD)).0);
+    }
+    // The receiver fails the first delivery, then answers 200 (the "fix").
+    let receiver = crate::receiver::Receiver::start().await;
+    receiver.answer(crate::receiver::Reply::Status(200));
+    receiver.queue(crate::receiver::Reply::Status(503));
     let body = json!({ "lines": [{ "description": "Tea", "quantity": "1", "unitAmount": "4" }], "issue": true });
     let to_void = app.post(&m.sk_test, "/v1/invoices", body).await.ok(201)["id"].as_str().unwrap().to_owned();
     drive_script(
@@ -215,6 +231,9 @@ async fn the_dashboard_works_in_a_real_browser() {
             "merchant": m.id,
             "owner": "ada.owner@example.com",
             "viewer": "vera@example.com",
+            "support": "sam@example.com",
+            "signup": "grace@example.com",
+            "receiver": receiver.url("/hook"),
             "password": crate::dashboard::PASSWORD,
             "toVoid": to_void,
             "shots": shots(),
@@ -223,14 +242,22 @@ async fn the_dashboard_works_in_a_real_browser() {
     .await;
     // What the browser did is what the service recorded.
     let items = app.get(&m.sk_test, "/v1/invoices?limit=100").await.ok(200)["items"].as_array().unwrap().clone();
-    let made = items.iter().find(|i| i["id"] != to_void.as_str()).unwrap();
-    assert_eq!((made["collectionState"].as_str(), made["total"].as_str()), (Some("paid"), Some("146.340000")));
+    let made = items.iter().find(|i| i["total"] == "146.340000").expect("the draft made in the browser");
+    assert_eq!(made["collectionState"], "paid");
+    let through_link = items.iter().find(|i| i["total"] == "9.500000").expect("the payment link's invoice");
+    assert_eq!(through_link["collectionState"], "paid");
     assert_eq!(made["refundReferences"].as_array().map(Vec::len), Some(1));
     let voided = items.iter().find(|i| i["id"] == to_void.as_str()).unwrap();
     assert_eq!(
         (voided["collectionState"].as_str(), voided["closeReason"].as_str()),
         (Some("void"), Some("Ordered twice"))
     );
+    let keys = app.cli_ok(&["key", "list", "--merchant", &m.id, "--json"]);
+    let restricted: Vec<&Value> =
+        keys["keys"].as_array().unwrap().iter().filter(|k| !k["permissions"].is_null()).collect();
+    assert_eq!(restricted.len(), 1);
+    assert!(restricted[0]["revokedAt"].is_string(), "the restricted key was revoked: {keys}");
+    assert_eq!(receiver.received().len(), 2, "the failed delivery and its replay");
     let mail = smtp.wait_for_within(1, std::time::Duration::from_secs(20)).await;
     let number = made["invoiceNumber"].as_str().unwrap();
     assert!(mail.iter().any(|m| m.contains("ada@example.com") && m.contains(number)), "the invoice email arrived");

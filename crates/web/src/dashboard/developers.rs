@@ -126,7 +126,8 @@ fn create_form(state: &AppState, p: &Place, failed: Failed<'_>) -> Markup {
                     option value="publishable" selected[kind == "publishable"] { "Publishable (browsers)" }
                 }
             }
-            (input("permissions", "Restrict to (for example invoices:read,checkout_sessions:write; empty: unrestricted)", ("text", &typed("permissions")), refusal))
+            (input("permissions", "Restrict to (empty: unrestricted)", ("text", &typed("permissions")), refusal))
+        p.small { "For example: " code { "invoices:read, checkout_sessions:write" } " (families: checkout_sessions, invoices, payments, payment_links, webhooks, events, exports; write includes read)." }
             button.primary type="submit" { "Create the key" }
         },
     )

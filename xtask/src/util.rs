@@ -51,6 +51,18 @@ pub fn psql(sql: &str) -> Result<(), String> {
 }
 
 /// Pulls a string field out of a one-line JSON object without a JSON dependency.
+/// Reads `--name value` options whose values are counts: each of `options` (its name and its
+/// default) is set from `args`. Errors: an unknown option, a missing or non-numeric value.
+pub fn count_options<const N: usize>(args: &[String], mut options: [(&str, u64); N]) -> Result<[u64; N], String> {
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let value = it.next().ok_or_else(|| format!("{a} needs a value"))?;
+        let slot = options.iter_mut().find(|(name, _)| name == a).ok_or_else(|| format!("unknown option {a}"))?;
+        slot.1 = value.parse().map_err(|_| format!("{a} takes a number"))?;
+    }
+    Ok(options.map(|(_, v)| v))
+}
+
 pub fn json_field(text: &str, field: &str) -> Option<String> {
     let key = format!("\"{field}\":\"");
     let start = text.find(&key)? + key.len();

@@ -20,16 +20,7 @@ use crate::util;
 const PASSWORD: &str = "bench owner password, long enough";
 
 pub fn run(args: &[String]) -> Result<(), String> {
-    let (mut invoices, mut seconds) = (100_000u64, 10u64);
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let value = it.next().ok_or_else(|| format!("{a} needs a value"))?;
-        match a.as_str() {
-            "--invoices" => invoices = value.parse().map_err(|_| "--invoices takes a number")?,
-            "--seconds" => seconds = value.parse().map_err(|_| "--seconds takes a number")?,
-            other => return Err(format!("unknown option {other}")),
-        }
-    }
+    let [invoices, seconds] = util::count_options(args, [("--invoices", 100_000), ("--seconds", 10)])?;
     let binary = util::release_binary()?;
     let db = format!("stablepay_bench_dashboard_{}", std::process::id());
     let url = util::migrated_database(&binary, &db)?;

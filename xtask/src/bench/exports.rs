@@ -16,16 +16,7 @@ use crate::bench::client::{MakeRequest, OnBody, Phase, connect, exchange, load, 
 use crate::util;
 
 pub fn run(args: &[String]) -> Result<(), String> {
-    let (mut invoices, mut seconds) = (1_000_000u64, 10u64);
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let value = it.next().ok_or_else(|| format!("{a} needs a value"))?;
-        match a.as_str() {
-            "--invoices" => invoices = value.parse().map_err(|_| "--invoices takes a number")?,
-            "--seconds" => seconds = value.parse().map_err(|_| "--seconds takes a number")?,
-            other => return Err(format!("unknown option {other}")),
-        }
-    }
+    let [invoices, seconds] = util::count_options(args, [("--invoices", 1_000_000), ("--seconds", 10)])?;
     let binary = util::release_binary()?;
     let db = format!("stablepay_bench_exports_{}", std::process::id());
     let url = util::migrated_database(&binary, &db)?;

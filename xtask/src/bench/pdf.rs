@@ -32,15 +32,7 @@ const RENDERER_CRATES: [&str; 8] =
     ["krilla", "skrifa", "read_fonts", "rustybuzz", "subsetter", "pdf_writer", "stablepay_pdf", "ttf_parser"];
 
 pub fn run(args: &[String]) -> Result<(), String> {
-    let mut seconds = 10u64;
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let value = it.next().ok_or_else(|| format!("{a} needs a value"))?;
-        match a.as_str() {
-            "--seconds" => seconds = value.parse().map_err(|_| "--seconds takes a number")?,
-            other => return Err(format!("unknown option {other}")),
-        }
-    }
+    let [seconds] = util::count_options(args, [("--seconds", 10)])?;
     let binary = util::release_binary()?;
     let db = format!("stablepay_bench_pdf_{}", std::process::id());
     let url = util::migrated_database(&binary, &db)?;

@@ -17,7 +17,7 @@ use stablepay_domain::mode::Mode;
 use stablepay_domain::{Error, Resource};
 use stablepay_http::state::AppState;
 
-use super::frame::{Filter, Pairs, Place, filter_form, next_link, place, refused, render};
+use super::frame::{Filter, Pairs, Place, filter_form, in_this_mode, next_link, place, refused, render};
 use crate::page::when;
 
 const SESSIONS: &str = "/dashboard/checkout-sessions";
@@ -112,9 +112,8 @@ pub async fn session(req: HttpRequest, state: web::Data<AppState>, path: web::Pa
     };
     let Some(id) = CheckoutSessionId::parse(&path) else { return refused(Error::NotFound(Resource::CheckoutSession)) };
     let diagnostics = state.use_cases.diagnostics_at(state.use_cases.clock());
-    match diagnostics.checkout(&p.scope, &id).await {
+    match in_this_mode(diagnostics.checkout(&p.scope, &id).await, Resource::CheckoutSession) {
         Ok(d) => render(&p, (SESSIONS, "Checkout session"), StatusCode::OK, diagnosis(&state, &p, &d, None)),
-        Err(Error::ModeMismatch) => refused(Error::NotFound(Resource::CheckoutSession)),
         Err(e) => refused(e),
     }
 }
@@ -128,9 +127,8 @@ pub async fn payment(req: HttpRequest, state: web::Data<AppState>, path: web::Pa
     };
     let Some(id) = PaymentId::parse(&path) else { return refused(Error::NotFound(Resource::Payment)) };
     let diagnostics = state.use_cases.diagnostics_at(state.use_cases.clock());
-    match diagnostics.payment(&p.scope, &id).await {
+    match in_this_mode(diagnostics.payment(&p.scope, &id).await, Resource::Payment) {
         Ok(d) => render(&p, (PAYMENTS, "Payment"), StatusCode::OK, diagnosis(&state, &p, &d, Some(&id))),
-        Err(Error::ModeMismatch) => refused(Error::NotFound(Resource::Payment)),
         Err(e) => refused(e),
     }
 }

@@ -16,7 +16,7 @@ use stablepay_http::download::export_file;
 use stablepay_http::state::AppState;
 
 use super::form::{Failed, Refusal, Work, alert, form, input, once, posted};
-use super::frame::{Pairs, Place, next_link, place, refused, refused_api, render};
+use super::frame::{Pairs, Place, in_this_mode, next_link, place, refused, refused_api, render};
 use crate::page::{day, see_other, when};
 
 const PATH: &str = "/dashboard/exports";
@@ -201,9 +201,9 @@ pub async fn file(req: HttpRequest, state: web::Data<AppState>, path: web::Path<
         Err(e) => return refused(e),
     };
     let Some(id) = ExportId::parse(&path) else { return refused(Error::NotFound(stablepay_domain::Resource::Export)) };
-    match state.use_cases.exports().downloadable(&p.scope, &id).await {
+    match in_this_mode(state.use_cases.exports().downloadable(&p.scope, &id).await, stablepay_domain::Resource::Export)
+    {
         Ok(export) => export_file(state.clone(), p.scope.clone(), &export).await.unwrap_or_else(|e| refused_api(&e)),
-        Err(Error::ModeMismatch) => refused(Error::NotFound(stablepay_domain::Resource::Export)),
         Err(e) => refused(e),
     }
 }

@@ -119,6 +119,15 @@ pub fn refused_api(e: &ApiError) -> HttpResponse {
     )
 }
 
+/// A read of this page's mode: a record of the other mode is not found here (the two modes are
+/// two worlds, as in the API).
+pub fn in_this_mode<T>(read: Result<T, Error>, resource: Resource) -> Result<T, Error> {
+    match read {
+        Err(Error::ModeMismatch) => Err(Error::NotFound(resource)),
+        other => other,
+    }
+}
+
 /// The member, merchant and mode of a request (`merchant` and `mode` of its query; the first
 /// membership and test mode by default), allowed `action` there.
 pub async fn place(req: &HttpRequest, state: &AppState, action: Action) -> Result<Place, Error> {

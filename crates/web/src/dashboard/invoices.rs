@@ -23,7 +23,7 @@ use stablepay_http::download::pdf_file;
 use stablepay_http::state::AppState;
 
 use super::form::{Failed, Posted, Refusal, Work, alert, form, input_in, once, posted};
-use super::frame::{Filter, Pairs, Place, filter_form, next_link, place, refused, refused_api, render};
+use super::frame::{Filter, Pairs, Place, filter_form, in_this_mode, next_link, place, refused, refused_api, render};
 use crate::page::{day, see_other, when};
 
 const LIST: &str = "/dashboard/invoices";
@@ -79,10 +79,7 @@ pub async fn list(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse 
 /// Loads an invoice of the place (another merchant's, or the other mode's, is not found).
 pub async fn load(state: &AppState, p: &Place, id: &str) -> Result<InvoiceAggregate, Error> {
     let id = InvoiceId::parse(id).ok_or(Error::NotFound(Resource::Invoice))?;
-    match state.use_cases.invoices().get(&p.scope, &InvoiceKey::Id(id)).await {
-        Err(Error::ModeMismatch) => Err(Error::NotFound(Resource::Invoice)),
-        other => other,
-    }
+    in_this_mode(state.use_cases.invoices().get(&p.scope, &InvoiceKey::Id(id)).await, Resource::Invoice)
 }
 
 /// One invoice: its totals, customer, lines, checkout sessions, payments (live transaction
@@ -107,9 +104,9 @@ pub async fn pdf(req: HttpRequest, state: web::Data<AppState>, path: web::Path<S
         Err(e) => return refused(e),
     };
     let Some(id) = InvoiceId::parse(&path) else { return refused(Error::NotFound(Resource::Invoice)) };
-    match state.use_cases.invoice_document(&p.merchant, &p.scope, &InvoiceKey::Id(id)).await {
+    let document = state.use_cases.invoice_document(&p.merchant, &p.scope, &InvoiceKey::Id(id)).await;
+    match in_this_mode(document, Resource::Invoice) {
         Ok(document) => pdf_file(state.clone(), document).await.unwrap_or_else(|e| refused_api(&e)),
-        Err(Error::ModeMismatch) => refused(Error::NotFound(Resource::Invoice)),
         Err(e) => refused(e),
     }
 }

@@ -19,7 +19,7 @@ use stablepay_domain::{Error, Resource};
 use stablepay_http::state::AppState;
 
 use super::form::{Failed, Refusal, Work, alert, form, input, once, posted};
-use super::frame::{Filter, Pairs, Place, filter_form, next_link, place, refused, render};
+use super::frame::{Filter, Pairs, Place, filter_form, in_this_mode, next_link, place, refused, render};
 use crate::page::{day, see_other, when};
 
 const LIST: &str = "/dashboard/payment-links";
@@ -201,10 +201,7 @@ pub async fn new(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
 
 async fn load(state: &AppState, p: &Place, id: &str) -> Result<(PaymentLink, chrono::DateTime<chrono::Utc>), Error> {
     let id = PaymentLinkId::parse(id).ok_or(Error::NotFound(Resource::PaymentLink))?;
-    match state.use_cases.links().get(&p.scope, &id).await {
-        Err(Error::ModeMismatch) => Err(Error::NotFound(Resource::PaymentLink)),
-        other => other,
-    }
+    in_this_mode(state.use_cases.links().get(&p.scope, &id).await, Resource::PaymentLink)
 }
 
 /// A link's page: its state, public URL and QR code, configuration (editable at its version),

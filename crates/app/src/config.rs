@@ -55,6 +55,8 @@ pub struct Config {
     pub signup: stablepay_domain::account::link::SignupMode,
     /// Whether an owner's live activation request activates at once.
     pub self_activation: bool,
+    /// How long events, deliveries and finished emails are kept.
+    pub retention: stablepay_domain::retention::RetentionSettings,
 }
 
 /// Email delivery.
@@ -187,6 +189,8 @@ struct FileConfig {
     session_absolute_hours: Option<String>,
     signup: Option<String>,
     self_activation: Option<String>,
+    retention_events_days: Option<String>,
+    retention_emails_days: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -321,8 +325,23 @@ impl Config {
             sessions,
             signup,
             self_activation,
+            retention: retention(&src)?,
         })
     }
+}
+
+/// How long the records that only explain the past are kept (0: forever).
+fn retention<E: Fn(&str) -> Option<String>>(
+    src: &Source<'_, E>,
+) -> Result<stablepay_domain::retention::RetentionSettings, ConfigError> {
+    use stablepay_domain::retention::model::MAX_RETENTION_DAYS;
+    let (f, max) = (&src.file, u64::from(MAX_RETENTION_DAYS));
+    let events = src.number("STABLEPAY_RETENTION_EVENTS_DAYS", &f.retention_events_days, "90", (0, max))?;
+    let emails = src.number("STABLEPAY_RETENTION_EMAILS_DAYS", &f.retention_emails_days, "90", (0, max))?;
+    Ok(stablepay_domain::retention::RetentionSettings {
+        events_days: u32::try_from(events).unwrap_or(MAX_RETENTION_DAYS),
+        emails_days: u32::try_from(emails).unwrap_or(MAX_RETENTION_DAYS),
+    })
 }
 
 /// How long dashboard sessions last: idle minutes, and hours after the login.
@@ -625,6 +644,16 @@ pub const VARIABLES: &[Variable] = &[
         "STABLEPAY_SELF_ACTIVATION",
         "false",
         "An owner's live activation request activates at once (true), or waits for `stablepay merchant activate`",
+    ),
+    var(
+        "STABLEPAY_RETENTION_EVENTS_DAYS",
+        "90",
+        "Days events are kept, with their webhook deliveries and attempts (0-3660; 0 keeps them)",
+    ),
+    var(
+        "STABLEPAY_RETENTION_EMAILS_DAYS",
+        "90",
+        "Days sent, failed or skipped emails of the outbox are kept (0-3660; 0 keeps them)",
     ),
     var("STABLEPAY_SESSION_IDLE_MINUTES", "720", "A dashboard session unused this long ends (5-10080 minutes)"),
     var(

@@ -2,14 +2,16 @@
 
 use stablepay_domain::Error;
 use stablepay_domain::invoice::service::DueReport;
-use stablepay_domain::ports::IdempotencyStore;
+use stablepay_domain::retention::Purged;
+use stablepay_domain::retention::model::PURGE_BATCH;
 
 use crate::wiring::Adapters;
 
 /// Runs every due time-based transition (checkout expiry, invoice expiry, past due, payment
 /// link expiry), queues the reminders whose slot came due, issues the monthly statements that
-/// came due and mails those whose files are ready, delivers due emails, and purges
-/// idempotency keys past their 24-hour window. An invoice whose work fails is logged and backed
+/// came due and mails those whose files are ready, delivers due emails, and purges one bounded
+/// batch of what is past its retention (events with their deliveries, finished emails,
+/// idempotency keys past their 24-hour window). An invoice whose work fails is logged and backed
 /// off; the others go on.
 /// What one due pass did: the invoices' due work, and the email attempts that failed (counted
 /// with the invoices whose work failed, so the worker shows `degraded` while emails fail).
@@ -82,9 +84,14 @@ pub async fn run_due(adapters: &Adapters, stop: &tokio::sync::watch::Receiver<bo
     if notices.sent + notices.failed > 0 {
         tracing::info!(sent = notices.sent, failed = notices.failed, "notices to members attempted");
     }
-    let purged = adapters.store.purge_expired().await?;
-    if purged > 0 {
-        tracing::info!(purged, "expired idempotency keys removed");
+    let purged = adapters.use_cases().retention().purge(PURGE_BATCH).await?;
+    if purged != Purged::default() {
+        tracing::info!(
+            events = purged.events,
+            emails = purged.emails,
+            idempotency_keys = purged.idempotency_keys,
+            "records past their retention removed"
+        );
     }
     Ok(DuePass {
         due: report,

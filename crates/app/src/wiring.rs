@@ -51,6 +51,8 @@ pub struct Adapters {
     pub idempotency: stablepay_domain::idempotency::IdempotencySettings,
     /// How long dashboard sessions last, and who may sign up.
     pub accounts: stablepay_domain::account::service::AccountSettings,
+    /// How long events, deliveries and finished emails are kept.
+    pub retention: stablepay_domain::retention::RetentionSettings,
     /// Authenticated keys, shared by the HTTP workers; emptied by `NOTIFY` on key changes.
     pub key_cache: Arc<stablepay_postgres::KeyCache>,
 }
@@ -119,6 +121,7 @@ impl Adapters {
                 signup: config.signup,
                 self_activation: config.self_activation,
             },
+            retention: config.retention,
             limiter,
             sender: Arc::new(sender),
             secret_box: Arc::new(AesSecretBox::new(w.secret_key)),
@@ -180,6 +183,7 @@ impl Adapters {
             pages: PublicPages::new(self.public_base_url.clone()).with_explorer(self.explorer_url.clone()),
             idempotency: self.idempotency,
             accounts: self.accounts,
+            retention: self.retention,
         }
     }
 

@@ -166,6 +166,7 @@ pub mod merchant;
 pub mod payment_link;
 pub mod ratelimit;
 pub mod reconciliation;
+pub mod retention;
 pub mod statement;
 pub mod telemetry;
 pub mod webhook;

@@ -123,6 +123,8 @@ pub struct Settings {
     pub idempotency: IdempotencySettings,
     /// How long dashboard sessions last, and who may sign up.
     pub accounts: AccountSettings,
+    /// How long events, deliveries and finished emails are kept.
+    pub retention: crate::retention::model::RetentionSettings,
 }
 
 /// The test clock of a merchant after it moved, and what the move set off.
@@ -275,6 +277,16 @@ impl UseCases {
     /// Exports of a merchant's records, on the store's clock.
     pub fn exports(&self) -> Exports<'_> {
         self.exports_at(self.clock())
+    }
+
+    /// The worker's purge of what is past its retention.
+    pub fn retention(&self) -> crate::retention::service::Retention<'_> {
+        crate::retention::service::Retention {
+            events: self.ports.events.as_ref(),
+            emails: self.ports.emails.as_ref(),
+            idempotency: self.ports.idempotency.as_ref(),
+            settings: self.settings.retention,
+        }
     }
 
     /// A merchant's API keys, as the dashboard manages them (on the real time).

@@ -221,4 +221,8 @@ impl EmailStore for PgStore {
             })
             .collect()
     }
+
+    async fn purge_emails(&self, days: u32, limit: u32) -> Result<u64, Error> {
+        crate::retention::emails(&mut *self.conn().await?, days, limit).await
+    }
 }

@@ -152,4 +152,8 @@ impl EventStore for PgStore {
         }
         row.try_into()
     }
+
+    async fn purge_events(&self, days: u32, limit: u32) -> Result<u64, Error> {
+        crate::retention::events(&mut *self.conn().await?, days, limit).await
+    }
 }

@@ -180,12 +180,7 @@ impl IdempotencyStore for PgStore {
         Ok(())
     }
 
-    async fn purge_expired(&self) -> Result<u64, Error> {
-        let mut conn = self.conn().await?;
-        let n = diesel::delete(k::table.filter(k::created_at.lt(Utc::now() - Duration::hours(WINDOW_HOURS))))
-            .execute(&mut conn)
-            .await
-            .map_err(db)?;
-        Ok(u64::try_from(n).unwrap_or(0))
+    async fn purge_expired(&self, limit: u32) -> Result<u64, Error> {
+        crate::retention::keys(&mut *self.conn().await?, Utc::now() - Duration::hours(WINDOW_HOURS), limit).await
     }
 }

@@ -24,6 +24,7 @@ mod payment_links;
 mod pool;
 mod reconciliation;
 mod reconciliation_runs;
+mod retention;
 mod rows;
 pub mod schema;
 mod statements;

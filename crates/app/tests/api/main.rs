@@ -34,6 +34,7 @@ mod reconciliation;
 mod reference;
 mod replicas;
 mod restricted;
+mod retention;
 mod settings;
 mod statements;
 mod support;

@@ -36,6 +36,11 @@ pub trait EmailStore: Send + Sync {
     /// Collectible invoices (of `only`, or of every merchant) with an enabled reminder schedule
     /// whose due date is within 31 days of their scope's time: those a slot may come due for.
     async fn reminder_candidates(&self, only: Option<Scope>, limit: u32) -> Result<Vec<(Scope, InvoiceId)>, Error>;
+    /// Retention (every scope, the worker's): removes at most `limit` finished emails (sent,
+    /// failed, skipped) created over `days` ago, oldest first. A scheduled reminder of an
+    /// invoice still collectible stays (it tells the reminder pass its slot was sent). Answers
+    /// how many were removed.
+    async fn purge_emails(&self, days: u32, limit: u32) -> Result<u64, Error>;
 }
 
 /// Where a failed send went wrong.

@@ -34,6 +34,6 @@ pub trait IdempotencyStore: Send + Sync {
     /// Forgets the claim (the request failed in a way a retry may fix), if it is still this
     /// claim and its work did not commit.
     async fn abandon(&self, claim: &IdempotencyClaim) -> Result<(), Error>;
-    /// Deletes keys older than 24 hours; returns how many.
-    async fn purge_expired(&self) -> Result<u64, Error>;
+    /// Deletes at most `limit` keys older than 24 hours, oldest first; returns how many.
+    async fn purge_expired(&self, limit: u32) -> Result<u64, Error>;
 }

@@ -1,0 +1,48 @@
+//! What is kept, and for how long.
+
+/// Days an event (with its webhook deliveries and their attempts) is kept, by default.
+pub const DEFAULT_EVENTS_DAYS: u32 = 90;
+/// Days a finished email of the outbox (sent, failed or skipped) is kept, by default.
+pub const DEFAULT_EMAILS_DAYS: u32 = 90;
+/// The most days a retention setting takes (ten years).
+pub const MAX_RETENTION_DAYS: u32 = 3660;
+/// The most records of one kind one purge removes: a pass holds few locks for little time, so
+/// purging never blocks requests; the worker's next pass goes on.
+pub const PURGE_BATCH: u32 = 1000;
+
+/// How long one deployment keeps what it may purge. `0` keeps it forever. Idempotency keys are
+/// kept for the spec's 24-hour window, always.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RetentionSettings {
+    /// Days an event is kept, with its webhook deliveries and their attempts
+    /// (`STABLEPAY_RETENTION_EVENTS_DAYS`). An event's age is told by its scope's time: a
+    /// test-mode event's by its merchant's test clock.
+    pub events_days: u32,
+    /// Days a finished email is kept (`STABLEPAY_RETENTION_EMAILS_DAYS`); queued emails stay.
+    pub emails_days: u32,
+}
+
+impl Default for RetentionSettings {
+    fn default() -> Self {
+        Self { events_days: DEFAULT_EVENTS_DAYS, emails_days: DEFAULT_EMAILS_DAYS }
+    }
+}
+
+/// What one purge removed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Purged {
+    /// Events, each with its deliveries and attempts.
+    pub events: u64,
+    /// Finished emails.
+    pub emails: u64,
+    /// Idempotency keys past their window.
+    pub idempotency_keys: u64,
+}
+
+impl Purged {
+    /// Whether a batch of any kind was full (more may be waiting).
+    pub fn full(&self, batch: u32) -> bool {
+        let batch = u64::from(batch);
+        self.events >= batch || self.emails >= batch || self.idempotency_keys >= batch
+    }
+}

@@ -1,0 +1,92 @@
+//! Retention's purges, each one bounded statement: events (with their webhook deliveries and
+//! attempts, deleted in the same statement, so the foreign keys hold at its end), finished
+//! emails, and idempotency keys past their window. Each takes the oldest first and at most its
+//! batch, so it holds few row locks for little time and never blocks requests.
+
+use chrono::{DateTime, Utc};
+use diesel::sql_types::{BigInt, Integer, Timestamptz};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
+use stablepay_domain::Error;
+
+use crate::error::db;
+
+/// Events older than `$1` days in their scope's time (a test-mode event by its merchant's test
+/// clock), none with a delivery still pending or being delivered: at most `$2`, oldest first,
+/// found per merchant and mode on `events_scope_created`.
+const EVENTS: &str = "\
+WITH doomed AS ( \
+  SELECT old.id FROM merchants m \
+  CROSS JOIN (VALUES ('test'), ('live')) AS md(mode) \
+  LEFT JOIN test_clocks c ON c.merchant_id = m.id AND md.mode = 'test' \
+  CROSS JOIN LATERAL ( \
+    SELECT e.id, e.created_at FROM events e \
+    WHERE e.merchant_id = m.id AND e.mode = md.mode \
+      AND e.created_at < now() + make_interval(secs => COALESCE(c.offset_seconds, 0)::float8) - make_interval(days => $1) \
+      AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status IN ('pending', 'delivering')) \
+    ORDER BY e.created_at LIMIT $2 \
+  ) old \
+  ORDER BY old.created_at LIMIT $2 \
+), attempts AS ( \
+  DELETE FROM webhook_attempts a USING webhook_deliveries d, doomed \
+  WHERE a.delivery_id = d.id AND d.event_id = doomed.id \
+), deliveries AS ( \
+  DELETE FROM webhook_deliveries d USING doomed WHERE d.event_id = doomed.id \
+) \
+DELETE FROM events e USING doomed WHERE e.id = doomed.id";
+
+/// Finished emails (sent, failed, skipped) created over `$1` days ago: at most `$2`, oldest
+/// first. A scheduled reminder of an invoice still collectible stays: its row is what tells the
+/// reminder pass that the slot was sent (without it the slot would be sent again).
+const EMAILS: &str = "\
+DELETE FROM emails WHERE id IN ( \
+  SELECT em.id FROM emails em JOIN invoices i ON i.id = em.invoice_id \
+  WHERE em.status <> 'queued' AND em.created_at < now() - make_interval(days => $1) \
+    AND (em.slot NOT LIKE 'schedule:%' OR i.collection_state NOT IN ('draft', 'open', 'past_due', 'partially_paid')) \
+  ORDER BY em.created_at LIMIT $2)";
+
+/// Idempotency keys created before `$1`: at most `$2`, oldest first.
+const KEYS: &str = "\
+DELETE FROM idempotency_keys WHERE (merchant_id, mode, key_type, key) IN ( \
+  SELECT merchant_id, mode, key_type, key FROM idempotency_keys WHERE created_at < $1 ORDER BY created_at LIMIT $2)";
+
+fn count(n: usize) -> u64 {
+    u64::try_from(n).unwrap_or(u64::MAX)
+}
+
+fn days(days: u32) -> i32 {
+    i32::try_from(days).unwrap_or(i32::MAX)
+}
+
+fn limit(limit: u32) -> i64 {
+    i64::from(limit)
+}
+
+pub(crate) async fn events(conn: &mut AsyncPgConnection, older_than_days: u32, batch: u32) -> Result<u64, Error> {
+    let n = diesel::sql_query(EVENTS)
+        .bind::<Integer, _>(days(older_than_days))
+        .bind::<BigInt, _>(limit(batch))
+        .execute(conn)
+        .await
+        .map_err(db)?;
+    Ok(count(n))
+}
+
+pub(crate) async fn emails(conn: &mut AsyncPgConnection, older_than_days: u32, batch: u32) -> Result<u64, Error> {
+    let n = diesel::sql_query(EMAILS)
+        .bind::<Integer, _>(days(older_than_days))
+        .bind::<BigInt, _>(limit(batch))
+        .execute(conn)
+        .await
+        .map_err(db)?;
+    Ok(count(n))
+}
+
+pub(crate) async fn keys(conn: &mut AsyncPgConnection, before: DateTime<Utc>, batch: u32) -> Result<u64, Error> {
+    let n = diesel::sql_query(KEYS)
+        .bind::<Timestamptz, _>(before)
+        .bind::<BigInt, _>(limit(batch))
+        .execute(conn)
+        .await
+        .map_err(db)?;
+    Ok(count(n))
+}

@@ -681,3 +681,51 @@ async fn a_broken_webhook_is_seen_failing_and_replayed_after_the_fix() {
     assert_eq!(refused.status, 409, "{}", refused.html);
     assert!(refused.html.contains("role=\"alert\""));
 }
+
+#[tokio::test]
+async fn the_invoice_list_narrows_by_status_number_customer_and_dates() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    owner(&app, &m, "ada@example.com");
+    let mut made = Vec::new();
+    for (name, email) in [
+        ("Ada Lovelace", "ada@example.com"),
+        ("Grace Hopper", "grace@navy.example"),
+        ("Alan 100%_Turing", "alan@example.com"),
+    ] {
+        let body = json!({ "lines": [{ "description": "Tea", "quantity": "1", "unitAmount": "4" }],
+                           "customer": { "name": name, "email": email }, "issue": true });
+        made.push(app.post(&m.sk_test, "/v1/invoices", body).await.ok(201).clone());
+    }
+    // One is paid: its status is paid, the others pending.
+    let cs = made[1]["checkoutSessions"][0]["id"].as_str().unwrap();
+    app.post(&m.sk_test, &format!("/v1/test-helpers/checkout-sessions/{cs}/payments"), json!({})).await.ok(201);
+    let number = |i: usize| made[i]["invoiceNumber"].as_str().unwrap().to_owned();
+    let mut b = Browser::new(&app);
+    b.post("/dashboard/login", &[("email", "ada@example.com"), ("password", PASSWORD)]).await;
+    let list = |query: &str| format!("/dashboard/invoices?merchant={}&mode=test&{query}", m.id);
+    let shown = |html: &str| (0..3).filter(|i| html.contains(&number(*i))).collect::<Vec<_>>();
+
+    assert_eq!(shown(&b.get(&list("q=GRACE")).await.html), vec![1], "a customer's name, case ignored");
+    assert_eq!(shown(&b.get(&list("q=navy.example")).await.html), vec![1], "a customer's email");
+    assert_eq!(shown(&b.get(&list(&format!("q={}", number(2)))).await.html), vec![2], "a number");
+    // A search's wildcards are literal: "100%_" finds Alan only, "%" alone no one else.
+    assert_eq!(shown(&b.get(&list("q=100%25_")).await.html), vec![2]);
+    assert_eq!(shown(&b.get(&list("status=paid")).await.html), vec![1]);
+    let pending = b.get(&list("status=pending&q=example.com")).await;
+    assert_eq!(shown(&pending.html), vec![0, 2]);
+    assert!(pending.html.contains("value=\"example.com\""), "the search is kept in the form");
+    let today = chrono::Utc::now().format("%Y-%m-%d").to_string();
+    assert_eq!(shown(&b.get(&list(&format!("from={today}&to={today}"))).await.html), vec![0, 1, 2]);
+    assert!(shown(&b.get(&list("to=2020-01-01")).await.html).is_empty(), "nothing was created before 2020");
+    // The filters stay in the next page's URL.
+    let first = b.get(&list("q=example.com&limit=1")).await;
+    let next =
+        first.html.split("rel=\"next\" href=\"").nth(1).unwrap().split('"').next().unwrap().replace("&amp;", "&");
+    assert!(next.contains("q=example.com") && next.contains("limit=1"), "{next}");
+    // A date that does not parse, or dates the wrong way round, are refused on a page.
+    let bad = b.get(&list("from=yesterday")).await;
+    assert_eq!(bad.status, 400);
+    assert!(bad.html.contains("from"), "{}", bad.html);
+    assert_eq!(b.get(&list("from=2026-02-01&to=2026-01-01")).await.status, 400);
+}

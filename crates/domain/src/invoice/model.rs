@@ -471,3 +471,21 @@ mod tests {
         assert_eq!(Actor::parse("robot"), None);
     }
 }
+
+/// The longest text an invoice search takes, in UTF-8 bytes.
+pub const MAX_SEARCH_BYTES: usize = 200;
+
+/// What an invoice list is narrowed to (the dashboard's filters): every part optional.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct InvoiceSearch {
+    /// One collection state.
+    pub state: Option<crate::invoice::collection::CollectionState>,
+    /// One lifecycle status.
+    pub status: Option<crate::invoice::lifecycle::LifecycleStatus>,
+    /// Part of the invoice number, or of the customer's email or name (case ignored).
+    pub text: Option<String>,
+    /// Created at or after.
+    pub created_from: Option<DateTime<Utc>>,
+    /// Created before.
+    pub created_before: Option<DateTime<Utc>>,
+}

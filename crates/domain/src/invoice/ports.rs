@@ -11,6 +11,7 @@ use crate::invoice::aggregate::{InvoiceAggregate, InvoiceChange, InvoiceKey, Pub
 use crate::invoice::checkout::{CheckoutSession, CheckoutStatus};
 use crate::invoice::collection::CollectionState;
 use crate::invoice::document::InvoiceDocument;
+use crate::invoice::model::InvoiceSearch;
 use crate::invoice::payment::{Payment, PaymentStatus, TxHash};
 use crate::merchant::model::WalletAddress;
 use crate::mode::Scope;
@@ -39,6 +40,14 @@ pub trait InvoiceStore: Send + Sync {
         &self,
         scope: &Scope,
         state: Option<CollectionState>,
+        page: &PageRequest,
+    ) -> Result<Page<InvoiceAggregate>, Error>;
+    /// Invoices of `scope` narrowed by `search`, newest first. Errors: `InvalidCursor` as
+    /// [`InvoiceStore::list_invoices`].
+    async fn search_invoices(
+        &self,
+        scope: &Scope,
+        search: &InvoiceSearch,
         page: &PageRequest,
     ) -> Result<Page<InvoiceAggregate>, Error>;
     /// Checkout sessions of `scope`, newest first, optionally in one status. Errors:

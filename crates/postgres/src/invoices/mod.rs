@@ -22,6 +22,7 @@ use stablepay_domain::ids::{InvoiceId, MerchantId, PaymentId};
 use stablepay_domain::invoice::aggregate::{InvoiceAggregate, InvoiceChange, InvoiceKey, PublicRef};
 use stablepay_domain::invoice::checkout::{CheckoutSession, CheckoutStatus};
 use stablepay_domain::invoice::collection::CollectionState;
+use stablepay_domain::invoice::model::InvoiceSearch;
 use stablepay_domain::invoice::payment::{Payment, PaymentStatus, TxHash};
 use stablepay_domain::invoice::ports::InvoiceStore;
 use stablepay_domain::merchant::WalletAddress;
@@ -70,6 +71,15 @@ impl InvoiceStore for PgStore {
         page: &PageRequest,
     ) -> Result<Page<InvoiceAggregate>, Error> {
         read::list(&mut *self.conn().await?, scope, state, page).await
+    }
+
+    async fn search_invoices(
+        &self,
+        scope: &Scope,
+        search: &InvoiceSearch,
+        page: &PageRequest,
+    ) -> Result<Page<InvoiceAggregate>, Error> {
+        read::search(&mut *self.conn().await?, scope, search, page).await
     }
 
     async fn list_sessions(

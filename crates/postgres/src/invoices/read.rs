@@ -12,6 +12,7 @@ use stablepay_domain::ids::{CheckoutSessionId, InvoiceId, MerchantId, PaymentId}
 use stablepay_domain::invoice::aggregate::{InvoiceAggregate, PublicRef};
 use stablepay_domain::invoice::checkout::CheckoutSession;
 use stablepay_domain::invoice::collection::CollectionState;
+use stablepay_domain::invoice::model::InvoiceSearch;
 use stablepay_domain::invoice::payment::Payment;
 use stablepay_domain::merchant::WalletAddress;
 use stablepay_domain::page::{Page, PageRequest};
@@ -209,6 +210,19 @@ pub(super) async fn list(
     state: Option<CollectionState>,
     page: &PageRequest,
 ) -> Result<Page<InvoiceAggregate>, Error> {
+    search(conn, scope, &InvoiceSearch { state, ..InvoiceSearch::default() }, page).await
+}
+
+/// A page of the scope's invoices narrowed by `s`, newest first (by insertion sequence): the
+/// text matches part of the number, or of the customer's email or name, case ignored.
+pub(super) async fn search(
+    conn: &mut AsyncPgConnection,
+    scope: &Scope,
+    s: &InvoiceSearch,
+    page: &PageRequest,
+) -> Result<Page<InvoiceAggregate>, Error> {
+    use diesel::dsl::sql;
+    use diesel::sql_types::{Bool, Text};
     let limit = usize::try_from(page.limit).unwrap_or(100);
     let mut query = invoices::table
         .filter(invoices::merchant_id.eq(scope.merchant_id.as_str()))
@@ -217,8 +231,30 @@ pub(super) async fn list(
         .order(invoices::seq.desc())
         .limit(i64::from(page.limit) + 1)
         .into_boxed();
-    if let Some(state) = state {
+    if let Some(state) = s.state {
         query = query.filter(invoices::collection_state.eq(state.as_str()));
+    }
+    if let Some(status) = s.status {
+        query = query.filter(invoices::status.eq(status.as_str()));
+    }
+    if let Some(from) = s.created_from {
+        query = query.filter(invoices::created_at.ge(from));
+    }
+    if let Some(before) = s.created_before {
+        query = query.filter(invoices::created_at.lt(before));
+    }
+    if let Some(text) = &s.text {
+        // A LIKE pattern of the text itself: its wildcards and escapes are literal.
+        let pattern = format!("%{}%", text.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_"));
+        query = query.filter(
+            sql::<Bool>("(number ILIKE ")
+                .bind::<Text, _>(pattern.clone())
+                .sql(" OR fields->'customer'->>'email' ILIKE ")
+                .bind::<Text, _>(pattern.clone())
+                .sql(" OR fields->'customer'->>'name' ILIKE ")
+                .bind::<Text, _>(pattern)
+                .sql(")"),
+        );
     }
     if let Some(cursor) = &page.starting_after {
         let seq: Option<i64> = invoices::table

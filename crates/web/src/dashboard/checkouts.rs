@@ -17,7 +17,7 @@ use stablepay_domain::mode::Mode;
 use stablepay_domain::{Error, Resource};
 use stablepay_http::state::AppState;
 
-use super::frame::{Filter, Pairs, Place, filter_form, in_this_mode, next_link, place, refused, render};
+use super::frame::{Filter, FilterKind, Pairs, Place, filter_form, in_this_mode, next_link, place, refused, render};
 use crate::page::when;
 
 const SESSIONS: &str = "/dashboard/checkout-sessions";
@@ -40,7 +40,7 @@ pub async fn sessions(req: HttpRequest, state: web::Data<AppState>) -> HttpRespo
     let options = CheckoutStatus::ALL.iter().map(|s| s.as_str()).collect();
     let main = html! {
         h1 { "Checkout sessions" }
-        (filter_form(&p, SESSIONS, &[Filter { name: "status", label: "Status", options, selected: filter.map(|f| f.as_str()) }]))
+        (filter_form(&p, SESSIONS, &[Filter { name: "status", label: "Status", kind: FilterKind::Select(options), selected: filter.map(|f| f.as_str()) }]))
         @if listed.items.is_empty() { p { "No checkout sessions here yet." } }
         @else {
             div.table-wrap tabindex="0" role="region" aria-label="Checkout sessions" { table.sessions {
@@ -80,7 +80,7 @@ pub async fn payments(req: HttpRequest, state: web::Data<AppState>) -> HttpRespo
     let options = PaymentStatus::ALL.iter().map(|s| s.as_str()).collect();
     let main = html! {
         h1 { "Payments" }
-        (filter_form(&p, PAYMENTS, &[Filter { name: "status", label: "Status", options, selected: filter.map(|f| f.as_str()) }]))
+        (filter_form(&p, PAYMENTS, &[Filter { name: "status", label: "Status", kind: FilterKind::Select(options), selected: filter.map(|f| f.as_str()) }]))
         @if listed.items.is_empty() { p { "No payments here yet." } }
         @else {
             div.table-wrap tabindex="0" role="region" aria-label="Payments" { table.payments {

@@ -17,7 +17,7 @@ use stablepay_domain::ids::ApiKeyId;
 use stablepay_http::state::AppState;
 
 use super::form::{Failed, Refusal, Work, alert, form, input, once, posted};
-use super::frame::{Filter, Pairs, Place, filter_form, next_link, place, refused, render};
+use super::frame::{Filter, FilterKind, Pairs, Place, filter_form, next_link, place, refused, render};
 use crate::page::when;
 
 const PATH: &str = "/dashboard/developers";
@@ -68,7 +68,7 @@ async fn page(
         h2 { "Create a key" }
         (create_form(state, p, failed))
         h2 { "Events" }
-        (filter_form(p, PATH, &[Filter { name: "type", label: "Event type", options, selected: filter.map(|f| f.as_str()) }]))
+        (filter_form(p, PATH, &[Filter { name: "type", label: "Event type", kind: FilterKind::Select(options), selected: filter.map(|f| f.as_str()) }]))
         @if events.items.is_empty() { p { "No events here yet." } }
         ul.events {
             @for e in &events.items { li { code { (e.id.as_str()) } " · " (e.event_type.as_str()) " · " (when(e.created_at)) } }

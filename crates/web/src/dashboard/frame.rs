@@ -189,14 +189,24 @@ pub fn render(p: &Place, (path, title): (&str, &str), status: StatusCode, main: 
     dashboard_page(status, title, Some(p.scope.mode), body)
 }
 
-/// A filter of a list: a select named `name` over `options`, `selected` kept.
+/// How a filter is typed.
+pub enum FilterKind<'a> {
+    /// One of these values (besides "All").
+    Select(Vec<&'a str>),
+    /// Free text.
+    Text,
+    /// A day (`YYYY-MM-DD`).
+    Date,
+}
+
+/// A filter of a list: named `name`, the value in the URL (`selected`) kept.
 pub struct Filter<'a> {
     /// The query parameter.
     pub name: &'a str,
     /// Its label.
     pub label: &'a str,
-    /// The values offered (besides "All").
-    pub options: Vec<&'a str>,
+    /// How it is typed.
+    pub kind: FilterKind<'a>,
     /// The value in the URL.
     pub selected: Option<&'a str>,
 }
@@ -210,11 +220,15 @@ pub fn filter_form(p: &Place, path: &str, filters: &[Filter]) -> Markup {
             @for f in filters {
                 div.field {
                     label for=(f.name) { (f.label) }
-                    select id=(f.name) name=(f.name) {
-                        option value="" selected[f.selected.is_none()] { "All" }
-                        @for o in &f.options {
-                            option value=(o) selected[f.selected == Some(*o)] { (o.replace('_', " ")) }
-                        }
+                    @match &f.kind {
+                        FilterKind::Select(options) => select id=(f.name) name=(f.name) {
+                            option value="" selected[f.selected.is_none()] { "All" }
+                            @for o in options {
+                                option value=(o) selected[f.selected == Some(*o)] { (o.replace('_', " ")) }
+                            }
+                        },
+                        FilterKind::Text => input id=(f.name) name=(f.name) type="search" value=(f.selected.unwrap_or(""));,
+                        FilterKind::Date => input id=(f.name) name=(f.name) type="date" value=(f.selected.unwrap_or(""));,
                     }
                 }
             }

@@ -13,6 +13,8 @@ use stablepay_domain::ids::{InvoiceId, PaymentId};
 use stablepay_domain::invoice::aggregate::{InvoiceAggregate, InvoiceKey};
 use stablepay_domain::invoice::collection::CollectionState;
 use stablepay_domain::invoice::input::{CloseAction, RefundInput};
+use stablepay_domain::invoice::lifecycle::LifecycleStatus;
+use stablepay_domain::invoice::model::InvoiceSearch;
 use stablepay_domain::invoice::payment::TxHash;
 use stablepay_domain::invoice::service::Invoices;
 use stablepay_domain::merchant::model::{POLYGON_CHAIN_ID, WalletAddress};
@@ -23,12 +25,37 @@ use stablepay_http::download::pdf_file;
 use stablepay_http::state::AppState;
 
 use super::form::{Failed, Posted, Refusal, Work, alert, form, input_in, once, posted};
-use super::frame::{Filter, Pairs, Place, filter_form, in_this_mode, next_link, place, refused, refused_api, render};
+use super::frame::{
+    Filter, FilterKind, Pairs, Place, filter_form, in_this_mode, next_link, place, refused, refused_api, render,
+};
 use crate::page::{day, see_other, when};
 
 const LIST: &str = "/dashboard/invoices";
 
-/// The invoice list: newest first, filtered by collection state, paged by the API's cursors.
+/// The filters of the invoice list as the URL has them: the domain's search, or the field of a
+/// value that does not parse.
+fn search_of(q: &Pairs) -> Result<InvoiceSearch, Error> {
+    let day = |name: &str| -> Result<Option<chrono::DateTime<chrono::Utc>>, Error> {
+        q.get(name)
+            .map(|d| {
+                chrono::NaiveDate::parse_from_str(d, "%Y-%m-%d")
+                    .map(|d| d.and_hms_opt(0, 0, 0).unwrap_or_default().and_utc())
+                    .map_err(|_| Error::validation(name, "must be a date (YYYY-MM-DD)"))
+            })
+            .transpose()
+    };
+    Ok(InvoiceSearch {
+        state: q.get("state").and_then(CollectionState::parse),
+        status: q.get("status").and_then(LifecycleStatus::parse),
+        text: q.get("q").map(str::to_owned),
+        created_from: day("from")?,
+        // "To" is a day included: the list holds what was created before the next day.
+        created_before: day("to")?.map(|d| d + chrono::Duration::days(1)),
+    })
+}
+
+/// The invoice list: newest first, filtered by collection state, status, a number or customer
+/// search and creation dates (all kept in the URL), paged by the API's cursors.
 #[get("/dashboard/invoices")]
 pub async fn list(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse {
     let p = match place(&req, &state, Action::Read).await {
@@ -36,44 +63,70 @@ pub async fn list(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse 
         Err(e) => return refused(e),
     };
     let q = Pairs::query(&req);
-    let filter = q.get("state").and_then(CollectionState::parse);
     let request = q.page();
-    let listed = match state.use_cases.invoices().list(&p.scope, filter, &request).await {
+    let listed = match search_of(&q) {
+        Ok(search) => state.use_cases.invoices().search(&p.scope, search, &request).await,
+        Err(e) => Err(e),
+    };
+    let listed = match listed {
         Ok(l) => l,
         Err(e) => return refused(e),
     };
     let last = listed.has_more.then(|| listed.items.last().map(|a| a.invoice.id.as_str())).flatten();
-    let states: Vec<&str> = CollectionState::ALL.iter().map(|s| s.as_str()).collect();
+    let filters = [
+        Filter {
+            name: "state",
+            label: "Collection state",
+            kind: FilterKind::Select(CollectionState::ALL.iter().map(|s| s.as_str()).collect()),
+            selected: q.get("state"),
+        },
+        Filter {
+            name: "status",
+            label: "Status",
+            kind: FilterKind::Select(LifecycleStatus::ALL.iter().map(|s| s.as_str()).collect()),
+            selected: q.get("status"),
+        },
+        Filter { name: "q", label: "Number or customer", kind: FilterKind::Text, selected: q.get("q") },
+        Filter { name: "from", label: "Created from", kind: FilterKind::Date, selected: q.get("from") },
+        Filter { name: "to", label: "Created to", kind: FilterKind::Date, selected: q.get("to") },
+    ];
+    let keep: Vec<(&str, Option<&str>)> =
+        ["state", "status", "q", "from", "to", "limit"].iter().map(|k| (*k, q.get(k))).collect();
     let main = html! {
         h1 { "Invoices" }
         @if p.can(Action::ManageInvoices) {
             p { a.button.primary href=(p.url("/dashboard/invoices/new", &[])) { "New invoice" } }
         }
-        (filter_form(&p, LIST, &[Filter { name: "state", label: "Collection state", options: states, selected: filter.map(|f| f.as_str()) }]))
+        (filter_form(&p, LIST, &filters))
         @if listed.items.is_empty() {
             p { "No invoices here yet." }
         } @else {
-            div.table-wrap tabindex="0" role="region" aria-label="Invoices" { table.invoices {
-                thead { tr { th { "Number" } th { "Customer" } th.num { "Total" } th { "State" } th { "Status" } th { "Created" } } }
-                tbody {
-                    @for agg in &listed.items {
-                        @let inv = &agg.invoice;
-                        tr {
-                            td { a href=(p.url(&format!("{LIST}/{}", inv.id), &[])) { (inv.number.as_deref().unwrap_or("draft")) } }
-                            td { (inv.fields.content.customer_email().unwrap_or("")) }
-                            td.num { (inv.totals.total.to_string()) " " (inv.fields.currency.symbol()) }
-                            td { span.badge data-state=(inv.collection_state.as_str()) { (inv.collection_state.as_str()) } }
-                            td { (inv.status.as_str()) }
-                            td { (day(inv.created_at)) }
-                        }
-                    }
-                }
-            } }
+            (invoice_table(&p, &listed.items))
         }
-        @let limit = request.limit.to_string();
-        (next_link(&p, LIST, last, &[("state", filter.map(|f| f.as_str())), ("limit", q.get("limit").map(|_| limit.as_str()))]))
+        (next_link(&p, LIST, last, &keep))
     };
     render(&p, (LIST, "Invoices"), StatusCode::OK, main)
+}
+
+fn invoice_table(p: &Place, items: &[InvoiceAggregate]) -> Markup {
+    html! {
+        div.table-wrap tabindex="0" role="region" aria-label="Invoices" { table.invoices {
+            thead { tr { th { "Number" } th { "Customer" } th.num { "Total" } th { "State" } th { "Status" } th { "Created" } } }
+            tbody {
+                @for agg in items {
+                    @let inv = &agg.invoice;
+                    tr {
+                        td { a href=(p.url(&format!("{LIST}/{}", inv.id), &[])) { (inv.number.as_deref().unwrap_or("draft")) } }
+                        td { (inv.fields.content.customer_email().unwrap_or("")) }
+                        td.num { (inv.totals.total.to_string()) " " (inv.fields.currency.symbol()) }
+                        td { span.badge data-state=(inv.collection_state.as_str()) { (inv.collection_state.as_str()) } }
+                        td { (inv.status.as_str()) }
+                        td { (day(inv.created_at)) }
+                    }
+                }
+            }
+        } }
+    }
 }
 
 /// Loads an invoice of the place (another merchant's, or the other mode's, is not found).

@@ -19,7 +19,7 @@ use stablepay_domain::{Error, Resource};
 use stablepay_http::state::AppState;
 
 use super::form::{Failed, Refusal, Work, alert, form, input, once, posted};
-use super::frame::{Filter, Pairs, Place, filter_form, in_this_mode, next_link, place, refused, render};
+use super::frame::{Filter, FilterKind, Pairs, Place, filter_form, in_this_mode, next_link, place, refused, render};
 use crate::page::{day, see_other, when};
 
 const LIST: &str = "/dashboard/payment-links";
@@ -48,7 +48,7 @@ pub async fn list(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse 
         @if p.can(Action::ManagePaymentLinks) {
             p { a.button.primary href=(p.url(&format!("{LIST}/new"), &[])) { "New payment link" } }
         }
-        (filter_form(&p, LIST, &[Filter { name: "state", label: "State", options, selected: filter.map(|f| f.as_str()) }]))
+        (filter_form(&p, LIST, &[Filter { name: "state", label: "State", kind: FilterKind::Select(options), selected: filter.map(|f| f.as_str()) }]))
         @if listed.items.is_empty() { p { "No payment links here yet." } }
         @else {
             div.table-wrap tabindex="0" role="region" aria-label="Payment links" { table.links {

@@ -20,7 +20,7 @@ use stablepay_domain::{Error, Resource};
 use stablepay_http::state::AppState;
 
 use super::form::{Failed, Posted, Refusal, Work, alert, form, input, once, posted};
-use super::frame::{Filter, Pairs, Place, filter_form, next_link, place, refused, render};
+use super::frame::{Filter, FilterKind, Pairs, Place, filter_form, next_link, place, refused, render};
 use crate::page::{see_other, when};
 
 const LIST: &str = "/dashboard/webhooks";
@@ -97,7 +97,7 @@ async fn sections(
         }
         @if manage { (create_form(state, p, failed.filter(|f| f.0 == "create"))) }
         h2 { "Deliveries" }
-        (filter_form(p, LIST, &[Filter { name: "status", label: "Status", options, selected: filter.map(|f| f.as_str()) }]))
+        (filter_form(p, LIST, &[Filter { name: "status", label: "Status", kind: FilterKind::Select(options), selected: filter.map(|f| f.as_str()) }]))
         @if listed.items.is_empty() { p { "No deliveries here yet." } }
         @else {
             div.table-wrap tabindex="0" role="region" aria-label="Deliveries" { table.deliveries {

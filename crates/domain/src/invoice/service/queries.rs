@@ -7,6 +7,7 @@ use crate::invoice::aggregate::{InvoiceAggregate, InvoiceKey};
 use crate::invoice::checkout::{CheckoutSession, CheckoutStatus};
 use crate::invoice::collection::CollectionState;
 use crate::invoice::document::InvoiceDocument;
+use crate::invoice::model::{InvoiceSearch, MAX_SEARCH_BYTES};
 use crate::invoice::payment::{Payment, PaymentStatus};
 use crate::invoice::service::invoices::Invoices;
 use crate::merchant::model::Merchant;
@@ -35,6 +36,27 @@ impl Invoices<'_> {
         page: &PageRequest,
     ) -> Result<Page<InvoiceAggregate>, Error> {
         self.store.list_invoices(scope, state, page).await
+    }
+
+    /// A page of `scope`'s invoices narrowed by `search`, newest first. The text is trimmed
+    /// (empty: no text). Errors: `Validation` (`search` over 200 bytes, `created_before` not
+    /// after `created_from`); `InvalidCursor`.
+    pub async fn search(
+        &self,
+        scope: &Scope,
+        mut search: InvoiceSearch,
+        page: &PageRequest,
+    ) -> Result<Page<InvoiceAggregate>, Error> {
+        search.text = search.text.map(|t| t.trim().to_owned()).filter(|t| !t.is_empty());
+        if let Some(text) = &search.text {
+            crate::invoice::validate::check_len("search", text, 1, MAX_SEARCH_BYTES)?;
+        }
+        if let (Some(from), Some(before)) = (search.created_from, search.created_before)
+            && before <= from
+        {
+            return Err(Error::validation("created_before", "must be after created_from"));
+        }
+        self.store.search_invoices(scope, &search, page).await
     }
 
     /// A page of `scope`'s checkout sessions, newest first, optionally in one status. Errors:

@@ -30,8 +30,7 @@ async fn open_invoices_and_overdue_amounts_follow_the_domain_rules() {
     let clock = PgClock::new(store.clone());
     let crypto = SeqCrypto::default();
     let (chain, settings) = (MockChain::new(), ChainSettings::default());
-    let invoices =
-        Invoices { store: &store, crypto: &crypto, clock: &clock, chain: &chain, settings: &settings, claim: None };
+    let invoices = Invoices::new(&store, &crypto, &clock, (&chain, &settings));
     let m = merchants::create_merchant(&store, &crypto, Utc::now(), "Shop", None, Default::default()).await.unwrap();
     let scope = Scope::new(m.id.clone(), Mode::Test);
 

@@ -191,6 +191,7 @@ impl UseCases {
             chain: self.ports.chain.as_ref(),
             settings: &self.settings.chain,
             claim: None,
+            acting: crate::invoice::model::Acting::Api,
         }
     }
 
@@ -245,6 +246,7 @@ impl UseCases {
             clock,
             pages: &self.settings.pages,
             claim: None,
+            acting: crate::invoice::model::Acting::Api,
         }
     }
 

@@ -269,6 +269,9 @@ struct StoredActivity {
     action: String,
     actor: String,
     detail: Option<String>,
+    /// The dashboard member who acted (entries written before members existed have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    by: Option<String>,
 }
 
 pub(crate) fn encode_activity(list: &[Activity]) -> Result<JsonBytes, Error> {
@@ -279,6 +282,7 @@ pub(crate) fn encode_activity(list: &[Activity]) -> Result<JsonBytes, Error> {
             action: a.action.as_str().to_owned(),
             actor: a.actor.as_str().to_owned(),
             detail: a.detail.clone(),
+            by: a.by.clone(),
         })
         .collect();
     to_bytes(&stored)
@@ -294,6 +298,7 @@ pub(crate) fn decode_activity(value: &JsonBytes) -> Result<Vec<Activity>, Error>
                 action: ActivityAction::parse(&a.action).ok_or_else(|| corrupt("activity action"))?,
                 actor: Actor::parse(&a.actor).ok_or_else(|| corrupt("activity actor"))?,
                 detail: a.detail,
+                by: a.by,
             })
         })
         .collect()

@@ -59,14 +59,7 @@ impl Fixture {
     }
 
     fn invoices(&self) -> Invoices<'_> {
-        Invoices {
-            store: &self.store,
-            crypto: &self.crypto,
-            clock: &self.clock,
-            chain: &self.chain,
-            settings: &self.settings,
-            claim: None,
-        }
+        Invoices::new(&self.store, &self.crypto, &self.clock, (&self.chain, &self.settings))
     }
 
     async fn merchant(&self, name: &str) -> Merchant {

@@ -138,6 +138,14 @@ async fn a_draft_made_with_the_form_is_issued_sent_paid_and_refunded() {
     let api = app.get(&m.sk_test, &format!("/v1/invoices/{id}")).await.ok(200).clone();
     assert!(api["invoiceNumber"].as_str().is_some());
     assert!(api["activity"].to_string().contains("email"), "{}", api["activity"]);
+    // Who did what: the member, in the invoice's activity (the API's view and the page).
+    let activity = api["activity"].as_array().unwrap();
+    let issued = activity.iter().find(|a| a["action"] == "issued").expect("issued");
+    assert_eq!((issued["actor"].as_str(), issued["by"].as_str()), (Some("dashboard"), Some("ada@example.com")));
+    let queued = activity.iter().find(|a| a["action"] == "email_queued").expect("email queued");
+    assert_eq!(queued["by"], "ada@example.com");
+    let created = activity.iter().find(|a| a["action"] == "created").expect("created");
+    assert_eq!(created["by"], "ada@example.com", "the draft made with the form");
     let pdf = b.get(&format!("/dashboard/invoices/{id}/pdf?merchant={}&mode=test", m.id)).await;
     assert_eq!(pdf.status, 200);
     assert!(pdf.html.starts_with("%PDF"));

@@ -51,10 +51,12 @@ pub struct Emails<'a> {
     /// The idempotency key of the request these use cases serve (`None`: no key, or the
     /// worker): the change that queues an email is marked in its transaction.
     pub claim: Option<crate::idempotency::model::IdempotencyClaim>,
+    /// Who acts: an API key, or a dashboard member named in the activity of their requests.
+    pub acting: crate::invoice::model::Acting,
 }
 
 fn activity(at: DateTime<Utc>, action: ActivityAction, actor: Actor, detail: String) -> Activity {
-    Activity { at, action, actor, detail: Some(detail) }
+    Activity { at, action, actor, detail: Some(detail), by: None }
 }
 
 /// A reminder slot of `invoice`'s schedule: its name and when it comes due.
@@ -112,7 +114,9 @@ impl Emails<'_> {
     ) -> InvoiceChange {
         let mut change = InvoiceChange::update(agg.clone());
         let detail = format!("{what} to {}", email.to);
-        change.aggregate.invoice.activity.push(activity(now, ActivityAction::EmailQueued, actor, detail));
+        let mut entry = activity(now, ActivityAction::EmailQueued, actor, detail);
+        self.acting.attribute(std::slice::from_mut(&mut entry));
+        change.aggregate.invoice.activity.push(entry);
         change.emails.push(email);
         change
     }
@@ -480,6 +484,7 @@ mod tests {
             clock,
             pages: &p.pages,
             claim: None,
+            acting: crate::invoice::model::Acting::Api,
         }
     }
 

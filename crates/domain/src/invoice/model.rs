@@ -305,6 +305,8 @@ impl ActivityAction {
 pub enum Actor {
     /// A merchant's API key.
     Api,
+    /// A member of the merchant, in the dashboard (the entry's `by` names them).
+    Dashboard,
     /// The service itself: the worker, or onchain verification.
     System,
     /// A test-mode helper (simulated payments, the test clock).
@@ -313,12 +315,13 @@ pub enum Actor {
 
 impl Actor {
     /// Every actor.
-    pub const ALL: [Actor; 3] = [Self::Api, Self::System, Self::TestHelper];
+    pub const ALL: [Actor; 4] = [Self::Api, Self::Dashboard, Self::System, Self::TestHelper];
 
-    /// The actor as the API writes it: `api`, `system` or `test_helper`.
+    /// The actor as the API writes it: `api`, `dashboard`, `system` or `test_helper`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Api => "api",
+            Self::Dashboard => "dashboard",
             Self::System => "system",
             Self::TestHelper => "test_helper",
         }
@@ -341,6 +344,8 @@ pub struct Activity {
     pub actor: Actor,
     /// More about it (an amount and payment id, a reason).
     pub detail: Option<String>,
+    /// The member who did it in the dashboard (their email), for actor `dashboard`.
+    pub by: Option<String>,
 }
 
 /// An externally performed refund, recorded (never executed or verified) by the service.
@@ -446,29 +451,13 @@ impl Invoice {
 
     /// Appends an activity entry and marks the invoice updated at `at`.
     pub fn log(&mut self, at: DateTime<Utc>, action: ActivityAction, actor: Actor, detail: Option<String>) {
-        self.activity.push(Activity { at, action, actor, detail });
+        self.activity.push(Activity { at, action, actor, detail, by: None });
         self.updated_at = at;
     }
 
     /// Formats an invoice number from the merchant's prefix and the sequence.
     pub fn format_number(prefix: &str, seq: i64) -> String {
         format!("{prefix}-{seq:06}")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn names_round_trip() {
-        for a in ActivityAction::ALL {
-            assert_eq!(ActivityAction::parse(a.as_str()), Some(a));
-        }
-        for a in Actor::ALL {
-            assert_eq!(Actor::parse(a.as_str()), Some(a));
-        }
-        assert_eq!(Actor::parse("robot"), None);
     }
 }
 
@@ -488,4 +477,55 @@ pub struct InvoiceSearch {
     pub created_from: Option<DateTime<Utc>>,
     /// Created before.
     pub created_before: Option<DateTime<Utc>>,
+}
+
+/// Who acts through a use case: a merchant's API key (the default), or a member in the
+/// dashboard, whose email the activity entries of their changes carry.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Acting {
+    /// An API key.
+    #[default]
+    Api,
+    /// A dashboard member (their email).
+    Member(String),
+}
+
+impl Acting {
+    /// Attributes the entries of `activity` (those a change added) that an API key would have
+    /// made to the member acting; entries of the service itself stay the service's.
+    pub fn attribute(&self, activity: &mut [Activity]) {
+        let Acting::Member(email) = self else { return };
+        for entry in activity.iter_mut().filter(|a| a.actor == Actor::Api) {
+            entry.actor = Actor::Dashboard;
+            entry.by = Some(email.clone());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for a in ActivityAction::ALL {
+            assert_eq!(ActivityAction::parse(a.as_str()), Some(a));
+        }
+        for a in Actor::ALL {
+            assert_eq!(Actor::parse(a.as_str()), Some(a));
+        }
+        assert_eq!(Actor::parse("robot"), None);
+    }
+
+    #[test]
+    fn a_members_changes_name_them_and_the_services_own_entries_stay() {
+        let at = chrono::Utc::now();
+        let entry = |actor| Activity { at, action: ActivityAction::Issued, actor, detail: None, by: None };
+        let mut added = vec![entry(Actor::Api), entry(Actor::System)];
+        Acting::Api.attribute(&mut added);
+        assert_eq!(added[0].actor, Actor::Api, "an API key's change is the API's");
+        Acting::Member("ada@example.com".into()).attribute(&mut added);
+        assert_eq!((added[0].actor, added[0].by.as_deref()), (Actor::Dashboard, Some("ada@example.com")));
+        assert_eq!((added[1].actor, added[1].by.as_deref()), (Actor::System, None));
+    }
 }

@@ -406,11 +406,12 @@ fn save(
     id: Option<String>,
 ) -> impl FnOnce(Option<stablepay_domain::idempotency::IdempotencyClaim>) -> Work + 'static {
     let (scope, merchant) = (posted.place.scope.clone(), posted.place.merchant.clone());
+    let acting = posted.acting();
     let input = typed.input();
     let version = posted.form.get("version").and_then(|v| v.parse::<i64>().ok());
     move |claim| {
         let work: Work = Box::pin(async move {
-            let invoices = Invoices { claim, ..state.use_cases.invoices() };
+            let invoices = Invoices { claim, acting, ..state.use_cases.invoices() };
             let input = input?;
             let (saved, done) = match id {
                 None => (invoices.create_invoice(&merchant, &scope, input, false, false).await?, "created"),

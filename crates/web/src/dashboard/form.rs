@@ -62,6 +62,13 @@ pub async fn posted(req: &HttpRequest, state: &AppState, body: &[u8], action: Ac
     Ok(Posted { place, form })
 }
 
+impl Posted {
+    /// The member acting through this form, as the invoice activity names them.
+    pub fn acting(&self) -> stablepay_domain::invoice::model::Acting {
+        stablepay_domain::invoice::model::Acting::Member(self.place.current.user.email.clone())
+    }
+}
+
 /// Why a form was refused: the answer's status, the field it names, and the message.
 #[derive(Debug)]
 pub struct Refusal {

@@ -357,7 +357,7 @@ fn activity(agg: &InvoiceAggregate) -> Markup {
         h2 { "Activity" }
         ol.activity {
             @for a in &agg.invoice.activity {
-                li { (when(a.at)) " · " (a.action.as_str()) " · by " (a.actor.as_str()) @if let Some(d) = &a.detail { " · " (d) } }
+                li { (when(a.at)) " · " (a.action.as_str().replace('_', " ")) " · by " (a.by.as_deref().unwrap_or(a.actor.as_str())) @if let Some(d) = &a.detail { " · " (d) } }
             }
         }
     }
@@ -422,14 +422,15 @@ fn run(
     action: String,
 ) -> impl FnOnce(Option<IdempotencyClaim>) -> Work + 'static {
     let (scope, merchant, form) = (posted.place.scope.clone(), posted.place.merchant.clone(), posted.form.clone());
+    let acting = posted.acting();
     let id = agg.invoice.id.clone();
     // The token each payment moved: a refund of it moves the same token.
     let tokens: Vec<(PaymentId, WalletAddress)> =
         agg.payments.iter().map(|x| (x.id.clone(), x.token_contract.clone())).collect();
     move |claim| {
         let work: Work = Box::pin(async move {
-            let invoices = Invoices { claim: claim.clone(), ..state.use_cases.invoices() };
-            let emails = Emails { claim, ..state.use_cases.emails() };
+            let invoices = Invoices { claim: claim.clone(), acting: acting.clone(), ..state.use_cases.invoices() };
+            let emails = Emails { claim, acting, ..state.use_cases.emails() };
             let key = InvoiceKey::Id(id.clone());
             let version = form.get("version").and_then(|v| v.parse::<i64>().ok()).unwrap_or(0);
             let reason = form.text("reason");

@@ -451,6 +451,7 @@ fn queue_send(change: &mut InvoiceChange, crypto: &dyn Crypto, now: DateTime<Utc
         action: ActivityAction::EmailQueued,
         actor: Actor::Api,
         detail: Some(format!("invoice to {}", email.to)),
+        by: None,
     });
     change.emails.push(email);
     Ok(())

@@ -19,7 +19,7 @@ use crate::error::Error;
 use crate::idempotency::model::IdempotencyClaim;
 use crate::ids::{CheckoutSessionId, InvoiceId, PaymentId, RefundReferenceId};
 use crate::invoice::aggregate::{Decision, InvoiceChange};
-use crate::invoice::model::Actor;
+use crate::invoice::model::{Acting, Actor};
 use crate::invoice::payment::{Payment, TxHash};
 use crate::invoice::ports::InvoiceStore;
 use crate::invoice::validate::{self, DraftInput};
@@ -84,6 +84,21 @@ pub struct Invoices<'a> {
     /// The idempotency key of the request these use cases serve: every change they save is
     /// marked in its transaction (`None`: no key).
     pub claim: Option<IdempotencyClaim>,
+    /// Who acts: an API key, or a dashboard member named in the activity of their changes.
+    pub acting: Acting,
+}
+
+impl<'a> Invoices<'a> {
+    /// The use cases over these ports, for an API key without an idempotency key (fields may be
+    /// added; tooling builds them with this).
+    pub fn new(
+        store: &'a dyn InvoiceStore,
+        crypto: &'a dyn Crypto,
+        clock: &'a dyn Clock,
+        (chain, settings): (&'a dyn Chain, &'a ChainSettings),
+    ) -> Self {
+        Self { store, crypto, clock, chain, settings, claim: None, acting: Acting::Api }
+    }
 }
 
 impl Invoices<'_> {
@@ -109,7 +124,9 @@ impl Invoices<'_> {
             let current = self.store.load_invoice(scope, key).await?;
             let now = self.clock.now(scope).await?;
             let Decision { change, output } = decide(&current, now)?;
-            let Some(change) = change else { return Ok((current, output)) };
+            let Some(mut change) = change else { return Ok((current, output)) };
+            let known = current.invoice.activity.len().min(change.aggregate.invoice.activity.len());
+            self.acting.attribute(&mut change.aggregate.invoice.activity[known..]);
             match self.save(change).await {
                 Err(Error::InvoiceStateMismatch) => continue,
                 Err(e) => return Err(e),
@@ -138,7 +155,9 @@ impl Invoices<'_> {
     ) -> Result<InvoiceAggregate, Error> {
         for _ in 0..MAX_ATTEMPTS {
             let now = self.clock.now(scope).await?;
-            match self.save(decide(now)?).await {
+            let mut change = decide(now)?;
+            self.acting.attribute(&mut change.aggregate.invoice.activity);
+            match self.save(change).await {
                 Err(Error::InvoiceStateMismatch) => continue,
                 other => return other,
             }
@@ -257,7 +276,8 @@ impl Invoices<'_> {
     ) -> Result<InvoiceAggregate, Error> {
         let source = self.store.load_invoice(scope, key).await?.invoice;
         let now = self.clock.now(scope).await?;
-        let change = decide::duplicate(self.crypto, merchant, scope, &source, now)?;
+        let mut change = decide::duplicate(self.crypto, merchant, scope, &source, now)?;
+        self.acting.attribute(&mut change.aggregate.invoice.activity);
         self.save(change).await
     }
 

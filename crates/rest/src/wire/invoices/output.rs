@@ -132,6 +132,7 @@ impl From<&Activity> for ActivityOut {
             action: a.action.as_str().into(),
             actor: a.actor.as_str().into(),
             detail: a.detail.clone(),
+            by: a.by.clone(),
         }
     }
 }
@@ -190,9 +191,11 @@ pub fn refund(r: &RefundReference) -> RefundOut {
 pub struct ActivityOut {
     pub at: String,
     pub action: String,
-    /// `api`, `system` or `test_helper`.
+    /// `api`, `dashboard` (a member of the merchant, in the dashboard), `system` or `test_helper`.
     pub actor: String,
     pub detail: Option<String>,
+    /// The dashboard member who acted (their email) when `actor` is `dashboard`; otherwise null.
+    pub by: Option<String>,
 }
 
 /// An invoice.

@@ -61,7 +61,7 @@ async fn merchants_and_keys_are_listed_shown_suspended_and_unsuspended() {
 
     // Suspension, refused activation while suspended, and its end.
     assert!(cli(&app, &["merchant", "suspend", &a.id, "--json"]).await.0);
-    app.get(&a.sk_test, "/v1/events").await.assert_error(403, "ACCOUNT_SUSPENDED");
+    app.get_until(&a.sk_test, "/v1/events", 403).await.assert_error(403, "ACCOUNT_SUSPENDED");
     let wallet = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed";
     let (ok, err, text) =
         cli(&app, &["merchant", "activate", &a.id, "--settlement-wallet", wallet, "--token", "USDC", "--json"]).await;
@@ -72,7 +72,7 @@ async fn merchants_and_keys_are_listed_shown_suspended_and_unsuspended() {
     let (ok, done, _) = cli(&app, &["merchant", "unsuspend", &a.id, "--json"]).await;
     assert!(ok);
     assert_eq!(done, json!({ "id": a.id, "status": "active" }));
-    app.get(&a.sk_test, "/v1/events").await.ok(200);
+    app.get_until(&a.sk_test, "/v1/events", 200).await.ok(200);
     let (ok, live, _) =
         cli(&app, &["merchant", "activate", &a.id, "--settlement-wallet", wallet, "--token", "USDC", "--json"]).await;
     assert!(ok, "{live}");

@@ -330,6 +330,20 @@ impl TestApp {
         std::fs::read_dir(format!("/proc/{}/fd", self.pid())).unwrap().count()
     }
 
+    /// `GET path` with `key` once another process's change (the CLI's suspension or revocation)
+    /// has reached this server through the database's notification: the first answer with
+    /// `status`, waiting up to 5 s (then the answer as it is).
+    pub async fn get_until(&self, key: &str, path: &str, status: u16) -> Response {
+        for _ in 0..50 {
+            let r = self.get(key, path).await;
+            if r.status == status {
+                return r;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        self.get(key, path).await
+    }
+
     pub fn logs(&self) -> String {
         std::fs::read_to_string(&self.stderr_path).unwrap_or_default()
     }

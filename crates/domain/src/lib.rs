@@ -128,7 +128,7 @@
 //!     Ok(change.aggregate)
 //! });
 //! let (crypto, chain, settings) = (SeqCrypto::default(), MockChain::new(), ChainSettings::default());
-//! let invoices = Invoices { store: &store, crypto: &crypto, clock: &clock, chain: &chain, settings: &settings, claim: None };
+//! let invoices = Invoices::new(&store, &crypto, &clock, (&chain, &settings));
 //!
 //! let input = CheckoutInput { amount: Some(Decimal6::parse("25.50").unwrap()), ..Default::default() };
 //! let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();

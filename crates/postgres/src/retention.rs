@@ -49,44 +49,31 @@ const KEYS: &str = "\
 DELETE FROM idempotency_keys WHERE (merchant_id, mode, key_type, key) IN ( \
   SELECT merchant_id, mode, key_type, key FROM idempotency_keys WHERE created_at < $1 ORDER BY created_at LIMIT $2)";
 
-fn count(n: usize) -> u64 {
-    u64::try_from(n).unwrap_or(u64::MAX)
-}
-
-fn days(days: u32) -> i32 {
-    i32::try_from(days).unwrap_or(i32::MAX)
-}
-
-fn limit(limit: u32) -> i64 {
-    i64::from(limit)
+/// Runs a purge of `sql` (`$1` the days, `$2` the batch); how many rows it removed.
+async fn purge(conn: &mut AsyncPgConnection, sql: &str, older_than_days: u32, batch: u32) -> Result<u64, Error> {
+    let n = diesel::sql_query(sql)
+        .bind::<Integer, _>(i32::try_from(older_than_days).unwrap_or(i32::MAX))
+        .bind::<BigInt, _>(i64::from(batch))
+        .execute(conn)
+        .await
+        .map_err(db)?;
+    Ok(u64::try_from(n).unwrap_or(u64::MAX))
 }
 
 pub(crate) async fn events(conn: &mut AsyncPgConnection, older_than_days: u32, batch: u32) -> Result<u64, Error> {
-    let n = diesel::sql_query(EVENTS)
-        .bind::<Integer, _>(days(older_than_days))
-        .bind::<BigInt, _>(limit(batch))
-        .execute(conn)
-        .await
-        .map_err(db)?;
-    Ok(count(n))
+    purge(conn, EVENTS, older_than_days, batch).await
 }
 
 pub(crate) async fn emails(conn: &mut AsyncPgConnection, older_than_days: u32, batch: u32) -> Result<u64, Error> {
-    let n = diesel::sql_query(EMAILS)
-        .bind::<Integer, _>(days(older_than_days))
-        .bind::<BigInt, _>(limit(batch))
-        .execute(conn)
-        .await
-        .map_err(db)?;
-    Ok(count(n))
+    purge(conn, EMAILS, older_than_days, batch).await
 }
 
 pub(crate) async fn keys(conn: &mut AsyncPgConnection, before: DateTime<Utc>, batch: u32) -> Result<u64, Error> {
     let n = diesel::sql_query(KEYS)
         .bind::<Timestamptz, _>(before)
-        .bind::<BigInt, _>(limit(batch))
+        .bind::<BigInt, _>(i64::from(batch))
         .execute(conn)
         .await
         .map_err(db)?;
-    Ok(count(n))
+    Ok(u64::try_from(n).unwrap_or(u64::MAX))
 }

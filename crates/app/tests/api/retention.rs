@@ -122,3 +122,27 @@ async fn finished_emails_go_but_a_collectible_invoices_sent_reminders_stay() {
         app.get(&m.sk_test, &format!("/v1/invoices/{inv}")).await.ok(200);
     }
 }
+
+#[tokio::test]
+async fn idempotency_keys_are_kept_their_24_hours_then_purged() {
+    let env = [("STABLEPAY_WORKER_INTERVAL_MS", "100".to_owned())];
+    let app = TestApp::spawn_with(fresh_db().await, &env, &[]).await;
+    let m = app.merchant("Shop");
+    for key in ["young", "old"] {
+        let req =
+            app.http.post(app.url("/v1/checkout-sessions")).bearer_auth(&m.sk_test).header("Idempotency-Key", key);
+        app.send(req.json(&json!({ "amount": "1.00" }))).await.ok(201);
+    }
+    sql(&app, "UPDATE idempotency_keys SET created_at = now() - interval '23 hours' WHERE key = 'young'").await;
+    sql(&app, "UPDATE idempotency_keys SET created_at = now() - interval '25 hours' WHERE key = 'old'").await;
+    until("the old key purged", async || {
+        count(&app, "SELECT count(*) FROM idempotency_keys WHERE key = 'old'").await == 0
+    })
+    .await;
+    assert_eq!(count(&app, "SELECT count(*) FROM idempotency_keys WHERE key = 'young'").await, 1, "within its window");
+    // The young key still replays its one result.
+    let req =
+        app.http.post(app.url("/v1/checkout-sessions")).bearer_auth(&m.sk_test).header("Idempotency-Key", "young");
+    let again = app.send(req.json(&json!({ "amount": "1.00" }))).await;
+    assert_eq!(again.header("idempotency-replayed"), Some("true"));
+}

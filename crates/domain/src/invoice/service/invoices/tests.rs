@@ -390,15 +390,7 @@ async fn a_concurrent_change_is_reloaded_and_retried() {
         );
     let chain = MockChain::new();
     let settings = ChainSettings::default();
-    let invoices = Invoices {
-        store: &store,
-        crypto: &crypto,
-        clock: &clock,
-        chain: &chain,
-        settings: &settings,
-        claim: None,
-        acting: Acting::Api,
-    };
+    let invoices = Invoices::new(&store, &crypto, &clock, (&chain, &settings));
     let out = invoices
         .close(&scope(), &InvoiceKey::Id(agg.invoice.id.clone()), CloseAction::Void, "customer left")
         .await
@@ -428,15 +420,7 @@ async fn a_hash_credited_elsewhere_is_recorded_as_a_duplicate() {
     });
     let chain = MockChain::new();
     let settings = ChainSettings::default();
-    let invoices = Invoices {
-        store: &store,
-        crypto: &crypto,
-        clock: &clock,
-        chain: &chain,
-        settings: &settings,
-        claim: None,
-        acting: Acting::Api,
-    };
+    let invoices = Invoices::new(&store, &crypto, &clock, (&chain, &settings));
     let input = TestPaymentInput { amount: None, transaction_hash: Some(tx(3)), succeed: true };
     let (payment, saved) = invoices.pay_test(&scope(), &agg.sessions[0].id, input).await.unwrap();
     assert_eq!(payment.status, PaymentStatus::Duplicate);
@@ -501,15 +485,7 @@ async fn a_stopping_worker_gives_back_the_leases_it_did_not_use() {
     let expected = ids.clone();
     store.expect_release_due().times(1).withf(move |items| items == expected.as_slice()).returning(|_| Ok(()));
     let (clock, chain, settings) = (MockClock::new(), MockChain::new(), ChainSettings::default());
-    let invoices = Invoices {
-        store: &store,
-        crypto: &crypto,
-        clock: &clock,
-        chain: &chain,
-        settings: &settings,
-        claim: None,
-        acting: Acting::Api,
-    };
+    let invoices = Invoices::new(&store, &crypto, &clock, (&chain, &settings));
     // The stop comes after the claim, before the first invoice: all three go back, none is run.
     let calls = std::sync::atomic::AtomicUsize::new(0);
     let stop = || calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= 1;

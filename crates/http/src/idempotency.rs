@@ -240,7 +240,7 @@ where
     let stored = if lost {
         Ok(())
     } else if retryable {
-        state.use_cases.idempotency().release(&claim).await
+        release(state.clone(), claim).await
     } else {
         state.use_cases.idempotency().record(&claim, status.as_u16(), &text).await
     };
@@ -251,6 +251,32 @@ where
         Ok(_) => respond(status, text, &[]),
         Err(e) => e.error_response(),
     }
+}
+
+/// Releases the claim of a request a retry may do better. When the database cannot be reached
+/// (the failure that made the request fail, often), the release is tried again in the
+/// background, with a growing pause, for as long as the claim's lease: a client's retry after
+/// a failover then runs at once instead of answering `in_progress` until the lease ends. The
+/// release only ever removes this attempt's own uncommitted claim, so a late one is harmless.
+async fn release(state: web::Data<AppState>, claim: IdempotencyClaim) -> Result<(), stablepay_domain::Error> {
+    let first = state.use_cases.idempotency().release(&claim).await;
+    if !matches!(first, Err(stablepay_domain::Error::Unavailable)) {
+        return first;
+    }
+    let lease = std::time::Duration::from_secs(state.use_cases.idempotency().lease_seconds.unsigned_abs());
+    actix_web::rt::spawn(async move {
+        let start = std::time::Instant::now();
+        let mut pause = std::time::Duration::from_millis(250);
+        while start.elapsed() < lease {
+            tokio::time::sleep(pause).await;
+            match state.use_cases.idempotency().release(&claim).await {
+                Err(stablepay_domain::Error::Unavailable) => pause = (pause * 2).min(std::time::Duration::from_secs(5)),
+                Err(e) => return tracing::warn!(error = %e, "could not release an idempotency key"),
+                Ok(()) => return,
+            }
+        }
+    });
+    Ok(())
 }
 
 /// The request's fingerprint under its key: method, path and body.

@@ -2,8 +2,11 @@
 //! again after a loss with a growing pause (200 ms doubled, at most 12.8 s), for as long as its
 //! owner wants it.
 
-use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
+use diesel_async::RunQueryDsl;
 use futures_util::StreamExt;
+
+/// How long a `LISTEN` connection may take to open.
+const CONNECT_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// What a listener does with its channel.
 pub(crate) trait Listener: Send + 'static {
@@ -33,7 +36,7 @@ pub(crate) fn listen(database_url: String, channel: Channel, listener: impl List
     tokio::spawn(async move {
         let mut failures: u32 = 0;
         while listener.wanted() {
-            match AsyncPgConnection::establish(&database_url).await {
+            match crate::pool::establish(database_url.clone(), CONNECT_WAIT).await {
                 Ok(mut conn) => {
                     if let Err(e) = diesel::sql_query(format!("LISTEN {name}")).execute(&mut conn).await {
                         tracing::warn!(error = %e, "LISTEN on the {what} connection failed; {meanwhile} meanwhile");

@@ -16,6 +16,7 @@ mod deploy;
 mod diagnostics;
 mod emails;
 mod exports;
+mod failover;
 mod faults;
 mod form_client;
 mod foundation;

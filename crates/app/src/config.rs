@@ -383,6 +383,7 @@ fn server<E: Fn(&str) -> Option<String>>(src: &Source<'_, E>) -> Result<Server, 
     if !(database_url.starts_with("postgres://") || database_url.starts_with("postgresql://")) {
         return Err(bad("DATABASE_URL", &database_url, "must be a postgres:// URL"));
     }
+    stablepay_postgres::check_url(&database_url).map_err(|e| bad("DATABASE_URL", &database_url, &e))?;
     let bind = src.address("STABLEPAY_BIND", &f.bind, "127.0.0.1:8080")?;
     let default_base = format!("http://{bind}");
     let public_base_url_explicit = (src.env)("STABLEPAY_PUBLIC_BASE_URL").is_some() || f.public_base_url.is_some();
@@ -601,7 +602,11 @@ pub const VARIABLES: &[Variable] = &[
     Variable {
         production: true,
         shown: Shown::Url(Mask::Credentials),
-        ..var("DATABASE_URL", DEFAULT_DATABASE_URL, "PostgreSQL URL (postgres://...)")
+        ..var(
+            "DATABASE_URL",
+            DEFAULT_DATABASE_URL,
+            "PostgreSQL URL (postgres://...; several hosts with target_session_attrs=read-write for failover)",
+        )
     },
     Variable {
         production: true,
@@ -810,10 +815,18 @@ mod tests {
     }
 
     #[test]
+    fn a_failover_url_with_several_hosts_is_accepted() {
+        let url = "postgres://app@10.0.0.1:5432,10.0.0.2:5432/shop?target_session_attrs=read-write&sslmode=prefer";
+        assert_eq!(load(&[("DATABASE_URL", url)]).unwrap().database_url, url);
+    }
+
+    #[test]
     fn bad_values_name_themselves() {
         for (name, value) in [
             ("STABLEPAY_BIND", "localhost"),
             ("DATABASE_URL", "mysql://x"),
+            ("DATABASE_URL", "postgres://app@db/shop?target_session_attrs=primary-ish"),
+            ("DATABASE_URL", "postgres://app@db1,db2/shop?sslmode=require"),
             ("STABLEPAY_PUBLIC_BASE_URL", "ftp://x"),
             ("STABLEPAY_DB_POOL_SIZE", "0"),
             ("STABLEPAY_HTTP_WORKERS", "many"),

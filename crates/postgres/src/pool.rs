@@ -65,6 +65,19 @@ impl PgStore {
     }
 }
 
+/// Whether the driver can use `url`: well formed (one host or several, `target_session_attrs`),
+/// and not asking for TLS, which stablepay does not speak to PostgreSQL (the database belongs on
+/// a private network). The error says why not.
+pub fn check_url(url: &str) -> Result<(), String> {
+    let parsed: tokio_postgres::Config = url.parse().map_err(|e: tokio_postgres::Error| e.to_string())?;
+    if parsed.get_ssl_mode() == tokio_postgres::config::SslMode::Require {
+        return Err("sslmode=require cannot be met: stablepay connects to PostgreSQL without TLS (keep the database \
+                    on a private network; use sslmode=prefer or disable)"
+            .to_owned());
+    }
+    Ok(())
+}
+
 /// The keepalive pause tokio-postgres uses when the URL names none (two hours).
 const DEFAULT_KEEPALIVES_IDLE: Duration = Duration::from_secs(2 * 60 * 60);
 

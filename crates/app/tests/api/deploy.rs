@@ -46,6 +46,9 @@ fn stablepay_environment(compose: &str) -> Vec<(String, String)> {
         if !line.starts_with("    ") || line.trim().is_empty() {
             break;
         }
+        if line.trim().starts_with('#') {
+            continue;
+        }
         let (k, v) = line.trim().split_once(':').expect("KEY: value");
         out.push((k.trim().to_owned(), v.trim().to_owned()));
     }
@@ -54,21 +57,40 @@ fn stablepay_environment(compose: &str) -> Vec<(String, String)> {
 
 #[tokio::test]
 async fn the_compose_environment_is_a_valid_configuration_of_known_variables() {
-    let compose = std::fs::read_to_string(root().join("deploy/compose.yaml")).unwrap();
+    check_compose("deploy/compose.yaml", &["migrate:", "api-1:", "api-2:", "worker:"]).await;
+}
+
+#[tokio::test]
+async fn the_high_availability_compose_is_a_valid_configuration_over_several_hosts() {
+    let services = ["migrate:", "api-1:", "api-2:", "api-3:", "worker-1:", "worker-2:"];
+    let env = check_compose("deploy/compose.ha.yaml", &services).await;
+    let url = &env.iter().find(|(k, _)| k == "DATABASE_URL").expect("DATABASE_URL").1;
+    assert!(url.contains(',') && url.contains("target_session_attrs=read-write"), "{url}");
+}
+
+/// Checks one compose file against the binary; returns its stablepay environment, rendered.
+async fn check_compose(file: &str, services: &[&str]) -> Vec<(String, String)> {
+    let compose = std::fs::read_to_string(root().join(file)).unwrap();
     let mut vars = dotenv(&std::fs::read_to_string(root().join("deploy/.env.example")).unwrap());
     vars.insert("STABLEPAY_SECRET_KEY".into(), "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=".into());
-    let env = stablepay_environment(&compose);
+    let env: Vec<(String, String)> =
+        stablepay_environment(&compose).into_iter().map(|(k, v)| (k, render(&v, &vars))).collect();
     assert!(env.len() >= 8, "{env:?}");
     // Every service of the binary uses that environment.
-    for service in ["migrate:", "api-1:", "api-2:", "worker:"] {
+    for service in services {
         let block = compose.split(&format!("\n  {service}\n")).nth(1).expect(service);
         let block = block.split("\n  ").next().unwrap_or(block);
         assert!(block.contains("<<: *stablepay"), "{service} does not take the shared settings");
     }
+    // Every file it mounts from deploy/ is there.
+    for line in compose.lines().map(str::trim).filter(|l| l.starts_with("- ./")) {
+        let local = line.trim_start_matches("- ./").split(':').next().unwrap();
+        assert!(root().join("deploy").join(local).exists(), "{file} mounts deploy/{local}, which is missing");
+    }
     let mut cmd = tokio::process::Command::new(crate::support::BIN);
     cmd.arg("config").arg("--json").env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
     for (k, v) in &env {
-        cmd.env(k, render(v, &vars));
+        cmd.env(k, v);
     }
     let out = cmd.output().await.unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -90,6 +112,7 @@ async fn the_compose_environment_is_a_valid_configuration_of_known_variables() {
     for name in known {
         assert!(readme.contains(&format!("`{name}`")), "deploy/README.md does not document {name}");
     }
+    env
 }
 
 #[tokio::test]

@@ -70,6 +70,7 @@ struct Running {
     handle: actix_web::dev::ServerHandle,
     /// The listener of key changes, which the key cache relies on.
     key_listener: tokio::task::JoinHandle<()>,
+    checkout_listener: tokio::task::JoinHandle<()>,
 }
 
 /// Starts the HTTP server on `listener`, one state (and pool) per HTTP worker; prints the
@@ -86,6 +87,9 @@ fn start_http(
     // Cached key lookups are used only while this connection listens for their invalidations.
     let key_listener =
         stablepay_postgres::listen_for_key_changes(config.database_url.clone(), adapters.key_cache.clone());
+    // Checkout pages that follow their checkout are signalled through this connection.
+    let checkout_listener =
+        stablepay_postgres::listen_for_checkouts(config.database_url.clone(), adapters.checkout_signals.clone());
     let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     // The factory runs once in each HTTP worker thread: each worker takes its own state.
     let max_connections = connection_cap(config.max_connections);
@@ -115,7 +119,7 @@ fn start_http(
         println!("stablepay listening on http://{addr}");
     }
     tracing::info!(addresses = ?addrs, public_base_url = %config.public_base_url, "HTTP API started");
-    Ok((Running { task, handle, key_listener }, http_pools))
+    Ok((Running { task, handle, key_listener, checkout_listener }, http_pools))
 }
 
 /// Stops accepting now, tells the worker's loops to stop, and gives requests in flight and the
@@ -139,6 +143,7 @@ async fn stop_within(
             let _ = task.await;
         }
         running.key_listener.abort();
+        running.checkout_listener.abort();
         served
     })
     .await;

@@ -55,6 +55,9 @@ pub struct Adapters {
     pub retention: stablepay_domain::retention::RetentionSettings,
     /// Authenticated keys, shared by the HTTP workers; emptied by `NOTIFY` on key changes.
     pub key_cache: Arc<stablepay_postgres::KeyCache>,
+    /// Signals that a checkout may have changed, shared by the HTTP workers; fed by a `LISTEN`
+    /// connection while the server runs.
+    pub checkout_signals: stablepay_postgres::CheckoutSignalHub,
 }
 
 impl Adapters {
@@ -108,6 +111,7 @@ impl Adapters {
         .map_err(anyhow_lite::msg)?;
         Ok(Self {
             key_cache: Arc::new(stablepay_postgres::KeyCache::default()),
+            checkout_signals: stablepay_postgres::CheckoutSignalHub::new(),
             renderer: Arc::new(renderer),
             mailer: Arc::new(mailer),
             email_lease: e.timeout + config.db_timeout * 4 + std::time::Duration::from_secs(5),
@@ -152,6 +156,7 @@ impl Adapters {
             keys,
             invoices: store.clone(),
             renderer: self.renderer.clone(),
+            signals: Arc::new(self.checkout_signals.clone()),
             chain: self.chain.clone(),
             follower: store.clone(),
             links: store.clone(),

@@ -55,7 +55,7 @@ pub use crate::event::ports::EventStore;
 pub use crate::export::ports::{ExportPace, ExportStore};
 pub use crate::health::ports::Health;
 pub use crate::idempotency::ports::IdempotencyStore;
-pub use crate::invoice::ports::{InvoiceRenderer, InvoiceStore};
+pub use crate::invoice::ports::{CheckoutSignal, CheckoutSignals, CheckoutSubscription, InvoiceRenderer, InvoiceStore};
 pub use crate::merchant::ports::MerchantStore;
 pub use crate::payment_link::ports::PaymentLinkStore;
 pub use crate::ratelimit::ports::RateLimiter;
@@ -77,7 +77,7 @@ pub use crate::{
     export::ports::{MockExportPace, MockExportStore},
     health::ports::MockHealth,
     idempotency::ports::MockIdempotencyStore,
-    invoice::ports::{MockInvoiceRenderer, MockInvoiceStore},
+    invoice::ports::{MockCheckoutSignals, MockCheckoutSubscription, MockInvoiceRenderer, MockInvoiceStore},
     merchant::ports::MockMerchantStore,
     payment_link::ports::MockPaymentLinkStore,
     ratelimit::ports::MockRateLimiter,

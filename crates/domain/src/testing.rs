@@ -73,6 +73,7 @@ pub fn idle_use_cases() -> crate::use_cases::UseCases {
         keys: Arc::new(MockApiKeyStore::new()),
         invoices: Arc::new(MockInvoiceStore::new()),
         renderer: Arc::new(MockInvoiceRenderer::new()),
+        signals: Arc::new(MockCheckoutSignals::new()),
         chain: Arc::new(MockChain::new()),
         follower: Arc::new(MockFollowerStore::new()),
         links: Arc::new(MockPaymentLinkStore::new()),

@@ -33,10 +33,10 @@ use crate::health::service::Readiness;
 use crate::idempotency::model::IdempotencySettings;
 use crate::idempotency::ports::IdempotencyStore;
 use crate::idempotency::service::Idempotency;
-use crate::ids::ApiKeyId;
+use crate::ids::{ApiKeyId, CheckoutSessionId};
 use crate::invoice::aggregate::InvoiceKey;
 use crate::invoice::document::InvoiceDocument;
-use crate::invoice::ports::{InvoiceRenderer, InvoiceStore};
+use crate::invoice::ports::{CheckoutSignals, CheckoutSubscription, InvoiceRenderer, InvoiceStore};
 use crate::invoice::service::{Collections, DueReport, Invoices, PublicViews};
 use crate::merchant::model::{ChainSettings, Merchant};
 use crate::merchant::ports::MerchantStore;
@@ -66,6 +66,8 @@ pub struct Ports {
     pub invoices: Arc<dyn InvoiceStore>,
     /// Invoice PDFs.
     pub renderer: Arc<dyn InvoiceRenderer>,
+    /// Signals that a checkout may have changed, from any process.
+    pub signals: Arc<dyn CheckoutSignals>,
     /// The chain.
     pub chain: Arc<dyn Chain>,
     /// The follower's store.
@@ -193,6 +195,13 @@ impl UseCases {
             claim: None,
             acting: crate::invoice::model::Acting::Api,
         }
+    }
+
+    /// Follows checkout `id`'s changes, for a page that pushes them to its customer: subscribe,
+    /// read the checkout ([`PublicViews::checkout`]), then wait for the subscription's next
+    /// signal and read it again.
+    pub fn follow_checkout(&self, id: &CheckoutSessionId) -> Box<dyn CheckoutSubscription> {
+        self.ports.signals.subscribe(id)
     }
 
     /// A checkout and an invoice as their customer sees them.

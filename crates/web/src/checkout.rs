@@ -224,6 +224,7 @@ pub fn render(v: &CheckoutView, pages: &PublicPages) -> Markup {
     let reference = v.aggregate.invoice.number.clone().or_else(|| s.external_reference.clone());
     html! {
         div.card data-status-url=(format!("/v1/public/checkout-sessions/{}", s.id))
+            data-events-url=(format!("/checkout/{}/events", s.id))
             data-telemetry=(format!("/v1/public/checkout-sessions/{}/telemetry", s.id)) data-phase=(v.phase.as_str())
             data-payment=(v.latest.as_ref().map_or("", |p| p.status.as_str())) {
             (merchant(&v.merchant_name, v.logo.as_ref()))

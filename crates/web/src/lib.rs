@@ -15,6 +15,7 @@ pub mod checkout;
 pub mod dashboard;
 pub mod invoice;
 pub mod link;
+pub mod live;
 pub mod page;
 pub mod statement;
 
@@ -23,6 +24,7 @@ use actix_web::web::ServiceConfig;
 /// Registers every page and asset route.
 pub fn configure(cfg: &mut ServiceConfig) {
     cfg.service(checkout::checkout_page)
+        .service(live::checkout_events)
         .service(checkout::simulate_from_page)
         .service(checkout::submit_from_page)
         .service(invoice::invoice_page)

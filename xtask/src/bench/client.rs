@@ -86,9 +86,39 @@ pub fn load(
     expect: u16,
     on_body: OnBody,
 ) -> Result<Phase, String> {
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    let next: Next = Arc::new(move |own| (Instant::now() < deadline).then_some(own));
+    drive(name, addr, connections, next, (make_request, expect, on_body))
+}
+
+/// Runs requests `0..total` once each, from `connections` threads taking the next one as they
+/// finish (`make_request(connection, i)` with `i` the request's number across threads).
+pub fn load_count(
+    name: &'static str,
+    addr: &str,
+    connections: usize,
+    total: usize,
+    make_request: MakeRequest,
+    expect: u16,
+    on_body: OnBody,
+) -> Result<Phase, String> {
+    let taken = Arc::new(AtomicUsize::new(0));
+    let next: Next = Arc::new(move |_| Some(taken.fetch_add(1, Ordering::Relaxed)).filter(|i| *i < total));
+    drive(name, addr, connections, next, (make_request, expect, on_body))
+}
+
+/// The number of a thread's next request, given how many it sent; `None` ends the thread.
+type Next = Arc<dyn Fn(usize) -> Option<usize> + Send + Sync>;
+
+fn drive(
+    name: &'static str,
+    addr: &str,
+    connections: usize,
+    next: Next,
+    (make_request, expect, on_body): (MakeRequest, u16, OnBody),
+) -> Result<Phase, String> {
     let errors = Arc::new(AtomicUsize::new(0));
     let all = Arc::new(Mutex::new(Vec::new()));
-    let deadline = Instant::now() + Duration::from_secs(seconds);
     let start = Instant::now();
     let mut threads = Vec::new();
     for c in 0..connections {
@@ -97,14 +127,15 @@ pub fn load(
         let all = all.clone();
         let make_request = make_request.clone();
         let on_body = on_body.clone();
+        let next = next.clone();
         threads.push(std::thread::spawn(move || {
             let mut lat = Vec::with_capacity(100_000);
             let Ok(mut conn) = connect(&addr) else {
                 errors.fetch_add(1, Ordering::Relaxed);
                 return;
             };
-            let mut i = 0;
-            while Instant::now() < deadline {
+            let mut sent = 0;
+            while let Some(i) = next(sent) {
                 let req = make_request(c, i);
                 let t = Instant::now();
                 match exchange(&mut conn, &req) {
@@ -123,7 +154,7 @@ pub fn load(
                         }
                     }
                 }
-                i += 1;
+                sent += 1;
             }
             if let Ok(mut a) = all.lock() {
                 a.extend(lat);

@@ -319,3 +319,64 @@ async fn the_merchants_logo_is_on_its_pages_and_served_by_digest() {
     let gone = app.http.get(app.url(&format!("/logos/{digest}.png"))).send().await.unwrap();
     assert_eq!(gone.status().as_u16(), 404);
 }
+
+/// The `status` events of a checkout page's push channel, as a browser's EventSource reads them.
+struct Events {
+    res: reqwest::Response,
+    buf: String,
+}
+
+impl Events {
+    /// The next event's data (comments skipped); `None` once the stream ended.
+    async fn next(&mut self) -> Option<Value> {
+        loop {
+            if let Some(end) = self.buf.find("\n\n") {
+                let block: String = self.buf.drain(..end + 2).collect();
+                if let Some(data) = block.lines().find_map(|l| l.strip_prefix("data: ")) {
+                    assert!(block.contains("event: status"), "{block}");
+                    return Some(serde_json::from_str(data).unwrap());
+                }
+                continue;
+            }
+            let chunk = tokio::time::timeout(std::time::Duration::from_secs(10), self.res.chunk()).await;
+            match chunk.expect("nothing pushed within 10 s").unwrap() {
+                Some(bytes) => self.buf.push_str(&String::from_utf8_lossy(&bytes)),
+                None => return None,
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_checkout_page_is_pushed_each_change_of_its_checkout_then_the_stream_ends() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    let cs = app.post(&m.sk_test, "/v1/checkout-sessions", json!({ "amount": "10" })).await.ok(201).clone();
+    let res = app.http.get(app.url(&format!("/checkout/{}/events", id(&cs)))).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    assert_eq!(res.headers()["content-type"], "text/event-stream");
+    assert_eq!(res.headers()["cache-control"], "no-store");
+    let mut events = Events { res, buf: String::new() };
+    assert_eq!(events.next().await, Some(json!({ "phase": "pay", "payment": "" })));
+    // The page itself names its stream.
+    let page = app.send(app.http.get(app.url(&format!("/checkout/{}", id(&cs))))).await;
+    assert!(page.body.as_str().unwrap().contains(&format!("data-events-url=\"/checkout/{}/events\"", id(&cs))));
+
+    let pay = format!("/v1/test-helpers/checkout-sessions/{}/payments", id(&cs));
+    let short = app.post(&m.sk_test, &pay, json!({ "amount": "4" })).await.ok(201).clone();
+    let pushed = events.next().await.unwrap();
+    assert_eq!(pushed["phase"], "underpaid");
+    assert_eq!(pushed["payment"], short["status"]);
+    app.post(&m.sk_test, &pay, json!({ "amount": "6" })).await.ok(201);
+    assert_eq!(events.next().await.unwrap()["phase"], "paid");
+    // A final phase ends the stream.
+    assert_eq!(events.next().await, None);
+
+    // Paid: the stream says so at once and ends; an unknown checkout is the 404 page.
+    let res = app.http.get(app.url(&format!("/checkout/{}/events", id(&cs)))).send().await.unwrap();
+    let mut again = Events { res, buf: String::new() };
+    assert_eq!(again.next().await.unwrap()["phase"], "paid");
+    assert_eq!(again.next().await, None);
+    let unknown = app.send(app.http.get(app.url("/checkout/cs_0000000000000000000000/events"))).await;
+    assert_eq!(unknown.status, 404);
+}

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 
 use crate::chain::model::OpenCheckout;
 use crate::error::Error;
-use crate::ids::{InvoiceId, MerchantId, PaymentId};
+use crate::ids::{CheckoutSessionId, InvoiceId, MerchantId, PaymentId};
 use crate::invoice::aggregate::{InvoiceAggregate, InvoiceChange, InvoiceKey, PublicRef};
 use crate::invoice::checkout::{CheckoutSession, CheckoutStatus};
 use crate::invoice::collection::CollectionState;
@@ -126,6 +126,36 @@ pub trait InvoiceStore: Send + Sync {
     /// Sets the merchant's test clock back to the real time (offset 0). Errors:
     /// `NotFound(Merchant)`.
     async fn reset_test_clock(&self, merchant: &MerchantId) -> Result<(), Error>;
+}
+
+/// What a checkout's subscription saw while it waited ([`CheckoutSubscription::next`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckoutSignal {
+    /// The checkout may have changed (a payment of it was written, or its status changed)
+    /// since the subscription last looked: read it again.
+    Changed,
+    /// Nothing was signalled within the wait.
+    Quiet,
+    /// Signals are not being received (their source is reconnecting): the caller reads the
+    /// checkout again as a poll would, after a pause the subscription already took.
+    Unavailable,
+}
+
+/// Signals, from any process of the deployment, that a checkout may have changed: what lets a
+/// hosted page push a payment to its customer instead of polling for it.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+pub trait CheckoutSignals: Send + Sync {
+    /// Follows checkout `id`: every signal from this call on reaches the subscription, so a
+    /// caller that subscribes, then reads the checkout, misses nothing in between.
+    fn subscribe(&self, id: &CheckoutSessionId) -> Box<dyn CheckoutSubscription>;
+}
+
+/// One follower of one checkout ([`CheckoutSignals::subscribe`]); dropping it stops following.
+#[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
+#[async_trait]
+pub trait CheckoutSubscription: Send {
+    /// Waits for a signal since the previous call (or the subscription), at most `limit`.
+    async fn next(&mut self, limit: std::time::Duration) -> CheckoutSignal;
 }
 
 /// Renders invoice documents. Rendering is CPU work: callers run it off the async workers.

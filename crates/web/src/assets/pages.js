@@ -46,7 +46,25 @@
       .catch(function () {});
   }
   var live = card && ["pay", "validating", "underpaid", "failed"].indexOf(card.getAttribute("data-phase")) >= 0;
-  if (live) setInterval(refresh, 3000);
+  // Pushed by the server (Server-Sent Events) where the browser can; polled every 3 s where it
+  // cannot, and as soon as the stream fails (the stream keeps retrying meanwhile).
+  var polling = null;
+  function poll() { if (!polling) polling = setInterval(refresh, 3000); }
+  function follow() {
+    var url = card.getAttribute("data-events-url");
+    if (!window.EventSource || !url) { poll(); return; }
+    var source = new EventSource(url);
+    source.addEventListener("status", function (e) {
+      var d;
+      try { d = JSON.parse(e.data); } catch (err) { return; }
+      if (d.phase !== card.getAttribute("data-phase") || d.payment !== card.getAttribute("data-payment")) {
+        source.close();
+        window.location.reload();
+      }
+    });
+    source.onerror = poll;
+  }
+  if (live) follow();
 
   // After payment, back to the merchant.
   var redirect = document.querySelector("[data-redirect]");

@@ -70,7 +70,8 @@ struct Running {
     handle: actix_web::dev::ServerHandle,
     /// The listener of key changes, which the key cache relies on.
     key_listener: tokio::task::JoinHandle<()>,
-    checkout_listener: tokio::task::JoinHandle<()>,
+    /// The checkout signals' `LISTEN` loop and sender.
+    checkout_listener: (tokio::task::JoinHandle<()>, tokio::task::JoinHandle<()>),
 }
 
 /// Starts the HTTP server on `listener`, one state (and pool) per HTTP worker; prints the
@@ -88,8 +89,10 @@ fn start_http(
     let key_listener =
         stablepay_postgres::listen_for_key_changes(config.database_url.clone(), adapters.key_cache.clone());
     // Checkout pages that follow their checkout are signalled through this connection.
-    let checkout_listener =
-        stablepay_postgres::listen_for_checkouts(config.database_url.clone(), adapters.checkout_signals.clone());
+    let checkout_listener = (
+        stablepay_postgres::listen_for_checkouts(config.database_url.clone(), adapters.checkout_signals.clone()),
+        stablepay_postgres::send_checkout_signals(adapters.store.clone(), adapters.checkout_signals.clone()),
+    );
     let next = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     // The factory runs once in each HTTP worker thread: each worker takes its own state.
     let max_connections = connection_cap(config.max_connections);
@@ -143,7 +146,8 @@ async fn stop_within(
             let _ = task.await;
         }
         running.key_listener.abort();
-        running.checkout_listener.abort();
+        running.checkout_listener.0.abort();
+        running.checkout_listener.1.abort();
         served
     })
     .await;
@@ -256,6 +260,8 @@ pub async fn run_worker(config: Config, adapters: Adapters) -> Result<()> {
         .transpose()?;
     spawn_chain_check(&adapters);
     announce_email(&config.email);
+    // The checkouts the worker changes (expired, credited) are signalled to their pages.
+    let signals = stablepay_postgres::send_checkout_signals(adapters.store.clone(), adapters.checkout_signals.clone());
     let tasks = spawn_workers(&config, &adapters, stop_rx, status);
     shutdown_signal().await;
     tracing::info!(grace_seconds = config.shutdown_grace.as_secs(), "shutting down: finishing the current batch");
@@ -269,6 +275,7 @@ pub async fn run_worker(config: Config, adapters: Adapters) -> Result<()> {
     if let Some(m) = &metrics_server {
         m.stop(true).await;
     }
+    signals.abort();
     if finished.is_err() {
         tracing::warn!("the grace ended with work in flight; its leases run out and another worker takes it");
     } else {

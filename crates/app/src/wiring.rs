@@ -55,18 +55,20 @@ pub struct Adapters {
     pub retention: stablepay_domain::retention::RetentionSettings,
     /// Authenticated keys, shared by the HTTP workers; emptied by `NOTIFY` on key changes.
     pub key_cache: Arc<stablepay_postgres::KeyCache>,
-    /// Signals that a checkout may have changed, shared by the HTTP workers; fed by a `LISTEN`
-    /// connection while the server runs.
+    /// Signals that a checkout may have changed: queued by every pool's saves, sent by
+    /// `send_checkout_signals` and received by a `LISTEN` connection while the process runs.
     pub checkout_signals: stablepay_postgres::CheckoutSignalHub,
 }
 
 impl Adapters {
     pub fn new(config: &Config) -> anyhow_lite::Result<Self> {
+        let checkout_signals = stablepay_postgres::CheckoutSignalHub::new();
         let store = PgStore::connect(
             &config.database_url,
             &PoolSettings { max_size: config.db_pool_size, timeout: config.db_timeout },
         )
-        .map_err(|e| anyhow_lite::msg(format!("database pool: {e}")))?;
+        .map_err(|e| anyhow_lite::msg(format!("database pool: {e}")))?
+        .with_signals(&checkout_signals);
         let c = &config.chain;
         let rpc = RpcSettings {
             urls: c.rpc_urls.clone(),
@@ -111,7 +113,7 @@ impl Adapters {
         .map_err(anyhow_lite::msg)?;
         Ok(Self {
             key_cache: Arc::new(stablepay_postgres::KeyCache::default()),
-            checkout_signals: stablepay_postgres::CheckoutSignalHub::new(),
+            checkout_signals,
             renderer: Arc::new(renderer),
             mailer: Arc::new(mailer),
             email_lease: e.timeout + config.db_timeout * 4 + std::time::Duration::from_secs(5),
@@ -215,7 +217,8 @@ impl Adapters {
                     &config.database_url,
                     &PoolSettings { max_size: share, timeout: config.db_timeout },
                 )
-                .map_err(|e| anyhow_lite::msg(format!("database pool: {e}")))?;
+                .map_err(|e| anyhow_lite::msg(format!("database pool: {e}")))?
+                .with_signals(&self.checkout_signals);
                 pools.push(store.clone());
                 let keys = Arc::new(stablepay_postgres::CachedKeyStore::new(store.clone(), self.key_cache.clone()));
                 let ports = self.ports(&Arc::new(store), keys);

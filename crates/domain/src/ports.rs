@@ -26,6 +26,8 @@
 //! | [`ApiKeyStore`] | `api_key` | API key records, looked up by digest |
 //! | [`InvoiceStore`] | `invoice` | invoices with their checkouts, payments and events, saved atomically |
 //! | [`InvoiceRenderer`] | `invoice` | invoice PDFs |
+//! | [`CheckoutSignals`] | `invoice` | signals, from any process, that a checkout may have changed (for pages that push it) |
+//! | [`CheckoutSubscription`] | `invoice` | one follower of one checkout's signals |
 //! | [`Chain`] | `chain` | transactions, final blocks and transfer logs of the chain |
 //! | [`FollowerStore`] | `chain` | the follower's cursor, open checkouts by wallet, unattributed transfers |
 //! | [`PaymentLinkStore`] | `payment_link` | payment links and their submissions |

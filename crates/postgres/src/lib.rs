@@ -38,6 +38,6 @@ pub use webhooks::{CHANNEL as WEBHOOK_CHANNEL, listen_for_deliveries};
 pub use clock::PgClock;
 pub use keycache::{CachedKeyStore, KEY_CACHE_SECONDS, KEYS_CHANNEL, KeyCache, listen_for_key_changes};
 pub use migrate::run_migrations;
-pub use signals::{CheckoutSignalHub, listen_for_checkouts};
 pub use pool::{PgStore, PoolSettings, check_url};
+pub use signals::{CheckoutSignalHub, listen_for_checkouts, send_checkout_signals};
 pub use stats::{PoolUse, QueueStat};

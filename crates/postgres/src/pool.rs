@@ -28,6 +28,9 @@ impl Default for PoolSettings {
 #[derive(Clone)]
 pub struct PgStore {
     pub(crate) pool: Pool<AsyncPgConnection>,
+    /// Where the checkouts a saved change touched are signalled to their pages (in every
+    /// process that serves or works; not in one-off commands).
+    pub(crate) signals: Option<crate::signals::CheckoutSignalHub>,
 }
 
 impl PgStore {
@@ -49,7 +52,14 @@ impl PgStore {
             .recycle_timeout(Some(settings.timeout))
             .build()
             .map_err(|e| Error::Internal(e.to_string()))?;
-        Ok(Self { pool })
+        Ok(Self { pool, signals: None })
+    }
+
+    /// This store, signalling the checkouts its saves change through `hub`
+    /// ([`send_checkout_signals`](crate::send_checkout_signals) sends them).
+    pub fn with_signals(mut self, hub: &crate::signals::CheckoutSignalHub) -> Self {
+        self.signals = Some(hub.clone());
+        self
     }
 
     pub(crate) async fn conn(&self) -> Result<Object<AsyncPgConnection>, Error> {

@@ -1,6 +1,13 @@
-//! Checkout signals ([`CheckoutSignals`]): a trigger on payments and checkout sessions
-//! `NOTIFY`s `stablepay_checkouts` with the checkout's id at commit (migration 000029); one
-//! `LISTEN` connection per process hands each signal to that checkout's subscribers, if any.
+//! Checkout signals ([`CheckoutSignals`]): after a save that wrote a checkout's session or one
+//! of its payments commits, its id is queued in this process's hub; one task per process sends
+//! the queue every few milliseconds as `NOTIFY stablepay_checkouts` (the ids comma-separated), and
+//! one `LISTEN` connection per process hands each id to that checkout's subscribers, if any.
+//!
+//! The `NOTIFY` is sent after the change's commit, never inside it: PostgreSQL serializes the
+//! commits of transactions that notify, which in a crediting's own transaction more than halved
+//! one merchant's creditings per second (docs/benchmarks.md, "One merchant's flash sale"). A
+//! process that dies between a commit and its signal loses the signal; the pages that follow
+//! read their checkout again every minute anyway.
 //!
 //! A checkout's subscribers share one `watch` channel of a counter, made with the first and
 //! dropped with the last, so a signal costs one map lookup whoever listens, and a subscription
@@ -33,7 +40,18 @@ pub struct CheckoutSignalHub {
 struct Hub {
     channels: Mutex<HashMap<String, Weak<watch::Sender<u64>>>>,
     listening: AtomicBool,
+    /// Ids of checkouts changed by this process's committed saves, not yet sent.
+    outgoing: Mutex<Vec<String>>,
+    /// Wakes the sender when `outgoing` gets its first id.
+    wake: tokio::sync::Notify,
 }
+
+/// The channel of the signals.
+const CHANNEL: &str = "stablepay_checkouts";
+/// A `NOTIFY` payload must stay under 8,000 bytes.
+const PAYLOAD_BYTES: usize = 7_000;
+/// How long the sender gathers ids before it sends them.
+const GATHER: Duration = Duration::from_millis(5);
 
 impl CheckoutSignalHub {
     /// A hub that hears nothing until [`listen_for_checkouts`] runs for it.
@@ -43,6 +61,39 @@ impl CheckoutSignalHub {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Weak<watch::Sender<u64>>>> {
         self.inner.channels.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Queues checkouts a committed save changed, for every process's pages.
+    pub(crate) fn changed(&self, ids: Vec<String>) {
+        if ids.is_empty() {
+            return;
+        }
+        let mut outgoing = self.inner.outgoing.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let first = outgoing.is_empty();
+        outgoing.extend(ids);
+        drop(outgoing);
+        if first {
+            self.inner.wake.notify_one();
+        }
+    }
+
+    /// The queued ids, as payloads of at most `PAYLOAD_BYTES`.
+    fn take_payloads(&self) -> Vec<String> {
+        let mut ids =
+            std::mem::take(&mut *self.inner.outgoing.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+        ids.sort_unstable();
+        ids.dedup();
+        let mut payloads: Vec<String> = Vec::new();
+        for id in ids {
+            match payloads.last_mut() {
+                Some(p) if p.len() + 1 + id.len() <= PAYLOAD_BYTES => {
+                    p.push(',');
+                    p.push_str(&id);
+                }
+                _ => payloads.push(id),
+            }
+        }
+        payloads
     }
 
     /// Signals checkout `id`'s subscribers (none: nothing to do).
@@ -136,8 +187,10 @@ pub fn listen_for_checkouts(database_url: String, hub: CheckoutSignalHub) -> tok
             self.0.inner.listening.store(true, Ordering::Relaxed);
             self.0.signal_all();
         }
-        fn notified(&self, id: &str) {
-            self.0.signal(id);
+        fn notified(&self, ids: &str) {
+            for id in ids.split(',') {
+                self.0.signal(id);
+            }
         }
         fn lost(&self) {
             self.0.inner.listening.store(false, Ordering::Relaxed);
@@ -145,13 +198,40 @@ pub fn listen_for_checkouts(database_url: String, hub: CheckoutSignalHub) -> tok
     }
     crate::listen::listen(
         database_url,
-        crate::listen::Channel {
-            name: "stablepay_checkouts",
-            what: "checkout-signal",
-            meanwhile: "checkout pages look every 2 s",
-        },
+        crate::listen::Channel { name: CHANNEL, what: "checkout-signal", meanwhile: "checkout pages look every 2 s" },
         Checkouts(hub),
     )
+}
+
+/// Sends the checkouts this process's saves changed, while `hub` is in use: a `NOTIFY` per
+/// payload, a few milliseconds after the first id is queued. A send that fails (the database
+/// is away) is dropped: the pages read their checkouts again by themselves.
+pub fn send_checkout_signals(store: crate::PgStore, hub: CheckoutSignalHub) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        while Arc::strong_count(&hub.inner) > 1 {
+            if tokio::time::timeout(Duration::from_secs(1), hub.inner.wake.notified()).await.is_err() {
+                continue;
+            }
+            tokio::time::sleep(GATHER).await;
+            for payload in hub.take_payloads() {
+                if let Err(e) = notify(&store, &payload).await {
+                    tracing::debug!(error = %e, "checkout signals not sent");
+                }
+            }
+        }
+    })
+}
+
+async fn notify(store: &crate::PgStore, payload: &str) -> Result<(), stablepay_domain::Error> {
+    use diesel::sql_types::Text;
+    use diesel_async::RunQueryDsl;
+    diesel::sql_query("SELECT pg_notify($1, $2)")
+        .bind::<Text, _>(CHANNEL)
+        .bind::<Text, _>(payload)
+        .execute(&mut *store.conn().await?)
+        .await
+        .map_err(crate::error::db)?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -181,6 +261,21 @@ mod tests {
         hub.signal("cs_aaaaaaaaaaaaaaaaaaaaaa");
         drop(b);
         assert_eq!(hub.followed(), 0);
+    }
+
+    #[test]
+    fn queued_ids_are_sent_once_each_in_payloads_under_the_limit() {
+        let hub = CheckoutSignalHub::new();
+        hub.changed(Vec::new());
+        assert!(hub.take_payloads().is_empty());
+        let ids: Vec<String> = (0..1000).map(|i| format!("cs_{i:022}")).collect();
+        hub.changed(ids.clone());
+        hub.changed(ids[..10].to_vec());
+        let payloads = hub.take_payloads();
+        assert!(payloads.len() > 1 && payloads.iter().all(|p| p.len() <= PAYLOAD_BYTES));
+        let sent: Vec<&str> = payloads.iter().flat_map(|p| p.split(',')).collect();
+        assert_eq!(sent, ids.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(hub.take_payloads().is_empty());
     }
 
     #[tokio::test]

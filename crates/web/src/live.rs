@@ -4,7 +4,7 @@
 //! change from the checkout's signals ([`UseCases::follow_checkout`]: the service's
 //! `LISTEN`/`NOTIFY`, from whichever process credited the payment), reads the checkout through
 //! the same public view as the page, and sends only what changed; while signals are down it
-//! looks every 2 s. A comment every 15 s keeps proxies from closing a quiet stream, and the
+//! looks every 2 s, and every minute it looks anyway. A comment every 15 s keeps proxies from closing a quiet stream, and the
 //! stream ends after a final phase (paid, expired, cancelled). The page falls back to polling
 //! `GET /v1/public/checkout-sessions/{id}` when the stream fails.
 //!
@@ -24,6 +24,9 @@ use crate::page::not_found;
 
 /// How long a stream stays silent before a comment line.
 const HEARTBEAT: Duration = Duration::from_secs(15);
+
+/// The comment line a quiet stream sends.
+const HEARTBEAT_LINE: Bytes = Bytes::from_static(b": still here\n\n");
 
 /// What the page compares, as the event's data; and whether the phase is final.
 fn status(v: &CheckoutView) -> (String, bool) {
@@ -45,6 +48,8 @@ struct Stream {
     /// The first event, before anything is awaited.
     first: Option<Bytes>,
     done: bool,
+    /// Quiet waits so far.
+    quiet: u32,
 }
 
 fn event(data: &str) -> Bytes {
@@ -59,17 +64,28 @@ impl Stream {
             return Some(first);
         }
         while !self.done {
+            let mut quiet = false;
             if self.subscription.next(HEARTBEAT).await == CheckoutSignal::Quiet {
-                return Some(Bytes::from_static(b": still here\n\n"));
+                // Every fourth quiet wait (a minute) the checkout is read anyway: a signal lost
+                // with a process that died between its commit and its NOTIFY is caught up.
+                self.quiet = self.quiet.wrapping_add(1);
+                if self.quiet % 4 != 0 {
+                    return Some(HEARTBEAT_LINE);
+                }
+                quiet = true;
             }
-            // Changed, or signals are down: read the checkout (a failed read waits for the next
-            // signal or pause, as a poll would).
-            let Ok(view) = self.state.use_cases.public_views().checkout(&self.id).await else { continue };
-            let (data, done) = status(&view);
-            if data != self.sent {
-                self.done = done;
-                self.sent = data;
-                return Some(event(&self.sent));
+            // Changed, or signals are down, or the minute: read the checkout (a failed read
+            // waits for the next signal or pause, as a poll would).
+            if let Ok(view) = self.state.use_cases.public_views().checkout(&self.id).await {
+                let (data, done) = status(&view);
+                if data != self.sent {
+                    self.done = done;
+                    self.sent = data;
+                    return Some(event(&self.sent));
+                }
+            }
+            if quiet {
+                return Some(HEARTBEAT_LINE);
             }
         }
         None
@@ -90,7 +106,7 @@ pub async fn checkout_events(state: web::Data<AppState>, id: web::Path<String>) 
     let (sent, done) = status(&view);
     // `retry`: a browser whose stream broke tries again after 3 s (the polling pace).
     let first = Some(Bytes::from(format!("retry: 3000\nevent: status\ndata: {sent}\n\n")));
-    let stream = Stream { state, id, subscription, sent, first, done };
+    let stream = Stream { state, id, subscription, sent, first, done, quiet: 0 };
     let body = futures_util::stream::unfold(stream, |mut s| async move {
         s.next().await.map(|chunk| (Ok::<_, actix_web::Error>(chunk), s))
     });

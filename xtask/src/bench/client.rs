@@ -178,3 +178,14 @@ pub fn peak_rss_mib(pid: u32) -> Option<(f64, f64)> {
     };
     Some((kb("VmRSS:")? / 1024.0, kb("VmHWM:")? / 1024.0))
 }
+
+/// User + system CPU seconds of process `pid` so far.
+pub fn cpu_seconds(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after the command name (which may hold spaces) : state is field 3; utime 14, stime 15.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| fields.get(i - 3)?.parse::<f64>().ok();
+    // The kernel's USER_HZ is 100 on Linux.
+    Some((ticks(14)? + ticks(15)?) / 100.0)
+}

@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::bench::client::{connect, exchange, peak_rss_mib, percentile_ms};
+use crate::bench::client::{connect, cpu_seconds, exchange, peak_rss_mib, percentile_ms};
 use crate::bench::receiver::read_request;
 use crate::util;
 
@@ -86,17 +86,6 @@ fn stalled_node() -> Result<u16, String> {
         }
     });
     Ok(port)
-}
-
-/// User + system CPU seconds of process `pid` so far.
-fn cpu_seconds(pid: u32) -> Option<f64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // Fields after the command name (which may hold spaces) : state is field 3; utime 14, stime 15.
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| fields.get(i - 3)?.parse::<f64>().ok();
-    // The kernel's USER_HZ is 100 on Linux.
-    Some((ticks(14)? + ticks(15)?) / 100.0)
 }
 
 /// Latencies (µs) and errors of one kind of client.

@@ -101,7 +101,12 @@ impl InvoiceStore for PgStore {
     }
 
     async fn save_invoice(&self, change: InvoiceChange) -> Result<InvoiceAggregate, Error> {
-        write::save(&mut *self.conn().await?, change).await
+        let followed = self.signals.as_ref().map(|_| write::followed_changes(&change)).unwrap_or_default();
+        let saved = write::save(&mut *self.conn().await?, change).await?;
+        if let Some(signals) = &self.signals {
+            signals.changed(followed);
+        }
+        Ok(saved)
     }
 
     async fn get_payment(&self, scope: &Scope, id: &PaymentId) -> Result<Payment, Error> {

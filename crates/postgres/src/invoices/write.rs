@@ -41,6 +41,22 @@ pub(super) async fn save(conn: &mut AsyncPgConnection, mut change: InvoiceChange
     Ok(change.aggregate)
 }
 
+/// The checkouts a saved `change` may have changed for their pages: the sessions it wrote and
+/// those of the payments it wrote (none for a creation: nobody follows a new checkout yet).
+pub(super) fn followed_changes(change: &InvoiceChange) -> Vec<String> {
+    if change.kind == ChangeKind::Create {
+        return Vec::new();
+    }
+    let agg = &change.aggregate;
+    let of_payments =
+        change.changed_payments.iter().filter_map(|id| agg.payment(id)).map(|p| p.checkout_session_id.as_str());
+    let mut ids: Vec<String> =
+        change.changed_sessions.iter().map(|id| id.as_str()).chain(of_payments).map(str::to_owned).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids
+}
+
 /// A creation of a numbered invoice with its one checkout, nothing else (no events, no emails,
 /// no idempotency key to mark): one statement numbers and writes it.
 fn one_statement(change: &InvoiceChange) -> bool {

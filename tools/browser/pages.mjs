@@ -183,6 +183,13 @@ async function liveWallet(browser) {
     }
     if (r.url().endsWith("/telemetry")) steps.push(JSON.parse(r.request().postData()).step);
   });
+  // How the page follows its checkout: the pushed stream, not the poll it falls back to.
+  const follows = [];
+  page.on("request", (r) => {
+    const path = new URL(r.url()).pathname;
+    // The stream, or the status poll (the public view itself, no sub-resource).
+    if (path.endsWith("/events") || /^\/v1\/public\/checkout-sessions\/[^/]+$/.test(path)) follows.push(path);
+  });
   await page.goto(plan.checkoutUrl);
   if (await page.locator(".test-banner").count()) fail("a live checkout shows the test banner");
   await expectText(page, "12.50", "#amount-due");
@@ -203,7 +210,9 @@ async function liveWallet(browser) {
     await page.waitForTimeout(500);
   }
   await expectText(page, "Paid", ".state");
-  step("the checkout page reached paid by itself");
+  if (!follows.some((p) => p.endsWith("/events"))) fail(`the page did not open its event stream: ${JSON.stringify(follows)}`);
+  if (follows.some((p) => !p.endsWith("/events"))) fail(`the page polled although its stream worked: ${JSON.stringify(follows)}`);
+  step("the checkout page reached paid by itself, pushed by its event stream");
   // The page went through the service's wallet routes: refused on the wrong chain, switched,
   // then signed exactly the transfer the service answered.
   if (attempts.length !== 2) fail(`expected 2 wallet attempts, saw ${JSON.stringify(attempts)}`);

@@ -2,7 +2,7 @@
 #![allow(clippy::float_arithmetic, clippy::as_conversions, clippy::cast_precision_loss)]
 
 //! `cargo xtask bench checkout-pages [--pages N] [--samples S]`: N checkout pages (10,000) open
-//! at once on the release binary, first following their checkout by the push channel
+//! at once on the release binary (opened at 500 a second), first following their checkout by the push channel
 //! (`GET /checkout/{id}/events`, one connection each), then by the polling the page falls back
 //! to (`GET /v1/public/checkout-sessions/{id}` every 3 s, each page from an address of its own
 //! through a trusted proxy, as the rate limits count them). For each: the server's memory per
@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
-use std::net::{Shutdown, TcpStream};
+use std::net::TcpStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -48,20 +48,26 @@ fn measure(binary: &std::path::Path, url: &str, pages: usize, samples: usize) ->
     let cap = (pages + 2000).to_string();
     let env =
         [("RUST_LOG", "warn"), ("STABLEPAY_TRUSTED_PROXIES", "127.0.0.1"), ("STABLEPAY_MAX_CONNECTIONS", cap.as_str())];
-    let (server, base) = util::serve(binary, url, &env)?;
-    let addr = base.trim_start_matches("http://").to_owned();
-    let ids = checkouts(&addr, &key, pages * 2)?;
-    let (push_ids, poll_ids) = ids.split_at(pages);
-    let pid = server.0.id();
-    let push = follow(&addr, &key, pid, push_ids, samples, Mode::Push)?;
-    let poll = follow(&addr, &key, pid, poll_ids, samples, Mode::Poll)?;
-    drop(server);
+    // A server of its own for each way of following: the pages of one never weigh on the other.
+    let mut figures = Vec::new();
+    for mode in [Mode::Push, Mode::Poll] {
+        let (server, base) = util::serve(binary, url, &env)?;
+        let addr = base.trim_start_matches("http://").to_owned();
+        let ids = checkouts(&addr, &key, pages)?;
+        let mut open = Open { addr: &addr, key: &key, pid: server.0.id(), threads: Vec::with_capacity(pages) };
+        figures.push(follow(&mut open, &ids, samples, mode)?);
+        // The server's end closes every page's connection; their threads end with it.
+        drop(server);
+        for t in open.threads {
+            let _ = t.join();
+        }
+    }
     println!();
     println!(
         "| {pages} open checkout pages | server memory per page | server CPU while they wait | crediting -> page knows p50 / p99 / max | missed |"
     );
     println!("| --- | --- | --- | --- | --- |");
-    for f in [push, poll] {
+    for f in figures {
         let max = f.latencies_us.last().copied().unwrap_or(0) as f64 / 1000.0;
         println!(
             "| {} | {:.1} KiB | {:.2} cores | {:.0} / {:.0} / {:.0} ms | {} of {samples} |",
@@ -108,23 +114,30 @@ enum Mode {
     Poll,
 }
 
-/// Opens a page per checkout in `ids`, measures, pays `samples` of them, and closes them.
-fn follow(addr: &str, key: &str, pid: u32, ids: &[String], samples: usize, mode: Mode) -> Result<Figures, String> {
+/// The server under test and the page threads opened on it.
+struct Open<'a> {
+    addr: &'a str,
+    key: &'a str,
+    pid: u32,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+/// Opens a page per checkout in `ids`, measures, and pays `samples` of them.
+fn follow(open: &mut Open<'_>, ids: &[String], samples: usize, mode: Mode) -> Result<Figures, String> {
+    let (addr, key, pid) = (open.addr, open.key, open.pid);
     let rss_before = peak_rss_mib(pid).map_or(0.0, |(now, _)| now);
     let opened = Arc::new(AtomicUsize::new(0));
     let seen: Seen = Arc::default();
-    let streams = Arc::new(Mutex::new(Vec::with_capacity(ids.len())));
-    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let mut threads = Vec::with_capacity(ids.len());
     for (i, id) in ids.iter().enumerate() {
-        let (addr, id, opened, seen, streams, stop) =
-            (addr.to_owned(), id.clone(), opened.clone(), seen.clone(), streams.clone(), stop.clone());
+        let (addr, id, opened, seen) = (addr.to_owned(), id.clone(), opened.clone(), seen.clone());
         let page = move || match mode {
-            Mode::Push => push_page(&addr, &id, i, (&opened, &seen, &streams)),
-            Mode::Poll => poll_page(&addr, &id, i, (&opened, &seen, &stop)),
+            Mode::Push => push_page(&addr, &id, i, (&opened, &seen)),
+            Mode::Poll => poll_page(&addr, &id, i, (&opened, &seen)),
         };
         let spawned = std::thread::Builder::new().stack_size(128 * 1024).spawn(page);
-        threads.push(spawned.map_err(|e| e.to_string())?);
+        open.threads.push(spawned.map_err(|e| e.to_string())?);
+        // Pages open at 500 a second (customers arriving), not in one instant.
+        std::thread::sleep(Duration::from_millis(2));
     }
     let start = Instant::now();
     while opened.load(Ordering::Relaxed) < ids.len() {
@@ -147,13 +160,6 @@ fn follow(addr: &str, key: &str, pid: u32, ids: &[String], samples: usize, mode:
         .filter_map(|(i, answered)| seen.get(i).map(|t| t.saturating_duration_since(*answered).as_micros() as u64))
         .collect();
     latencies_us.sort_unstable();
-    stop.store(true, Ordering::Relaxed);
-    for s in streams.lock().map_err(|_| "poisoned")?.iter() {
-        let _ = s.shutdown(Shutdown::Both);
-    }
-    for t in threads {
-        let _ = t.join();
-    }
     Ok(Figures {
         mode: if mode == Mode::Push { "pushed (Server-Sent Events)" } else { "polled every 3 s" },
         rss_per_page_kib: (rss - rss_before) * 1024.0 / ids.len() as f64,
@@ -184,42 +190,60 @@ fn pay_samples(addr: &str, key: &str, ids: &[String], samples: usize) -> Result<
     Ok(paid)
 }
 
-/// A page that follows its checkout's stream until it says paid (or the stream is shut).
-fn push_page(addr: &str, id: &str, i: usize, (opened, seen, streams): (&AtomicUsize, &Seen, &Mutex<Vec<TcpStream>>)) {
-    let Ok(mut stream) = TcpStream::connect(addr) else { return };
-    if let (Ok(clone), Ok(mut all)) = (stream.try_clone(), streams.lock()) {
-        all.push(clone);
+/// A page that follows its checkout's stream until it says paid (or the stream is shut). A
+/// stream that could not be opened (the listen backlog overflowed in the burst of connections)
+/// is tried again after a second, as a browser's EventSource does.
+fn push_page(addr: &str, id: &str, i: usize, (opened, seen): (&AtomicUsize, &Seen)) {
+    for _ in 0..10 {
+        if follow_stream(addr, id, i, (opened, seen)) {
+            return;
+        }
+        std::thread::sleep(Duration::from_secs(1));
     }
+}
+
+/// One stream; false when it failed before its first event.
+fn follow_stream(addr: &str, id: &str, i: usize, (opened, seen): (&AtomicUsize, &Seen)) -> bool {
+    let Ok(mut stream) = TcpStream::connect(addr) else { return false };
     if write!(stream, "GET /checkout/{id}/events HTTP/1.1\r\nHost: {addr}\r\n\r\n").is_err() {
-        return;
+        return false;
     }
+    // A connection lost in the burst's backlog answers nothing: give up on it after 10 s.
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
     let mut first = true;
-    for line in BufReader::new(stream).lines() {
-        let Ok(line) = line else { return };
+    for line in BufReader::new(&stream).lines() {
+        let Ok(line) = line else { break };
         let Some(data) = line.strip_prefix("data: ") else { continue };
         if first {
             first = false;
+            let _ = stream.set_read_timeout(None);
             opened.fetch_add(1, Ordering::Relaxed);
         } else if data.contains("\"paid\"") {
             if let Ok(mut s) = seen.lock() {
                 s.insert(i, Instant::now());
             }
-            return;
+            break;
         }
     }
+    !first
 }
 
 /// A page that polls its checkout every 3 s (its first poll at a random point of the first
 /// 3 s, as pages opened at different moments would) until it says paid.
-fn poll_page(
-    addr: &str,
-    id: &str,
-    i: usize,
-    (opened, seen, stop): (&AtomicUsize, &Seen, &std::sync::atomic::AtomicBool),
-) {
+fn poll_page(addr: &str, id: &str, i: usize, (opened, seen): (&AtomicUsize, &Seen)) {
     let offset = Duration::from_millis(((i * 7919) % 3000) as u64);
     std::thread::sleep(offset);
-    let Ok(mut conn) = connect(addr) else { return };
+    let mut conn = None;
+    for _ in 0..10 {
+        match connect(addr) {
+            Ok(c) => {
+                conn = Some(c);
+                break;
+            }
+            Err(_) => std::thread::sleep(Duration::from_secs(1)),
+        }
+    }
+    let Some(mut conn) = conn else { return };
     let request = format!(
         "GET /v1/public/checkout-sessions/{id} HTTP/1.1\r\nHost: {addr}\r\nX-Forwarded-For: 10.{}.{}.{}\r\n\r\n",
         i >> 16,
@@ -227,7 +251,7 @@ fn poll_page(
         i & 255
     );
     let mut first = true;
-    while !stop.load(Ordering::Relaxed) {
+    loop {
         let Ok((200, body)) = exchange(&mut conn, request.as_bytes()) else { return };
         if first {
             first = false;

@@ -19,7 +19,7 @@
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 
-use crate::bench::client::{MakeRequest, OnBody, Phase, connect, exchange, load, load_count};
+use crate::bench::client::{MakeRequest, OnBody, Phase, connect, cpu_seconds, exchange, load, load_count};
 use crate::util;
 
 pub fn run(args: &[String]) -> Result<(), String> {
@@ -70,8 +70,11 @@ fn measure(
         post(&a, "/v1/checkout-sessions", &format!("{h}Idempotency-Key: create-{c}-{i}\r\n"), r#"{"amount":"2.00"}"#)
     });
     let noop: OnBody = Arc::new(|_| {});
-    let created =
-        load("POST /v1/checkout-sessions, keyed (numbered creations)", &addr, 16, seconds, create, 201, noop.clone())?;
+    let pid = server.0.id();
+    let mut server_cpu = Vec::new();
+    let created = timed(pid, &mut server_cpu, || {
+        load("POST /v1/checkout-sessions, keyed (numbered creations)", &addr, 16, seconds, create, 201, noop.clone())
+    })?;
 
     let sessions = Arc::new(Mutex::new(Vec::with_capacity(customers)));
     let (a, kept) = (addr.clone(), sessions.clone());
@@ -87,15 +90,17 @@ fn measure(
             s.push(id);
         }
     });
-    let sale = load_count(
-        "POST /v1/public/payment-links/{publicId}/checkout",
-        &addr,
-        connections as usize,
-        customers,
-        submit,
-        201,
-        keep,
-    )?;
+    let sale = timed(pid, &mut server_cpu, || {
+        load_count(
+            "POST /v1/public/payment-links/{publicId}/checkout",
+            &addr,
+            connections as usize,
+            customers,
+            submit,
+            201,
+            keep,
+        )
+    })?;
 
     let ids: Arc<Vec<String>> = Arc::new(std::mem::take(&mut *sessions.lock().map_err(|_| "poisoned")?));
     let (a, h, list) = (addr.clone(), auth.clone(), ids.clone());
@@ -103,38 +108,50 @@ fn measure(
         let id = list.get(i).map_or("missing", String::as_str);
         post(&a, &format!("/v1/test-helpers/checkout-sessions/{id}/payments"), &h, "{}")
     });
-    let paid = load_count(
-        "POST /v1/test-helpers/checkout-sessions/{id}/payments (creditings)",
-        &addr,
-        16,
-        ids.len(),
-        pay,
-        201,
-        noop,
-    )?;
+    let paid = timed(pid, &mut server_cpu, || {
+        load_count(
+            "POST /v1/test-helpers/checkout-sessions/{id}/payments (creditings)",
+            &addr,
+            16,
+            ids.len(),
+            pay,
+            201,
+            noop,
+        )
+    })?;
     drop(server);
 
-    report(&[&created, &sale, &paid], customers, connections);
+    report(&[&created, &sale, &paid], &server_cpu, (customers, connections));
     check(url, (&merchant, &link_id), customers, &ids)
 }
 
-fn report(phases: &[&Phase], customers: usize, connections: u64) {
+fn report(phases: &[&Phase], server_cpu: &[f64], (customers, connections): (usize, u64)) {
     println!();
     println!(
-        "| phase (one merchant; the sale: {customers} customers over {connections} connections) | requests | req/s | p50 ms | p99 ms | errors |"
+        "| phase (one merchant; the sale: {customers} customers over {connections} connections) | requests | req/s | p50 ms | p99 ms | errors | server CPU ms per request |"
     );
-    println!("| --- | --- | --- | --- | --- | --- |");
-    for p in phases {
+    println!("| --- | --- | --- | --- | --- | --- | --- |");
+    for (p, cpu) in phases.iter().zip(server_cpu) {
         println!(
-            "| {} | {} | {:.0} | {:.1} | {:.1} | {} |",
+            "| {} | {} | {:.0} | {:.1} | {:.1} | {} | {:.2} |",
             p.name,
             p.requests,
             p.rps(),
             p.percentile(0.5),
             p.percentile(0.99),
-            p.errors
+            p.errors,
+            cpu * 1000.0 / p.requests.max(1) as f64
         );
     }
+}
+
+/// Runs `phase`, noting the server process's CPU seconds it took (the rest of the machine's two
+/// cores go to PostgreSQL and the load generator).
+fn timed(pid: u32, cpu: &mut Vec<f64>, phase: impl FnOnce() -> Result<Phase, String>) -> Result<Phase, String> {
+    let before = cpu_seconds(pid).unwrap_or(0.0);
+    let result = phase();
+    cpu.push(cpu_seconds(pid).unwrap_or(0.0) - before);
+    result
 }
 
 /// One checkout per submission, each paid once, the numbers without a gap.

@@ -60,15 +60,16 @@ pub struct Adapters {
     pub checkout_signals: stablepay_postgres::CheckoutSignalHub,
 }
 
+/// A connection pool of `size` to the configured database.
+fn pool(config: &Config, size: usize) -> anyhow_lite::Result<PgStore> {
+    PgStore::connect(&config.database_url, &PoolSettings { max_size: size, timeout: config.db_timeout })
+        .map_err(|e| anyhow_lite::msg(format!("database pool: {e}")))
+}
+
 impl Adapters {
     pub fn new(config: &Config) -> anyhow_lite::Result<Self> {
         let checkout_signals = stablepay_postgres::CheckoutSignalHub::new();
-        let store = PgStore::connect(
-            &config.database_url,
-            &PoolSettings { max_size: config.db_pool_size, timeout: config.db_timeout },
-        )
-        .map_err(|e| anyhow_lite::msg(format!("database pool: {e}")))?
-        .with_signals(&checkout_signals);
+        let store = checkout_signals.attach(pool(config, config.db_pool_size)?);
         let c = &config.chain;
         let rpc = RpcSettings {
             urls: c.rpc_urls.clone(),
@@ -213,12 +214,7 @@ impl Adapters {
         let mut pools = Vec::new();
         let states = (0..config.http_workers.max(1))
             .map(|_| {
-                let store = PgStore::connect(
-                    &config.database_url,
-                    &PoolSettings { max_size: share, timeout: config.db_timeout },
-                )
-                .map_err(|e| anyhow_lite::msg(format!("database pool: {e}")))?
-                .with_signals(&self.checkout_signals);
+                let store = self.checkout_signals.attach(pool(config, share)?);
                 pools.push(store.clone());
                 let keys = Arc::new(stablepay_postgres::CachedKeyStore::new(store.clone(), self.key_cache.clone()));
                 let ports = self.ports(&Arc::new(store), keys);

@@ -36,7 +36,7 @@ pub(crate) fn listen(database_url: String, channel: Channel, listener: impl List
     tokio::spawn(async move {
         let mut failures: u32 = 0;
         while listener.wanted() {
-            match crate::pool::establish(database_url.clone(), CONNECT_WAIT).await {
+            match crate::connect::establish(database_url.clone(), CONNECT_WAIT).await {
                 Ok(mut conn) => {
                     if let Err(e) = diesel::sql_query(format!("LISTEN {name}")).execute(&mut conn).await {
                         tracing::warn!(error = %e, "LISTEN on the {what} connection failed; {meanwhile} meanwhile");

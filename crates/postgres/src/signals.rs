@@ -23,6 +23,8 @@ use std::time::Duration;
 
 use stablepay_domain::ids::CheckoutSessionId;
 use stablepay_domain::ports::{CheckoutSignal, CheckoutSignals, CheckoutSubscription};
+
+use crate::signal_queue::SignalQueue;
 use tokio::sync::watch;
 
 /// How long a wait pauses while signals are not being received.
@@ -40,16 +42,12 @@ pub struct CheckoutSignalHub {
 struct Hub {
     channels: Mutex<HashMap<String, Weak<watch::Sender<u64>>>>,
     listening: AtomicBool,
-    /// Ids of checkouts changed by this process's committed saves, not yet sent.
-    outgoing: Mutex<Vec<String>>,
-    /// Wakes the sender when `outgoing` gets its first id.
-    wake: tokio::sync::Notify,
+    /// The checkouts this process's committed saves changed, not yet sent.
+    queue: SignalQueue,
 }
 
 /// The channel of the signals.
 const CHANNEL: &str = "stablepay_checkouts";
-/// A `NOTIFY` payload must stay under 8,000 bytes.
-const PAYLOAD_BYTES: usize = 7_000;
 /// How long the sender gathers ids before it sends them.
 const GATHER: Duration = Duration::from_millis(5);
 
@@ -63,37 +61,11 @@ impl CheckoutSignalHub {
         self.inner.channels.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Queues checkouts a committed save changed, for every process's pages.
-    pub(crate) fn changed(&self, ids: Vec<String>) {
-        if ids.is_empty() {
-            return;
-        }
-        let mut outgoing = self.inner.outgoing.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let first = outgoing.is_empty();
-        outgoing.extend(ids);
-        drop(outgoing);
-        if first {
-            self.inner.wake.notify_one();
-        }
-    }
-
-    /// The queued ids, as payloads of at most `PAYLOAD_BYTES`.
-    fn take_payloads(&self) -> Vec<String> {
-        let mut ids =
-            std::mem::take(&mut *self.inner.outgoing.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
-        ids.sort_unstable();
-        ids.dedup();
-        let mut payloads: Vec<String> = Vec::new();
-        for id in ids {
-            match payloads.last_mut() {
-                Some(p) if p.len() + 1 + id.len() <= PAYLOAD_BYTES => {
-                    p.push(',');
-                    p.push_str(&id);
-                }
-                _ => payloads.push(id),
-            }
-        }
-        payloads
+    /// `store`, queueing here the checkouts its saves change (sent by
+    /// [`send_checkout_signals`]).
+    pub fn attach(&self, mut store: crate::pool::PgStore) -> crate::pool::PgStore {
+        store.signals = Some(self.inner.queue.clone());
+        store
     }
 
     /// Signals checkout `id`'s subscribers (none: nothing to do).
@@ -206,14 +178,14 @@ pub fn listen_for_checkouts(database_url: String, hub: CheckoutSignalHub) -> tok
 /// Sends the checkouts this process's saves changed, while `hub` is in use: a `NOTIFY` per
 /// payload, a few milliseconds after the first id is queued. A send that fails (the database
 /// is away) is dropped: the pages read their checkouts again by themselves.
-pub fn send_checkout_signals(store: crate::PgStore, hub: CheckoutSignalHub) -> tokio::task::JoinHandle<()> {
+pub fn send_checkout_signals(store: crate::pool::PgStore, hub: CheckoutSignalHub) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         while Arc::strong_count(&hub.inner) > 1 {
-            if tokio::time::timeout(Duration::from_secs(1), hub.inner.wake.notified()).await.is_err() {
+            if !hub.inner.queue.wait(Duration::from_secs(1)).await {
                 continue;
             }
             tokio::time::sleep(GATHER).await;
-            for payload in hub.take_payloads() {
+            for payload in hub.inner.queue.take_payloads() {
                 if let Err(e) = notify(&store, &payload).await {
                     tracing::debug!(error = %e, "checkout signals not sent");
                 }
@@ -222,7 +194,7 @@ pub fn send_checkout_signals(store: crate::PgStore, hub: CheckoutSignalHub) -> t
     })
 }
 
-async fn notify(store: &crate::PgStore, payload: &str) -> Result<(), stablepay_domain::Error> {
+async fn notify(store: &crate::pool::PgStore, payload: &str) -> Result<(), stablepay_domain::Error> {
     use diesel::sql_types::Text;
     use diesel_async::RunQueryDsl;
     diesel::sql_query("SELECT pg_notify($1, $2)")
@@ -261,21 +233,6 @@ mod tests {
         hub.signal("cs_aaaaaaaaaaaaaaaaaaaaaa");
         drop(b);
         assert_eq!(hub.followed(), 0);
-    }
-
-    #[test]
-    fn queued_ids_are_sent_once_each_in_payloads_under_the_limit() {
-        let hub = CheckoutSignalHub::new();
-        hub.changed(Vec::new());
-        assert!(hub.take_payloads().is_empty());
-        let ids: Vec<String> = (0..1000).map(|i| format!("cs_{i:022}")).collect();
-        hub.changed(ids.clone());
-        hub.changed(ids[..10].to_vec());
-        let payloads = hub.take_payloads();
-        assert!(payloads.len() > 1 && payloads.iter().all(|p| p.len() <= PAYLOAD_BYTES));
-        let sent: Vec<&str> = payloads.iter().flat_map(|p| p.split(',')).collect();
-        assert_eq!(sent, ids.iter().map(String::as_str).collect::<Vec<_>>());
-        assert!(hub.take_payloads().is_empty());
     }
 
     #[tokio::test]

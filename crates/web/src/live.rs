@@ -69,7 +69,7 @@ impl Stream {
                 // Every fourth quiet wait (a minute) the checkout is read anyway: a signal lost
                 // with a process that died between its commit and its NOTIFY is caught up.
                 self.quiet = self.quiet.wrapping_add(1);
-                if self.quiet % 4 != 0 {
+                if !self.quiet.is_multiple_of(4) {
                     return Some(HEARTBEAT_LINE);
                 }
                 quiet = true;

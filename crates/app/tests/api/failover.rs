@@ -20,6 +20,8 @@ use crate::support::{BIN, TestApp, fresh_db};
 
 /// `STABLEPAY_DB_TIMEOUT_MS` of the service under test.
 const DB_TIMEOUT: Duration = Duration::from_secs(2);
+/// `STABLEPAY_IDEMPOTENCY_LEASE_SECONDS` of the service under test.
+const LEASE: Duration = Duration::from_secs(10);
 
 /// A pg_auto_failover formation on private ports; stopped and removed when dropped.
 struct Formation {
@@ -211,6 +213,8 @@ async fn failovers_lose_no_acknowledged_write_and_duplicate_nothing() {
         ("STABLEPAY_DB_TIMEOUT_MS", DB_TIMEOUT.as_millis().to_string()),
         ("STABLEPAY_WEBHOOK_ALLOW_PRIVATE", "true".to_owned()),
         ("STABLEPAY_WEBHOOK_RETRY_SCHEDULE", "1s,1s,2s,5s".to_owned()),
+        // A claim whose own commit's answer was lost in the failover is held for its lease.
+        ("STABLEPAY_IDEMPOTENCY_LEASE_SECONDS", LEASE.as_secs().to_string()),
     ];
     let app = TestApp::spawn_with(fresh_db().await, &env, &[]).await;
     let receiver = Receiver::start().await;
@@ -315,7 +319,9 @@ async fn check_nothing_lost(app: &TestApp, url: &str, key: &str, answers: &[Answ
 }
 
 /// The request under `idem` again, as the spec tells a client: while the key answers 409
-/// `in_progress` (its first attempt's release still on its way), wait its Retry-After.
+/// `in_progress`, wait its Retry-After. A failed attempt's key is released as soon as the
+/// database answers again; a claim whose own commit's answer was lost in the failover (the
+/// request answered 503 without knowing it held the key) is taken over after its lease.
 async fn retried(app: &TestApp, key: &str, path: &str, idem: &str, body: Value) -> crate::support::Response {
     let start = Instant::now();
     loop {
@@ -323,7 +329,7 @@ async fn retried(app: &TestApp, key: &str, path: &str, idem: &str, body: Value) 
         if r.status != 409 || r.body["error"]["details"]["reason"] != "in_progress" {
             return r;
         }
-        assert!(start.elapsed() < Duration::from_secs(15), "{idem} still in progress after 15 s");
+        assert!(start.elapsed() < LEASE + Duration::from_secs(5), "{idem} still in progress after the lease");
         tokio::time::sleep(Duration::from_secs(1)).await;
     }
 }

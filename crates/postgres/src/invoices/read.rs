@@ -110,14 +110,16 @@ pub(super) async fn find_by_session(
     scope: &Scope,
     session: &CheckoutSessionId,
 ) -> Result<InvoiceRow, Error> {
-    let invoice_id: Option<String> = checkout_sessions::table
-        .filter(checkout_sessions::id.eq(session.as_str()))
-        .filter(checkout_sessions::merchant_id.eq(scope.merchant_id.as_str()))
-        .select(checkout_sessions::invoice_id)
+    // By the primary key alone, the merchant checked on the row: a filter on `merchant_id` lets
+    // a plan made on young statistics scan the merchant's sessions instead (see UpdateInvoice).
+    let found: Option<(String, String)> = checkout_sessions::table
+        .find(session.as_str())
+        .select((checkout_sessions::invoice_id, checkout_sessions::merchant_id))
         .first(conn)
         .await
         .optional()
         .map_err(db)?;
+    let invoice_id = found.filter(|(_, merchant)| merchant == scope.merchant_id.as_str()).map(|(id, _)| id);
     let row = match invoice_id {
         None => None,
         Some(id) => {

@@ -260,7 +260,8 @@ async fn the_contract_check_passes_against_the_service_and_fails_clearly_elsewhe
     let invoices = app.get(&m.sk_test, "/v1/invoices?limit=100").await.ok(200).clone();
     assert!(invoices["items"].as_array().unwrap().iter().all(|i| i["mode"] == "test"));
     // A second run passes too (its idempotency keys are its own).
-    assert!(contract_check(&app.base, &m.sk_test).await.0);
+    let (again, text) = contract_check(&app.base, &m.sk_test).await;
+    assert!(again, "{text}");
 
     // Nothing listens there: one clear line, and a failure.
     let (ok, text) = contract_check("http://127.0.0.1:9", &m.sk_test).await;

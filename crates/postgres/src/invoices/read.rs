@@ -138,8 +138,8 @@ pub(super) async fn load_by_id(
 ) -> Result<InvoiceAggregate, Error> {
     let rows: Vec<(InvoiceRow, Option<SessionRow>)> = invoices::table
         .left_join(checkout_sessions::table.on(checkout_sessions::invoice_id.eq(invoices::id)))
-        // By the primary key alone, the merchant checked on the row (see `find_by_session`).
         .filter(invoices::id.eq(id.as_str()))
+        .filter(invoices::merchant_id.eq(scope.merchant_id.as_str()))
         .select((InvoiceRow::as_select(), Option::<SessionRow>::as_select()))
         .order((checkout_sessions::created_at.asc(), checkout_sessions::id.asc()))
         .load(conn)
@@ -155,7 +155,6 @@ pub(super) async fn load_by_id(
             invoice = Some(row);
         }
     }
-    let invoice = invoice.filter(|row| row.merchant_id == scope.merchant_id.as_str());
     let row = in_scope(invoice, scope, Resource::Invoice)?;
     let payments = if row.payment_count == 0 {
         Vec::new()

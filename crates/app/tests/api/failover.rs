@@ -91,13 +91,22 @@ impl Formation {
         let start = Instant::now();
         loop {
             let state = self.run(&["state"]).await;
-            let row = |name: &str| state.lines().find(|l| l.trim_start().starts_with(name)).unwrap_or("").to_owned();
-            let me = row(node);
-            let other = row(if node == "node1" { "node2" } else { "node1" });
+            // A row's columns: name, node, host:port, TLI: LSN, connection, reported, assigned.
+            let row = |name: &str| -> Vec<String> {
+                let line = state.lines().find(|l| l.trim_start().starts_with(name)).unwrap_or("");
+                line.split('|').map(|c| c.trim().to_owned()).collect()
+            };
+            let (me, other) = (row(node), row(if node == "node1" { "node2" } else { "node1" }));
+            let is =
+                |r: &[String], reported: &str, assigned: &str| r.len() == 7 && r[5] == reported && r[6] == assigned;
+            // `wait_primary` is not `primary`: the monitor fails over only from `primary`, once
+            // the standby has caught up and is synchronous again.
             let ready = if alone {
-                me.contains("read-write") && (me.contains("wait_primary") || me.contains("| primary"))
+                me.len() == 7
+                    && me[4].starts_with("read-write")
+                    && ["wait_primary", "primary"].contains(&me[5].as_str())
             } else {
-                me.matches("primary").count() == 2 && other.matches("secondary").count() == 2
+                is(&me, "primary", "primary") && is(&other, "secondary", "secondary")
             };
             if ready {
                 return state;

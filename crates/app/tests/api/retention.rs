@@ -106,12 +106,11 @@ async fn finished_emails_go_but_a_collectible_invoices_sent_reminders_stay() {
         .await;
     // Both emails are 100 days old; the second stands for a scheduled reminder of an invoice
     // still open (its row tells the reminder pass the slot was sent).
-    sql(&app, "UPDATE emails SET created_at = now() - interval '100 days'").await;
-    sql(
-        &app,
-        &format!("UPDATE emails SET slot = 'schedule:after:1', kind = 'reminder' WHERE invoice_id = '{}'", invoices[1]),
-    )
-    .await;
+    // One batch, so one transaction: aged apart from the reminder's slot, the worker could
+    // purge both rows in between.
+    let reminder =
+        format!("UPDATE emails SET slot = 'schedule:after:1', kind = 'reminder' WHERE invoice_id = '{}'", invoices[1]);
+    sql(&app, &format!("{reminder}; UPDATE emails SET created_at = now() - interval '100 days'")).await;
     until("the finished invoice email purged", async || count(&app, "SELECT count(*) FROM emails").await == 1).await;
     let left = count(&app, &format!("SELECT count(*) FROM emails WHERE invoice_id = '{}'", invoices[1])).await;
     assert_eq!(left, 1, "the open invoice's sent reminder stays");

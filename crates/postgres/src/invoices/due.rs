@@ -29,8 +29,13 @@ struct DueRow {
 /// (offset > 0) add their own test rows (per-merchant indexes), so one merchant's clock never
 /// widens the search for the others. Claimed rows get a lease so other workers skip them; a
 /// scoped run (`$1`, the test clock helper) ignores leases so it answers only after every due
-/// transition of its scope ran (processing is idempotent and optimistically locked).
-const CLAIM_DUE: &str = r#"
+/// transition of its scope ran (processing is idempotent and optimistically locked): it waits
+/// for a row another transaction holds instead of skipping it, or a worker's claim of the same
+/// row at that moment would leave the helper answering before the row's transition was done.
+macro_rules! claim_due {
+    ($lock:literal) => {
+        concat!(
+            r#"
 WITH ahead AS (
     SELECT merchant_id, now() + make_interval(secs => offset_seconds) AS horizon
     FROM test_clocks WHERE offset_seconds > 0 AND ($1::text IS NULL OR merchant_id = $1)
@@ -57,12 +62,22 @@ WITH ahead AS (
       AND ($1::text IS NULL OR (i.merchant_id = $1 AND i.mode = $2))
     ORDER BY i.id
     LIMIT $3
-    FOR UPDATE OF i SKIP LOCKED
+    "#,
+            $lock,
+            r#"
 )
 UPDATE invoices SET lease_until = now() + make_interval(secs => $4)
 FROM due WHERE invoices.id = due.id
 RETURNING invoices.merchant_id, invoices.mode, invoices.id
-"#;
+"#
+        )
+    };
+}
+
+/// Every scope: rows other workers hold are skipped.
+const CLAIM_DUE: &str = claim_due!("FOR UPDATE OF i SKIP LOCKED");
+/// One scope (the test clock helper): rows another transaction holds are waited for.
+const CLAIM_DUE_SCOPED: &str = claim_due!("FOR UPDATE OF i");
 
 /// Claims up to `limit` invoices with due work for `lease_seconds` (see the port's contract).
 pub(super) async fn claim(
@@ -71,7 +86,8 @@ pub(super) async fn claim(
     limit: u32,
     lease_seconds: u32,
 ) -> Result<Vec<(Scope, InvoiceId)>, Error> {
-    let rows: Vec<DueRow> = diesel::sql_query(CLAIM_DUE)
+    let statement = if only.is_some() { CLAIM_DUE_SCOPED } else { CLAIM_DUE };
+    let rows: Vec<DueRow> = diesel::sql_query(statement)
         .bind::<Nullable<Text>, _>(only.as_ref().map(|s| s.merchant_id.to_string()))
         .bind::<Nullable<Text>, _>(only.as_ref().map(|s| s.mode.as_str().to_owned()))
         .bind::<BigInt, _>(i64::from(limit))

@@ -30,15 +30,19 @@
     tick();
   }
 
-  // Live status: reload when the checkout's phase or its latest payment changes.
+  // Live status: reload when the checkout's phase or its latest payment changes; never once a
+  // form of the page is being submitted (the reload would abort that navigation, and the page
+  // it leads to shows the change anyway).
+  var leaving = false;
   function refresh() {
-    if (!card) return;
+    if (!card || leaving) return;
     fetch(card.getAttribute("data-status-url"), { headers: { Accept: "application/json" }, cache: "no-store" })
       .then(function (r) { return r.ok ? r.json() : null; })
       .then(function (body) {
         if (!body || !body.data) return;
         var d = body.data;
         var payment = d.latestPayment ? d.latestPayment.status : "";
+        if (leaving) return;
         if (d.phase !== card.getAttribute("data-phase") || payment !== card.getAttribute("data-payment")) {
           window.location.reload();
         }
@@ -57,13 +61,22 @@
     source.addEventListener("status", function (e) {
       var d;
       try { d = JSON.parse(e.data); } catch (err) { return; }
+      if (leaving) return;
       if (d.phase !== card.getAttribute("data-phase") || d.payment !== card.getAttribute("data-payment")) {
         source.close();
         window.location.reload();
       }
     });
-    source.onerror = poll;
+    source.onerror = function () { if (!leaving) poll(); };
+    stream = source;
   }
+  var stream = null;
+  document.addEventListener("submit", function (e) {
+    if (e.defaultPrevented) return;
+    leaving = true;
+    if (stream) stream.close();
+    if (polling) clearInterval(polling);
+  });
   if (live) follow();
 
   // After payment, back to the merchant.

@@ -5,7 +5,7 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{Integer, Nullable, Text};
+use diesel::sql_types::{Integer, Text};
 use diesel::upsert::excluded;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use stablepay_domain::email::model::{EmailAbout, EmailCounts, EmailKind, EmailStatus, OutboundEmail};
@@ -117,15 +117,26 @@ const CLAIM: &str = "UPDATE emails SET lease_until = now() + make_interval(secs 
     RETURNING *";
 
 /// Collectible invoices with an enabled reminder schedule, due within 31 days of their scope's
-/// time (a test-mode merchant's clock may be ahead).
-const CANDIDATES: &str = "SELECT i.merchant_id, i.mode, i.id FROM invoices i \
-    LEFT JOIN test_clocks c ON c.merchant_id = i.merchant_id AND i.mode = 'test' \
+/// time (a test-mode merchant's clock may be ahead), after id `$1` in id order: a page of the
+/// walk over `invoices_reminders` (every scope) or `invoices_reminders_scope` (one scope). The
+/// clock's offset is read per row by its key, so the walk keeps the index's order.
+macro_rules! candidates {
+    ($scope:literal) => {
+        concat!(
+            "SELECT i.merchant_id, i.mode, i.id FROM invoices i \
     WHERE i.collection_state IN ('open', 'past_due', 'partially_paid') AND i.due_at IS NOT NULL \
-    AND i.fields -> 'reminder_schedule' ->> 'enabled' = 'true' \
-    AND i.due_at BETWEEN now() + make_interval(secs => COALESCE(c.offset_seconds, 0)) - interval '31 days' \
-        AND now() + make_interval(secs => COALESCE(c.offset_seconds, 0)) + interval '31 days' \
-    AND ($1::text IS NULL OR (i.merchant_id = $1 AND i.mode = $2)) \
-    ORDER BY i.due_at LIMIT $3";
+    AND (i.fields -> 'reminder_schedule' ->> 'enabled') = 'true' AND i.id > $1 ",
+            $scope,
+            " AND i.due_at BETWEEN now() + make_interval(secs => COALESCE((SELECT c.offset_seconds FROM test_clocks c \
+        WHERE c.merchant_id = i.merchant_id AND i.mode = 'test'), 0)) - interval '31 days' \
+        AND now() + make_interval(secs => COALESCE((SELECT c.offset_seconds FROM test_clocks c \
+        WHERE c.merchant_id = i.merchant_id AND i.mode = 'test'), 0)) + interval '31 days' \
+    ORDER BY i.id LIMIT $2"
+        )
+    };
+}
+const CANDIDATES: &str = candidates!("");
+const CANDIDATES_SCOPED: &str = candidates!("AND i.merchant_id = $3 AND i.mode = $4");
 
 #[async_trait]
 impl EmailStore for PgStore {
@@ -203,18 +214,30 @@ impl EmailStore for PgStore {
         write_emails(&mut *self.conn().await?, std::slice::from_ref(email)).await.map_err(db)
     }
 
-    async fn reminder_candidates(&self, only: Option<Scope>, limit: u32) -> Result<Vec<(Scope, InvoiceId)>, Error> {
-        let (merchant, m) = match &only {
-            Some(s) => (Some(s.merchant_id.to_string()), Some(s.mode.as_str().to_owned())),
-            None => (None, None),
-        };
-        let rows: Vec<crate::rows::ScopedRow> = diesel::sql_query(CANDIDATES)
-            .bind::<Nullable<Text>, _>(merchant)
-            .bind::<Nullable<Text>, _>(m)
-            .bind::<Integer, _>(i32::try_from(limit).unwrap_or(i32::MAX))
-            .load(&mut *self.conn().await?)
-            .await
-            .map_err(db)?;
+    async fn reminder_candidates(
+        &self,
+        only: Option<Scope>,
+        after: Option<InvoiceId>,
+        limit: u32,
+    ) -> Result<Vec<(Scope, InvoiceId)>, Error> {
+        let after = after.map_or_else(String::new, |id| id.as_str().to_owned());
+        let limit = i32::try_from(limit).unwrap_or(i32::MAX);
+        let mut conn = self.conn().await?;
+        let rows: Vec<crate::rows::ScopedRow> = match &only {
+            Some(s) => {
+                diesel::sql_query(CANDIDATES_SCOPED)
+                    .bind::<Text, _>(after)
+                    .bind::<Integer, _>(limit)
+                    .bind::<Text, _>(s.merchant_id.as_str())
+                    .bind::<Text, _>(s.mode.as_str())
+                    .load(&mut conn)
+                    .await
+            }
+            None => {
+                diesel::sql_query(CANDIDATES).bind::<Text, _>(after).bind::<Integer, _>(limit).load(&mut conn).await
+            }
+        }
+        .map_err(db)?;
         rows.into_iter()
             .map(|r| {
                 Ok((Scope::new(MerchantId::from_trusted(r.merchant_id), mode(&r.mode)?), InvoiceId::from_trusted(r.id)))

@@ -227,8 +227,10 @@ fn state_condition(
     state: LinkState,
     now: DateTime<Utc>,
 ) -> diesel::expression::SqlLiteral<Bool, impl diesel::query_builder::QueryFragment<diesel::pg::Pg> + Send> {
-    const COMPLETED: &str = "(payment_links.usage_type = 'single_use' AND payment_links.reserved_invoice_id IN \
-        (SELECT id FROM invoices WHERE collection_state = 'paid'))";
+    // The reserved invoice is read by its key, row by row (a scalar subquery, never a join over
+    // the invoices); a link with no reservation is not completed (never NULL, so `NOT` holds).
+    const COMPLETED: &str = "(payment_links.usage_type = 'single_use' AND (SELECT i.collection_state FROM invoices i \
+        WHERE i.id = payment_links.reserved_invoice_id) IS NOT DISTINCT FROM 'paid')";
     let head = match state {
         LinkState::Archived => "payment_links.lifecycle = 'archived' AND ".to_owned(),
         LinkState::Completed => format!("payment_links.lifecycle <> 'archived' AND {COMPLETED} AND "),
@@ -246,12 +248,13 @@ fn state_condition(
 }
 
 /// Links whose expiry passed at their scope's time (a test-mode link's merchant may have moved
-/// its test clock), unless archived or completed (their state wins over the expiry).
+/// its test clock), unless archived or completed (their state wins over the expiry). The reserved
+/// invoice is read by its key per candidate link.
 const EXPIRED_UNANNOUNCED: &str = "SELECT l.merchant_id, l.mode, l.id FROM payment_links l \
     LEFT JOIN test_clocks c ON c.merchant_id = l.merchant_id AND l.mode = 'test' \
     WHERE NOT l.expiry_announced AND l.lifecycle <> 'archived' AND l.expires_at IS NOT NULL \
-    AND NOT (l.usage_type = 'single_use' AND l.reserved_invoice_id IN \
-        (SELECT id FROM invoices WHERE collection_state = 'paid')) \
+    AND NOT (l.usage_type = 'single_use' AND (SELECT i.collection_state FROM invoices i \
+        WHERE i.id = l.reserved_invoice_id) IS NOT DISTINCT FROM 'paid') \
     AND l.expires_at <= now() + make_interval(secs => COALESCE(c.offset_seconds, 0)) \
     AND ($1::text IS NULL OR (l.merchant_id = $1 AND l.mode = $2)) \
     ORDER BY l.expires_at LIMIT $3";

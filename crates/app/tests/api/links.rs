@@ -296,6 +296,12 @@ async fn lists_filter_and_paginate() {
     let d = create(&app, &m.sk_test, expiring).await;
     app.post(&m.sk_test, &format!("/v1/payment-links/{}/pause", a["id"].as_str().unwrap()), json!({})).await.ok(200);
     advance(&app, &m, 2 * 3600).await;
+    // Another merchant's paid invoice changes nothing here (an unreserved single-use link once
+    // fell out of the active ones as soon as any invoice anywhere was paid).
+    let other = app.merchant("Other");
+    let cs = app.post(&other.sk_test, "/v1/checkout-sessions", json!({ "amount": "2" })).await.ok(201).clone();
+    let pay = format!("/v1/test-helpers/checkout-sessions/{}/payments", cs["id"].as_str().unwrap());
+    app.post(&other.sk_test, &pay, json!({})).await.ok(201);
 
     let ids = |items: Vec<Value>| items.iter().map(|l| l["id"].as_str().unwrap().to_owned()).collect::<Vec<_>>();
     let id = |l: &Value| l["id"].as_str().unwrap().to_owned();

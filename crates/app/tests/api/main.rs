@@ -29,6 +29,7 @@ mod operator;
 mod pages;
 mod payments;
 mod pdf;
+mod plans;
 mod ratelimit;
 mod receiver;
 mod reconciliation;

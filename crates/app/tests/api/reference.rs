@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use reqwest::Method;
 use serde_json::Value;
 
-use crate::support::TestApp;
+use crate::support::{Merchant, TestApp};
 
 /// One `curl` block: method, path (with `{placeholders}`), headers and body.
 struct Example {
@@ -95,9 +95,13 @@ fn fill(path: &str, ids: &HashMap<&'static str, String>) -> String {
     out.join("/")
 }
 
-/// A fresh dashboard session of the reference's user: its token and CSRF token.
-async fn signed_in(app: &TestApp) -> (String, String) {
-    let body = serde_json::json!({ "email": "ada@example.com", "password": "correct horse battery staple" });
+/// The reference's user, and the password every run gives it.
+const USER: &str = "ada@example.com";
+const PASSWORD: &str = "correct horse battery staple";
+
+/// A fresh dashboard session of `user`: its token and CSRF token.
+async fn signed_in(app: &TestApp, user: &str) -> (String, String) {
+    let body = serde_json::json!({ "email": user, "password": PASSWORD });
     let r = app.send(app.http.post(app.url("/v1/dashboard/sessions")).json(&body)).await;
     let csrf = r.ok(201)["csrfToken"].as_str().unwrap().to_owned();
     let cookie = r.headers["set-cookie"].to_str().unwrap();
@@ -105,13 +109,19 @@ async fn signed_in(app: &TestApp) -> (String, String) {
     (token, csrf)
 }
 
-async fn run(app: &TestApp, key: &str, example: &Example, ids: &HashMap<&'static str, String>) -> (u16, Value) {
+/// Runs one example as `user` (the reference's `ada@example.com` replaced).
+async fn run(
+    app: &TestApp,
+    (key, user): (&str, &str),
+    example: &Example,
+    ids: &HashMap<&'static str, String>,
+) -> (u16, Value) {
     let path = fill(&example.path, ids);
     let method = Method::from_bytes(example.method.as_bytes()).unwrap();
     let mut req = app.http.request(method, app.url(&path));
     // Each session example its own session (a logout example ends it).
     let session = if example.headers.iter().any(|(_, v)| v.contains("$STABLEPAY_SESSION")) {
-        Some(signed_in(app).await)
+        Some(signed_in(app, user).await)
     } else {
         None
     };
@@ -126,7 +136,7 @@ async fn run(app: &TestApp, key: &str, example: &Example, ids: &HashMap<&'static
         req = req.header(k.as_str(), v);
     }
     if let Some(body) = &example.body {
-        req = req.body(body.clone());
+        req = req.body(body.replace(USER, user));
     }
     let res = req.send().await.unwrap();
     let status = res.status().as_u16();
@@ -158,15 +168,29 @@ fn learn(example: &Example, data: &Value, ids: &mut HashMap<&'static str, String
 
 #[tokio::test]
 async fn every_example_of_the_api_reference_is_accepted_as_input() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Reference");
+    let (refused, ids) = run_every_example(&app, &m, USER).await;
+    assert!(refused.is_empty(), "examples refused as input:\n{}", refused.join("\n"));
+    for family in ["cs", "invoice", "link", "public", "endpoint", "token", "event"] {
+        assert!(ids.contains_key(family), "no {family} id was learned from the examples");
+    }
+}
+
+/// Runs every example of the reference as merchant `m`, whose dashboard user `user` (created
+/// here, an owner) the session examples sign in as; answers the examples refused as input and
+/// the ids learned.
+pub async fn run_every_example(
+    app: &TestApp,
+    m: &Merchant,
+    user: &str,
+) -> (Vec<String>, HashMap<&'static str, String>) {
     let reference =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/api-reference.md")).unwrap();
     let all = examples(&reference);
     assert!(all.len() > 40, "only {} examples found", all.len());
-    let app = TestApp::spawn().await;
-    let m = app.merchant("Reference");
-    // The user the dashboard examples sign in as.
-    let args = ["user", "create", "--email", "ada@example.com", "--merchant", &m.id, "--role", "owner"];
-    assert!(app.cli_with_input(&args, "correct horse battery staple\n").0);
+    let args = ["user", "create", "--email", user, "--merchant", &m.id, "--role", "owner"];
+    assert!(app.cli_with_input(&args, &format!("{PASSWORD}\n")).0);
     let mut ids: HashMap<&'static str, String> = HashMap::new();
     ids.insert("merchant", m.id.clone());
     // Creations first (paths without placeholders), then everything on what they created.
@@ -174,7 +198,7 @@ async fn every_example_of_the_api_reference_is_accepted_as_input() {
     let mut refused = Vec::new();
     for (round, list) in [plain, placed].into_iter().enumerate() {
         for example in list {
-            let (status, body) = run(&app, &m.sk_test, example, &ids).await;
+            let (status, body) = run(app, (&m.sk_test, user), example, &ids).await;
             let code = body["error"]["code"].as_str().unwrap_or_default().to_owned();
             let field = body["error"]["details"]["field"].as_str().unwrap_or_default();
             let stateful = STATEFUL.contains(&(example.path.as_str(), field));
@@ -206,8 +230,5 @@ async fn every_example_of_the_api_reference_is_accepted_as_input() {
             ids.extend(deliveries["items"][0]["id"].as_str().map(|v| ("delivery", v.to_owned())));
         }
     }
-    assert!(refused.is_empty(), "examples refused as input:\n{}", refused.join("\n"));
-    for family in ["cs", "invoice", "link", "public", "endpoint", "token", "event"] {
-        assert!(ids.contains_key(family), "no {family} id was learned from the examples");
-    }
+    (refused, ids)
 }

@@ -33,6 +33,9 @@ pub struct TestApp {
     pub metrics: String,
     pub http: reqwest::Client,
     pub db: TestDb,
+    /// The database the process serves: `db`'s, or the `DATABASE_URL` the test gave it (the CLI
+    /// helpers use the same).
+    pub database_url: String,
     child: Child,
     pub stderr_path: std::path::PathBuf,
 }
@@ -106,7 +109,8 @@ impl TestApp {
     pub async fn spawn_with(db: TestDb, env: &[(&str, String)], args: &[&str]) -> Self {
         let stderr_path = std::env::temp_dir().join(format!("{}.stderr", db.name));
         let (base, metrics, child) = Self::start_full(&db, &stderr_path, env, args).await;
-        Self { base, metrics, http: http_client(), db, child, stderr_path }
+        let database_url = env.iter().find(|(k, _)| *k == "DATABASE_URL").map_or_else(|| db.url(), |(_, v)| v.clone());
+        Self { base, metrics, http: http_client(), db, database_url, child, stderr_path }
     }
 
     /// The key the test apps seal webhook signing secrets with.
@@ -204,7 +208,7 @@ impl TestApp {
 
     /// Runs the CLI against this app's database; returns (success, stdout JSON or Null).
     pub fn cli(&self, args: &[&str]) -> (bool, Value) {
-        let out = std::process::Command::new(BIN).args(args).env("DATABASE_URL", self.db.url()).output().unwrap();
+        let out = std::process::Command::new(BIN).args(args).env("DATABASE_URL", &self.database_url).output().unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
         (out.status.success(), serde_json::from_str(text.trim()).unwrap_or(Value::Null))
     }
@@ -215,7 +219,7 @@ impl TestApp {
         use std::io::Write;
         let mut child = std::process::Command::new(BIN)
             .args(args)
-            .env("DATABASE_URL", self.db.url())
+            .env("DATABASE_URL", &self.database_url)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
@@ -458,6 +462,8 @@ pub struct PrivateCluster {
     pub port: u16,
     dir: std::path::PathBuf,
     bin: std::path::PathBuf,
+    /// Server settings (`name=value`) given to every start.
+    settings: Vec<String>,
 }
 
 impl PrivateCluster {
@@ -492,10 +498,17 @@ impl PrivateCluster {
     }
 
     pub async fn start() -> Self {
+        Self::start_with(&[]).await
+    }
+
+    /// [`PrivateCluster::start`] with server settings of the test's own (`name=value`, as
+    /// `postgres -c` takes them).
+    pub async fn start_with(settings: &[&str]) -> Self {
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let dir = std::env::temp_dir().join(format!("stablepay-pg-{port}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let cluster = Self { port, dir, bin: Self::bin_dir() };
+        let settings = settings.iter().map(|s| (*s).to_owned()).collect();
+        let cluster = Self { port, dir, bin: Self::bin_dir(), settings };
         if Self::is_root() {
             let ok = Command::new("chown").args(["-R", "postgres"]).arg(&cluster.dir).status().await.unwrap();
             assert!(ok.success());
@@ -514,7 +527,10 @@ impl PrivateCluster {
 
     /// Starts the (stopped) cluster and waits until it accepts connections.
     pub async fn start_again(&self) {
-        let options = format!("-p {} -k /tmp -h 127.0.0.1 -c fsync=off", self.port);
+        let mut options = format!("-p {} -k /tmp -h 127.0.0.1 -c fsync=off", self.port);
+        for setting in &self.settings {
+            options.push_str(&format!(" -c {setting}"));
+        }
         let out = self
             .as_postgres("pg_ctl")
             .arg("-D")
@@ -543,6 +559,11 @@ impl PrivateCluster {
 
     pub fn url(&self, database: &str) -> String {
         format!("postgres://postgres@127.0.0.1:{}/{database}", self.port)
+    }
+
+    /// The server's log file.
+    pub fn log(&self) -> std::path::PathBuf {
+        self.dir.join("log")
     }
 }
 

@@ -35,7 +35,14 @@ pub trait EmailStore: Send + Sync {
     async fn record_email(&self, email: &OutboundEmail) -> Result<(), Error>;
     /// Collectible invoices (of `only`, or of every merchant) with an enabled reminder schedule
     /// whose due date is within 31 days of their scope's time: those a slot may come due for.
-    async fn reminder_candidates(&self, only: Option<Scope>, limit: u32) -> Result<Vec<(Scope, InvoiceId)>, Error>;
+    /// A page of at most `limit`, in id order, after the id `after` (from the start when
+    /// `None`): the caller walks every page, so no candidate waits behind others.
+    async fn reminder_candidates(
+        &self,
+        only: Option<Scope>,
+        after: Option<InvoiceId>,
+        limit: u32,
+    ) -> Result<Vec<(Scope, InvoiceId)>, Error>;
     /// Retention (every scope, the worker's): removes at most `limit` finished emails (sent,
     /// failed, skipped) created over `days` ago, oldest first. A scheduled reminder of an
     /// invoice still collectible stays (it tells the reminder pass its slot was sent). Answers

@@ -27,6 +27,8 @@ use crate::url::PublicPages;
 
 /// Times a use case reloads an invoice that changed under it.
 const MAX_TRIES: usize = 8;
+/// Reminder candidates read per page by the reminder pass.
+pub const REMINDER_PAGE: u32 = 200;
 
 /// The invoice email use cases: send, remind, the reminder schedule and delivery of the outbox.
 pub struct Emails<'a> {
@@ -173,46 +175,60 @@ impl Emails<'_> {
     }
 
     /// Queues the reminder of the latest slot of each candidate's schedule that came due (at
-    /// its scope's time) and was never queued; earlier missed slots are not sent. Answers how
-    /// many were queued.
+    /// its scope's time) and was never queued; earlier missed slots are not sent. Every
+    /// candidate is looked at, a page of [`REMINDER_PAGE`] at a time. Answers how many were
+    /// queued.
     pub async fn schedule_reminders(&self, only: Option<&Scope>) -> Result<usize, Error> {
         let mut queued = 0;
-        for (scope, id) in self.store.reminder_candidates(only.cloned(), 200).await? {
-            let system_now = self.clock.system_now();
-            let done = self
-                .with_invoice(&scope, &InvoiceKey::Id(id.clone()), |agg, existing, now| {
-                    let inv = &agg.invoice;
-                    if !inv.collection_state.is_collectible() {
-                        return Ok((None, false));
-                    }
-                    let issued = inv.issued_at.unwrap_or(inv.created_at);
-                    let Some((slot, _)) = slots(inv).into_iter().rev().find(|(_, at)| *at <= now && *at >= issued)
-                    else {
-                        return Ok((None, false));
-                    };
-                    let key = format!("schedule:{slot}");
-                    if existing.iter().any(|e| e.kind == EmailKind::Reminder && e.slot == key) {
-                        return Ok((None, false));
-                    }
-                    let Ok(mut email) =
-                        OutboundEmail::queue(self.crypto, inv, EmailKind::Reminder, Some(slot.clone()), now)
-                    else {
-                        return Ok((None, false));
-                    };
-                    email.next_attempt_at = system_now;
-                    let what = format!("scheduled reminder ({slot})");
-                    Ok((Some(self.queued(agg, email, Actor::System, &what, now)), true))
-                })
-                .await;
-            match done {
-                Ok(true) => queued += 1,
-                Ok(false) => {}
-                // The invoice kept changing: its slot is tried again on the next pass.
-                Err(Error::InvoiceStateMismatch) => {}
-                Err(e) => return Err(e),
+        let mut after = None;
+        loop {
+            let page = self.store.reminder_candidates(only.cloned(), after.take(), REMINDER_PAGE).await?;
+            for (scope, id) in &page {
+                if self.queue_due_reminder(scope, id).await? {
+                    queued += 1;
+                }
             }
+            if page.len() < usize::try_from(REMINDER_PAGE).unwrap_or(usize::MAX) {
+                return Ok(queued);
+            }
+            after = page.last().map(|(_, id)| id.clone());
         }
-        Ok(queued)
+    }
+
+    /// Queues the reminder of `id`'s latest slot that came due, unless it was queued before;
+    /// answers whether it queued one.
+    async fn queue_due_reminder(&self, scope: &Scope, id: &InvoiceId) -> Result<bool, Error> {
+        let system_now = self.clock.system_now();
+        let done = self
+            .with_invoice(scope, &InvoiceKey::Id(id.clone()), |agg, existing, now| {
+                let inv = &agg.invoice;
+                if !inv.collection_state.is_collectible() {
+                    return Ok((None, false));
+                }
+                let issued = inv.issued_at.unwrap_or(inv.created_at);
+                let Some((slot, _)) = slots(inv).into_iter().rev().find(|(_, at)| *at <= now && *at >= issued) else {
+                    return Ok((None, false));
+                };
+                let key = format!("schedule:{slot}");
+                if existing.iter().any(|e| e.kind == EmailKind::Reminder && e.slot == key) {
+                    return Ok((None, false));
+                }
+                let Ok(mut email) =
+                    OutboundEmail::queue(self.crypto, inv, EmailKind::Reminder, Some(slot.clone()), now)
+                else {
+                    return Ok((None, false));
+                };
+                email.next_attempt_at = system_now;
+                let what = format!("scheduled reminder ({slot})");
+                Ok((Some(self.queued(agg, email, Actor::System, &what, now)), true))
+            })
+            .await;
+        match done {
+            Ok(queued) => Ok(queued),
+            // The invoice kept changing: its slot is tried again on the next pass.
+            Err(Error::InvoiceStateMismatch) => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 
     /// Attempts up to `limit` due emails, claiming each one for `lease_seconds` just before its
@@ -496,6 +512,31 @@ mod tests {
             Ok(c.aggregate)
         });
         sink
+    }
+
+    #[tokio::test]
+    async fn the_reminder_pass_walks_every_page_of_candidates() {
+        let (crypto, clock) = (SeqCrypto::default(), clock());
+        let mut p = ports(invoice(false), Vec::new());
+        let id = |n: usize| InvoiceId::from_trusted(format!("inv_{n:022}"));
+        let page = usize::try_from(REMINDER_PAGE).unwrap();
+        p.store
+            .expect_reminder_candidates()
+            .withf(|only, after, limit| only.is_none() && after.is_none() && *limit == REMINDER_PAGE)
+            .times(1)
+            .returning(move |_, _, _| Ok((0..page).map(|n| (scope(), id(n))).collect()));
+        let last = id(page - 1);
+        p.store
+            .expect_reminder_candidates()
+            .withf(move |_, after, _| after.as_ref() == Some(&last))
+            .times(1)
+            .returning(move |_, _, _| Ok((page..page + 3).map(|n| (scope(), id(n))).collect()));
+        // Each candidate is looked at once (none of them has a slot due: nothing is queued).
+        p.invoices.checkpoint();
+        let agg = invoice(false);
+        p.invoices.expect_load_invoice().times(page + 3).returning(move |_, _| Ok(agg.clone()));
+        p.invoices.expect_save_invoice().never();
+        assert_eq!(run(&p, &crypto, &clock).schedule_reminders(None).await, Ok(0));
     }
 
     #[tokio::test]

@@ -27,7 +27,9 @@ struct DueRow {
 /// live mode, real time plus the merchant's offset in test mode. Anything due in real time is
 /// found by range scans of the partial indexes; only merchants whose test clock runs ahead
 /// (offset > 0) add their own test rows (per-merchant indexes), so one merchant's clock never
-/// widens the search for the others. Claimed rows get a lease so other workers skip them; a
+/// widens the search for the others (a lateral join, kept from being flattened by `OFFSET 0`:
+/// one index range per such merchant, never a join over every merchant's test rows). The
+/// payments being verified are read on their own partial index (`payments_verifying`). Claimed rows get a lease so other workers skip them; a
 /// scoped run (`$1`, the test clock helper) ignores leases so it answers only after every due
 /// transition of its scope ran (processing is idempotent and optimistically locked): it waits
 /// for a row another transaction holds instead of skipping it, or a worker's claim of the same
@@ -41,20 +43,26 @@ WITH ahead AS (
     FROM test_clocks WHERE offset_seconds > 0 AND ($1::text IS NULL OR merchant_id = $1)
 ), candidates AS (
     SELECT s.invoice_id AS id FROM checkout_sessions s
-    WHERE s.status = 'pending' AND s.expires_at <= now() AND NOT EXISTS (
-        -- A checkout with a payment still being verified expires once it is settled.
-        SELECT 1 FROM payments p WHERE p.checkout_session_id = s.id AND p.status IN ('detected', 'validating'))
+    WHERE s.status = 'pending' AND s.expires_at <= now()
+      -- A checkout with a payment still being verified expires once it is settled.
+      AND s.id NOT IN (SELECT p.checkout_session_id FROM payments p WHERE p.status IN ('detected', 'validating'))
     UNION
-    SELECT s.invoice_id FROM ahead a JOIN checkout_sessions s
-      ON s.merchant_id = a.merchant_id AND s.mode = 'test' AND s.status = 'pending' AND s.expires_at <= a.horizon
+    SELECT s.invoice_id FROM ahead a CROSS JOIN LATERAL (
+        SELECT s.invoice_id FROM checkout_sessions s
+        WHERE s.merchant_id = a.merchant_id AND s.mode = 'test' AND s.status = 'pending' AND s.expires_at <= a.horizon
+        OFFSET 0
+    ) s
     UNION
     SELECT i.id FROM invoices i
     WHERE i.past_due_at IS NULL AND i.due_at IS NOT NULL
       AND i.collection_state IN ('open', 'partially_paid') AND i.due_at <= now()
     UNION
-    SELECT i.id FROM ahead a JOIN invoices i
-      ON i.merchant_id = a.merchant_id AND i.mode = 'test' AND i.past_due_at IS NULL AND i.due_at IS NOT NULL
-     AND i.collection_state IN ('open', 'partially_paid') AND i.due_at <= a.horizon
+    SELECT i.id FROM ahead a CROSS JOIN LATERAL (
+        SELECT i.id FROM invoices i
+        WHERE i.merchant_id = a.merchant_id AND i.mode = 'test' AND i.past_due_at IS NULL AND i.due_at IS NOT NULL
+          AND i.collection_state IN ('open', 'partially_paid') AND i.due_at <= a.horizon
+        OFFSET 0
+    ) i
 ), due AS (
     SELECT i.id FROM invoices i
     JOIN candidates c ON c.id = i.id

@@ -7,6 +7,7 @@
 --
 -- Defines session functions (pg_temp): load it, then, in the same session,
 --   SELECT pg_temp.clone_merchant('mer_...', 1, 1000);   -- copies 1 to 1000
+--   SELECT pg_temp.multiply_events('mer_...', 4);       -- each event 4 more times
 -- Copies made twice collide on their keys: give each call its own range.
 
 CREATE FUNCTION pg_temp.copy_id(v text, n int) RETURNS text
@@ -47,5 +48,32 @@ BEGIN
         EXECUTE format('INSERT INTO %I (%s) SELECT %s FROM generate_series(%s, %s) n, LATERAL (%s) r ORDER BY n',
                        t, cols, vals, first, first + copies - 1, source);
     END LOOP;
+END
+$$;
+
+-- More events for the template itself: each of its events copied `times` times, the merchant
+-- kept, so a merchant's history can hold several events per invoice. The copy's number goes in
+-- the 8 characters before the last 8, which `copy_id` leaves alone: the merchant's copies made
+-- afterwards stay unique.
+CREATE FUNCTION pg_temp.copy_id_inner(v text, n int) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT left(v, length(v) - 16) || lpad(to_hex(n), 8, '0') || right(v, 8)
+$$;
+
+CREATE FUNCTION pg_temp.multiply_events(template text, times int) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    cols text;
+    vals text;
+BEGIN
+    SELECT string_agg(quote_ident(column_name), ', ' ORDER BY ordinal_position),
+           string_agg(CASE WHEN column_name = 'id' THEN 'pg_temp.copy_id_inner(id, n)'
+                           ELSE quote_ident(column_name) END, ', ' ORDER BY ordinal_position)
+      INTO cols, vals
+      FROM information_schema.columns
+     WHERE table_schema = 'public' AND table_name = 'events'
+       AND coalesce(column_default, '') NOT LIKE 'nextval(%' AND is_identity = 'NO';
+    EXECUTE format('INSERT INTO events (%s) SELECT %s FROM generate_series(1, %s) n, '
+                   'LATERAL (SELECT * FROM events WHERE merchant_id = %L) r', cols, vals, times, template);
 END
 $$;

@@ -191,6 +191,7 @@ struct FileConfig {
     self_activation: Option<String>,
     retention_events_days: Option<String>,
     retention_emails_days: Option<String>,
+    retention_export_files_days: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -338,9 +339,12 @@ fn retention<E: Fn(&str) -> Option<String>>(
     let (f, max) = (&src.file, u64::from(MAX_RETENTION_DAYS));
     let events = src.number("STABLEPAY_RETENTION_EVENTS_DAYS", &f.retention_events_days, "90", (0, max))?;
     let emails = src.number("STABLEPAY_RETENTION_EMAILS_DAYS", &f.retention_emails_days, "90", (0, max))?;
+    // A file is never kept forever: at least a day.
+    let files = src.number("STABLEPAY_RETENTION_EXPORT_FILES_DAYS", &f.retention_export_files_days, "7", (1, max))?;
     Ok(stablepay_domain::retention::RetentionSettings {
         events_days: u32::try_from(events).unwrap_or(MAX_RETENTION_DAYS),
         emails_days: u32::try_from(emails).unwrap_or(MAX_RETENTION_DAYS),
+        export_files_days: u32::try_from(files).unwrap_or(MAX_RETENTION_DAYS),
     })
 }
 
@@ -660,6 +664,11 @@ pub const VARIABLES: &[Variable] = &[
         "90",
         "Days sent, failed or skipped emails of the outbox are kept (0-3660; 0 keeps them)",
     ),
+    var(
+        "STABLEPAY_RETENTION_EXPORT_FILES_DAYS",
+        "7",
+        "Days an export's file (a monthly statement's too) can be downloaded after it was written (1-3660)",
+    ),
     var("STABLEPAY_SESSION_IDLE_MINUTES", "720", "A dashboard session unused this long ends (5-10080 minutes)"),
     var(
         "STABLEPAY_SESSION_ABSOLUTE_HOURS",
@@ -815,6 +824,16 @@ mod tests {
     }
 
     #[test]
+    fn retention_settings() {
+        let r = load(&[]).unwrap().retention;
+        assert_eq!((r.events_days, r.emails_days, r.export_files_days), (90, 90, 7));
+        let r = load(&[("STABLEPAY_RETENTION_EXPORT_FILES_DAYS", "30"), ("STABLEPAY_RETENTION_EVENTS_DAYS", "0")])
+            .unwrap()
+            .retention;
+        assert_eq!((r.events_days, r.export_files_days), (0, 30));
+    }
+
+    #[test]
     fn a_failover_url_with_several_hosts_is_accepted() {
         let url = "postgres://app@10.0.0.1:5432,10.0.0.2:5432/shop?target_session_attrs=read-write&sslmode=prefer";
         assert_eq!(load(&[("DATABASE_URL", url)]).unwrap().database_url, url);
@@ -833,6 +852,9 @@ mod tests {
             ("STABLEPAY_CHAIN_RPC_URLS", "http://ok.example,ftp://x"),
             ("STABLEPAY_USDC_CONTRACT", "0x12"),
             ("STABLEPAY_CHAIN_ID", "0"),
+            ("STABLEPAY_RETENTION_EXPORT_FILES_DAYS", "0"),
+            ("STABLEPAY_RETENTION_EXPORT_FILES_DAYS", "3661"),
+            ("STABLEPAY_RETENTION_EVENTS_DAYS", "-1"),
         ] {
             let err = load(&[(name, value)]).unwrap_err().to_string();
             assert!(err.starts_with(name), "{err}");

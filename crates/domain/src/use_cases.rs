@@ -256,6 +256,7 @@ impl UseCases {
             pages: &self.settings.pages,
             claim: None,
             acting: crate::invoice::model::Acting::Api,
+            export_file_days: self.settings.retention.export_files_days,
         }
     }
 
@@ -282,7 +283,13 @@ impl UseCases {
 
     /// Exports of a merchant's records, on `clock`.
     pub fn exports_at<'a>(&'a self, clock: &'a dyn Clock) -> Exports<'a> {
-        Exports { store: self.ports.exports.as_ref(), crypto: self.crypto(), clock, claim: None }
+        Exports {
+            store: self.ports.exports.as_ref(),
+            crypto: self.crypto(),
+            clock,
+            claim: None,
+            file_days: self.settings.retention.export_files_days,
+        }
     }
 
     /// Exports of a merchant's records, on the store's clock.

@@ -6,7 +6,6 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, get, web};
 use maud::html;
 use stablepay_domain::Error;
-use stablepay_domain::export::EXPORT_RETENTION_DAYS;
 use stablepay_domain::ratelimit::PUBLIC_READ;
 use stablepay_http::download;
 use stablepay_http::error::{ApiError, ErrorCode};
@@ -35,7 +34,7 @@ fn expired() -> HttpResponse {
         html! {
             h1 { "This link has expired" }
             p {
-                "A statement's files are deleted " (EXPORT_RETENTION_DAYS) " days after they were written. "
+                "A statement's files are deleted after the days its email gave. "
                 "The same records can be exported again at any time with the API (POST /v1/exports)."
             }
         },

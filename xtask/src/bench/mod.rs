@@ -1,11 +1,12 @@
-//! `cargo xtask bench [chain|webhooks|pdf|exports|mixed|dashboard|flash-sale|checkout-pages] [options]`: the benchmarks of the
+//! `cargo xtask bench [chain|webhooks|pdf|exports|mixed|dashboard|flash-sale|checkout-pages|scale] [options]`: the benchmarks of the
 //! release binary (docs/benchmarks.md). Without a name: the API phases (`api`), then, unless
 //! `--api-only`, webhook delivery (`webhooks`) and live verification (`chain`). `mixed` runs
 //! everything at once, also with a hanging receiver and a stalled chain node; `pdf` measures
 //! invoice PDFs; `exports` an export of a million invoices beside the API's load; `dashboard` the
 //! dashboard's invoice list of a merchant with 100,000 invoices; `flash-sale` one merchant's
 //! numbered creations, a reusable link submitted by 2,000 customers at once, and their
-//! creditings; `checkout-pages` 10,000 open checkout pages, pushed and then polled. `client` is
+//! creditings; `checkout-pages` 10,000 open checkout pages, pushed and then polled; `scale` the
+//! API's phases on a fresh database and on one of 10,000,000 invoices. `client` is
 //! the load generator they share, `wrk` the cross-check, `replay` the private PostgreSQL
 //! cluster and the replay of the API's statements, `receiver` what the webhook receivers share.
 
@@ -20,6 +21,7 @@ mod mixed;
 mod pdf;
 mod receiver;
 mod replay;
+mod scale;
 mod webhooks;
 mod wrk;
 
@@ -34,6 +36,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         Some("dashboard") => return dashboard::run(&args[1..]),
         Some("flash-sale") => return flash_sale::run(&args[1..]),
         Some("checkout-pages") => return checkout_pages::run(&args[1..]),
+        Some("scale") => return scale::run(&args[1..]),
         _ => {}
     }
     let o = api::options(args)?;

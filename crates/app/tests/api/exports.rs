@@ -362,6 +362,31 @@ async fn a_ready_file_expires_on_the_merchants_clock_and_its_bytes_are_deleted()
     assert!(app.db.query(&chunks).await.is_empty(), "the expired file's bytes are still stored");
 }
 
+#[tokio::test]
+async fn the_deployments_retention_setting_decides_how_long_a_file_is_kept() {
+    let env = [
+        ("STABLEPAY_WORKER_INTERVAL_MS", "100".to_string()),
+        ("STABLEPAY_RETENTION_EXPORT_FILES_DAYS", "2".to_string()),
+    ];
+    let app = TestApp::spawn_with(fresh_db().await, &env, &[]).await;
+    let m = app.merchant("Shop");
+    books(&app, &m).await;
+    let id = app.post(&m.sk_test, "/v1/exports", body("invoices", json!({}))).await.ok(202)["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let ready = settled(&app, &m.sk_test, &id).await;
+    let expires: chrono::DateTime<chrono::Utc> = ready["expiresAt"].as_str().unwrap().parse().unwrap();
+    let ready_at: chrono::DateTime<chrono::Utc> = ready["readyAt"].as_str().unwrap().parse().unwrap();
+    assert_eq!(expires - ready_at, chrono::Duration::days(2));
+    app.post(&m.sk_test, "/v1/test-helpers/clock/advance", json!({ "seconds": 86_400 })).await.ok(200);
+    file(&app, &m.sk_test, &id).await;
+    app.post(&m.sk_test, "/v1/test-helpers/clock/advance", json!({ "seconds": 86_400 + 60 })).await.ok(200);
+    app.get(&m.sk_test, &format!("/v1/exports/{id}/file")).await.assert_error(410, "EXPORT_EXPIRED");
+    let chunks = format!("SELECT 1 FROM export_chunks WHERE export_id = '{id}'");
+    assert!(app.db.query(&chunks).await.is_empty(), "the expired file's bytes are still stored");
+}
+
 /// `n` more draft invoices of `m`, copied in the database from one made through the API (the
 /// API would take minutes to make this many).
 async fn bulk_drafts(app: &TestApp, m: &Merchant, n: u32) {

@@ -264,7 +264,7 @@ fn html_close(h: &mut String, signature: &str, footer: &[String]) {
 /// The email of a monthly statement of `merchant` (in `mode`) for `month` (its name, such as
 /// `November 2026`): one download link per file, how long they work, and that a link is the
 /// key to its file.
-pub fn compose_statement(merchant: &str, mode: &str, month: &str, links: &[(&str, String)]) -> Composed {
+pub fn compose_statement(merchant: &str, mode: &str, month: &str, links: &[(&str, String)], days: u32) -> Composed {
     let merchant = one_line(merchant);
     let subject = format!("Statement for {month}: {merchant}");
     let greeting = "Hello,".to_owned();
@@ -273,8 +273,7 @@ pub fn compose_statement(merchant: &str, mode: &str, month: &str, links: &[(&str
         "The {month} statement of {merchant}{test} is ready: every invoice created and every payment detected in the month (UTC), as CSV files."
     );
     let note = format!(
-        "The links work for {} days. Anyone who has a link can download its file: forward it only to people who may see these figures.",
-        crate::export::model::EXPORT_RETENTION_DAYS
+        "The links work for {days} days. Anyone who has a link can download its file: forward it only to people who may see these figures."
     );
     let mut text = vec![greeting.clone(), String::new(), intro.clone(), String::new()];
     text.extend(links.iter().map(|(label, url)| format!("{label}: {url}")));

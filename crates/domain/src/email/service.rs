@@ -55,6 +55,8 @@ pub struct Emails<'a> {
     pub claim: Option<crate::idempotency::model::IdempotencyClaim>,
     /// Who acts: an API key, or a dashboard member named in the activity of their requests.
     pub acting: crate::invoice::model::Acting,
+    /// Days a statement's files can be downloaded (the deployment's retention setting).
+    pub export_file_days: u32,
 }
 
 fn activity(at: DateTime<Utc>, action: ActivityAction, actor: Actor, detail: String) -> Activity {
@@ -272,7 +274,13 @@ impl Emails<'_> {
             .iter()
             .map(|f| (f.label(), self.pages.statement_file(&statement.token, f.as_str())))
             .collect();
-        let composed = compose_statement(&merchant.name, email.scope.mode.as_str(), &statement.month.label(), &links);
+        let composed = compose_statement(
+            &merchant.name,
+            email.scope.mode.as_str(),
+            &statement.month.label(),
+            &links,
+            self.export_file_days,
+        );
         let message = EmailMessage {
             id: email.id.clone(),
             from_name: "stablepay".into(),
@@ -501,6 +509,7 @@ mod tests {
             pages: &p.pages,
             claim: None,
             acting: crate::invoice::model::Acting::Api,
+            export_file_days: 7,
         }
     }
 

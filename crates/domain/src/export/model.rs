@@ -20,7 +20,8 @@ use crate::webhook::model::DeliveryStatus;
 pub const MAX_EXPORT_RANGE_DAYS: i64 = 366;
 /// The most rows `POST /v1/exports/sync` answers directly.
 pub const MAX_SYNC_ROWS: u64 = 10_000;
-/// How long a ready file is kept, in days (on the merchant's clock).
+/// How long a ready file is kept by default, in days (on the merchant's clock): the default of
+/// `STABLEPAY_RETENTION_EXPORT_FILES_DAYS` ([`crate::retention::RetentionSettings::export_files_days`]).
 pub const EXPORT_RETENTION_DAYS: i64 = 7;
 
 /// What an export holds, one row per record.

@@ -7,9 +7,7 @@ use crate::clock::Clock;
 use crate::crypto::Crypto;
 use crate::error::Error;
 use crate::export::csv::{write_header, write_row};
-use crate::export::model::{
-    EXPORT_RETENTION_DAYS, Export, ExportListFilter, ExportSpec, ExportStatus, ExportType, MAX_SYNC_ROWS,
-};
+use crate::export::model::{Export, ExportListFilter, ExportSpec, ExportStatus, ExportType, MAX_SYNC_ROWS};
 use crate::export::ports::{ExportPace, ExportStore, RecordCursor};
 use crate::export::schema;
 use crate::idempotency::model::IdempotencyClaim;
@@ -40,6 +38,8 @@ pub struct Exports<'a> {
     /// The idempotency key of the request these use cases serve, marked committed with the
     /// export it creates.
     pub claim: Option<IdempotencyClaim>,
+    /// Days a file is kept after it was written (the deployment's retention setting).
+    pub file_days: u32,
 }
 
 /// What a worker's pass did with one export.
@@ -204,7 +204,7 @@ impl Exports<'_> {
             busy = started.elapsed();
         }
         let ready_at = self.clock.now(&export.scope).await?;
-        let expires_at = ready_at + Duration::days(EXPORT_RETENTION_DAYS);
+        let expires_at = ready_at + Duration::days(i64::from(self.file_days));
         if self.store.finish_export(&id, rows, bytes, ready_at, expires_at).await? {
             Ok(ExportRun::Ready(id))
         } else {
@@ -309,7 +309,7 @@ mod tests {
         ] {
             let mut store = MockExportStore::new();
             store.expect_get_export().returning(move |_, _| Ok(export(status)));
-            let exports = Exports { store: &store, crypto: &crypto, clock: &clock, claim: None };
+            let exports = Exports { store: &store, crypto: &crypto, clock: &clock, claim: None, file_days: 7 };
             let got = exports.downloadable(&scope(), &ExportId::from_trusted("exp_1".into())).await.map(|e| e.status);
             assert_eq!(got, expected, "{status:?}");
         }
@@ -334,7 +334,7 @@ mod tests {
             *flag.lock().unwrap() = true;
             Ok(())
         });
-        let exports = Exports { store: &store, crypto: &crypto, clock: &clock, claim: None };
+        let exports = Exports { store: &store, crypto: &crypto, clock: &clock, claim: None, file_days: 7 };
         let id = ExportId::from_trusted("exp_1".into());
         assert_eq!(exports.downloadable(&scope(), &id).await.map(|e| e.status), Err(Error::ExportExpired));
     }
@@ -345,12 +345,12 @@ mod tests {
         let mut store = MockExportStore::new();
         store.expect_get_export().returning(|_, _| Ok(export(ExportStatus::Failed)));
         store.expect_cancel_export().never();
-        let exports = Exports { store: &store, crypto: &crypto, clock: &clock, claim: None };
+        let exports = Exports { store: &store, crypto: &crypto, clock: &clock, claim: None, file_days: 7 };
         let id = ExportId::from_trusted("exp_1".into());
         assert_eq!(exports.cancel(&scope(), &id).await, Err(Error::ExportNotCancellable { status: "failed" }));
         let mut store = MockExportStore::new();
         store.expect_get_export().returning(|_, _| Err(Error::NotFound(Resource::Export)));
-        let exports = Exports { store: &store, crypto: &crypto, clock: &clock, claim: None };
+        let exports = Exports { store: &store, crypto: &crypto, clock: &clock, claim: None, file_days: 7 };
         assert_eq!(exports.cancel(&scope(), &id).await, Err(Error::NotFound(Resource::Export)));
     }
 
@@ -360,7 +360,7 @@ mod tests {
         let mut store = MockExportStore::new();
         store.expect_count_records().returning(|_, _| Ok(MAX_SYNC_ROWS + 1));
         store.expect_records().never();
-        let exports = Exports { store: &store, crypto: &crypto, clock: &clock, claim: None };
+        let exports = Exports { store: &store, crypto: &crypto, clock: &clock, claim: None, file_days: 7 };
         let refused = exports.sync(&scope(), &export(ExportStatus::Queued).spec).await;
         assert_eq!(refused, Err(Error::ExportTooLargeForSync { rows: MAX_SYNC_ROWS + 1, limit: MAX_SYNC_ROWS }));
     }
@@ -392,7 +392,7 @@ mod tests {
             *done.lock().unwrap() = Some((rows, bytes, ready, expires));
             Ok(true)
         });
-        let exports = Exports { store: &store, crypto: &crypto, clock: &clock, claim: None };
+        let exports = Exports { store: &store, crypto: &crypto, clock: &clock, claim: None, file_days: 3 };
         let run = exports.run_one(&Pace(true)).await.unwrap();
         assert_eq!(run, ExportRun::Ready(ExportId::from_trusted("exp_1".into())));
         let text = String::from_utf8(written.lock().unwrap().clone()).unwrap();
@@ -401,7 +401,8 @@ mod tests {
         assert_eq!(lines.len(), 1 + 1003);
         let (rows, bytes, ready, expires) = finished.lock().unwrap().unwrap();
         assert_eq!((rows, usize::try_from(bytes).unwrap()), (1003, text.len()));
-        assert_eq!(expires - ready, Duration::days(EXPORT_RETENTION_DAYS));
+        // The deployment's setting (3 days here) decides when the file goes.
+        assert_eq!(expires - ready, Duration::days(3));
     }
 
     #[tokio::test]
@@ -412,13 +413,13 @@ mod tests {
         store.expect_records().returning(|_, _, _, _| Ok((vec![invoice()], None)));
         store.expect_append_chunk().returning(|_, _, _, _| Ok(false));
         store.expect_finish_export().never();
-        let exports = Exports { store: &store, crypto: &crypto, clock: &clock, claim: None };
+        let exports = Exports { store: &store, crypto: &crypto, clock: &clock, claim: None, file_days: 7 };
         let id = ExportId::from_trusted("exp_1".into());
         assert_eq!(exports.run_one(&Pace(true)).await.unwrap(), ExportRun::Cancelled(id.clone()));
         let mut store = MockExportStore::new();
         store.expect_claim_export().returning(|_| Ok(Some(export(ExportStatus::Running))));
         store.expect_records().never();
-        let exports = Exports { store: &store, crypto: &crypto, clock: &clock, claim: None };
+        let exports = Exports { store: &store, crypto: &crypto, clock: &clock, claim: None, file_days: 7 };
         assert_eq!(exports.run_one(&Pace(false)).await.unwrap(), ExportRun::Interrupted(id));
     }
 }

@@ -4,6 +4,9 @@
 pub const DEFAULT_EVENTS_DAYS: u32 = 90;
 /// Days a finished email of the outbox (sent, failed or skipped) is kept, by default.
 pub const DEFAULT_EMAILS_DAYS: u32 = 90;
+/// Days an export's file (and so a monthly statement's) can be downloaded after it was written,
+/// by default; then it is deleted and the export answers EXPORT_EXPIRED.
+pub const DEFAULT_EXPORT_FILES_DAYS: u32 = 7;
 /// The most days a retention setting takes (ten years).
 pub const MAX_RETENTION_DAYS: u32 = 3660;
 /// The most records of one kind one purge removes: a pass holds few locks for little time, so
@@ -20,11 +23,19 @@ pub struct RetentionSettings {
     pub events_days: u32,
     /// Days a finished email is kept (`STABLEPAY_RETENTION_EMAILS_DAYS`); queued emails stay.
     pub emails_days: u32,
+    /// Days an export's file is kept after it was written (`STABLEPAY_RETENTION_EXPORT_FILES_DAYS`,
+    /// at least 1: a file is never kept forever). The export's `expiresAt` says when; the
+    /// export record itself stays, `expired`.
+    pub export_files_days: u32,
 }
 
 impl Default for RetentionSettings {
     fn default() -> Self {
-        Self { events_days: DEFAULT_EVENTS_DAYS, emails_days: DEFAULT_EMAILS_DAYS }
+        Self {
+            events_days: DEFAULT_EVENTS_DAYS,
+            emails_days: DEFAULT_EMAILS_DAYS,
+            export_files_days: DEFAULT_EXPORT_FILES_DAYS,
+        }
     }
 }
 

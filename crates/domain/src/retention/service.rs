@@ -49,7 +49,7 @@ mod tests {
         emails.expect_purge_emails().never();
         let mut keys = MockIdempotencyStore::new();
         keys.expect_purge_expired().withf(|limit| *limit == 1000).returning(|_| Ok(3));
-        let settings = RetentionSettings { events_days: 90, emails_days: 0 };
+        let settings = RetentionSettings { events_days: 90, emails_days: 0, export_files_days: 7 };
         let retention = Retention { events: &events, emails: &emails, idempotency: &keys, settings };
         let purged = retention.purge(1000).await.unwrap();
         assert_eq!(purged, Purged { events: 1000, emails: 0, idempotency_keys: 3 });

@@ -181,7 +181,8 @@ pub struct ExportOut {
     pub failure_message: Option<String>,
     pub created_at: String,
     pub ready_at: Option<String>,
-    /// When the file is deleted (7 days after it was ready, on the merchant's clock).
+    /// When the file is deleted (7 days after it was ready by default, the deployment's
+    /// `STABLEPAY_RETENTION_EXPORT_FILES_DAYS`; on the merchant's clock).
     pub expires_at: Option<String>,
 }
 

@@ -333,19 +333,25 @@ async fn states_codes_pagination_and_scoping() {
         .assert_error(400, "VALIDATION_ERROR");
 }
 
-#[tokio::test]
-async fn a_ready_file_expires_on_the_merchants_clock_and_its_bytes_are_deleted() {
-    let app = TestApp::spawn_with(fresh_db().await, &[("STABLEPAY_WORKER_INTERVAL_MS", "100".to_string())], &[]).await;
-    let m = app.merchant("Shop");
-    books(&app, &m).await;
+/// A ready invoices export of `m`'s books: its id, and how long after `readyAt` it expires.
+async fn ready_export(app: &TestApp, m: &Merchant) -> (String, chrono::Duration) {
+    books(app, m).await;
     let id = app.post(&m.sk_test, "/v1/exports", body("invoices", json!({}))).await.ok(202)["id"]
         .as_str()
         .unwrap()
         .to_owned();
-    let ready = settled(&app, &m.sk_test, &id).await;
+    let ready = settled(app, &m.sk_test, &id).await;
     let expires: chrono::DateTime<chrono::Utc> = ready["expiresAt"].as_str().unwrap().parse().unwrap();
     let ready_at: chrono::DateTime<chrono::Utc> = ready["readyAt"].as_str().unwrap().parse().unwrap();
-    assert_eq!(expires - ready_at, chrono::Duration::days(7));
+    (id, expires - ready_at)
+}
+
+#[tokio::test]
+async fn a_ready_file_expires_on_the_merchants_clock_and_its_bytes_are_deleted() {
+    let app = TestApp::spawn_with(fresh_db().await, &[("STABLEPAY_WORKER_INTERVAL_MS", "100".to_string())], &[]).await;
+    let m = app.merchant("Shop");
+    let (id, kept) = ready_export(&app, &m).await;
+    assert_eq!(kept, chrono::Duration::days(7));
     app.post(&m.sk_test, &format!("/v1/exports/{id}/cancel"), json!({}))
         .await
         .assert_error(409, "EXPORT_NOT_CANCELLABLE");
@@ -370,15 +376,8 @@ async fn the_deployments_retention_setting_decides_how_long_a_file_is_kept() {
     ];
     let app = TestApp::spawn_with(fresh_db().await, &env, &[]).await;
     let m = app.merchant("Shop");
-    books(&app, &m).await;
-    let id = app.post(&m.sk_test, "/v1/exports", body("invoices", json!({}))).await.ok(202)["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    let ready = settled(&app, &m.sk_test, &id).await;
-    let expires: chrono::DateTime<chrono::Utc> = ready["expiresAt"].as_str().unwrap().parse().unwrap();
-    let ready_at: chrono::DateTime<chrono::Utc> = ready["readyAt"].as_str().unwrap().parse().unwrap();
-    assert_eq!(expires - ready_at, chrono::Duration::days(2));
+    let (id, kept) = ready_export(&app, &m).await;
+    assert_eq!(kept, chrono::Duration::days(2));
     app.post(&m.sk_test, "/v1/test-helpers/clock/advance", json!({ "seconds": 86_400 })).await.ok(200);
     file(&app, &m.sk_test, &id).await;
     app.post(&m.sk_test, "/v1/test-helpers/clock/advance", json!({ "seconds": 86_400 + 60 })).await.ok(200);

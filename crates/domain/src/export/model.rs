@@ -22,7 +22,8 @@ pub const MAX_EXPORT_RANGE_DAYS: i64 = 366;
 pub const MAX_SYNC_ROWS: u64 = 10_000;
 /// How long a ready file is kept by default, in days (on the merchant's clock): the default of
 /// `STABLEPAY_RETENTION_EXPORT_FILES_DAYS` ([`crate::retention::RetentionSettings::export_files_days`]).
-pub const EXPORT_RETENTION_DAYS: i64 = 7;
+#[allow(clippy::as_conversions)] // u32 to i64 is lossless; `From` is not const.
+pub const EXPORT_RETENTION_DAYS: i64 = crate::retention::model::DEFAULT_EXPORT_FILES_DAYS as i64;
 
 /// What an export holds, one row per record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -29,9 +29,10 @@ struct DueRow {
 /// (offset > 0) add their own test rows (per-merchant indexes), so one merchant's clock never
 /// widens the search for the others (a lateral join, kept from being flattened by `OFFSET 0`:
 /// one index range per such merchant, never a join over every merchant's test rows). The
-/// payments being verified are read on their own partial index (`payments_verifying`). Claimed rows get a lease so other workers skip them; a
-/// scoped run (`$1`, the test clock helper) ignores leases so it answers only after every due
-/// transition of its scope ran (processing is idempotent and optimistically locked): it waits
+/// payments being verified are read on their own partial index (`payments_verifying`).
+/// Claimed rows get a lease so other workers skip them; a scoped run (`$1`, the test clock
+/// helper) ignores leases so it answers only after every due transition of its scope ran
+/// (processing is idempotent and optimistically locked): it waits
 /// for a row another transaction holds instead of skipping it, or a worker's claim of the same
 /// row at that moment would leave the helper answering before the row's transition was done.
 macro_rules! claim_due {

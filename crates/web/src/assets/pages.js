@@ -53,6 +53,7 @@
   // Pushed by the server (Server-Sent Events) where the browser can; polled every 3 s where it
   // cannot, and as soon as the stream fails (the stream keeps retrying meanwhile).
   var polling = null;
+  var stream = null;
   function poll() { if (!polling) polling = setInterval(refresh, 3000); }
   function follow() {
     var url = card.getAttribute("data-events-url");
@@ -70,7 +71,6 @@
     source.onerror = function () { if (!leaving) poll(); };
     stream = source;
   }
-  var stream = null;
   document.addEventListener("submit", function (e) {
     if (e.defaultPrevented) return;
     leaving = true;

@@ -11,7 +11,7 @@ use crate::wiring::Adapters;
 /// link expiry), queues the reminders whose slot came due, issues the monthly statements that
 /// came due and mails those whose files are ready, delivers due emails, and purges one bounded
 /// batch of what is past its retention (events with their deliveries, finished emails,
-/// idempotency keys past their 24-hour window). An invoice whose work fails is logged and backed
+/// idempotency keys past their 24-hour window) and, each minute, whole months of events. An invoice whose work fails is logged and backed
 /// off; the others go on.
 /// What one due pass did: the invoices' due work, and the email attempts that failed (counted
 /// with the invoices whose work failed, so the worker shows `degraded` while emails fail).
@@ -84,6 +84,7 @@ pub async fn run_due(adapters: &Adapters, stop: &tokio::sync::watch::Receiver<bo
     if notices.sent + notices.failed > 0 {
         tracing::info!(sent = notices.sent, failed = notices.failed, "notices to members attempted");
     }
+    rotate_months(adapters).await?;
     let purged = adapters.use_cases().retention().purge(PURGE_BATCH).await?;
     if purged != Purged::default() {
         tracing::info!(
@@ -101,16 +102,45 @@ pub async fn run_due(adapters: &Adapters, stop: &tokio::sync::watch::Receiver<bo
 
 /// Reminder slots are whole days apart and statements monthly: their candidates are scanned at
 /// most this often (a test-clock advance queues its slots and issues its statement at once).
+/// The months of events are looked after as often: a month is made three months ahead, and
+/// dropped once past retention.
 const REMINDER_PASS_SECONDS: u64 = 60;
+
+/// Whether a pass that runs every [`REMINDER_PASS_SECONDS`] is due in this process, by the
+/// time it last ran (`last`, marked now when it is due); the first is due at once.
+fn minute_pass_due(last: &std::sync::atomic::AtomicU64) -> bool {
+    use std::sync::atomic::Ordering;
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let before = last.load(Ordering::Relaxed);
+    (before == 0 || now >= before + REMINDER_PASS_SECONDS)
+        && last.compare_exchange(before, now, Ordering::Relaxed, Ordering::Relaxed).is_ok()
+}
 
 /// Whether a reminder pass is due in this process (and, if so, marks it done now).
 fn reminder_pass_due() -> bool {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static LAST: AtomicU64 = AtomicU64::new(0);
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let last = LAST.load(Ordering::Relaxed);
-    (last == 0 || now >= last + REMINDER_PASS_SECONDS)
-        && LAST.compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed).is_ok()
+    static LAST: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    minute_pass_due(&LAST)
+}
+
+/// Whether the months of events are due to be looked after in this process.
+fn months_pass_due() -> bool {
+    static LAST: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    minute_pass_due(&LAST)
+}
+
+/// Makes the months of events ahead and drops the old ones, when due.
+async fn rotate_months(adapters: &Adapters) -> Result<(), Error> {
+    if !months_pass_due() {
+        return Ok(());
+    }
+    let months = adapters.use_cases().retention().rotate_months().await?;
+    if months.prepared > 0 {
+        tracing::info!(months = months.prepared, "months of events made ahead");
+    }
+    if months.dropped > 0 {
+        tracing::info!(months = months.dropped, "months of events past their retention dropped");
+    }
+    Ok(())
 }
 
 /// Payments verified in parallel by one pass.

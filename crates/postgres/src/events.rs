@@ -156,4 +156,12 @@ impl EventStore for PgStore {
     async fn purge_events(&self, days: u32, limit: u32) -> Result<u64, Error> {
         crate::retention::events(&mut *self.conn().await?, days, limit).await
     }
+
+    async fn prepare_months(&self, ahead: u32) -> Result<u32, Error> {
+        crate::retention::prepare_months(&mut *self.conn().await?, ahead).await
+    }
+
+    async fn drop_months(&self, days: u32) -> Result<u32, Error> {
+        crate::retention::drop_months(&mut *self.conn().await?, days).await
+    }
 }

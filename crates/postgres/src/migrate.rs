@@ -11,8 +11,10 @@ const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations");
 /// Lock key that serializes migrations when several replicas start at once.
 const MIGRATION_LOCK: i64 = 0x5354_4142_4c45_5041; // "STABLEPA"
 
-/// Applies every pending migration; returns the versions applied. Safe to run from several
-/// processes at once (an advisory lock serializes them).
+/// Applies every pending migration, then makes sure the months of events ahead exist (see
+/// `retention::prepare_months`: every start of a process that migrates does, besides the
+/// worker); returns the versions applied. Safe to run from several processes at once (an
+/// advisory lock serializes them).
 pub async fn run_migrations(database_url: &str) -> Result<Vec<String>, Error> {
     let url = database_url.to_owned();
     tokio::task::spawn_blocking(move || {
@@ -29,7 +31,14 @@ pub async fn run_migrations(database_url: &str) -> Result<Vec<String>, Error> {
             .map(|versions| versions.iter().map(|v| v.to_string()).collect())
             .map_err(|e| Error::Internal(format!("migration failed: {e}")));
         let _ = diesel::sql_query(format!("SELECT pg_advisory_unlock({MIGRATION_LOCK})")).execute(&mut conn);
-        applied
+        let applied = applied?;
+        diesel::sql_query(format!(
+            "SELECT stablepay_prepare_months({})",
+            stablepay_domain::retention::model::MONTHS_AHEAD
+        ))
+        .execute(&mut conn)
+        .map_err(crate::error::db)?;
+        Ok(applied)
     })
     .await
     .map_err(|e| Error::Internal(e.to_string()))?

@@ -1,7 +1,10 @@
 //! Retention's purges, each one bounded statement: events (with their webhook deliveries and
 //! attempts, deleted in the same statement, so the foreign keys hold at its end), finished
 //! emails, and idempotency keys past their window. Each takes the oldest first and at most its
-//! batch, so it holds few row locks for little time and never blocks requests.
+//! batch, so it holds few row locks for little time and never blocks requests. And the months
+//! of events (partitions of `events`, `webhook_deliveries` and `webhook_attempts`, by the
+//! event's `stored_at`): made ahead, and dropped whole once past retention, by the SQL
+//! functions of migration 000030.
 
 use chrono::{DateTime, Utc};
 use diesel::sql_types::{BigInt, Integer, Timestamptz};
@@ -52,6 +55,38 @@ DELETE FROM emails WHERE id IN ( \
 const KEYS: &str = "\
 DELETE FROM idempotency_keys WHERE (merchant_id, mode, key_type, key) IN ( \
   SELECT merchant_id, mode, key_type, key FROM idempotency_keys WHERE created_at < $1 ORDER BY created_at LIMIT $2)";
+
+/// The longest a month's drop waits for its tables' locks (detaching a partition locks its
+/// table for an instant, and requests queue behind a waiting lock): a month not locked in this
+/// time is tried again at the next pass.
+const DROP_WAIT_MS: i32 = 100;
+
+#[derive(diesel::QueryableByName)]
+struct Count {
+    #[diesel(sql_type = Integer)]
+    n: i32,
+}
+
+/// Makes the current month and the `ahead` after it, each if missing; how many were made.
+pub(crate) async fn prepare_months(conn: &mut AsyncPgConnection, ahead: u32) -> Result<u32, Error> {
+    let made: Count = diesel::sql_query("SELECT stablepay_prepare_months($1) AS n")
+        .bind::<Integer, _>(i32::try_from(ahead).unwrap_or(i32::MAX))
+        .get_result(conn)
+        .await
+        .map_err(db)?;
+    Ok(u32::try_from(made.n).unwrap_or(0))
+}
+
+/// Drops the months that ended over `days` days ago with no delivery in flight; how many.
+pub(crate) async fn drop_months(conn: &mut AsyncPgConnection, days: u32) -> Result<u32, Error> {
+    let dropped: Count = diesel::sql_query("SELECT stablepay_drop_months($1, $2) AS n")
+        .bind::<Integer, _>(i32::try_from(days).unwrap_or(i32::MAX))
+        .bind::<Integer, _>(DROP_WAIT_MS)
+        .get_result(conn)
+        .await
+        .map_err(db)?;
+    Ok(u32::try_from(dropped.n).unwrap_or(0))
+}
 
 /// Runs a purge of `sql` (`$1` the days, `$2` the batch); how many rows it removed.
 async fn purge(conn: &mut AsyncPgConnection, sql: &str, older_than_days: u32, batch: u32) -> Result<u64, Error> {

@@ -70,6 +70,7 @@ diesel::table! {
         data -> Jsonb,
         created_at -> Timestamptz,
         test -> Bool,
+        stored_at -> Timestamptz,
     }
 }
 
@@ -277,6 +278,7 @@ diesel::table! {
         created_at -> Timestamptz,
         updated_at -> Timestamptz,
         delivered_at -> Nullable<Timestamptz>,
+        event_stored_at -> Timestamptz,
     }
 }
 
@@ -291,6 +293,7 @@ diesel::table! {
         error_message -> Nullable<Text>,
         response_excerpt -> Nullable<Text>,
         request_headers -> Jsonb,
+        event_stored_at -> Timestamptz,
     }
 }
 

@@ -648,6 +648,112 @@ async fn the_fan_out_trigger_follows_the_domain_rule() {
     }
 }
 
+/// Events, deliveries and attempts are kept by month: the months ahead are made by migrating,
+/// a month past retention goes whole (its deliveries and attempts with it), a month with a
+/// delivery still pending stays until it is delivered, the current month is never dropped,
+/// and a month whose tables are busy is left for the next call instead of waiting.
+#[tokio::test]
+async fn months_of_events_are_made_ahead_and_dropped_whole_past_retention() {
+    use chrono::{Datelike, Months};
+    use stablepay_domain::ids::WebhookEndpointId;
+    use stablepay_domain::url::HttpUrl;
+    use stablepay_domain::webhook::model::{
+        AlertPreferences, EndpointState, SealedSecret, Subscription, WebhookEndpoint,
+    };
+    use stablepay_domain::webhook::ports::WebhookStore;
+    let f = Fixture::new().await;
+    let a = f.merchant("A").await;
+    let partitions = async || -> Vec<String> {
+        let rows =
+            f.db.query(
+                "SELECT c.relname::text FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+                 WHERE i.inhparent = 'events'::regclass ORDER BY 1",
+            )
+            .await;
+        rows.iter().map(|r| r.get(0)).collect()
+    };
+    let this_month = Utc::now().date_naive().with_day(1).unwrap();
+    let ahead: Vec<String> =
+        (0..=3).map(|n| format!("events_{}", (this_month + Months::new(n)).format("y%Ym%m"))).collect();
+    assert_eq!(partitions().await, ahead, "the current month and three ahead, made by migrating");
+    assert_eq!(f.store.prepare_months(3).await.unwrap(), 0, "already there");
+    assert_eq!(f.store.prepare_months(4).await.unwrap(), 1, "one more month ahead");
+
+    f.db.query(
+        "SELECT stablepay_prepare_month(m::date) FROM generate_series('2026-01-01'::date, '2026-03-01', '1 month') m",
+    )
+    .await;
+    let endpoint = WebhookEndpoint {
+        id: WebhookEndpointId::generate(&f.crypto),
+        scope: test(&a),
+        url: HttpUrl::parse("https://hooks.example/").unwrap(),
+        description: None,
+        subscription: Subscription::All,
+        state: EndpointState::Enabled,
+        alerts: AlertPreferences::default(),
+        secret: SealedSecret(vec![1, 2, 3]),
+        previous_secret: None,
+        created_at: Utc::now(),
+        updated_at: Utc::now(),
+        lock_version: 1,
+    };
+    f.store.insert_endpoint(&endpoint).await.unwrap();
+    for (id, stored) in
+        [("jan1", "2026-01-05"), ("jan2", "2026-01-31 23:59"), ("feb", "2026-02-10"), ("mar", "2026-03-03")]
+    {
+        f.db.query(&format!(
+            "INSERT INTO events (id, merchant_id, mode, type, data, created_at, stored_at)
+             VALUES ('evt_{id}', '{}', 'test', 'invoice.paid', '{{}}', '{stored}+00', '{stored}+00')",
+            a.id
+        ))
+        .await;
+    }
+    f.db.query(&format!(
+        "INSERT INTO events (id, merchant_id, mode, type, data, created_at) VALUES ('evt_now', '{}', 'test', 'invoice.paid', '{{}}', now())",
+        a.id
+    ))
+    .await;
+    // January's deliveries delivered with an attempt, March's failed; February's still pending.
+    f.db.query(
+        "UPDATE webhook_deliveries SET status = CASE WHEN event_id = 'evt_mar' THEN 'failed' ELSE 'delivered' END
+         WHERE event_id IN ('evt_jan1', 'evt_jan2', 'evt_mar')",
+    )
+    .await;
+    f.db.query(
+        "INSERT INTO webhook_attempts (delivery_id, number, started_at, duration_ms, request_headers, event_stored_at)
+         SELECT id, 1, now(), 5, '[]', event_stored_at FROM webhook_deliveries WHERE event_id LIKE 'evt_jan%'",
+    )
+    .await;
+    let count = async |sql: &str| -> i64 { f.db.query(sql).await[0].get(0) };
+    assert_eq!(count("SELECT count(*) FROM webhook_deliveries_y2026m01").await, 2, "kept in their event's month");
+    assert_eq!(count("SELECT count(*) FROM webhook_attempts_y2026m01").await, 2);
+
+    // A month whose tables are busy is not waited for.
+    let hold = stablepay_test_db::connect(&f.db.url()).await;
+    hold.batch_execute("BEGIN; SELECT count(*) FROM events").await.unwrap();
+    assert_eq!(f.store.drop_months(90).await.unwrap(), 0, "busy: left for the next call");
+    hold.batch_execute("ROLLBACK").await.unwrap();
+
+    assert_eq!(f.store.drop_months(90).await.unwrap(), 2, "January and March");
+    let left = partitions().await;
+    assert!(
+        left.contains(&"events_y2026m02".to_owned()) && !left.iter().any(|p| p.ends_with("m01") && p.contains("2026"))
+    );
+    assert!(!left.contains(&"events_y2026m03".to_owned()));
+    let ids = f.db.query("SELECT id FROM events ORDER BY id").await;
+    let ids: Vec<String> = ids.iter().map(|r| r.get(0)).collect();
+    assert_eq!(ids, ["evt_feb", "evt_now"]);
+    assert_eq!(count("SELECT count(*) FROM webhook_attempts").await, 0);
+    assert_eq!(count("SELECT count(*) FROM webhook_deliveries WHERE event_id IN ('evt_feb', 'evt_now')").await, 2);
+
+    // February's delivery done: its month goes too. The current month never does.
+    f.db.query("UPDATE webhook_deliveries SET status = 'delivered' WHERE event_id = 'evt_feb'").await;
+    assert_eq!(f.store.drop_months(1).await.unwrap(), 1);
+    let ids = f.db.query("SELECT id FROM events").await;
+    assert_eq!(ids.iter().map(|r| r.get::<_, String>(0)).collect::<Vec<_>>(), ["evt_now"]);
+    assert!(partitions().await.contains(&ahead[0]));
+}
+
 /// A keyed request's work marks its key committed in the work's own transaction: a retry
 /// finds the marker (and what the work created) instead of running it again; a claim taken
 /// over after its lease commits nothing, and its late answer is not recorded.

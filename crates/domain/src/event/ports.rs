@@ -28,4 +28,14 @@ pub trait EventStore: Send + Sync {
     /// clock). An event with a delivery still pending or being delivered stays. Answers how
     /// many events were removed.
     async fn purge_events(&self, days: u32, limit: u32) -> Result<u64, Error>;
+    /// Events are kept by the month they were recorded in (real time, UTC): makes the current
+    /// month and the `ahead` months after it ready to hold events, each if not yet. Answers how
+    /// many months were made.
+    async fn prepare_months(&self, ahead: u32) -> Result<u32, Error>;
+    /// Retention (the worker's) a month at a time: removes at once every month of events that
+    /// ended more than `days` days ago, each with its events' webhook deliveries and their
+    /// attempts, except a month with a delivery still pending or being delivered. Every event
+    /// of such a month is past `days` in its scope's time too (a test clock only runs ahead).
+    /// A month whose tables are busy is left for a later call. Answers how many months went.
+    async fn drop_months(&self, days: u32) -> Result<u32, Error>;
 }

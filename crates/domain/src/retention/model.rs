@@ -12,6 +12,9 @@ pub const MAX_RETENTION_DAYS: u32 = 3660;
 /// The most records of one kind one purge removes: a pass holds few locks for little time, so
 /// purging never blocks requests; the worker's next pass goes on.
 pub const PURGE_BATCH: u32 = 1000;
+/// Months after the current one that are kept ready to hold events: an event is never refused
+/// for want of its month, even when the worker has not run for this long.
+pub const MONTHS_AHEAD: u32 = 3;
 
 /// How long one deployment keeps what it may purge. `0` keeps it forever. Idempotency keys are
 /// kept for the spec's 24-hour window, always.
@@ -48,6 +51,15 @@ pub struct Purged {
     pub emails: u64,
     /// Idempotency keys past their window.
     pub idempotency_keys: u64,
+}
+
+/// What one pass over the months of events did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Months {
+    /// Months made ready ahead.
+    pub prepared: u32,
+    /// Whole months of events removed, each with its deliveries and attempts.
+    pub dropped: u32,
 }
 
 impl Purged {

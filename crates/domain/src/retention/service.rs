@@ -1,10 +1,11 @@
-//! The purge the worker runs each pass: one bounded batch of each kind.
+//! The purge the worker runs each pass: one bounded batch of each kind; and, less often, the
+//! months of events: the next ones made ready, the old ones dropped whole.
 
 use crate::email::ports::EmailStore;
 use crate::error::Error;
 use crate::event::ports::EventStore;
 use crate::idempotency::ports::IdempotencyStore;
-use crate::retention::model::{Purged, RetentionSettings};
+use crate::retention::model::{MONTHS_AHEAD, Months, Purged, RetentionSettings};
 
 /// The retention use case.
 pub struct Retention<'a> {
@@ -32,6 +33,19 @@ impl Retention<'_> {
         purged.idempotency_keys = self.idempotency.purge_expired(limit).await?;
         Ok(purged)
     }
+
+    /// Makes the next [`MONTHS_AHEAD`] months of events ready (always: events are recorded
+    /// whatever is kept), then drops each whole month past the events' retention (unless
+    /// events are kept forever). What the row-by-row [`Retention::purge`] leaves of a month,
+    /// this removes at once when the month is over.
+    pub async fn rotate_months(&self) -> Result<Months, Error> {
+        let prepared = self.events.prepare_months(MONTHS_AHEAD).await?;
+        let dropped = match self.settings.events_days {
+            0 => 0,
+            days => self.events.drop_months(days).await?,
+        };
+        Ok(Months { prepared, dropped })
+    }
 }
 
 #[cfg(test)]
@@ -55,5 +69,20 @@ mod tests {
         assert_eq!(purged, Purged { events: 1000, emails: 0, idempotency_keys: 3 });
         assert!(purged.full(1000), "a full batch of events: more may be waiting");
         assert!(!Purged { events: 999, emails: 0, idempotency_keys: 0 }.full(1000));
+    }
+
+    #[tokio::test]
+    async fn months_ahead_are_always_prepared_and_old_ones_dropped_by_the_events_setting() {
+        let (emails, keys) = (MockEmailStore::new(), MockIdempotencyStore::new());
+        let mut events = MockEventStore::new();
+        events.expect_prepare_months().withf(|ahead| *ahead == MONTHS_AHEAD).times(2).returning(|_| Ok(1));
+        events.expect_drop_months().withf(|days| *days == 30).times(1).returning(|_| Ok(2));
+        let settings = RetentionSettings { events_days: 30, emails_days: 90, export_files_days: 7 };
+        let retention = Retention { events: &events, emails: &emails, idempotency: &keys, settings };
+        assert_eq!(retention.rotate_months().await.unwrap(), Months { prepared: 1, dropped: 2 });
+        // Events kept forever: the months ahead are still made, none is dropped.
+        let settings = RetentionSettings { events_days: 0, ..settings };
+        let retention = Retention { events: &events, emails: &emails, idempotency: &keys, settings };
+        assert_eq!(retention.rotate_months().await.unwrap(), Months { prepared: 1, dropped: 0 });
     }
 }

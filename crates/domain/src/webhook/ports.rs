@@ -82,7 +82,8 @@ pub trait WebhookStore: Send + Sync {
     /// Archives the endpoint: it receives nothing more and disappears from reads; its
     /// deliveries stay readable. Errors: as `get_endpoint`.
     async fn archive_endpoint(&self, scope: &Scope, id: &WebhookEndpointId, now: DateTime<Utc>) -> Result<(), Error>;
-    /// A new delivery (a replay).
+    /// A new delivery (a replay), kept with its event. Errors: `NotFound(Event)` when the
+    /// event is no longer stored (past its retention).
     async fn insert_delivery(&self, delivery: &WebhookDelivery) -> Result<(), Error>;
     /// A synthetic test event and its deliveries, in one transaction. The event is kept for
     /// its deliveries only: event lists and the outbox's fan-out never see it.

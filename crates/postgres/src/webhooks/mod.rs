@@ -176,22 +176,37 @@ impl WebhookStore for PgStore {
     }
 
     async fn insert_delivery(&self, delivery: &WebhookDelivery) -> Result<(), Error> {
-        let row = NewDeliveryRow::from_domain(delivery);
         let mut conn = self.conn().await?;
-        conn.transaction::<_, diesel::result::Error, _>(async |conn| {
-            diesel::insert_into(d::table).values(&row).execute(conn).await?;
-            notify(conn).await
-        })
-        .await
-        .map_err(db)
+        let inserted = conn
+            .transaction::<_, diesel::result::Error, _>(async |conn| {
+                // The delivery is kept in its event's month.
+                let stored: Option<DateTime<Utc>> = events::table
+                    .filter(events::id.eq(delivery.event_id.as_str()))
+                    .filter(events::merchant_id.eq(delivery.scope.merchant_id.as_str()))
+                    .select(events::stored_at)
+                    .first(conn)
+                    .await
+                    .optional()?;
+                let Some(stored) = stored else { return Ok(false) };
+                let row = NewDeliveryRow::from_domain(delivery, stored);
+                diesel::insert_into(d::table).values(&row).execute(conn).await?;
+                notify(conn).await.map(|()| true)
+            })
+            .await
+            .map_err(db)?;
+        if inserted { Ok(()) } else { Err(Error::NotFound(Resource::Event)) }
     }
 
     async fn insert_test_event(&self, event: &Event, deliveries: &[WebhookDelivery]) -> Result<(), Error> {
-        let rows: Vec<NewDeliveryRow> = deliveries.iter().map(NewDeliveryRow::from_domain).collect();
         let event_rows = crate::events::rows(std::slice::from_ref(event));
         let mut conn = self.conn().await?;
         conn.transaction::<_, diesel::result::Error, _>(async |conn| {
-            diesel::insert_into(events::table).values((&event_rows[0], events::test.eq(true))).execute(conn).await?;
+            let stored: DateTime<Utc> = diesel::insert_into(events::table)
+                .values((&event_rows[0], events::test.eq(true)))
+                .returning(events::stored_at)
+                .get_result(conn)
+                .await?;
+            let rows: Vec<NewDeliveryRow> = deliveries.iter().map(|d| NewDeliveryRow::from_domain(d, stored)).collect();
             if !rows.is_empty() {
                 diesel::insert_into(d::table).values(&rows).execute(conn).await?;
                 notify(conn).await?;

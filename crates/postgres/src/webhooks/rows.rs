@@ -158,10 +158,12 @@ pub(crate) struct NewDeliveryRow {
     replay_of: Option<String>,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
+    /// When its event was stored: the month the delivery is kept in, with its event.
+    event_stored_at: DateTime<Utc>,
 }
 
 impl NewDeliveryRow {
-    pub(crate) fn from_domain(d: &WebhookDelivery) -> Self {
+    pub(crate) fn from_domain(d: &WebhookDelivery, event_stored_at: DateTime<Utc>) -> Self {
         Self {
             id: d.id.to_string(),
             merchant_id: d.scope.merchant_id.to_string(),
@@ -176,6 +178,7 @@ impl NewDeliveryRow {
             replay_of: d.replay_of.as_ref().map(ToString::to_string),
             created_at: d.created_at,
             updated_at: d.updated_at,
+            event_stored_at,
         }
     }
 }

@@ -86,9 +86,9 @@ impl QueryFragment<Pg> for RecordAttempt {
         out.push_sql(" AND claim = ");
         out.push_bind_param::<Text, _>(&self.claim)?;
         out.push_sql(
-            " AND status = 'delivering' RETURNING endpoint_id, merchant_id, mode), \
+            " AND status = 'delivering' RETURNING endpoint_id, merchant_id, mode, event_stored_at), \
              att AS (INSERT INTO webhook_attempts (delivery_id, number, started_at, duration_ms, status_code, \
-             error_category, error_message, response_excerpt, request_headers) SELECT ",
+             error_category, error_message, response_excerpt, request_headers, event_stored_at) SELECT ",
         );
         out.push_bind_param::<Text, _>(&self.delivery_id)?;
         out.push_sql(", ");
@@ -109,7 +109,7 @@ impl QueryFragment<Pg> for RecordAttempt {
         out.push_bind_param::<Jsonb, _>(&self.request_headers)?;
         // A delivered attempt writes the endpoint only when it ends a run of failures.
         out.push_sql(
-            " FROM d ON CONFLICT (delivery_id, number) DO NOTHING), \
+            ", d.event_stored_at FROM d ON CONFLICT (delivery_id, number, event_stored_at) DO NOTHING), \
              ep AS (UPDATE webhook_endpoints w SET consecutive_failures = CASE WHEN ",
         );
         out.push_bind_param::<Bool, _>(&self.delivered)?;

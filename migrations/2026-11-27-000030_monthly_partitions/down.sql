@@ -1,6 +1,7 @@
 -- Back to one table each (the rows copied; the months' partitions dropped with their tables).
 DROP TRIGGER IF EXISTS events_fan_out ON events;
-DROP FUNCTION IF EXISTS stablepay_drop_months(int, int);
+DROP FUNCTION IF EXISTS stablepay_drop_detached_month(text);
+DROP FUNCTION IF EXISTS stablepay_months_past(int);
 DROP FUNCTION IF EXISTS stablepay_prepare_months(int);
 DROP FUNCTION IF EXISTS stablepay_prepare_month(date);
 

@@ -1,14 +1,15 @@
 -- Events, webhook deliveries and webhook attempts are stored by the month they were recorded
 -- in (real time, UTC; a test clock does not move it): one partition of each table per month,
 -- so retention drops a whole month of the largest tables at once instead of deleting it row
--- by row (docs/ARCHITECTURE.md, "Retention").
+-- by row (docs/ARCHITECTURE.md, the retention invariant; deploy/README.md, "Years of data").
 --
 -- The partition key is the event's `stored_at` (the time of the transaction that wrote it),
 -- carried by its deliveries and their attempts as `event_stored_at`: an event, its deliveries
 -- and their attempts are always in the same month. The keys include it, as PostgreSQL asks of
 -- a partitioned table; `id` (random) and `seq` (a sequence) stay unique by construction. The
 -- foreign keys between the three are per month (a month's deliveries reference that month's
--- events), so a month is detached and dropped without a check that reads the other months. A
+-- events), so a month is detached (concurrently, by the store: attempts, deliveries, events)
+-- and dropped without a check that reads the other months. A
 -- replay references the delivery it replays, of the same event and so of the same month, by
 -- `replay_of` without a foreign key (one on a partitioned table referencing itself would keep
 -- any month from ever being detached); both are removed together, with their event.
@@ -138,43 +139,56 @@ CREATE FUNCTION stablepay_prepare_months(ahead int) RETURNS int LANGUAGE sql AS 
                          interval '1 month') AS m
 $$;
 
--- Drops each month that ended more than `days` days ago, oldest first, with its events,
--- deliveries and attempts, unless one of its deliveries is still pending or being delivered
--- (the row-by-row purge's rule too). Every event of such a month is older than `days` in real
--- time, and so in its scope's time (a test clock only ever runs ahead). Each month is one
--- subtransaction that waits at most `wait_ms` for its locks (detaching a partition locks its
--- table for an instant): a month it could not lock is left for the next call. Answers how many
--- months were dropped.
-CREATE FUNCTION stablepay_drop_months(days int, wait_ms int) RETURNS int LANGUAGE plpgsql AS $$
+-- The months (their suffix, `y2026m01`) that ended more than `days` days ago, oldest first:
+-- each of whose tables is still there, attached or already detached by a drop that was cut
+-- off, and none of whose deliveries is still pending or being delivered (the row-by-row
+-- purge's rule too). Every event of such a month is older than `days` in real time, and so in
+-- its scope's time (a test clock only ever runs ahead).
+CREATE FUNCTION stablepay_months_past(days int) RETURNS SETOF text LANGUAGE plpgsql AS $$
 DECLARE
     suffix text;
     busy boolean;
-    dropped int := 0;
 BEGIN
-    PERFORM set_config('lock_timeout', wait_ms || 'ms', true);
     FOR suffix IN
-        SELECT substr(c.relname, length('events_') + 1)
-        FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-        WHERE i.inhparent = 'events'::regclass AND c.relname ~ '^events_y[0-9]{4}m[0-9]{2}$'
-          AND to_date(substr(c.relname, length('events_') + 1), '"y"YYYY"m"MM') + interval '1 month'
-              < (now() AT TIME ZONE 'UTC') - make_interval(days => days)
-        ORDER BY c.relname
+        SELECT DISTINCT substring(c.relname FROM '_(y[0-9]{4}m[0-9]{2})$') AS s
+        FROM pg_class c
+        WHERE c.relkind = 'r' AND c.relnamespace = 'public'::regnamespace
+          AND c.relname ~ '^(events|webhook_deliveries|webhook_attempts)_y[0-9]{4}m[0-9]{2}$'
+        ORDER BY 1
     LOOP
-        EXECUTE format('SELECT EXISTS (SELECT 1 FROM %1$I WHERE status = ''pending'') '
-                       'OR EXISTS (SELECT 1 FROM %1$I WHERE status = ''delivering'')', 'webhook_deliveries_' || suffix)
-           INTO busy;
+        CONTINUE WHEN to_date(suffix, '"y"YYYY"m"MM') + interval '1 month'
+                      >= (now() AT TIME ZONE 'UTC') - make_interval(days => days);
+        busy := false;
+        IF to_regclass('webhook_deliveries_' || suffix) IS NOT NULL THEN
+            EXECUTE format('SELECT EXISTS (SELECT 1 FROM %1$I WHERE status = ''pending'') '
+                           'OR EXISTS (SELECT 1 FROM %1$I WHERE status = ''delivering'')',
+                           'webhook_deliveries_' || suffix)
+               INTO busy;
+        END IF;
         CONTINUE WHEN busy;
-        BEGIN
-            EXECUTE format('ALTER TABLE webhook_attempts DETACH PARTITION %I', 'webhook_attempts_' || suffix);
-            EXECUTE format('DROP TABLE %I', 'webhook_attempts_' || suffix);
-            EXECUTE format('ALTER TABLE webhook_deliveries DETACH PARTITION %I', 'webhook_deliveries_' || suffix);
-            EXECUTE format('DROP TABLE %I', 'webhook_deliveries_' || suffix);
-            EXECUTE format('ALTER TABLE events DETACH PARTITION %I', 'events_' || suffix);
-            EXECUTE format('DROP TABLE %I', 'events_' || suffix);
-            dropped := dropped + 1;
-        EXCEPTION WHEN lock_not_available THEN
-            RAISE NOTICE 'month % of events not dropped: its tables are busy; it is tried again', suffix;
-        END;
+        RETURN NEXT suffix;
+    END LOOP;
+END
+$$;
+
+-- A month's tables whose partitions were all detached (`ALTER TABLE ... DETACH PARTITION ...
+-- CONCURRENTLY`, which cannot run in a function, so the store sends it): dropped, attempts
+-- first. Refuses while any of them is still a partition. Answers whether any was dropped.
+CREATE FUNCTION stablepay_drop_detached_month(suffix text) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+    t text;
+    dropped boolean := false;
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+               WHERE c.relname IN ('events_' || suffix, 'webhook_deliveries_' || suffix,
+                                   'webhook_attempts_' || suffix)) THEN
+        RAISE EXCEPTION 'month % is still partly attached', suffix;
+    END IF;
+    FOREACH t IN ARRAY ARRAY['webhook_attempts', 'webhook_deliveries', 'events'] LOOP
+        IF to_regclass(t || '_' || suffix) IS NOT NULL THEN
+            EXECUTE format('DROP TABLE %I', t || '_' || suffix);
+            dropped := true;
+        END IF;
     END LOOP;
     RETURN dropped;
 END

@@ -3,7 +3,10 @@
 -- own: every identifier column (text `id`, `*_id`, `replay_of`, `public_token`, `public_id`,
 -- `transaction_hash`) gets the copy's number in its last 8 characters, so keys stay unique,
 -- references stay consistent and the copies' rows look like the template's (same states,
--- amounts, timestamps and payloads). Serial columns (`seq`) take their defaults.
+-- amounts, timestamps and payloads). Serial columns (`seq`) take their defaults. Copy n's
+-- events are stored n mod 90 days before the template's (`stored_at`, and `event_stored_at`
+-- of their deliveries and attempts), so the copies fill the months of a 90-day retention as a
+-- deployment's would; those months are made first.
 --
 -- Defines session functions (pg_temp): load it, then, in the same session,
 --   SELECT pg_temp.clone_merchant('mer_...', 1, 1000);   -- copies 1 to 1000
@@ -24,6 +27,9 @@ DECLARE
     vals text;
     source text;
 BEGIN
+    PERFORM stablepay_prepare_month(m::date)
+       FROM generate_series(date_trunc('month', (now() - interval '90 days') AT TIME ZONE 'UTC'),
+                            date_trunc('month', now() AT TIME ZONE 'UTC'), interval '1 month') AS m;
     -- Referenced tables first.
     FOREACH t IN ARRAY ARRAY['merchants', 'invoices', 'checkout_sessions', 'payments', 'events',
         'webhook_endpoints', 'webhook_deliveries', 'webhook_attempts', 'payment_links',
@@ -33,6 +39,8 @@ BEGIN
                                  ('id', 'replay_of', 'public_token', 'public_id', 'transaction_hash')
                                  OR column_name LIKE '%\_id')
                                THEN format('pg_temp.copy_id(%I, n)', column_name)
+                               WHEN column_name IN ('stored_at', 'event_stored_at')
+                               THEN format('%I - make_interval(days => n %% 90)', column_name)
                                ELSE quote_ident(column_name) END, ', ' ORDER BY ordinal_position)
           INTO cols, vals
           FROM information_schema.columns

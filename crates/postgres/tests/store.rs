@@ -651,7 +651,8 @@ async fn the_fan_out_trigger_follows_the_domain_rule() {
 /// Events, deliveries and attempts are kept by month: the months ahead are made by migrating,
 /// a month past retention goes whole (its deliveries and attempts with it), a month with a
 /// delivery still pending stays until it is delivered, the current month is never dropped,
-/// and a month whose tables are busy is left for the next call instead of waiting.
+/// and a month a transaction still reads is left half-detached for the next call to finish
+/// instead of waiting for it.
 #[tokio::test]
 async fn months_of_events_are_made_ahead_and_dropped_whole_past_retention() {
     use chrono::{Datelike, Months};
@@ -732,6 +733,8 @@ async fn months_of_events_are_made_ahead_and_dropped_whole_past_retention() {
     let hold = stablepay_test_db::connect(&f.db.url()).await;
     hold.batch_execute("BEGIN; SELECT count(*) FROM events").await.unwrap();
     assert_eq!(f.store.drop_months(90).await.unwrap(), 0, "busy: left for the next call");
+    let pending = count("SELECT count(*) FROM pg_inherits WHERE inhdetachpending").await;
+    assert_eq!(pending, 1, "January's attempts wait for the reader to finish their detach");
     hold.batch_execute("ROLLBACK").await.unwrap();
 
     assert_eq!(f.store.drop_months(90).await.unwrap(), 2, "January and March");

@@ -145,3 +145,57 @@ async fn idempotency_keys_are_kept_their_24_hours_then_purged() {
     let again = app.send(req.json(&json!({ "amount": "1.00" }))).await;
     assert_eq!(again.header("idempotency-replayed"), Some("true"));
 }
+
+/// A whole month of events past retention goes at once, its deliveries and attempts with it,
+/// when a worker looks after the months (at its first pass, then each minute); this month's
+/// events, and the invoices, stay.
+#[tokio::test]
+async fn a_worker_drops_a_whole_month_of_events_past_retention() {
+    let env =
+        [("STABLEPAY_WORKER_INTERVAL_MS", "100".to_owned()), ("STABLEPAY_WEBHOOK_ALLOW_PRIVATE", "true".to_owned())];
+    let app = TestApp::spawn_with(fresh_db().await, &env, &[]).await;
+    let m = app.merchant("Shop");
+    let rx = Receiver::start().await;
+    rx.answer(Reply::Status(200));
+    app.post(&m.sk_test, "/v1/webhook-endpoints", json!({ "url": rx.url("/months") })).await.ok(201);
+    let cs = app.post(&m.sk_test, "/v1/checkout-sessions", json!({ "amount": "3.00" })).await.ok(201).clone();
+    let pay = format!("/v1/test-helpers/checkout-sessions/{}/payments", cs["id"].as_str().unwrap());
+    app.post(&m.sk_test, &pay, json!({})).await.ok(201);
+    let recent = ids(app.get(&m.sk_test, "/v1/events?limit=100").await.ok(200));
+    // An event stored in January 2026, as a deployment running then would have: its month is
+    // made, and the event fanned out to the endpoint like any other.
+    sql(
+        &app,
+        &format!(
+            "SELECT stablepay_prepare_month('2026-01-01');
+             INSERT INTO events (id, merchant_id, mode, type, data, created_at, stored_at)
+             SELECT 'evt_january000000000000000', merchant_id, mode, type, data, '2026-01-10', '2026-01-10'
+             FROM events WHERE id = '{}'",
+            recent[0]
+        ),
+    )
+    .await;
+    app.get(&m.sk_test, "/v1/events/evt_january000000000000000").await.ok(200);
+    until("January's delivery and the rest delivered", async || {
+        count(&app, "SELECT count(*) FROM webhook_deliveries WHERE status <> 'delivered'").await == 0
+    })
+    .await;
+    assert_eq!(count(&app, "SELECT count(*) FROM webhook_attempts_y2026m01").await, 1);
+    // Many worker passes later, the row-by-row purge has left it to its month.
+    app.get(&m.sk_test, "/v1/events/evt_january000000000000000").await.ok(200);
+
+    // Another process's worker, at its first pass: January ended more than 90 days ago.
+    let (_, _sibling) = app.sibling(&env).await;
+    until("January dropped", async || {
+        count(&app, "SELECT count(*) FROM pg_class WHERE relname LIKE '%\\_y2026m01'").await == 0
+    })
+    .await;
+    app.get(&m.sk_test, "/v1/events/evt_january000000000000000").await.assert_error(404, "NOT_FOUND");
+    for id in &recent {
+        app.get(&m.sk_test, &format!("/v1/events/{id}")).await.ok(200);
+    }
+    let deliveries = app.get(&m.sk_test, "/v1/webhook-deliveries?limit=100").await.ok(200).clone();
+    assert_eq!(deliveries["items"].as_array().unwrap().len(), recent.len(), "this month's deliveries stay");
+    app.get(&m.sk_test, &format!("/v1/invoices/{}", cs["invoiceId"].as_str().unwrap())).await.ok(200);
+    assert!(app.logs().contains("months of events past their retention dropped"), "the worker says so");
+}

@@ -22,11 +22,11 @@ pub trait EventStore: Send + Sync {
     ) -> Result<Page<Event>, Error>;
     /// Errors: `NotFound(Event)`; `ModeMismatch` for an event of the other mode.
     async fn get_event(&self, scope: &Scope, id: &EventId) -> Result<Event, Error>;
-    /// Retention (every scope, the worker's): removes at most `limit` events older than `days`,
-    /// oldest first, each with its webhook deliveries and their attempts, in one transaction.
-    /// An event's age is told by its scope's time (a test-mode event's by its merchant's test
-    /// clock). An event with a delivery still pending or being delivered stays. Answers how
-    /// many events were removed.
+    /// Retention (the worker's) of what a month's drop does not reach: removes at most `limit`
+    /// test-mode events of merchants whose test clock runs ahead, older than `days` by that
+    /// clock, oldest first, each with its webhook deliveries and their attempts, in one
+    /// transaction. An event with a delivery still pending or being delivered stays. Answers
+    /// how many events were removed.
     async fn purge_events(&self, days: u32, limit: u32) -> Result<u64, Error>;
     /// Events are kept by the month they were recorded in (real time, UTC): makes the current
     /// month and the `ahead` months after it ready to hold events, each if not yet. Answers how

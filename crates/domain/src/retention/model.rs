@@ -20,9 +20,11 @@ pub const MONTHS_AHEAD: u32 = 3;
 /// kept for the spec's 24-hour window, always.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RetentionSettings {
-    /// Days an event is kept, with its webhook deliveries and their attempts
-    /// (`STABLEPAY_RETENTION_EVENTS_DAYS`). An event's age is told by its scope's time: a
-    /// test-mode event's by its merchant's test clock.
+    /// Days an event is kept at least, with its webhook deliveries and their attempts
+    /// (`STABLEPAY_RETENTION_EVENTS_DAYS`). Events go a month at a time: with the month they
+    /// were stored in, once it ended this many days ago (so at most a month longer). A
+    /// test-mode event whose merchant's test clock runs ahead goes as soon as that clock says
+    /// it is this old.
     pub events_days: u32,
     /// Days a finished email is kept (`STABLEPAY_RETENTION_EMAILS_DAYS`); queued emails stay.
     pub emails_days: u32,
@@ -45,7 +47,8 @@ impl Default for RetentionSettings {
 /// What one purge removed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Purged {
-    /// Events, each with its deliveries and attempts.
+    /// Events aged by a test clock, each with its deliveries and attempts (the others go
+    /// with their month: [`Months`]).
     pub events: u64,
     /// Finished emails.
     pub emails: u64,

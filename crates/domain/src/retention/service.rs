@@ -21,7 +21,8 @@ pub struct Retention<'a> {
 
 impl Retention<'_> {
     /// Removes at most `limit` records of each kind past its retention (a kind kept forever is
-    /// left alone), oldest first.
+    /// left alone), oldest first: finished emails, idempotency keys, and the events a test
+    /// clock aged ahead of their month ([`Retention::rotate_months`] removes the others).
     pub async fn purge(&self, limit: u32) -> Result<Purged, Error> {
         let mut purged = Purged::default();
         if self.settings.events_days > 0 {
@@ -36,8 +37,8 @@ impl Retention<'_> {
 
     /// Makes the next [`MONTHS_AHEAD`] months of events ready (always: events are recorded
     /// whatever is kept), then drops each whole month past the events' retention (unless
-    /// events are kept forever). What the row-by-row [`Retention::purge`] leaves of a month,
-    /// this removes at once when the month is over.
+    /// events are kept forever): no event is deleted row by row for growing old in real time,
+    /// so the largest tables are never purged a row at a time.
     pub async fn rotate_months(&self) -> Result<Months, Error> {
         let prepared = self.events.prepare_months(MONTHS_AHEAD).await?;
         let dropped = match self.settings.events_days {

@@ -657,7 +657,7 @@ pub const VARIABLES: &[Variable] = &[
     var(
         "STABLEPAY_RETENTION_EVENTS_DAYS",
         "90",
-        "Days events are kept, with their webhook deliveries and attempts (0-3660; 0 keeps them)",
+        "Days events are kept at least, with their webhook deliveries and attempts; they go a month at a time, about a month later at most (0-3660; 0 keeps them)",
     ),
     var(
         "STABLEPAY_RETENTION_EMAILS_DAYS",

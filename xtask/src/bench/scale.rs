@@ -15,7 +15,7 @@
 //!
 //! Prints the phases side by side with the ratio of the p99s (aim: within 1.5×), how long the
 //! data took to make, and the bytes on disk per invoice and per event (table, indexes and
-//! TOAST, as `pg_total_relation_size` counts them).
+//! TOAST, as `pg_total_relation_size` counts them, summed over a partitioned table's months).
 
 use std::process::Command;
 use std::sync::{Arc, Mutex};
@@ -195,7 +195,12 @@ fn sizes(url: &str) -> Result<Vec<(String, u64, u64)>, String> {
         let line = util::output(
             Command::new("psql")
                 .args([url, "-qAt", "-F", " ", "-c"])
-                .arg(format!("SELECT count(*), pg_total_relation_size('{table}') FROM {table}")),
+                // A partitioned table (events, deliveries: one partition a month) is the sum of
+                // its partitions.
+                .arg(format!(
+                    "SELECT count(*), COALESCE((SELECT sum(pg_total_relation_size(relid))::bigint \
+                     FROM pg_partition_tree('{table}')), pg_total_relation_size('{table}')) FROM {table}"
+                )),
         )?;
         let mut it = line.split_whitespace().map(str::parse::<u64>);
         match (it.next(), it.next()) {

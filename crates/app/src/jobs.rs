@@ -10,9 +10,10 @@ use crate::wiring::Adapters;
 /// Runs every due time-based transition (checkout expiry, invoice expiry, past due, payment
 /// link expiry), queues the reminders whose slot came due, issues the monthly statements that
 /// came due and mails those whose files are ready, delivers due emails, and purges one bounded
-/// batch of what is past its retention (events with their deliveries, finished emails,
-/// idempotency keys past their 24-hour window) and, each minute, whole months of events. An invoice whose work fails is logged and backed
-/// off; the others go on.
+/// batch of what is past its retention (events a test clock aged, finished emails, idempotency
+/// keys past their 24-hour window) and, each minute, looks after the months of events (made
+/// ahead, dropped whole past retention). An invoice whose work fails is logged and backed off;
+/// the others go on.
 /// What one due pass did: the invoices' due work, and the email attempts that failed (counted
 /// with the invoices whose work failed, so the worker shows `degraded` while emails fail).
 pub struct DuePass {

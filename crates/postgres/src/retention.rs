@@ -6,6 +6,7 @@
 //! attempts, deleted in the same statement, so the foreign keys hold at its end), finished
 //! emails, and idempotency keys past their window. Each takes the oldest first and at most its
 //! batch, so it holds few row locks for little time and never blocks requests.
+
 use chrono::{DateTime, Utc};
 use diesel::OptionalExtension;
 use diesel::sql_types::{BigInt, Bool, Integer, Text, Timestamptz};

@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use chrono::Utc;
 use stablepay_domain::clock::{Clock, MAX_TEST_CLOCK_OFFSET_SECONDS};
 use stablepay_domain::event::EventType;
-use stablepay_domain::ids::{EventId, MerchantId, PaymentId};
+use stablepay_domain::ids::{EventId, MerchantId, PaymentId, WebhookEndpointId};
 use stablepay_domain::invoice::aggregate::InvoiceChange;
 use stablepay_domain::invoice::collection::CollectionState;
 use stablepay_domain::invoice::input::{CheckoutInput, TestPaymentInput};
@@ -26,6 +26,9 @@ use stablepay_domain::money::{Amount, Decimal6};
 use stablepay_domain::page::PageRequest;
 use stablepay_domain::ports::{EventStore, InvoiceStore, MockChain};
 use stablepay_domain::testing::SeqCrypto;
+use stablepay_domain::url::HttpUrl;
+use stablepay_domain::webhook::model::{AlertPreferences, EndpointState, SealedSecret, Subscription, WebhookEndpoint};
+use stablepay_domain::webhook::ports::WebhookStore;
 use stablepay_domain::{Error, Mode, Resource, Scope};
 use stablepay_postgres::{PgClock, PgStore, PoolSettings};
 use stablepay_test_db::TestDb;
@@ -100,6 +103,24 @@ fn live(m: &Merchant) -> Scope {
 
 fn page() -> PageRequest {
     PageRequest { limit: 100, starting_after: None }
+}
+
+/// A webhook endpoint of `scope` at a fixed URL, with a placeholder sealed secret.
+fn endpoint(crypto: &SeqCrypto, scope: Scope, subscription: Subscription, state: EndpointState) -> WebhookEndpoint {
+    WebhookEndpoint {
+        id: WebhookEndpointId::generate(crypto),
+        scope,
+        url: HttpUrl::parse("https://hooks.example/").unwrap(),
+        description: None,
+        subscription,
+        state,
+        alerts: AlertPreferences::default(),
+        secret: SealedSecret(vec![1, 2, 3]),
+        previous_secret: None,
+        created_at: Utc::now(),
+        updated_at: Utc::now(),
+        lock_version: 1,
+    }
 }
 
 /// A change crediting `amount` to the first session of `agg` through transaction `tx`.
@@ -590,28 +611,10 @@ async fn payment_links_are_scoped_locked_and_reserved_once() {
 /// that receives its type, and synthetic test events to none.
 #[tokio::test]
 async fn the_fan_out_trigger_follows_the_domain_rule() {
-    use stablepay_domain::ids::WebhookEndpointId;
-    use stablepay_domain::url::HttpUrl;
-    use stablepay_domain::webhook::model::{
-        AlertPreferences, EndpointState, SealedSecret, Subscription, WebhookEndpoint,
-    };
-    use stablepay_domain::webhook::ports::WebhookStore;
-
     let f = Fixture::new().await;
     let (a, b) = (f.merchant("A").await, f.merchant("B").await);
-    let make = |m: &Merchant, mode: Mode, subscription: Subscription, state: EndpointState| WebhookEndpoint {
-        id: WebhookEndpointId::generate(&f.crypto),
-        scope: Scope::new(m.id.clone(), mode),
-        url: HttpUrl::parse("https://hooks.example/").unwrap(),
-        description: None,
-        subscription,
-        state,
-        alerts: AlertPreferences::default(),
-        secret: SealedSecret(vec![1, 2, 3]),
-        previous_secret: None,
-        created_at: Utc::now(),
-        updated_at: Utc::now(),
-        lock_version: 1,
+    let make = |m: &Merchant, mode: Mode, subscription: Subscription, state: EndpointState| {
+        endpoint(&f.crypto, Scope::new(m.id.clone(), mode), subscription, state)
     };
     let some = Subscription::Only(vec![EventType::InvoicePaid, EventType::PaymentFailed]);
     let endpoints = [
@@ -656,12 +659,6 @@ async fn the_fan_out_trigger_follows_the_domain_rule() {
 #[tokio::test]
 async fn months_of_events_are_made_ahead_and_dropped_whole_past_retention() {
     use chrono::{Datelike, Months};
-    use stablepay_domain::ids::WebhookEndpointId;
-    use stablepay_domain::url::HttpUrl;
-    use stablepay_domain::webhook::model::{
-        AlertPreferences, EndpointState, SealedSecret, Subscription, WebhookEndpoint,
-    };
-    use stablepay_domain::webhook::ports::WebhookStore;
     let f = Fixture::new().await;
     let a = f.merchant("A").await;
     let partitions = async || -> Vec<String> {
@@ -684,21 +681,8 @@ async fn months_of_events_are_made_ahead_and_dropped_whole_past_retention() {
         "SELECT stablepay_prepare_month(m::date) FROM generate_series('2026-01-01'::date, '2026-03-01', '1 month') m",
     )
     .await;
-    let endpoint = WebhookEndpoint {
-        id: WebhookEndpointId::generate(&f.crypto),
-        scope: test(&a),
-        url: HttpUrl::parse("https://hooks.example/").unwrap(),
-        description: None,
-        subscription: Subscription::All,
-        state: EndpointState::Enabled,
-        alerts: AlertPreferences::default(),
-        secret: SealedSecret(vec![1, 2, 3]),
-        previous_secret: None,
-        created_at: Utc::now(),
-        updated_at: Utc::now(),
-        lock_version: 1,
-    };
-    f.store.insert_endpoint(&endpoint).await.unwrap();
+    let hooks = endpoint(&f.crypto, test(&a), Subscription::All, EndpointState::Enabled);
+    f.store.insert_endpoint(&hooks).await.unwrap();
     for (id, stored) in
         [("jan1", "2026-01-05"), ("jan2", "2026-01-31 23:59"), ("feb", "2026-02-10"), ("mar", "2026-03-03")]
     {

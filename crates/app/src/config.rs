@@ -144,6 +144,9 @@ pub struct ChainConfig {
     pub request_timeout: Duration,
     /// How often each endpoint's chain id is asked again (an endpoint may be repointed).
     pub chain_id_recheck: Duration,
+    /// How far the service's clock may run ahead of the chain's, for attribution by evidence
+    /// the transfer carries.
+    pub clock_skew: Duration,
 }
 
 /// The TOML file's keys (all optional; same names as the environment without the prefix,
@@ -174,6 +177,7 @@ struct FileConfig {
     chain_not_found_seconds: Option<String>,
     chain_timeout_ms: Option<String>,
     chain_id_recheck_seconds: Option<String>,
+    chain_clock_skew_seconds: Option<String>,
     secret_key: Option<String>,
     webhook_retry_schedule: Option<String>,
     webhook_allow_private: Option<String>,
@@ -470,6 +474,12 @@ fn chain<E: Fn(&str) -> Option<String>>(src: &Source<'_, E>) -> Result<ChainConf
             "60",
             (1, 86_400),
         )?),
+        clock_skew: Duration::from_secs(src.number(
+            "STABLEPAY_CHAIN_CLOCK_SKEW_SECONDS",
+            &f.chain_clock_skew_seconds,
+            "30",
+            (0, 3_600),
+        )?),
     })
 }
 
@@ -697,6 +707,11 @@ pub const VARIABLES: &[Variable] = &[
     ),
     var("STABLEPAY_CHAIN_ID_RECHECK_SECONDS", "60", "How often each endpoint's chain id is checked again"),
     var("STABLEPAY_CHAIN_NOT_FOUND_SECONDS", "600", "How long a reported transaction may stay unknown before it fails"),
+    var(
+        "STABLEPAY_CHAIN_CLOCK_SKEW_SECONDS",
+        "30",
+        "How far a transfer may predate a checkout and still pay it on evidence the transfer carries",
+    ),
     var("STABLEPAY_WEBHOOK_RETRY_SCHEDULE", "1m,5m,30m,2h", "Waits between webhook attempts"),
     var("STABLEPAY_WEBHOOK_ALLOW_PRIVATE", "false", "Allow webhook endpoints on private addresses (development only)"),
     var("STABLEPAY_WEBHOOK_TIMEOUT_MS", "10000", "Timeout of one webhook attempt"),

@@ -85,6 +85,8 @@ impl Adapters {
             usdt: c.usdt.clone(),
             not_found_after: chrono::Duration::from_std(c.not_found_after)
                 .map_err(|_| anyhow_lite::msg("STABLEPAY_CHAIN_NOT_FOUND_SECONDS: out of range"))?,
+            clock_skew: chrono::Duration::from_std(c.clock_skew)
+                .map_err(|_| anyhow_lite::msg("STABLEPAY_CHAIN_CLOCK_SKEW_SECONDS: out of range"))?,
         };
         let w = &config.webhooks;
         let schedule = RetrySchedule::new(

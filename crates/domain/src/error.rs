@@ -52,6 +52,8 @@ pub enum Resource {
     Member,
     /// An invitation to a merchant.
     Invitation,
+    /// A transfer recorded as unattributed.
+    UnattributedTransfer,
 }
 
 impl Resource {
@@ -73,6 +75,7 @@ impl Resource {
             Resource::Statement => "statement",
             Resource::Member => "member",
             Resource::Invitation => "invitation",
+            Resource::UnattributedTransfer => "unattributed_transfer",
         }
     }
 }
@@ -302,6 +305,15 @@ pub enum Error {
     /// use case records the attempt as a duplicate instead; it never reaches a client.
     #[error("the transaction was already credited")]
     DuplicateTransaction,
+    /// A recorded transfer a person attributes does not pay the checkout they chose, for the
+    /// reason verification gives (CHECKOUT_SESSION_NOT_PAYABLE on `checkout_session_id`, with the
+    /// reason as payments write it: `checkout_expired`, `transfer_before_checkout`...).
+    #[error("the transfer cannot pay this checkout: {0}")]
+    TransferDoesNotPay(&'static str),
+    /// A recorded transfer was credited already, by a person or any other path
+    /// (TRANSFER_ALREADY_ATTRIBUTED).
+    #[error("the transfer was credited already")]
+    TransferAlreadyAttributed,
 
     /// A link change sent with a stale version (PAYMENT_LINK_VERSION_CONFLICT).
     #[error("version {provided} is stale; the current version is {current}")]

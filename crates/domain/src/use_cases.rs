@@ -278,7 +278,12 @@ impl UseCases {
 
     /// The chain follower, and the transfers it could not attribute.
     pub fn follower(&self) -> Follower<'_> {
-        Follower { invoices: self.invoices(), store: self.ports.follower.as_ref() }
+        self.follower_over(self.invoices())
+    }
+
+    /// The follower over `invoices` (a request's: its clock, its idempotency claim, who acts).
+    pub fn follower_over<'a>(&'a self, invoices: Invoices<'a>) -> Follower<'a> {
+        Follower { invoices, store: self.ports.follower.as_ref() }
     }
 
     /// Exports of a merchant's records, on `clock`.

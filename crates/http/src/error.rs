@@ -102,6 +102,7 @@ codes! {
     WEBHOOK_INCIDENT_NOT_FOUND => NOT_FOUND,
     SECRET_OVERLAP_ACTIVE => CONFLICT,
     SECRET_OVERLAP_EXPIRED => CONFLICT,
+    TRANSFER_ALREADY_ATTRIBUTED => CONFLICT,
     REQUEST_ERROR => BAD_GATEWAY,
     REQUEST_TOO_LARGE => PAYLOAD_TOO_LARGE,
     METHOD_NOT_ALLOWED => METHOD_NOT_ALLOWED,
@@ -299,6 +300,7 @@ fn field_code(err: &DomainError) -> Option<ErrorCode> {
         DomainError::SecretOverlapExpired => C::SECRET_OVERLAP_EXPIRED,
         DomainError::ExportCancelled => C::EXPORT_CANCELLED,
         DomainError::ExportExpired => C::EXPORT_EXPIRED,
+        DomainError::TransferAlreadyAttributed => C::TRANSFER_ALREADY_ATTRIBUTED,
         DomainError::InvalidApiKey
         | DomainError::PermissionDenied { .. }
         | DomainError::SecondFactor { .. }
@@ -313,6 +315,7 @@ fn field_code(err: &DomainError) -> Option<ErrorCode> {
         | DomainError::InvalidCursor
         | DomainError::InvoiceStateMismatch
         | DomainError::DuplicateTransaction
+        | DomainError::TransferDoesNotPay(_)
         | DomainError::ReminderCooldown { .. }
         | DomainError::InvoiceVersionConflict { .. }
         | DomainError::PaymentLinkVersionConflict { .. }
@@ -394,6 +397,10 @@ fn with_details(err: DomainError, message: String) -> ApiError {
             ApiError::new(C::INVOICE_TRANSITION_GUARD_FAILED, message)
                 .with_details(json!({ "reason": "reminder_cooldown", "availableAt": timestamp(available_at) }))
                 .with_header("Retry-After", seconds.to_string())
+        }
+        DomainError::TransferDoesNotPay(reason) => {
+            ApiError::field(C::CHECKOUT_SESSION_NOT_PAYABLE, "checkoutSessionId", format!("{message}."))
+                .with_details(json!({ "field": "checkoutSessionId", "reason": reason }))
         }
         DomainError::InvoiceVersionConflict { current, .. } => version(C::INVOICE_VERSION_CONFLICT, current),
         DomainError::PaymentLinkVersionConflict { current, .. } => version(C::PAYMENT_LINK_VERSION_CONFLICT, current),

@@ -6,14 +6,16 @@ use bigdecimal::BigDecimal;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::{AsyncConnection, RunQueryDsl};
-use stablepay_domain::chain::{LogClaim, LoggedTransfer, TokenTransfer, UnattributedReason, UnattributedTransfer};
+use stablepay_domain::chain::{
+    LogClaim, LoggedTransfer, TokenTransfer, UnattributedReason, UnattributedStatus, UnattributedTransfer,
+};
 use stablepay_domain::event::Event;
-use stablepay_domain::ids::{MerchantId, UnattributedTransferId};
+use stablepay_domain::ids::{CheckoutSessionId, MerchantId, PaymentId, UnattributedTransferId};
 use stablepay_domain::invoice::payment::{BlockRef, TxHash};
 use stablepay_domain::merchant::{Token, WalletAddress};
 use stablepay_domain::page::{Page, PageRequest};
 use stablepay_domain::ports::FollowerStore;
-use stablepay_domain::{Error, Mode, Scope};
+use stablepay_domain::{Error, Mode, Resource, Scope};
 
 use crate::codec::numeric;
 use crate::error::db;
@@ -123,6 +125,10 @@ pub(crate) struct UnattributedRow {
     reason: String,
     detected_at: DateTime<Utc>,
     block_time: Option<DateTime<Utc>>,
+    candidates: Vec<String>,
+    status: String,
+    payment_id: Option<String>,
+    attributed_at: Option<DateTime<Utc>>,
 }
 
 impl UnattributedRow {
@@ -145,6 +151,10 @@ impl UnattributedRow {
             reason: t.reason.as_str().to_owned(),
             detected_at: t.detected_at,
             block_time: Some(l.block_time),
+            candidates: t.candidates.iter().map(ToString::to_string).collect(),
+            status: t.status.as_str().to_owned(),
+            payment_id: t.payment_id.as_ref().map(ToString::to_string),
+            attributed_at: t.attributed_at,
         })
     }
 
@@ -172,7 +182,11 @@ impl UnattributedRow {
             },
             token: Token::parse(&self.currency).ok_or_else(|| corrupt("currency"))?,
             reason: UnattributedReason::parse(&self.reason).ok_or_else(|| corrupt("reason"))?,
+            candidates: self.candidates.into_iter().map(CheckoutSessionId::from_trusted).collect(),
             detected_at: self.detected_at,
+            status: UnattributedStatus::parse(&self.status).ok_or_else(|| corrupt("unattributed status"))?,
+            payment_id: self.payment_id.map(PaymentId::from_trusted),
+            attributed_at: self.attributed_at,
         })
     }
 }
@@ -294,8 +308,13 @@ impl FollowerStore for PgStore {
             .filter(payments::settlement_wallet.eq(t.to.as_str()))
             .filter(payments::token_contract.eq(t.token_contract.as_str()))
             .filter(payments::claimed_log.is_null().or(payments::claimed_log.eq(index)));
-        let flying: bool = diesel::select(diesel::dsl::exists(in_flight)).get_result(&mut conn).await.map_err(db)?;
-        Ok(if flying { LogClaim::InFlight } else { LogClaim::Free })
+        let flying: Vec<String> =
+            in_flight.select(payments::checkout_session_id).distinct().load(&mut conn).await.map_err(db)?;
+        Ok(if flying.is_empty() {
+            LogClaim::Free
+        } else {
+            LogClaim::InFlight(flying.into_iter().map(CheckoutSessionId::from_trusted).collect())
+        })
     }
 
     async fn defer_transfer(&self, chain_id: u64, logged: &LoggedTransfer) -> Result<(), Error> {
@@ -335,22 +354,64 @@ impl FollowerStore for PgStore {
     async fn record_unattributed(&self, transfer: &UnattributedTransfer, event: &Event) -> Result<bool, Error> {
         let mut conn = self.conn().await?;
         let row = UnattributedRow::from_domain(transfer)?;
-        let events = std::slice::from_ref(event);
         conn.transaction::<_, diesel::result::Error, _>(async |conn| {
             let inserted = diesel::insert_into(u::table).values(&row).on_conflict_do_nothing().execute(conn).await?;
-            if inserted == 1 {
-                diesel::insert_into(crate::schema::events::table)
-                    .values(&crate::events::rows(events))
-                    .execute(conn)
-                    .await?;
-            }
-            Ok(inserted == 1)
+            let event = if inserted == 1 {
+                event.clone()
+            } else {
+                // Recorded before: a record still open takes a new reason or new candidates (a
+                // report came since), told again with the record's own id.
+                let existing = u::table
+                    .filter(u::merchant_id.eq(&row.merchant_id))
+                    .filter(u::chain_id.eq(row.chain_id))
+                    .filter(u::transaction_hash.eq(&row.transaction_hash))
+                    .filter(u::log_index.eq(row.log_index))
+                    .filter(u::status.eq(UnattributedStatus::Open.as_str()))
+                    .filter(u::reason.ne(&row.reason).or(u::candidates.ne(&row.candidates)));
+                let changed: Option<String> = diesel::update(existing)
+                    .set((u::reason.eq(&row.reason), u::candidates.eq(&row.candidates)))
+                    .returning(u::id)
+                    .get_result(conn)
+                    .await
+                    .optional()?;
+                let Some(id) = changed else { return Ok(false) };
+                let updated = UnattributedTransfer { id: UnattributedTransferId::from_trusted(id), ..transfer.clone() };
+                Event { data: updated.event_data(), ..event.clone() }
+            };
+            diesel::insert_into(crate::schema::events::table)
+                .values(&crate::events::rows(std::slice::from_ref(&event)))
+                .execute(conn)
+                .await?;
+            Ok(true)
         })
         .await
         .map_err(db)
     }
 
-    async fn list_unattributed(&self, scope: &Scope, page: &PageRequest) -> Result<Page<UnattributedTransfer>, Error> {
+    async fn get_unattributed(
+        &self,
+        scope: &Scope,
+        id: &UnattributedTransferId,
+    ) -> Result<UnattributedTransfer, Error> {
+        let mut conn = self.conn().await?;
+        let row: Option<UnattributedRow> = u::table
+            .filter(u::id.eq(id.as_str()))
+            .filter(u::merchant_id.eq(scope.merchant_id.as_str()))
+            .filter(u::mode.eq(scope.mode.as_str()))
+            .select(UnattributedRow::as_select())
+            .first(&mut conn)
+            .await
+            .optional()
+            .map_err(db)?;
+        row.ok_or(Error::NotFound(Resource::UnattributedTransfer))?.into_domain()
+    }
+
+    async fn list_unattributed(
+        &self,
+        scope: &Scope,
+        status: Option<UnattributedStatus>,
+        page: &PageRequest,
+    ) -> Result<Page<UnattributedTransfer>, Error> {
         let mut conn = self.conn().await?;
         let limit = usize::try_from(page.limit).unwrap_or(100);
         let mut query = u::table
@@ -360,6 +421,9 @@ impl FollowerStore for PgStore {
             .order(u::seq.desc())
             .limit(i64::from(page.limit) + 1)
             .into_boxed();
+        if let Some(status) = status {
+            query = query.filter(u::status.eq(status.as_str()));
+        }
         if let Some(cursor) = &page.starting_after {
             let seq: Option<i64> = u::table
                 .filter(u::id.eq(cursor))

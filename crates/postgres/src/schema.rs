@@ -132,8 +132,15 @@ diesel::table! {
         completed_at -> Nullable<Timestamptz>,
         chain_id -> Int8,
         token_contract -> Text,
-        payer_wallet -> Nullable<Text>,
         amount_offset -> Numeric,
+    }
+}
+
+diesel::table! {
+    checkout_bindings (checkout_session_id, wallet) {
+        checkout_session_id -> Text,
+        wallet -> Text,
+        bound_at -> Timestamptz,
     }
 }
 
@@ -164,6 +171,8 @@ diesel::table! {
         claimed_log -> Nullable<Int8>,
         logs -> Nullable<Array<Int8>>,
         missing_since -> Nullable<Timestamptz>,
+        evidence -> Nullable<Text>,
+        block_time -> Nullable<Timestamptz>,
     }
 }
 
@@ -218,6 +227,10 @@ diesel::table! {
         reason -> Text,
         detected_at -> Timestamptz,
         block_time -> Nullable<Timestamptz>,
+        candidates -> Array<Text>,
+        status -> Text,
+        payment_id -> Nullable<Text>,
+        attributed_at -> Nullable<Timestamptz>,
     }
 }
 
@@ -591,6 +604,7 @@ diesel::table! {
 }
 
 diesel::joinable!(payments -> invoices (invoice_id));
+diesel::joinable!(checkout_bindings -> checkout_sessions (checkout_session_id));
 diesel::joinable!(memberships -> users (user_id));
 diesel::joinable!(memberships -> merchants (merchant_id));
 diesel::joinable!(sessions -> users (user_id));
@@ -605,6 +619,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     events,
     invoices,
     checkout_sessions,
+    checkout_bindings,
     payments,
     idempotency_keys,
     chain_cursors,

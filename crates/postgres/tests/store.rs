@@ -146,12 +146,14 @@ fn credited(crypto: &SeqCrypto, agg: &InvoiceAggregate, tx: &TxHash, amount: &st
         payer_address: None,
         failure_reason: None,
         block: None,
+        block_time: None,
         diagnostic: None,
         detected_at: now,
         confirmed_at: Some(now),
         claimed_log: None,
         logs: vec![0],
         missing_since: None,
+        evidence: None,
     });
     change
 }
@@ -493,6 +495,13 @@ async fn check_constraints_list_the_domain_enumerations() {
         f.check_values("unattributed_transfers_reason_check").await,
         names(UnattributedReason::ALL.map(UnattributedReason::as_str).to_vec())
     );
+    use stablepay_domain::chain::UnattributedStatus;
+    assert_eq!(
+        f.check_values("unattributed_transfers_status_check").await,
+        names(UnattributedStatus::ALL.map(UnattributedStatus::as_str).to_vec())
+    );
+    use stablepay_domain::invoice::payment::Evidence;
+    assert_eq!(f.check_values("payments_evidence_check").await, names(Evidence::ALL.map(Evidence::as_str).to_vec()));
     use stablepay_domain::payment_link::model::{Lifecycle, Usage};
     assert_eq!(
         f.check_values("payment_links_lifecycle_check").await,

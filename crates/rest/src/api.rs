@@ -106,6 +106,8 @@ fn routes_app() -> utoipa_actix_web::UtoipaApp<
                 .service(routes::events::list_events)
                 .service(routes::events::get_event)
                 .service(routes::events::list_unattributed)
+                .service(routes::events::get_unattributed)
+                .service(routes::events::attribute_transfer)
                 .service(routes::public::get_public_checkout)
                 .service(routes::public::submit_payment)
                 .service(routes::public::wallet_payment_attempt)

@@ -11,6 +11,7 @@ use chrono::{DateTime, Utc};
 use futures_util::future::LocalBoxFuture;
 use stablepay_domain::api_key::permission::{self, Access, ResourceFamily};
 use stablepay_domain::api_key::{ApiKeySecret, KeyType, Principal};
+use stablepay_domain::chain::service::Follower;
 use stablepay_domain::clock::Clock;
 use stablepay_domain::diagnostics::service::{Diagnostics, MerchantChecks};
 use stablepay_domain::email::service::Emails;
@@ -60,6 +61,12 @@ impl Caller {
     /// The invoice use cases on the caller's clock.
     pub fn invoices(&self) -> Invoices<'_> {
         Invoices { claim: self.claim.clone(), ..self.state.use_cases.invoices_at(&self.clock) }
+    }
+
+    /// The follower's use cases (unattributed transfers and their attribution by a person) on
+    /// the caller's clock.
+    pub fn follower(&self) -> Follower<'_> {
+        self.state.use_cases.follower_over(self.invoices())
     }
 
     /// The payment-link use cases on the caller's clock.

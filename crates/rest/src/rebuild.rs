@@ -173,3 +173,12 @@ pub fn public_invoice_checkout(
         })
     }
 }
+
+/// `POST /v1/unattributed-transfers/{id}/attribute`: the transfer as it stands now (attributed).
+pub fn attributed(c: Caller, _: Committed, id: String) -> Rebuilt {
+    Box::pin(async move {
+        let id = stablepay_domain::ids::UnattributedTransferId::parse(&id).ok_or_else(ApiError::internal)?;
+        let record = c.state.use_cases.follower().unattributed_transfer(c.scope(), &id).await?;
+        Ok((StatusCode::OK, to_data(&crate::wire::events::UnattributedTransferOut::from(record))?))
+    })
+}

@@ -9,7 +9,8 @@
 use chrono::{DateTime, Utc};
 
 use crate::event::model::EventData;
-use crate::ids::{CheckoutSessionId, UnattributedTransferId};
+use crate::ids::{CheckoutSessionId, InvoiceId, PaymentId, UnattributedTransferId};
+use crate::invoice::checkout::{Binding, amount_due_now};
 use crate::invoice::payment::{BlockRef, TxHash};
 use crate::merchant::model::{Token, WalletAddress};
 use crate::mode::Scope;
@@ -78,28 +79,53 @@ pub struct LoggedTransfer {
 }
 
 /// Where a transfer log stands with the payments that may claim it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LogClaim {
     /// A credited payment counted it: nothing more to do.
     Credited,
-    /// A payment still being verified claims it (a reported hash paying the same wallet and
-    /// token, or a payment the follower recorded for this log): decided once that payment is.
-    InFlight,
+    /// Payments still being verified claim it (a reported hash paying the same wallet and
+    /// token, or a payment recorded for this log), for these checkouts: decided once they are,
+    /// unless stronger evidence names another checkout.
+    InFlight(Vec<CheckoutSessionId>),
     /// Nothing claims it: no payment, or only failed ones and ones paying other wallets.
     Free,
 }
 
-/// A live checkout that takes a transfer mined at a given time, as attribution sees it.
+/// A live checkout that may take a transfer mined at a given time, as attribution sees it: it
+/// expires after that time and was created before it (or a little after, within the clock
+/// skew allowed, for evidence the transfer itself carries).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OpenCheckout {
     /// The checkout's merchant and mode.
     pub scope: Scope,
     /// The checkout.
     pub session_id: CheckoutSessionId,
-    /// What it asks for.
+    /// Its invoice: checkouts of one invoice (a remainder's and its first) credit the same
+    /// invoice, so evidence naming several of them names one invoice.
+    pub invoice_id: InvoiceId,
+    /// What it asks (with its unique-amount offset).
     pub amount_due: Amount,
-    /// The customer's wallet, when the hosted page connected one: only its transfers pay it.
-    pub payer: Option<WalletAddress>,
+    /// Its unique-amount offset (zero without unique amounts).
+    pub amount_offset: Amount,
+    /// What its invoice still has to collect.
+    pub invoice_remaining: Amount,
+    /// When it was created.
+    pub created_at: DateTime<Utc>,
+    /// The wallets wallet payment attempts bound to it.
+    pub bindings: Vec<Binding>,
+}
+
+impl OpenCheckout {
+    /// What it asks now: its amount, or its invoice's remainder when less (partly paid).
+    pub fn due_now(&self) -> Amount {
+        amount_due_now(&self.amount_due, &self.amount_due.saturating_sub(&self.amount_offset), &self.invoice_remaining)
+    }
+
+    /// Whether what it asks now is an amount no other open checkout of its wallet and token
+    /// asks: a unique-amount checkout not partly paid (the database's unique index holds it).
+    pub fn asks_unique_amount(&self) -> bool {
+        !self.amount_offset.is_zero() && self.due_now() == self.amount_due
+    }
 }
 
 /// Why a transfer to a merchant's wallet was not attributed to a checkout.
@@ -117,16 +143,20 @@ pub enum UnattributedReason {
     /// It was attributed to the one checkout asking for its amount, but that payment failed
     /// verification.
     VerificationFailed,
+    /// Evidence of equal strength names several checkouts (reports of the hash for different
+    /// checkouts, or a report against another checkout's exact amount): held for a person.
+    Disputed,
 }
 
 impl UnattributedReason {
     /// Every reason.
-    pub const ALL: [UnattributedReason; 5] = [
+    pub const ALL: [UnattributedReason; 6] = [
         Self::NoOpenCheckout,
         Self::NoMatchingAmount,
         Self::SeveralMatchingCheckouts,
         Self::AmountOutOfRange,
         Self::VerificationFailed,
+        Self::Disputed,
     ];
 
     /// The reason as the API writes it.
@@ -137,12 +167,41 @@ impl UnattributedReason {
             Self::SeveralMatchingCheckouts => "several_matching_checkouts",
             Self::AmountOutOfRange => "amount_out_of_range",
             Self::VerificationFailed => "verification_failed",
+            Self::Disputed => "disputed",
         }
     }
 
     /// Reads a reason as the API writes it.
     pub fn parse(value: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|r| r.as_str() == value)
+    }
+}
+
+/// Whether an unattributed transfer still waits for a decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum UnattributedStatus {
+    /// Nobody was credited with it: listed for the merchant to decide.
+    Open,
+    /// It was credited since, by any path (a report, the follower, a person): it leaves the
+    /// open list and counts once, as the payment that credited it.
+    Attributed,
+}
+
+impl UnattributedStatus {
+    /// Every status.
+    pub const ALL: [UnattributedStatus; 2] = [Self::Open, Self::Attributed];
+
+    /// The status as the API writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Open => "open",
+            Self::Attributed => "attributed",
+        }
+    }
+
+    /// Reads a status as the API writes it.
+    pub fn parse(value: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.as_str() == value)
     }
 }
 
@@ -163,8 +222,18 @@ pub struct UnattributedTransfer {
     pub token: Token,
     /// Why it could not be credited.
     pub reason: UnattributedReason,
+    /// The merchant's checkouts the evidence names (a dispute, or several matching amounts):
+    /// one of them is likely the customer's. Empty for the other reasons.
+    pub candidates: Vec<CheckoutSessionId>,
     /// When it was found.
     pub detected_at: DateTime<Utc>,
+    /// Whether it still waits for a decision.
+    pub status: UnattributedStatus,
+    /// The payment that credited it since, when that payment is the merchant's (another
+    /// merchant sharing the wallet may have been credited instead: then `None`).
+    pub payment_id: Option<PaymentId>,
+    /// When it was credited.
+    pub attributed_at: Option<DateTime<Utc>>,
 }
 
 impl UnattributedTransfer {
@@ -193,6 +262,8 @@ impl UnattributedTransfer {
             ("to", s(&t.to)),
             ("amount", s(&t.amount)),
             ("reason", s(self.reason.as_str())),
+            ("candidates", EventData::List(self.candidates.iter().map(s).collect())),
+            ("status", s(self.status.as_str())),
             ("detectedAt", s(self.detected_at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))),
         ])
     }

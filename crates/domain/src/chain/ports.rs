@@ -1,9 +1,11 @@
 //! What the chain feature needs from adapters: the chain itself, and the follower's store.
 
-use crate::chain::model::{ChainHealth, LogClaim, LoggedTransfer, Observation, UnattributedTransfer};
+use crate::chain::model::{
+    ChainHealth, LogClaim, LoggedTransfer, Observation, UnattributedStatus, UnattributedTransfer,
+};
 use crate::error::Error;
 use crate::event::model::Event;
-use crate::ids::MerchantId;
+use crate::ids::{MerchantId, UnattributedTransferId};
 use crate::invoice::payment::TxHash;
 use crate::merchant::model::WalletAddress;
 use crate::mode::Scope;
@@ -59,8 +61,8 @@ pub trait FollowerStore: Send + Sync {
     /// paying into it.
     async fn merchants_with_wallet(&self, wallet: &WalletAddress) -> Result<Vec<MerchantId>, Error>;
     /// Where transfer log `logged` on `chain_id` stands: counted by a credited live payment,
-    /// claimed by a live payment in flight (one reporting its hash to a checkout of the same
-    /// wallet and token, for this log or for every log), or free.
+    /// claimed by live payments in flight (reporting its hash to a checkout of the same wallet
+    /// and token, for this log or for every log; with their checkouts), or free.
     async fn log_claim(&self, chain_id: u64, logged: &LoggedTransfer) -> Result<LogClaim, Error>;
     /// Keeps a final transfer log whose claim is in flight, to be decided again on later
     /// passes (once; keeping it again changes nothing).
@@ -70,8 +72,19 @@ pub trait FollowerStore: Send + Sync {
     /// Forgets a deferred transfer log once it ended credited or recorded.
     async fn forget_deferred(&self, chain_id: u64, tx: &TxHash, log_index: u64) -> Result<(), Error>;
     /// Records an unattributed transfer with its event in one transaction, once per merchant,
-    /// transaction and log; answers false when it was recorded before.
+    /// transaction and log: a record still open with another reason or other candidates (a
+    /// report came since) takes the new ones, with the event; answers false when nothing was
+    /// written (recorded before as it is, or credited since).
     async fn record_unattributed(&self, transfer: &UnattributedTransfer, event: &Event) -> Result<bool, Error>;
-    /// Unattributed transfers of `scope`, newest first. Errors: `InvalidCursor`.
-    async fn list_unattributed(&self, scope: &Scope, page: &PageRequest) -> Result<Page<UnattributedTransfer>, Error>;
+    /// `scope`'s unattributed transfer `id`. Errors: `NotFound(UnattributedTransfer)`.
+    async fn get_unattributed(&self, scope: &Scope, id: &UnattributedTransferId)
+    -> Result<UnattributedTransfer, Error>;
+    /// Unattributed transfers of `scope` in `status` (any: `None`), newest first. Errors:
+    /// `InvalidCursor`.
+    async fn list_unattributed(
+        &self,
+        scope: &Scope,
+        status: Option<UnattributedStatus>,
+        page: &PageRequest,
+    ) -> Result<Page<UnattributedTransfer>, Error>;
 }

@@ -1,7 +1,8 @@
 //! Detection: following the live chain for token transfers into merchants' settlement wallets,
-//! so a customer who paid without reporting the hash is still credited when the transfer can be
-//! attributed to exactly one open checkout. Anything else is recorded as unattributed for the
-//! merchant (with a `payment.unattributed` event): never guessed, never lost.
+//! so a customer who paid without reporting the hash is still credited when the evidence names
+//! one checkout (`chain::evidence`). Anything else is recorded as unattributed for the merchant
+//! (with a `payment.unattributed` event; a dispute with its candidate checkouts), for a person
+//! to decide: never guessed, never lost.
 //!
 //! The unit is a transfer log (transaction, log index, recipient). A final log into a watched
 //! wallet always ends credited or unattributed: when a payment claiming it is still being
@@ -12,16 +13,21 @@
 //! (each step is idempotent: an attributed transfer finds its payment already recorded, an
 //! unattributed one its record, a deferred one its row).
 
-use crate::chain::model::{LogClaim, LoggedTransfer, UnattributedReason, UnattributedTransfer};
 use chrono::{DateTime, Utc};
 
+use crate::chain::evidence::{Attribution, Claims, attribute};
+use crate::chain::model::{
+    LogClaim, LoggedTransfer, OpenCheckout, UnattributedReason, UnattributedStatus, UnattributedTransfer,
+};
 use crate::chain::ports::{Chain, FollowerStore};
-use crate::chain::verify::{attribute, in_range};
+use crate::chain::verify::in_range;
 use crate::error::Error;
 use crate::event::model::{Event, EventType};
-use crate::ids::{EventId, PaymentId, UnattributedTransferId};
-use crate::invoice::payment::TxHash;
+use crate::ids::{CheckoutSessionId, EventId, PaymentId, UnattributedTransferId};
+use crate::invoice::input::MAX_REASON_BYTES;
+use crate::invoice::payment::{Evidence, Payment, TxHash};
 use crate::invoice::service::Invoices;
+use crate::invoice::validate::check_len;
 use crate::mode::{Mode, Scope};
 use crate::page::{Page, PageRequest};
 
@@ -81,9 +87,48 @@ pub struct Follower<'a> {
 }
 
 impl Follower<'_> {
-    /// A page of `scope`'s unattributed transfers, newest first. Errors: `InvalidCursor`.
-    pub async fn unattributed(&self, scope: &Scope, page: &PageRequest) -> Result<Page<UnattributedTransfer>, Error> {
-        self.store.list_unattributed(scope, page).await
+    /// A page of `scope`'s unattributed transfers in `status` (every status: `None`), newest
+    /// first. Errors: `InvalidCursor`.
+    pub async fn unattributed(
+        &self,
+        scope: &Scope,
+        status: Option<UnattributedStatus>,
+        page: &PageRequest,
+    ) -> Result<Page<UnattributedTransfer>, Error> {
+        self.store.list_unattributed(scope, status, page).await
+    }
+
+    /// `scope`'s unattributed transfer `id`. Errors: `NotFound(UnattributedTransfer)`.
+    pub async fn unattributed_transfer(
+        &self,
+        scope: &Scope,
+        id: &UnattributedTransferId,
+    ) -> Result<UnattributedTransfer, Error> {
+        self.store.get_unattributed(scope, id).await
+    }
+
+    /// A person decides: the recorded transfer `id` pays checkout `session_id` of the same
+    /// merchant and mode, because `why`. Credited once, under the same checks as any
+    /// verification, with the ordinary events; the record leaves the open list. Answers the
+    /// record as it stands now and the payment. Errors: `Validation` on `reason` (1 to 500
+    /// bytes); `NotFound(UnattributedTransfer)`; `NotFound(CheckoutSession)`, `ModeMismatch`;
+    /// `TransferAlreadyAttributed`; `TransferDoesNotPay`.
+    pub async fn attribute_by_hand(
+        &self,
+        scope: &Scope,
+        id: &UnattributedTransferId,
+        session_id: &CheckoutSessionId,
+        why: &str,
+    ) -> Result<(UnattributedTransfer, Payment), Error> {
+        let why = why.trim();
+        check_len("reason", why, 1, MAX_REASON_BYTES)?;
+        let record = self.store.get_unattributed(scope, id).await?;
+        if record.status == UnattributedStatus::Attributed {
+            return Err(Error::TransferAlreadyAttributed);
+        }
+        let payment = self.invoices.attribute_recorded(scope, session_id, (&record, why)).await?;
+        let record = self.store.get_unattributed(scope, id).await?;
+        Ok((record, payment))
     }
 
     /// The newest final block of the live chain (how far the follower could scan). Errors: the
@@ -143,7 +188,7 @@ impl Follower<'_> {
         let chain_id = self.invoices.settings.chain_id;
         for logged in self.store.deferred_transfers(chain_id, DEFERRED_PER_STEP).await? {
             match self.store.log_claim(chain_id, &logged).await? {
-                LogClaim::InFlight => continue,
+                LogClaim::InFlight(_) => continue,
                 LogClaim::Credited => {}
                 LogClaim::Free => self.attribute(&logged, report).await?,
             }
@@ -159,44 +204,81 @@ impl Follower<'_> {
         match self.store.log_claim(chain_id, logged).await? {
             LogClaim::Credited => Ok(()),
             // A reported hash (or an earlier pass's attribution) is being verified: decided
-            // again once it is, so a claim that fails never hides the transfer.
-            LogClaim::InFlight => self.store.defer_transfer(chain_id, logged).await,
+            // again once it is, so a claim that fails never hides the transfer. Evidence the
+            // transfer carries for a checkout no claim is for is acted on at once: the claims
+            // will fail against it.
+            LogClaim::InFlight(claimants) => {
+                let (open, reported) = self.claims(logged).await?;
+                let claims = Claims { open: &open, reported: &reported, skew: self.invoices.settings.clock_skew };
+                match attribute(logged, &claims) {
+                    Attribution::Checkout { checkout, evidence }
+                        if evidence.is_strong() && !claimants.contains(&checkout.session_id) =>
+                    {
+                        self.credit(logged, checkout, evidence, report).await
+                    }
+                    _ => self.store.defer_transfer(chain_id, logged).await,
+                }
+            }
             LogClaim::Free => self.attribute(logged, report).await,
         }
     }
 
-    /// Credits `logged` to the one checkout that asked for exactly its amount at its block's
-    /// time, or records it as unattributed.
+    /// What attribution weighs for `logged`: the checkouts that may take it, and the ones its
+    /// hash was reported for.
+    async fn claims(&self, logged: &LoggedTransfer) -> Result<(Vec<OpenCheckout>, Vec<CheckoutSessionId>), Error> {
+        let (b, t) = (&self.invoices, &logged.transfer);
+        let open = b.store.open_checkouts(&t.to, &t.token_contract, logged.block_time, b.settings.clock_skew).await?;
+        let reported = b.store.reported_checkouts(&logged.tx_hash, &t.to, &t.token_contract).await?;
+        Ok((open, reported))
+    }
+
+    /// Credits `logged` to the one checkout the evidence names, or records it as unattributed
+    /// (held, with its candidates, where equal evidence names several).
     async fn attribute(&self, logged: &LoggedTransfer, report: &mut FollowReport) -> Result<(), Error> {
-        let b = &self.invoices;
-        let t = &logged.transfer;
-        if !in_range(&t.amount) {
-            return self.record_unattributed(logged, UnattributedReason::AmountOutOfRange, report).await;
+        if !in_range(&logged.transfer.amount) {
+            return self.record_unattributed(logged, (UnattributedReason::AmountOutOfRange, &[]), report).await;
         }
-        let open = b.store.open_checkouts(&t.to, &t.token_contract, logged.block_time).await?;
-        match attribute(&t.amount, Some(&t.from), &open) {
-            Ok(checkout) => {
-                let claim = (&logged.tx_hash, t.log_index);
-                let payment = b.record_detected(&checkout.scope, &checkout.session_id, claim).await?;
-                if payment.in_flight() {
-                    report.detected.push((checkout.scope.clone(), payment.id, logged.tx_hash.clone()));
-                    // Decided once its payment is: credited, or attributed again.
-                    self.store.defer_transfer(b.settings.chain_id, logged).await
-                } else if payment.status.is_credited() {
-                    Ok(())
-                } else {
-                    self.record_unattributed(logged, UnattributedReason::VerificationFailed, report).await
-                }
+        let (open, reported) = self.claims(logged).await?;
+        let claims = Claims { open: &open, reported: &reported, skew: self.invoices.settings.clock_skew };
+        let attribution = attribute(logged, &claims);
+        match &attribution {
+            Attribution::Checkout { checkout, evidence } => self.credit(logged, checkout, *evidence, report).await,
+            Attribution::Held { candidates, .. } => {
+                let reason = attribution.unattributed().map_or(UnattributedReason::Disputed, |(r, _)| r);
+                self.record_unattributed(logged, (reason, candidates), report).await
             }
-            Err(reason) => self.record_unattributed(logged, reason, report).await,
+            Attribution::Unattributed(reason) => self.record_unattributed(logged, (*reason, &[]), report).await,
         }
     }
 
-    /// Records `logged` as unattributed for every merchant whose wallet it paid.
+    /// Records a payment of `checkout` claiming `logged`, named by `evidence`, and keeps the log
+    /// until that payment is decided (credited, or attributed again).
+    async fn credit(
+        &self,
+        logged: &LoggedTransfer,
+        checkout: &OpenCheckout,
+        evidence: Evidence,
+        report: &mut FollowReport,
+    ) -> Result<(), Error> {
+        let b = &self.invoices;
+        let claim = (&logged.tx_hash, logged.transfer.log_index, evidence);
+        let payment = b.record_detected(&checkout.scope, &checkout.session_id, claim).await?;
+        if payment.in_flight() {
+            report.detected.push((checkout.scope.clone(), payment.id, logged.tx_hash.clone()));
+            self.store.defer_transfer(b.settings.chain_id, logged).await
+        } else if payment.status.is_credited() {
+            Ok(())
+        } else {
+            self.record_unattributed(logged, (UnattributedReason::VerificationFailed, &[]), report).await
+        }
+    }
+
+    /// Records `logged` as unattributed for every merchant whose wallet it paid, each with its
+    /// own candidate checkouts.
     async fn record_unattributed(
         &self,
         logged: &LoggedTransfer,
-        reason: UnattributedReason,
+        (reason, candidates): (UnattributedReason, &[&OpenCheckout]),
         report: &mut FollowReport,
     ) -> Result<(), Error> {
         let b = &self.invoices;
@@ -205,6 +287,7 @@ impl Follower<'_> {
         let now = b.clock.system_now();
         for merchant in self.store.merchants_with_wallet(&t.to).await? {
             let scope = Scope::new(merchant, Mode::Live);
+            let own = candidates.iter().filter(|c| c.scope == scope).map(|c| c.session_id.clone()).collect();
             let transfer = UnattributedTransfer {
                 id: UnattributedTransferId::generate(b.crypto),
                 scope: scope.clone(),
@@ -212,7 +295,11 @@ impl Follower<'_> {
                 logged: logged.clone(),
                 token,
                 reason,
+                candidates: own,
                 detected_at: now,
+                status: UnattributedStatus::Open,
+                payment_id: None,
+                attributed_at: None,
             };
             let event = Event {
                 id: EventId::generate(b.crypto),

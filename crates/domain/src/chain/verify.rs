@@ -1,37 +1,12 @@
-//! The rules every transfer goes through: verification against what a checkout expects, and
-//! attribution of a transfer found by following the chain to the one checkout it pays.
+//! The rules every transfer goes through: verification against what a checkout expects
+//! (which checkout a transfer pays is `chain::evidence`'s to say).
 
 use chrono::{DateTime, Utc};
 
-use crate::chain::model::{ObservedTransaction, OpenCheckout, TokenTransfer, UnattributedReason};
-use crate::ids::CheckoutSessionId;
+use crate::chain::model::{ObservedTransaction, TokenTransfer};
 use crate::invoice::payment::FailureReason;
 use crate::merchant::model::WalletAddress;
 use crate::money::Amount;
-
-/// The checkout a transfer of `amount` from `from` pays: the only open checkout (of its wallet
-/// and token) asking for exactly that amount, among those that take transfers from `from` (a
-/// checkout that knows its customer's wallet takes only that wallet's; `None`: the sender is
-/// not considered). Anything else is never guessed.
-pub fn attribute<'a>(
-    amount: &Amount,
-    from: Option<&WalletAddress>,
-    open: &'a [OpenCheckout],
-) -> Result<&'a OpenCheckout, UnattributedReason> {
-    if open.is_empty() {
-        return Err(UnattributedReason::NoOpenCheckout);
-    }
-    let takes = |c: &&OpenCheckout| match (&c.payer, from) {
-        (Some(payer), Some(from)) => payer == from,
-        _ => true,
-    };
-    let mut matching = open.iter().filter(takes).filter(|c| &c.amount_due == amount);
-    match (matching.next(), matching.next()) {
-        (Some(only), None) => Ok(only),
-        (Some(_), Some(_)) => Err(UnattributedReason::SeveralMatchingCheckouts),
-        (None, _) => Err(UnattributedReason::NoMatchingAmount),
-    }
-}
 
 /// The largest transfer the service credits or records as an amount: 10^15 whole tokens, far
 /// beyond any stablecoin's supply. A `Transfer` log can claim up to 2^256 - 1 base units; a
@@ -54,16 +29,15 @@ pub struct Expected {
     pub token_contract: WalletAddress,
     /// The wallet it expects (the merchant's).
     pub recipient: WalletAddress,
-    /// The checkout's creation, to the second: a transfer mined before it was made for
+    /// The checkout's creation, to the second (less the clock skew allowed, where evidence the
+    /// transfer carries names the checkout): a transfer mined before it was made for
     /// something else and cannot be claimed by this checkout.
     pub not_before: DateTime<Utc>,
     /// The checkout's expiry: a transfer mined at or after it does not pay this checkout.
     pub expires_at: DateTime<Utc>,
-    /// The one log the payment claims (a transfer the follower attributed), or every log of the
-    /// token to the recipient (a reported hash).
+    /// The one log the payment claims (a transfer the follower or a person attributed), or
+    /// every log of the token to the recipient (a reported hash).
     pub only_log: Option<u64>,
-    /// The customer's wallet, when the checkout knows it: only transfers from it count.
-    pub payer: Option<WalletAddress>,
 }
 
 /// The outcome of verification (before the duplicate check, which the store decides).
@@ -87,8 +61,7 @@ pub enum Verdict {
     },
 }
 
-/// Checks success, chain id, token contract, recipient (and the claimed log), the payer (when
-/// the checkout knows it), the block's time
+/// Checks success, chain id, token contract, recipient (and the claimed log), the block's time
 /// against the checkout's creation and expiry, a non-zero amount and one within range, in that
 /// order; the amount is the exact sum of the counted logs.
 pub fn verify(expected: &Expected, tx: &ObservedTransaction) -> Verdict {
@@ -110,14 +83,7 @@ pub fn verify(expected: &Expected, tx: &ObservedTransaction) -> Verdict {
         .filter(|t| t.to == expected.recipient && expected.only_log.is_none_or(|i| t.log_index == i))
         .cloned()
         .collect();
-    if counted.is_empty() {
-        return fail(R::WrongRecipient);
-    }
-    let counted: Vec<TokenTransfer> = match &expected.payer {
-        Some(payer) => counted.into_iter().filter(|t| t.from == *payer).collect(),
-        None => counted,
-    };
-    let Some(first) = counted.first() else { return fail(R::WrongPayer) };
+    let Some(first) = counted.first() else { return fail(R::WrongRecipient) };
     if tx.block_time < expected.not_before {
         return fail(R::TransferBeforeCheckout);
     }
@@ -134,22 +100,12 @@ pub fn verify(expected: &Expected, tx: &ObservedTransaction) -> Verdict {
     Verdict::Verified { amount, payer: first.from.clone(), transfers: counted }
 }
 
-/// Whether a reported transfer belongs to another checkout: one of its logs asks exactly the
-/// amount of exactly one checkout taking transfers at its block's time, and that checkout is
-/// not `own`. The follower would attribute such a log to that checkout; a report (which anyone
-/// holding a checkout id can make) never takes it away.
-pub fn attributed_elsewhere(own: &CheckoutSessionId, transfers: &[TokenTransfer], open: &[OpenCheckout]) -> bool {
-    transfers.iter().any(|t| matches!(attribute(&t.amount, Some(&t.from), open), Ok(c) if c.session_id != *own))
-}
-
 #[cfg(test)]
 mod tests {
     use chrono::Duration;
 
     use super::*;
-    use crate::ids::CheckoutSessionId;
     use crate::invoice::payment::{BlockRef, TxHash};
-    use crate::mode::Scope;
     use crate::money::Decimal6;
 
     fn address(n: u8) -> WalletAddress {
@@ -175,7 +131,6 @@ mod tests {
             not_before: now - Duration::minutes(1),
             expires_at: now + Duration::minutes(30),
             only_log: None,
-            payer: None,
         };
         let t = ObservedTransaction {
             tx_hash: TxHash::parse(&format!("0x{}", "a".repeat(64))).unwrap(),
@@ -245,82 +200,6 @@ mod tests {
                 assert_eq!(payer, address(9), "the first counted log's sender, not the transaction's");
             }
             v => panic!("{v:?}"),
-        }
-    }
-
-    #[test]
-    fn a_checkout_that_knows_its_payer_takes_only_that_wallets_transfers() {
-        use crate::ids::MerchantId;
-        use crate::mode::Mode;
-        let (e, t) = setup();
-        let bound = Expected { payer: Some(address(8)), ..e.clone() };
-        assert!(matches!(verify(&bound, &t), Verdict::Failed { reason: FailureReason::WrongPayer }));
-        let from_payer = TokenTransfer { from: address(8), ..transfer(1, 2, "10") };
-        let tx = ObservedTransaction { transfers: vec![transfer(1, 2, "1"), from_payer], ..t };
-        match verify(&bound, &tx) {
-            Verdict::Verified { amount, payer, .. } => {
-                assert_eq!(
-                    (amount, payer),
-                    (Decimal6::parse("10").unwrap(), address(8)),
-                    "only the payer's log counts"
-                );
-            }
-            v => panic!("{v:?}"),
-        }
-        let checkout = |n: &str, payer: Option<WalletAddress>| OpenCheckout {
-            scope: Scope::new(MerchantId::from_trusted("mer_1".into()), Mode::Live),
-            session_id: CheckoutSessionId::from_trusted(format!("cs_{n}")),
-            amount_due: Decimal6::parse("10").unwrap(),
-            payer,
-        };
-        let ten = Decimal6::parse("10").unwrap();
-        let open = [checkout("bound", Some(address(8))), checkout("free", None)];
-        // From the bound wallet both take it (ambiguous); from another only the free one does.
-        assert_eq!(attribute(&ten, Some(&address(8)), &open), Err(UnattributedReason::SeveralMatchingCheckouts));
-        assert_eq!(attribute(&ten, Some(&address(9)), &open).map(|c| c.session_id.as_str()), Ok("cs_free"));
-        let only_bound = [checkout("bound", Some(address(8)))];
-        assert_eq!(attribute(&ten, Some(&address(9)), &only_bound), Err(UnattributedReason::NoMatchingAmount));
-    }
-
-    #[test]
-    fn a_report_never_takes_a_transfer_that_pays_exactly_one_other_checkout() {
-        use crate::ids::MerchantId;
-        use crate::mode::Mode;
-        let checkout = |n: &str, amount: &str| OpenCheckout {
-            scope: Scope::new(MerchantId::from_trusted("mer_1".into()), Mode::Live),
-            session_id: CheckoutSessionId::from_trusted(format!("cs_{n}")),
-            amount_due: Decimal6::parse(amount).unwrap(),
-            payer: None,
-        };
-        let own = CheckoutSessionId::from_trusted("cs_attacker".into());
-        let paid = [transfer(1, 2, "30")];
-        let victim = [checkout("victim", "30"), checkout("attacker", "30.5")];
-        assert!(attributed_elsewhere(&own, &paid, &victim));
-        // Its own amount, twins (ambiguous) or nobody else's amount: the report may take it.
-        assert!(!attributed_elsewhere(&own, &paid, &[checkout("attacker", "30")]));
-        assert!(!attributed_elsewhere(&own, &paid, &[checkout("a", "30"), checkout("b", "30")]));
-        assert!(!attributed_elsewhere(&own, &paid, &[checkout("attacker", "30.5")]));
-    }
-
-    #[test]
-    fn attribution_never_guesses() {
-        use crate::ids::MerchantId;
-        use crate::mode::Mode;
-        let checkout = |n: &str, amount: &str| OpenCheckout {
-            scope: Scope::new(MerchantId::from_trusted("mer_1".into()), Mode::Live),
-            session_id: CheckoutSessionId::from_trusted(format!("cs_{n}")),
-            amount_due: Decimal6::parse(amount).unwrap(),
-            payer: None,
-        };
-        let d = |s: &str| Decimal6::parse(s).unwrap();
-        assert_eq!(attribute(&d("5"), None, &[]), Err(UnattributedReason::NoOpenCheckout));
-        let open = [checkout("a", "5"), checkout("b", "7")];
-        assert_eq!(attribute(&d("7"), None, &open).map(|c| c.session_id.as_str()), Ok("cs_b"));
-        assert_eq!(attribute(&d("6"), None, &open), Err(UnattributedReason::NoMatchingAmount));
-        let twins = [checkout("a", "5"), checkout("b", "5")];
-        assert_eq!(attribute(&d("5"), None, &twins), Err(UnattributedReason::SeveralMatchingCheckouts));
-        for r in UnattributedReason::ALL {
-            assert_eq!(UnattributedReason::parse(r.as_str()), Some(r));
         }
     }
 

@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::chain::model::ChainHealth;
-use crate::invoice::checkout::CheckoutSession;
+use crate::invoice::checkout::{Binding, CheckoutSession};
 use crate::invoice::payment::{FailureReason, Payment, PaymentStatus};
 use crate::invoice::public::CheckoutPhase;
 use crate::money::Amount;
@@ -68,7 +68,9 @@ impl CheckName {
             FailureReason::WrongPayer => Self::Payer,
             FailureReason::ZeroAmount | FailureReason::AmountOutOfRange => Self::Amount,
             FailureReason::CheckoutExpired | FailureReason::TransferBeforeCheckout => Self::Expiry,
-            FailureReason::DuplicateTransaction | FailureReason::AttributedToAnotherCheckout => Self::Duplicate,
+            FailureReason::DuplicateTransaction
+            | FailureReason::AttributedToAnotherCheckout
+            | FailureReason::Disputed => Self::Duplicate,
         }
     }
 }
@@ -153,6 +155,9 @@ pub struct ChainState {
 pub struct CheckoutDiagnosis {
     /// The checkout.
     pub session: CheckoutSession,
+    /// The wallets wallet payment attempts bound to it (evidence its transfers are its own),
+    /// first bound first.
+    pub bindings: Vec<Binding>,
     /// Where it stands for its customer.
     pub phase: CheckoutPhase,
     /// What its invoice still asks.

@@ -84,7 +84,17 @@ impl Diagnostics<'_> {
             &chain,
             now,
         );
-        Ok(CheckoutDiagnosis { session, phase, invoice_remaining: remaining, transfers, chain, next_step, as_of: now })
+        let bindings = self.invoices.bindings(scope, id).await?;
+        Ok(CheckoutDiagnosis {
+            session,
+            bindings,
+            phase,
+            invoice_remaining: remaining,
+            transfers,
+            chain,
+            next_step,
+            as_of: now,
+        })
     }
 
     /// A transfer refused for its recipient or its token: the payment records what the checkout
@@ -296,12 +306,12 @@ pub fn checks(session: &CheckoutSession, payment: &Payment) -> Vec<Check> {
         .into_iter()
         .map(|name| {
             let (expected, found) = values(name, session, payment);
-            let outcome = if name == CheckName::Payer && session.payer_wallet.is_none() {
-                CheckOutcome::Skipped
-            } else if Some(name) == failed_at {
+            // The payer restricts nothing any more (a bound wallet is evidence): only payments
+            // that failed on it before say so.
+            let outcome = if Some(name) == failed_at {
                 past_failure = true;
                 CheckOutcome::Failed
-            } else if past_failure {
+            } else if past_failure || name == CheckName::Payer {
                 CheckOutcome::Skipped
             } else if failed_at.is_some() || verified || (name == CheckName::Hash && payment.block.is_some()) {
                 CheckOutcome::Passed
@@ -345,11 +355,14 @@ fn values(name: CheckName, s: &CheckoutSession, p: &Payment) -> (Option<String>,
         CheckName::Chain => (Some(s.chain_id.to_string()), Some(p.chain_id.to_string())),
         CheckName::Token => (Some(s.token_contract.to_string()), Some(p.token_contract.to_string())),
         CheckName::Recipient => (Some(s.settlement_wallet.to_string()), Some(p.settlement_wallet.to_string())),
-        CheckName::Payer => (s.payer_wallet.as_ref().map(ToString::to_string), p.payer_address.clone()),
+        CheckName::Payer => (None, p.payer_address.clone()),
         CheckName::Amount => (Some(p.amount_expected.to_string()), Some(p.amount_received.to_string())),
         CheckName::Expiry => (
             Some(format!("between {} and {}", stamp(s.created_at), stamp(s.expires_at))),
-            Some(format!("detected {}", stamp(p.detected_at))),
+            Some(match p.block_time {
+                Some(mined) => format!("mined {}", stamp(mined)),
+                None => format!("not mined yet (reported {})", stamp(p.detected_at)),
+            }),
         ),
         CheckName::Duplicate => (Some("credited once".into()), None),
     }

@@ -96,15 +96,40 @@ pub struct CheckoutSession {
     pub created_at: DateTime<Utc>,
     /// When it was completed (paid).
     pub completed_at: Option<DateTime<Utc>>,
-    /// The wallet the customer connected on the hosted page (the wallet payment attempt, the
-    /// latest one): only transfers from it are accepted for this checkout.
-    pub payer_wallet: Option<WalletAddress>,
+}
+
+/// A wallet a wallet payment attempt bound to a checkout: evidence that its transfers are for
+/// that checkout, never a restriction (a checkout keeps every wallet bound to it, so nobody can
+/// unbind its customer's by binding another).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Binding {
+    /// The wallet the hosted page connected.
+    pub wallet: WalletAddress,
+    /// When it was first bound.
+    pub bound_at: DateTime<Utc>,
+}
+
+/// The most wallets one checkout keeps bound: anyone holding a checkout id can bind wallets to
+/// it, so the list is bounded; attempts beyond it still answer, without adding evidence.
+pub const MAX_BINDINGS: usize = 20;
+
+/// What a checkout asking `amount_due` (of which it collects `collects`) asks now, when its
+/// invoice still has `remaining` to collect: its amount, or the remainder when less (after a
+/// partial payment). The hosted page shows it, and attribution matches transfers against it.
+pub fn amount_due_now(amount_due: &Amount, collects: &Amount, remaining: &Amount) -> Amount {
+    if remaining >= collects { amount_due.clone() } else { remaining.clone() }
 }
 
 impl CheckoutSession {
     /// What the session collects for the invoice: what it asks, less its unique-amount offset.
     pub fn collects(&self) -> Amount {
         self.amount_due.saturating_sub(&self.amount_offset)
+    }
+
+    /// What it asks now, when its invoice still has `remaining` to collect
+    /// ([`amount_due_now`]).
+    pub fn due_now(&self, remaining: &Amount) -> Amount {
+        amount_due_now(&self.amount_due, &self.collects(), remaining)
     }
 
     /// Whether a payment can be made on it at `now`.

@@ -243,11 +243,14 @@ pub enum ActivityAction {
     EmailFailed,
     /// A scheduled reminder was not sent (the invoice was paid or closed).
     ReminderSkipped,
+    /// A person attributed a recorded transfer to one of its checkouts (the detail names the
+    /// transfer and says why).
+    TransferAttributed,
 }
 
 impl ActivityAction {
     /// Every action.
-    pub const ALL: [ActivityAction; 19] = [
+    pub const ALL: [ActivityAction; 20] = [
         Self::Created,
         Self::Updated,
         Self::Issued,
@@ -267,6 +270,7 @@ impl ActivityAction {
         Self::EmailSent,
         Self::EmailFailed,
         Self::ReminderSkipped,
+        Self::TransferAttributed,
     ];
 
     /// The action as the API writes it.
@@ -291,6 +295,7 @@ impl ActivityAction {
             Self::EmailSent => "email_sent",
             Self::EmailFailed => "email_failed",
             Self::ReminderSkipped => "reminder_skipped",
+            Self::TransferAttributed => "transfer_attributed",
         }
     }
 

@@ -89,8 +89,11 @@ pub struct Payment {
     pub payer_address: Option<String>,
     /// Why it failed, when it failed.
     pub failure_reason: Option<FailureReason>,
-    /// The block the transfer was seen in (while validating, and once credited).
+    /// The block the transfer was seen in (while validating, and once settled).
     pub block: Option<BlockRef>,
+    /// That block's time (the chain's clock): what expiry and the checkout's creation are
+    /// compared with.
+    pub block_time: Option<DateTime<Utc>>,
     /// Why verification is waiting, when it cannot go on now (no chain configured, node down).
     pub diagnostic: Option<String>,
     /// When it was first seen.
@@ -107,6 +110,10 @@ pub struct Payment {
     /// Since when the transaction is missing, when that is later than `detected_at` (its block
     /// was reorganised away): the not-found wait counts from here.
     pub missing_since: Option<DateTime<Utc>>,
+    /// What named this payment's checkout as the one its transfer pays (live mode): the
+    /// strongest evidence, set when the follower attributed the transfer, when a person did, or
+    /// once a reported hash was verified; `None` for simulated transfers and before.
+    pub evidence: Option<Evidence>,
 }
 
 impl Payment {
@@ -143,13 +150,17 @@ pub enum FailureReason {
     /// A reported transfer asks exactly the amount of exactly one other open checkout: it is
     /// that checkout's.
     AttributedToAnotherCheckout,
-    /// The checkout knows its customer's wallet, and the tokens came from another one.
+    /// Recorded by payments that failed before bindings stopped restricting payers: a wallet
+    /// payment attempt no longer refuses other wallets' transfers (no longer written).
     WrongPayer,
+    /// Evidence of equal strength names another checkout as well: the transfer is held, as an
+    /// unattributed transfer with its candidates, for the merchant to decide.
+    Disputed,
 }
 
 impl FailureReason {
     /// Every reason, in the order docs/api.md lists them.
-    pub const ALL: [FailureReason; 12] = [
+    pub const ALL: [FailureReason; 13] = [
         Self::TransactionNotFound,
         Self::TransactionReverted,
         Self::WrongChain,
@@ -162,6 +173,7 @@ impl FailureReason {
         Self::AmountOutOfRange,
         Self::AttributedToAnotherCheckout,
         Self::WrongPayer,
+        Self::Disputed,
     ];
 
     /// The reason as the API writes it (`transaction_not_found` ...).
@@ -179,12 +191,64 @@ impl FailureReason {
             Self::AmountOutOfRange => "amount_out_of_range",
             Self::AttributedToAnotherCheckout => "attributed_to_another_checkout",
             Self::WrongPayer => "wrong_payer",
+            Self::Disputed => "disputed",
         }
     }
 
     /// Reads a reason as the API writes it.
     pub fn parse(value: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|r| r.as_str() == value)
+    }
+}
+
+/// What named the checkout a live transfer pays, strongest first (the order of the variants):
+/// see [`crate::chain::evidence`] for how they are weighed. A rank above `Report` is evidence
+/// the transfer itself carries (its sender, its exact amount); `Report` and `Amount` are claims
+/// anyone could make or amounts several checkouts could ask, which decide only when they agree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Evidence {
+    /// The sender's wallet was bound to the checkout by a wallet payment attempt before the
+    /// transfer, and the transfer is exactly what the checkout asks now.
+    BoundWallet,
+    /// The transfer is exactly the unique amount the checkout asks (unique amounts, not partly
+    /// paid): no other open checkout of the wallet asks it.
+    UniqueAmount,
+    /// Its hash was reported for the checkout (or its sender was bound to it, but the amount
+    /// differs).
+    ReportedHash,
+    /// The transfer is exactly what the checkout asks now, an amount other checkouts could ask
+    /// as well.
+    Amount,
+    /// A person attributed the recorded transfer to the checkout.
+    Manual,
+}
+
+impl Evidence {
+    /// Every kind, strongest first.
+    pub const ALL: [Evidence; 5] =
+        [Self::BoundWallet, Self::UniqueAmount, Self::ReportedHash, Self::Amount, Self::Manual];
+
+    /// The evidence as the API writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::BoundWallet => "bound_wallet",
+            Self::UniqueAmount => "unique_amount",
+            Self::ReportedHash => "reported_hash",
+            Self::Amount => "amount",
+            Self::Manual => "manual",
+        }
+    }
+
+    /// Reads the evidence as the API writes it.
+    pub fn parse(value: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|e| e.as_str() == value)
+    }
+
+    /// Evidence the transfer itself carries (its sender bound beforehand, a unique amount):
+    /// it outranks any report, and it alone lets a transfer mined a little before its
+    /// checkout's creation (clock skew) pay it.
+    pub fn is_strong(self) -> bool {
+        matches!(self, Self::BoundWallet | Self::UniqueAmount)
     }
 }
 
@@ -337,5 +401,11 @@ mod tests {
         for r in FailureReason::ALL {
             assert_eq!(FailureReason::parse(r.as_str()), Some(r));
         }
+        for e in Evidence::ALL {
+            assert_eq!(Evidence::parse(e.as_str()), Some(e));
+        }
+        let mut sorted = Evidence::ALL;
+        sorted.sort();
+        assert_eq!(sorted, Evidence::ALL, "strongest first");
     }
 }

@@ -74,17 +74,48 @@ pub trait InvoiceStore: Send + Sync {
     /// and decides again); `DuplicateTransaction` when a payment the change credits uses a
     /// transaction hash that another credited payment already used (nothing is written).
     async fn save_invoice(&self, change: InvoiceChange) -> Result<InvoiceAggregate, Error>;
-    /// The live checkouts, of every merchant, that take a transfer into `wallet` of
-    /// `token_contract` mined at `at`: created at or before `at` (to the second), expiring after
-    /// it, and pending or expired (not completed or cancelled). The one read across merchants
-    /// besides [`InvoiceStore::load_public`]: attribution compares a transfer with every
-    /// checkout asking for it.
+    /// The live checkouts, of every merchant, that may take a transfer into `wallet` of
+    /// `token_contract` mined at `at`: created at or before `at` plus `early` (to the second),
+    /// expiring after `at`, and pending, expired or cancelled (a closed invoice's checkout takes
+    /// the late payment it reports; not completed ones), each with its invoice's remainder and
+    /// the wallets bound to it. One of the reads across merchants besides
+    /// [`InvoiceStore::load_public`]: attribution compares a transfer with every checkout
+    /// asking for it.
     async fn open_checkouts(
         &self,
         wallet: &WalletAddress,
         token_contract: &WalletAddress,
         at: DateTime<Utc>,
+        early: chrono::Duration,
     ) -> Result<Vec<OpenCheckout>, Error>;
+    /// The live checkouts, of every merchant, that transaction `tx` was reported for (a payment
+    /// claiming the whole transaction, whatever its status) and that pay `wallet` in
+    /// `token_contract`: the reports attribution weighs. Across merchants like
+    /// [`InvoiceStore::open_checkouts`].
+    async fn reported_checkouts(
+        &self,
+        tx: &TxHash,
+        wallet: &WalletAddress,
+        token_contract: &WalletAddress,
+    ) -> Result<Vec<CheckoutSessionId>, Error>;
+    /// Binds `wallet` to checkout `session_id` of `scope` at `at` (a wallet payment attempt),
+    /// keeping every wallet bound before; binding one again changes nothing, and a checkout
+    /// holding [`MAX_BINDINGS`](crate::invoice::checkout::MAX_BINDINGS) keeps no more. Errors:
+    /// `NotFound(CheckoutSession)`.
+    async fn bind_wallet(
+        &self,
+        scope: &Scope,
+        session_id: &CheckoutSessionId,
+        wallet: &WalletAddress,
+        at: DateTime<Utc>,
+    ) -> Result<(), Error>;
+    /// The wallets bound to checkout `session_id` of `scope`, first bound first. Errors:
+    /// `NotFound(CheckoutSession)`.
+    async fn bindings(
+        &self,
+        scope: &Scope,
+        session_id: &CheckoutSessionId,
+    ) -> Result<Vec<crate::invoice::checkout::Binding>, Error>;
     /// Errors: `NotFound(Payment)`, `ModeMismatch`.
     async fn get_payment(&self, scope: &Scope, id: &PaymentId) -> Result<Payment, Error>;
     /// Claims up to `limit` invoices with due time-based work (pending checkouts past expiry,

@@ -65,6 +65,10 @@ pub struct ChainSettings {
     /// How long a submitted hash may stay unknown to the chain before its payment fails as
     /// `transaction_not_found` (10 minutes by default).
     pub not_found_after: chrono::Duration,
+    /// How far the service's clock may run ahead of the chain's (30 s by default): a transfer
+    /// mined up to this long before a checkout's creation counts for it on evidence the
+    /// transfer carries (a bound wallet, a unique amount), never on a bare report.
+    pub clock_skew: chrono::Duration,
 }
 
 impl Default for ChainSettings {
@@ -74,6 +78,7 @@ impl Default for ChainSettings {
             usdc: Token::Usdc.polygon_contract(),
             usdt: Token::Usdt.polygon_contract(),
             not_found_after: chrono::Duration::minutes(10),
+            clock_skew: chrono::Duration::seconds(30),
         }
     }
 }

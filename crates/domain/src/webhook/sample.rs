@@ -5,7 +5,9 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::chain::model::{LoggedTransfer, TokenTransfer, UnattributedReason, UnattributedTransfer};
+use crate::chain::model::{
+    LoggedTransfer, TokenTransfer, UnattributedReason, UnattributedStatus, UnattributedTransfer,
+};
 use crate::event::model::{EventData, EventType};
 use crate::ids::{CheckoutSessionId, InvoiceId, PaymentId, PaymentLinkId, UnattributedTransferId};
 use crate::invoice::collection::CollectionState;
@@ -52,12 +54,14 @@ fn payment(scope: &Scope, status: PaymentStatus, received: u32, now: DateTime<Ut
         payer_address: Some(address('1').as_str().to_owned()),
         failure_reason: failed.then_some(FailureReason::TransactionReverted),
         block: None,
+        block_time: None,
         diagnostic: None,
         detected_at: now,
         confirmed_at: (!failed).then_some(now),
         claimed_log: None,
         logs: if failed { Vec::new() } else { vec![0] },
         missing_since: None,
+        evidence: None,
     }
 }
 
@@ -147,7 +151,11 @@ fn unattributed(scope: &Scope, now: DateTime<Utc>) -> UnattributedTransfer {
         },
         token: Token::Usdc,
         reason: UnattributedReason::NoMatchingAmount,
+        candidates: Vec::new(),
         detected_at: now,
+        status: UnattributedStatus::Open,
+        payment_id: None,
+        attributed_at: None,
     }
 }
 

@@ -187,7 +187,7 @@ impl QueryFragment<Pg> for UpsertSession<'_> {
         out.push_sql(
             "INSERT INTO checkout_sessions (id, invoice_id, merchant_id, mode, status, amount_due, currency, \
              settlement_wallet, external_reference, customer_email, success_url, cancel_url, expires_at, created_at, \
-             completed_at, chain_id, token_contract, payer_wallet, amount_offset) VALUES (",
+             completed_at, chain_id, token_contract, amount_offset) VALUES (",
         );
         let mut v = List::new(out.reborrow());
         v.v::<Text, _>(&s.id)?;
@@ -207,12 +207,8 @@ impl QueryFragment<Pg> for UpsertSession<'_> {
         v.v::<Nullable<Timestamptz>, _>(&s.completed_at)?;
         v.v::<Int8, _>(&s.chain_id)?;
         v.v::<Text, _>(&s.token_contract)?;
-        v.v::<Nullable<Text>, _>(&s.payer_wallet)?;
         v.v::<Numeric, _>(&s.amount_offset)?;
-        out.push_sql(
-            ") ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, completed_at = EXCLUDED.completed_at, \
-             payer_wallet = EXCLUDED.payer_wallet",
-        );
+        out.push_sql(") ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, completed_at = EXCLUDED.completed_at");
         Ok(())
     }
 }
@@ -229,7 +225,7 @@ impl QueryFragment<Pg> for UpsertPayment<'_> {
             "INSERT INTO payments (id, invoice_id, checkout_session_id, merchant_id, mode, status, amount_expected, \
              amount_received, customer_amount_credited, merchant_amount_settled, transaction_hash, chain_id, \
              token_contract, settlement_wallet, payer_address, failure_reason, detected_at, confirmed_at, \
-             block_number, block_hash, diagnostic, claimed_log, logs, missing_since) VALUES (",
+             block_number, block_hash, diagnostic, claimed_log, logs, missing_since, evidence, block_time) VALUES (",
         );
         let mut v = List::new(out.reborrow());
         v.v::<Text, _>(&p.id)?;
@@ -256,8 +252,11 @@ impl QueryFragment<Pg> for UpsertPayment<'_> {
         v.v::<Nullable<Int8>, _>(&p.claimed_log)?;
         v.v::<Nullable<Array<Int8>>, _>(&p.logs)?;
         v.v::<Nullable<Timestamptz>, _>(&p.missing_since)?;
+        v.v::<Nullable<Text>, _>(&p.evidence)?;
+        v.v::<Nullable<Timestamptz>, _>(&p.block_time)?;
         out.push_sql(
             ") ON CONFLICT (id) DO UPDATE SET status = EXCLUDED.status, failure_reason = EXCLUDED.failure_reason, \
+             evidence = EXCLUDED.evidence, block_time = EXCLUDED.block_time, \
              logs = EXCLUDED.logs, missing_since = EXCLUDED.missing_since, \
              amount_received = EXCLUDED.amount_received, customer_amount_credited = EXCLUDED.customer_amount_credited, \
              merchant_amount_settled = EXCLUDED.merchant_amount_settled, payer_address = EXCLUDED.payer_address, \

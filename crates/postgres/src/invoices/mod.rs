@@ -4,6 +4,7 @@
 //! invoice with its checkout, and `change_statements`, the fixed statements of every other
 //! save), `due` the time-based work, `lists` the dashboard's pages of sessions and payments.
 
+mod attribution;
 pub(crate) mod change_statements;
 mod create_statement;
 mod due;
@@ -18,9 +19,9 @@ use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use rows::PaymentRow;
 use stablepay_domain::chain::OpenCheckout;
-use stablepay_domain::ids::{InvoiceId, MerchantId, PaymentId};
+use stablepay_domain::ids::{CheckoutSessionId, InvoiceId, MerchantId, PaymentId};
 use stablepay_domain::invoice::aggregate::{InvoiceAggregate, InvoiceChange, InvoiceKey, PublicRef};
-use stablepay_domain::invoice::checkout::{CheckoutSession, CheckoutStatus};
+use stablepay_domain::invoice::checkout::{Binding, CheckoutSession, CheckoutStatus};
 use stablepay_domain::invoice::collection::CollectionState;
 use stablepay_domain::invoice::model::InvoiceSearch;
 use stablepay_domain::invoice::payment::{Payment, PaymentStatus, TxHash};
@@ -40,9 +41,33 @@ impl InvoiceStore for PgStore {
         wallet: &WalletAddress,
         token_contract: &WalletAddress,
         at: DateTime<Utc>,
+        early: chrono::Duration,
     ) -> Result<Vec<OpenCheckout>, Error> {
         let mut conn = self.conn().await?;
-        read::open_checkouts(&mut conn, wallet, token_contract, at).await
+        attribution::open_checkouts(&mut conn, wallet, token_contract, (at, early)).await
+    }
+
+    async fn reported_checkouts(
+        &self,
+        tx: &TxHash,
+        wallet: &WalletAddress,
+        token_contract: &WalletAddress,
+    ) -> Result<Vec<CheckoutSessionId>, Error> {
+        attribution::reported_checkouts(&mut *self.conn().await?, tx, wallet, token_contract).await
+    }
+
+    async fn bind_wallet(
+        &self,
+        scope: &Scope,
+        session_id: &CheckoutSessionId,
+        wallet: &WalletAddress,
+        at: DateTime<Utc>,
+    ) -> Result<(), Error> {
+        attribution::bind_wallet(&mut *self.conn().await?, scope, session_id, (wallet, at)).await
+    }
+
+    async fn bindings(&self, scope: &Scope, session_id: &CheckoutSessionId) -> Result<Vec<Binding>, Error> {
+        attribution::bindings(&mut *self.conn().await?, scope, session_id).await
     }
 
     async fn load_invoice(&self, scope: &Scope, key: &InvoiceKey) -> Result<InvoiceAggregate, Error> {

@@ -3,24 +3,19 @@
 
 use std::collections::HashMap;
 
-use bigdecimal::BigDecimal;
-use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use stablepay_domain::chain::OpenCheckout;
-use stablepay_domain::ids::{CheckoutSessionId, InvoiceId, MerchantId, PaymentId};
+use stablepay_domain::ids::{CheckoutSessionId, InvoiceId, PaymentId};
 use stablepay_domain::invoice::aggregate::{InvoiceAggregate, PublicRef};
 use stablepay_domain::invoice::checkout::CheckoutSession;
 use stablepay_domain::invoice::collection::CollectionState;
 use stablepay_domain::invoice::model::InvoiceSearch;
 use stablepay_domain::invoice::payment::Payment;
-use stablepay_domain::merchant::WalletAddress;
 use stablepay_domain::page::{Page, PageRequest};
-use stablepay_domain::{Error, Mode, Resource, Scope};
+use stablepay_domain::{Error, Resource, Scope};
 
 use crate::error::db;
 use crate::invoices::rows::{InvoiceRow, PaymentRow, SessionRow};
-use crate::rows::mode;
 use crate::schema::{checkout_sessions, invoices, payments};
 
 /// Loads sessions and payments of several invoices.
@@ -321,42 +316,4 @@ pub(super) async fn find_by_payment(
         }
     };
     in_scope(row, scope, Resource::Payment)
-}
-
-/// The live checkouts taking a transfer into `wallet` of `token_contract` mined at `at`:
-/// created at or before it (to the second), expiring after it, pending or expired.
-pub(super) async fn open_checkouts(
-    conn: &mut AsyncPgConnection,
-    wallet: &WalletAddress,
-    token_contract: &WalletAddress,
-    at: DateTime<Utc>,
-) -> Result<Vec<OpenCheckout>, Error> {
-    use crate::codec::numeric;
-    let rows: Vec<(String, String, String, BigDecimal, Option<String>)> = checkout_sessions::table
-        .filter(checkout_sessions::mode.eq(Mode::Live.as_str()))
-        .filter(checkout_sessions::status.eq_any(["pending", "expired"]))
-        .filter(checkout_sessions::settlement_wallet.eq(wallet.as_str()))
-        .filter(checkout_sessions::token_contract.eq(token_contract.as_str()))
-        .filter(checkout_sessions::expires_at.gt(at))
-        .filter(checkout_sessions::created_at.lt(at + chrono::Duration::seconds(1)))
-        .select((
-            checkout_sessions::merchant_id,
-            checkout_sessions::mode,
-            checkout_sessions::id,
-            checkout_sessions::amount_due,
-            checkout_sessions::payer_wallet,
-        ))
-        .load(conn)
-        .await
-        .map_err(db)?;
-    rows.into_iter()
-        .map(|(merchant, m, id, amount, payer)| {
-            Ok(OpenCheckout {
-                scope: Scope::new(MerchantId::from_trusted(merchant), mode(&m)?),
-                session_id: CheckoutSessionId::from_trusted(id),
-                amount_due: numeric(amount)?,
-                payer: payer.map(WalletAddress::from_trusted),
-            })
-        })
-        .collect()
 }

@@ -9,7 +9,7 @@ use stablepay_domain::invoice::checkout::{CheckoutSession, CheckoutStatus};
 use stablepay_domain::invoice::collection::CollectionState;
 use stablepay_domain::invoice::lifecycle::LifecycleStatus;
 use stablepay_domain::invoice::model::{Invoice, InvoiceKind};
-use stablepay_domain::invoice::payment::{BlockRef, FailureReason, Payment, PaymentStatus, TxHash};
+use stablepay_domain::invoice::payment::{BlockRef, Evidence, FailureReason, Payment, PaymentStatus, TxHash};
 use stablepay_domain::merchant::{Token, WalletAddress};
 use stablepay_domain::url::HttpUrl;
 use stablepay_domain::{Error, Scope};
@@ -141,7 +141,6 @@ pub(crate) struct SessionRow {
     pub(crate) completed_at: Option<DateTime<Utc>>,
     pub(crate) chain_id: i64,
     pub(crate) token_contract: String,
-    pub(crate) payer_wallet: Option<String>,
     pub(crate) amount_offset: BigDecimal,
 }
 
@@ -165,7 +164,6 @@ impl SessionRow {
             completed_at: s.completed_at,
             chain_id: i64::try_from(s.chain_id).map_err(|_| corrupt("chain id"))?,
             token_contract: s.token_contract.to_string(),
-            payer_wallet: s.payer_wallet.as_ref().map(ToString::to_string),
             amount_offset: s.amount_offset.as_bigdecimal().clone(),
         })
     }
@@ -189,7 +187,6 @@ impl SessionRow {
             expires_at: self.expires_at,
             created_at: self.created_at,
             completed_at: self.completed_at,
-            payer_wallet: self.payer_wallet.map(WalletAddress::from_trusted),
             amount_offset: numeric(self.amount_offset)?,
         })
     }
@@ -222,6 +219,8 @@ pub(crate) struct PaymentRow {
     pub(crate) claimed_log: Option<i64>,
     pub(crate) logs: Option<Vec<i64>>,
     pub(crate) missing_since: Option<DateTime<Utc>>,
+    pub(crate) evidence: Option<String>,
+    pub(crate) block_time: Option<DateTime<Utc>>,
 }
 
 fn log_index(n: u64) -> Result<i64, Error> {
@@ -270,6 +269,8 @@ impl PaymentRow {
                 Some(p.logs.iter().map(|&n| log_index(n)).collect::<Result<_, _>>()?)
             },
             missing_since: p.missing_since,
+            evidence: p.evidence.map(|e| e.as_str().to_owned()),
+            block_time: p.block_time,
         })
     }
 
@@ -305,6 +306,11 @@ impl PaymentRow {
             claimed_log: self.claimed_log.map(log_of).transpose()?,
             logs: self.logs.unwrap_or_default().into_iter().map(log_of).collect::<Result<_, _>>()?,
             missing_since: self.missing_since,
+            evidence: self
+                .evidence
+                .map(|e| Evidence::parse(&e).ok_or_else(|| corrupt("payment evidence")))
+                .transpose()?,
+            block_time: self.block_time,
         })
     }
 }

@@ -197,8 +197,15 @@ pub struct PaymentOut {
     /// What the chain showed about the payer.
     pub payer: PayerOut,
     pub failure_reason: Option<String>,
-    /// The block the transfer was seen in (while validating, and once credited).
+    /// The block the transfer was seen in (while validating, and once settled).
     pub block: Option<BlockOut>,
+    /// That block's time (the chain's clock): what the checkout's creation and expiry are
+    /// compared with.
+    pub block_time: Option<String>,
+    /// What named this payment's checkout as the one its transfer pays (live mode):
+    /// `bound_wallet`, `unique_amount`, `reported_hash`, `amount` or `manual` (a person
+    /// attributed it); null for simulated transfers and before verification weighed it.
+    pub evidence: Option<String>,
     /// Why verification is waiting, when it cannot go on now (for example no chain endpoint).
     pub diagnostic: Option<String>,
     pub detected_at: String,
@@ -242,6 +249,8 @@ pub fn payment(p: &Payment) -> PaymentOut {
         payer: PayerOut { address: p.payer_address.clone(), transaction_hash: p.transaction_hash.as_str().into() },
         failure_reason: p.failure_reason.map(|r| r.as_str().to_owned()),
         block: p.block.as_ref().map(|b| BlockOut { number: b.number, hash: b.hash.clone() }),
+        block_time: p.block_time.map(timestamp),
+        evidence: p.evidence.map(|e| e.as_str().to_owned()),
         diagnostic: p.diagnostic.clone(),
         detected_at: timestamp(p.detected_at),
         confirmed_at: p.confirmed_at.map(timestamp),

@@ -105,6 +105,15 @@ pub struct DiagnosisChainOut {
     pub final_block: Option<u64>,
 }
 
+/// A wallet bound to a checkout by a wallet payment attempt.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BoundWalletOut {
+    pub address: String,
+    /// When it was first bound.
+    pub bound_at: String,
+}
+
 /// Why a checkout is or is not paid.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -126,8 +135,11 @@ pub struct DiagnosisOut {
     pub chain_id: u64,
     pub token_contract: String,
     pub settlement_wallet_address: String,
-    /// The wallet a wallet payment bound the checkout to.
+    /// The wallet a wallet payment attempt bound the checkout to last (see `boundWallets`).
     pub payer_wallet: Option<String>,
+    /// Every wallet wallet payment attempts bound to the checkout, first bound first: evidence
+    /// that their transfers are this checkout's, never a restriction.
+    pub bound_wallets: Vec<BoundWalletOut>,
     pub expires_at: String,
     /// Every transfer reported or detected for it, oldest first (one, for a payment's diagnosis).
     pub transfers: Vec<TransferOut>,
@@ -159,7 +171,12 @@ impl From<&CheckoutDiagnosis> for DiagnosisOut {
             chain_id: s.chain_id,
             token_contract: s.token_contract.to_string(),
             settlement_wallet_address: s.settlement_wallet.to_string(),
-            payer_wallet: s.payer_wallet.as_ref().map(ToString::to_string),
+            payer_wallet: d.bindings.last().map(|b| b.wallet.to_string()),
+            bound_wallets: d
+                .bindings
+                .iter()
+                .map(|b| BoundWalletOut { address: b.wallet.to_string(), bound_at: timestamp(b.bound_at) })
+                .collect(),
             expires_at: timestamp(s.expires_at),
             transfers: d.transfers.iter().map(TransferOut::from).collect(),
             chain: DiagnosisChainOut {

@@ -1,6 +1,6 @@
 //! Events and unattributed transfers.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use stablepay_domain::chain::model::UnattributedTransfer;
 use stablepay_domain::event::model::{Event, EventData};
@@ -78,9 +78,24 @@ pub struct UnattributedTransferOut {
     pub from: String,
     pub to: String,
     pub amount: String,
-    /// no_open_checkout, no_matching_amount or several_matching_checkouts.
+    /// no_open_checkout, no_matching_amount, several_matching_checkouts (twins asking its
+    /// amount), amount_out_of_range, verification_failed or disputed (evidence of equal
+    /// strength names several checkouts: held for a person).
     pub reason: String,
+    /// The merchant's checkouts the evidence names, for `disputed` and
+    /// `several_matching_checkouts` (empty otherwise): one of them is likely the customer's.
+    pub candidates: Vec<String>,
+    /// When its block was mined (the chain's clock).
+    pub block_time: String,
     pub detected_at: String,
+    /// `open` (nobody was credited with it) or `attributed` (credited since: by a report, the
+    /// follower, or a person).
+    pub status: String,
+    /// The merchant's payment that credited it, once attributed (null when another merchant
+    /// sharing the wallet was credited).
+    pub payment_id: Option<String>,
+    /// When it was credited.
+    pub attributed_at: Option<String>,
 }
 
 impl From<UnattributedTransfer> for UnattributedTransferOut {
@@ -100,9 +115,27 @@ impl From<UnattributedTransfer> for UnattributedTransferOut {
             to: l.transfer.to.to_string(),
             amount: l.transfer.amount.to_string(),
             reason: t.reason.as_str().into(),
+            candidates: t.candidates.iter().map(ToString::to_string).collect(),
+            block_time: timestamp(l.block_time),
             detected_at: timestamp(t.detected_at),
+            status: t.status.as_str().into(),
+            payment_id: t.payment_id.as_ref().map(ToString::to_string),
+            attributed_at: t.attributed_at.map(timestamp),
         }
     }
+}
+envelope!(/// One unattributed transfer.
+    UnattributedEnvelope, UnattributedTransferOut);
+
+/// `POST /v1/unattributed-transfers/{id}/attribute` body.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct AttributeIn {
+    /// The checkout the transfer pays (`cs_...`, of the same merchant and mode).
+    #[schema(example = "cs_4kQ8nX2mB7vR9sT1wY3zA5")]
+    pub checkout_session_id: String,
+    /// Why (1-500 bytes); kept in the invoice's activity with who decided.
+    pub reason: String,
 }
 envelope!(/// A page of unattributed transfers.
     UnattributedListEnvelope, crate::wire::common::ListOut<UnattributedTransferOut>);

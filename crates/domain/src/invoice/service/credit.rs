@@ -12,8 +12,11 @@ use std::cmp::Ordering;
 
 use chrono::{DateTime, Duration, SubsecRound, Utc};
 
-use crate::chain::model::{Observation, ObservedTransaction, OpenCheckout, TokenTransfer};
-use crate::chain::verify::{Expected, Verdict, attributed_elsewhere, verify};
+use crate::chain::evidence::{Claims, claimable};
+use crate::chain::model::{
+    LoggedTransfer, Observation, ObservedTransaction, OpenCheckout, TokenTransfer, UnattributedTransfer,
+};
+use crate::chain::verify::{Expected, Verdict, verify};
 use crate::crypto::Crypto;
 use crate::error::{Error, Limit, Resource};
 use crate::event::model::EventType;
@@ -23,7 +26,10 @@ use crate::invoice::checkout::{CheckoutSession, CheckoutStatus};
 use crate::invoice::collection::{self, CollectionTrigger};
 use crate::invoice::lifecycle::{self, Coverage, LifecycleStatus, LifecycleTrigger};
 use crate::invoice::model::{ActivityAction, Actor, MAX_PAYMENT_RECORDS};
-use crate::invoice::payment::{self as pay, BlockRef, FailureReason, Payment, PaymentStatus, PaymentTrigger, TxHash};
+use crate::invoice::payment::{
+    self as pay, BlockRef, Evidence, FailureReason, Payment, PaymentStatus, PaymentTrigger, TxHash,
+};
+use crate::mode::Mode;
 use crate::money::Amount;
 
 /// Where an attempt comes from.
@@ -35,6 +41,9 @@ pub enum Origin {
     Detected,
     /// A test helper's simulated transfer.
     Simulated,
+    /// A person attributed a recorded transfer (manual attribution): real money, never refused
+    /// for the number of records.
+    Manual,
 }
 
 /// What settling a payment did.
@@ -56,21 +65,27 @@ pub enum Settled {
     AlreadySettled,
 }
 
+/// What a payment claims: a transaction (every log of the checkout's token to its wallet, for a
+/// reported hash) or one log of it, and the evidence that named the checkout when known.
+pub(super) type Claim<'a> = (&'a CheckoutSessionId, &'a TxHash, Option<(u64, Evidence)>);
+
 /// Records an attempt to pay `session_id` with `tx` inside `change`: a `detected` payment, the
 /// invoice processing. Answers the payment's id.
 pub(super) fn attempt_into(
     crypto: &dyn Crypto,
     change: &mut InvoiceChange,
-    (session_id, tx, claimed_log): (&CheckoutSessionId, &TxHash, Option<u64>),
+    (session_id, tx, claimed): Claim<'_>,
     (origin, actor): (Origin, Actor),
     now: DateTime<Utc>,
 ) -> Result<PaymentId, Error> {
-    if change.aggregate.payments.len() >= MAX_PAYMENT_RECORDS && origin != Origin::Detected {
+    let real_money = matches!(origin, Origin::Detected | Origin::Manual);
+    if change.aggregate.payments.len() >= MAX_PAYMENT_RECORDS && !real_money {
         return Err(Error::LimitReached { what: Limit::PaymentRecords, limit: MAX_PAYMENT_RECORDS });
     }
     let session = change.aggregate.session(session_id).ok_or(Error::NotFound(Resource::CheckoutSession))?;
     let mut payment = new_payment(crypto, session, tx, now);
-    payment.claimed_log = claimed_log;
+    payment.claimed_log = claimed.map(|(log, _)| log);
+    payment.evidence = claimed.map(|(_, evidence)| evidence);
     let id = payment.id.clone();
     let inv = &mut change.aggregate.invoice;
     inv.status = lifecycle::transition(inv.status, LifecycleTrigger::PaymentDetected)?;
@@ -99,12 +114,14 @@ fn new_payment(crypto: &dyn Crypto, session: &CheckoutSession, tx: &TxHash, now:
         payer_address: None,
         failure_reason: None,
         block: None,
+        block_time: None,
         diagnostic: None,
         detected_at: now,
         confirmed_at: None,
         claimed_log: None,
         logs: Vec::new(),
         missing_since: None,
+        evidence: None,
     }
 }
 
@@ -153,8 +170,48 @@ pub(super) fn simulated(
     let id = attempt_into(crypto, &mut change, (session_id, tx, None), (Origin::Simulated, Actor::TestHelper), now)?;
     let observation = Observation::Included(observed);
     let wait = NotFoundAfter(Duration::zero());
-    let chain = Seen { observation: &observation, duplicate, rivals: &[] };
+    let chain = Seen { observation: &observation, duplicate, claims: None, skew: Duration::zero() };
     settle_into(crypto, &mut change, &id, chain, (now, Actor::TestHelper, wait))?;
+    Ok(Decision::save(change, id))
+}
+
+/// A person's decision: the recorded transfer `record` pays checkout `session_id` (`why` says
+/// why, in their words). Checked as any verification is, on the transfer as the follower read it
+/// from a final block: the checkout's token and wallet, the checkout open at the block's time,
+/// an amount in range; then credited at once (`duplicate`: the store found the log credited
+/// meanwhile). Errors: `NotFound(CheckoutSession)`; `TransferDoesNotPay` with the failed check.
+pub(super) fn attributed(
+    crypto: &dyn Crypto,
+    current: &InvoiceAggregate,
+    (session_id, record, why): (&CheckoutSessionId, &UnattributedTransfer, &str),
+    (duplicate, actor): (bool, Actor),
+    now: DateTime<Utc>,
+) -> Result<Decision<PaymentId>, Error> {
+    let session = current.session(session_id).ok_or(Error::NotFound(Resource::CheckoutSession))?;
+    let l = &record.logged;
+    let observed = ObservedTransaction {
+        tx_hash: l.tx_hash.clone(),
+        chain_id: record.chain_id,
+        succeeded: true,
+        block: l.block.clone(),
+        block_time: l.block_time,
+        sender: None,
+        transfers: vec![l.transfer.clone()],
+        finalized: true,
+    };
+    if let Verdict::Failed { reason } =
+        verify(&expected_of(session, Some(l.transfer.log_index), Duration::zero()), &observed)
+    {
+        return Err(Error::TransferDoesNotPay(reason.as_str()));
+    }
+    let mut change = InvoiceChange::update(current.clone());
+    let claim = (session_id, &l.tx_hash, Some((l.transfer.log_index, Evidence::Manual)));
+    let id = attempt_into(crypto, &mut change, claim, (Origin::Manual, actor), now)?;
+    let detail = format!("{} to {}: {}", record.id, session_id, why);
+    change.aggregate.invoice.log(now, ActivityAction::TransferAttributed, actor, Some(detail));
+    let observation = Observation::Included(observed);
+    let chain = Seen { observation: &observation, duplicate, claims: None, skew: Duration::zero() };
+    settle_into(crypto, &mut change, &id, chain, (now, actor, NotFoundAfter(Duration::zero())))?;
     Ok(Decision::save(change, id))
 }
 
@@ -165,9 +222,12 @@ pub(super) struct Seen<'a> {
     pub observation: &'a Observation,
     /// The store found one of its logs credited elsewhere.
     pub duplicate: bool,
-    /// The checkouts taking transfers into the payment's wallet at the transaction's block time
-    /// (for a reported hash: a log that pays exactly one other of them is not this payment's).
-    pub rivals: &'a [OpenCheckout],
+    /// For a reported live hash seen in a block: what names the checkout each of its logs pays
+    /// (the checkouts taking transfers into its wallet at the block's time, and the reports of
+    /// the hash). A report counts only the logs the evidence gives its checkout.
+    pub claims: Option<Claims<'a>>,
+    /// How far the service's clock may run ahead of the chain's (`Claims::skew`).
+    pub skew: Duration,
 }
 
 /// The verification decision: settle payment `id` from what was `seen`; nothing is saved when
@@ -188,18 +248,19 @@ pub(super) fn verified(
 }
 
 /// A customer's report of transfer `tx` to `session_id`, or the follower's attribution of its
-/// log `claimed_log`: recorded as detected for verification. A report of a hash the session
-/// already has a payment for (reported, or found by the follower) answers that payment, and so
-/// does the follower's attribution of the same log again (unless that payment failed as not
-/// found: the chain may know it now).
+/// log (with the evidence that named the checkout): recorded as detected for verification. A
+/// report of a hash the session already has a payment for (reported, or found by the follower)
+/// answers that payment, and so does the follower's attribution of the same log again (unless
+/// that payment failed as not found: the chain may know it now).
 pub(super) fn reported(
     crypto: &dyn Crypto,
     current: &InvoiceAggregate,
-    (session_id, tx, claimed_log): (&CheckoutSessionId, &TxHash, Option<u64>),
+    (session_id, tx, claimed): Claim<'_>,
     (origin, actor): (Origin, Actor),
     now: DateTime<Utc>,
 ) -> Result<Decision<PaymentId>, Error> {
     let session = current.session(session_id).ok_or(Error::NotFound(Resource::CheckoutSession))?;
+    let claimed_log = claimed.map(|(log, _)| log);
     let known = current.payments.iter().rev().find(|p| {
         p.checkout_session_id == *session_id
             && p.transaction_hash == *tx
@@ -218,7 +279,7 @@ pub(super) fn reported(
         return Err(Error::CheckoutSessionNotPayable);
     }
     let mut change = InvoiceChange::update(current.clone());
-    let id = attempt_into(crypto, &mut change, (session_id, tx, claimed_log), (origin, actor), now)?;
+    let id = attempt_into(crypto, &mut change, (session_id, tx, claimed), (origin, actor), now)?;
     Ok(Decision::save(change, id))
 }
 
@@ -228,9 +289,10 @@ pub(super) fn settle_into(
     crypto: &dyn Crypto,
     change: &mut InvoiceChange,
     id: &PaymentId,
-    Seen { observation, duplicate, rivals }: Seen<'_>,
+    seen_chain: Seen<'_>,
     (now, actor, not_found_after): (DateTime<Utc>, Actor, NotFoundAfter),
 ) -> Result<Settled, Error> {
+    let Seen { observation, duplicate, .. } = seen_chain;
     let mut payment = change.aggregate.payment(id).cloned().ok_or(Error::NotFound(Resource::Payment))?;
     if !payment.in_flight() {
         return Ok(Settled::AlreadySettled);
@@ -245,12 +307,13 @@ pub(super) fn settle_into(
         payment.failure_reason = Some(FailureReason::DuplicateTransaction);
         let detail = Some(payment.transaction_hash.as_str().to_owned());
         change.aggregate.invoice.log(now, ActivityAction::PaymentDuplicate, actor, detail);
-        settle_invoice_status(change, &payment, None)?;
+        settle_invoice_status(change, &payment, None, false)?;
         Settled::Duplicate
     } else {
+        let ctx = (&session, now, actor);
         match observation {
-            Observation::NotFound => not_seen(crypto, change, &mut payment, now, (actor, not_found_after))?,
-            Observation::Included(tx) => seen(crypto, change, &mut payment, (&session, tx, rivals), (now, actor))?,
+            Observation::NotFound => not_seen(crypto, change, &mut payment, ctx, not_found_after)?,
+            Observation::Included(tx) => seen(crypto, change, &mut payment, (&session, tx, seen_chain), (now, actor))?,
         }
     };
     if settled == Settled::Waiting {
@@ -268,12 +331,13 @@ fn not_seen(
     crypto: &dyn Crypto,
     change: &mut InvoiceChange,
     payment: &mut Payment,
-    now: DateTime<Utc>,
-    (actor, NotFoundAfter(wait)): (Actor, NotFoundAfter),
+    (session, now, actor): (&CheckoutSession, DateTime<Utc>, Actor),
+    NotFoundAfter(wait): NotFoundAfter,
 ) -> Result<Settled, Error> {
     if payment.status == PaymentStatus::Validating {
         step(payment, PaymentTrigger::Reorganized)?;
         payment.block = None;
+        payment.block_time = None;
         payment.amount_received = Amount::zero();
         payment.logs.clear();
         // The wait for a transaction the chain does not know starts again: it may be mined
@@ -284,8 +348,58 @@ fn not_seen(
     if now.signed_duration_since(payment.missing_since.unwrap_or(payment.detected_at)) < wait {
         return Ok(Settled::Waiting);
     }
-    fail(crypto, change, payment, FailureReason::TransactionNotFound, (now, actor))?;
+    fail(crypto, change, payment, FailureReason::TransactionNotFound, (session, now, actor))?;
     Ok(Settled::Failed(FailureReason::TransactionNotFound))
+}
+
+/// What `session` expects of a transfer claiming log `only_log` (or every log), mined no
+/// earlier than `allowance` before the session's creation.
+fn expected_of(session: &CheckoutSession, only_log: Option<u64>, allowance: Duration) -> Expected {
+    Expected {
+        chain_id: session.chain_id,
+        token_contract: session.token_contract.clone(),
+        recipient: session.settlement_wallet.clone(),
+        not_before: session.created_at.trunc_subsecs(0) - allowance,
+        expires_at: session.expires_at,
+        only_log,
+    }
+}
+
+/// The logs of `counted` a report for `session` may count, by the evidence in `claims` (the
+/// session itself is among the candidates even when it no longer takes transfers by its
+/// status: it is the one the report names).
+fn ranked(
+    session: &CheckoutSession,
+    remaining: &Amount,
+    tx: &ObservedTransaction,
+    counted: Vec<TokenTransfer>,
+    claims: Claims<'_>,
+) -> Result<(Amount, Vec<TokenTransfer>, Evidence), FailureReason> {
+    let mut open = claims.open.to_vec();
+    if !open.iter().any(|c| c.session_id == session.id) {
+        open.push(OpenCheckout {
+            scope: session.scope.clone(),
+            session_id: session.id.clone(),
+            invoice_id: session.invoice_id.clone(),
+            amount_due: session.amount_due.clone(),
+            amount_offset: session.amount_offset.clone(),
+            invoice_remaining: remaining.clone(),
+            created_at: session.created_at,
+            bindings: Vec::new(),
+        });
+    }
+    let logs: Vec<LoggedTransfer> = counted
+        .into_iter()
+        .map(|transfer| LoggedTransfer {
+            tx_hash: tx.tx_hash.clone(),
+            block: tx.block.clone(),
+            block_time: tx.block_time,
+            transfer,
+        })
+        .collect();
+    let (transfers, evidence) = claimable(&session.id, &logs, &Claims { open: &open, ..claims })?;
+    let amount = transfers.iter().fold(Amount::zero(), |acc, t| acc.add(&t.amount));
+    Ok((amount, transfers, evidence))
 }
 
 /// The transaction is in a block: wait for finality, then fail it or credit it. A verdict is
@@ -295,36 +409,43 @@ fn seen(
     crypto: &dyn Crypto,
     change: &mut InvoiceChange,
     payment: &mut Payment,
-    (session, tx, rivals): (&CheckoutSession, &ObservedTransaction, &[OpenCheckout]),
+    (session, tx, chain): (&CheckoutSession, &ObservedTransaction, Seen<'_>),
     (now, actor): (DateTime<Utc>, Actor),
 ) -> Result<Settled, Error> {
-    let expected = Expected {
-        chain_id: session.chain_id,
-        token_contract: session.token_contract.clone(),
-        recipient: session.settlement_wallet.clone(),
-        not_before: session.created_at.trunc_subsecs(0),
-        expires_at: session.expires_at,
-        only_log: payment.claimed_log,
-        payer: session.payer_wallet.clone(),
-    };
-    let verdict = match verify(&expected, tx) {
-        Verdict::Verified { transfers, .. }
-            if payment.claimed_log.is_none() && attributed_elsewhere(&session.id, &transfers, rivals) =>
-        {
-            Verdict::Failed { reason: FailureReason::AttributedToAnotherCheckout }
+    let report = payment.claimed_log.is_none() && payment.scope.mode == Mode::Live;
+    // A transfer a little older than its checkout (the chain's clock behind the service's)
+    // counts for it on evidence the transfer carries; a report is ranked below.
+    let allowance =
+        if report || payment.evidence.is_some_and(Evidence::is_strong) { chain.skew } else { Duration::zero() };
+    let remaining = change.aggregate.invoice.remaining();
+    let verdict = match (verify(&expected_of(session, payment.claimed_log, allowance), tx), chain.claims) {
+        (Verdict::Verified { transfers, .. }, Some(claims)) if report => {
+            match ranked(session, &remaining, tx, transfers, claims) {
+                Ok((amount, transfers, evidence)) => match transfers.first().map(|t| t.from.clone()) {
+                    Some(payer) => {
+                        payment.evidence = Some(evidence);
+                        Verdict::Verified { amount, payer, transfers }
+                    }
+                    None => Verdict::Failed { reason: FailureReason::AttributedToAnotherCheckout },
+                },
+                Err(reason) => Verdict::Failed { reason },
+            }
         }
-        v => v,
+        // A report is never credited without the claims to weigh it against: it waits.
+        (Verdict::Verified { .. }, None) if report => return Ok(Settled::Waiting),
+        (v, _) => v,
     };
     let moved = payment.block.as_ref() != Some(&tx.block);
     if payment.status == PaymentStatus::Detected {
         step(payment, PaymentTrigger::VerificationStarted)?;
     }
     payment.block = Some(tx.block.clone());
+    payment.block_time = Some(tx.block_time);
     payment.missing_since = None;
     let (amount, payer, transfers) = match verdict {
         Verdict::Failed { reason } if tx.finalized => {
             payment.logs.clear();
-            fail(crypto, change, payment, reason, (now, actor))?;
+            fail(crypto, change, payment, reason, (session, now, actor))?;
             return Ok(Settled::Failed(reason));
         }
         Verdict::Failed { .. } => {
@@ -363,17 +484,20 @@ fn replace(change: &mut InvoiceChange, payment: Payment) {
 
 /// The invoice's status after a payment ended without credit: still processing while another
 /// payment is in flight, otherwise failed (or underpaid when earlier payments are credited).
+/// A duplicate, or a failed report whose checkout can still be paid (`keep`: anyone holding a
+/// checkout id can report a foreign hash), changes nothing of it.
 fn settle_invoice_status(
     change: &mut InvoiceChange,
     ended: &Payment,
     reason: Option<FailureReason>,
+    keep: bool,
 ) -> Result<(), Error> {
     let others_in_flight = change.aggregate.payments.iter().any(|p| p.id != ended.id && p.in_flight());
     let inv = &mut change.aggregate.invoice;
-    if reason.is_some() && !others_in_flight {
+    if reason.is_some() && !keep && !others_in_flight {
         let has_credit = !inv.customer_amount_paid.is_zero();
         inv.status = lifecycle::transition(inv.status, LifecycleTrigger::PaymentFailed { has_credit })?;
-    } else if reason.is_none() && !others_in_flight && inv.status == LifecycleStatus::Processing {
+    } else if !others_in_flight && inv.status == LifecycleStatus::Processing {
         // A duplicate changes nothing of the invoice: back to where its payments leave it.
         let has_credit = !inv.customer_amount_paid.is_zero();
         inv.status = if has_credit { LifecycleStatus::Underpaid } else { LifecycleStatus::Pending };
@@ -381,18 +505,21 @@ fn settle_invoice_status(
     Ok(())
 }
 
-/// A transfer that failed verification: nothing is credited.
+/// A transfer that failed verification: nothing is credited. A failed report on a checkout that
+/// can still be paid leaves the invoice's status as it was.
 fn fail(
     crypto: &dyn Crypto,
     change: &mut InvoiceChange,
     payment: &mut Payment,
     reason: FailureReason,
-    (now, actor): (DateTime<Utc>, Actor),
+    (session, now, actor): (&CheckoutSession, DateTime<Utc>, Actor),
 ) -> Result<(), Error> {
     step(payment, PaymentTrigger::VerificationFailed)?;
     payment.failure_reason = Some(reason);
     payment.amount_received = Amount::zero();
-    settle_invoice_status(change, payment, Some(reason))?;
+    let report = payment.claimed_log.is_none() && payment.scope.mode == Mode::Live;
+    let keep = report && session.is_payable(now);
+    settle_invoice_status(change, payment, Some(reason), keep)?;
     change.aggregate.invoice.log(now, ActivityAction::PaymentFailed, actor, Some(reason.as_str().to_owned()));
     change.emit(crypto, EventType::PaymentFailed, Some(payment.id.clone()), now);
     Ok(())

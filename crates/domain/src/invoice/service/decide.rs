@@ -5,7 +5,7 @@
 use chrono::{DateTime, Duration, Utc};
 
 use crate::crypto::Crypto;
-use crate::error::{Error, Limit, Resource};
+use crate::error::{Error, Limit};
 use crate::event::model::EventType;
 use crate::ids::{CheckoutSessionId, InvoiceId, PublicToken, RefundReferenceId};
 use crate::invoice::aggregate::{Decision, InvoiceAggregate, InvoiceChange};
@@ -19,7 +19,7 @@ use crate::invoice::model::{
 };
 use crate::invoice::totals::Totals;
 use crate::invoice::validate::{self, DraftInput, check_len};
-use crate::merchant::model::{ChainSettings, MAX_AMOUNT_OFFSET_UNITS, Merchant, Settlement, WalletAddress};
+use crate::merchant::model::{ChainSettings, MAX_AMOUNT_OFFSET_UNITS, Merchant, Settlement};
 use crate::mode::{Mode, Scope};
 use crate::money::Amount;
 
@@ -54,7 +54,6 @@ pub(super) fn new_session(
         expires_at,
         created_at: now,
         completed_at: None,
-        payer_wallet: None,
         amount_offset,
     })
 }
@@ -320,25 +319,6 @@ pub(super) fn open_checkout(
     inv.log(now, ActivityAction::CheckoutOpened, Actor::Api, Some(id.to_string()));
     change.push_session(session);
     Ok(Decision::save(change, (id, false)))
-}
-
-/// The customer connected `payer` on the hosted page of `session_id`: from now on only its
-/// transfers pay that checkout (the latest connection wins).
-pub(super) fn bind_payer(
-    current: &InvoiceAggregate,
-    session_id: &CheckoutSessionId,
-    payer: &WalletAddress,
-) -> Result<Decision<()>, Error> {
-    let session = current.session(session_id).ok_or(Error::NotFound(Resource::CheckoutSession))?;
-    if session.payer_wallet.as_ref() == Some(payer) {
-        return Ok(Decision::unchanged(()));
-    }
-    let mut change = InvoiceChange::update(current.clone());
-    if let Some(s) = change.aggregate.sessions.iter_mut().find(|s| s.id == *session_id) {
-        s.payer_wallet = Some(payer.clone());
-    }
-    change.changed_sessions.push(session_id.clone());
-    Ok(Decision::of(change))
 }
 
 /// Void, void-remaining or mark-uncollectible with `reason`; pending checkouts are cancelled.

@@ -11,7 +11,8 @@ use crate::invoice::service::credit::{self, Settled};
 use crate::invoice::service::decide;
 use crate::invoice::service::due;
 
-use crate::chain::model::{Observation, OpenCheckout};
+use crate::chain::evidence::Claims;
+use crate::chain::model::{Observation, OpenCheckout, UnattributedTransfer};
 use crate::chain::ports::Chain;
 use crate::clock::{Clock, MAX_TEST_CLOCK_ADVANCE_SECONDS};
 use crate::crypto::Crypto;
@@ -20,7 +21,7 @@ use crate::idempotency::model::IdempotencyClaim;
 use crate::ids::{CheckoutSessionId, InvoiceId, PaymentId, RefundReferenceId};
 use crate::invoice::aggregate::{Decision, InvoiceChange};
 use crate::invoice::model::{Acting, Actor};
-use crate::invoice::payment::{Payment, TxHash};
+use crate::invoice::payment::{Evidence, Payment, TxHash};
 use crate::invoice::ports::InvoiceStore;
 use crate::invoice::validate::{self, DraftInput};
 use crate::merchant::model::{ChainSettings, Merchant, POLYGON_CHAIN_ID, WalletAddress};
@@ -332,40 +333,62 @@ impl Invoices<'_> {
     }
 
     /// The customer connected wallet `payer` on the hosted page of live checkout `session_id`
-    /// (the wallet payment attempt): only transfers from it pay that checkout from now on, so a
-    /// hash reported by someone else, or another customer's transfer of the same amount, is not
-    /// taken for it. Errors: `NotFound(CheckoutSession)`.
+    /// (the wallet payment attempt): evidence that its transfers are for that checkout. A
+    /// binding never restricts who may pay: every wallet bound stays bound, so one bound by
+    /// someone else never turns the customer's own transfer away. Errors:
+    /// `NotFound(CheckoutSession)`.
     pub async fn bind_payer(&self, session_id: &CheckoutSessionId, payer: &WalletAddress) -> Result<(), Error> {
         let public = self.store.load_public(&PublicRef::Session(session_id.clone())).await?;
         let scope = public.invoice.scope.clone();
-        let key = InvoiceKey::Session(session_id.clone());
-        self.mutate(&scope, &key, |agg, _| decide::bind_payer(agg, session_id, payer)).await?;
-        Ok(())
+        // Compared with block times: the real time, whatever a test clock says.
+        self.store.bind_wallet(&scope, session_id, payer, self.clock.system_now()).await
     }
 
     /// The chain follower saw log `log_index` of transfer `tx` pay the wallet of checkout
-    /// `session_id` and could attribute it: recorded as `detected` for verification, claiming
-    /// that log alone (never refused: it is money seen arriving).
+    /// `session_id` and `evidence` names that checkout: recorded as `detected` for verification,
+    /// claiming that log alone (never refused: it is money seen arriving).
     pub async fn record_detected(
         &self,
         scope: &Scope,
         session_id: &CheckoutSessionId,
-        (tx, log_index): (&TxHash, u64),
+        (tx, log_index, evidence): (&TxHash, u64, Evidence),
     ) -> Result<Payment, Error> {
         let how = (credit::Origin::Detected, Actor::System);
-        self.report(scope, (session_id, tx, Some(log_index)), how).await
+        self.report(scope, (session_id, tx, Some((log_index, evidence))), how).await
     }
 
     async fn report(
         &self,
         scope: &Scope,
-        (session_id, tx, log): (&CheckoutSessionId, &TxHash, Option<u64>),
+        claim: credit::Claim<'_>,
         how: (credit::Origin, Actor),
     ) -> Result<Payment, Error> {
-        let key = InvoiceKey::Session(session_id.clone());
-        let reported =
-            |agg: &InvoiceAggregate, now| credit::reported(self.crypto, agg, (session_id, tx, log), how, now);
+        let key = InvoiceKey::Session(claim.0.clone());
+        let reported = |agg: &InvoiceAggregate, now| credit::reported(self.crypto, agg, claim, how, now);
         let (saved, id) = self.mutate(scope, &key, reported).await?;
+        saved.payment(&id).cloned().ok_or_else(|| Error::Internal("payment not saved".into()))
+    }
+
+    /// A person attributes the recorded transfer `record` to checkout `session_id` of `scope`,
+    /// saying `why`: checked as any verification is (the checkout's token and wallet, the
+    /// checkout open at the transfer's block time, an amount in range) and credited at once,
+    /// with the ordinary events and the author in the invoice's activity. Errors:
+    /// `NotFound(CheckoutSession)`, `ModeMismatch`; `TransferDoesNotPay`;
+    /// `TransferAlreadyAttributed` when the transfer was credited meanwhile.
+    pub async fn attribute_recorded(
+        &self,
+        scope: &Scope,
+        session_id: &CheckoutSessionId,
+        (record, why): (&UnattributedTransfer, &str),
+    ) -> Result<Payment, Error> {
+        let key = InvoiceKey::Session(session_id.clone());
+        let decide = |agg: &InvoiceAggregate, now| {
+            credit::attributed(self.crypto, agg, (session_id, record, why), (false, Actor::Api), now)
+        };
+        let (saved, id) = match self.mutate(scope, &key, decide).await {
+            Err(Error::DuplicateTransaction) => return Err(Error::TransferAlreadyAttributed),
+            other => other?,
+        };
         saved.payment(&id).cloned().ok_or_else(|| Error::Internal("payment not saved".into()))
     }
 
@@ -375,11 +398,13 @@ impl Invoices<'_> {
     /// untouched: the payment stays as it is and the caller retries later.
     pub async fn verify_payment(&self, scope: &Scope, id: &PaymentId, tx: &TxHash) -> Result<Settled, Error> {
         let observation = self.chain.observe(scope, tx).await?;
-        let rivals = self.rivals(scope, id, &observation).await?;
+        let (open, reported) = self.claims(scope, id, &observation).await?;
         let key = InvoiceKey::Payment(id.clone());
         let wait = credit::NotFoundAfter(self.settings.not_found_after);
+        let skew = self.settings.clock_skew;
+        let claims = open.as_ref().map(|open| Claims { open, reported: &reported, skew });
         let decide = |duplicate: bool| {
-            let seen = credit::Seen { observation: &observation, duplicate, rivals: &rivals };
+            let seen = credit::Seen { observation: &observation, duplicate, claims, skew };
             move |agg: &InvoiceAggregate, now: DateTime<Utc>| credit::verified(self.crypto, agg, id, seen, (now, wait))
         };
         let (_, settled) = match self.mutate(scope, &key, decide(false)).await {
@@ -390,23 +415,27 @@ impl Invoices<'_> {
     }
 
     /// For a reported live hash seen in a block: the checkouts taking transfers into its
-    /// payment's wallet at that block's time (a log paying exactly one other of them is not
-    /// this payment's). None for a payment the follower attributed (it claims its log alone).
-    async fn rivals(
+    /// payment's wallet at that block's time, and the checkouts the hash was reported for (the
+    /// evidence a report is weighed against). `None` for a payment the follower or a person
+    /// attributed (it claims its log alone) and for what was not seen.
+    async fn claims(
         &self,
         scope: &Scope,
         id: &PaymentId,
         observation: &Observation,
-    ) -> Result<Vec<OpenCheckout>, Error> {
-        let Observation::Included(tx) = observation else { return Ok(Vec::new()) };
+    ) -> Result<(Option<Vec<OpenCheckout>>, Vec<CheckoutSessionId>), Error> {
+        let Observation::Included(tx) = observation else { return Ok((None, Vec::new())) };
         if scope.mode != Mode::Live {
-            return Ok(Vec::new());
+            return Ok((None, Vec::new()));
         }
         let payment = self.store.get_payment(scope, id).await?;
         if payment.claimed_log.is_some() {
-            return Ok(Vec::new());
+            return Ok((None, Vec::new()));
         }
-        self.store.open_checkouts(&payment.settlement_wallet, &payment.token_contract, tx.block_time).await
+        let (wallet, token) = (&payment.settlement_wallet, &payment.token_contract);
+        let open = self.store.open_checkouts(wallet, token, tx.block_time, self.settings.clock_skew).await?;
+        let reported = self.store.reported_checkouts(&payment.transaction_hash, wallet, token).await?;
+        Ok((Some(open), reported))
     }
 
     /// Runs the time-based transitions of one invoice that are due at its scope's time.

@@ -1,8 +1,7 @@
 //! The customer's side: a checkout and an invoice as the hosted pages and the public routes
 //! show them. The unguessable session id or public token is the capability.
 
-use crate::chain::model::UnattributedReason;
-use crate::chain::verify::attribute;
+use crate::chain::evidence::pays_without_hash;
 use crate::clock::Clock;
 use crate::error::{Error, Resource};
 use crate::ids::{CheckoutSessionId, PublicToken};
@@ -46,8 +45,7 @@ impl PublicViews<'_> {
         let phase = CheckoutPhase::of(&session, latest.as_ref(), now);
         // What to send now: the session's amount (with its unique-amount offset), or what
         // remains of the invoice when less (after a partial payment).
-        let remaining = aggregate.invoice.remaining();
-        let amount_due = if remaining >= session.collects() { session.amount_due.clone() } else { remaining };
+        let amount_due = session.due_now(&aggregate.invoice.remaining());
         let merchant = self.merchants.get_merchant(&session.scope.merchant_id).await?;
         let (merchant_name, support_email, logo) = (merchant.name, merchant.profile.support_email, merchant.logo);
         let scan_or_copy = if session.scope.mode == Mode::Live && phase.payable() {
@@ -126,22 +124,24 @@ impl PublicViews<'_> {
         })
     }
 
-    /// Whether a transfer of `amount_due` sent without its hash would be attributed to
-    /// `session` by the follower's rule.
+    /// Whether a transfer of `amount_due` sent without its hash, from a wallet nobody bound,
+    /// would be attributed to `session` by the follower's rule (`chain::evidence`).
     async fn scan_or_copy(
         &self,
         session: &CheckoutSession,
         amount_due: &Amount,
         now: chrono::DateTime<chrono::Utc>,
     ) -> Result<Result<(), ScanOrCopyUnavailable>, Error> {
-        if *amount_due != session.amount_due {
-            return Ok(Err(ScanOrCopyUnavailable::PartlyPaid));
+        let (wallet, token) = (&session.settlement_wallet, &session.token_contract);
+        let open = self.invoices.open_checkouts(wallet, token, now, chrono::Duration::zero()).await?;
+        if pays_without_hash(&session.id, amount_due, &open, now) {
+            return Ok(Ok(()));
         }
-        let open = self.invoices.open_checkouts(&session.settlement_wallet, &session.token_contract, now).await?;
-        Ok(match attribute(amount_due, None, &open) {
-            Err(UnattributedReason::SeveralMatchingCheckouts) => Err(ScanOrCopyUnavailable::SameAmount),
-            _ => Ok(()),
-        })
+        Ok(Err(if *amount_due != session.amount_due {
+            ScanOrCopyUnavailable::PartlyPaid
+        } else {
+            ScanOrCopyUnavailable::SameAmount
+        }))
     }
 
     /// The PNG file of the merchant logo named `digest` (hosted pages show it), or `None` when

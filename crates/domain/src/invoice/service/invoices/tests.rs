@@ -116,7 +116,7 @@ fn try_pay(
     let how = (credit::Origin::Simulated, Actor::TestHelper);
     let id = credit::attempt_into(&crypto, &mut change, (&agg.sessions[0].id, &tx(1), None), how, now)?;
     let wait = credit::NotFoundAfter(Duration::zero());
-    let seen = credit::Seen { observation, duplicate, rivals: &[] };
+    let seen = credit::Seen { observation, duplicate, claims: None, skew: Duration::zero() };
     let settled = credit::settle_into(&crypto, &mut change, &id, seen, (now, Actor::TestHelper, wait))?;
     assert_eq!(change.changed_payments, vec![id]);
     Ok((change, settled))
@@ -248,7 +248,7 @@ fn a_payment_is_credited_only_once_final() {
     assert_eq!(detected.payment(&id).unwrap().status, PaymentStatus::Detected);
     let wait = credit::NotFoundAfter(Duration::minutes(10));
     let verify = |agg: &InvoiceAggregate, observation: &Observation, at: DateTime<Utc>| {
-        let seen = credit::Seen { observation, duplicate: false, rivals: &[] };
+        let seen = credit::Seen { observation, duplicate: false, claims: None, skew: Duration::zero() };
         credit::verified(&crypto, agg, &id, seen, (at, wait)).unwrap()
     };
 
@@ -516,5 +516,14 @@ fn a_report_is_taken_up_to_a_day_after_expiry() {
     assert_eq!(report(&completed, now, 3).map(|_| ()), Err(Error::CheckoutSessionNotPayable));
     // The follower records what it saw, whatever the checkout's state.
     let detected = (credit::Origin::Detected, Actor::System);
-    assert!(credit::reported(&crypto, &completed, (&session.id, &tx(4), Some(0)), detected, late).is_ok());
+    assert!(
+        credit::reported(
+            &crypto,
+            &completed,
+            (&session.id, &tx(4), Some((0, crate::invoice::payment::Evidence::Amount))),
+            detected,
+            late
+        )
+        .is_ok()
+    );
 }

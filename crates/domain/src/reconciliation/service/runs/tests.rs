@@ -73,12 +73,14 @@ fn credited(n: u8, logs: Vec<u64>, block: u64, settled: &str) -> Payment {
         payer_address: None,
         failure_reason: None,
         block: Some(BlockRef { number: block, hash: format!("0x{block:064x}") }),
+        block_time: Some(genesis()),
         diagnostic: None,
         detected_at: genesis(),
         confirmed_at: Some(genesis()),
         claimed_log: None,
         logs,
         missing_since: None,
+        evidence: None,
     }
 }
 

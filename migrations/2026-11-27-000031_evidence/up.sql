@@ -1,0 +1,87 @@
+-- Attribution by evidence (docs/api.md, "Live verification"): bindings are evidence, never a
+-- restriction; a payment says what named its checkout; a transfer held for a person lists its
+-- candidate checkouts; an unattributed record leaves the open list once its transfer is
+-- credited by any path.
+
+-- Every wallet a wallet payment attempt bound to a checkout, kept for the checkout's life.
+CREATE TABLE checkout_bindings (
+    checkout_session_id  text NOT NULL REFERENCES checkout_sessions (id),
+    wallet               text NOT NULL,
+    bound_at             timestamptz NOT NULL,
+    PRIMARY KEY (checkout_session_id, wallet)
+);
+-- The one wallet bound before: when it was bound is not known, the checkout's creation is the
+-- earliest it could have been.
+INSERT INTO checkout_bindings (checkout_session_id, wallet, bound_at)
+    SELECT id, payer_wallet, created_at FROM checkout_sessions WHERE payer_wallet IS NOT NULL;
+ALTER TABLE checkout_sessions DROP COLUMN payer_wallet;
+
+-- Attribution at a block's time also weighs a closed invoice's cancelled checkouts (the late
+-- payment the after_void and after_uncollectible events report).
+DROP INDEX checkout_sessions_open_live;
+CREATE INDEX checkout_sessions_open_live ON checkout_sessions (settlement_wallet, token_contract, expires_at)
+    WHERE mode = 'live' AND status IN ('pending', 'expired', 'cancelled');
+
+-- What named a payment's checkout, and its block's time.
+ALTER TABLE payments ADD COLUMN evidence text
+    CHECK (evidence IN ('bound_wallet', 'unique_amount', 'reported_hash', 'amount', 'manual'));
+ALTER TABLE payments ADD COLUMN block_time timestamptz;
+ALTER TABLE payments DROP CONSTRAINT payments_failure_reason_check;
+ALTER TABLE payments ADD CONSTRAINT payments_failure_reason_check
+    CHECK (failure_reason IN ('transaction_not_found', 'transaction_reverted', 'wrong_chain', 'wrong_token_contract',
+                              'wrong_recipient', 'checkout_expired', 'zero_amount', 'duplicate_transaction',
+                              'transfer_before_checkout', 'amount_out_of_range', 'attributed_to_another_checkout',
+                              'wrong_payer', 'disputed'));
+-- The reports of a hash, which attribution weighs.
+CREATE INDEX payments_reports ON payments (transaction_hash) WHERE mode = 'live' AND claimed_log IS NULL;
+
+-- Held transfers and what became of each record.
+ALTER TABLE unattributed_transfers DROP CONSTRAINT unattributed_transfers_reason_check;
+ALTER TABLE unattributed_transfers ADD CONSTRAINT unattributed_transfers_reason_check
+    CHECK (reason IN ('no_open_checkout', 'no_matching_amount', 'several_matching_checkouts', 'amount_out_of_range',
+                      'verification_failed', 'disputed'));
+ALTER TABLE unattributed_transfers ADD COLUMN candidates text[] NOT NULL DEFAULT '{}';
+ALTER TABLE unattributed_transfers ADD COLUMN status text NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'attributed'));
+ALTER TABLE unattributed_transfers ADD COLUMN payment_id text;
+ALTER TABLE unattributed_transfers ADD COLUMN attributed_at timestamptz;
+CREATE INDEX unattributed_transfers_log ON unattributed_transfers (chain_id, transaction_hash, log_index);
+CREATE INDEX unattributed_transfers_open ON unattributed_transfers (merchant_id, mode, seq) WHERE status = 'open';
+
+-- Records whose transfer was credited since (a report after the follower recorded it).
+UPDATE unattributed_transfers u
+   SET status = 'attributed', attributed_at = now(),
+       payment_id = (SELECT CASE WHEN p.merchant_id = u.merchant_id AND p.mode = u.mode THEN p.id END
+                       FROM credited_transfer_logs c JOIN payments p ON p.id = c.payment_id
+                      WHERE c.chain_id = u.chain_id AND c.transaction_hash = u.transaction_hash
+                        AND c.log_index = u.log_index)
+ WHERE EXISTS (SELECT 1 FROM credited_transfer_logs c
+                WHERE c.chain_id = u.chain_id AND c.transaction_hash = u.transaction_hash AND c.log_index = u.log_index);
+
+-- Crediting a payment marks its logs' unattributed records attributed, in its transaction,
+-- whatever statement credits it (a report, the follower, a person).
+CREATE OR REPLACE FUNCTION payments_credit_logs() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.mode <> 'live' OR NEW.status NOT IN ('confirmed', 'underpaid', 'overpaid') THEN
+        RETURN NULL;
+    END IF;
+    IF TG_OP = 'UPDATE' AND OLD.status IN ('confirmed', 'underpaid', 'overpaid') THEN
+        RETURN NULL;
+    END IF;
+    IF NEW.logs IS NULL OR cardinality(NEW.logs) = 0 THEN
+        RAISE EXCEPTION 'live payment % is credited without transfer logs', NEW.id USING ERRCODE = 'check_violation';
+    END IF;
+    IF EXISTS (SELECT 1 FROM payments p
+               WHERE p.mode = 'live' AND p.chain_id = NEW.chain_id AND p.transaction_hash = NEW.transaction_hash
+                 AND p.logs IS NULL AND p.id <> NEW.id AND p.status IN ('confirmed', 'underpaid', 'overpaid')) THEN
+        RAISE EXCEPTION 'transaction % was credited whole before', NEW.transaction_hash
+            USING ERRCODE = 'unique_violation', CONSTRAINT = 'credited_transfer_logs_once';
+    END IF;
+    INSERT INTO credited_transfer_logs (chain_id, transaction_hash, log_index, payment_id)
+        SELECT NEW.chain_id, NEW.transaction_hash, l, NEW.id FROM unnest(NEW.logs) AS l;
+    UPDATE unattributed_transfers u
+       SET status = 'attributed', attributed_at = now(),
+           payment_id = CASE WHEN u.merchant_id = NEW.merchant_id AND u.mode = NEW.mode THEN NEW.id END
+     WHERE u.chain_id = NEW.chain_id AND u.transaction_hash = NEW.transaction_hash
+       AND u.log_index = ANY (NEW.logs) AND u.status = 'open';
+    RETURN NULL;
+END $$;

@@ -306,9 +306,16 @@ async fn activate(
         }
     };
     let live = merchants::activate_merchant(adapters.merchants(), now, &id, &wallet, token).await?;
+    let unique = if live.unique_amounts { ", unique amounts on" } else { "" };
     Ok((
-        json!({ "id": id.as_str(), "liveActivated": true, "settlementWallet": live.wallet.as_str(), "token": live.token.symbol() }),
-        format!("activated {id}: live settlement to {} in {}", live.wallet, live.token.symbol()),
+        json!({
+            "id": id.as_str(),
+            "liveActivated": true,
+            "settlementWallet": live.wallet.as_str(),
+            "token": live.token.symbol(),
+            "uniqueAmounts": live.unique_amounts,
+        }),
+        format!("activated {id}: live settlement to {} in {}{unique}", live.wallet, live.token.symbol()),
     ))
 }
 

@@ -369,6 +369,24 @@ fn credential_error(err: DomainError, message: String) -> ApiError {
     }
 }
 
+/// The refusals of a state that say why in `details.reason`.
+fn refusal_with_reason(err: DomainError, message: String) -> ApiError {
+    use ErrorCode as C;
+    match err {
+        DomainError::ReminderCooldown { available_at } => {
+            let seconds = (available_at - chrono::Utc::now()).num_seconds().max(1);
+            ApiError::new(C::INVOICE_TRANSITION_GUARD_FAILED, message)
+                .with_details(json!({ "reason": "reminder_cooldown", "availableAt": timestamp(available_at) }))
+                .with_header("Retry-After", seconds.to_string())
+        }
+        DomainError::TransferDoesNotPay(reason) => {
+            ApiError::field(C::CHECKOUT_SESSION_NOT_PAYABLE, "checkoutSessionId", format!("{message}."))
+                .with_details(json!({ "field": "checkoutSessionId", "reason": reason }))
+        }
+        other => ApiError::from(other),
+    }
+}
+
 /// The answer of a domain error that says more than its message and field.
 fn with_details(err: DomainError, message: String) -> ApiError {
     use ErrorCode as C;
@@ -392,16 +410,7 @@ fn with_details(err: DomainError, message: String) -> ApiError {
         DomainError::InvoiceStateMismatch | DomainError::DuplicateTransaction => {
             ApiError::new(C::INVOICE_STATE_MISMATCH, "The invoice changed state before the operation completed; retry.")
         }
-        DomainError::ReminderCooldown { available_at } => {
-            let seconds = (available_at - chrono::Utc::now()).num_seconds().max(1);
-            ApiError::new(C::INVOICE_TRANSITION_GUARD_FAILED, message)
-                .with_details(json!({ "reason": "reminder_cooldown", "availableAt": timestamp(available_at) }))
-                .with_header("Retry-After", seconds.to_string())
-        }
-        DomainError::TransferDoesNotPay(reason) => {
-            ApiError::field(C::CHECKOUT_SESSION_NOT_PAYABLE, "checkoutSessionId", format!("{message}."))
-                .with_details(json!({ "field": "checkoutSessionId", "reason": reason }))
-        }
+        DomainError::ReminderCooldown { .. } | DomainError::TransferDoesNotPay(_) => refusal_with_reason(err, message),
         DomainError::InvoiceVersionConflict { current, .. } => version(C::INVOICE_VERSION_CONFLICT, current),
         DomainError::PaymentLinkVersionConflict { current, .. } => version(C::PAYMENT_LINK_VERSION_CONFLICT, current),
         DomainError::ConfigChanged { current } => version(C::CONFIG_CHANGED, current),

@@ -8,6 +8,7 @@ use chrono::{DateTime, Utc};
 use diesel::QueryableByName;
 use diesel::sql_types::{Array, BigInt, Integer, Nullable, Numeric, Text, Timestamptz};
 use diesel_async::RunQueryDsl;
+use stablepay_domain::chain::verify::max_transfer_amount;
 use stablepay_domain::invoice::collection::CollectionState;
 use stablepay_domain::invoice::payment::PaymentStatus;
 use stablepay_domain::merchant::Token;
@@ -22,7 +23,8 @@ use crate::rows::corrupt;
 
 /// Per token: invoices issued in the period, credited payments confirmed in it, the excess of
 /// its overpaid payments, refunds recorded in it, what collectible invoices issued before its end
-/// still ask (and what of that is overdue then), and unattributed transfers detected in it.
+/// still ask (and what of that is overdue then), and unattributed transfers detected in it and
+/// still open (within the range of what can be credited, `$7`; beyond it counted apart).
 const SUMMARY: &str = "\
 WITH inv AS ( \
   SELECT currency, \
@@ -44,8 +46,11 @@ ref AS ( \
   WHERE i.merchant_id = $1 AND i.mode = $2 AND (r->>'created_at')::timestamptz >= $3 AND (r->>'created_at')::timestamptz < $4 \
   GROUP BY i.currency), \
 una AS ( \
-  SELECT currency, count(*) AS unattributed, coalesce(sum(amount), 0) AS unattributed_total \
+  SELECT currency, count(*) FILTER (WHERE amount <= $7) AS unattributed, \
+    coalesce(sum(amount) FILTER (WHERE amount <= $7), 0) AS unattributed_total, \
+    count(*) FILTER (WHERE amount > $7) AS out_of_range \
   FROM unattributed_transfers WHERE merchant_id = $1 AND mode = $2 AND detected_at >= $3 AND detected_at < $4 \
+    AND status = 'open' \
   GROUP BY currency), \
 tokens AS (SELECT currency FROM inv UNION SELECT currency FROM pay UNION SELECT currency FROM ref UNION SELECT currency FROM una) \
 SELECT t.currency, \
@@ -53,7 +58,8 @@ SELECT t.currency, \
   coalesce(pay.credited, 0) AS credited, coalesce(pay.collected, 0) AS collected, coalesce(pay.excess, 0) AS excess, \
   coalesce(ref.refunds, 0) AS refunds, coalesce(ref.refunded, 0) AS refunded, \
   coalesce(inv.outstanding, 0) AS outstanding, coalesce(inv.overdue, 0) AS overdue, coalesce(inv.overdue_count, 0) AS overdue_count, \
-  coalesce(una.unattributed, 0) AS unattributed, coalesce(una.unattributed_total, 0) AS unattributed_total \
+  coalesce(una.unattributed, 0) AS unattributed, coalesce(una.unattributed_total, 0) AS unattributed_total, \
+  coalesce(una.out_of_range, 0) AS out_of_range \
 FROM tokens t LEFT JOIN inv USING (currency) LEFT JOIN pay USING (currency) LEFT JOIN ref USING (currency) LEFT JOIN una USING (currency)";
 
 /// The period's discrepancies, oldest first.
@@ -62,6 +68,7 @@ SELECT * FROM ( \
   SELECT 'unattributed_transfer' AS kind, u.id, NULL::text AS invoice_id, u.currency, u.amount, u.detected_at AS at, \
     'a transfer of ' || u.amount || ' from ' || u.from_address || ' in transaction ' || u.transaction_hash || ' (' || u.reason || ')' AS detail \
   FROM unattributed_transfers u WHERE u.merchant_id = $1 AND u.mode = $2 AND u.detected_at >= $3 AND u.detected_at < $4 \
+    AND u.status = 'open' \
   UNION ALL \
   SELECT CASE p.status WHEN 'overpaid' THEN 'overpaid_payment' ELSE 'underpaid_payment' END, p.id, p.invoice_id, i.currency, \
     abs(p.amount_received - p.amount_expected), p.confirmed_at, \
@@ -103,6 +110,8 @@ struct SummaryRow {
     unattributed: i64,
     #[diesel(sql_type = Numeric)]
     unattributed_total: BigDecimal,
+    #[diesel(sql_type = BigInt)]
+    out_of_range: i64,
 }
 
 #[derive(QueryableByName)]
@@ -151,6 +160,7 @@ impl SummaryRow {
             overdue_count: count(self.overdue_count)?,
             unattributed_count: count(self.unattributed)?,
             unattributed_total: amount(self.unattributed_total)?,
+            unattributed_out_of_range: count(self.out_of_range)?,
         })
     }
 }
@@ -198,6 +208,7 @@ impl ReconciliationStore for PgStore {
             .bind::<Timestamptz, _>(to)
             .bind::<Array<Text>, _>(collectible)
             .bind::<Array<Text>, _>(credited)
+            .bind::<Numeric, _>(max_transfer_amount().as_bigdecimal().clone())
             .load(&mut conn)
             .await
             .map_err(db)?;

@@ -203,6 +203,15 @@ fn status_block(v: &CheckoutView, pages: &PublicPages) -> Markup {
                     p { "Nothing was credited. You can pay again below." }
                 }
             }
+            CheckoutPhase::Held => {
+                div.state.warn role="status" {
+                    h2 { "Your transfer is being reviewed" }
+                    p { "The transfer reported for this checkout is claimed for another checkout as well, so " (v.merchant_name) " will decide where it belongs. If you sent it, do not pay again: nothing is lost, and it will be credited once the merchant has reviewed it." }
+                    @if let Some(email) = &v.support_email {
+                        p { "Questions: " a href=(format!("mailto:{email}")) { (email) } }
+                    }
+                }
+            }
             CheckoutPhase::Expired | CheckoutPhase::Cancelled => {
                 div.state.off role="status" {
                     h2 { @if v.phase == CheckoutPhase::Expired { "This checkout has expired" } @else { "This checkout was cancelled" } }

@@ -64,8 +64,18 @@ impl World {
         env.extend(extra.iter().map(|(k, v)| (*k, v.clone())));
         let app = TestApp::spawn_with(fresh_db().await, &env, &[]).await;
         let m = app.merchant("Shop");
-        app.cli_ok(&["merchant", "activate", &m.id, "--settlement-wallet", &wallet, "--token", "USDC", "--json"]);
+        let activated =
+            app.cli_ok(&["merchant", "activate", &m.id, "--settlement-wallet", &wallet, "--token", "USDC", "--json"]);
+        assert_eq!(activated["uniqueAmounts"], true, "a first activation turns unique amounts on: {activated}");
+        // These tests pay the amounts they ask for: unique amounts off, as a merchant may set.
+        // `unique_amounts()` turns them back on.
+        app.cli_ok(&["merchant", "unique-amounts", &m.id, "off", "--json"]);
         Self { anvil, proxy, app, m, token, other_token, wallet, customer, stranger }
+    }
+
+    /// Turns unique amounts on again (a merchant's default since its first activation).
+    pub(crate) fn unique_amounts(&self) {
+        self.app.cli_ok(&["merchant", "unique-amounts", &self.m.id, "on", "--json"]);
     }
 
     pub(crate) async fn checkout(&self, amount: &str) -> Value {
@@ -262,27 +272,30 @@ async fn transfers_that_do_not_pay_the_checkout_fail_with_their_reason() {
 }
 
 #[tokio::test]
-async fn one_transfer_submitted_for_two_invoices_is_credited_once() {
+async fn one_transfer_submitted_for_two_invoices_is_held_then_credited_once() {
     let w = World::new().await;
     let (a, b) = (w.checkout("10.00").await, w.checkout("10.00").await);
     let tx = w.pay(10 * ONE).await;
     let (ra, rb) = tokio::join!(w.submit(&a, &tx), w.submit(&b, &tx));
     let (ia, ib) = (ra.ok(202)["id"].as_str().unwrap().to_owned(), rb.ok(202)["id"].as_str().unwrap().to_owned());
     w.anvil.finalize().await;
-    let settled = |id: String| {
-        let w = &w;
-        async move {
-            eventually("settled", || async {
-                let p = w.payment(&id).await;
-                (!["detected", "validating"].contains(&p["status"].as_str().unwrap())).then_some(p)
-            })
-            .await
-        }
-    };
-    let (pa, pb) = tokio::join!(settled(ia), settled(ib));
-    let mut statuses = [pa["status"].as_str().unwrap().to_owned(), pb["status"].as_str().unwrap().to_owned()];
+    // Two reports of equal strength: neither is guessed.
+    for id in [ia, ib] {
+        assert_eq!(w.payment_reaches(&id, "failed").await["failureReason"], "disputed");
+    }
+    let record = eventually("the held transfer", || async {
+        let list = w.app.get(&w.m.sk_live, "/v1/unattributed-transfers").await.ok(200).clone();
+        list["items"].as_array().unwrap().iter().find(|i| i["transactionHash"] == tx.as_str()).cloned()
+    })
+    .await;
+    assert_eq!(record["reason"], "disputed");
+    // The merchant decides, twice at once: credited once.
+    let path = format!("/v1/unattributed-transfers/{}/attribute", record["id"].as_str().unwrap());
+    let body = |cs: &Value| json!({ "checkoutSessionId": cs["id"], "reason": "support ticket" });
+    let (x, y) = tokio::join!(w.app.post(&w.m.sk_live, &path, body(&a)), w.app.post(&w.m.sk_live, &path, body(&b)));
+    let mut statuses = [x.status.as_u16(), y.status.as_u16()];
     statuses.sort();
-    assert_eq!(statuses, ["confirmed", "duplicate"]);
+    assert_eq!(statuses, [200, 409]);
     let paid = [w.invoice(&a).await, w.invoice(&b).await].iter().filter(|i| i["collectionState"] == "paid").count();
     assert_eq!(paid, 1);
     assert!(!w.app.logs().contains("ERROR"), "{}", w.app.logs());

@@ -15,6 +15,7 @@ mod dashboard_pages;
 mod deploy;
 mod diagnostics;
 mod emails;
+mod evidence;
 mod exports;
 mod failover;
 mod faults;

@@ -58,6 +58,8 @@ async fn scan_and_copy_are_offered_only_when_a_transfer_can_be_matched() {
     let m = app.merchant("Shop");
     let wallet = format!("0x{}", "ab".repeat(20));
     app.cli_ok(&["merchant", "activate", &m.id, "--settlement-wallet", &wallet, "--json"]);
+    // Twins (two checkouts asking the same amount) exist only with unique amounts off.
+    app.cli_ok(&["merchant", "unique-amounts", &m.id, "off", "--json"]);
     let (app, key) = (&app, m.sk_live.clone());
     let create = |amount: &str| {
         let (body, key) = (json!({ "amount": amount }), key.clone());
@@ -85,6 +87,12 @@ async fn scan_and_copy_are_offered_only_when_a_transfer_can_be_matched() {
             page.contains("wallet-pay") && page.contains("transactionHash"),
             "the wallet and hash routes stay: {page}"
         );
+    }
+    // With unique amounts (a merchant's default), no two checkouts ask the same amount.
+    app.cli_ok(&["merchant", "unique-amounts", &m.id, "on", "--json"]);
+    let (c, d) = (create("10").await, create("10").await);
+    for cs in [&c, &d] {
+        assert_eq!(public_checkout(app, &id(cs)).await["scanOrCopy"]["available"], true);
     }
 }
 

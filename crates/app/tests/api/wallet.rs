@@ -11,6 +11,8 @@ const PAYER: &str = "0x52908400098527886E0F7030069857D2E4169EE7";
 
 async fn live_checkout(app: &TestApp, m: &Merchant, amount: &str) -> Value {
     app.cli_ok(&["merchant", "activate", &m.id, "--settlement-wallet", WALLET, "--token", "USDC", "--json"]);
+    // The amounts asked are the amounts given (unique amounts, on since the activation, off).
+    app.cli_ok(&["merchant", "unique-amounts", &m.id, "off", "--json"]);
     app.post(&m.sk_live, "/v1/checkout-sessions", json!({ "amount": amount })).await.ok(201).clone()
 }
 

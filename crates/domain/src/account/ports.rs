@@ -201,12 +201,13 @@ pub trait AccountStore: Send + Sync {
         at: DateTime<Utc>,
         audit: &[AuditEntry],
     ) -> Result<(), Error>;
-    /// Activates live mode with the requested wallet at `at` (self-activation); `false` when no
-    /// wallet was chosen.
+    /// Activates live mode with the requested wallet at `at` (self-activation), with unique
+    /// amounts on or off as `unique_amounts` says; `false` when no wallet was chosen.
     async fn activate_requested(
         &self,
         merchant: &MerchantId,
         at: DateTime<Utc>,
+        unique_amounts: bool,
         audit: &[AuditEntry],
     ) -> Result<bool, Error>;
 

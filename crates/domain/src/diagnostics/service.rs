@@ -430,6 +430,10 @@ fn next_step(
             }
         },
         CheckoutPhase::Underpaid => format!("The transfer was credited but fell short; {again}."),
+        CheckoutPhase::Held => format!(
+            "The transfer reported for this checkout is held: other evidence names another checkout as well. It is listed in GET /v1/unattributed-transfers with reason disputed and its candidate checkouts; decide with POST /v1/unattributed-transfers/{{id}}/attribute. The customer can still pay until {}.",
+            stamp(s.expires_at)
+        ),
         CheckoutPhase::Failed => {
             let why = latest.and_then(|p| p.failure_reason).map_or("it was a duplicate", |r| r.as_str());
             format!("The last transfer could not be accepted ({why}); the customer can pay again on this checkout until {}.", stamp(s.expires_at))

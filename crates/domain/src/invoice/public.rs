@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 
 use crate::invoice::aggregate::InvoiceAggregate;
 use crate::invoice::checkout::{CheckoutSession, CheckoutStatus};
-use crate::invoice::payment::{Payment, PaymentStatus};
+use crate::invoice::payment::{FailureReason, Payment, PaymentStatus};
 use crate::money::Amount;
 
 /// Where a checkout stands, as its customer sees it.
@@ -21,6 +21,9 @@ pub enum CheckoutPhase {
     Underpaid,
     /// The last transfer could not be accepted: pay again.
     Failed,
+    /// A transfer reported for it is held for the merchant to decide (other evidence names
+    /// another checkout as well): whoever sent it should not pay again; it can still be paid.
+    Held,
     /// Its time ran out unpaid.
     Expired,
     /// Its invoice was closed.
@@ -36,6 +39,7 @@ impl CheckoutPhase {
             Self::Paid => "paid",
             Self::Underpaid => "underpaid",
             Self::Failed => "failed",
+            Self::Held => "held",
             Self::Expired => "expired",
             Self::Cancelled => "cancelled",
         }
@@ -43,7 +47,7 @@ impl CheckoutPhase {
 
     /// A payment can still be made.
     pub fn payable(self) -> bool {
-        matches!(self, Self::Pay | Self::Underpaid | Self::Failed)
+        matches!(self, Self::Pay | Self::Underpaid | Self::Failed | Self::Held)
     }
 
     /// The phase of `session` whose latest payment is `latest`, at `now`.
@@ -56,6 +60,11 @@ impl CheckoutPhase {
             CheckoutStatus::Pending => match latest.map(|p| p.status) {
                 Some(PaymentStatus::Detected | PaymentStatus::Validating) => Self::Validating,
                 Some(PaymentStatus::Underpaid) => Self::Underpaid,
+                Some(PaymentStatus::Failed)
+                    if latest.and_then(|p| p.failure_reason) == Some(FailureReason::Disputed) =>
+                {
+                    Self::Held
+                }
                 Some(PaymentStatus::Failed | PaymentStatus::Duplicate) => Self::Failed,
                 _ => Self::Pay,
             },

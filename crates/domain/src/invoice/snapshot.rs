@@ -43,6 +43,8 @@ pub fn payment_data(p: &Payment) -> EventData {
         ),
         ("failureReason", EventData::opt_string(p.failure_reason.map(|r| r.as_str()))),
         ("block", block),
+        ("blockTime", p.block_time.map_or(EventData::Null, time)),
+        ("evidence", EventData::opt_string(p.evidence.map(|e| e.as_str()))),
         ("diagnostic", EventData::opt_string(p.diagnostic.as_ref())),
         ("detectedAt", time(p.detected_at)),
         ("confirmedAt", p.confirmed_at.map_or(EventData::Null, time)),

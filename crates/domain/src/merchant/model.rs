@@ -216,6 +216,12 @@ pub struct LiveSettlement {
     pub unique_amounts: bool,
 }
 
+/// Whether a merchant's first live activation turns unique amounts on: every transfer sent
+/// without its hash is then attributable by its amount alone, which reports cannot outrank.
+/// Merchants activated before keep their setting; the operator and the merchant's owners and
+/// admins may turn it off.
+pub const UNIQUE_AMOUNTS_WHEN_FIRST_ACTIVATED: bool = true;
+
 /// The largest offset a unique-amount checkout adds to its amount, in base units (0.000999).
 pub const MAX_AMOUNT_OFFSET_UNITS: u32 = 999;
 

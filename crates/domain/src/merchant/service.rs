@@ -8,7 +8,7 @@ use crate::ids::MerchantId;
 use crate::merchant::logo::{Logo, LogoImage};
 use crate::merchant::model::{
     LiveSettlement, MAX_POSTAL_ADDRESS_BYTES, MAX_PROFILE_FIELD_BYTES, Merchant, MerchantProfile, MerchantStatus,
-    Token, WalletAddress,
+    Token, UNIQUE_AMOUNTS_WHEN_FIRST_ACTIVATED, WalletAddress,
 };
 use crate::merchant::ports::MerchantStore;
 use crate::url::HttpUrl;
@@ -100,8 +100,9 @@ pub async fn activate_merchant(
     if merchant.status == MerchantStatus::Suspended {
         return Err(Error::AccountSuspended);
     }
-    // A new wallet or token keeps the merchant's unique-amount setting.
-    let unique_amounts = merchant.live.is_some_and(|l| l.unique_amounts);
+    // A new wallet or token keeps the merchant's unique-amount setting; a first activation
+    // turns it on.
+    let unique_amounts = merchant.live.map_or(UNIQUE_AMOUNTS_WHEN_FIRST_ACTIVATED, |l| l.unique_amounts);
     let live = LiveSettlement { wallet, token, activated_at: now, unique_amounts };
     store.set_live_settlement(id, &live).await?;
     Ok(live)

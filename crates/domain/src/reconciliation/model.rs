@@ -37,10 +37,15 @@ pub struct TokenSummary {
     /// The invoices behind `overdue`.
     pub overdue_count: u64,
     /// Transfers into the merchant's wallet no checkout could be credited with, detected in the
-    /// period.
+    /// period and still waiting for a decision (one credited since counts once, as its payment),
+    /// within what a stablecoin can hold.
     pub unattributed_count: u64,
     /// Their amounts, summed.
     pub unattributed_total: Amount,
+    /// Transfers whose `Transfer` log claims more than any stablecoin holds
+    /// ([`max_transfer_amount`](crate::chain::verify::max_transfer_amount)): counted apart,
+    /// never summed.
+    pub unattributed_out_of_range: u64,
 }
 
 impl TokenSummary {
@@ -60,6 +65,7 @@ impl TokenSummary {
             overdue_count: 0,
             unattributed_count: 0,
             unattributed_total: Amount::zero(),
+            unattributed_out_of_range: 0,
         }
     }
 }

@@ -322,9 +322,10 @@ impl AccountStore for PgStore {
         &self,
         merchant: &MerchantId,
         at: DateTime<Utc>,
+        unique_amounts: bool,
         audit: &[AuditEntry],
     ) -> Result<bool, Error> {
-        settings::activate_requested(self, merchant, at, audit).await
+        settings::activate_requested(self, merchant, (at, unique_amounts), audit).await
     }
 
     async fn claim_notices(&self, limit: u32, lease_seconds: u32) -> Result<Vec<Notice>, Error> {

@@ -133,7 +133,7 @@ pub(super) async fn request_activation(
 pub(super) async fn activate_requested(
     store: &PgStore,
     merchant: &MerchantId,
-    at: DateTime<Utc>,
+    (at, unique_amounts): (DateTime<Utc>, bool),
     audit: &[AuditEntry],
 ) -> Result<bool, Error> {
     let mut conn = store.conn().await?;
@@ -141,11 +141,13 @@ pub(super) async fn activate_requested(
         .transaction::<_, DieselError, _>(async |conn| {
             let n = diesel::sql_query(
                 "UPDATE merchants SET live_wallet = requested_wallet, live_token = requested_token, \
-             live_activated_at = $2, requested_wallet = NULL, requested_token = NULL, activation_requested_at = NULL \
+             live_activated_at = $2, live_unique_amounts = $3, requested_wallet = NULL, requested_token = NULL, \
+             activation_requested_at = NULL \
              WHERE id = $1 AND requested_wallet IS NOT NULL AND live_activated_at IS NULL",
             )
             .bind::<Text, _>(merchant.as_str())
             .bind::<diesel::sql_types::Timestamptz, _>(at)
+            .bind::<diesel::sql_types::Bool, _>(unique_amounts)
             .execute(conn)
             .await?;
             if n == 0 {

@@ -50,6 +50,17 @@ const SPECIFIC: &[(&[&str], &[&[ErrorCode]])] = &[
         &[&[C::NOT_FOUND, C::MODE_MISMATCH]],
     ),
     (&["list_events"], &[&[C::WEBHOOK_EVENT_UNSUPPORTED]]),
+    (&["get_unattributed"], &[&[C::NOT_FOUND]]),
+    (
+        &["attribute_transfer"],
+        &[&[
+            C::NOT_FOUND,
+            C::MODE_MISMATCH,
+            C::CHECKOUT_SESSION_NOT_PAYABLE,
+            C::TRANSFER_ALREADY_ATTRIBUTED,
+            C::INVOICE_STATE_MISMATCH,
+        ]],
+    ),
     (&["create_invoice"], &[CONTENT]),
     (&["get_invoice", "duplicate_invoice"], &[INVOICE]),
     (&["update_invoice"], &[INVOICE_CHANGE, CONTENT, &[C::INVOICE_VERSION_CONFLICT]]),

@@ -75,6 +75,8 @@ fn links_table() -> Vec<LinkRow> {
     ));
     table.push(by_id("send_test", "202", "$response.body#/data/deliveries/0/id", &["get_delivery", "replay_delivery"]));
     table.push(by_id("list_events", "200", "$response.body#/data/items/0/id", &["get_event"]));
+    let unattributed = ["get_unattributed", "attribute_transfer"];
+    table.push(by_id("list_unattributed", "200", "$response.body#/data/items/0/id", &unattributed));
     table.push(by_id(
         "list_deliveries",
         "200",

@@ -125,7 +125,7 @@ pub struct DiagnosisOut {
     pub mode: String,
     /// The checkout's status.
     pub status: String,
-    /// Where it stands for its customer: `pay`, `validating`, `paid`, `underpaid`, `failed`,
+    /// Where it stands for its customer: `pay`, `validating`, `paid`, `underpaid`, `failed`, `held`,
     /// `expired` or `cancelled`.
     pub phase: String,
     pub amount_due: String,

@@ -83,8 +83,9 @@ pub struct PublicCheckoutSessionOut {
     pub mode: String,
     /// pending, completed, expired or cancelled.
     pub status: String,
-    /// pay, validating, paid, underpaid (the rest is due), failed (pay again), expired or
-    /// cancelled.
+    /// pay, validating, paid, underpaid (the rest is due), failed (pay again), held (a reported
+    /// transfer is held for the merchant to decide: do not pay it again; still payable), expired
+    /// or cancelled.
     pub phase: String,
     pub merchant_name: String,
     pub invoice_number: Option<String>,

@@ -39,10 +39,14 @@ pub struct TokenSummaryOut {
     pub overdue: String,
     /// The invoices behind `overdue`.
     pub overdue_count: u64,
-    /// Unattributed transfers detected in the period.
+    /// Unattributed transfers detected in the period and still open (a transfer credited since,
+    /// by any path, counts once: in `collected`).
     pub unattributed_count: u64,
     /// Their amounts, summed.
     pub unattributed_total: String,
+    /// Open unattributed transfers claiming more than any stablecoin holds (10^15 tokens):
+    /// counted apart, never summed into `unattributedTotal`.
+    pub unattributed_out_of_range: u64,
 }
 
 impl From<&TokenSummary> for TokenSummaryOut {
@@ -61,6 +65,7 @@ impl From<&TokenSummary> for TokenSummaryOut {
             overdue_count: t.overdue_count,
             unattributed_count: t.unattributed_count,
             unattributed_total: t.unattributed_total.to_string(),
+            unattributed_out_of_range: t.unattributed_out_of_range,
         }
     }
 }

@@ -49,7 +49,7 @@
       })
       .catch(function () {});
   }
-  var live = card && ["pay", "validating", "underpaid", "failed"].indexOf(card.getAttribute("data-phase")) >= 0;
+  var live = card && ["pay", "validating", "underpaid", "failed", "held"].indexOf(card.getAttribute("data-phase")) >= 0;
   // Pushed by the server (Server-Sent Events) where the browser can; polled every 3 s where it
   // cannot, and as soon as the stream fails (the stream keeps retrying meanwhile).
   var polling = null;

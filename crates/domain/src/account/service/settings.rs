@@ -124,7 +124,8 @@ impl Accounts<'_> {
             };
             let entry = AuditEntry::new(self.crypto, merchant, current.actor(), (action, None, String::new()), now);
             if self.settings.self_activation {
-                if !self.store.activate_requested(merchant, now, &[entry]).await? {
+                let unique = crate::merchant::model::UNIQUE_AMOUNTS_WHEN_FIRST_ACTIVATED;
+                if !self.store.activate_requested(merchant, now, unique, &[entry]).await? {
                     return Err(Error::DefaultWalletRequired);
                 }
             } else {

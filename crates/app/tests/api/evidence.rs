@@ -1,0 +1,412 @@
+//! Attribution by evidence against a real chain (anvil, chain 137): a transfer into a shared
+//! wallet goes to the one checkout its strongest evidence names (a bound wallet, a unique
+//! amount, a reported hash, an amount), equal evidence naming several checkouts is held for a
+//! person, and a person's decision credits it once. Each test is a way money was credited to
+//! the wrong checkout, or lost, before (the cases of docs/api.md, "Attribution by evidence").
+
+use serde_json::{Value, json};
+
+use crate::attribution::{invoice_of, paid, same_address, unattributed};
+use crate::live::{ONE, World, eventually};
+
+/// Units of a decimal amount with six decimals (`"10.000347"` is 10000347).
+fn units(amount: &str) -> u128 {
+    let (whole, frac) = amount.split_once('.').unwrap_or((amount, ""));
+    format!("{whole}{frac:0<6}").parse().unwrap()
+}
+
+/// The customer's wallet is bound to `cs` by the hosted page's wallet payment attempt.
+async fn bind(w: &World, cs: &Value, wallet: &str) {
+    let path = format!("/v1/public/checkout-sessions/{}/wallet-payment-attempts", cs["id"].as_str().unwrap());
+    let body = json!({ "walletAddress": wallet, "chainId": 137 });
+    w.app.send(w.app.http.post(w.app.url(&path)).json(&body)).await.ok(200);
+}
+
+async fn attribute(w: &World, record: &str, cs: &Value, reason: &str) -> crate::support::Response {
+    let path = format!("/v1/unattributed-transfers/{record}/attribute");
+    w.app.post(&w.m.sk_live, &path, json!({ "checkoutSessionId": cs["id"], "reason": reason })).await
+}
+
+fn candidates(record: &Value) -> Vec<String> {
+    let mut c: Vec<String> =
+        record["candidates"].as_array().unwrap().iter().map(|c| c.as_str().unwrap().to_owned()).collect();
+    c.sort();
+    c
+}
+
+fn ids(checkouts: &[&Value]) -> Vec<String> {
+    let mut c: Vec<String> = checkouts.iter().map(|cs| cs["id"].as_str().unwrap().to_owned()).collect();
+    c.sort();
+    c
+}
+
+async fn public_phase(w: &World, cs: &Value) -> String {
+    let path = format!("/v1/public/checkout-sessions/{}", cs["id"].as_str().unwrap());
+    let r = w.app.send(w.app.http.get(w.app.url(&path))).await;
+    r.ok(200)["phase"].as_str().unwrap().to_owned()
+}
+
+#[tokio::test]
+async fn an_underpayment_reported_on_its_checkout_is_never_credited_to_a_stranger_asking_its_amount() {
+    // Case 2, unique amounts off: X asks 71.00, Y exactly 27.77. X's customer sends 27.77 and
+    // reports it on X. The report and Y's amount disagree: held, nobody is credited.
+    let w = World::new().await;
+    let x = w.checkout("71.00").await;
+    let y = w.checkout("27.77").await;
+    let tx = w.pay(27_770_000).await;
+    let reported = w.submitted(&x, &tx).await;
+    w.anvil.finalize().await;
+    let p = w.payment_reaches(&reported, "failed").await;
+    assert_eq!(p["failureReason"], "disputed");
+    let record = unattributed(&w, &w.m.sk_live, &tx, 0).await;
+    assert_eq!((record["reason"].as_str(), record["status"].as_str()), (Some("disputed"), Some("open")));
+    assert_eq!(candidates(&record), ids(&[&x, &y]));
+    for cs in [&x, &y] {
+        let inv = w.invoice(cs).await;
+        assert_eq!(inv["customerAmountPaid"], "0.000000");
+        assert_eq!(inv["status"], "pending", "a held report changes nothing of the invoice: {inv}");
+    }
+    // X's page says the transfer is being reviewed, not "pay again".
+    assert_eq!(public_phase(&w, &x).await, "held");
+    assert!(w.event_types().await.contains(&"payment.unattributed".to_owned()));
+
+    // The merchant decides: X. Credited once, with the ordinary events and the author.
+    let id = record["id"].as_str().unwrap();
+    let decided = attribute(&w, id, &x, "the customer of order 1001 wrote in").await.ok(200).clone();
+    assert_eq!(decided["status"], "attributed");
+    let payment = w.payment(decided["paymentId"].as_str().unwrap()).await;
+    assert_eq!((payment["status"].as_str(), payment["evidence"].as_str()), (Some("underpaid"), Some("manual")));
+    let inv = w.invoice(&x).await;
+    assert_eq!(
+        (inv["collectionState"].as_str(), inv["customerAmountPaid"].as_str()),
+        (Some("partially_paid"), Some("27.770000"))
+    );
+    let activity = inv["activity"].as_array().unwrap();
+    let entry = activity.iter().find(|a| a["action"] == "transfer_attributed").unwrap();
+    assert!(entry["detail"].as_str().unwrap().contains("order 1001"), "{entry}");
+    assert!(w.event_types().await.contains(&"invoice.partially_paid".to_owned()));
+    // Once: again, or to Y, is refused and changes nothing.
+    attribute(&w, id, &y, "second thoughts").await.assert_error(409, "TRANSFER_ALREADY_ATTRIBUTED");
+    assert_eq!(w.invoice(&y).await["customerAmountPaid"], "0.000000");
+    // It left the open list.
+    let open = w.app.get(&w.m.sk_live, "/v1/unattributed-transfers").await.ok(200).clone();
+    assert!(open["items"].as_array().unwrap().iter().all(|i| i["id"] != record["id"]), "{open}");
+}
+
+#[tokio::test]
+async fn with_unique_amounts_an_underpayment_reported_on_its_checkout_is_credited_to_it() {
+    // Case 2 with the default: Y asks 27.77 plus its offset, so 27.77 names only X's report.
+    let w = World::new().await;
+    w.unique_amounts();
+    let x = w.checkout("71.00").await;
+    let y = w.checkout("27.77").await;
+    assert_ne!(y["amountDue"], "27.770000");
+    let tx = w.pay(27_770_000).await;
+    let reported = w.submitted(&x, &tx).await;
+    w.anvil.finalize().await;
+    let p = w.payment_reaches(&reported, "underpaid").await;
+    assert_eq!(
+        (p["customerAmountCredited"].as_str(), p["evidence"].as_str()),
+        (Some("27.770000"), Some("reported_hash"))
+    );
+    assert_eq!(w.invoice(&y).await["customerAmountPaid"], "0.000000");
+}
+
+#[tokio::test]
+async fn a_bound_wallet_goes_to_its_checkout_before_an_unbound_twin_whatever_is_reported() {
+    // Case 3: A bound its customer's wallet; twin B (same amount) did not. Anyone reports the
+    // transfer on B: A is credited, B's report fails and leaves B's invoice as it was.
+    let w = World::new().await;
+    let a = w.checkout("10.00").await;
+    let b = w.checkout("10.00").await;
+    bind(&w, &a, &w.customer).await;
+    let tx = w.pay(10 * ONE).await;
+    let on_b = w.submitted(&b, &tx).await;
+    w.anvil.finalize().await;
+    let inv = paid(&w, &w.m.sk_live, &a).await;
+    assert_eq!(inv["payments"][0]["evidence"], "bound_wallet");
+    let p = w.payment_reaches(&on_b, "failed").await;
+    assert_eq!(p["failureReason"], "attributed_to_another_checkout");
+    let b_inv = w.invoice(&b).await;
+    assert_eq!((b_inv["status"].as_str(), b_inv["customerAmountPaid"].as_str()), (Some("pending"), Some("0.000000")));
+    assert_eq!(public_phase(&w, &b).await, "failed");
+    // The public answer names nothing of the checkout that took it.
+    let again = w.submit(&b, &tx).await.ok(202).clone();
+    assert_eq!(again["failureReason"], "attributed_to_another_checkout");
+    assert!(!again.to_string().contains(a["id"].as_str().unwrap()), "{again}");
+}
+
+#[tokio::test]
+async fn a_third_partys_binding_never_turns_the_customers_transfer_away() {
+    // Case 5: the customer binds W; someone binds another wallet to the same checkout after.
+    let w = World::new().await;
+    let cs = w.checkout("15.00").await;
+    bind(&w, &cs, &w.customer).await;
+    bind(&w, &cs, &w.stranger).await;
+    let tx = w.pay(15 * ONE).await;
+    let id = w.submitted(&cs, &tx).await;
+    w.anvil.finalize().await;
+    let p = w.payment_reaches(&id, "confirmed").await;
+    assert!(same_address(&p["payer"]["address"], &w.customer), "{p}");
+    assert_eq!(p["evidence"], "bound_wallet");
+    // Both stay bound, for the merchant to see.
+    let path = format!("/v1/checkout-sessions/{}/diagnostics", cs["id"].as_str().unwrap());
+    let d = w.app.get(&w.m.sk_live, &path).await.ok(200).clone();
+    let bound: Vec<&str> =
+        d["boundWallets"].as_array().unwrap().iter().map(|b| b["address"].as_str().unwrap()).collect();
+    assert_eq!(bound.len(), 2, "{d}");
+    // A transfer from an unbound wallet still pays a bound checkout by its amount.
+    let other = w.checkout("3.00").await;
+    bind(&w, &other, &w.stranger).await;
+    let tx = w.pay(3 * ONE).await;
+    w.anvil.finalize().await;
+    let inv = paid(&w, &w.m.sk_live, &other).await;
+    assert_eq!(
+        (inv["payments"][0]["transactionId"].as_str(), inv["payments"][0]["evidence"].as_str()),
+        (Some(tx.as_str()), Some("amount"))
+    );
+}
+
+/// A live checkout of a reusable fixed-price link, as a customer's submission makes it.
+async fn link_checkout(w: &World, link: &Value, n: u32) -> Value {
+    let path = format!("/v1/public/payment-links/{}/checkout", link["publicId"].as_str().unwrap());
+    let body = json!({ "version": link["version"] });
+    let req = w.app.http.post(w.app.url(&path)).header("Idempotency-Key", format!("link-checkout-{n}")).json(&body);
+    let made = w.app.send(req).await.ok(201).clone();
+    let path = format!("/v1/checkout-sessions/{}", made["checkoutSessionId"].as_str().unwrap());
+    w.app.get(&w.m.sk_live, &path).await.ok(200).clone()
+}
+
+#[tokio::test]
+async fn twins_of_a_link_and_wrong_amounts_are_never_taken_by_a_report() {
+    // Case 4 with the default (unique amounts on): a victim pays a fixed-price link's checkout
+    // exactly without reporting; the attacker reports the hash on his own checkout of the link
+    // first. The unique amount names the victim's.
+    let w = World::new().await;
+    w.unique_amounts();
+    let body = json!({ "title": "Coffee", "amountType": "fixed", "amount": "30.00" });
+    let link = w.app.post(&w.m.sk_live, "/v1/payment-links", body).await.ok(201).clone();
+    let victim = link_checkout(&w, &link, 1).await;
+    let attacker = link_checkout(&w, &link, 2).await;
+    assert_ne!(victim["amountDue"], attacker["amountDue"]);
+    w.anvil.next_block_not_before_now().await;
+    let tx = w.pay(units(victim["amountDue"].as_str().unwrap())).await;
+    let stolen = w.submitted(&attacker, &tx).await;
+    w.anvil.finalize().await;
+    let inv = paid(&w, &w.m.sk_live, &victim).await;
+    assert_eq!(inv["payments"][0]["evidence"], "unique_amount");
+    let p = w.payment_reaches(&stolen, "failed").await;
+    assert_eq!(p["failureReason"], "attributed_to_another_checkout");
+    assert_eq!(w.invoice(&attacker).await["customerAmountPaid"], "0.000000");
+
+    // A victim overpays 30.50 on a 30.00 checkout and reports it; the attacker's 31.00
+    // checkout reports it too. Two reports, no stronger evidence: held, nobody credited.
+    let v = w.checkout("30.00").await;
+    let a = w.checkout("31.00").await;
+    let tx = w.pay(30_500_000).await;
+    let theirs = w.submitted(&a, &tx).await;
+    let mine = w.submitted(&v, &tx).await;
+    w.anvil.finalize().await;
+    for id in [&theirs, &mine] {
+        assert_eq!(w.payment_reaches(id, "failed").await["failureReason"], "disputed");
+    }
+    let record = unattributed(&w, &w.m.sk_live, &tx, 0).await;
+    assert_eq!((record["reason"].as_str(), candidates(&record)), (Some("disputed"), ids(&[&v, &a])));
+    for cs in [&v, &a] {
+        assert_eq!(w.invoice(cs).await["customerAmountPaid"], "0.000000");
+    }
+}
+
+#[tokio::test]
+async fn an_unreported_top_up_of_the_remainder_is_found() {
+    // Case 6: 30.01 of 73.00 paid and reported; the page then asks the remaining 42.99, which
+    // the customer sends without reporting it.
+    let w = World::new().await;
+    w.unique_amounts();
+    let cs = w.checkout("73.00").await;
+    let first = w.submitted(&cs, &w.pay(30_010_000).await).await;
+    w.anvil.finalize().await;
+    w.payment_reaches(&first, "underpaid").await;
+    let path = format!("/v1/public/checkout-sessions/{}", cs["id"].as_str().unwrap());
+    let page = w.app.send(w.app.http.get(w.app.url(&path))).await.ok(200).clone();
+    assert_eq!(page["amountDue"], "42.990000", "{page}");
+    let top_up = w.pay(42_990_000).await;
+    w.anvil.finalize().await;
+    let inv = paid(&w, &w.m.sk_live, &cs).await;
+    let found = inv["payments"].as_array().unwrap().iter().find(|p| p["transactionId"] == top_up.as_str()).unwrap();
+    assert_eq!((found["status"].as_str(), found["evidence"].as_str()), (Some("confirmed"), Some("amount")));
+    assert_eq!(inv["customerAmountPaid"], "73.000000");
+}
+
+#[tokio::test]
+async fn a_transfer_recorded_then_credited_through_a_report_counts_once() {
+    // Case 7: the follower records 150.50 as unattributed (the checkout asks 150.00); the
+    // customer then reports it, and it is credited. Reconciliation counts it once.
+    let w = World::new().await;
+    let cs = w.checkout("150.00").await;
+    let from = chrono::Utc::now() - chrono::Duration::minutes(5);
+    let tx = w.pay(150_500_000).await;
+    w.anvil.finalize().await;
+    let record = unattributed(&w, &w.m.sk_live, &tx, 0).await;
+    assert_eq!(record["reason"], "no_matching_amount");
+    let id = w.submitted(&cs, &tx).await;
+    w.anvil.mine(1).await;
+    let p = w.payment_reaches(&id, "overpaid").await;
+    assert_eq!(p["amountReceived"], "150.500000");
+    let path = format!("/v1/unattributed-transfers/{}", record["id"].as_str().unwrap());
+    let now = w.app.get(&w.m.sk_live, &path).await.ok(200).clone();
+    assert_eq!((now["status"].as_str(), now["paymentId"].as_str()), (Some("attributed"), Some(id.as_str())));
+    let open = w.app.get(&w.m.sk_live, "/v1/unattributed-transfers").await.ok(200).clone();
+    assert!(open["items"].as_array().unwrap().is_empty(), "{open}");
+    let to = chrono::Utc::now() + chrono::Duration::minutes(5);
+    let enc =
+        |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true).replace('+', "%2B");
+    let summary = w.app.get(&w.m.sk_live, &format!("/v1/reconciliation?from={}&to={}", enc(from), enc(to))).await;
+    let usdc = summary.ok(200)["tokens"].as_array().unwrap().iter().find(|t| t["token"] == "USDC").unwrap().clone();
+    assert_eq!(
+        (usdc["collected"].as_str(), usdc["unattributedCount"].as_u64()),
+        (Some("150.500000"), Some(0)),
+        "{usdc}"
+    );
+    assert_eq!(usdc["unattributedTotal"], "0.000000");
+}
+
+#[tokio::test]
+async fn a_link_holder_reporting_every_hash_disputes_nothing_a_binding_or_a_unique_amount_names() {
+    let w = World::new().await;
+    w.unique_amounts();
+    let body = json!({ "title": "Tea", "amountType": "fixed", "amount": "12.00" });
+    let link = w.app.post(&w.m.sk_live, "/v1/payment-links", body).await.ok(201).clone();
+    let bound = link_checkout(&w, &link, 1).await;
+    let scanned = link_checkout(&w, &link, 2).await;
+    let attacker = link_checkout(&w, &link, 3).await;
+    bind(&w, &bound, &w.customer).await;
+    w.anvil.next_block_not_before_now().await;
+    let by_wallet = w.pay(units(bound["amountDue"].as_str().unwrap())).await;
+    let by_scan =
+        w.anvil.transfer(&w.token, &w.customer, &w.wallet, units(scanned["amountDue"].as_str().unwrap())).await;
+    let mut claims = Vec::new();
+    for tx in [&by_wallet, &by_scan] {
+        claims.push(w.submitted(&attacker, tx).await);
+    }
+    w.anvil.finalize().await;
+    assert_eq!(paid(&w, &w.m.sk_live, &bound).await["payments"][0]["evidence"], "bound_wallet");
+    assert_eq!(paid(&w, &w.m.sk_live, &scanned).await["payments"][0]["evidence"], "unique_amount");
+    for id in &claims {
+        assert_eq!(w.payment_reaches(id, "failed").await["failureReason"], "attributed_to_another_checkout");
+    }
+    let all = w.app.get(&w.m.sk_live, "/v1/unattributed-transfers?status=all").await.ok(200).clone();
+    assert!(all["items"].as_array().unwrap().is_empty(), "nothing disputed or recorded: {all}");
+    assert_eq!(invoice_of(&w, &w.m.sk_live, &attacker).await["status"], "pending");
+}
+
+#[tokio::test]
+async fn a_person_attributes_a_recorded_transfer_only_where_it_can_pay() {
+    let w = World::new().await;
+    let twin_a = w.checkout("10.00").await;
+    let twin_b = w.checkout("10.00").await;
+    let tx = w.pay(10 * ONE).await;
+    w.anvil.finalize().await;
+    let record = unattributed(&w, &w.m.sk_live, &tx, 0).await;
+    assert_eq!(
+        (record["reason"].as_str(), candidates(&record)),
+        (Some("several_matching_checkouts"), ids(&[&twin_a, &twin_b]))
+    );
+    let id = record["id"].as_str().unwrap().to_owned();
+    // Refusals change nothing: a reason is needed, the checkout must exist in this scope and
+    // have been open at the transfer's block time.
+    let path = format!("/v1/unattributed-transfers/{id}/attribute");
+    let no_reason = w.app.post(&w.m.sk_live, &path, json!({ "checkoutSessionId": twin_a["id"] })).await;
+    no_reason.assert_error(400, "VALIDATION_ERROR");
+    let empty = w.app.post(&w.m.sk_live, &path, json!({ "checkoutSessionId": twin_a["id"], "reason": " " })).await;
+    assert_eq!(empty.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("reason"));
+    attribute(&w, &id, &json!({ "id": "cs_nothere" }), "x").await.assert_error(404, "NOT_FOUND");
+    // Block times are whole seconds: a checkout made a second later came after the transfer.
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let later = w.checkout("10.00").await;
+    let refused = attribute(&w, &id, &later, "the wrong one").await;
+    assert_eq!(refused.assert_error(409, "CHECKOUT_SESSION_NOT_PAYABLE").as_deref(), Some("checkoutSessionId"));
+    assert_eq!(refused.body["error"]["details"]["reason"], "transfer_before_checkout");
+    let test_cs = w.app.post(&w.m.sk_test, "/v1/checkout-sessions", json!({ "amount": "10.00" })).await.ok(201).clone();
+    attribute(&w, &id, &test_cs, "test").await.assert_error(409, "MODE_MISMATCH");
+    w.app
+        .post(&w.m.sk_test, &path, json!({ "checkoutSessionId": test_cs["id"], "reason": "x" }))
+        .await
+        .assert_error(404, "NOT_FOUND");
+    // A restricted key needs payments:write.
+    let reader = w.app.cli_ok(&[
+        "key",
+        "create",
+        "--merchant",
+        &w.m.id,
+        "--mode",
+        "live",
+        "--type",
+        "secret",
+        "--permissions",
+        "payments:read",
+        "--json",
+    ]);
+    let r = w
+        .app
+        .post(reader["key"].as_str().unwrap(), &path, json!({ "checkoutSessionId": twin_a["id"], "reason": "x" }))
+        .await;
+    r.assert_error(403, "PERMISSION_DENIED");
+    let writer = w.app.cli_ok(&[
+        "key",
+        "create",
+        "--merchant",
+        &w.m.id,
+        "--mode",
+        "live",
+        "--type",
+        "secret",
+        "--permissions",
+        "payments:write",
+        "--json",
+    ]);
+    for cs in [&twin_a, &twin_b] {
+        assert_eq!(w.invoice(cs).await["customerAmountPaid"], "0.000000");
+    }
+    // Two people decide at once: one wins, the other is told.
+    let (first, second) = tokio::join!(
+        w.app.post(
+            writer["key"].as_str().unwrap(),
+            &path,
+            json!({ "checkoutSessionId": twin_a["id"], "reason": "ticket 7" })
+        ),
+        w.app.post(&w.m.sk_live, &path, json!({ "checkoutSessionId": twin_b["id"], "reason": "ticket 8" })),
+    );
+    let mut statuses = [first.status.as_u16(), second.status.as_u16()];
+    statuses.sort();
+    assert_eq!(statuses, [200, 409], "{:?} {:?}", first.body, second.body);
+    let paid_count =
+        [w.invoice(&twin_a).await, w.invoice(&twin_b).await].iter().filter(|i| i["collectionState"] == "paid").count();
+    assert_eq!(paid_count, 1);
+    let done = w.app.get(&w.m.sk_live, &format!("/v1/unattributed-transfers/{id}")).await.ok(200).clone();
+    assert_eq!(done["status"], "attributed");
+    assert!(!w.app.logs().contains("ERROR"), "{}", w.app.logs());
+}
+
+#[tokio::test]
+async fn checkouts_of_one_invoice_asking_its_remainder_are_no_twins() {
+    let w = World::new().await;
+    let cs = w.checkout("20.00").await;
+    let first = w.submitted(&cs, &w.pay(5 * ONE).await).await;
+    w.anvil.finalize().await;
+    w.payment_reaches(&first, "underpaid").await;
+    let path = format!("/v1/invoices/{}/checkout-sessions", cs["invoiceId"].as_str().unwrap());
+    let rest = w.app.post(&w.m.sk_live, &path, json!({})).await.ok(201).clone();
+    assert_eq!(rest["amount"], "15.000000");
+    // Both the first checkout and the remainder's ask 15.00 now: one invoice, so no dispute.
+    let tx = w.pay(15 * ONE).await;
+    w.anvil.finalize().await;
+    let inv = paid(&w, &w.m.sk_live, &cs).await;
+    let credited = inv["payments"].as_array().unwrap().iter().find(|p| p["transactionId"] == tx.as_str()).unwrap();
+    assert_eq!(credited["checkoutSessionId"], rest["checkoutSessionId"]);
+    eventually("no record", || async {
+        let all = w.app.get(&w.m.sk_live, "/v1/unattributed-transfers?status=all").await.ok(200).clone();
+        all["items"].as_array().unwrap().is_empty().then_some(())
+    })
+    .await;
+}

@@ -1,3 +1,6 @@
+DROP TABLE chain_rechecks;
+ALTER TABLE chain_cursors DROP COLUMN held_since;
+
 CREATE OR REPLACE FUNCTION payments_credit_logs() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF NEW.mode <> 'live' OR NEW.status NOT IN ('confirmed', 'underpaid', 'overpaid') THEN

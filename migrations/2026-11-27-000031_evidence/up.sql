@@ -85,3 +85,16 @@ BEGIN
        AND u.log_index = ANY (NEW.logs) AND u.status = 'open';
     RETURN NULL;
 END $$;
+
+-- The follower never skips a block: a range an endpoint could not confirm complete holds the
+-- cursor for a while (since `held_since`), and every range is read a second time later.
+ALTER TABLE chain_cursors ADD COLUMN held_since timestamptz;
+CREATE TABLE chain_rechecks (
+    chain_id     bigint NOT NULL,
+    from_block   bigint NOT NULL CHECK (from_block >= 0),
+    to_block     bigint NOT NULL CHECK (to_block >= from_block),
+    due_at       timestamptz NOT NULL,
+    lease_until  timestamptz,
+    PRIMARY KEY (chain_id, from_block)
+);
+CREATE INDEX chain_rechecks_due ON chain_rechecks (chain_id, due_at);

@@ -147,6 +147,8 @@ pub struct ChainConfig {
     /// How far the service's clock may run ahead of the chain's, for attribution by evidence
     /// the transfer carries.
     pub clock_skew: Duration,
+    /// How long after a range of final blocks was first read it is read once more.
+    pub recheck_after: Duration,
 }
 
 /// The TOML file's keys (all optional; same names as the environment without the prefix,
@@ -178,6 +180,7 @@ struct FileConfig {
     chain_timeout_ms: Option<String>,
     chain_id_recheck_seconds: Option<String>,
     chain_clock_skew_seconds: Option<String>,
+    chain_recheck_seconds: Option<String>,
     secret_key: Option<String>,
     webhook_retry_schedule: Option<String>,
     webhook_allow_private: Option<String>,
@@ -480,6 +483,12 @@ fn chain<E: Fn(&str) -> Option<String>>(src: &Source<'_, E>) -> Result<ChainConf
             "30",
             (0, 3_600),
         )?),
+        recheck_after: Duration::from_secs(src.number(
+            "STABLEPAY_CHAIN_RECHECK_SECONDS",
+            &f.chain_recheck_seconds,
+            "120",
+            (1, 86_400),
+        )?),
     })
 }
 
@@ -711,6 +720,11 @@ pub const VARIABLES: &[Variable] = &[
         "STABLEPAY_CHAIN_CLOCK_SKEW_SECONDS",
         "30",
         "How far a transfer may predate a checkout and still pay it on evidence the transfer carries",
+    ),
+    var(
+        "STABLEPAY_CHAIN_RECHECK_SECONDS",
+        "120",
+        "How long after a range of final blocks was first read the follower reads it once more",
     ),
     var("STABLEPAY_WEBHOOK_RETRY_SCHEDULE", "1m,5m,30m,2h", "Waits between webhook attempts"),
     var("STABLEPAY_WEBHOOK_ALLOW_PRIVATE", "false", "Allow webhook endpoints on private addresses (development only)"),

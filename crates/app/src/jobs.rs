@@ -161,6 +161,57 @@ pub struct ChainReport {
     pub more: bool,
 }
 
+/// The follower's step of a chain pass: what it found goes into `report`, how far and how
+/// completely it read into `status`. Answers the newest final block, when the chain told it.
+async fn follow_pass(
+    use_cases: &stablepay_domain::use_cases::UseCases,
+    status: &stablepay_http::status::WorkerStatus,
+    report: &mut ChainReport,
+) -> Option<u64> {
+    match use_cases.follower().follow().await {
+        Ok(w) => {
+            report.detected = w.detected.len();
+            report.unattributed = w.unattributed;
+            // Final blocks not yet scanned for transfers to merchants' wallets.
+            let lag = w.final_head.zip(w.scanned_to).map(|(head, to)| head.saturating_sub(to));
+            let now = use_cases.clock().system_now();
+            status.followed(now, w.scanned_to, lag);
+            if let Some(lag) = lag {
+                metrics::gauge!("stablepay_chain_follow_lag_blocks").set(u32::try_from(lag).unwrap_or(u32::MAX));
+            }
+            let count = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
+            status.follow_facts(stablepay_http::status::FollowFacts {
+                uncertain_blocks: count(w.uncertain),
+                held: w.held,
+                disagreements: w.disagreements,
+                second_pass_found: count(w.second_pass_found),
+                rechecks_pending: w.rechecks_pending,
+            });
+            if w.second_pass_found > 0 {
+                tracing::warn!(
+                    found = w.second_pass_found,
+                    "the second reading of final blocks found transfers the first had missed"
+                );
+            }
+            if status.clock_skew_due(now)
+                && let Ok(skew) = use_cases.follower().clock_skew().await
+            {
+                status.clock_skew(now, skew.num_seconds());
+            }
+            w.final_head
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "following the chain failed; retrying next pass");
+            // A follower that fails every pass falls behind: the lag says by how much.
+            let head = use_cases.follower().final_head().await.ok();
+            if let Some(lag) = status.follow_failed(head) {
+                metrics::gauge!("stablepay_chain_follow_lag_blocks").set(u32::try_from(lag).unwrap_or(u32::MAX));
+            }
+            None
+        }
+    }
+}
+
 /// One pass over the live chain: follow transfers into merchants' wallets (when an RPC endpoint
 /// is configured), then verify every payment in flight whose check is due. A payment the chain
 /// cannot be asked about now waits with a diagnostic and is checked again after a backoff.
@@ -177,27 +228,7 @@ pub async fn chain_pass(
     let mut report = ChainReport::default();
     let mut final_block = None;
     if adapters.chain.is_live() {
-        match use_cases.follower().follow().await {
-            Ok(w) => {
-                report.detected = w.detected.len();
-                report.unattributed = w.unattributed;
-                final_block = w.final_head;
-                // Final blocks not yet scanned for transfers to merchants' wallets.
-                let lag = w.final_head.zip(w.scanned_to).map(|(head, to)| head.saturating_sub(to));
-                status.followed(use_cases.clock().system_now(), w.scanned_to, lag);
-                if let Some(lag) = lag {
-                    metrics::gauge!("stablepay_chain_follow_lag_blocks").set(u32::try_from(lag).unwrap_or(u32::MAX));
-                }
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "following the chain failed; retrying next pass");
-                // A follower that fails every pass falls behind: the lag says by how much.
-                let head = use_cases.follower().final_head().await.ok();
-                if let Some(lag) = status.follow_failed(head) {
-                    metrics::gauge!("stablepay_chain_follow_lag_blocks").set(u32::try_from(lag).unwrap_or(u32::MAX));
-                }
-            }
-        }
+        final_block = follow_pass(&use_cases, status, &mut report).await;
     }
     // The claim keeps other workers off these payments for one interval: a payment still
     // waiting for finality is due again by the next pass (the pass itself takes longer than

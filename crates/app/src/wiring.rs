@@ -87,6 +87,8 @@ impl Adapters {
                 .map_err(|_| anyhow_lite::msg("STABLEPAY_CHAIN_NOT_FOUND_SECONDS: out of range"))?,
             clock_skew: chrono::Duration::from_std(c.clock_skew)
                 .map_err(|_| anyhow_lite::msg("STABLEPAY_CHAIN_CLOCK_SKEW_SECONDS: out of range"))?,
+            recheck_after: chrono::Duration::from_std(c.recheck_after)
+                .map_err(|_| anyhow_lite::msg("STABLEPAY_CHAIN_RECHECK_SECONDS: out of range"))?,
         };
         let w = &config.webhooks;
         let schedule = RetrySchedule::new(

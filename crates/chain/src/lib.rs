@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use async_trait::async_trait;
 use rpc::Endpoints;
 pub use rpc::RpcSettings;
-use stablepay_domain::chain::{ChainHealth, LoggedTransfer, Observation};
+use stablepay_domain::chain::{ChainHealth, Observation, ScanPass, TransferScan};
 use stablepay_domain::invoice::payment::TxHash;
 use stablepay_domain::merchant::WalletAddress;
 use stablepay_domain::ports::Chain;
@@ -130,15 +130,25 @@ impl Chain for ModalChain {
         result
     }
 
+    async fn head(&self) -> Result<(u64, chrono::DateTime<chrono::Utc>), Error> {
+        let result = match self.live() {
+            Ok(live) => live.head().await,
+            Err(e) => Err(e),
+        };
+        self.learn(&result);
+        result
+    }
+
     async fn transfers(
         &self,
         from: u64,
         to: u64,
         tokens: &[WalletAddress],
         wallets: &[WalletAddress],
-    ) -> Result<Vec<LoggedTransfer>, Error> {
+        pass: ScanPass,
+    ) -> Result<TransferScan, Error> {
         let result = match self.live() {
-            Ok(live) => live.transfers(from, to, tokens, wallets).await,
+            Ok(live) => live.transfers((from, to), tokens, wallets, pass).await,
             Err(e) => Err(e),
         };
         self.learn(&result);

@@ -7,13 +7,15 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use alloy_primitives::{Address, B256, Bytes, U64, U256};
+use alloy_primitives::{Address, B256, Bloom, BloomInput, Bytes, U64, U256};
 use alloy_rpc_client::RpcClient;
 use chrono::{DateTime, Utc};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use stablepay_domain::Error;
-use stablepay_domain::chain::{LoggedTransfer, Observation, ObservedTransaction, TokenTransfer};
+use stablepay_domain::chain::{
+    LoggedTransfer, Observation, ObservedTransaction, ScanPass, TokenTransfer, TransferScan,
+};
 use stablepay_domain::invoice::payment::{BlockRef, TxHash};
 use stablepay_domain::merchant::WalletAddress;
 use stablepay_domain::money::Decimal6;
@@ -117,10 +119,42 @@ struct Log {
 }
 
 #[derive(Deserialize, Debug, Clone)]
+#[serde(rename_all = "camelCase")]
 struct Block {
     number: U64,
     hash: B256,
     timestamp: U64,
+    /// The bloom of the block's logs: a log of an address and topics is in the block only where
+    /// the bloom holds each of them (false positives happen, false negatives never).
+    #[serde(default)]
+    logs_bloom: Option<Bloom>,
+}
+
+/// Blocks whose headers are read at once to check an answer's completeness.
+const HEADERS_AT_ONCE: usize = 16;
+
+/// The logs one `eth_getLogs` filter asks for, read from as many endpoints as it takes.
+struct Reading {
+    /// Every log any endpoint returned, once.
+    logs: Vec<Log>,
+    /// Blocks no answer covered for sure.
+    uncertain: Vec<u64>,
+    /// Answers that differed from the ones before them.
+    disagreements: u64,
+}
+
+fn log_key(l: &Log) -> (Option<B256>, Option<U64>) {
+    (l.transaction_hash, l.log_index)
+}
+
+/// Whether a block with `bloom` may hold a `Transfer` log of one of `filter`'s tokens to one of
+/// its recipients (a block without a bloom may hold anything).
+fn may_hold(bloom: Option<&Bloom>, filter: &LogFilter) -> bool {
+    let Some(bloom) = bloom else { return true };
+    let has = |bytes: &[u8]| bloom.contains_input(BloomInput::Raw(bytes));
+    filter.address.iter().any(|a| has(a.as_slice()))
+        && has(filter.topics.0.as_slice())
+        && filter.topics.2.iter().any(|w| has(w.as_slice()))
 }
 
 #[derive(Serialize, Debug, Clone)]
@@ -360,15 +394,23 @@ impl Endpoints {
         block.as_ref().map(block_time).transpose()
     }
 
+    /// The newest block and its time.
+    pub(crate) async fn head(&self) -> Result<(u64, DateTime<Utc>), Error> {
+        let block: Option<Block> =
+            self.with_endpoint(|e| self.call(e, "eth_getBlockByNumber", ("latest", false))).await?;
+        let block = block.ok_or(Error::Unavailable)?;
+        Ok((u64_of(block.number), block_time(&block)?))
+    }
+
     pub(crate) async fn transfers(
         &self,
-        from: u64,
-        to: u64,
+        (from, to): (u64, u64),
         tokens: &[WalletAddress],
         wallets: &[WalletAddress],
-    ) -> Result<Vec<LoggedTransfer>, Error> {
+        pass: ScanPass,
+    ) -> Result<TransferScan, Error> {
         let tokens = tokens.iter().map(parse_address).collect::<Result<Vec<_>, _>>()?;
-        let mut found = Vec::new();
+        let mut scan = TransferScan::default();
         for chunk in wallets.chunks(WALLETS_PER_QUERY) {
             let recipients = chunk.iter().map(|w| parse_address(w).map(|a| a.into_word())).collect::<Result<_, _>>()?;
             let filter = LogFilter {
@@ -377,8 +419,10 @@ impl Endpoints {
                 address: tokens.clone(),
                 topics: (TRANSFER_TOPIC, None, recipients),
             };
-            let logs: Vec<Log> = self.with_endpoint(|e| self.call(e, "eth_getLogs", (filter.clone(),))).await?;
-            for log in logs.iter().filter(|l| !l.removed) {
+            let reading = self.read_logs(&filter, (from, to), pass).await?;
+            scan.uncertain.extend(reading.uncertain);
+            scan.disagreements += reading.disagreements;
+            for log in reading.logs.iter().filter(|l| !l.removed) {
                 let (Some(transfer), Some(tx), Some(number), Some(hash), Some(_)) =
                     (transfer_of(log)?, log.transaction_hash, log.block_number, log.block_hash, log.log_index)
                 else {
@@ -389,7 +433,7 @@ impl Endpoints {
                 let Some(block) = self.with_endpoint(|e| self.block(e, hash)).await? else {
                     return Err(Error::Unavailable);
                 };
-                found.push(LoggedTransfer {
+                scan.logs.push(LoggedTransfer {
                     tx_hash: TxHash::from_trusted(hash_text(&tx)),
                     block: BlockRef { number: u64_of(number), hash: hash_text(&hash) },
                     block_time: block_time(&block)?,
@@ -397,9 +441,116 @@ impl Endpoints {
                 });
             }
         }
-        found.sort_by_key(|l| (l.block.number, l.transfer.log_index));
-        Ok(found)
+        scan.logs.sort_by_key(|l| (l.block.number, l.transfer.log_index));
+        scan.logs.dedup_by(|a, b| a.tx_hash == b.tx_hash && a.transfer.log_index == b.transfer.log_index);
+        scan.uncertain.sort_unstable();
+        scan.uncertain.dedup();
+        Ok(scan)
     }
+
+    /// The logs `filter` asks for in blocks `from..=to`, from the first endpoint that serves
+    /// the chain, is not behind the range and answers; while some block's bloom says it may
+    /// hold a watched transfer and no answer so far returned one there, the next endpoint is
+    /// asked too (a second pass starts with the second endpoint). What no endpoint settles is
+    /// left uncertain.
+    async fn read_logs(&self, filter: &LogFilter, (from, to): (u64, u64), pass: ScanPass) -> Result<Reading, Error> {
+        let first = if pass == ScanPass::Second && self.list.len() > 1 { 1 } else { 0 };
+        let order = self.list.iter().cycle().skip(first).take(self.list.len());
+        let mut reading = Reading { logs: Vec::new(), uncertain: (from..=to).collect(), disagreements: 0 };
+        let (mut answered, mut faults, mut wrong) = (false, Vec::new(), 0usize);
+        for endpoint in order {
+            let answer = match self.check_chain(endpoint).await {
+                Ok(()) => self.logs_of(endpoint, filter, to).await,
+                Err(f) => Err(f),
+            };
+            let logs = match answer {
+                Ok(logs) => logs,
+                Err(Fault::WrongChain(_)) => {
+                    wrong += 1;
+                    continue;
+                }
+                Err(Fault::Transport(text)) => {
+                    tracing::warn!(error = %text, "reading transfer logs failed; trying the next endpoint");
+                    faults.push(text);
+                    continue;
+                }
+            };
+            if merge(&mut reading, logs) && answered {
+                reading.disagreements += 1;
+                tracing::warn!(url = %endpoint.shown, from, to, "chain RPC endpoints disagree on the transfer logs of a range");
+            }
+            answered = true;
+            let covered: std::collections::BTreeSet<u64> =
+                reading.logs.iter().filter_map(|l| l.block_number.map(u64_of)).collect();
+            let open: Vec<u64> = reading.uncertain.iter().copied().filter(|n| !covered.contains(n)).collect();
+            reading.uncertain = match self.maybe_holding(endpoint, &open, filter).await {
+                Ok(maybe) => maybe,
+                Err(_) => open,
+            };
+            if reading.uncertain.is_empty() {
+                break;
+            }
+        }
+        if !answered {
+            if wrong == self.list.len() {
+                return Err(Error::ChainUnavailable(format!(
+                    "the chain RPC endpoints do not serve chain {} (STABLEPAY_CHAIN_ID)",
+                    self.settings.chain_id
+                )));
+            }
+            tracing::warn!(faults = ?faults, "no chain RPC endpoint answered for transfer logs");
+            return Err(Error::Unavailable);
+        }
+        if !reading.uncertain.is_empty() {
+            tracing::warn!(from, to, blocks = ?reading.uncertain, "transfer logs of some blocks could not be confirmed complete");
+        }
+        Ok(reading)
+    }
+
+    /// `endpoint`'s answer to `filter`, unless its head is behind `to` (it would answer nothing
+    /// for the blocks it does not have yet).
+    async fn logs_of(&self, endpoint: &Endpoint, filter: &LogFilter, to: u64) -> Result<Vec<Log>, Fault> {
+        let head: U64 = self.call(endpoint, "eth_blockNumber", ()).await?;
+        if u64_of(head) < to {
+            return Err(Fault::Transport(format!(
+                "eth_getLogs at {}: its head {} is behind block {to}",
+                endpoint.shown,
+                u64_of(head)
+            )));
+        }
+        let logs: Vec<Log> = self.call(endpoint, "eth_getLogs", (filter.clone(),)).await?;
+        Ok(logs.into_iter().filter(|l| !l.removed).collect())
+    }
+
+    /// Of `blocks`, those whose header (as `endpoint` has it) says a watched transfer may be in
+    /// them; a block the endpoint does not have counts as one that may.
+    async fn maybe_holding(&self, endpoint: &Endpoint, blocks: &[u64], filter: &LogFilter) -> Result<Vec<u64>, Fault> {
+        let mut maybe = Vec::new();
+        for group in blocks.chunks(HEADERS_AT_ONCE) {
+            let headers = futures_util::future::join_all(
+                group
+                    .iter()
+                    .map(|n| self.call::<_, Option<Block>>(endpoint, "eth_getBlockByNumber", (U64::from(*n), false))),
+            )
+            .await;
+            for (n, header) in group.iter().zip(headers) {
+                if header?.is_none_or(|b| may_hold(b.logs_bloom.as_ref(), filter)) {
+                    maybe.push(*n);
+                }
+            }
+        }
+        Ok(maybe)
+    }
+}
+
+/// Adds `logs` to what `reading` has; answers whether they differ from what it had (some log
+/// new, or some log missing).
+fn merge(reading: &mut Reading, logs: Vec<Log>) -> bool {
+    let had: std::collections::BTreeSet<_> = reading.logs.iter().map(log_key).collect();
+    let now: std::collections::BTreeSet<_> = logs.iter().map(log_key).collect();
+    let differ = had != now;
+    reading.logs.extend(logs.into_iter().filter(|l| !had.contains(&log_key(l))));
+    differ
 }
 
 #[cfg(test)]

@@ -374,6 +374,7 @@ impl UseCases {
             emails: self.ports.emails.as_ref(),
             keys: self.ports.keys.as_ref(),
             clock,
+            clock_skew_allowed: self.settings.chain.clock_skew,
         }
     }
 

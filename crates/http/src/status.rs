@@ -38,6 +38,38 @@ struct FollowerStatus {
     lag: AtomicI64,
     /// The last block scanned, as last known (-1: none yet).
     scanned_to: AtomicI64,
+    /// Blocks of the last range read that no endpoint's answer settled for sure.
+    uncertain_blocks: AtomicU64,
+    /// Whether the cursor is held on such a range (read again next pass).
+    held: AtomicBool,
+    /// Ranges endpoints answered differently, since start.
+    disagreements: AtomicU64,
+    /// Logs the second reading found that the first had missed, since start.
+    second_pass_found: AtomicU64,
+    /// Ranges waiting for their second reading.
+    rechecks_pending: AtomicU64,
+    /// The service's clock less the chain head's block time, in seconds (`i64::MIN`: unknown).
+    clock_skew: AtomicI64,
+    /// When it was measured (Unix seconds, 0: never).
+    clock_skew_at: AtomicI64,
+}
+
+/// How often the follower measures the service's clock against the chain's.
+pub const CLOCK_SKEW_EVERY_SECONDS: i64 = 30;
+
+/// What one follower pass learned besides how far it scanned.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct FollowFacts {
+    /// Blocks of the range read whose answer could not be confirmed complete.
+    pub uncertain_blocks: u64,
+    /// The cursor was held on them.
+    pub held: bool,
+    /// Ranges endpoints answered differently in this pass.
+    pub disagreements: u64,
+    /// Logs the second reading found that the first had missed.
+    pub second_pass_found: u64,
+    /// Ranges waiting for their second reading.
+    pub rechecks_pending: u64,
 }
 
 /// After this many failed passes in a row the follower counts as stalled.
@@ -54,6 +86,20 @@ pub struct FollowerSnapshot {
     pub lag_blocks: Option<u64>,
     pub last_success_at: Option<String>,
     pub consecutive_failures: u64,
+    /// Blocks of the last range read that no endpoint settled for sure (the cursor is held on
+    /// them for a while, then the second reading and reconciliation runs read them again).
+    pub uncertain_blocks: u64,
+    /// Whether the cursor waits on such blocks now.
+    pub held: bool,
+    /// Ranges the endpoints answered differently, since start.
+    pub disagreements: u64,
+    /// Logs the second reading of ranges found that the first had missed, since start.
+    pub second_pass_found: u64,
+    /// Ranges waiting for their second reading.
+    pub rechecks_pending: u64,
+    /// The service's clock less the time of the chain's newest block, in seconds, when measured
+    /// (a block is a few seconds old when read: positive by that much when the clocks agree).
+    pub clock_skew_seconds: Option<i64>,
 }
 
 /// The worker's state as readiness and metrics show it.
@@ -102,6 +148,7 @@ impl WorkerStatus {
             follower: FollowerStatus {
                 lag: AtomicI64::new(-1),
                 scanned_to: AtomicI64::new(-1),
+                clock_skew: AtomicI64::new(i64::MIN),
                 ..FollowerStatus::default()
             },
         }
@@ -120,6 +167,27 @@ impl WorkerStatus {
         if let Some(lag) = lag {
             f.lag.store(i64::try_from(lag).unwrap_or(i64::MAX), Ordering::Relaxed);
         }
+    }
+
+    /// What a successful follower pass learned of the completeness of the chain's answers.
+    pub fn follow_facts(&self, facts: FollowFacts) {
+        let f = &self.follower;
+        f.uncertain_blocks.store(facts.uncertain_blocks, Ordering::Relaxed);
+        f.held.store(facts.held, Ordering::Relaxed);
+        f.disagreements.fetch_add(facts.disagreements, Ordering::Relaxed);
+        f.second_pass_found.fetch_add(facts.second_pass_found, Ordering::Relaxed);
+        f.rechecks_pending.store(facts.rechecks_pending, Ordering::Relaxed);
+    }
+
+    /// The service's clock less the chain head's block time, as just measured at `at`.
+    pub fn clock_skew(&self, at: DateTime<Utc>, seconds: i64) {
+        self.follower.clock_skew.store(seconds, Ordering::Relaxed);
+        self.follower.clock_skew_at.store(at.timestamp(), Ordering::Relaxed);
+    }
+
+    /// Whether the clocks are due to be compared again at `now`.
+    pub fn clock_skew_due(&self, now: DateTime<Utc>) -> bool {
+        now.timestamp() - self.follower.clock_skew_at.load(Ordering::Relaxed) >= CLOCK_SKEW_EVERY_SECONDS
     }
 
     /// A follower pass failed; `final_head` is the chain's newest final block, when it could be
@@ -147,11 +215,18 @@ impl WorkerStatus {
             "ok"
         };
         let last = f.last_success_at.load(Ordering::Relaxed);
+        let skew = f.clock_skew.load(Ordering::Relaxed);
         FollowerSnapshot {
             state: state.into(),
             lag_blocks: u64::try_from(f.lag.load(Ordering::Relaxed)).ok(),
             last_success_at: (last != 0).then(|| DateTime::from_timestamp(last, 0).map(timestamp)).flatten(),
             consecutive_failures: failures,
+            uncertain_blocks: f.uncertain_blocks.load(Ordering::Relaxed),
+            held: f.held.load(Ordering::Relaxed),
+            disagreements: f.disagreements.load(Ordering::Relaxed),
+            second_pass_found: f.second_pass_found.load(Ordering::Relaxed),
+            rechecks_pending: f.rechecks_pending.load(Ordering::Relaxed),
+            clock_skew_seconds: (skew != i64::MIN).then_some(skew),
         }
     }
 
@@ -206,7 +281,8 @@ impl WorkerStatus {
     pub fn metrics(&self, now: DateTime<Utc>) -> String {
         let snapshot = self.snapshot(now);
         let up = u8::from(self.enabled && snapshot.state != "stalled");
-        let lines: [(&str, &str, String); 7] = [
+        let f = &snapshot.follower;
+        let lines: [(&str, &str, String); 12] = [
             ("stablepay_worker_up", "gauge", up.to_string()),
             ("stablepay_worker_passes_total", "counter", self.passes.load(Ordering::Relaxed).to_string()),
             ("stablepay_worker_failed_passes_total", "counter", self.failed_passes.load(Ordering::Relaxed).to_string()),
@@ -217,6 +293,15 @@ impl WorkerStatus {
                 "stablepay_worker_last_success_timestamp_seconds",
                 "gauge",
                 self.last_success_at.load(Ordering::Relaxed).to_string(),
+            ),
+            ("stablepay_chain_follow_uncertain_blocks", "gauge", f.uncertain_blocks.to_string()),
+            ("stablepay_chain_follow_disagreements_total", "counter", f.disagreements.to_string()),
+            ("stablepay_chain_second_pass_found_total", "counter", f.second_pass_found.to_string()),
+            ("stablepay_chain_rechecks_pending", "gauge", f.rechecks_pending.to_string()),
+            (
+                "stablepay_chain_clock_skew_seconds",
+                "gauge",
+                f.clock_skew_seconds.map_or("NaN".into(), |s| s.to_string()),
             ),
         ];
         let mut out = String::new();

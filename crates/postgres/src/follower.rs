@@ -22,7 +22,7 @@ use crate::error::db;
 use crate::pool::PgStore;
 use crate::rows::{corrupt, mode};
 use crate::schema::{
-    chain_cursors, checkout_sessions, credited_transfer_logs, deferred_transfers, merchants, payments,
+    chain_cursors, chain_rechecks, checkout_sessions, credited_transfer_logs, deferred_transfers, merchants, payments,
     unattributed_transfers as u,
 };
 
@@ -53,6 +53,14 @@ fn watched_checkouts<'a>() -> checkout_sessions::BoxedQuery<'a, diesel::pg::Pg> 
         .filter(checkout_sessions::status.eq_any(["pending", "expired"]))
         .filter(checkout_sessions::expires_at.gt(since))
         .into_boxed()
+}
+
+#[derive(diesel::QueryableByName)]
+struct RecheckRow {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    from_block: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    to_block: i64,
 }
 
 /// A deferred transfer log as stored.
@@ -217,13 +225,135 @@ impl FollowerStore for PgStore {
                 .map_err(db)?,
             Some(from) => {
                 diesel::update(chain_cursors::table.find(id).filter(chain_cursors::next_block.eq(block(from)?)))
-                    .set(chain_cursors::next_block.eq(to))
+                    .set((chain_cursors::next_block.eq(to), chain_cursors::held_since.eq(None::<DateTime<Utc>>)))
                     .execute(&mut conn)
                     .await
                     .map_err(db)?
             }
         };
         Ok(moved == 1)
+    }
+
+    async fn hold_cursor(&self, chain_id: u64, from: u64, at: DateTime<Utc>) -> Result<DateTime<Utc>, Error> {
+        let mut conn = self.conn().await?;
+        let held = chain_cursors::table.find(chain(chain_id)?).filter(chain_cursors::next_block.eq(block(from)?));
+        let since: Option<Option<DateTime<Utc>>> = diesel::update(held)
+            .set(
+                chain_cursors::held_since.eq(diesel::dsl::sql::<
+                    diesel::sql_types::Nullable<diesel::sql_types::Timestamptz>,
+                >("coalesce(held_since, ")
+                .bind::<diesel::sql_types::Timestamptz, _>(at)
+                .sql(")")),
+            )
+            .returning(chain_cursors::held_since)
+            .get_result(&mut conn)
+            .await
+            .optional()
+            .map_err(db)?;
+        // Moved meanwhile by another worker: nothing is held.
+        Ok(since.flatten().unwrap_or(at))
+    }
+
+    async fn queue_recheck(&self, chain_id: u64, from: u64, to: u64, due: DateTime<Utc>) -> Result<(), Error> {
+        let mut conn = self.conn().await?;
+        diesel::insert_into(chain_rechecks::table)
+            .values((
+                chain_rechecks::chain_id.eq(chain(chain_id)?),
+                chain_rechecks::from_block.eq(block(from)?),
+                chain_rechecks::to_block.eq(block(to)?),
+                chain_rechecks::due_at.eq(due),
+            ))
+            .on_conflict_do_nothing()
+            .execute(&mut conn)
+            .await
+            .map_err(db)?;
+        Ok(())
+    }
+
+    async fn claim_rechecks(
+        &self,
+        chain_id: u64,
+        now: DateTime<Utc>,
+        limit: u32,
+        lease_seconds: u32,
+    ) -> Result<Vec<(u64, u64)>, Error> {
+        let mut conn = self.conn().await?;
+        let rows: Vec<RecheckRow> = diesel::sql_query(
+            "UPDATE chain_rechecks SET lease_until = $2 + make_interval(secs => $4) \
+             WHERE (chain_id, from_block) IN ( \
+               SELECT chain_id, from_block FROM chain_rechecks \
+               WHERE chain_id = $1 AND due_at <= $2 AND (lease_until IS NULL OR lease_until <= $2) \
+               ORDER BY due_at LIMIT $3 FOR UPDATE SKIP LOCKED) \
+             RETURNING from_block, to_block",
+        )
+        .bind::<diesel::sql_types::BigInt, _>(chain(chain_id)?)
+        .bind::<diesel::sql_types::Timestamptz, _>(now)
+        .bind::<diesel::sql_types::BigInt, _>(i64::from(limit))
+        .bind::<diesel::sql_types::Double, _>(f64::from(lease_seconds))
+        .load(&mut conn)
+        .await
+        .map_err(db)?;
+        let mut ranges = rows
+            .into_iter()
+            .map(|r| {
+                Ok((
+                    u64::try_from(r.from_block).map_err(|_| corrupt("block"))?,
+                    u64::try_from(r.to_block).map_err(|_| corrupt("block"))?,
+                ))
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        ranges.sort_unstable();
+        Ok(ranges)
+    }
+
+    async fn finish_recheck(&self, chain_id: u64, from: u64) -> Result<(), Error> {
+        let mut conn = self.conn().await?;
+        diesel::delete(chain_rechecks::table.find((chain(chain_id)?, block(from)?)))
+            .execute(&mut conn)
+            .await
+            .map_err(db)?;
+        Ok(())
+    }
+
+    async fn rechecks_pending(&self, chain_id: u64) -> Result<u64, Error> {
+        let mut conn = self.conn().await?;
+        let n: i64 = chain_rechecks::table
+            .filter(chain_rechecks::chain_id.eq(chain(chain_id)?))
+            .count()
+            .get_result(&mut conn)
+            .await
+            .map_err(db)?;
+        Ok(u64::try_from(n).unwrap_or(0))
+    }
+
+    async fn log_seen(&self, chain_id: u64, logged: &LoggedTransfer) -> Result<bool, Error> {
+        let mut conn = self.conn().await?;
+        let (id, tx, index) = (chain(chain_id)?, logged.tx_hash.as_str(), log_index(logged.transfer.log_index)?);
+        let credited = credited_transfer_logs::table
+            .filter(credited_transfer_logs::chain_id.eq(id))
+            .filter(credited_transfer_logs::transaction_hash.eq(tx))
+            .filter(credited_transfer_logs::log_index.eq(index));
+        let deferred = deferred_transfers::table
+            .filter(deferred_transfers::chain_id.eq(id))
+            .filter(deferred_transfers::transaction_hash.eq(tx))
+            .filter(deferred_transfers::log_index.eq(index));
+        let claimed = payments::table
+            .filter(payments::mode.eq(Mode::Live.as_str()))
+            .filter(payments::chain_id.eq(id))
+            .filter(payments::transaction_hash.eq(tx))
+            .filter(payments::claimed_log.eq(index));
+        let recorded =
+            u::table.filter(u::chain_id.eq(id)).filter(u::transaction_hash.eq(tx)).filter(u::log_index.eq(index));
+        let (a, b, c, d): (bool, bool, bool, bool) = diesel::select((
+            diesel::dsl::exists(credited),
+            diesel::dsl::exists(deferred),
+            diesel::dsl::exists(claimed),
+            diesel::dsl::exists(recorded),
+        ))
+        .get_result(&mut conn)
+        .await
+        .map_err(db)?;
+        Ok(a || b || c || d)
     }
 
     async fn live_settlement_wallets(&self) -> Result<Vec<WalletAddress>, Error> {

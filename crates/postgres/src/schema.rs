@@ -205,6 +205,17 @@ diesel::table! {
     chain_cursors (chain_id) {
         chain_id -> Int8,
         next_block -> Int8,
+        held_since -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    chain_rechecks (chain_id, from_block) {
+        chain_id -> Int8,
+        from_block -> Int8,
+        to_block -> Int8,
+        due_at -> Timestamptz,
+        lease_until -> Nullable<Timestamptz>,
     }
 }
 
@@ -623,6 +634,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     payments,
     idempotency_keys,
     chain_cursors,
+    chain_rechecks,
     unattributed_transfers,
     webhook_endpoints,
     webhook_deliveries,

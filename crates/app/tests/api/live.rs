@@ -32,16 +32,28 @@ impl World {
     }
 
     pub(crate) async fn with(extra: &[(&str, String)]) -> Self {
-        Self::build(extra, false).await
+        Self::build(extra, false, |_, _| Vec::new()).await
     }
 
     /// A world whose service starts while its chain node cannot be reached (the proxy is cut
     /// until the test restores it).
     pub(crate) async fn with_chain_down(extra: &[(&str, String)]) -> Self {
-        Self::build(extra, true).await
+        Self::build(extra, true, |_, _| Vec::new()).await
     }
 
-    async fn build(extra: &[(&str, String)], chain_down: bool) -> Self {
+    /// A world whose service's settings also take what `more` makes of the chain (anvil's
+    /// address, and the proxy's port in front of it): other endpoints, for example.
+    pub(crate) async fn with_chain<F>(extra: &[(&str, String)], more: F) -> Self
+    where
+        F: FnOnce(&Anvil, u16) -> Vec<(&'static str, String)>,
+    {
+        Self::build(extra, false, more).await
+    }
+
+    async fn build<F>(extra: &[(&str, String)], chain_down: bool, more: F) -> Self
+    where
+        F: FnOnce(&Anvil, u16) -> Vec<(&'static str, String)>,
+    {
         let anvil = Anvil::start(137).await;
         let accounts = anvil.accounts().await;
         let (deployer, wallet, customer, stranger) =
@@ -62,6 +74,7 @@ impl World {
             ("STABLEPAY_CHAIN_TIMEOUT_MS", "1000".to_owned()),
         ];
         env.extend(extra.iter().map(|(k, v)| (*k, v.clone())));
+        env.extend(more(&anvil, proxy.port));
         let app = TestApp::spawn_with(fresh_db().await, &env, &[]).await;
         let m = app.merchant("Shop");
         let activated =

@@ -78,6 +78,29 @@ pub struct LoggedTransfer {
     pub transfer: TokenTransfer,
 }
 
+/// Which reading of a range of final blocks a scan is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanPass {
+    /// The follower's reading as the blocks become final.
+    First,
+    /// The second reading of a range, after a delay, through another endpoint where there is
+    /// one: what a lagging or lying endpoint left out of the first is found here.
+    Second,
+}
+
+/// What a scan of a range of blocks for transfer logs found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TransferScan {
+    /// The logs, in block and log order.
+    pub logs: Vec<LoggedTransfer>,
+    /// Blocks whose answer could not be confirmed complete: their header's `logsBloom` says a
+    /// watched transfer may be in them, and no endpoint returned one (a node that has not
+    /// indexed them yet answers nothing; a busy block fills the bloom).
+    pub uncertain: Vec<u64>,
+    /// Endpoints that answered differently for the range (one left out logs another returned).
+    pub disagreements: u64,
+}
+
 /// Where a transfer log stands with the payments that may claim it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LogClaim {

@@ -1,7 +1,8 @@
 //! What the chain feature needs from adapters: the chain itself, and the follower's store.
 
 use crate::chain::model::{
-    ChainHealth, LogClaim, LoggedTransfer, Observation, UnattributedStatus, UnattributedTransfer,
+    ChainHealth, LogClaim, LoggedTransfer, Observation, ScanPass, TransferScan, UnattributedStatus,
+    UnattributedTransfer,
 };
 use crate::error::Error;
 use crate::event::model::Event;
@@ -30,7 +31,13 @@ pub trait Chain: Send + Sync {
     /// The time of block `number` of the live chain, `None` when the chain has no such block
     /// yet. Errors: as for `observe`.
     async fn block_time(&self, number: u64) -> Result<Option<DateTime<Utc>>, Error>;
-    /// The `Transfer` logs of `tokens` to `wallets` in blocks `from..=to` of the live chain.
+    /// The newest block of the live chain (not necessarily final) and its time: how far the
+    /// service's clock is from the chain's. Errors: as for `observe`.
+    async fn head(&self) -> Result<(u64, DateTime<Utc>), Error>;
+    /// The `Transfer` logs of `tokens` to `wallets` in blocks `from..=to` of the live chain, read
+    /// as `pass` says, with the blocks whose answer could not be confirmed complete (an
+    /// endpoint behind the range, or one answering nothing where the block's bloom says a
+    /// watched transfer may be: the next endpoint is asked before a block is left uncertain).
     /// Errors: as for `observe`.
     async fn transfers(
         &self,
@@ -38,7 +45,8 @@ pub trait Chain: Send + Sync {
         to: u64,
         tokens: &[WalletAddress],
         wallets: &[WalletAddress],
-    ) -> Result<Vec<LoggedTransfer>, Error>;
+        pass: ScanPass,
+    ) -> Result<TransferScan, Error>;
 }
 
 /// What following the chain for transfers needs from the store.
@@ -47,9 +55,33 @@ pub trait Chain: Send + Sync {
 pub trait FollowerStore: Send + Sync {
     /// The next block to scan on `chain_id`; `None` before the first scan.
     async fn scan_cursor(&self, chain_id: u64) -> Result<Option<u64>, Error>;
-    /// Moves the cursor from `from` (`None`: not started) to `to`. Answers false when another
-    /// worker moved it first (scanning is idempotent, so nothing is lost either way).
+    /// Moves the cursor from `from` (`None`: not started) to `to`, ending any hold. Answers false
+    /// when another worker moved it first (scanning is idempotent, so nothing is lost either
+    /// way).
     async fn move_cursor(&self, chain_id: u64, from: Option<u64>, to: u64) -> Result<bool, Error>;
+    /// Holds the cursor at `from` because its range could not be confirmed complete: answers
+    /// since when it is held (`at` when the hold starts now), so the follower retries the range
+    /// for a while and then moves on.
+    async fn hold_cursor(&self, chain_id: u64, from: u64, at: DateTime<Utc>) -> Result<DateTime<Utc>, Error>;
+    /// Queues blocks `from..=to` for their second reading at `due` (once per range).
+    async fn queue_recheck(&self, chain_id: u64, from: u64, to: u64, due: DateTime<Utc>) -> Result<(), Error>;
+    /// Claims up to `limit` ranges due for their second reading at `now`, each for
+    /// `lease_seconds` (other workers skip them meanwhile).
+    async fn claim_rechecks(
+        &self,
+        chain_id: u64,
+        now: DateTime<Utc>,
+        limit: u32,
+        lease_seconds: u32,
+    ) -> Result<Vec<(u64, u64)>, Error>;
+    /// Forgets a range read twice.
+    async fn finish_recheck(&self, chain_id: u64, from: u64) -> Result<(), Error>;
+    /// How many ranges wait for their second reading.
+    async fn rechecks_pending(&self, chain_id: u64) -> Result<u64, Error>;
+    /// Whether the follower (or a report, or a person) already did something with log `logged`:
+    /// credited, kept while a claim is in flight, claimed by a payment, or recorded as
+    /// unattributed. A log the second reading finds that none of these knows was missed.
+    async fn log_seen(&self, chain_id: u64, logged: &LoggedTransfer) -> Result<bool, Error>;
     /// Every wallet a live transfer may pay: the live settlement wallets of activated merchants,
     /// and the wallets of live checkouts still pending or expired less than a day ago (a
     /// merchant who changed wallets still has checkouts asking customers to pay the old one).

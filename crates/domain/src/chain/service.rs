@@ -13,11 +13,12 @@
 //! (each step is idempotent: an attributed transfer finds its payment already recorded, an
 //! unattributed one its record, a deferred one its row).
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Duration, Utc};
 
 use crate::chain::evidence::{Attribution, Claims, attribute};
 use crate::chain::model::{
-    LogClaim, LoggedTransfer, OpenCheckout, UnattributedReason, UnattributedStatus, UnattributedTransfer,
+    LogClaim, LoggedTransfer, OpenCheckout, ScanPass, TransferScan, UnattributedReason, UnattributedStatus,
+    UnattributedTransfer,
 };
 use crate::chain::ports::{Chain, FollowerStore};
 use crate::chain::verify::in_range;
@@ -40,6 +41,13 @@ pub const DEFERRED_PER_STEP: u32 = 200;
 /// A follower without a cursor starts this many seconds before the oldest watched checkout
 /// was created (block times are whole seconds, and clocks differ a little).
 pub const START_MARGIN_SECONDS: i64 = 60;
+
+/// How long the follower keeps retrying a range it could not confirm complete before it moves
+/// on (the range is read again by the second pass, and by reconciliation runs).
+pub const UNCERTAIN_HOLD_SECONDS: i64 = 30;
+
+/// At most this many ranges are read a second time in one step.
+pub const RECHECKS_PER_STEP: u32 = 20;
 
 /// The first of blocks `0..=final_block` whose time is at or after `at`, by bisection on block
 /// times (`None` when even `final_block` is older). Errors: `Unavailable` when the chain does
@@ -76,6 +84,19 @@ pub struct FollowReport {
     pub detected: Vec<(Scope, PaymentId, TxHash)>,
     /// Unattributed transfers recorded (new ones only).
     pub unattributed: usize,
+    /// Blocks of the range scanned whose answer could not be confirmed complete.
+    pub uncertain: usize,
+    /// The cursor was held on an uncertain range, to read it again next step.
+    pub held: bool,
+    /// Endpoints that disagreed on a range (one left out logs another returned).
+    pub disagreements: u64,
+    /// Ranges read a second time in this step.
+    pub rechecked: usize,
+    /// Logs the second reading found that nothing had been done with: what the first reading
+    /// missed (each credited or recorded now).
+    pub second_pass_found: usize,
+    /// Ranges still waiting for their second reading.
+    pub rechecks_pending: u64,
 }
 
 /// The follower over the invoice use cases and its store.
@@ -131,6 +152,13 @@ impl Follower<'_> {
         Ok((record, payment))
     }
 
+    /// The service's clock less the time of the chain's newest block (a block is a few seconds
+    /// old when read, so a few seconds when the clocks agree). Errors: the chain's.
+    pub async fn clock_skew(&self) -> Result<Duration, Error> {
+        let (_, mined) = self.invoices.chain.head().await?;
+        Ok(self.invoices.clock.system_now() - mined)
+    }
+
     /// The newest final block of the live chain (how far the follower could scan). Errors: the
     /// chain's.
     pub async fn final_head(&self) -> Result<u64, Error> {
@@ -156,19 +184,69 @@ impl Follower<'_> {
         };
         if from > head {
             report.scanned_to = Some(from.saturating_sub(1));
+            self.second_pass(&mut report).await?;
             return Ok(report);
         }
         let to = head.min(from.saturating_add(MAX_BLOCKS_PER_SCAN - 1));
-        let wallets = self.store.live_settlement_wallets().await?;
-        if !wallets.is_empty() {
-            let tokens = [b.settings.usdc.clone(), b.settings.usdt.clone()];
-            for logged in b.chain.transfers(from, to, &tokens, &wallets).await? {
-                self.handle(&logged, &mut report).await?;
+        let scan = self.scan((from, to), ScanPass::First, &mut report).await?;
+        let now = b.clock.system_now();
+        if !scan.uncertain.is_empty() {
+            // A node that has not indexed the range yet answers nothing: read it again on the
+            // next steps, for a while, then move on and leave it to the second pass.
+            let since = self.store.hold_cursor(chain_id, from, now).await?;
+            if now - since < Duration::seconds(UNCERTAIN_HOLD_SECONDS) {
+                report.held = true;
+                report.scanned_to = Some(from.saturating_sub(1));
+                return Ok(report);
             }
         }
+        self.store.queue_recheck(chain_id, from, to, now + b.settings.recheck_after).await?;
         self.store.move_cursor(chain_id, Some(from), to.saturating_add(1)).await?;
         report.scanned_to = Some(to);
+        self.second_pass(&mut report).await?;
         Ok(report)
+    }
+
+    /// Reads blocks `from..=to` for transfers into watched wallets and handles each log found.
+    async fn scan(
+        &self,
+        (from, to): (u64, u64),
+        pass: ScanPass,
+        report: &mut FollowReport,
+    ) -> Result<TransferScan, Error> {
+        let b = &self.invoices;
+        let wallets = self.store.live_settlement_wallets().await?;
+        if wallets.is_empty() {
+            return Ok(TransferScan::default());
+        }
+        let tokens = [b.settings.usdc.clone(), b.settings.usdt.clone()];
+        let scan = b.chain.transfers(from, to, &tokens, &wallets, pass).await?;
+        report.uncertain += scan.uncertain.len();
+        report.disagreements += scan.disagreements;
+        for logged in &scan.logs {
+            if pass == ScanPass::Second && !self.store.log_seen(b.settings.chain_id, logged).await? {
+                report.second_pass_found += 1;
+            }
+            self.handle(logged, report).await?;
+        }
+        Ok(scan)
+    }
+
+    /// The second reading of the ranges due: each range of final blocks is read once more
+    /// after [`ChainSettings::recheck_after`](crate::merchant::model::ChainSettings), through
+    /// another endpoint where there is one, and what the first reading missed is credited or
+    /// recorded now.
+    async fn second_pass(&self, report: &mut FollowReport) -> Result<(), Error> {
+        let b = &self.invoices;
+        let chain_id = b.settings.chain_id;
+        let now = b.clock.system_now();
+        for range in self.store.claim_rechecks(chain_id, now, RECHECKS_PER_STEP, 60).await? {
+            self.scan(range, ScanPass::Second, report).await?;
+            self.store.finish_recheck(chain_id, range.0).await?;
+            report.rechecked += 1;
+        }
+        report.rechecks_pending = self.store.rechecks_pending(chain_id).await?;
+        Ok(())
     }
 
     /// Where following starts: the first block at or after [`START_MARGIN_SECONDS`] before the

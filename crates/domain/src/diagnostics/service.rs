@@ -154,6 +154,8 @@ pub struct MerchantChecks<'a> {
     pub keys: &'a dyn ApiKeyStore,
     /// Each scope's time.
     pub clock: &'a dyn Clock,
+    /// How far the service's clock may run ahead of the chain's (`ChainSettings::clock_skew`).
+    pub clock_skew_allowed: Duration,
 }
 
 impl MerchantChecks<'_> {
@@ -183,7 +185,26 @@ impl MerchantChecks<'_> {
             return entry(ReadinessStatus::Ok, "test mode: transfers are simulated, no chain is asked".into());
         }
         match self.chain.health().await {
-            ChainHealth::Ok => entry(ReadinessStatus::Ok, "the chain endpoints answer on Polygon".into()),
+            ChainHealth::Ok => match self.chain.head().await {
+                Ok((_, mined)) => {
+                    let skew = (self.clock.system_now() - mined).num_seconds();
+                    let allowed = self.clock_skew_allowed.num_seconds();
+                    let words = format!(
+                        "the service's clock is {skew} s ahead of the chain's newest block (allowed: {allowed} s)"
+                    );
+                    if skew.abs() > allowed {
+                        entry(
+                            ReadinessStatus::Warning,
+                            format!(
+                                "the chain endpoints answer on Polygon, but {words}: transfers near a checkout's creation may be refused"
+                            ),
+                        )
+                    } else {
+                        entry(ReadinessStatus::Ok, format!("the chain endpoints answer on Polygon; {words}"))
+                    }
+                }
+                Err(_) => entry(ReadinessStatus::Ok, "the chain endpoints answer on Polygon".into()),
+            },
             ChainHealth::Off => entry(
                 ReadinessStatus::Error,
                 "no chain endpoint is configured: live payments are recorded but not verified".into(),

@@ -69,6 +69,9 @@ pub struct ChainSettings {
     /// mined up to this long before a checkout's creation counts for it on evidence the
     /// transfer carries (a bound wallet, a unique amount), never on a bare report.
     pub clock_skew: chrono::Duration,
+    /// How long after a range of final blocks was first read the follower reads it once more,
+    /// through another endpoint where there is one (2 minutes by default).
+    pub recheck_after: chrono::Duration,
 }
 
 impl Default for ChainSettings {
@@ -79,6 +82,7 @@ impl Default for ChainSettings {
             usdt: Token::Usdt.polygon_contract(),
             not_found_after: chrono::Duration::minutes(10),
             clock_skew: chrono::Duration::seconds(30),
+            recheck_after: chrono::Duration::minutes(2),
         }
     }
 }

@@ -60,6 +60,22 @@ pub struct FollowerOut {
     pub lag_blocks: Option<u64>,
     pub last_success_at: Option<String>,
     pub consecutive_failures: u64,
+    /// Blocks of the last range read that no endpoint's answer settled for sure (an endpoint
+    /// answered nothing where the block's bloom says a watched transfer may be): the cursor is
+    /// held on them for a while, then the second reading and reconciliation runs read them again.
+    pub uncertain_blocks: u64,
+    /// Whether the cursor waits on such blocks now.
+    pub held: bool,
+    /// Ranges the endpoints answered differently, since the process started.
+    pub disagreements: u64,
+    /// Logs the second reading of a range found that the first reading had missed, since the
+    /// process started (each credited or recorded then).
+    pub second_pass_found: u64,
+    /// Ranges of final blocks waiting for their second reading.
+    pub rechecks_pending: u64,
+    /// The service's clock less the time of the chain's newest block, in seconds, when measured
+    /// (a few seconds when the clocks agree; compare with STABLEPAY_CHAIN_CLOCK_SKEW_SECONDS).
+    pub clock_skew_seconds: Option<i64>,
 }
 
 impl From<WorkerSnapshot> for WorkerOut {
@@ -76,6 +92,12 @@ impl From<WorkerSnapshot> for WorkerOut {
                 lag_blocks: f.lag_blocks,
                 last_success_at: f.last_success_at,
                 consecutive_failures: f.consecutive_failures,
+                uncertain_blocks: f.uncertain_blocks,
+                held: f.held,
+                disagreements: f.disagreements,
+                second_pass_found: f.second_pass_found,
+                rechecks_pending: f.rechecks_pending,
+                clock_skew_seconds: f.clock_skew_seconds,
             },
         }
     }

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 
-use crate::chain::model::LoggedTransfer;
+use crate::chain::model::{LoggedTransfer, ScanPass};
 use crate::chain::ports::Chain;
 use crate::chain::service::first_block_at_or_after;
 use crate::clock::Clock;
@@ -194,7 +194,8 @@ impl ReconciliationRuns<'_> {
                 return Ok(None);
             }
             let end = to.min(start.saturating_add(BLOCKS_PER_QUERY - 1));
-            found.extend(self.chain.transfers(start, end, &tokens, wallets).await?);
+            let scan = self.chain.transfers(start, end, &tokens, wallets, ScanPass::First).await?;
+            found.extend(scan.logs);
             start = end.saturating_add(1);
         }
         Ok(Some(found))

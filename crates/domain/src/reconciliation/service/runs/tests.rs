@@ -209,11 +209,12 @@ fn chain_with(transfers: Vec<LoggedTransfer>, asked: Arc<Mutex<Vec<(u64, u64)>>>
     chain
         .expect_block_time()
         .returning(|n| Ok((n <= 120).then(|| genesis() + Duration::seconds(2 * i64::try_from(n).unwrap()))));
-    chain.expect_transfers().returning(move |from, to, tokens, wallets| {
+    chain.expect_transfers().returning(move |from, to, tokens, wallets, _| {
         asked.lock().unwrap().push((from, to));
         assert_eq!(tokens, [addr('c'), addr('d')]);
         assert!(wallets.contains(&addr('a')));
-        Ok(transfers.iter().filter(|t| (from..=to).contains(&t.block.number)).cloned().collect())
+        let logs = transfers.iter().filter(|t| (from..=to).contains(&t.block.number)).cloned().collect();
+        Ok(crate::chain::model::TransferScan { logs, ..Default::default() })
     });
     chain
 }

@@ -1,3 +1,9 @@
+DROP INDEX reconciliation_runs_daily_from;
+DROP INDEX reconciliation_runs_daily;
+ALTER TABLE reconciliation_runs DROP COLUMN daily;
+DELETE FROM reconciliation_items WHERE amount_onchain >= 10 ^ 32;
+ALTER TABLE reconciliation_items ALTER COLUMN amount_onchain TYPE numeric(38, 6);
+
 DROP TABLE chain_rechecks;
 ALTER TABLE chain_cursors DROP COLUMN held_since;
 

@@ -98,3 +98,10 @@ CREATE TABLE chain_rechecks (
     PRIMARY KEY (chain_id, from_block)
 );
 CREATE INDEX chain_rechecks_due ON chain_rechecks (chain_id, due_at);
+
+-- Reconciliation runs complete whatever amount a log claims (up to 2^256 - 1 base units), and
+-- run once a day on their own for every live merchant (one daily run per merchant and day).
+ALTER TABLE reconciliation_items ALTER COLUMN amount_onchain TYPE numeric;
+ALTER TABLE reconciliation_runs ADD COLUMN daily boolean NOT NULL DEFAULT false;
+CREATE UNIQUE INDEX reconciliation_runs_daily ON reconciliation_runs (merchant_id, mode, range_from) WHERE daily;
+CREATE INDEX reconciliation_runs_daily_from ON reconciliation_runs (range_from) WHERE daily;

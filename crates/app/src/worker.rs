@@ -146,16 +146,35 @@ impl stablepay_domain::export::ports::ExportPace for WorkerPace {
     }
 }
 
+/// How often a worker looks whether the day's reconciliation runs are queued.
+const DAILY_RUNS_CHECK_SECONDS: i64 = 10;
+
 /// The reconciliation loop: runs waiting reconciliation runs one at a time (each reads the
 /// live chain for its period), every `interval` when idle; supervised like the other loops. A
 /// run cut off (a stop, a chain outage) is taken up again after its lease.
 pub async fn run_reconciliations(adapters: Adapters, interval: Duration, stop: watch::Receiver<bool>) {
     use stablepay_domain::reconciliation::service::runs::RunStep;
+    // When this process last looked whether yesterday's daily runs are queued (Unix seconds).
+    let daily_checked = std::sync::Arc::new(std::sync::atomic::AtomicI64::new(0));
     supervised("reconciliation", interval, stop, move |stop| {
-        let adapters = adapters.clone();
+        let (adapters, daily_checked) = (adapters.clone(), daily_checked.clone());
         async move {
             let stopping = || *stop.borrow();
-            let step = adapters.use_cases().reconciliation_runs().run_one(&stopping).await?;
+            let use_cases = adapters.use_cases();
+            // A run of yesterday for every live merchant, once a day, whichever worker is first
+            // (looked at every DAILY_RUNS_CHECK_SECONDS).
+            let now = use_cases.clock().system_now();
+            let last = daily_checked.load(std::sync::atomic::Ordering::Relaxed);
+            if now.timestamp() - last >= DAILY_RUNS_CHECK_SECONDS {
+                daily_checked.store(now.timestamp(), std::sync::atomic::Ordering::Relaxed);
+                let queued = use_cases.reconciliation_runs().queue_daily(now).await?;
+                if queued > 0 {
+                    tracing::info!(runs = queued, "daily reconciliation runs queued");
+                }
+            }
+            let follower = use_cases.follower();
+            let follower = adapters.chain.is_live().then_some(&follower);
+            let step = use_cases.reconciliation_runs().run_one(&stopping, follower).await?;
             match &step {
                 RunStep::Idle => {}
                 RunStep::Completed(id) => tracing::info!(run = %id, "reconciliation run completed"),

@@ -10,6 +10,7 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::Text;
 use diesel_async::{AsyncConnection, RunQueryDsl};
+use stablepay_domain::chain::verify::max_transfer_amount;
 use stablepay_domain::idempotency::{Committed, IdempotencyClaim};
 use stablepay_domain::ids::{InvoiceId, MerchantId, PaymentId, ReconciliationRunId, UnattributedTransferId};
 use stablepay_domain::invoice::payment::{Payment, TxHash};
@@ -190,43 +191,59 @@ struct IdRow {
 }
 
 /// A run, a currency, an outcome: its count and the sums of its amounts.
-type TotalsRow = (String, String, String, i64, Option<BigDecimal>, Option<BigDecimal>);
+#[derive(diesel::QueryableByName)]
+struct TotalsRow {
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    run_id: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    currency: String,
+    #[diesel(sql_type = diesel::sql_types::Text)]
+    outcome: String,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    n: i64,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Numeric>)]
+    onchain: Option<BigDecimal>,
+    #[diesel(sql_type = diesel::sql_types::Nullable<diesel::sql_types::Numeric>)]
+    credited: Option<BigDecimal>,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    beyond: i64,
+}
 
 const CREDITED: [&str; 3] = ["confirmed", "underpaid", "overpaid"];
 
 impl PgStore {
-    /// Per token, the counts and sums of the items of `runs`.
+    /// Per token, the counts and sums of the items of `runs`; an amount beyond what a
+    /// stablecoin holds is counted apart, never summed.
     async fn totals_of(&self, runs: &[String]) -> Result<HashMap<String, Vec<RunTotals>>, Error> {
         let mut conn = self.conn().await?;
-        let rows: Vec<TotalsRow> = ri::table
-            .filter(ri::run_id.eq_any(runs))
-            .group_by((ri::run_id, ri::currency, ri::outcome))
-            .select((
-                ri::run_id,
-                ri::currency,
-                ri::outcome,
-                diesel::dsl::count_star(),
-                diesel::dsl::sum(ri::amount_onchain),
-                diesel::dsl::sum(ri::amount_credited),
-            ))
-            .load(&mut conn)
-            .await
-            .map_err(db)?;
+        let rows: Vec<TotalsRow> = diesel::sql_query(
+            "SELECT run_id, currency, outcome, count(*) AS n, \
+               sum(amount_onchain) FILTER (WHERE amount_onchain <= $2) AS onchain, \
+               sum(amount_credited) AS credited, \
+               count(*) FILTER (WHERE amount_onchain > $2) AS beyond \
+             FROM reconciliation_items WHERE run_id = ANY($1) GROUP BY run_id, currency, outcome",
+        )
+        .bind::<diesel::sql_types::Array<diesel::sql_types::Text>, _>(runs)
+        .bind::<diesel::sql_types::Numeric, _>(max_transfer_amount().as_bigdecimal().clone())
+        .load(&mut conn)
+        .await
+        .map_err(db)?;
         let mut out: HashMap<String, Vec<RunTotals>> = HashMap::new();
-        for (run, currency, outcome, n, onchain, credited) in rows {
-            let token = Token::parse(&currency).ok_or_else(|| corrupt("currency"))?;
-            let totals = out.entry(run).or_insert_with(|| RunTotals::of(&[]));
+        for row in rows {
+            let token = Token::parse(&row.currency).ok_or_else(|| corrupt("currency"))?;
+            let totals = out.entry(row.run_id).or_insert_with(|| RunTotals::of(&[]));
             let Some(t) = totals.iter_mut().find(|t| t.token == token) else { continue };
-            let n = unsigned(n, "count")?;
-            match RunOutcome::parse(&outcome).ok_or_else(|| corrupt("outcome"))? {
+            let n = unsigned(row.n, "count")?;
+            match RunOutcome::parse(&row.outcome).ok_or_else(|| corrupt("outcome"))? {
                 RunOutcome::Matched => t.matched = n,
                 RunOutcome::OnchainNotCredited => t.onchain_not_credited = n,
                 RunOutcome::CreditedNotOnchain => t.credited_not_onchain = n,
             }
-            if let Some(v) = onchain {
+            t.out_of_range += unsigned(row.beyond, "count")?;
+            if let Some(v) = row.onchain {
                 t.onchain_total = t.onchain_total.add(&numeric(v)?);
             }
-            if let Some(v) = credited {
+            if let Some(v) = row.credited {
                 t.credited_total = t.credited_total.add(&numeric(v)?);
             }
         }
@@ -296,6 +313,37 @@ impl ReconciliationRunStore for PgStore {
         })
         .await
         .map_err(TxError::into_domain)
+    }
+
+    async fn insert_daily_runs(&self, runs: &[ReconciliationRun]) -> Result<usize, Error> {
+        let rows = runs.iter().map(RunRow::of).collect::<Result<Vec<_>, _>>()?;
+        let mut conn = self.conn().await?;
+        let mut inserted = 0;
+        for row in &rows {
+            // One statement per run: the partial unique index of daily runs keeps the first.
+            inserted += diesel::sql_query(
+                "INSERT INTO reconciliation_runs (id, merchant_id, mode, range_from, range_to, status, created_at, daily) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, true) \
+                 ON CONFLICT (merchant_id, mode, range_from) WHERE daily DO NOTHING",
+            )
+            .bind::<diesel::sql_types::Text, _>(&row.id)
+            .bind::<diesel::sql_types::Text, _>(&row.merchant_id)
+            .bind::<diesel::sql_types::Text, _>(&row.mode)
+            .bind::<diesel::sql_types::Timestamptz, _>(row.range_from)
+            .bind::<diesel::sql_types::Timestamptz, _>(row.range_to)
+            .bind::<diesel::sql_types::Text, _>(&row.status)
+            .bind::<diesel::sql_types::Timestamptz, _>(row.created_at)
+            .execute(&mut conn)
+            .await
+            .map_err(db)?;
+        }
+        Ok(inserted)
+    }
+
+    async fn daily_runs_queued(&self, from: DateTime<Utc>) -> Result<bool, Error> {
+        let mut conn = self.conn().await?;
+        let queued = rr::table.filter(rr::daily.eq(true)).filter(rr::range_from.eq(from));
+        diesel::select(diesel::dsl::exists(queued)).get_result(&mut conn).await.map_err(db)
     }
 
     async fn get_run(&self, scope: &Scope, id: &ReconciliationRunId) -> Result<ReconciliationRun, Error> {

@@ -490,6 +490,7 @@ diesel::table! {
         created_at -> Timestamptz,
         completed_at -> Nullable<Timestamptz>,
         lease_until -> Nullable<Timestamptz>,
+        daily -> Bool,
     }
 }
 

@@ -261,7 +261,7 @@ async fn a_run_matches_every_transfer_of_the_period_with_the_books() {
     assert_eq!(
         usdc,
         json!({ "token": "USDC", "matched": 3, "onchainNotCredited": 1, "creditedNotOnchain": 0,
-                "onchainTotal": "20.250000", "creditedTotal": "17.750000" })
+                "onchainTotal": "20.250000", "creditedTotal": "17.750000", "outOfRange": 0 })
     );
     // The outcome filter, and the list of runs.
     let odd =
@@ -312,4 +312,99 @@ async fn a_run_matches_every_transfer_of_the_period_with_the_books() {
             .as_deref(),
         Some("to")
     );
+}
+
+/// Case 8: a period holding a transfer of 2^200 base units completes (the amount listed apart,
+/// never summed), and a transfer the follower never decided (its only endpoint hid it) is
+/// decided by the run: credited to the checkout it pays.
+#[tokio::test]
+async fn a_run_completes_whatever_a_log_claims_and_decides_what_the_follower_never_did() {
+    use std::sync::atomic::Ordering;
+    let liar = crate::rpc_proxy::LyingRpc::start().await;
+    let extra = [("STABLEPAY_CHAIN_RECHECK_SECONDS", "86400".to_owned())];
+    let w = World::with_chain(&extra, |anvil, _| {
+        liar.point_to(&anvil.url);
+        vec![("STABLEPAY_CHAIN_RPC_URLS", liar.url())]
+    })
+    .await;
+    let two_to_the_200 = crate::anvil::word_of_hex(&format!("1{}", "0".repeat(50)));
+    w.anvil.mint_word(&w.token, &w.customer, &w.customer, &two_to_the_200).await;
+    let cs = w.checkout("6.00").await;
+    let ready =
+        || async { w.app.send(w.app.http.get(w.app.url("/readyz"))).await.ok(200)["worker"]["follower"].clone() };
+    eventually("the follower running", || async { (ready().await["state"] == "ok").then_some(()) }).await;
+    // The only endpoint hides the period's transfers from the follower.
+    liar.lies.hide_blooms.store(true, Ordering::SeqCst);
+    liar.lies.empty_logs.store(u64::MAX, Ordering::SeqCst);
+    w.anvil.next_block_not_before_now().await;
+    let huge = w.anvil.transfer_word(&w.token, &w.customer, &w.wallet, &two_to_the_200).await;
+    let from = w.anvil.block_time_of(&huge).await - 1;
+    let paid_tx = w.pay(6 * ONE).await;
+    let to = w.anvil.block_time_of(&paid_tx).await + 2;
+    w.anvil.set_next_block_time(to + 5).await;
+    w.anvil.finalize().await;
+    eventually("the follower past the period", || async { (ready().await["lagBlocks"] == 0).then_some(()) }).await;
+    assert_eq!(w.invoice(&cs).await["customerAmountPaid"], "0.000000", "the follower never saw it");
+    liar.lies.empty_logs.store(0, Ordering::SeqCst);
+    liar.lies.hide_blooms.store(false, Ordering::SeqCst);
+
+    let body = json!({ "from": rfc3339(from), "to": rfc3339(to) });
+    let run = w.app.post(&w.m.sk_live, "/v1/reconciliation-runs", body).await.ok(202).clone();
+    let run = run_ends(&w, run["id"].as_str().unwrap()).await;
+    assert_eq!(run["status"], "completed", "{run}");
+    let usdc = run["totals"].as_array().unwrap().iter().find(|t| t["token"] == "USDC").unwrap().clone();
+    assert_eq!((usdc["outOfRange"].as_u64(), usdc["onchainTotal"].as_str()), (Some(1), Some("6.000000")), "{usdc}");
+    let items = items_of(&w, run["id"].as_str().unwrap()).await;
+    let absurd = items.iter().find(|i| i["transactionHash"] == huge.as_str()).unwrap();
+    assert_eq!(absurd["amountOnchain"], "1606938044258990275541962092341162602522202993782792835.301376");
+    assert!(absurd["unattributedTransferId"].is_string(), "recorded by the run's decision: {absurd}");
+    // The run handed the missed payment to the follower's rules: credited to its checkout.
+    let inv = crate::attribution::paid(&w, &w.m.sk_live, &cs).await;
+    assert_eq!(inv["payments"][0]["transactionId"], paid_tx.as_str());
+    let summary = w
+        .app
+        .get(
+            &w.m.sk_live,
+            &format!(
+                "/v1/reconciliation?from={}&to={}",
+                urlencode(&rfc3339(from - 60)),
+                urlencode(&rfc3339(to + 3600))
+            ),
+        )
+        .await
+        .ok(200)
+        .clone();
+    let usdc = summary["tokens"].as_array().unwrap().iter().find(|t| t["token"] == "USDC").unwrap().clone();
+    assert_eq!(
+        (usdc["unattributedOutOfRange"].as_u64(), usdc["unattributedTotal"].as_str()),
+        (Some(1), Some("0.000000")),
+        "{usdc}"
+    );
+}
+
+#[tokio::test]
+async fn every_live_merchant_gets_a_run_of_yesterday_on_its_own() {
+    let w = World::new().await;
+    let db = stablepay_test_db::connect(&w.app.db.url()).await;
+    // Live since before today: yesterday is a day of its books.
+    db.batch_execute(&format!(
+        "UPDATE merchants SET live_activated_at = now() - interval '2 days' WHERE id = '{}'",
+        w.m.id
+    ))
+    .await
+    .unwrap();
+    let today = chrono::Utc::now().date_naive().and_time(chrono::NaiveTime::MIN).and_utc();
+    let run = eventually("the daily run", || async {
+        let runs = w.app.get(&w.m.sk_live, "/v1/reconciliation-runs").await.ok(200).clone();
+        runs["items"].as_array().unwrap().first().cloned()
+    })
+    .await;
+    let at = |v: &Value| chrono::DateTime::parse_from_rfc3339(v.as_str().unwrap()).unwrap().with_timezone(&chrono::Utc);
+    assert_eq!((at(&run["from"]), at(&run["to"])), (today - chrono::Duration::days(1), today), "{run}");
+    let run = run_ends(&w, run["id"].as_str().unwrap()).await;
+    assert_eq!(run["status"], "completed", "{run}");
+    // Once a day: later passes queue nothing more.
+    tokio::time::sleep(std::time::Duration::from_secs(12)).await;
+    let runs = w.app.get(&w.m.sk_live, "/v1/reconciliation-runs").await.ok(200).clone();
+    assert_eq!(runs["items"].as_array().unwrap().len(), 1, "{runs}");
 }

@@ -249,6 +249,17 @@ impl Follower<'_> {
         Ok(())
     }
 
+    /// A final transfer log a later reading found (a reconciliation run): when nothing was done
+    /// with it yet, it is handled as the follower handles any log (credited, held or
+    /// recorded). Answers whether it was. Errors: the stores' and the chain's.
+    pub async fn decide_missed(&self, logged: &LoggedTransfer) -> Result<bool, Error> {
+        if self.store.log_seen(self.invoices.settings.chain_id, logged).await? {
+            return Ok(false);
+        }
+        self.handle(logged, &mut FollowReport::default()).await?;
+        Ok(true)
+    }
+
     /// Where following starts: the first block at or after [`START_MARGIN_SECONDS`] before the
     /// oldest watched live checkout was created, or after the current final block `head` when
     /// no checkout is watched (older transfers paid nothing the service can credit).

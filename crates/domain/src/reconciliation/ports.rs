@@ -47,6 +47,11 @@ pub trait ReconciliationRunStore: Send + Sync {
     /// Inserts a queued run (and marks `claim` committed in the same transaction). Errors:
     /// `IdempotencyClaimLost`.
     async fn insert_run(&self, run: &ReconciliationRun, claim: Option<IdempotencyClaim>) -> Result<(), Error>;
+    /// Inserts the daily runs `runs` (queued, one per merchant and day: a run of the same
+    /// merchant, mode and start queued daily before is kept instead). Answers how many were new.
+    async fn insert_daily_runs(&self, runs: &[ReconciliationRun]) -> Result<usize, Error>;
+    /// Whether the daily runs of the day starting at `from` were queued already.
+    async fn daily_runs_queued(&self, from: DateTime<Utc>) -> Result<bool, Error>;
     /// A run with its totals. Errors: `NotFound(ReconciliationRun)` for an unknown or foreign
     /// id; `ModeMismatch` for one of the other mode.
     async fn get_run(&self, scope: &Scope, id: &ReconciliationRunId) -> Result<ReconciliationRun, Error>;

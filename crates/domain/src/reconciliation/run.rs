@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use chrono::{DateTime, Utc};
 
 use crate::chain::model::LoggedTransfer;
+use crate::chain::verify::in_range;
 use crate::ids::{InvoiceId, PaymentId, ReconciliationRunId, UnattributedTransferId};
 use crate::invoice::payment::{FailureReason, Payment, PaymentStatus, TxHash};
 use crate::merchant::model::{ChainSettings, Token, WalletAddress};
@@ -137,6 +138,10 @@ pub struct RunTotals {
     pub onchain_total: Amount,
     /// Everything the books credited as settled, summed.
     pub credited_total: Amount,
+    /// Transfers whose `Transfer` log claims more than any stablecoin holds
+    /// ([`max_transfer_amount`](crate::chain::verify::max_transfer_amount)): listed as items,
+    /// counted here, never summed into `onchain_total`.
+    pub out_of_range: u64,
 }
 
 impl RunTotals {
@@ -148,8 +153,10 @@ impl RunTotals {
                 let mine = || items.iter().filter(move |i| i.token == token);
                 let count =
                     |o: RunOutcome| u64::try_from(mine().filter(|i| i.outcome == o).count()).unwrap_or(u64::MAX);
-                let sum =
-                    |f: fn(&RunItem) -> Option<&Amount>| mine().filter_map(f).fold(Amount::zero(), |acc, a| acc.add(a));
+                let sum = |f: fn(&RunItem) -> Option<&Amount>| {
+                    mine().filter_map(f).filter(|a| in_range(a)).fold(Amount::zero(), |acc, a| acc.add(a))
+                };
+                let beyond = mine().filter(|i| i.amount_onchain.as_ref().is_some_and(|a| !in_range(a))).count();
                 RunTotals {
                     token,
                     matched: count(RunOutcome::Matched),
@@ -157,6 +164,7 @@ impl RunTotals {
                     credited_not_onchain: count(RunOutcome::CreditedNotOnchain),
                     onchain_total: sum(|i| i.amount_onchain.as_ref()),
                     credited_total: sum(|i| i.amount_credited.as_ref()),
+                    out_of_range: u64::try_from(beyond).unwrap_or(u64::MAX),
                 }
             })
             .collect()

@@ -173,10 +173,13 @@ pub struct RunTotalsOut {
     pub onchain_not_credited: u64,
     /// Payments credited with a transfer the chain does not show (must be 0).
     pub credited_not_onchain: u64,
-    /// Everything the chain shows arrived, summed.
+    /// Everything the chain shows arrived, summed (but what is out of range).
     pub onchain_total: String,
     /// Everything the books credited as settled, summed.
     pub credited_total: String,
+    /// Transfers claiming more than any stablecoin holds (10^15 tokens): listed as items,
+    /// counted here, never summed into `onchainTotal`.
+    pub out_of_range: u64,
 }
 
 /// A reconciliation run: the live chain read again for a period and matched with the books.
@@ -240,6 +243,7 @@ impl From<&ReconciliationRun> for ReconciliationRunOut {
                         credited_not_onchain: t.credited_not_onchain,
                         onchain_total: t.onchain_total.to_string(),
                         credited_total: t.credited_total.to_string(),
+                        out_of_range: t.out_of_range,
                     })
                     .collect()
             } else {

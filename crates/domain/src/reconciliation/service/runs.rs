@@ -7,21 +7,21 @@ use chrono::{DateTime, Utc};
 
 use crate::chain::model::{LoggedTransfer, ScanPass};
 use crate::chain::ports::Chain;
-use crate::chain::service::first_block_at_or_after;
+use crate::chain::service::{Follower, first_block_at_or_after};
 use crate::clock::Clock;
 use crate::crypto::Crypto;
 use crate::error::{Error, Resource};
 use crate::export::model::check_range;
 use crate::idempotency::model::IdempotencyClaim;
 use crate::ids::ReconciliationRunId;
-use crate::merchant::model::{ChainSettings, WalletAddress};
+use crate::merchant::model::{ChainSettings, MerchantStatus, WalletAddress};
 use crate::merchant::ports::MerchantStore;
 use crate::mode::{Mode, Scope};
 use crate::page::{Page, PageRequest};
 use crate::reconciliation::ports::ReconciliationRunStore;
 use crate::reconciliation::run::{
-    BLOCKS_PER_QUERY, LogKey, RUN_LEASE_SECONDS, ReconciliationRun, RunCoverage, RunItem, RunOutcome, RunStatus,
-    reconcile, unclaimed,
+    BLOCKS_PER_QUERY, LogKey, LogOwner, RUN_LEASE_SECONDS, ReconciliationRun, RunCoverage, RunItem, RunOutcome,
+    RunStatus, reconcile, unclaimed,
 };
 
 /// The reconciliation-run use cases.
@@ -123,7 +123,15 @@ impl ReconciliationRuns<'_> {
     /// wallets in bounded block ranges, and the payments credited in those blocks, and stores
     /// the matched items at once. A chain or store failure leaves the run running; after its
     /// lease another worker starts it again.
-    pub async fn run_one(&self, stopping: &(dyn Fn() -> bool + Sync)) -> Result<RunStep, Error> {
+    ///
+    /// A transfer log of the period that nothing was done with (the follower never decided it:
+    /// a block it could not read, a node that lied) is handed to `follower`, which credits it,
+    /// holds it or records it now, before the items are made.
+    pub async fn run_one(
+        &self,
+        stopping: &(dyn Fn() -> bool + Sync),
+        follower: Option<&Follower<'_>>,
+    ) -> Result<RunStep, Error> {
         let Some(run) = self.store.claim_run(RUN_LEASE_SECONDS).await? else { return Ok(RunStep::Idle) };
         let id = run.id.clone();
         let wallet = match self.merchants.get_merchant(&run.scope.merchant_id).await {
@@ -161,11 +169,15 @@ impl ReconciliationRuns<'_> {
         }
         coverage.wallets = wallets;
         let keys: Vec<LogKey> = unclaimed(&transfers, &payments);
-        let owners = if keys.is_empty() {
-            HashMap::new()
-        } else {
-            self.store.log_owners(&run.scope, self.settings.chain_id, &keys).await?
-        };
+        let mut owners = self.owners(&run.scope, &keys).await?;
+        if let Some(follower) = follower
+            && self.decide_missed(follower, &transfers, &keys, &owners).await? > 0
+        {
+            if let (Some(first), Some(last)) = (coverage.from_block, coverage.to_block) {
+                payments = self.store.credited_payments(&run.scope, self.settings.chain_id, first, last).await?;
+            }
+            owners = self.owners(&run.scope, &unclaimed(&transfers, &payments)).await?;
+        }
         let (items, elsewhere) = reconcile(&transfers, &payments, &owners, self.settings);
         coverage.credited_elsewhere = elsewhere;
         let now = self.clock.now(&run.scope).await?;
@@ -174,6 +186,67 @@ impl ReconciliationRuns<'_> {
         } else {
             Ok(RunStep::Interrupted(id))
         }
+    }
+
+    /// What is known of the logs `keys` no payment of `scope` is credited with.
+    async fn owners(&self, scope: &Scope, keys: &[LogKey]) -> Result<HashMap<LogKey, LogOwner>, Error> {
+        if keys.is_empty() {
+            return Ok(HashMap::new());
+        }
+        self.store.log_owners(scope, self.settings.chain_id, keys).await
+    }
+
+    /// Hands the logs of `transfers` among `keys` that nothing is known of to `follower`;
+    /// answers how many it decided.
+    async fn decide_missed(
+        &self,
+        follower: &Follower<'_>,
+        transfers: &[LoggedTransfer],
+        keys: &[LogKey],
+        owners: &HashMap<LogKey, LogOwner>,
+    ) -> Result<usize, Error> {
+        let mut decided = 0;
+        for t in transfers {
+            let key = (t.tx_hash.clone(), t.transfer.log_index);
+            if keys.contains(&key) && !owners.contains_key(&key) && follower.decide_missed(t).await? {
+                decided += 1;
+            }
+        }
+        Ok(decided)
+    }
+
+    /// The worker, once a day: queues a run of the previous UTC day for every merchant live
+    /// before its end (once per day, whichever worker comes first). Answers how many runs were
+    /// queued.
+    pub async fn queue_daily(&self, now: DateTime<Utc>) -> Result<usize, Error> {
+        let end = now.date_naive().and_time(chrono::NaiveTime::MIN).and_utc();
+        let from = end - chrono::Duration::days(1);
+        if self.store.daily_runs_queued(from).await? {
+            return Ok(0);
+        }
+        let runs: Vec<ReconciliationRun> = self
+            .merchants
+            .list_merchants()
+            .await?
+            .into_iter()
+            .filter(|m| m.status == MerchantStatus::Active && m.live.as_ref().is_some_and(|l| l.activated_at < end))
+            .map(|m| ReconciliationRun {
+                id: ReconciliationRunId::generate(self.crypto),
+                scope: Scope::new(m.id, Mode::Live),
+                from,
+                to: end,
+                status: RunStatus::Queued,
+                coverage: RunCoverage::default(),
+                totals: Vec::new(),
+                failure_message: None,
+                created_at: now,
+                completed_at: None,
+            })
+            .collect();
+        if runs.is_empty() {
+            return Ok(0);
+        }
+        self.store.insert_daily_runs(&runs).await
     }
 
     /// Every transfer log of the live tokens into `wallets` in blocks `from..=to`, asked for in

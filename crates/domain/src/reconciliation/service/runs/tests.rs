@@ -274,7 +274,7 @@ async fn a_run_reads_the_blocks_of_its_period_and_stores_the_matched_items() {
         clock: &clock,
         claim: None,
     };
-    let step = runs.run_one(&|| false).await.unwrap();
+    let step = runs.run_one(&|| false, None).await.unwrap();
     assert_eq!(step, RunStep::Completed(ReconciliationRunId::from_trusted("rcr_1".into())));
     assert_eq!(*asked.lock().unwrap(), vec![(11, 39)]);
 }
@@ -309,12 +309,12 @@ async fn a_period_not_final_to_its_end_is_read_to_the_final_block() {
         clock: &clock,
         claim: None,
     };
-    assert!(matches!(runs.run_one(&|| false).await.unwrap(), RunStep::Completed(_)));
+    assert!(matches!(runs.run_one(&|| false, None).await.unwrap(), RunStep::Completed(_)));
     assert_eq!(*asked.lock().unwrap(), vec![(90, 100)]);
     // A worker that is stopping leaves the run to its lease.
     let mut store = MockReconciliationRunStore::new();
     store.expect_claim_run().returning(move |_| Ok(Some(run_of(from, to))));
     store.expect_credited_payments().returning(|_, _, _, _| Ok(Vec::new()));
     let runs = ReconciliationRuns { store: &store, ..runs };
-    assert!(matches!(runs.run_one(&|| true).await.unwrap(), RunStep::Interrupted(_)));
+    assert!(matches!(runs.run_one(&|| true, None).await.unwrap(), RunStep::Interrupted(_)));
 }

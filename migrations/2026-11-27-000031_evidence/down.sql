@@ -41,7 +41,7 @@ ALTER TABLE unattributed_transfers ADD CONSTRAINT unattributed_transfers_reason_
     CHECK (reason IN ('no_open_checkout', 'no_matching_amount', 'several_matching_checkouts', 'amount_out_of_range',
                       'verification_failed'));
 
-DROP INDEX payments_reports;
+DROP INDEX payments_transaction;
 UPDATE payments SET failure_reason = 'attributed_to_another_checkout' WHERE failure_reason = 'disputed';
 ALTER TABLE payments DROP CONSTRAINT payments_failure_reason_check;
 ALTER TABLE payments ADD CONSTRAINT payments_failure_reason_check

@@ -32,8 +32,9 @@ ALTER TABLE payments ADD CONSTRAINT payments_failure_reason_check
                               'wrong_recipient', 'checkout_expired', 'zero_amount', 'duplicate_transaction',
                               'transfer_before_checkout', 'amount_out_of_range', 'attributed_to_another_checkout',
                               'wrong_payer', 'disputed'));
--- The reports of a hash, which attribution weighs.
-CREATE INDEX payments_reports ON payments (transaction_hash) WHERE mode = 'live' AND claimed_log IS NULL;
+-- A transaction's payments: the reports of a hash, which attribution weighs, and what
+-- diagnostics tell of a transfer.
+CREATE INDEX payments_transaction ON payments (transaction_hash);
 
 -- Held transfers and what became of each record.
 ALTER TABLE unattributed_transfers DROP CONSTRAINT unattributed_transfers_reason_check;

@@ -207,7 +207,9 @@ async fn follow_pass(
             if let Some(lag) = status.follow_failed(head) {
                 metrics::gauge!("stablepay_chain_follow_lag_blocks").set(u32::try_from(lag).unwrap_or(u32::MAX));
             }
-            None
+            // Without a final block every payment in flight is checked: those the chain cannot
+            // be asked about now wait with the reason as their diagnostic.
+            head.or(Some(u64::try_from(i64::MAX).unwrap_or(u64::MAX)))
         }
     }
 }

@@ -363,7 +363,12 @@ impl UseCases {
 
     /// Diagnostics of checkouts and payments, on `clock`.
     pub fn diagnostics_at<'a>(&'a self, clock: &'a dyn Clock) -> Diagnostics<'a> {
-        Diagnostics { invoices: self.ports.invoices.as_ref(), chain: self.ports.chain.as_ref(), clock }
+        Diagnostics {
+            invoices: self.ports.invoices.as_ref(),
+            follower: self.ports.follower.as_ref(),
+            chain: self.ports.chain.as_ref(),
+            clock,
+        }
     }
 
     /// A merchant's readiness, on `clock`.

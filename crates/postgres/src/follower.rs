@@ -518,6 +518,31 @@ impl FollowerStore for PgStore {
         .map_err(db)
     }
 
+    async fn unattributed_about(
+        &self,
+        scope: &Scope,
+        session: Option<&CheckoutSessionId>,
+        tx: Option<&TxHash>,
+    ) -> Result<Vec<UnattributedTransfer>, Error> {
+        let mut conn = self.conn().await?;
+        let mut query = u::table
+            .filter(u::merchant_id.eq(scope.merchant_id.as_str()))
+            .filter(u::mode.eq(scope.mode.as_str()))
+            .filter(u::status.eq(UnattributedStatus::Open.as_str()))
+            .select(UnattributedRow::as_select())
+            .order(u::seq.desc())
+            .limit(20)
+            .into_boxed();
+        if let Some(session) = session {
+            query = query.filter(u::candidates.contains(vec![session.to_string()]));
+        }
+        if let Some(tx) = tx {
+            query = query.filter(u::transaction_hash.eq(tx.as_str()));
+        }
+        let rows: Vec<UnattributedRow> = query.load(&mut conn).await.map_err(db)?;
+        rows.into_iter().map(UnattributedRow::into_domain).collect()
+    }
+
     async fn get_unattributed(
         &self,
         scope: &Scope,

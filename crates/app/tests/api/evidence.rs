@@ -410,3 +410,125 @@ async fn checkouts_of_one_invoice_asking_its_remainder_are_no_twins() {
     })
     .await;
 }
+
+async fn diagnosis(w: &World, cs: &Value) -> Value {
+    let path = format!("/v1/checkout-sessions/{}/diagnostics", cs["id"].as_str().unwrap());
+    w.app.get(&w.m.sk_live, &path).await.ok(200).clone()
+}
+
+#[tokio::test]
+async fn diagnostics_tell_where_the_money_went() {
+    // Case 9: the merchant is told which checkout took a reported transfer, and which transfer
+    // is held with which candidates; the expiry check shows the block's time.
+    let w = World::new().await;
+    let a = w.checkout("10.00").await;
+    let b = w.checkout("10.00").await;
+    bind(&w, &a, &w.customer).await;
+    let tx = w.pay(10 * ONE).await;
+    let on_b = w.submitted(&b, &tx).await;
+    w.anvil.finalize().await;
+    w.payment_reaches(&on_b, "failed").await;
+    let d = diagnosis(&w, &b).await;
+    let credited = paid(&w, &w.m.sk_live, &a).await["payments"][0]["id"].as_str().unwrap().to_owned();
+    let step = d["nextStep"].as_str().unwrap();
+    assert!(step.contains(a["id"].as_str().unwrap()) && step.contains(&credited), "{step}");
+    assert!(step.contains("bound_wallet"), "{step}");
+    let expiry =
+        d["transfers"][0]["checks"].as_array().unwrap().iter().find(|c| c["name"] == "expiry").unwrap().clone();
+    let mined = w.payment(&on_b).await["blockTime"].as_str().unwrap().to_owned();
+    assert!(expiry["found"].as_str().unwrap().starts_with("mined "), "{expiry}");
+    assert!(expiry["found"].as_str().unwrap().contains(&mined[..19]), "{expiry} {mined}");
+
+    // Held: both checkouts' diagnoses name the transfer, and the other candidate.
+    let x = w.checkout("40.00").await;
+    let y = w.checkout("25.50").await;
+    let tx = w.pay(25_500_000).await;
+    let on_x = w.submitted(&x, &tx).await;
+    w.anvil.finalize().await;
+    w.payment_reaches(&on_x, "failed").await;
+    let record = unattributed(&w, &w.m.sk_live, &tx, 0).await;
+    for (cs, other) in [(&x, &y), (&y, &x)] {
+        let d = diagnosis(&w, cs).await;
+        let step = d["nextStep"].as_str().unwrap();
+        assert!(
+            step.contains(record["id"].as_str().unwrap()) && step.contains(other["id"].as_str().unwrap()),
+            "{step}"
+        );
+        assert!(step.contains("disputed") && step.contains(tx.as_str()), "{step}");
+    }
+    assert_eq!(diagnosis(&w, &x).await["phase"], "held");
+    // Public routes never name another checkout.
+    let path = format!("/v1/public/checkout-sessions/{}", x["id"].as_str().unwrap());
+    let page = w.app.send(w.app.http.get(w.app.url(&path))).await.ok(200).clone();
+    assert!(!page.to_string().contains(y["id"].as_str().unwrap()), "{page}");
+}
+
+#[tokio::test]
+async fn a_payment_found_on_a_voided_invoice_is_reported_like_a_reported_one() {
+    let w = World::new().await;
+    let cs = w.checkout("8.00").await;
+    let void = format!("/v1/invoices/{}/void", cs["invoiceId"].as_str().unwrap());
+    w.app.post(&w.m.sk_live, &void, json!({ "reason": "order cancelled" })).await.ok(200);
+    // Nobody reports it: the follower finds it.
+    let tx = w.pay(8 * ONE).await;
+    w.anvil.finalize().await;
+    let p = eventually("the late payment recorded", || async {
+        let inv = w.invoice(&cs).await;
+        inv["payments"].as_array().unwrap().first().filter(|p| p["status"] == "confirmed").cloned()
+    })
+    .await;
+    assert_eq!(p["transactionId"], tx.as_str());
+    assert_eq!(w.invoice(&cs).await["collectionState"], "void");
+    assert!(w.event_types().await.contains(&"invoice.payment_received_after_void".to_owned()));
+}
+
+#[tokio::test]
+async fn a_transfer_a_little_older_than_its_checkout_pays_it_only_on_evidence_it_carries() {
+    // The chain's clock runs behind the service's: a transfer mined 5 s before the checkout's
+    // creation (by the service's clock) pays it on its unique amount, never on a bare report.
+    let w = World::new().await;
+    let latest = w.anvil.latest_block_time().await;
+    while chrono::Utc::now().timestamp() < latest + 9 {
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    w.unique_amounts();
+    let unique = w.checkout("11.00").await;
+    w.app.cli_ok(&["merchant", "unique-amounts", &w.m.id, "off", "--json"]);
+    let plain = w.checkout("13.00").await;
+    let created = chrono::DateTime::parse_from_rfc3339(plain["createdAt"].as_str().unwrap()).unwrap().timestamp();
+    w.anvil.set_next_block_time(created - 5).await;
+    let by_amount = w.pay(units(unique["amountDue"].as_str().unwrap())).await;
+    let reported = w.pay(13 * ONE).await;
+    assert!(w.anvil.block_time_of(&reported).await < created, "mined before the checkouts existed");
+    let claim = w.submitted(&plain, &reported).await;
+    w.anvil.finalize().await;
+    let inv = paid(&w, &w.m.sk_live, &unique).await;
+    assert_eq!(
+        (inv["payments"][0]["transactionId"].as_str(), inv["payments"][0]["evidence"].as_str()),
+        (Some(by_amount.as_str()), Some("unique_amount"))
+    );
+    assert_eq!(w.payment_reaches(&claim, "failed").await["failureReason"], "transfer_before_checkout");
+    // The service measures the difference and says it.
+    let d = w.app.get(&w.m.sk_live, "/v1/diagnostics").await.ok(200).clone();
+    let chain = d["entries"].as_array().unwrap().iter().find(|e| e["code"] == "chain").unwrap().clone();
+    assert!(chain["message"].as_str().unwrap().contains("ahead of the chain"), "{chain}");
+}
+
+#[tokio::test]
+async fn a_payment_waiting_for_finality_says_so_during_an_rpc_outage() {
+    let mut w = World::new().await;
+    let cs = w.checkout("4.00").await;
+    let id = w.submitted(&cs, &w.pay(4 * ONE).await).await;
+    w.payment_reaches(&id, "validating").await;
+    w.proxy.cut();
+    let p = eventually("a diagnostic", || async {
+        let p = w.payment(&id).await;
+        p["diagnostic"].is_string().then_some(p)
+    })
+    .await;
+    assert_eq!(p["status"], "validating");
+    assert!(p["diagnostic"].as_str().unwrap().contains("do not answer"), "{p}");
+    w.proxy.restore().await;
+    w.anvil.finalize().await;
+    assert_eq!(w.payment_reaches(&id, "confirmed").await["diagnostic"], Value::Null);
+}

@@ -6,7 +6,7 @@ use crate::chain::model::{
 };
 use crate::error::Error;
 use crate::event::model::Event;
-use crate::ids::{MerchantId, UnattributedTransferId};
+use crate::ids::{CheckoutSessionId, MerchantId, UnattributedTransferId};
 use crate::invoice::payment::TxHash;
 use crate::merchant::model::WalletAddress;
 use crate::mode::Scope;
@@ -108,6 +108,14 @@ pub trait FollowerStore: Send + Sync {
     /// report came since) takes the new ones, with the event; answers false when nothing was
     /// written (recorded before as it is, or credited since).
     async fn record_unattributed(&self, transfer: &UnattributedTransfer, event: &Event) -> Result<bool, Error>;
+    /// `scope`'s unattributed transfers still open that name checkout `session` among their
+    /// candidates, or whose transaction is `tx` (either, when given), newest first (at most 20).
+    async fn unattributed_about(
+        &self,
+        scope: &Scope,
+        session: Option<&CheckoutSessionId>,
+        tx: Option<&TxHash>,
+    ) -> Result<Vec<UnattributedTransfer>, Error>;
     /// `scope`'s unattributed transfer `id`. Errors: `NotFound(UnattributedTransfer)`.
     async fn get_unattributed(&self, scope: &Scope, id: &UnattributedTransferId)
     -> Result<UnattributedTransfer, Error>;

@@ -4,8 +4,9 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::api_key::model::ApiKey;
 use crate::api_key::ports::ApiKeyStore;
+use crate::chain::model::UnattributedTransfer;
 use crate::chain::model::{ChainHealth, Observation};
-use crate::chain::ports::Chain;
+use crate::chain::ports::{Chain, FollowerStore};
 use crate::clock::Clock;
 use crate::diagnostics::model::{
     ChainState, Check, CheckName, CheckOutcome, CheckoutDiagnosis, Finality, KEY_IDLE_DAYS, MerchantReadiness,
@@ -30,6 +31,8 @@ use crate::webhook::ports::WebhookStore;
 pub struct Diagnostics<'a> {
     /// Invoices, their checkouts and payments.
     pub invoices: &'a dyn InvoiceStore,
+    /// Transfers recorded as unattributed (held ones name their candidate checkouts).
+    pub follower: &'a dyn FollowerStore,
     /// The chain (live mode).
     pub chain: &'a dyn Chain,
     /// Each scope's time.
@@ -76,11 +79,12 @@ impl Diagnostics<'_> {
             transfers.push(TransferDiagnosis { payment: p.clone(), checks: found, finality: finality(p, &chain) });
         }
         let remaining = agg.invoice.remaining();
+        let elsewhere = self.elsewhere(scope, &session, phase, latest).await?;
         let next_step = next_step(
             &session,
             phase,
             (&remaining, agg.invoice.collection_state.is_collectible()),
-            latest,
+            (latest, &elsewhere),
             &chain,
             now,
         );
@@ -95,6 +99,42 @@ impl Diagnostics<'_> {
             next_step,
             as_of: now,
         })
+    }
+
+    /// Where the money the checkout's customer may have sent went, for what the next step says:
+    /// the transfers held that name the checkout, and for a report refused because other
+    /// evidence named another checkout, the merchant's payment that took it (never shown on
+    /// public routes).
+    async fn elsewhere(
+        &self,
+        scope: &Scope,
+        session: &CheckoutSession,
+        phase: CheckoutPhase,
+        latest: Option<&Payment>,
+    ) -> Result<Elsewhere, Error> {
+        let mut found = Elsewhere::default();
+        if scope.mode != Mode::Live {
+            return Ok(found);
+        }
+        match (phase, latest) {
+            (CheckoutPhase::Held, Some(p)) => {
+                found.held = self.follower.unattributed_about(scope, None, Some(&p.transaction_hash)).await?;
+            }
+            (CheckoutPhase::Failed, Some(p))
+                if matches!(
+                    p.failure_reason,
+                    Some(FailureReason::AttributedToAnotherCheckout | FailureReason::WrongPayer)
+                ) =>
+            {
+                let credited = self.invoices.payments_of_transaction(scope, &p.transaction_hash).await?;
+                found.took = credited.into_iter().find(|c| c.status.is_credited() && c.id != p.id);
+            }
+            _ => {}
+        }
+        if found.held.is_empty() {
+            found.held = self.follower.unattributed_about(scope, Some(&session.id), None).await?;
+        }
+        Ok(found)
     }
 
     /// A transfer refused for its recipient or its token: the payment records what the checkout
@@ -408,15 +448,61 @@ fn finality(p: &Payment, chain: &ChainState) -> Finality {
     }
 }
 
+/// Where a checkout's customer's money may have gone (live mode).
+#[derive(Debug, Default)]
+struct Elsewhere {
+    /// Open unattributed transfers naming the checkout among their candidates, or holding the
+    /// checkout's latest reported transfer.
+    held: Vec<UnattributedTransfer>,
+    /// The merchant's payment credited with the transfer the checkout's report named.
+    took: Option<Payment>,
+}
+
+impl Elsewhere {
+    /// The next step these facts call for, when they call for one.
+    fn words(&self, s: &CheckoutSession, phase: CheckoutPhase) -> Option<String> {
+        if let Some(p) = &self.took {
+            return Some(format!(
+                "The reported transfer {} was credited to checkout {} (invoice {}, payment {}): evidence stronger than the report ({}) named that checkout. If it was this customer's, record a refund there and ask for a new payment here; otherwise the customer can pay this checkout until {}.",
+                p.transaction_hash.as_str(),
+                p.checkout_session_id,
+                p.invoice_id,
+                p.id,
+                p.evidence.map_or("its exact amount", |e| e.as_str()),
+                stamp(s.expires_at)
+            ));
+        }
+        let held = self.held.first()?;
+        let others: Vec<String> = held.candidates.iter().filter(|c| **c != s.id).map(ToString::to_string).collect();
+        let with = if others.is_empty() { String::new() } else { format!(" (also claimed for {})", others.join(", ")) };
+        let opening = match phase {
+            CheckoutPhase::Pay => "Nothing credited yet, but a",
+            _ => "A",
+        };
+        Some(format!(
+            "{opening} transfer of {} {} in transaction {} is held for you to decide{with}: unattributed transfer {}, reason {}. Attribute it with POST /v1/unattributed-transfers/{}/attribute once you know whose it is; nothing is credited meanwhile.",
+            held.logged.transfer.amount.to_trimmed(2),
+            held.token.symbol(),
+            held.logged.tx_hash.as_str(),
+            held.id,
+            held.reason.as_str(),
+            held.id,
+        ))
+    }
+}
+
 /// What to do next, in words a support agent can read to the customer.
 fn next_step(
     s: &CheckoutSession,
     phase: CheckoutPhase,
     (remaining, collectible): (&crate::money::Amount, bool),
-    latest: Option<&Payment>,
+    (latest, elsewhere): (Option<&Payment>, &Elsewhere),
     chain: &ChainState,
     now: DateTime<Utc>,
 ) -> String {
+    if let Some(words) = elsewhere.words(s, phase) {
+        return words;
+    }
     let token = s.currency.symbol();
     let again = if collectible && !remaining.is_zero() {
         format!("the remaining {} {token} can be paid on a new checkout", remaining.to_trimmed(2))

@@ -118,6 +118,8 @@ pub trait InvoiceStore: Send + Sync {
     ) -> Result<Vec<crate::invoice::checkout::Binding>, Error>;
     /// Errors: `NotFound(Payment)`, `ModeMismatch`.
     async fn get_payment(&self, scope: &Scope, id: &PaymentId) -> Result<Payment, Error>;
+    /// The payments of `scope` naming transaction `tx` (any status), oldest first.
+    async fn payments_of_transaction(&self, scope: &Scope, tx: &TxHash) -> Result<Vec<Payment>, Error>;
     /// Claims up to `limit` invoices with due time-based work (pending checkouts past expiry,
     /// collectible invoices past their due date), each for `lease_seconds`, skipping rows
     /// other workers hold. `only` restricts the claim to one scope and then ignores leases (the

@@ -134,6 +134,20 @@ impl InvoiceStore for PgStore {
         Ok(saved)
     }
 
+    async fn payments_of_transaction(&self, scope: &Scope, tx: &TxHash) -> Result<Vec<Payment>, Error> {
+        let mut conn = self.conn().await?;
+        let rows: Vec<PaymentRow> = payments::table
+            .filter(payments::transaction_hash.eq(tx.as_str()))
+            .filter(payments::merchant_id.eq(scope.merchant_id.as_str()))
+            .filter(payments::mode.eq(scope.mode.as_str()))
+            .order((payments::detected_at.asc(), payments::id.asc()))
+            .select(PaymentRow::as_select())
+            .load(&mut conn)
+            .await
+            .map_err(db)?;
+        rows.into_iter().map(PaymentRow::into_domain).collect()
+    }
+
     async fn get_payment(&self, scope: &Scope, id: &PaymentId) -> Result<Payment, Error> {
         let mut conn = self.conn().await?;
         let row: Option<PaymentRow> = payments::table

@@ -521,8 +521,8 @@ impl FollowerStore for PgStore {
     async fn unattributed_about(
         &self,
         scope: &Scope,
-        session: Option<&CheckoutSessionId>,
-        tx: Option<&TxHash>,
+        session: Option<CheckoutSessionId>,
+        tx: Option<TxHash>,
     ) -> Result<Vec<UnattributedTransfer>, Error> {
         let mut conn = self.conn().await?;
         let mut query = u::table
@@ -537,7 +537,7 @@ impl FollowerStore for PgStore {
             query = query.filter(u::candidates.contains(vec![session.to_string()]));
         }
         if let Some(tx) = tx {
-            query = query.filter(u::transaction_hash.eq(tx.as_str()));
+            query = query.filter(u::transaction_hash.eq(tx.as_str().to_owned()));
         }
         let rows: Vec<UnattributedRow> = query.load(&mut conn).await.map_err(db)?;
         rows.into_iter().map(UnattributedRow::into_domain).collect()

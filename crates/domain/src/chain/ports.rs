@@ -113,8 +113,8 @@ pub trait FollowerStore: Send + Sync {
     async fn unattributed_about(
         &self,
         scope: &Scope,
-        session: Option<&CheckoutSessionId>,
-        tx: Option<&TxHash>,
+        session: Option<CheckoutSessionId>,
+        tx: Option<TxHash>,
     ) -> Result<Vec<UnattributedTransfer>, Error>;
     /// `scope`'s unattributed transfer `id`. Errors: `NotFound(UnattributedTransfer)`.
     async fn get_unattributed(&self, scope: &Scope, id: &UnattributedTransferId)

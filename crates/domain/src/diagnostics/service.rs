@@ -118,7 +118,7 @@ impl Diagnostics<'_> {
         }
         match (phase, latest) {
             (CheckoutPhase::Held, Some(p)) => {
-                found.held = self.follower.unattributed_about(scope, None, Some(&p.transaction_hash)).await?;
+                found.held = self.follower.unattributed_about(scope, None, Some(p.transaction_hash.clone())).await?;
             }
             (CheckoutPhase::Failed, Some(p))
                 if matches!(
@@ -132,7 +132,7 @@ impl Diagnostics<'_> {
             _ => {}
         }
         if found.held.is_empty() {
-            found.held = self.follower.unattributed_about(scope, Some(&session.id), None).await?;
+            found.held = self.follower.unattributed_about(scope, Some(session.id.clone()), None).await?;
         }
         Ok(found)
     }

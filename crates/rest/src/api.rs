@@ -161,7 +161,10 @@ fn accounts(cfg: &mut ServiceConfig) {
         .service(settings::get_settlement)
         .service(settings::set_settlement_wallet)
         .service(settings::request_live_activation)
-        .service(settings::set_notifications);
+        .service(settings::set_notifications)
+        .service(settings::set_unique_amounts)
+        .service(settings::list_unattributed)
+        .service(settings::attribute_transfer);
 }
 
 /// The routes of the merchant's books and support: exports, reconciliation, readiness.

@@ -532,3 +532,96 @@ async fn a_payment_waiting_for_finality_says_so_during_an_rpc_outage() {
     w.anvil.finalize().await;
     assert_eq!(w.payment_reaches(&id, "confirmed").await["diagnostic"], Value::Null);
 }
+
+/// A dashboard member's session on `w`'s service.
+struct Member {
+    token: String,
+    csrf: String,
+}
+
+impl Member {
+    async fn signed_in(w: &World, email: &str, role: &str) -> Self {
+        let args = ["user", "create", "--email", email, "--merchant", &w.m.id, "--role", role, "--json"];
+        let (ok, _, stderr) = w.app.cli_with_input(&args, &format!("{}\n", crate::dashboard::PASSWORD));
+        assert!(ok, "{stderr}");
+        let r = crate::dashboard::login(&w.app, email, crate::dashboard::PASSWORD).await;
+        Self { token: crate::dashboard::token_of(&r), csrf: r.body["data"]["csrfToken"].as_str().unwrap().to_owned() }
+    }
+
+    async fn send(
+        &self,
+        w: &World,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> crate::support::Response {
+        let mut req = w
+            .app
+            .http
+            .request(method, w.app.url(path))
+            .header("Cookie", format!("stablepay_session={}", self.token))
+            .header("X-CSRF-Token", &self.csrf);
+        if let Some(body) = body {
+            req = req.json(&body);
+        }
+        w.app.send(req).await
+    }
+}
+
+#[tokio::test]
+async fn owners_and_admins_decide_in_the_dashboard_confirmed_with_their_password() {
+    use reqwest::Method;
+    let w = World::new().await;
+    let owner = Member::signed_in(&w, "ada@example.com", "owner").await;
+    let admin = Member::signed_in(&w, "carl@example.com", "admin").await;
+    let support = Member::signed_in(&w, "sue@example.com", "support").await;
+    let base = format!("/v1/dashboard/merchants/{}", w.m.id);
+
+    // Unique amounts: admins and owners, never support.
+    let setting = format!("{base}/unique-amounts");
+    let r = support.send(&w, Method::PUT, &setting, Some(json!({ "enabled": true }))).await;
+    r.assert_error(403, "AUTH_FORBIDDEN");
+    let r = admin.send(&w, Method::PUT, &setting, Some(json!({ "enabled": true }))).await;
+    assert_eq!(r.ok(200)["enabled"], true);
+    let settlement = owner.send(&w, Method::GET, &format!("{base}/settlement"), None).await;
+    assert_eq!(settlement.ok(200)["uniqueAmounts"], true);
+    assert_ne!(w.checkout("5.00").await["amountDue"], "5.000000");
+    admin.send(&w, Method::PUT, &setting, Some(json!({ "enabled": false }))).await.ok(200);
+    assert_eq!(w.checkout("5.00").await["amountDue"], "5.000000");
+    let r = admin.send(&w, Method::PUT, &setting, Some(json!({ "enabled": "yes" }))).await;
+    assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("enabled"));
+
+    // A held transfer, decided by the owner.
+    let x = w.checkout("20.00").await;
+    let y = w.checkout("20.00").await;
+    let tx = w.pay(20 * ONE).await;
+    w.anvil.finalize().await;
+    let record = unattributed(&w, &w.m.sk_live, &tx, 0).await;
+    let listed = support.send(&w, Method::GET, &format!("{base}/unattributed-transfers"), None).await;
+    assert_eq!(listed.ok(200)["items"][0]["id"], record["id"]);
+    let path = format!("{base}/unattributed-transfers/{}/attribute", record["id"].as_str().unwrap());
+    let body = |password: &str| json!({ "checkoutSessionId": x["id"], "reason": "order 77", "password": password });
+    support
+        .send(&w, Method::POST, &path, Some(body(crate::dashboard::PASSWORD)))
+        .await
+        .assert_error(403, "AUTH_FORBIDDEN");
+    owner.send(&w, Method::POST, &path, Some(body("wrong password"))).await.assert_error(401, "INVALID_CREDENTIALS");
+    for cs in [&x, &y] {
+        assert_eq!(w.invoice(cs).await["customerAmountPaid"], "0.000000");
+    }
+    let decided = owner.send(&w, Method::POST, &path, Some(body(crate::dashboard::PASSWORD))).await.ok(200).clone();
+    assert_eq!(decided["status"], "attributed");
+    let inv = paid(&w, &w.m.sk_live, &x).await;
+    let entry =
+        inv["activity"].as_array().unwrap().iter().find(|a| a["action"] == "transfer_attributed").unwrap().clone();
+    assert_eq!(
+        (entry["actor"].as_str(), entry["by"].as_str()),
+        (Some("dashboard"), Some("ada@example.com")),
+        "{entry}"
+    );
+    let log = owner.send(&w, Method::GET, &format!("{base}/audit-log"), None).await.ok(200).clone();
+    let logged =
+        log["items"].as_array().unwrap().iter().find(|e| e["action"] == "transfer.attributed").unwrap().clone();
+    assert_eq!(logged["actorEmail"], "ada@example.com", "{logged}");
+    assert_eq!(logged["target"], record["id"]);
+}

@@ -42,11 +42,15 @@ pub enum AuditAction {
     ActivationRequested,
     /// Live mode was activated (by an owner, where self-activation is allowed).
     LiveActivated,
+    /// Unique amounts were turned on or off.
+    UniqueAmountsChanged,
+    /// A member attributed a recorded transfer to a checkout.
+    TransferAttributed,
 }
 
 impl AuditAction {
     /// Every action.
-    pub const ALL: [Self; 15] = [
+    pub const ALL: [Self; 17] = [
         Self::LoggedIn,
         Self::LoggedOutEverywhere,
         Self::PasswordChanged,
@@ -62,6 +66,8 @@ impl AuditAction {
         Self::WalletChanged,
         Self::ActivationRequested,
         Self::LiveActivated,
+        Self::UniqueAmountsChanged,
+        Self::TransferAttributed,
     ];
 
     /// The action as stored and shown (`member.invited`).
@@ -82,6 +88,8 @@ impl AuditAction {
             Self::WalletChanged => "settlement_wallet.changed",
             Self::ActivationRequested => "live_activation.requested",
             Self::LiveActivated => "live_activation.completed",
+            Self::UniqueAmountsChanged => "unique_amounts.changed",
+            Self::TransferAttributed => "transfer.attributed",
         }
     }
 

@@ -73,11 +73,15 @@ pub enum Action {
     ManageSecurity,
     /// Read the audit log.
     ReadAuditLog,
+    /// Decide which checkout a held or unattributed transfer pays (attribution by a person).
+    AttributeTransfers,
+    /// Turn unique amounts on or off for new live checkouts.
+    ManageUniqueAmounts,
 }
 
 impl Action {
     /// Every action.
-    pub const ALL: [Self; 15] = [
+    pub const ALL: [Self; 17] = [
         Self::Read,
         Self::Export,
         Self::SendInvoice,
@@ -93,6 +97,8 @@ impl Action {
         Self::ChangeSettlementWallet,
         Self::ManageSecurity,
         Self::ReadAuditLog,
+        Self::AttributeTransfers,
+        Self::ManageUniqueAmounts,
     ];
 
     /// The action's name (`manage_api_keys`), as `docs/dashboard.md` and refusals name it.
@@ -113,6 +119,8 @@ impl Action {
             Self::ChangeSettlementWallet => "change_settlement_wallet",
             Self::ManageSecurity => "manage_security",
             Self::ReadAuditLog => "read_audit_log",
+            Self::AttributeTransfers => "attribute_transfers",
+            Self::ManageUniqueAmounts => "manage_unique_amounts",
         }
     }
 }
@@ -130,7 +138,7 @@ pub enum Grant {
 
 /// The table: for each action, the grant of each role in the order of [`Role::ALL`] (owner,
 /// admin, developer, support, viewer).
-pub const CAPABILITIES: [(Action, [Grant; 5]); 15] = {
+pub const CAPABILITIES: [(Action, [Grant; 5]); 17] = {
     use Grant::{No, TestOnly as T, Yes};
     [
         (Action::Read, [Yes, Yes, Yes, Yes, Yes]),
@@ -148,6 +156,8 @@ pub const CAPABILITIES: [(Action, [Grant; 5]); 15] = {
         (Action::ChangeSettlementWallet, [Yes, No, No, No, No]),
         (Action::ManageSecurity, [Yes, No, No, No, No]),
         (Action::ReadAuditLog, [Yes, Yes, No, No, No]),
+        (Action::AttributeTransfers, [Yes, Yes, No, No, No]),
+        (Action::ManageUniqueAmounts, [Yes, Yes, No, No, No]),
     ]
 };
 

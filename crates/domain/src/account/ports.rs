@@ -211,6 +211,14 @@ pub trait AccountStore: Send + Sync {
         audit: &[AuditEntry],
     ) -> Result<bool, Error>;
 
+    /// Turns unique amounts on or off for the live checkouts `merchant` creates from now on, with
+    /// `audit` in the same transaction; `false` (nothing written) when it is not activated for
+    /// live mode.
+    async fn set_unique_amounts(&self, merchant: &MerchantId, on: bool, audit: &[AuditEntry]) -> Result<bool, Error>;
+    /// Writes entries to their merchants' audit logs (what was done elsewhere, such as a
+    /// transfer attributed, recorded with its author).
+    async fn record_audit(&self, audit: &[AuditEntry]) -> Result<(), Error>;
+
     /// Claims up to `limit` notices whose email is due (by the real clock) for `lease_seconds`.
     async fn claim_notices(&self, limit: u32, lease_seconds: u32) -> Result<Vec<Notice>, Error>;
     /// Writes a notice's email state after an attempt, ending its lease.

@@ -290,6 +290,14 @@ impl AccountStore for PgStore {
         team::set_require_two_factor(self, merchant, on, audit).await
     }
 
+    async fn set_unique_amounts(&self, merchant: &MerchantId, on: bool, audit: &[AuditEntry]) -> Result<bool, Error> {
+        settings::set_unique_amounts(self, merchant, on, audit).await
+    }
+
+    async fn record_audit(&self, audit: &[AuditEntry]) -> Result<(), Error> {
+        settings::record_audit(self, audit).await
+    }
+
     async fn set_webhook_alerts(&self, merchant: &MerchantId, user: &UserId, on: bool) -> Result<(), Error> {
         settings::set_webhook_alerts(self, merchant, user, on).await
     }

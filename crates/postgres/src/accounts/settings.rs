@@ -112,6 +112,39 @@ pub(super) async fn set_settlement_wallet(
     crate::keycache::announce(&mut conn, merchant.as_str()).await
 }
 
+pub(super) async fn set_unique_amounts(
+    store: &PgStore,
+    merchant: &MerchantId,
+    on: bool,
+    audit: &[AuditEntry],
+) -> Result<bool, Error> {
+    let mut conn = store.conn().await?;
+    let changed = conn
+        .transaction::<_, DieselError, _>(async |conn| {
+            let n = diesel::update(mer::table.find(merchant.as_str()).filter(mer::live_activated_at.is_not_null()))
+                .set(mer::live_unique_amounts.eq(on))
+                .execute(conn)
+                .await?;
+            if n == 0 {
+                return Ok(false);
+            }
+            write_audit(conn, audit).await?;
+            Ok(true)
+        })
+        .await
+        .map_err(db)?;
+    if changed {
+        // Processes caching the merchant with its keys read it again.
+        crate::keycache::announce(&mut conn, merchant.as_str()).await?;
+    }
+    Ok(changed)
+}
+
+pub(super) async fn record_audit(store: &PgStore, audit: &[AuditEntry]) -> Result<(), Error> {
+    let mut conn = store.conn().await?;
+    write_audit(&mut conn, audit).await.map_err(db)
+}
+
 pub(super) async fn request_activation(
     store: &PgStore,
     merchant: &MerchantId,

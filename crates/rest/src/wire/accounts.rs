@@ -378,6 +378,9 @@ pub struct SettlementOut {
     pub requested: Option<WalletOut>,
     /// Whether an owner's request activates at once on this deployment.
     pub self_activation: bool,
+    /// Once activated: whether new live checkouts ask unique amounts (on since the first
+    /// activation, unless an owner or admin turned it off); null before.
+    pub unique_amounts: Option<bool>,
 }
 
 impl SettlementOut {
@@ -399,6 +402,7 @@ impl SettlementOut {
                 at: r.requested_at.map(timestamp),
             }),
             self_activation: s.self_activation,
+            unique_amounts: s.live.as_ref().map(|l| l.unique_amounts),
         }
     }
 }
@@ -415,6 +419,43 @@ pub struct WalletIn {
     pub token: String,
     /// The account's password, confirming the change.
     #[schema(example = "correct horse battery staple")]
+    pub password: String,
+    /// With two-factor login, also a code of the authenticator (or a recovery code).
+    #[serde(default)]
+    pub otp: Option<String>,
+}
+
+/// The body of `PUT /v1/dashboard/merchants/{merchantId}/unique-amounts`.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct UniqueAmountsIn {
+    /// Whether each new live checkout asks a few base units more than it collects, so that
+    /// every transfer sent without its hash is attributable by its amount alone.
+    pub enabled: bool,
+}
+
+/// A merchant's unique-amount setting.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UniqueAmountsOut {
+    /// Always `unique_amounts`.
+    pub object: String,
+    pub merchant_id: String,
+    pub enabled: bool,
+}
+
+envelope!(/// A merchant's unique-amount setting.
+    UniqueAmountsEnvelope, UniqueAmountsOut);
+
+/// The body of `POST /v1/dashboard/merchants/{merchantId}/unattributed-transfers/{id}/attribute`.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct DashboardAttributeIn {
+    /// The checkout the transfer pays (`cs_...`, of the merchant's live mode).
+    pub checkout_session_id: String,
+    /// Why (1-500 bytes); kept in the invoice's activity and the audit log with who decided.
+    pub reason: String,
+    /// The account's password, confirming the decision.
     pub password: String,
     /// With two-factor login, also a code of the authenticator (or a recovery code).
     #[serde(default)]

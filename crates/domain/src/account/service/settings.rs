@@ -135,6 +135,55 @@ impl Accounts<'_> {
         self.live_status(current, merchant).await
     }
 
+    /// Turns unique amounts on or off for the merchant's new live checkouts (owners and admins;
+    /// open checkouts keep what they ask). Answers the setting now. Errors: `AuthForbidden`
+    /// (`manage_unique_amounts`, a verified email); `ActiveMerchantRequired` before live
+    /// activation.
+    pub async fn set_unique_amounts(&self, current: &Current, merchant: &MerchantId, on: bool) -> Result<bool, Error> {
+        current.require(merchant, Mode::Live, Action::ManageUniqueAmounts)?;
+        let detail = if on { "on" } else { "off" }.to_owned();
+        let now = self.clock.system_now();
+        let action = (AuditAction::UniqueAmountsChanged, None, detail);
+        let entry = AuditEntry::new(self.crypto, merchant, current.actor(), action, now);
+        if !self.store.set_unique_amounts(merchant, on, &[entry]).await? {
+            return Err(Error::ActiveMerchantRequired);
+        }
+        Ok(on)
+    }
+
+    /// Allows a member to attribute a recorded transfer in `merchant`'s live mode: owners and
+    /// admins, confirmed with the password (and a code with two-factor login), as any change of
+    /// where money goes. Errors: `AuthForbidden` (`attribute_transfers`, a verified email);
+    /// `InvalidCredentials`; `SecondFactor`.
+    pub async fn confirm_attribution(
+        &self,
+        current: &Current,
+        merchant: &MerchantId,
+        confirmation: Confirmation<'_>,
+    ) -> Result<(), Error> {
+        current.require(merchant, Mode::Live, Action::AttributeTransfers)?;
+        self.confirm(current, confirmation).await
+    }
+
+    /// Writes to `merchant`'s audit log that the member attributed recorded transfer `what`
+    /// (its id) to a checkout (`to`, and why).
+    pub async fn audit_attribution(
+        &self,
+        current: &Current,
+        merchant: &MerchantId,
+        (what, to): (&str, &str),
+    ) -> Result<(), Error> {
+        let now = self.clock.system_now();
+        let entry = AuditEntry::new(
+            self.crypto,
+            merchant,
+            current.actor(),
+            (AuditAction::TransferAttributed, Some(what), to.to_owned()),
+            now,
+        );
+        self.store.record_audit(&[entry]).await
+    }
+
     /// Turns the member's own webhook alert emails on or off. Errors: `NotFound`.
     pub async fn set_webhook_alerts(&self, current: &Current, merchant: &MerchantId, on: bool) -> Result<(), Error> {
         current.require(merchant, Mode::Test, Action::Read)?;

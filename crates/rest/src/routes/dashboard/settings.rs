@@ -3,15 +3,25 @@
 //! member's webhook alert emails.
 
 use actix_web::http::StatusCode;
-use actix_web::{HttpResponse, get, post, put, web};
+use actix_web::{HttpRequest, HttpResponse, get, post, put, web};
 use stablepay_domain::account::service::settings::Confirmation;
-use stablepay_http::error::ApiError;
+use stablepay_domain::chain::UnattributedStatus;
+use stablepay_domain::ids::{CheckoutSessionId, UnattributedTransferId};
+use stablepay_domain::invoice::model::Acting;
+use stablepay_domain::invoice::service::Invoices;
+use stablepay_domain::{Error, Mode, Resource, Scope};
+use stablepay_http::error::{ApiError, ErrorCode};
 use stablepay_http::respond::ok;
 
 use crate::json::ApiJson;
+use crate::query::QueryParams;
 use crate::routes::dashboard::team::merchant;
 use crate::session::DashboardSession;
-use crate::wire::accounts::{NotificationsIn, NotificationsOut, SettlementOut, WalletIn};
+use crate::wire::accounts::{
+    DashboardAttributeIn, NotificationsIn, NotificationsOut, SettlementOut, UniqueAmountsIn, UniqueAmountsOut, WalletIn,
+};
+use crate::wire::common::ListOut;
+use crate::wire::events::UnattributedTransferOut;
 
 /// Where live mode stands: the live settlement once activated, or the wallet chosen and the
 /// activation request before.
@@ -99,4 +109,102 @@ pub async fn set_notifications(
         webhook_alerts: b.webhook_alerts,
     };
     ok(StatusCode::OK, &out)
+}
+
+/// Turn unique amounts on or off for the merchant's new live checkouts (owners and admins,
+/// `manage_unique_amounts`): each then asks a few base units more than it collects, so that
+/// every transfer sent without its hash is attributable by its amount alone. Open checkouts
+/// keep what they ask. Before live activation: ACTIVE_MERCHANT_REQUIRED.
+#[utoipa::path(
+    tag = "dashboard",
+    request_body = UniqueAmountsIn,
+    params(
+        ("merchantId" = String, Path, description = "A merchant the user is a member of"),
+        ("X-CSRF-Token" = String, Header, description = "The session's csrfToken"),
+    ),
+    responses((status = 200, description = "The setting now", body = crate::wire::accounts::UniqueAmountsEnvelope), crate::wire::common::Errors),
+    security(("session" = []))
+)]
+#[put("/dashboard/merchants/{merchantId}/unique-amounts")]
+pub async fn set_unique_amounts(
+    s: DashboardSession,
+    path: web::Path<String>,
+    body: ApiJson<UniqueAmountsIn>,
+) -> Result<HttpResponse, ApiError> {
+    let (ApiJson(b, _), mer) = (body, merchant(&path)?);
+    let enabled = s.state.use_cases.accounts().set_unique_amounts(&s.current, &mer, b.enabled).await?;
+    ok(StatusCode::OK, &UniqueAmountsOut { object: "unique_amounts".into(), merchant_id: mer.to_string(), enabled })
+}
+
+/// The merchant's live transfers no checkout could be credited with, newest first: the open
+/// ones by default (`status`: `open`, `attributed` or `all`), as `GET /v1/unattributed-transfers`.
+#[utoipa::path(
+    tag = "dashboard",
+    params(
+        ("merchantId" = String, Path, description = "A merchant the user is a member of"),
+        ("limit" = Option<u32>, Query, description = "Page size 1-100, default 25", minimum = 1, maximum = 100),
+        ("startingAfter" = Option<String>, Query, description = "nextCursor of the previous page"),
+        ("status" = Option<String>, Query, description = "open (the default), attributed or all"),
+    ),
+    responses((status = 200, description = "A page of unattributed transfers", body = crate::wire::events::UnattributedListEnvelope), crate::wire::common::Errors),
+    security(("session" = []))
+)]
+#[get("/dashboard/merchants/{merchantId}/unattributed-transfers")]
+pub async fn list_unattributed(
+    req: HttpRequest,
+    s: DashboardSession,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    let read = (Mode::Live, stablepay_domain::account::Action::Read);
+    let mer = s.state.use_cases.accounts().merchant_for(&s.current, &merchant(&path)?, read).await?;
+    let params = QueryParams::parse(&req, &["limit", "startingAfter", "status"])?;
+    let status = match params.get("status").unwrap_or("open") {
+        "all" => None,
+        v => Some(
+            UnattributedStatus::parse(v)
+                .ok_or_else(|| ApiError::validation("status", "status must be open, attributed or all."))?,
+        ),
+    };
+    let scope = Scope::new(mer.id, Mode::Live);
+    let page = s.state.use_cases.follower().unattributed(&scope, status, &params.page()?).await?;
+    ok(StatusCode::OK, &ListOut::new(page, |t| t.id.to_string(), UnattributedTransferOut::from))
+}
+
+/// Attribute a recorded transfer to a checkout of the merchant's live mode (owners and admins,
+/// `attribute_transfers`, confirmed with `password`, and with two-factor login an `otp` too),
+/// as `POST /v1/unattributed-transfers/{id}/attribute` does: credited once, the member named in
+/// the invoice's activity and in the audit log.
+#[utoipa::path(
+    tag = "dashboard",
+    request_body = DashboardAttributeIn,
+    params(
+        ("merchantId" = String, Path, description = "A merchant the user is a member of"),
+        ("id" = String, Path, description = "Unattributed transfer id (utr_...)"),
+        ("X-CSRF-Token" = String, Header, description = "The session's csrfToken"),
+    ),
+    responses((status = 200, description = "The transfer, attributed", body = crate::wire::events::UnattributedEnvelope), crate::wire::common::Errors),
+    security(("session" = []))
+)]
+#[post("/dashboard/merchants/{merchantId}/unattributed-transfers/{id}/attribute")]
+pub async fn attribute_transfer(
+    s: DashboardSession,
+    path: web::Path<(String, String)>,
+    body: ApiJson<DashboardAttributeIn>,
+) -> Result<HttpResponse, ApiError> {
+    let ApiJson(b, _) = body;
+    let (mer, id) = path.into_inner();
+    let mer = merchant(&mer)?;
+    let accounts = s.state.use_cases.accounts();
+    let confirmation = Confirmation { password: &b.password, otp: b.otp.as_deref() };
+    accounts.confirm_attribution(&s.current, &mer, confirmation).await?;
+    let id = UnattributedTransferId::parse(&id).ok_or(Error::NotFound(Resource::UnattributedTransfer))?;
+    let session = CheckoutSessionId::parse(&b.checkout_session_id)
+        .ok_or_else(|| ApiError::field(ErrorCode::NOT_FOUND, "checkoutSessionId", "No such checkout session."))?;
+    let scope = Scope::new(mer.clone(), Mode::Live);
+    let invoices = Invoices { acting: Acting::Member(s.current.user.email.clone()), ..s.state.use_cases.invoices() };
+    let follower = s.state.use_cases.follower_over(invoices);
+    let (record, payment) = follower.attribute_by_hand(&scope, &id, &session, &b.reason).await?;
+    let why = format!("{session} (payment {}): {}", payment.id, b.reason.trim());
+    accounts.audit_attribution(&s.current, &mer, (record.id.as_str(), &why)).await?;
+    ok(StatusCode::OK, &UnattributedTransferOut::from(record))
 }

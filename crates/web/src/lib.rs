@@ -60,6 +60,7 @@ pub fn configure(cfg: &mut ServiceConfig) {
         .service(dashboard::settings::change_wallet)
         .service(dashboard::settings::activation)
         .service(dashboard::settings::alerts)
+        .service(dashboard::settings::unique_amounts)
         .service(dashboard::settings::invite)
         .service(dashboard::settings::revoke_invitation)
         .service(dashboard::settings::member)

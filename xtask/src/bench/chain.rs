@@ -196,8 +196,9 @@ struct World {
 }
 
 impl World {
-    /// Creates a live checkout of `amount` for merchant `m`; answers (checkout id, invoice id).
-    fn checkout(&mut self, m: usize, amount: &str) -> Result<(String, String), String> {
+    /// Creates a live checkout of `amount` for merchant `m`; answers (checkout id, invoice id,
+    /// the units it asks: its amount with the unique-amount offset merchants have by default).
+    fn checkout(&mut self, m: usize, amount: &str) -> Result<(String, String, u128), String> {
         let body = format!(r#"{{"amount":"{amount}"}}"#);
         let key = self.merchants[m].0.clone();
         let (status, answer) = self.api.post("/v1/checkout-sessions", Some(&key), &body)?;
@@ -205,7 +206,9 @@ impl World {
             return Err(format!("checkout: {status} {answer}"));
         }
         let id = util::json_field(&answer, "id").ok_or("no checkout id")?;
-        Ok((id, util::json_field(&answer, "invoiceId").ok_or("no invoice id")?))
+        let due = util::json_field(&answer, "amountDue").ok_or("no amount due")?;
+        let units = due.replace('.', "").parse::<u128>().map_err(|e| format!("{due}: {e}"))?;
+        Ok((id, util::json_field(&answer, "invoiceId").ok_or("no invoice id")?, units))
     }
 
     /// The customer pays `units` to merchant `m`'s wallet.
@@ -313,8 +316,8 @@ impl World {
             // Distinct amounts: each transfer matches exactly one checkout.
             let units = 1_000_000 + u128::try_from(i).unwrap_or(0) + 1;
             let m = i % merchant_count;
-            let (checkout, _) = self.checkout(m, &format!("1.{:06}", units - 1_000_000))?;
-            pending.push((checkout, m, units));
+            let (checkout, _, due) = self.checkout(m, &format!("1.{:06}", units - 1_000_000))?;
+            pending.push((checkout, m, due));
         }
         // All transfers in one block, so none is final before the others.
         self.rpc.call("evm_setAutomine", "[false]")?;
@@ -351,8 +354,8 @@ impl World {
         eprintln!("latency: {samples} samples with the hash reported, {samples} without...");
         for (k, by_report) in (0..samples).map(|k| (k, true)).chain((0..samples).map(|k| (k, false))) {
             let units = 5_000_000 + u128::try_from(k).unwrap_or(0) + if by_report { 1 } else { 500_000 };
-            let (checkout, invoice) = self.checkout(0, &format!("5.{:06}", units - 5_000_000))?;
-            let tx = self.pay(0, units)?;
+            let (checkout, invoice, due) = self.checkout(0, &format!("5.{:06}", units - 5_000_000))?;
+            let tx = self.pay(0, due)?;
             if by_report {
                 self.report(&checkout, &tx)?;
                 let sql =

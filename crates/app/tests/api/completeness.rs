@@ -64,7 +64,7 @@ async fn a_lone_endpoint_that_answers_nothing_at_first_is_asked_again_before_the
     // Wait for the follower to be past its first steps, then make the only endpoint lag.
     eventually("the follower running", || async { (follower(&w).await["state"] == "ok").then_some(()) }).await;
     let lies = liar.lies.clone();
-    lies.empty_logs.store(8, Ordering::SeqCst);
+    lies.empty_logs.store(4, Ordering::SeqCst);
     w.anvil.next_block_not_before_now().await;
     let tx = w.pay(7 * ONE).await;
     w.anvil.finalize().await;

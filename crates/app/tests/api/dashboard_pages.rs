@@ -737,3 +737,31 @@ async fn the_invoice_list_narrows_by_status_number_customer_and_dates() {
     assert!(bad.html.contains("from"), "{}", bad.html);
     assert_eq!(b.get(&list("from=2026-02-01&to=2026-01-01")).await.status, 400);
 }
+
+#[tokio::test]
+async fn owners_turn_unique_amounts_off_and_on_in_the_settings() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    app.cli_ok(&["merchant", "activate", &m.id, "--settlement-wallet", &format!("0x{}", "ab".repeat(20)), "--json"]);
+    owner(&app, &m, "ada@example.com");
+    let args = ["user", "create", "--email", "sue@example.com", "--merchant", &m.id, "--role", "support"];
+    assert!(app.cli_with_input(&args, &format!("{PASSWORD}\n")).0);
+    let mut b = Browser::new(&app);
+    b.post("/dashboard/login", &[("email", "ada@example.com"), ("password", PASSWORD)]).await;
+    let q = format!("merchant={}&mode=live", m.id);
+    let settings = b.get(&format!("/dashboard/settings?{q}")).await;
+    assert_eq!(settings.status, 200, "{}", settings.html);
+    let off = form_of(&settings.html, "Turn unique amounts off");
+    let done = post(&mut b, &action_of(&settings.html, "Turn unique amounts off"), &off).await;
+    assert_eq!(done.status, 303, "{}", done.html);
+    let shown = app.cli_ok(&["merchant", "show", &m.id, "--json"]);
+    assert_eq!(shown["live"]["uniqueAmounts"], false, "{shown}");
+    let settings = b.get(&format!("/dashboard/settings?{q}")).await;
+    assert!(settings.html.contains("Turn unique amounts on"), "{}", settings.html);
+    // A support member is not offered the setting.
+    let mut s = Browser::new(&app);
+    s.post("/dashboard/login", &[("email", "sue@example.com"), ("password", PASSWORD)]).await;
+    let page = s.get(&format!("/dashboard/settings?{q}")).await;
+    assert_eq!(page.status, 200, "{}", page.html);
+    assert!(!page.html.contains("unique amounts on") && !page.html.contains("unique amounts off"), "{}", page.html);
+}

@@ -191,6 +191,9 @@ pub async fn run_every_example(
     assert!(all.len() > 40, "only {} examples found", all.len());
     let args = ["user", "create", "--email", user, "--merchant", &m.id, "--role", "owner"];
     assert!(app.cli_with_input(&args, &format!("{PASSWORD}\n")).0);
+    // Live mode's settings (unique amounts) exist once the merchant is activated.
+    let wallet = "0x52908400098527886E0F7030069857D2E4169EE7";
+    app.cli_ok(&["merchant", "activate", &m.id, "--settlement-wallet", wallet, "--token", "USDC", "--json"]);
     let mut ids: HashMap<&'static str, String> = HashMap::new();
     ids.insert("merchant", m.id.clone());
     // Creations first (paths without placeholders), then everything on what they created.

@@ -43,8 +43,10 @@ pub const DEFERRED_PER_STEP: u32 = 200;
 pub const START_MARGIN_SECONDS: i64 = 60;
 
 /// How long the follower keeps retrying a range it could not confirm complete before it moves
-/// on (the range is read again by the second pass, and by reconciliation runs).
-pub const UNCERTAIN_HOLD_SECONDS: i64 = 30;
+/// on (the range is read again by the second pass, and by reconciliation runs). Short: a busy
+/// block fills its bloom, so a range may stay uncertain with nothing missing, and a hold is
+/// time the follower falls behind.
+pub const UNCERTAIN_HOLD_SECONDS: i64 = 5;
 
 /// At most this many ranges are read a second time in one step.
 pub const RECHECKS_PER_STEP: u32 = 20;

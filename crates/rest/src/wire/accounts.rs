@@ -452,10 +452,13 @@ envelope!(/// A merchant's unique-amount setting.
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct DashboardAttributeIn {
     /// The checkout the transfer pays (`cs_...`, of the merchant's live mode).
+    #[schema(example = "cs_4kQ8nX2mB7vR9sT1wY3zA5")]
     pub checkout_session_id: String,
     /// Why (1-500 bytes); kept in the invoice's activity and the audit log with who decided.
+    #[schema(example = "The customer sent order 1001's payment and wrote to support")]
     pub reason: String,
     /// The account's password, confirming the decision.
+    #[schema(example = "correct horse battery staple")]
     pub password: String,
     /// With two-factor login, also a code of the authenticator (or a recovery code).
     #[serde(default)]

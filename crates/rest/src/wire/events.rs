@@ -135,6 +135,7 @@ pub struct AttributeIn {
     #[schema(example = "cs_4kQ8nX2mB7vR9sT1wY3zA5")]
     pub checkout_session_id: String,
     /// Why (1-500 bytes); kept in the invoice's activity with who decided.
+    #[schema(example = "The customer sent order 1001's payment and wrote to support")]
     pub reason: String,
 }
 envelope!(/// A page of unattributed transfers.

@@ -73,6 +73,15 @@ async fn sections(state: &AppState, p: &Place, done: Option<&str>, failed: Faile
         @if p.current.require(merchant, stablepay_domain::mode::Mode::Live, Action::ChangeSettlementWallet).is_ok() {
             (wallet_form(state, p, failed))
         }
+        @if let Some(l) = live.live.as_ref().filter(|_| p.current.require(merchant, stablepay_domain::mode::Mode::Live, Action::ManageUniqueAmounts).is_ok()) {
+            h3 { "Unique amounts" }
+            (form(p, state, &p.url(&format!("{PATH}/unique-amounts"), &[]), html! {
+                (alert(failed.filter(|f| f.0 == "unique-amounts").map(|f| f.1), &[]))
+                input type="hidden" name="on" value=(if l.unique_amounts { "off" } else { "on" });
+                p { "Each new live checkout asks a few base units more than it collects (at most 0.000999), so every transfer sent without its transaction hash is matched to its checkout by its amount alone: " strong { (if l.unique_amounts { "on" } else { "off" }) } }
+                button type="submit" { (if l.unique_amounts { "Turn unique amounts off" } else { "Turn unique amounts on" }) }
+            }))
+        }
         @if live.live.is_none() && p.current.require(merchant, stablepay_domain::mode::Mode::Test, Action::ActivateLive).is_ok() {
             (form(p, state, &p.url(&format!("{PATH}/activation"), &[]), html! {
                 (alert(failed.filter(|f| f.0 == "activation").map(|f| f.1), &[]))
@@ -196,6 +205,7 @@ fn change(action: &str, posted: &Posted, target: Option<String>) -> Option<Chang
         },
         "activation" => Change::Activation,
         "alerts" => Change::Alerts(f.text("on") == "on"),
+        "unique-amounts" => Change::UniqueAmounts(f.text("on") == "on"),
         "invite" => Change::Invite { email: f.text("email").into(), role: f.text("role").into() },
         "member" => Change::Member { user: target?, role: f.text("role").into() },
         "revoke-invitation" => Change::RevokeInvitation(target?),
@@ -207,6 +217,7 @@ enum Change {
     Wallet { wallet: String, token: String, password: String, otp: Option<String> },
     Activation,
     Alerts(bool),
+    UniqueAmounts(bool),
     Invite { email: String, role: String },
     Member { user: String, role: String },
     RevokeInvitation(String),
@@ -228,6 +239,9 @@ async fn apply(state: &AppState, p: &Place, change: Change) -> Result<&'static s
             accounts.request_live_activation(current, merchant).await.map(|_| "live_activation_requested")
         }
         Change::Alerts(on) => accounts.set_webhook_alerts(current, merchant, on).await.map(|()| "alerts_changed"),
+        Change::UniqueAmounts(on) => {
+            accounts.set_unique_amounts(current, merchant, on).await.map(|_| "unique_amounts_changed")
+        }
         Change::Invite { email, role } => {
             let role = Role::parse(&role).ok_or_else(|| Error::validation("role", "choose a role"))?;
             accounts.invite(current, merchant, &email, role).await.map(|_| "invitation_sent")
@@ -295,6 +309,12 @@ pub async fn activation(req: HttpRequest, state: web::Data<AppState>, body: web:
 #[post("/dashboard/settings/alerts")]
 pub async fn alerts(req: HttpRequest, state: web::Data<AppState>, body: web::Bytes) -> HttpResponse {
     submit(req, state, body, ("alerts", None)).await
+}
+
+/// Turns unique amounts on or off for new live checkouts.
+#[post("/dashboard/settings/unique-amounts")]
+pub async fn unique_amounts(req: HttpRequest, state: web::Data<AppState>, body: web::Bytes) -> HttpResponse {
+    submit(req, state, body, ("unique-amounts", None)).await
 }
 
 /// Invites someone.

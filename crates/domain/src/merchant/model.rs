@@ -226,6 +226,12 @@ pub struct LiveSettlement {
 /// admins may turn it off.
 pub const UNIQUE_AMOUNTS_WHEN_FIRST_ACTIVATED: bool = true;
 
+/// How many offsets a new unique-amount checkout draws before it asks its plain amount instead:
+/// a wallet holds at most [`MAX_AMOUNT_OFFSET_UNITS`] pending checkouts of one amount with
+/// offsets, and a checkout is never refused because they are taken (a flash sale of one price),
+/// it is only matched by its other evidence.
+pub const UNIQUE_AMOUNT_DRAWS: usize = 5;
+
 /// The largest offset a unique-amount checkout adds to its amount, in base units (0.000999).
 pub const MAX_AMOUNT_OFFSET_UNITS: u32 = 999;
 
@@ -312,6 +318,18 @@ pub struct Settlement {
 }
 
 impl Merchant {
+    /// The merchant as the `attempt`-th decision of a new checkout sees it: unique amounts off
+    /// once [`UNIQUE_AMOUNT_DRAWS`] offsets were taken.
+    pub fn for_attempt(&self, attempt: usize) -> std::borrow::Cow<'_, Merchant> {
+        match &self.live {
+            Some(l) if l.unique_amounts && attempt >= UNIQUE_AMOUNT_DRAWS => {
+                let live = LiveSettlement { unique_amounts: false, ..l.clone() };
+                std::borrow::Cow::Owned(Merchant { live: Some(live), ..self.clone() })
+            }
+            _ => std::borrow::Cow::Borrowed(self),
+        }
+    }
+
     /// Test mode settles to a simulated wallet (no configuration needed) in the merchant's live
     /// token (USDC until activated); live mode needs activation (ACTIVE_MERCHANT_REQUIRED).
     pub fn settlement(&self, mode: Mode) -> Result<Settlement, Error> {
@@ -345,6 +363,27 @@ pub fn test_settlement_wallet(merchant: &MerchantId) -> WalletAddress {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_checkout_asks_its_plain_amount_once_offsets_keep_being_taken() {
+        let wallet = WalletAddress::parse("0x52908400098527886e0f7030069857d2e4169ee7").unwrap();
+        let merchant = Merchant {
+            id: MerchantId::from_trusted("mer_1".into()),
+            name: "Shop".into(),
+            website_origin: None,
+            status: MerchantStatus::Active,
+            live: Some(LiveSettlement { wallet, token: Token::Usdc, activated_at: Utc::now(), unique_amounts: true }),
+            fee_basis_points: 0,
+            invoice_prefix: "INV".into(),
+            created_at: Utc::now(),
+            profile: MerchantProfile::default(),
+            logo: None,
+        };
+        let unique = |attempt| merchant.for_attempt(attempt).settlement(Mode::Live).unwrap().unique_amounts;
+        assert!((0..UNIQUE_AMOUNT_DRAWS).all(unique));
+        assert!(!unique(UNIQUE_AMOUNT_DRAWS));
+        assert!(merchant.live.as_ref().unwrap().unique_amounts, "the merchant's own setting is kept");
+    }
 
     #[test]
     fn a_settlement_wallet_must_be_able_to_receive() {

@@ -308,7 +308,7 @@ impl PaymentLinks<'_> {
     /// A customer's submission: a new invoice and its checkout. A single-use link is reserved
     /// for it in the same transaction, so concurrent submissions create one checkout.
     pub async fn submit(&self, public_id: &PublicToken, input: LinkSubmission) -> Result<LinkCheckout, Error> {
-        for _ in 0..MAX_ATTEMPTS {
+        for attempt in 0..MAX_ATTEMPTS {
             let link = self.store.get_public_link(public_id).await?;
             let now = self.clock.now(&link.scope).await?;
             match link.state_at(now) {
@@ -333,6 +333,7 @@ impl PaymentLinks<'_> {
             if !takes_payments(&merchant, &link.scope) {
                 return Err(Error::ModeUnavailable);
             }
+            let merchant = merchant.for_attempt(attempt);
             let mut change =
                 self.checkout_change(&link, &merchant, (amount, customer, input.customer_reference.as_deref()), now)?;
             let session = change.aggregate.sessions.first().ok_or_else(|| Error::Internal("no checkout".into()))?;

@@ -89,17 +89,20 @@ pub async fn get_event(SecretKey(c): SecretKey, id: web::Path<String>) -> Result
 #[get("/unattributed-transfers")]
 pub async fn list_unattributed(req: HttpRequest, SecretKey(c): SecretKey) -> Result<HttpResponse, ApiError> {
     let params = QueryParams::parse(&req, &["limit", "startingAfter", "status"])?;
-    let page = params.page()?;
-    let status = match params.get("status").unwrap_or("open") {
-        "all" => None,
-        s => Some(
-            UnattributedStatus::parse(s)
-                .ok_or_else(|| ApiError::validation("status", "status must be open, attributed or all."))?,
-        ),
-    };
+    let (page, status) = (params.page()?, unattributed_status(&params)?);
     let result = c.state.use_cases.follower().unattributed(c.scope(), status, &page).await?;
     let out = ListOut::new(result, |t| t.id.to_string(), UnattributedTransferOut::from);
     ok(StatusCode::OK, &out)
+}
+
+/// The `status` filter of a list of unattributed transfers: `open` unless said (`all`: any).
+pub(crate) fn unattributed_status(params: &QueryParams) -> Result<Option<UnattributedStatus>, ApiError> {
+    match params.get("status").unwrap_or("open") {
+        "all" => Ok(None),
+        s => UnattributedStatus::parse(s)
+            .map(Some)
+            .ok_or_else(|| ApiError::validation("status", "status must be open, attributed or all.")),
+    }
 }
 
 fn transfer_id(id: &str) -> Result<UnattributedTransferId, Error> {

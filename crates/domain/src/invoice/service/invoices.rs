@@ -144,19 +144,24 @@ impl Invoices<'_> {
         scope: &Scope,
         input: CheckoutInput,
     ) -> Result<InvoiceAggregate, Error> {
-        self.create(scope, |now| decide::checkout(self.ctx(), merchant, scope, input.clone(), now)).await
+        self.create(scope, |now, attempt| {
+            decide::checkout(self.ctx(), &merchant.for_attempt(attempt), scope, input.clone(), now)
+        })
+        .await
     }
 
     /// Decides and saves a creation; decided again when the store refuses it for a concurrent
     /// creation (an invoice number, or a unique amount another open checkout drew meanwhile).
+    /// `decide` is told which attempt it is (a checkout asks its plain amount once offsets kept
+    /// being taken: [`Merchant::for_attempt`]).
     async fn create(
         &self,
         scope: &Scope,
-        decide: impl Fn(DateTime<Utc>) -> Result<InvoiceChange, Error>,
+        decide: impl Fn(DateTime<Utc>, usize) -> Result<InvoiceChange, Error>,
     ) -> Result<InvoiceAggregate, Error> {
-        for _ in 0..MAX_ATTEMPTS {
+        for attempt in 0..MAX_ATTEMPTS {
             let now = self.clock.now(scope).await?;
-            let mut change = decide(now)?;
+            let mut change = decide(now, attempt)?;
             self.acting.attribute(&mut change.aggregate.invoice.activity);
             match self.save(change).await {
                 Err(Error::InvoiceStateMismatch) => continue,
@@ -175,7 +180,11 @@ impl Invoices<'_> {
         issue: bool,
         send: bool,
     ) -> Result<InvoiceAggregate, Error> {
-        self.create(scope, |now| decide::itemized(self.ctx(), merchant, scope, input.clone(), (issue, send), now)).await
+        self.create(scope, |now, attempt| {
+            let merchant = merchant.for_attempt(attempt);
+            decide::itemized(self.ctx(), &merchant, scope, input.clone(), (issue, send), now)
+        })
+        .await
     }
 
     /// `POST /v1/invoices`, legacy amount-only form: payable at once.

@@ -5,7 +5,6 @@
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, get, post, put, web};
 use stablepay_domain::account::service::settings::Confirmation;
-use stablepay_domain::chain::UnattributedStatus;
 use stablepay_domain::ids::{CheckoutSessionId, UnattributedTransferId};
 use stablepay_domain::invoice::model::Acting;
 use stablepay_domain::invoice::service::Invoices;
@@ -158,13 +157,7 @@ pub async fn list_unattributed(
     let read = (Mode::Live, stablepay_domain::account::Action::Read);
     let mer = s.state.use_cases.accounts().merchant_for(&s.current, &merchant(&path)?, read).await?;
     let params = QueryParams::parse(&req, &["limit", "startingAfter", "status"])?;
-    let status = match params.get("status").unwrap_or("open") {
-        "all" => None,
-        v => Some(
-            UnattributedStatus::parse(v)
-                .ok_or_else(|| ApiError::validation("status", "status must be open, attributed or all."))?,
-        ),
-    };
+    let status = crate::routes::events::unattributed_status(&params)?;
     let scope = Scope::new(mer.id, Mode::Live);
     let page = s.state.use_cases.follower().unattributed(&scope, status, &params.page()?).await?;
     ok(StatusCode::OK, &ListOut::new(page, |t| t.id.to_string(), UnattributedTransferOut::from))

@@ -52,6 +52,8 @@ ALTER TABLE payments ADD CONSTRAINT payments_failure_reason_check
 ALTER TABLE payments DROP COLUMN block_time;
 ALTER TABLE payments DROP COLUMN evidence;
 
+DROP INDEX invoices_remaining_live;
+DROP INDEX checkout_sessions_asking_live;
 DROP INDEX checkout_sessions_open_live;
 CREATE INDEX checkout_sessions_open_live ON checkout_sessions (settlement_wallet, token_contract, expires_at)
     WHERE mode = 'live' AND status IN ('pending', 'expired');

@@ -10,6 +10,7 @@ CREATE TABLE checkout_bindings (
     bound_at             timestamptz NOT NULL,
     PRIMARY KEY (checkout_session_id, wallet)
 );
+CREATE INDEX checkout_bindings_wallet ON checkout_bindings (wallet);
 -- The one wallet bound before: when it was bound is not known, the checkout's creation is the
 -- earliest it could have been.
 INSERT INTO checkout_bindings (checkout_session_id, wallet, bound_at)
@@ -17,10 +18,16 @@ INSERT INTO checkout_bindings (checkout_session_id, wallet, bound_at)
 ALTER TABLE checkout_sessions DROP COLUMN payer_wallet;
 
 -- Attribution at a block's time also weighs a closed invoice's cancelled checkouts (the late
--- payment the after_void and after_uncollectible events report).
+-- payment the after_void and after_uncollectible events report), and reads only the checkouts
+-- a transfer's amount, sender or reports may name, each through an index of its own: the
+-- amount a checkout asks, the remainder of a partly paid invoice, the wallets bound.
 DROP INDEX checkout_sessions_open_live;
 CREATE INDEX checkout_sessions_open_live ON checkout_sessions (settlement_wallet, token_contract, expires_at)
     WHERE mode = 'live' AND status IN ('pending', 'expired', 'cancelled');
+CREATE INDEX checkout_sessions_asking_live ON checkout_sessions (settlement_wallet, token_contract, amount_due)
+    WHERE mode = 'live' AND status IN ('pending', 'expired', 'cancelled');
+CREATE INDEX invoices_remaining_live ON invoices ((total - customer_amount_paid))
+    WHERE mode = 'live' AND customer_amount_paid > 0;
 
 -- What named a payment's checkout, and its block's time.
 ALTER TABLE payments ADD COLUMN evidence text

@@ -32,8 +32,11 @@ use crate::money::Amount;
 /// What attribution weighs for one transfer log besides the log itself.
 #[derive(Clone, Copy, Debug)]
 pub struct Claims<'a> {
-    /// The checkouts of the log's wallet and token that may take it at its block's time.
+    /// The checkouts of the log's wallet and token that may take it at its block's time and
+    /// that its amount, its sender or its reports may name (others cannot be named).
     pub open: &'a [OpenCheckout],
+    /// Some checkout of the wallet and token was open at the block's time, named or not.
+    pub any_open: bool,
     /// The checkouts its transaction's hash was reported for.
     pub reported: &'a [CheckoutSessionId],
     /// How far the service's clock may run ahead of the chain's: a checkout created up to this
@@ -135,7 +138,7 @@ pub fn attribute<'a>(logged: &LoggedTransfer, claims: &Claims<'a>) -> Attributio
 /// Whether a transfer of `amount` at `at`, sent without its hash from a wallet nobody bound (a
 /// scanned or copied payment), would pay checkout `own` among `open`.
 pub fn pays_without_hash(own: &CheckoutSessionId, amount: &Amount, open: &[OpenCheckout], at: DateTime<Utc>) -> bool {
-    let claims = Claims { open, reported: &[], skew: Duration::zero() };
+    let claims = Claims { open, any_open: true, reported: &[], skew: Duration::zero() };
     matches!(attribute_sent(&Sent { from: None, amount }, at, &claims),
         Attribution::Checkout { checkout, .. } if checkout.session_id == *own)
 }
@@ -155,7 +158,7 @@ fn attribute_sent<'a>(t: &Sent<'_>, at: DateTime<Utc>, claims: &Claims<'a>) -> A
     let named: Vec<(&OpenCheckout, Evidence)> =
         open.iter().filter_map(|c| weak(c, t, at, claims).map(|e| (*c, e))).collect();
     if named.is_empty() {
-        let reason = if open.iter().any(|c| on_time(c, at)) {
+        let reason = if claims.any_open || open.iter().any(|c| on_time(c, at)) {
             UnattributedReason::NoMatchingAmount
         } else {
             UnattributedReason::NoOpenCheckout
@@ -285,7 +288,7 @@ mod tests {
     /// the checkout's name and evidence, `held <names>`, or the unattributed reason.
     fn outcome(amount: &str, open: &[OpenCheckout], reported: &[&str]) -> String {
         let reported: Vec<CheckoutSessionId> = reported.iter().map(|r| id(r)).collect();
-        let claims = Claims { open, reported: &reported, skew: Duration::seconds(30) };
+        let claims = Claims { open, any_open: false, reported: &reported, skew: Duration::seconds(30) };
         match attribute(&log(amount, 0), &claims) {
             Attribution::Checkout { checkout, evidence } => {
                 format!("{} by {}", &checkout.session_id.as_str()[3..], evidence.as_str())
@@ -388,7 +391,7 @@ mod tests {
         let mut l = log("1", 0);
         l.transfer.amount = huge;
         let open = [checkout("a", "1", "0")];
-        let claims = Claims { open: &open, reported: &[id("a")], skew: Duration::seconds(30) };
+        let claims = Claims { open: &open, any_open: false, reported: &[id("a")], skew: Duration::seconds(30) };
         assert_eq!(attribute(&l, &claims), Attribution::Unattributed(UnattributedReason::AmountOutOfRange));
     }
 
@@ -396,7 +399,7 @@ mod tests {
     fn a_report_counts_only_the_logs_the_evidence_gives_its_checkout() {
         let open = [checkout("v1", "10", "0"), checkout("v2", "20.000347", "0.000347")];
         let reported = [id("v1")];
-        let claims = Claims { open: &open, reported: &reported, skew: Duration::seconds(30) };
+        let claims = Claims { open: &open, any_open: false, reported: &reported, skew: Duration::seconds(30) };
         // One transaction paying both: the report takes its own log, never the unique one.
         let logs = [log("10", 0), log("20.000347", 1)];
         let (counted, evidence) = claimable(&id("v1"), &logs, &claims).unwrap();
@@ -404,32 +407,32 @@ mod tests {
         assert_eq!(evidence, Evidence::ReportedHash);
         // A report of a transfer another checkout's unique amount names fails for the reporter.
         let reported = [id("v1")];
-        let claims = Claims { open: &open, reported: &reported, skew: Duration::seconds(30) };
+        let claims = Claims { open: &open, any_open: false, reported: &reported, skew: Duration::seconds(30) };
         assert_eq!(
             claimable(&id("v1"), &[log("20.000347", 0)], &claims),
             Err(FailureReason::AttributedToAnotherCheckout)
         );
         // Reports for two checkouts: held.
         let reported = [id("v1"), id("v2")];
-        let claims = Claims { open: &open, reported: &reported, skew: Duration::seconds(30) };
+        let claims = Claims { open: &open, any_open: false, reported: &reported, skew: Duration::seconds(30) };
         assert_eq!(claimable(&id("v1"), &[log("15", 0)], &claims), Err(FailureReason::Disputed));
         // A checkout made after the block, named only by its report.
         let mut later = checkout("late", "15", "0");
         later.created_at = block_time() + Duration::seconds(2);
         let open = [later];
         let reported = [id("late")];
-        let claims = Claims { open: &open, reported: &reported, skew: Duration::seconds(30) };
+        let claims = Claims { open: &open, any_open: false, reported: &reported, skew: Duration::seconds(30) };
         assert_eq!(claimable(&id("late"), &[log("15", 0)], &claims), Err(FailureReason::TransferBeforeCheckout));
     }
 
     #[test]
     fn a_hold_lists_its_candidates_with_the_reason() {
         let open = [checkout("a", "5", "0"), checkout("b", "5", "0")];
-        let claims = Claims { open: &open, reported: &[], skew: Duration::seconds(30) };
+        let claims = Claims { open: &open, any_open: false, reported: &[], skew: Duration::seconds(30) };
         let held = attribute(&log("5", 0), &claims).unattributed().unwrap();
         assert_eq!(held, (UnattributedReason::SeveralMatchingCheckouts, vec![id("a"), id("b")]));
         let reported = [id("a")];
-        let claims = Claims { open: &open, reported: &reported, skew: Duration::seconds(30) };
+        let claims = Claims { open: &open, any_open: false, reported: &reported, skew: Duration::seconds(30) };
         let held = attribute(&log("5", 0), &claims).unattributed().unwrap();
         assert_eq!(held.0, UnattributedReason::Disputed);
     }

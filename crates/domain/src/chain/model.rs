@@ -151,6 +151,43 @@ impl OpenCheckout {
     }
 }
 
+/// What may name a transfer among the checkouts of its wallet: the checkouts asking its amount
+/// now, those its sender's wallet is bound to, and those its hash was reported for. Attribution
+/// reads only these (and whether any other checkout was open), never every open checkout of a
+/// wallet: a wallet may have thousands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Naming {
+    /// What the transfer moved.
+    pub amount: Amount,
+    /// Whose tokens moved (`None`: a wallet nobody bound, as a scanned payment is weighed).
+    pub from: Option<WalletAddress>,
+    /// The checkouts its hash was reported for.
+    pub reported: Vec<CheckoutSessionId>,
+}
+
+/// The checkouts a [`Naming`] may name at a block's time, and whether any checkout of the
+/// wallet and token was open then at all.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Candidates {
+    /// The checkouts that may be named.
+    pub named: Vec<OpenCheckout>,
+    /// Some checkout of the wallet and token existed and had not expired at the block's time
+    /// (named or not): an unnamed transfer then matched no amount, rather than no checkout.
+    pub any_open: bool,
+}
+
+impl Candidates {
+    /// Adds `other`'s checkouts (once each).
+    pub fn merge(&mut self, other: Candidates) {
+        self.any_open |= other.any_open;
+        for c in other.named {
+            if !self.named.iter().any(|n| n.session_id == c.session_id) {
+                self.named.push(c);
+            }
+        }
+    }
+}
+
 /// Why a transfer to a merchant's wallet was not attributed to a checkout.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum UnattributedReason {

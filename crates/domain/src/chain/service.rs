@@ -17,8 +17,8 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::chain::evidence::{Attribution, Claims, attribute};
 use crate::chain::model::{
-    LogClaim, LoggedTransfer, OpenCheckout, ScanPass, TransferScan, UnattributedReason, UnattributedStatus,
-    UnattributedTransfer,
+    Candidates, LogClaim, LoggedTransfer, Naming, OpenCheckout, ScanPass, TransferScan, UnattributedReason,
+    UnattributedStatus, UnattributedTransfer,
 };
 use crate::chain::ports::{Chain, FollowerStore};
 use crate::chain::verify::in_range;
@@ -300,7 +300,8 @@ impl Follower<'_> {
             // will fail against it.
             LogClaim::InFlight(claimants) => {
                 let (open, reported) = self.claims(logged).await?;
-                let claims = Claims { open: &open, reported: &reported, skew: self.invoices.settings.clock_skew };
+                let skew = self.invoices.settings.clock_skew;
+                let claims = Claims { open: &open.named, any_open: open.any_open, reported: &reported, skew };
                 match attribute(logged, &claims) {
                     Attribution::Checkout { checkout, evidence }
                         if evidence.is_strong() && !claimants.contains(&checkout.session_id) =>
@@ -314,12 +315,14 @@ impl Follower<'_> {
         }
     }
 
-    /// What attribution weighs for `logged`: the checkouts that may take it, and the ones its
-    /// hash was reported for.
-    async fn claims(&self, logged: &LoggedTransfer) -> Result<(Vec<OpenCheckout>, Vec<CheckoutSessionId>), Error> {
+    /// What attribution weighs for `logged`: the checkouts that may take it and that its
+    /// amount, its sender or its reports may name, and the ones its hash was reported for.
+    async fn claims(&self, logged: &LoggedTransfer) -> Result<(Candidates, Vec<CheckoutSessionId>), Error> {
         let (b, t) = (&self.invoices, &logged.transfer);
-        let open = b.store.open_checkouts(&t.to, &t.token_contract, logged.block_time, b.settings.clock_skew).await?;
         let reported = b.store.reported_checkouts(&logged.tx_hash, &t.to, &t.token_contract).await?;
+        let naming = Naming { amount: t.amount.clone(), from: Some(t.from.clone()), reported: reported.clone() };
+        let (at, skew) = (logged.block_time, b.settings.clock_skew);
+        let open = b.store.open_checkouts(&t.to, &t.token_contract, at, skew, &naming).await?;
         Ok((open, reported))
     }
 
@@ -330,7 +333,8 @@ impl Follower<'_> {
             return self.record_unattributed(logged, (UnattributedReason::AmountOutOfRange, &[]), report).await;
         }
         let (open, reported) = self.claims(logged).await?;
-        let claims = Claims { open: &open, reported: &reported, skew: self.invoices.settings.clock_skew };
+        let skew = self.invoices.settings.clock_skew;
+        let claims = Claims { open: &open.named, any_open: open.any_open, reported: &reported, skew };
         let attribution = attribute(logged, &claims);
         match &attribution {
             Attribution::Checkout { checkout, evidence } => self.credit(logged, checkout, *evidence, report).await,

@@ -5,7 +5,8 @@ use bigdecimal::BigDecimal;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use stablepay_domain::chain::OpenCheckout;
+use diesel::sql_types::{Array, Nullable, Numeric, Text, Timestamptz};
+use stablepay_domain::chain::{Candidates, Naming, OpenCheckout};
 use stablepay_domain::ids::{CheckoutSessionId, InvoiceId, MerchantId};
 use stablepay_domain::invoice::checkout::{Binding, MAX_BINDINGS};
 use stablepay_domain::invoice::payment::TxHash;
@@ -15,45 +16,101 @@ use stablepay_domain::{Error, Mode, Resource, Scope};
 use crate::codec::numeric;
 use crate::error::db;
 use crate::rows::mode;
-use crate::schema::{checkout_bindings, checkout_sessions, invoices, payments};
+use crate::schema::{checkout_bindings, checkout_sessions, payments};
 
-/// The statuses of a checkout that may still take a transfer mined while it was open (a
-/// completed one is paid).
-const TAKING: [&str; 3] = ["pending", "expired", "cancelled"];
+/// The checkouts a naming may name, of those that may take a transfer into a wallet at a block's
+/// time: found by what names them (the amount asked, the invoice's remainder of a partly paid
+/// one, a report, the sender's bindings), each through its own index, never by reading every
+/// open checkout of the wallet; then held to the wallet, token, status and times. The statuses
+/// are written out so the partial indexes apply (`pending`, `expired`, `cancelled`: a
+/// completed checkout is paid).
+const NAMED: &str = "\
+WITH named AS ( \
+  SELECT s.id FROM checkout_sessions s \
+   WHERE s.settlement_wallet = $1 AND s.token_contract = $2 AND s.amount_due = $3 \
+     AND s.mode = 'live' AND s.status IN ('pending', 'expired', 'cancelled') \
+  UNION \
+  SELECT s.id FROM invoices i JOIN checkout_sessions s ON s.invoice_id = i.id \
+   WHERE i.mode = 'live' AND i.customer_amount_paid > 0 AND (i.total - i.customer_amount_paid) = $3 \
+  UNION \
+  SELECT s.id FROM checkout_sessions s WHERE s.id = ANY($4) \
+  UNION \
+  SELECT b.checkout_session_id FROM checkout_bindings b WHERE b.wallet = $5 \
+) \
+SELECT s.merchant_id, s.mode, s.id, s.invoice_id, s.amount_due, s.amount_offset, s.created_at, \
+       i.total, i.customer_amount_paid \
+  FROM named n JOIN checkout_sessions s ON s.id = n.id JOIN invoices i ON i.id = s.invoice_id \
+ WHERE s.settlement_wallet = $1 AND s.token_contract = $2 \
+   AND s.mode = 'live' AND s.status IN ('pending', 'expired', 'cancelled') \
+   AND s.expires_at > $6 AND s.created_at < $7";
 
-/// The live checkouts that may take a transfer into `wallet` of `token_contract` mined at
-/// `at`: created at or before `at + early` (to the second), expiring after `at`, with their
-/// invoice's totals and their bindings.
+/// Whether any checkout of a wallet and token was open at a block's time (created before its
+/// next second, expiring after it).
+const ANY_OPEN: &str = "\
+SELECT EXISTS (SELECT 1 FROM checkout_sessions s \
+  WHERE s.settlement_wallet = $1 AND s.token_contract = $2 \
+    AND s.mode = 'live' AND s.status IN ('pending', 'expired', 'cancelled') \
+    AND s.expires_at > $3 AND s.created_at < $4) AS open";
+
+#[derive(QueryableByName)]
+struct NamedRow {
+    #[diesel(sql_type = Text)]
+    merchant_id: String,
+    #[diesel(sql_type = Text)]
+    mode: String,
+    #[diesel(sql_type = Text)]
+    id: String,
+    #[diesel(sql_type = Text)]
+    invoice_id: String,
+    #[diesel(sql_type = Numeric)]
+    amount_due: BigDecimal,
+    #[diesel(sql_type = Numeric)]
+    amount_offset: BigDecimal,
+    #[diesel(sql_type = Timestamptz)]
+    created_at: DateTime<Utc>,
+    #[diesel(sql_type = Numeric)]
+    total: BigDecimal,
+    #[diesel(sql_type = Numeric)]
+    customer_amount_paid: BigDecimal,
+}
+
+#[derive(QueryableByName)]
+struct AnyOpen {
+    #[diesel(sql_type = diesel::sql_types::Bool)]
+    open: bool,
+}
+
+/// The live checkouts that may take a transfer into `wallet` of `token_contract` mined at `at`
+/// (created at or before `at + early`, to the second) and that `naming` may name, with their
+/// invoice's totals and their bindings; and whether any checkout was open at `at`.
 pub(super) async fn open_checkouts(
     conn: &mut AsyncPgConnection,
-    wallet: &WalletAddress,
-    token_contract: &WalletAddress,
+    (wallet, token_contract): (&WalletAddress, &WalletAddress),
     (at, early): (DateTime<Utc>, chrono::Duration),
-) -> Result<Vec<OpenCheckout>, Error> {
-    type Row = (String, String, String, String, BigDecimal, BigDecimal, DateTime<Utc>, BigDecimal, BigDecimal);
-    let rows: Vec<Row> = checkout_sessions::table
-        .inner_join(invoices::table.on(invoices::id.eq(checkout_sessions::invoice_id)))
-        .filter(checkout_sessions::mode.eq(Mode::Live.as_str()))
-        .filter(checkout_sessions::status.eq_any(TAKING))
-        .filter(checkout_sessions::settlement_wallet.eq(wallet.as_str()))
-        .filter(checkout_sessions::token_contract.eq(token_contract.as_str()))
-        .filter(checkout_sessions::expires_at.gt(at))
-        .filter(checkout_sessions::created_at.lt(at + early + chrono::Duration::seconds(1)))
-        .select((
-            checkout_sessions::merchant_id,
-            checkout_sessions::mode,
-            checkout_sessions::id,
-            checkout_sessions::invoice_id,
-            checkout_sessions::amount_due,
-            checkout_sessions::amount_offset,
-            checkout_sessions::created_at,
-            invoices::total,
-            invoices::customer_amount_paid,
-        ))
+    naming: &Naming,
+) -> Result<Candidates, Error> {
+    let second = chrono::Duration::seconds(1);
+    let reported: Vec<String> = naming.reported.iter().map(ToString::to_string).collect();
+    let rows: Vec<NamedRow> = diesel::sql_query(NAMED)
+        .bind::<Text, _>(wallet.as_str())
+        .bind::<Text, _>(token_contract.as_str())
+        .bind::<Numeric, _>(naming.amount.as_bigdecimal().clone())
+        .bind::<Array<Text>, _>(reported)
+        .bind::<Nullable<Text>, _>(naming.from.as_ref().map(|w| w.as_str().to_owned()))
+        .bind::<Timestamptz, _>(at)
+        .bind::<Timestamptz, _>(at + early + second)
         .load(conn)
         .await
         .map_err(db)?;
-    let ids: Vec<&str> = rows.iter().map(|r| r.2.as_str()).collect();
+    let any: AnyOpen = diesel::sql_query(ANY_OPEN)
+        .bind::<Text, _>(wallet.as_str())
+        .bind::<Text, _>(token_contract.as_str())
+        .bind::<Timestamptz, _>(at)
+        .bind::<Timestamptz, _>(at + second)
+        .get_result(conn)
+        .await
+        .map_err(db)?;
+    let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
     let bound: Vec<(String, String, DateTime<Utc>)> = if ids.is_empty() {
         Vec::new()
     } else {
@@ -64,25 +121,27 @@ pub(super) async fn open_checkouts(
             .await
             .map_err(db)?
     };
-    rows.into_iter()
-        .map(|(merchant, m, id, invoice, amount_due, offset, created_at, total, paid)| {
+    let named = rows
+        .into_iter()
+        .map(|r| {
             let bindings = bound
                 .iter()
-                .filter(|(session, _, _)| *session == id)
+                .filter(|(session, _, _)| *session == r.id)
                 .map(|(_, wallet, at)| Binding { wallet: WalletAddress::from_trusted(wallet.clone()), bound_at: *at })
                 .collect();
             Ok(OpenCheckout {
-                scope: Scope::new(MerchantId::from_trusted(merchant), mode(&m)?),
-                session_id: CheckoutSessionId::from_trusted(id),
-                invoice_id: InvoiceId::from_trusted(invoice),
-                amount_due: numeric(amount_due)?,
-                amount_offset: numeric(offset)?,
-                invoice_remaining: numeric(total)?.saturating_sub(&numeric(paid)?),
-                created_at,
+                scope: Scope::new(MerchantId::from_trusted(r.merchant_id), mode(&r.mode)?),
+                session_id: CheckoutSessionId::from_trusted(r.id),
+                invoice_id: InvoiceId::from_trusted(r.invoice_id),
+                amount_due: numeric(r.amount_due)?,
+                amount_offset: numeric(r.amount_offset)?,
+                invoice_remaining: numeric(r.total)?.saturating_sub(&numeric(r.customer_amount_paid)?),
+                created_at: r.created_at,
                 bindings,
             })
         })
-        .collect()
+        .collect::<Result<Vec<_>, Error>>()?;
+    Ok(Candidates { named, any_open: any.open })
 }
 
 /// The live checkouts paying `wallet` in `token_contract` that `tx` was reported for.

@@ -18,7 +18,7 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use rows::PaymentRow;
-use stablepay_domain::chain::OpenCheckout;
+use stablepay_domain::chain::{Candidates, Naming};
 use stablepay_domain::ids::{CheckoutSessionId, InvoiceId, MerchantId, PaymentId};
 use stablepay_domain::invoice::aggregate::{InvoiceAggregate, InvoiceChange, InvoiceKey, PublicRef};
 use stablepay_domain::invoice::checkout::{Binding, CheckoutSession, CheckoutStatus};
@@ -42,9 +42,10 @@ impl InvoiceStore for PgStore {
         token_contract: &WalletAddress,
         at: DateTime<Utc>,
         early: chrono::Duration,
-    ) -> Result<Vec<OpenCheckout>, Error> {
+        naming: &Naming,
+    ) -> Result<Candidates, Error> {
         let mut conn = self.conn().await?;
-        attribution::open_checkouts(&mut conn, wallet, token_contract, (at, early)).await
+        attribution::open_checkouts(&mut conn, (wallet, token_contract), (at, early), naming).await
     }
 
     async fn reported_checkouts(

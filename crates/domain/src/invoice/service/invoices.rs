@@ -12,7 +12,7 @@ use crate::invoice::service::decide;
 use crate::invoice::service::due;
 
 use crate::chain::evidence::Claims;
-use crate::chain::model::{Observation, OpenCheckout, UnattributedTransfer};
+use crate::chain::model::{Candidates, Naming, Observation, UnattributedTransfer};
 use crate::chain::ports::Chain;
 use crate::clock::{Clock, MAX_TEST_CLOCK_ADVANCE_SECONDS};
 use crate::crypto::Crypto;
@@ -411,7 +411,8 @@ impl Invoices<'_> {
         let key = InvoiceKey::Payment(id.clone());
         let wait = credit::NotFoundAfter(self.settings.not_found_after);
         let skew = self.settings.clock_skew;
-        let claims = open.as_ref().map(|open| Claims { open, reported: &reported, skew });
+        let claims =
+            open.as_ref().map(|open| Claims { open: &open.named, any_open: open.any_open, reported: &reported, skew });
         let decide = |duplicate: bool| {
             let seen = credit::Seen { observation: &observation, duplicate, claims, skew };
             move |agg: &InvoiceAggregate, now: DateTime<Utc>| credit::verified(self.crypto, agg, id, seen, (now, wait))
@@ -424,15 +425,16 @@ impl Invoices<'_> {
     }
 
     /// For a reported live hash seen in a block: the checkouts taking transfers into its
-    /// payment's wallet at that block's time, and the checkouts the hash was reported for (the
-    /// evidence a report is weighed against). `None` for a payment the follower or a person
-    /// attributed (it claims its log alone) and for what was not seen.
+    /// payment's wallet at that block's time that each of its logs there may name, and the
+    /// checkouts the hash was reported for (the evidence a report is weighed against). `None`
+    /// for a payment the follower or a person attributed (it claims its log alone) and for what
+    /// was not seen.
     async fn claims(
         &self,
         scope: &Scope,
         id: &PaymentId,
         observation: &Observation,
-    ) -> Result<(Option<Vec<OpenCheckout>>, Vec<CheckoutSessionId>), Error> {
+    ) -> Result<(Option<Candidates>, Vec<CheckoutSessionId>), Error> {
         let Observation::Included(tx) = observation else { return Ok((None, Vec::new())) };
         if scope.mode != Mode::Live {
             return Ok((None, Vec::new()));
@@ -442,8 +444,13 @@ impl Invoices<'_> {
             return Ok((None, Vec::new()));
         }
         let (wallet, token) = (&payment.settlement_wallet, &payment.token_contract);
-        let open = self.store.open_checkouts(wallet, token, tx.block_time, self.settings.clock_skew).await?;
         let reported = self.store.reported_checkouts(&payment.transaction_hash, wallet, token).await?;
+        let mut open = Candidates::default();
+        for t in tx.transfers.iter().filter(|t| t.to == *wallet && t.token_contract == *token) {
+            let naming = Naming { amount: t.amount.clone(), from: Some(t.from.clone()), reported: reported.clone() };
+            let (at, skew) = (tx.block_time, self.settings.clock_skew);
+            open.merge(self.store.open_checkouts(wallet, token, at, skew, &naming).await?);
+        }
         Ok((Some(open), reported))
     }
 

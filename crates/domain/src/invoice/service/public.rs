@@ -2,6 +2,7 @@
 //! show them. The unguessable session id or public token is the capability.
 
 use crate::chain::evidence::pays_without_hash;
+use crate::chain::model::Naming;
 use crate::clock::Clock;
 use crate::error::{Error, Resource};
 use crate::ids::{CheckoutSessionId, PublicToken};
@@ -133,8 +134,9 @@ impl PublicViews<'_> {
         now: chrono::DateTime<chrono::Utc>,
     ) -> Result<Result<(), ScanOrCopyUnavailable>, Error> {
         let (wallet, token) = (&session.settlement_wallet, &session.token_contract);
-        let open = self.invoices.open_checkouts(wallet, token, now, chrono::Duration::zero()).await?;
-        if pays_without_hash(&session.id, amount_due, &open, now) {
+        let naming = Naming { amount: amount_due.clone(), from: None, reported: Vec::new() };
+        let open = self.invoices.open_checkouts(wallet, token, now, chrono::Duration::zero(), &naming).await?;
+        if pays_without_hash(&session.id, amount_due, &open.named, now) {
             return Ok(Ok(()));
         }
         Ok(Err(if *amount_due != session.amount_due {

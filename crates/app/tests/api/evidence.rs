@@ -428,8 +428,8 @@ async fn diagnostics_tell_where_the_money_went() {
     let on_b = w.submitted(&b, &tx).await;
     w.anvil.finalize().await;
     w.payment_reaches(&on_b, "failed").await;
-    let d = diagnosis(&w, &b).await;
     let credited = paid(&w, &w.m.sk_live, &a).await["payments"][0]["id"].as_str().unwrap().to_owned();
+    let d = diagnosis(&w, &b).await;
     let step = d["nextStep"].as_str().unwrap();
     assert!(step.contains(a["id"].as_str().unwrap()) && step.contains(&credited), "{step}");
     assert!(step.contains("bound_wallet"), "{step}");

@@ -295,22 +295,10 @@ impl Follower<'_> {
         match self.store.log_claim(chain_id, logged).await? {
             LogClaim::Credited => Ok(()),
             // A reported hash (or an earlier pass's attribution) is being verified: decided
-            // again once it is, so a claim that fails never hides the transfer. Evidence the
-            // transfer carries for a checkout no claim is for is acted on at once: the claims
-            // will fail against it.
-            LogClaim::InFlight(claimants) => {
-                let (open, reported) = self.claims(logged).await?;
-                let skew = self.invoices.settings.clock_skew;
-                let claims = Claims { open: &open.named, any_open: open.any_open, reported: &reported, skew };
-                match attribute(logged, &claims) {
-                    Attribution::Checkout { checkout, evidence }
-                        if evidence.is_strong() && !claimants.contains(&checkout.session_id) =>
-                    {
-                        self.credit(logged, checkout, evidence, report).await
-                    }
-                    _ => self.store.defer_transfer(chain_id, logged).await,
-                }
-            }
+            // again once it is (the next step after its verification), so a claim that fails
+            // never hides the transfer, and one that stronger evidence contradicts fails
+            // against it first.
+            LogClaim::InFlight(_) => self.store.defer_transfer(chain_id, logged).await,
             LogClaim::Free => self.attribute(logged, report).await,
         }
     }

@@ -102,14 +102,17 @@ pub(super) async fn open_checkouts(
         .load(conn)
         .await
         .map_err(db)?;
-    let any: AnyOpen = diesel::sql_query(ANY_OPEN)
-        .bind::<Text, _>(wallet.as_str())
-        .bind::<Text, _>(token_contract.as_str())
-        .bind::<Timestamptz, _>(at)
-        .bind::<Timestamptz, _>(at + second)
-        .get_result(conn)
-        .await
-        .map_err(db)?;
+    // A named checkout open at `at` answers it; only otherwise is the wallet's list asked.
+    let any_open = rows.iter().any(|r| r.created_at < at + second)
+        || diesel::sql_query(ANY_OPEN)
+            .bind::<Text, _>(wallet.as_str())
+            .bind::<Text, _>(token_contract.as_str())
+            .bind::<Timestamptz, _>(at)
+            .bind::<Timestamptz, _>(at + second)
+            .get_result::<AnyOpen>(conn)
+            .await
+            .map_err(db)?
+            .open;
     let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
     let bound: Vec<(String, String, DateTime<Utc>)> = if ids.is_empty() {
         Vec::new()
@@ -141,7 +144,7 @@ pub(super) async fn open_checkouts(
             })
         })
         .collect::<Result<Vec<_>, Error>>()?;
-    Ok(Candidates { named, any_open: any.open })
+    Ok(Candidates { named, any_open })
 }
 
 /// The live checkouts paying `wallet` in `token_contract` that `tx` was reported for.

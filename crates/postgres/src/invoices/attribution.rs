@@ -4,8 +4,8 @@
 use bigdecimal::BigDecimal;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use diesel::sql_types::{Array, Nullable, Numeric, Text, Timestamptz};
+use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use stablepay_domain::chain::{Candidates, Naming, OpenCheckout};
 use stablepay_domain::ids::{CheckoutSessionId, InvoiceId, MerchantId};
 use stablepay_domain::invoice::checkout::{Binding, MAX_BINDINGS};

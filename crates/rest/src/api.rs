@@ -163,8 +163,8 @@ fn accounts(cfg: &mut ServiceConfig) {
         .service(settings::request_live_activation)
         .service(settings::set_notifications)
         .service(settings::set_unique_amounts)
-        .service(settings::list_unattributed)
-        .service(settings::attribute_transfer);
+        .service(settings::dashboard_unattributed)
+        .service(settings::dashboard_attribute);
 }
 
 /// The routes of the merchant's books and support: exports, reconciliation, readiness.

@@ -251,6 +251,18 @@ fn dashboard(operation: &str) -> Option<&'static [ErrorCode]> {
         "request_live_activation" => {
             Some(&[C::AUTH_REQUIRED, C::AUTH_FORBIDDEN, C::NOT_FOUND, C::DEFAULT_WALLET_REQUIRED, C::ACCOUNT_SUSPENDED])
         }
+        "set_unique_amounts" => Some(&[C::AUTH_REQUIRED, C::AUTH_FORBIDDEN, C::NOT_FOUND, C::ACTIVE_MERCHANT_REQUIRED]),
+        "dashboard_unattributed" => Some(TEAM),
+        "dashboard_attribute" => Some(&[
+            C::AUTH_REQUIRED,
+            C::AUTH_FORBIDDEN,
+            C::NOT_FOUND,
+            C::INVALID_CREDENTIALS,
+            C::MODE_MISMATCH,
+            C::CHECKOUT_SESSION_NOT_PAYABLE,
+            C::TRANSFER_ALREADY_ATTRIBUTED,
+            C::INVOICE_STATE_MISMATCH,
+        ]),
         _ => None,
     }
 }

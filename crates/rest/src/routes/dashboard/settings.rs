@@ -149,7 +149,7 @@ pub async fn set_unique_amounts(
     security(("session" = []))
 )]
 #[get("/dashboard/merchants/{merchantId}/unattributed-transfers")]
-pub async fn list_unattributed(
+pub async fn dashboard_unattributed(
     req: HttpRequest,
     s: DashboardSession,
     path: web::Path<String>,
@@ -179,7 +179,7 @@ pub async fn list_unattributed(
     security(("session" = []))
 )]
 #[post("/dashboard/merchants/{merchantId}/unattributed-transfers/{id}/attribute")]
-pub async fn attribute_transfer(
+pub async fn dashboard_attribute(
     s: DashboardSession,
     path: web::Path<(String, String)>,
     body: ApiJson<DashboardAttributeIn>,

@@ -422,6 +422,22 @@ pub enum Error {
     /// in progress).
     #[error("the idempotency key's claim was taken over by a retry")]
     IdempotencyClaimLost,
+    /// Too many failed secret checks (a password, a code) of one account or one client within
+    /// the policy's window (RATE_LIMITED, with Retry-After and the RateLimit headers).
+    #[error("too many failed attempts; retry after {} seconds", verdict.retry_after_seconds)]
+    RateLimited {
+        /// The quota that refused.
+        policy: crate::ratelimit::Policy,
+        /// Its verdict (when a retry can succeed).
+        verdict: crate::ratelimit::Verdict,
+    },
+    /// What can take an account over (two-factor enrolment, an API key, the password...) needs
+    /// the password, and the code with two-factor login, given within the last 5 minutes
+    /// (AUTH_FORBIDDEN, `details.reason` `reauthentication_required`).
+    #[error(
+        "confirm your password (and your two-factor code) first: this change needs a sign-in from the last 5 minutes"
+    )]
+    ReauthenticationRequired,
     /// The store could not be reached; the caller may retry.
     #[error("storage unavailable")]
     Unavailable,

@@ -327,6 +327,7 @@ impl UseCases {
             crypto: self.crypto(),
             clock: self.clock(),
             mailer: self.ports.mailer.as_ref(),
+            limiter: self.ports.limiter.as_ref(),
             pages: &self.settings.pages,
             chain: &self.settings.chain,
             settings: self.settings.accounts,

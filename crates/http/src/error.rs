@@ -305,6 +305,8 @@ fn field_code(err: &DomainError) -> Option<ErrorCode> {
         | DomainError::PermissionDenied { .. }
         | DomainError::SecondFactor { .. }
         | DomainError::AccountLinkUnusable(_)
+        | DomainError::RateLimited { .. }
+        | DomainError::ReauthenticationRequired
         | DomainError::ExportRangeTooLarge
         | DomainError::ExportSchemaUnsupported { .. }
         | DomainError::ExportNotReady { .. }
@@ -365,6 +367,19 @@ fn credential_error(err: DomainError, message: String) -> ApiError {
         DomainError::AccountLinkUnusable(reason) => {
             ApiError::field(C::NOT_FOUND, "token", message).with_details(json!({ "field": "token", "reason": reason }))
         }
+        DomainError::RateLimited { policy, verdict } => {
+            let headers = crate::ratelimit::RateLimitHeaders::of(&policy, &verdict);
+            ApiError::new(
+                C::RATE_LIMITED,
+                format!("Too many failed attempts; retry after {} seconds.", verdict.retry_after_seconds.max(1)),
+            )
+            .with_header("Retry-After", verdict.retry_after_seconds.max(1).to_string())
+            .with_header("RateLimit", headers.ratelimit)
+            .with_header("RateLimit-Policy", headers.policy)
+        }
+        DomainError::ReauthenticationRequired => {
+            ApiError::new(C::AUTH_FORBIDDEN, message).with_details(json!({ "reason": "reauthentication_required" }))
+        }
         other => ApiError::from(other),
     }
 }
@@ -398,6 +413,8 @@ fn with_details(err: DomainError, message: String) -> ApiError {
         DomainError::InvalidApiKey
         | DomainError::PermissionDenied { .. }
         | DomainError::SecondFactor { .. }
+        | DomainError::RateLimited { .. }
+        | DomainError::ReauthenticationRequired
         | DomainError::AccountLinkUnusable(_) => credential_error(err, message),
         DomainError::NotFound(resource) => not_found(resource),
         DomainError::ModeMismatch => {

@@ -21,7 +21,8 @@ pub struct RateLimitHeaders {
 }
 
 impl RateLimitHeaders {
-    fn of(policy: &Policy, v: &Verdict) -> Self {
+    /// The headers of `policy`'s verdict `v`.
+    pub fn of(policy: &Policy, v: &Verdict) -> Self {
         Self {
             ratelimit: format!("\"{}\";r={};t={}", policy.name, v.remaining, v.reset_seconds),
             policy: format!("\"{}\";q={};w={}", policy.name, policy.quota, policy.window_seconds),

@@ -4,13 +4,12 @@
 
 use actix_web::HttpRequest;
 use stablepay_domain::Error;
-use stablepay_domain::account::service::{Current, SignedIn};
+use stablepay_domain::account::service::{Current, Secrets, SignedIn};
 use stablepay_domain::ids::PublicToken;
-use stablepay_domain::ratelimit::{DASHBOARD_LOGIN, DASHBOARD_LOGIN_ACCOUNT};
 use stablepay_domain::url::{HttpUrl, PublicPages};
 
 use crate::error::{ApiError, ErrorCode};
-use crate::ratelimit::{client_of, enforce_as, refund_as};
+use crate::ratelimit::{client_of, enforce_as};
 use crate::state::AppState;
 
 /// The session cookie's name.
@@ -92,32 +91,18 @@ pub fn cleared_cookie(pages: &PublicPages) -> String {
     format!("{COOKIE}=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0{secure}")
 }
 
-/// A login within the failure-only quotas (the spec's): each attempt reserves a slot of its
-/// account (5 per 15 minutes) and of its client address (20 per 15 minutes), and only a failed
-/// one keeps them; the next attempt past either answers 429 RATE_LIMITED, the right password
-/// included. An unknown email has its quota like any other (nothing tells it apart). A wrong
-/// password or a wrong code keeps its slot; a right password without its code (the first step
-/// of a two-factor login) does not.
+/// A login from this request: the domain's one way to become signed in, within the
+/// failure-only quotas of the account and of the request's client address (see
+/// `Accounts::login`); a refusal past a quota answers 429 RATE_LIMITED, the right password
+/// included.
 pub async fn throttled_login(
     req: &HttpRequest,
     state: &AppState,
     (email, password, otp): (&str, &str, Option<&str>),
 ) -> Result<SignedIn, ApiError> {
-    let account = email.trim().to_lowercase();
     let client = client_of(req, state);
-    let (by_account, by_client) = ((&DASHBOARD_LOGIN_ACCOUNT, account.as_str()), (&DASHBOARD_LOGIN, client.as_str()));
-    enforce_as(req, state, by_account.0, by_account.1, &["login"], ErrorCode::RATE_LIMITED).await?;
-    if let Err(refused) = enforce_as(req, state, by_client.0, by_client.1, &["login"], ErrorCode::RATE_LIMITED).await {
-        refund_as(state, by_account.0, by_account.1, &["login"]).await;
-        return Err(refused);
-    }
-    let signed = state.use_cases.accounts().login(email, password, otp).await;
-    if !matches!(signed, Err(Error::InvalidCredentials | Error::SecondFactor { missing: false })) {
-        for (policy, who) in [by_account, by_client] {
-            refund_as(state, policy, who, &["login"]).await;
-        }
-    }
-    Ok(signed?)
+    let secrets = Secrets { password, otp, client: Some(&client) };
+    Ok(state.use_cases.accounts().login(email, secrets).await?)
 }
 
 /// An account email asked for (sign-up, reset, a new verification link) within its quotas: 5

@@ -548,6 +548,7 @@ diesel::table! {
         csrf_token -> Text,
         created_at -> Timestamptz,
         last_seen_at -> Timestamptz,
+        reauthenticated_at -> Timestamptz,
     }
 }
 

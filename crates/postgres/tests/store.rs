@@ -1194,6 +1194,7 @@ async fn users_sessions_and_memberships_keep_their_rules() {
         csrf_token: format!("csrf{n}"),
         created_at: now,
         last_seen_at: now,
+        reauthenticated_at: now,
     };
     for n in [1, 2, 3] {
         f.store.insert_session(&session(n), &[]).await.unwrap();
@@ -1289,6 +1290,7 @@ async fn links_two_factor_and_the_team_keep_their_rules() {
                 csrf_token: "c".into(),
                 created_at: now,
                 last_seen_at: now,
+                reauthenticated_at: now,
             },
             &[],
         )

@@ -128,6 +128,7 @@ fn routes_app() -> utoipa_actix_web::UtoipaApp<
                 .service(routes::links::public_link_checkout)
                 .service(routes::dashboard::sessions::create_session)
                 .service(routes::dashboard::sessions::get_session)
+                .service(routes::dashboard::sessions::reauthenticate)
                 .service(routes::dashboard::sessions::end_session)
                 .service(routes::dashboard::sessions::end_all_sessions)
                 .configure(accounts)

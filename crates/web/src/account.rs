@@ -14,6 +14,7 @@ use stablepay_domain::account::link::SignupMode;
 use stablepay_domain::account::model::{MAX_PASSWORD_CHARS, MIN_PASSWORD_CHARS};
 use stablepay_domain::account::service::links::{Acceptance, Signup};
 use stablepay_http::error::ApiError;
+use stablepay_http::ratelimit::client_of;
 use stablepay_http::session::{
     CSRF_FIELD, account_email_quota, check_csrf, cleared_cookie, current_session, session_cookie, throttled_login,
 };
@@ -396,6 +397,8 @@ fn accept_form(token: &str, name: &str) -> Markup {
             label for="password" { "Password" }
             input #password type="password" name="password" autocomplete="new-password" required aria-describedby="password-hint";
             p #password-hint.hint { "For a new account: " (password_hint()) " If your email has an account, its password." }
+            label for="otp" { "Your two-factor code (if your existing account has two-factor login)" }
+            input #otp type="text" name="otp" autocomplete="one-time-code" inputmode="numeric";
         },
     )
 }
@@ -414,7 +417,9 @@ pub async fn accept(req: HttpRequest, state: web::Data<AppState>, body: web::Byt
     }
     let form = Form::of(&body);
     let name = Some(form.get("name")).filter(|n| !n.trim().is_empty());
-    let a = Acceptance { token: form.get("token"), name, password: form.get("password") };
+    let client = client_of(&req, &state);
+    let otp = Some(form.get("otp")).filter(|o| !o.trim().is_empty());
+    let a = Acceptance { token: form.get("token"), name, password: form.get("password"), otp, client: Some(&client) };
     let accounts = state.use_cases.accounts();
     match accounts.accept_invitation(a).await {
         Ok(signed) => {

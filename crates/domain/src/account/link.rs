@@ -187,6 +187,11 @@ impl LinkMail {
         self.sent_at = Some(now);
         self.last_error = None;
     }
+
+    /// Marks it done without an email (a reset asked for an address without an account).
+    pub fn skipped(&mut self) {
+        self.status = EmailStatus::Skipped;
+    }
 }
 
 /// An emailed single-use link.

@@ -102,7 +102,16 @@ pub struct Session {
     pub created_at: DateTime<Utc>,
     /// The last request made with it.
     pub last_seen_at: DateTime<Utc>,
+    /// When its holder last gave the password (and the code, with two-factor login): the
+    /// login, or a re-authentication. What can take the account over needs it within
+    /// [`REAUTHENTICATION_SECONDS`].
+    pub reauthenticated_at: DateTime<Utc>,
 }
+
+/// How long a re-authentication lets a session take what can take an account over (enrol or
+/// turn off two-factor login, change the password, create an API key, change the settlement
+/// wallet): 5 minutes.
+pub const REAUTHENTICATION_SECONDS: i64 = 300;
 
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -111,6 +120,12 @@ impl std::fmt::Debug for Session {
 }
 
 impl Session {
+    /// Whether its holder gave the password (and the code) within
+    /// [`REAUTHENTICATION_SECONDS`] of `now`.
+    pub fn recently_authenticated(&self, now: DateTime<Utc>) -> bool {
+        now - self.reauthenticated_at < Duration::seconds(REAUTHENTICATION_SECONDS)
+    }
+
     /// When it ends if unused from now on: idle after its last use, or its absolute end,
     /// whichever comes first.
     pub fn ends_at(&self, settings: &SessionSettings) -> DateTime<Utc> {
@@ -162,7 +177,10 @@ mod tests {
             csrf_token: "c".into(),
             created_at: at("2026-11-01T00:00:00Z"),
             last_seen_at: at("2026-11-01T00:00:00Z"),
+            reauthenticated_at: at("2026-11-01T00:00:00Z"),
         };
+        assert!(s.recently_authenticated(at("2026-11-01T00:04:59Z")));
+        assert!(!s.recently_authenticated(at("2026-11-01T00:05:00Z")), "5 minutes after the login");
         assert_eq!(s.ends_at(&settings), at("2026-11-01T12:00:00Z"));
         assert!(s.is_active(&settings, at("2026-11-01T11:59:59Z")));
         assert!(!s.is_active(&settings, at("2026-11-01T12:00:00Z")));

@@ -80,6 +80,8 @@ pub trait AccountStore: Send + Sync {
     async fn session_by_digest(&self, digest: &[u8; 32]) -> Result<Option<(Session, User)>, Error>;
     /// Records a use of the session at `at`.
     async fn touch_session(&self, id: &SessionId, at: DateTime<Utc>) -> Result<(), Error>;
+    /// Records that the session's holder gave the password (and the code) at `at`.
+    async fn mark_reauthenticated(&self, id: &SessionId, at: DateTime<Utc>) -> Result<(), Error>;
     /// Gives the session a new token and CSRF token (after a privilege change).
     async fn rotate_session(&self, id: &SessionId, digest: &[u8; 32], csrf_token: &str) -> Result<(), Error>;
     /// Ends one session.

@@ -132,6 +132,15 @@ impl AccountStore for PgStore {
             .map_err(db)
     }
 
+    async fn mark_reauthenticated(&self, id: &SessionId, at: DateTime<Utc>) -> Result<(), Error> {
+        diesel::update(se::table.filter(se::id.eq(id.as_str())))
+            .set(se::reauthenticated_at.eq(at))
+            .execute(&mut *self.conn().await?)
+            .await
+            .map(|_| ())
+            .map_err(db)
+    }
+
     async fn rotate_session(&self, id: &SessionId, digest: &[u8; 32], csrf_token: &str) -> Result<(), Error> {
         diesel::update(se::table.filter(se::id.eq(id.as_str())))
             .set((se::token_digest.eq(digest.as_slice()), se::csrf_token.eq(csrf_token)))

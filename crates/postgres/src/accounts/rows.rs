@@ -129,6 +129,7 @@ pub(crate) struct SessionRow {
     csrf_token: String,
     created_at: DateTime<Utc>,
     last_seen_at: DateTime<Utc>,
+    reauthenticated_at: DateTime<Utc>,
 }
 
 impl SessionRow {
@@ -140,6 +141,7 @@ impl SessionRow {
             csrf_token: s.csrf_token.clone(),
             created_at: s.created_at,
             last_seen_at: s.last_seen_at,
+            reauthenticated_at: s.reauthenticated_at,
         }
     }
 
@@ -151,6 +153,7 @@ impl SessionRow {
             csrf_token: self.csrf_token,
             created_at: self.created_at,
             last_seen_at: self.last_seen_at,
+            reauthenticated_at: self.reauthenticated_at,
         })
     }
 }

@@ -228,11 +228,11 @@ fn dashboard(operation: &str) -> Option<&'static [ErrorCode]> {
         "signup" => Some(&[C::FEATURE_UNAVAILABLE, C::RATE_LIMITED]),
         "request_reset" => Some(&[C::RATE_LIMITED]),
         "confirm_reset" | "confirm_verification" => Some(&[C::NOT_FOUND]),
-        "accept_invitation" => Some(&[C::INVALID_CREDENTIALS, C::NOT_FOUND]),
+        "accept_invitation" => Some(&[C::INVALID_CREDENTIALS, C::NOT_FOUND, C::RATE_LIMITED]),
         "get_session" | "get_two_factor" => Some(SESSION),
         "resend_verification" => Some(&[C::AUTH_REQUIRED, C::AUTH_FORBIDDEN, C::RATE_LIMITED]),
-        "change_password" | "disable_two_factor" => {
-            Some(&[C::AUTH_REQUIRED, C::AUTH_FORBIDDEN, C::INVALID_CREDENTIALS])
+        "change_password" | "disable_two_factor" | "reauthenticate" => {
+            Some(&[C::AUTH_REQUIRED, C::AUTH_FORBIDDEN, C::INVALID_CREDENTIALS, C::RATE_LIMITED])
         }
         "start_two_factor" => Some(&[C::AUTH_REQUIRED, C::AUTH_FORBIDDEN, C::FEATURE_UNAVAILABLE]),
         "end_session" | "end_all_sessions" | "confirm_two_factor" => Some(CHANGE),
@@ -245,6 +245,7 @@ fn dashboard(operation: &str) -> Option<&'static [ErrorCode]> {
             C::AUTH_FORBIDDEN,
             C::NOT_FOUND,
             C::INVALID_CREDENTIALS,
+            C::RATE_LIMITED,
             C::INVALID_WALLET_ADDRESS,
             C::UNSUPPORTED_DEFAULT_WALLET,
         ]),
@@ -258,6 +259,7 @@ fn dashboard(operation: &str) -> Option<&'static [ErrorCode]> {
             C::AUTH_FORBIDDEN,
             C::NOT_FOUND,
             C::INVALID_CREDENTIALS,
+            C::RATE_LIMITED,
             C::MODE_MISMATCH,
             C::CHECKOUT_SESSION_NOT_PAYABLE,
             C::TRANSFER_ALREADY_ATTRIBUTED,

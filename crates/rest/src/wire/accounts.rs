@@ -93,6 +93,11 @@ pub struct AcceptIn {
     /// A new account's password (15 to 128 characters), or the existing account's password.
     #[schema(example = "correct horse battery staple")]
     pub password: String,
+    /// When the invited email's account has two-factor login: the authenticator's code, or a
+    /// recovery code (without it, INVALID_CREDENTIALS with `details.reason` `otp_required`).
+    #[serde(default)]
+    #[schema(example = "123456")]
+    pub otp: Option<String>,
 }
 
 /// The body of `POST /v1/dashboard/password`.
@@ -104,6 +109,24 @@ pub struct PasswordChangeIn {
     /// 15 to 128 characters.
     #[schema(example = "correct horse battery staple")]
     pub new_password: String,
+    /// With two-factor login: a code, unless the session re-authenticated in the last 5
+    /// minutes (without either, INVALID_CREDENTIALS with `details.reason` `otp_required`).
+    #[serde(default)]
+    #[schema(example = "123456")]
+    pub otp: Option<String>,
+}
+
+/// The body of `POST /v1/dashboard/sessions/current/reauthentication`.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ReauthenticationIn {
+    /// The account's password.
+    #[schema(example = "correct horse battery staple")]
+    pub password: String,
+    /// With two-factor login: the authenticator's code, or a recovery code.
+    #[serde(default)]
+    #[schema(example = "123456")]
+    pub otp: Option<String>,
 }
 
 /// Two-factor enrolment begun: what the authenticator app takes (shown once).

@@ -67,6 +67,11 @@ pub struct SessionOut {
     pub created_at: String,
     /// When the session ends if it is not used again (idle, or its absolute end).
     pub expires_at: String,
+    /// When its holder last gave the password (and the code, with two-factor login): the login
+    /// or a re-authentication. Enrolling two-factor login and the changes that take a password
+    /// need it within the last 5 minutes (else AUTH_FORBIDDEN, `details.reason`
+    /// `reauthentication_required`).
+    pub reauthenticated_at: String,
 }
 
 impl SessionOut {
@@ -95,6 +100,7 @@ impl SessionOut {
             csrf_token: current.session.csrf_token.clone(),
             created_at: timestamp(current.session.created_at),
             expires_at: timestamp(expires_at),
+            reauthenticated_at: timestamp(current.session.reauthenticated_at),
         }
     }
 }

@@ -16,7 +16,7 @@ use stablepay_domain::event::model::EventType;
 use stablepay_domain::ids::ApiKeyId;
 use stablepay_http::state::AppState;
 
-use super::form::{Failed, Refusal, Work, alert, form, input, once, posted};
+use super::form::{Failed, Refusal, Work, alert, form, input, once, posted, reauthentication_fields, recent};
 use super::frame::{Filter, FilterKind, Pairs, Place, filter_form, next_link, place, refused, render};
 use crate::page::when;
 
@@ -118,7 +118,7 @@ fn create_form(state: &AppState, p: &Place, failed: Failed<'_>) -> Markup {
         state,
         &p.url(&format!("{PATH}/keys"), &[]),
         html! {
-            (alert(refusal, &["permissions"]))
+            (alert(refusal, &["permissions", "password", "otp"]))
             div.field {
                 label for="key-type" { "Type" }
                 select #key-type name="type" {
@@ -128,6 +128,7 @@ fn create_form(state: &AppState, p: &Place, failed: Failed<'_>) -> Markup {
             }
             (input("permissions", "Restrict to (empty: unrestricted)", ("text", &typed("permissions")), refusal))
         p.small { "For example: " code { "invoices:read, checkout_sessions:write" } " (families: checkout_sessions, invoices, payments, payment_links, webhooks, events, exports; write includes read)." }
+            (reauthentication_fields(state, p, "create", refusal))
             button.primary type="submit" { "Create the key" }
         },
     )
@@ -144,10 +145,16 @@ enum Created {
 /// Creates a key, once per form; its secret goes to this answer only.
 #[post("/dashboard/developers/keys")]
 pub async fn create(req: HttpRequest, state: web::Data<AppState>, body: web::Bytes) -> HttpResponse {
-    let posted = match posted(&req, &state, &body, Action::ManageApiKeys).await {
+    let mut posted = match posted(&req, &state, &body, Action::ManageApiKeys).await {
         Ok(p) => p,
         Err(res) => return res,
     };
+    // A new key can act for the merchant: it needs a sign-in within the last 5 minutes.
+    if let Err(e) = recent(&state, &mut posted).await {
+        let refusal = Refusal::of(e);
+        let q = Pairs::query(&req);
+        return page(&state, &posted.place, &q, (refusal.status, None, Some(("create", &refusal, &posted.form)))).await;
+    }
     let p = &posted.place;
     let key_type = if posted.form.text("type") == "publishable" { KeyType::Publishable } else { KeyType::Secret };
     let permissions = posted.form.get("permissions").map(str::to_owned);

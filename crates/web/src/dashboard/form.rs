@@ -192,3 +192,32 @@ pub fn alert(refusal: Option<&Refusal>, fields: &[&str]) -> Markup {
         }
     }
 }
+
+/// Re-authenticates the session with the form's `password` (and `otp`) when the member typed
+/// one; then requires a re-authentication within the last 5 minutes (what can take an account
+/// over). Errors: `RateLimited`, `InvalidCredentials`, `SecondFactor`;
+/// `ReauthenticationRequired` when the session needs the password again and none was typed.
+pub async fn recent(state: &AppState, posted: &mut Posted) -> Result<(), Error> {
+    let accounts = state.use_cases.accounts();
+    let password = posted.form.text("password").to_owned();
+    if !password.is_empty() {
+        let otp = posted.form.get("otp").map(str::trim).filter(|o| !o.is_empty()).map(str::to_owned);
+        accounts.reauthenticate(&mut posted.place.current, &password, otp.as_deref()).await?;
+    }
+    accounts.require_recent(&posted.place.current)
+}
+
+/// The fields a form that can take the account over shows when the session's sign-in is more
+/// than 5 minutes old: the password, and a code with two-factor login.
+pub fn reauthentication_fields(state: &AppState, p: &Place, action: &str, refusal: Option<&Refusal>) -> Markup {
+    if state.use_cases.accounts().require_recent(&p.current).is_ok() {
+        return html! {};
+    }
+    html! {
+        p.hint { "Confirm it is you: you signed in more than 5 minutes ago." }
+        (input_in(action, "password", "Your password", ("password", ""), refusal))
+        @if p.current.user.two_factor_since.is_some() {
+            (input_in(action, "otp", "A code of your authenticator", ("text", ""), refusal))
+        }
+    }
+}

@@ -9,12 +9,13 @@ use actix_web::{HttpRequest, HttpResponse, ResponseError, get, post, web};
 use maud::{Markup, PreEscaped, html};
 use stablepay_domain::Error;
 use stablepay_domain::account::Action;
+use stablepay_domain::account::service::settings::Confirmation;
 use stablepay_domain::account::service::two_factor::Enrolment;
 use stablepay_domain::ids::PublicToken;
 use stablepay_http::session::{cleared_cookie, session_cookie, with_cookie};
 use stablepay_http::state::AppState;
 
-use super::form::{Failed, Posted, Refusal, alert, form, input_in, posted};
+use super::form::{Failed, Posted, Refusal, alert, form, input_in, posted, reauthentication_fields, recent};
 use super::frame::{Pairs, Place, SECURITY, SETTINGS, next_link, place, refused, render};
 use crate::page::{see_other, when};
 
@@ -66,8 +67,9 @@ async fn page(state: &AppState, p: &Place, (status, shown, failed): (StatusCode,
                 }))
             },
             (Shown::Nothing, None) => (form(p, state, &p.url(&format!("{PATH}/two-factor"), &[]), html! {
-                (alert(refusal("start"), &[]))
+                (alert(refusal("start"), &["password"]))
                 p { "Sign-in asks for a code of an authenticator app as well as your password." }
+                (reauthentication_fields(state, p, "start", refusal("start")))
                 button.primary type="submit" { "Turn on two-factor login" }
             })),
         }
@@ -82,9 +84,12 @@ async fn page(state: &AppState, p: &Place, (status, shown, failed): (StatusCode,
         }
         h2 { "Password" }
         (form(p, state, &p.url(&format!("{PATH}/password"), &[]), html! {
-            (alert(refusal("password"), &["currentPassword", "newPassword"]))
+            (alert(refusal("password"), &["currentPassword", "newPassword", "otp"]))
             (input_in("password", "currentPassword", "Current password", ("password", ""), refusal("password")))
             (input_in("password", "newPassword", "New password (15 to 128 characters)", ("password", ""), refusal("password")))
+            @if p.current.user.two_factor_since.is_some() && state.use_cases.accounts().require_recent(&p.current).is_err() {
+                (input_in("password", "otp", "A code of your authenticator", ("text", ""), refusal("password")))
+            }
             button type="submit" { "Change the password" }
         }))
         h2 { "Sessions" }
@@ -127,10 +132,13 @@ fn renewed(state: &AppState, res: HttpResponse, token: &PublicToken) -> HttpResp
 /// Starts enrolment: the QR code and the key, and the form for the first code.
 #[post("/dashboard/settings/security/two-factor")]
 pub async fn start(req: HttpRequest, state: web::Data<AppState>, body: web::Bytes) -> HttpResponse {
-    let posted = match posted(&req, &state, &body, Action::Read).await {
+    let mut posted = match posted(&req, &state, &body, Action::Read).await {
         Ok(p) => p,
         Err(res) => return res,
     };
+    if let Err(e) = recent(&state, &mut posted).await {
+        return refused_on(&state, &posted, "start", e).await;
+    }
     match state.use_cases.accounts().start_two_factor(&posted.place.current).await {
         Ok(e) => page(&state, &posted.place, (StatusCode::OK, Shown::Enrolling(e), None)).await,
         Err(e) => refused_on(&state, &posted, "start", e).await,
@@ -192,7 +200,9 @@ pub async fn change_password(req: HttpRequest, state: web::Data<AppState>, body:
         Err(res) => return res,
     };
     let (old, new) = (posted.form.text("currentPassword").to_owned(), posted.form.text("newPassword").to_owned());
-    match state.use_cases.accounts().change_password(&mut posted.place.current, &old, &new).await {
+    let otp = posted.form.get("otp").map(str::trim).filter(|o| !o.is_empty()).map(str::to_owned);
+    let confirmation = Confirmation { password: &old, otp: otp.as_deref() };
+    match state.use_cases.accounts().change_password(&mut posted.place.current, confirmation, &new).await {
         Ok(token) => renewed(&state, see_other(&posted.place.url(PATH, &[])), &token),
         Err(e) => refused_on(&state, &posted, "password", e).await,
     }

@@ -231,7 +231,7 @@ async fn apply(state: &AppState, p: &Place, change: Change) -> Result<&'static s
         Change::Wallet { wallet, token, password, otp } => {
             let confirmation = Confirmation { password: &password, otp: otp.as_deref() };
             accounts
-                .set_settlement_wallet(current, merchant, (&wallet, &token), confirmation)
+                .set_settlement_wallet(&mut current.clone(), merchant, (&wallet, &token), confirmation)
                 .await
                 .map(|_| "wallet_changed")
         }

@@ -13,6 +13,8 @@ use crate::account::model::{
     MAX_USER_NAME_BYTES, Membership, Session, SessionSettings, User, check_password, normalize_email,
 };
 use crate::account::ports::{AccountStore, PasswordHasher, TotpSealer};
+use crate::account::service::settings::Confirmation;
+use crate::account::service::sign_in::{Code, Secrets, account_key};
 use crate::clock::Clock;
 use crate::crypto::Crypto;
 use crate::email::ports::Mailer;
@@ -42,6 +44,8 @@ pub struct Accounts<'a> {
     pub clock: &'a dyn Clock,
     /// Sends the links' emails.
     pub mailer: &'a dyn Mailer,
+    /// The failure-only quotas of secret checks.
+    pub limiter: &'a dyn crate::ratelimit::ports::RateLimiter,
     /// Where the emailed links point.
     pub pages: &'a PublicPages,
     /// The chain's token contracts (a settlement wallet may not be one).
@@ -217,29 +221,20 @@ impl Accounts<'_> {
         Ok(user)
     }
 
-    /// A new session for the account of `email` and `password`, and of `otp` (a code of the
-    /// authenticator or a recovery code) when the account has two-factor login. Errors:
+    /// A new session for the account of `email`, given its password and, when the account has
+    /// two-factor login, `otp` (a code of the authenticator or a recovery code), within the
+    /// failure-only quotas of the account and of `secrets.client`. Errors: `RateLimited`;
     /// `InvalidCredentials`, the same for an unknown email (after a password check's time) and
     /// a wrong password; `SecondFactor` when the password matched but `otp` is missing or wrong.
-    pub async fn login(&self, email: &str, password: &str, otp: Option<&str>) -> Result<SignedIn, Error> {
+    pub async fn login(&self, email: &str, secrets: Secrets<'_>) -> Result<SignedIn, Error> {
         let user = match normalize_email("email", email) {
             Ok(email) => self.store.user_by_email(&email).await?,
             Err(_) => None,
         };
-        // One password check either way: an unknown email takes as long as a wrong password.
-        let matches = self.hasher.verify(password, user.as_ref().map(|u| u.password_hash.as_str()));
-        let Some(user) = user.filter(|_| matches) else {
-            return Err(Error::InvalidCredentials);
-        };
-        if user.two_factor_since.is_some() {
-            let otp = otp.filter(|o| !o.trim().is_empty()).ok_or(Error::SecondFactor { missing: true })?;
-            self.check_second_factor(&user, otp).await?;
-        }
+        let key = account_key(email);
+        let user = self.check_secrets((&key, user.as_ref()), secrets, (Code::Required, false)).await?;
         let audit = self.audit_everywhere(&user, (AuditAction::LoggedIn, "signed in")).await?;
-        let (session, token) = self.new_session(&user.id);
-        self.store.insert_session(&session, &audit).await?;
-        let memberships = self.store.memberships(&user.id).await?;
-        Ok(SignedIn { current: Current { session, user, memberships }, token })
+        self.open_session(user, &audit).await
     }
 
     /// A new session of `user` at the real time, and its token.
@@ -253,6 +248,7 @@ impl Accounts<'_> {
             csrf_token: PublicToken::generate(self.crypto).as_str().to_owned(),
             created_at: now,
             last_seen_at: now,
+            reauthenticated_at: now,
         };
         (session, token)
     }
@@ -299,19 +295,19 @@ impl Accounts<'_> {
         self.store.delete_user_sessions(&user.id, None, &audit).await
     }
 
-    /// Changes the signed-in user's password after checking the current one; every other
+    /// Changes the signed-in user's password, confirmed with the current one (and, with
+    /// two-factor login, a code unless the session gave one in the last 5 minutes); every other
     /// session of theirs ends and this one gets a new token (answered). Errors: `Validation`
-    /// (`new_password`); `InvalidCredentials` (`current_password` wrong).
+    /// (`new_password`); `InvalidCredentials` (`current_password` wrong); `SecondFactor`;
+    /// `RateLimited`.
     pub async fn change_password(
         &self,
         current: &mut Current,
-        current_password: &str,
+        confirmation: Confirmation<'_>,
         new_password: &str,
     ) -> Result<PublicToken, Error> {
         check_password(new_password).map_err(|e| e.renamed("new_password"))?;
-        if !self.hasher.verify(current_password, Some(&current.user.password_hash)) {
-            return Err(Error::InvalidCredentials);
-        }
+        self.confirm(current, confirmation, Code::UnlessRecent).await?;
         let hash = self.hasher.hash(new_password)?;
         let audit = self.audit_everywhere(&current.user, (AuditAction::PasswordChanged, "changed")).await?;
         self.store.set_password(&current.user.id, &hash, Some(current.session.id.clone()), &audit).await?;

@@ -9,6 +9,7 @@ use crate::account::members::MembershipChange;
 use crate::account::members::action_for;
 use crate::account::model::{Membership, User, check_password, normalize_email};
 use crate::account::service::accounts::{Accounts, Current, SignedIn, check_name};
+use crate::account::service::sign_in::{Code, Secrets};
 use crate::email::compose::{Notice, compose_notice};
 use crate::email::model::{EmailMessage, EmailStatus};
 use crate::error::{Error, Resource};
@@ -39,6 +40,10 @@ pub struct Acceptance<'a> {
     pub name: Option<&'a str>,
     /// The new account's password, or the existing account's.
     pub password: &'a str,
+    /// The existing account's code (or a recovery code) when it has two-factor login.
+    pub otp: Option<&'a str>,
+    /// The client's address (its quota of failed checks).
+    pub client: Option<&'a str>,
 }
 
 /// How many emails of account links one worker pass sent and failed.
@@ -118,15 +123,15 @@ impl Accounts<'_> {
         self.store.insert_link(&link, &[]).await
     }
 
-    /// Emails a password reset link (1 hour) to `email` if it has an account; the answer is
-    /// the same either way. Errors: `Validation` (`email`) for an implausible address.
+    /// Emails a password reset link (1 hour) to `email` if it has an account. The request does
+    /// the same work either way (the same statements, the same queued job: for an address
+    /// without an account the job sends nothing), so neither its answer nor its time tells
+    /// whether the account exists. Errors: `Validation` (`email`) for an implausible address.
     pub async fn request_password_reset(&self, email: &str) -> Result<(), Error> {
         let email = normalize_email("email", email)?;
-        if let Some(user) = self.store.user_by_email(&email).await? {
-            let link = self.link(LinkPurpose::ResetPassword, &email, Some(&user.id), None);
-            self.store.insert_link(&link, &[]).await?;
-        }
-        Ok(())
+        let user = self.store.user_by_email(&email).await?;
+        let link = self.link(LinkPurpose::ResetPassword, &email, user.as_ref().map(|u| &u.id), None);
+        self.store.insert_link(&link, &[]).await
     }
 
     /// The link behind an emailed token, usable now, of one of `purposes`. Errors:
@@ -156,7 +161,8 @@ impl Accounts<'_> {
     pub async fn reset_password(&self, token: &str, password: &str) -> Result<(), Error> {
         check_password(password)?;
         let link = self.usable_link(token, &[LinkPurpose::ResetPassword, LinkPurpose::SignupExisting]).await?;
-        let user_id = link.user_id.clone().ok_or_else(|| Error::Internal("a reset link without its user".into()))?;
+        // A reset asked for an address without an account has no user (and was never sent).
+        let user_id = link.user_id.clone().ok_or(Error::AccountLinkUnusable("unknown"))?;
         let user = self.store.user_by_id(&user_id).await?.ok_or(Error::NotFound(Resource::Member))?;
         let audit = self.audit_everywhere(&user, (AuditAction::PasswordChanged, "reset by email")).await?;
         let effect = LinkEffect::SetPassword { user: user_id, password_hash: self.hasher.hash(password)? };
@@ -231,17 +237,26 @@ impl Accounts<'_> {
 
     /// Accepts an invitation: a new account (named, with its password; the email counts as
     /// verified) or, for an email that has one, its password; then the membership, and a new
-    /// session. Errors: `AccountLinkUnusable`; `Validation` (`name`, `password`);
-    /// `InvalidCredentials` (the existing account's password is wrong).
+    /// session. An existing account gives what login demands (its password, its code with
+    /// two-factor login, within the quotas). Errors: `AccountLinkUnusable`; `Validation`
+    /// (`name`, `password`); `InvalidCredentials` (the existing account's password is wrong);
+    /// `SecondFactor`; `RateLimited`.
     pub async fn accept_invitation(&self, a: Acceptance<'_>) -> Result<SignedIn, Error> {
         let link = self.usable_link(a.token, &[LinkPurpose::Invitation]).await?;
         let invitation =
             link.invitation.clone().ok_or_else(|| Error::Internal("an invitation without its offer".into()))?;
         let now = self.clock.system_now();
-        let existing = self.store.user_by_email(&link.email).await?;
+        let existing = match self.store.user_by_email(&link.email).await? {
+            // An existing account gives everything login demands: its password, its code with
+            // two-factor login, within the quotas.
+            Some(user) => {
+                let secrets = Secrets { password: a.password, otp: a.otp, client: a.client };
+                Some(self.check_secrets((&user.email, Some(&user)), secrets, (Code::Required, false)).await?)
+            }
+            None => None,
+        };
         let new_user = match &existing {
-            Some(user) if self.hasher.verify(a.password, Some(&user.password_hash)) => None,
-            Some(_) => return Err(Error::InvalidCredentials),
+            Some(_) => None,
             None => {
                 check_password(a.password)?;
                 let name = check_name("name", a.name.unwrap_or(""))?;
@@ -280,10 +295,7 @@ impl Accounts<'_> {
             now,
         );
         self.consume(&link, &LinkEffect::Join { new_user, membership }, &[audit]).await?;
-        let (session, token) = self.new_session(&user.id);
-        self.store.insert_session(&session, &[]).await?;
-        let memberships = self.store.memberships(&user.id).await?;
-        Ok(SignedIn { current: Current { session, user, memberships }, token })
+        self.open_session(user, &[]).await
     }
 
     /// The merchant's open invitations. Errors: `NotFound`; `AuthForbidden` (`manage_members`).
@@ -323,6 +335,12 @@ impl Accounts<'_> {
     pub async fn deliver_link_mails(&self, limit: u32, lease_seconds: u32) -> Result<LinkMailReport, Error> {
         let mut report = LinkMailReport::default();
         for mut link in self.store.claim_link_mails(limit, lease_seconds).await? {
+            if link.purpose == LinkPurpose::ResetPassword && link.user_id.is_none() {
+                // Asked for an address without an account: nothing to send.
+                link.mail.skipped();
+                self.store.record_link_mail(&link).await?;
+                continue;
+            }
             let token = PublicToken::generate(self.crypto);
             self.store.set_link_token(&link.id, &self.crypto.sha256(token.as_str().as_bytes())).await?;
             let message = self.link_message(&link, &token).await?;

@@ -9,6 +9,7 @@ use crate::account::model::LiveRequest;
 use crate::account::notice::{IncidentAlert, Notice, NoticeKind};
 use crate::account::service::accounts::{Accounts, Current};
 use crate::account::service::links::LinkMailReport;
+use crate::account::service::sign_in::Code;
 use crate::email::compose::{Notice as NoticeEmail, compose_notice};
 use crate::email::model::EmailStatus;
 use crate::error::Error;
@@ -27,7 +28,8 @@ pub struct LiveStatus {
     pub self_activation: bool,
 }
 
-/// How a change is confirmed: the password, and with two-factor login also a code.
+/// How a change is confirmed: the password, and with two-factor login also a code (unless the
+/// session gave one in the last 5 minutes, for the changes that allow it).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Confirmation<'a> {
     /// The account's password.
@@ -37,21 +39,6 @@ pub struct Confirmation<'a> {
 }
 
 impl Accounts<'_> {
-    /// A sensitive change's confirmation, made with the request (a recent authentication, as
-    /// OWASP asks for before changing where money goes): the password, and with two-factor
-    /// login a code too. Errors: `InvalidCredentials` (wrong password); `SecondFactor`
-    /// (missing or wrong code).
-    async fn confirm(&self, current: &Current, c: Confirmation<'_>) -> Result<(), Error> {
-        if !self.hasher.verify(c.password, Some(&current.user.password_hash)) {
-            return Err(Error::InvalidCredentials);
-        }
-        if current.user.two_factor_since.is_some() {
-            let otp = c.otp.filter(|o| !o.trim().is_empty()).ok_or(Error::SecondFactor { missing: true })?;
-            self.check_second_factor(&current.user, otp).await?;
-        }
-        Ok(())
-    }
-
     /// Where live mode stands. Errors: `NotFound`; `AuthForbidden` (`read`).
     pub async fn live_status(&self, current: &Current, merchant: &MerchantId) -> Result<LiveStatus, Error> {
         current.require(merchant, Mode::Test, Action::Read)?;
@@ -67,7 +54,7 @@ impl Accounts<'_> {
     /// (`wallet`); `InvalidCredentials`; `SecondFactor`.
     pub async fn set_settlement_wallet(
         &self,
-        current: &Current,
+        current: &mut Current,
         merchant: &MerchantId,
         (wallet, token): (&str, &str),
         confirmation: Confirmation<'_>,
@@ -75,7 +62,7 @@ impl Accounts<'_> {
         current.require(merchant, Mode::Live, Action::ChangeSettlementWallet)?;
         let token = Token::parse(token).ok_or_else(|| Error::validation("token", "must be USDC or USDT"))?;
         let wallet = check_settlement_wallet("wallet", wallet, self.chain)?;
-        self.confirm(current, confirmation).await?;
+        self.confirm(current, confirmation, Code::UnlessRecent).await?;
         let m = self.merchants.get_merchant(merchant).await?;
         let now = self.clock.system_now();
         let (name, by) = (crate::email::compose::one_line(&m.name), &current.user.email);
@@ -157,12 +144,12 @@ impl Accounts<'_> {
     /// `InvalidCredentials`; `SecondFactor`.
     pub async fn confirm_attribution(
         &self,
-        current: &Current,
+        current: &mut Current,
         merchant: &MerchantId,
         confirmation: Confirmation<'_>,
     ) -> Result<(), Error> {
         current.require(merchant, Mode::Live, Action::AttributeTransfers)?;
-        self.confirm(current, confirmation).await
+        self.confirm(current, confirmation, Code::UnlessRecent).await
     }
 
     /// Writes to `merchant`'s audit log that the member attributed recorded transfer `what`

@@ -16,6 +16,34 @@ use crate::merchant::ports::MockMerchantStore;
 use crate::testing::SeqCrypto;
 use crate::url::PublicPages;
 
+/// Budgets in memory, by the domain's GCRA rule at a fixed instant.
+#[derive(Default)]
+struct Budgets(Mutex<std::collections::HashMap<String, i64>>);
+
+#[async_trait::async_trait]
+impl crate::ratelimit::ports::RateLimiter for Budgets {
+    async fn check(&self, policy: &crate::ratelimit::Policy, key: &str) -> Result<crate::ratelimit::Verdict, Error> {
+        let mut map = self.0.lock().unwrap();
+        let k = format!("{}|{key}", policy.name);
+        let (verdict, tat) = crate::ratelimit::gcra(policy, 0, map.get(&k).copied());
+        map.insert(k, tat);
+        Ok(verdict)
+    }
+    async fn refund(&self, policy: &crate::ratelimit::Policy, key: &str) -> Result<(), Error> {
+        let mut map = self.0.lock().unwrap();
+        let k = format!("{}|{key}", policy.name);
+        match crate::ratelimit::gcra_refund(policy, 0, map.get(&k).copied()) {
+            Some(tat) => map.insert(k, tat),
+            None => map.remove(&k),
+        };
+        Ok(())
+    }
+}
+
+fn secrets<'a>(password: &'a str, otp: Option<&'a str>) -> Secrets<'a> {
+    Secrets { password, otp, client: Some("203.0.113.9") }
+}
+
 fn at(text: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(text).unwrap().with_timezone(&Utc)
 }
@@ -59,6 +87,7 @@ async fn an_unknown_email_and_a_wrong_password_get_the_same_answer_after_one_che
         (hasher(checks.clone()), SeqCrypto::default(), clock("2026-11-02T00:00:00Z"), MockMerchantStore::new());
     let (sealer, mailer, pages) = (MockTotpSealer::new(), MockMailer::new(), PublicPages::new("http://pay.test"));
     let chain = crate::merchant::model::ChainSettings::default();
+    let limiter = Budgets::default();
     let accounts = Accounts {
         store: &store,
         merchants: &merchants,
@@ -67,19 +96,20 @@ async fn an_unknown_email_and_a_wrong_password_get_the_same_answer_after_one_che
         crypto: &crypto,
         clock: &clock,
         mailer: &mailer,
+        limiter: &limiter,
         pages: &pages,
         chain: &chain,
         settings: AccountSettings::default(),
     };
     assert_eq!(
-        accounts.login("nobody@example.com", "correct horse battery", None).await.err(),
+        accounts.login("nobody@example.com", secrets("correct horse battery", None)).await.err(),
         Some(Error::InvalidCredentials)
     );
     assert_eq!(
-        accounts.login("ADA@example.com", "wrong horse battery", None).await.err(),
+        accounts.login("ADA@example.com", secrets("wrong horse battery", None)).await.err(),
         Some(Error::InvalidCredentials)
     );
-    assert_eq!(accounts.login("not an email", "x", None).await.err(), Some(Error::InvalidCredentials));
+    assert_eq!(accounts.login("not an email", secrets("x", None)).await.err(), Some(Error::InvalidCredentials));
     assert_eq!(*checks.lock().unwrap(), vec![None, Some("hash:correct horse battery".into()), None]);
 }
 
@@ -99,6 +129,7 @@ async fn a_login_stores_only_the_tokens_digest_and_the_session_ends_when_idle() 
     let login_clock = clock("2026-11-02T00:00:00Z");
     let (sealer, mailer, pages) = (MockTotpSealer::new(), MockMailer::new(), PublicPages::new("http://pay.test"));
     let chain = crate::merchant::model::ChainSettings::default();
+    let limiter = Budgets::default();
     let accounts = Accounts {
         store: &store,
         merchants: &merchants,
@@ -107,11 +138,12 @@ async fn a_login_stores_only_the_tokens_digest_and_the_session_ends_when_idle() 
         crypto: &crypto,
         clock: &login_clock,
         mailer: &mailer,
+        limiter: &limiter,
         pages: &pages,
         chain: &chain,
         settings: AccountSettings::default(),
     };
-    let signed = accounts.login(" Ada@Example.com", "correct horse battery", None).await.unwrap();
+    let signed = accounts.login(" Ada@Example.com", secrets("correct horse battery", None)).await.unwrap();
     let stored = sessions.lock().unwrap()[0].clone();
     assert_eq!(stored.token_digest, crypto.sha256(signed.token.as_str().as_bytes()));
     assert_ne!(stored.csrf_token, signed.token.as_str());
@@ -149,6 +181,7 @@ async fn the_operator_creates_a_user_of_an_existing_merchant_with_a_checked_pass
     let (h, crypto, clock) = (hasher(checks), SeqCrypto::default(), clock("2026-11-02T00:00:00Z"));
     let (sealer, mailer, pages) = (MockTotpSealer::new(), MockMailer::new(), PublicPages::new("http://pay.test"));
     let chain = crate::merchant::model::ChainSettings::default();
+    let limiter = Budgets::default();
     let accounts = Accounts {
         store: &store,
         merchants: &merchants,
@@ -157,6 +190,7 @@ async fn the_operator_creates_a_user_of_an_existing_merchant_with_a_checked_pass
         crypto: &crypto,
         clock: &clock,
         mailer: &mailer,
+        limiter: &limiter,
         pages: &pages,
         chain: &chain,
         settings: AccountSettings::default(),
@@ -200,6 +234,7 @@ fn current(user: User, memberships: Vec<Membership>) -> Current {
         csrf_token: "c".into(),
         created_at: at("2026-11-01T00:00:00Z"),
         last_seen_at: at("2026-11-01T00:00:00Z"),
+        reauthenticated_at: at("2026-11-01T00:00:00Z"),
     };
     Current { session, user, memberships }
 }
@@ -265,6 +300,7 @@ async fn a_two_factor_login_needs_a_code_not_used_before() {
         (hasher(checks), clock("2026-11-02T00:00:00Z"), MockMerchantStore::new(), MockMailer::new());
     let pages = PublicPages::new("http://pay.test");
     let chain = crate::merchant::model::ChainSettings::default();
+    let limiter = Budgets::default();
     let accounts = Accounts {
         store: &store,
         merchants: &merchants,
@@ -273,28 +309,29 @@ async fn a_two_factor_login_needs_a_code_not_used_before() {
         crypto: &crypto,
         clock: &clock,
         mailer: &mailer,
+        limiter: &limiter,
         pages: &pages,
         chain: &chain,
         settings: AccountSettings::default(),
     };
     let password = "correct horse battery";
     assert_eq!(
-        accounts.login("ada@example.com", password, None).await.err(),
+        accounts.login("ada@example.com", secrets(password, None)).await.err(),
         Some(Error::SecondFactor { missing: true })
     );
     assert_eq!(
-        accounts.login("ada@example.com", password, Some("000000")).await.err(),
+        accounts.login("ada@example.com", secrets(password, Some("000000"))).await.err(),
         Some(Error::SecondFactor { missing: false })
     );
-    assert!(accounts.login("ada@example.com", password, Some(&code)).await.is_ok());
+    assert!(accounts.login("ada@example.com", secrets(password, Some(&code))).await.is_ok());
     assert_eq!(
-        accounts.login("ada@example.com", password, Some(&code)).await.err(),
+        accounts.login("ada@example.com", secrets(password, Some(&code))).await.err(),
         Some(Error::SecondFactor { missing: false }),
         "once"
     );
     // A wrong password never reaches the code.
     assert_eq!(
-        accounts.login("ada@example.com", "wrong horse battery", Some(&code)).await.err(),
+        accounts.login("ada@example.com", secrets("wrong horse battery", Some(&code))).await.err(),
         Some(Error::InvalidCredentials)
     );
 }
@@ -328,6 +365,7 @@ async fn sign_up_is_open_only_when_the_operator_says_so_and_an_existing_email_ge
     );
     let (sealer, pages) = (MockTotpSealer::new(), PublicPages::new("http://pay.test"));
     let chain = crate::merchant::model::ChainSettings::default();
+    let limiter = Budgets::default();
     let mut accounts = Accounts {
         store: &store,
         merchants: &merchants,
@@ -336,6 +374,7 @@ async fn sign_up_is_open_only_when_the_operator_says_so_and_an_existing_email_ge
         crypto: &crypto,
         clock: &clock,
         mailer: &mailer,
+        limiter: &limiter,
         pages: &pages,
         chain: &chain,
         settings: AccountSettings::default(),
@@ -348,4 +387,84 @@ async fn sign_up_is_open_only_when_the_operator_says_so_and_an_existing_email_ge
     accounts.signup(s).await.unwrap();
     accounts.signup(Signup { email: "Ada@Example.com", ..s }).await.unwrap();
     assert_eq!(*links.lock().unwrap(), vec![LinkPurpose::SignupExisting]);
+}
+
+#[tokio::test]
+async fn every_secret_check_shares_the_account_quota_and_the_sixth_failure_is_refused() {
+    let checks = Arc::new(Mutex::new(Vec::new()));
+    let mut store = MockAccountStore::new();
+    store.expect_user_by_email().returning(|e| Ok((e == "ada@example.com").then(user)));
+    store.expect_insert_session().never();
+    store.expect_mark_reauthenticated().never();
+    store.expect_set_password().never();
+    let (h, crypto, clock, merchants) =
+        (hasher(checks.clone()), SeqCrypto::default(), clock("2026-11-02T00:00:00Z"), MockMerchantStore::new());
+    let (sealer, mailer, pages) = (MockTotpSealer::new(), MockMailer::new(), PublicPages::new("http://pay.test"));
+    let chain = crate::merchant::model::ChainSettings::default();
+    let limiter = Budgets::default();
+    let accounts = Accounts {
+        store: &store,
+        merchants: &merchants,
+        hasher: &h,
+        sealer: &sealer,
+        crypto: &crypto,
+        clock: &clock,
+        mailer: &mailer,
+        limiter: &limiter,
+        pages: &pages,
+        chain: &chain,
+        settings: AccountSettings::default(),
+    };
+    // Two wrong logins, then three wrong current passwords behind a session (another address,
+    // no address at all): five failures of one account.
+    for _ in 0..2 {
+        let refused = accounts.login("ada@example.com", secrets("wrong horse battery", None)).await;
+        assert_eq!(refused.err(), Some(Error::InvalidCredentials));
+    }
+    let mut me = current(user(), Vec::new());
+    for _ in 0..3 {
+        let c = crate::account::service::settings::Confirmation { password: "wrong horse battery", otp: None };
+        let refused = accounts.change_password(&mut me, c, "a brand new long password").await;
+        assert_eq!(refused.err(), Some(Error::InvalidCredentials));
+    }
+    // The sixth attempt is refused before any check, the right password included, wherever
+    // it comes from.
+    let before = checks.lock().unwrap().len();
+    let refused = accounts.reauthenticate(&mut me, "correct horse battery", None).await;
+    assert!(matches!(refused, Err(Error::RateLimited { policy, .. }) if policy.name == "dashboard-login-account"));
+    let other_address = Secrets { password: "correct horse battery", otp: None, client: Some("198.51.100.7") };
+    let refused = accounts.login(" ADA@example.com", other_address).await;
+    assert!(matches!(refused, Err(Error::RateLimited { verdict, .. }) if verdict.retry_after_seconds >= 1));
+    assert_eq!(checks.lock().unwrap().len(), before, "no password was checked past the quota");
+}
+
+#[tokio::test]
+async fn what_can_take_the_account_over_needs_a_sign_in_from_the_last_five_minutes() {
+    let store = MockAccountStore::new();
+    let (h, crypto, merchants) = (hasher(Arc::default()), SeqCrypto::default(), MockMerchantStore::new());
+    let (sealer, mailer, pages) = (MockTotpSealer::new(), MockMailer::new(), PublicPages::new("http://pay.test"));
+    let chain = crate::merchant::model::ChainSettings::default();
+    let limiter = Budgets::default();
+    // The session signed in at midnight; six minutes later.
+    let late = clock("2026-11-01T00:06:00Z");
+    let accounts = Accounts {
+        store: &store,
+        merchants: &merchants,
+        hasher: &h,
+        sealer: &sealer,
+        crypto: &crypto,
+        clock: &late,
+        mailer: &mailer,
+        limiter: &limiter,
+        pages: &pages,
+        chain: &chain,
+        settings: AccountSettings::default(),
+    };
+    let me = current(user(), Vec::new());
+    assert_eq!(accounts.start_two_factor(&me).await.err(), Some(Error::ReauthenticationRequired));
+    let mut again = me.clone();
+    assert_eq!(accounts.confirm_two_factor(&mut again, "123456").await.err(), Some(Error::ReauthenticationRequired));
+    let early = clock("2026-11-01T00:04:00Z");
+    let accounts = Accounts { clock: &early, ..accounts };
+    assert_eq!(accounts.require_recent(&me), Ok(()));
 }

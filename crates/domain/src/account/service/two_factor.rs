@@ -5,6 +5,8 @@
 use crate::account::audit::AuditAction;
 use crate::account::model::User;
 use crate::account::service::accounts::{Accounts, Current};
+use crate::account::service::settings::Confirmation;
+use crate::account::service::sign_in::Code;
 use crate::account::totp::{
     RECOVERY_CODES, TotpSecret, matching_step, normalize_recovery_code, recovery_code, step_of,
 };
@@ -34,21 +36,24 @@ pub struct Enrolled {
 
 impl Accounts<'_> {
     /// Starts (or restarts) enrolment: a new secret, stored sealed until a code confirms it.
-    /// Errors: `Validation` (`otp`) when two-factor login is on already; `FeatureUnavailable`
-    /// without the operator's secret key.
+    /// Errors: `Validation` (`otp`) when two-factor login is on already;
+    /// `ReauthenticationRequired` unless the session gave the password in the last 5 minutes;
+    /// `FeatureUnavailable` without the operator's secret key.
     pub async fn start_two_factor(&self, current: &Current) -> Result<Enrolment, Error> {
         if current.user.two_factor_since.is_some() {
             return Err(Error::validation("otp", "two-factor login is on already; turn it off to enrol again"));
         }
+        self.require_recent(current)?;
         let secret = TotpSecret::generate(self.crypto);
         self.store.set_pending_two_factor(&current.user.id, &self.sealer.seal_totp(&secret)?).await?;
         Ok(Enrolment { secret: secret.base32(), uri: secret.otpauth_uri(ISSUER, &current.user.email) })
     }
 
     /// Confirms enrolment with a code of the new secret: two-factor login is on, ten recovery
-    /// codes are made, and the session gets a new token. Errors: `Validation` (`otp`) when no
-    /// enrolment was started or the code is wrong.
+    /// codes are made, and the session gets a new token. Errors: `ReauthenticationRequired`;
+    /// `Validation` (`otp`) when no enrolment was started or the code is wrong.
     pub async fn confirm_two_factor(&self, current: &mut Current, otp: &str) -> Result<Enrolled, Error> {
+        self.require_recent(current)?;
         let record = self.store.two_factor(&current.user.id).await?;
         let pending = record.pending.ok_or_else(|| Error::validation("otp", "start the enrolment first"))?;
         let secret = self.sealer.open_totp(&pending)?;
@@ -67,16 +72,15 @@ impl Accounts<'_> {
         Ok(Enrolled { recovery_codes: codes, token })
     }
 
-    /// Turns two-factor login off, with the password and a code (or a recovery code). Errors:
-    /// `InvalidCredentials` (wrong password); `SecondFactor`; `Validation` (`otp`) when it is off.
+    /// Turns two-factor login off, with the password and a code (or a recovery code), checked
+    /// within the account's quota. Errors: `InvalidCredentials` (wrong password);
+    /// `SecondFactor`; `RateLimited`; `Validation` (`otp`) when it is off.
     pub async fn disable_two_factor(&self, current: &mut Current, password: &str, otp: &str) -> Result<(), Error> {
         if current.user.two_factor_since.is_none() {
             return Err(Error::validation("otp", "two-factor login is off"));
         }
-        if !self.hasher.verify(password, Some(&current.user.password_hash)) {
-            return Err(Error::InvalidCredentials);
-        }
-        self.check_second_factor(&current.user, otp).await?;
+        let confirmation = Confirmation { password, otp: Some(otp) };
+        self.confirm(current, confirmation, Code::Required).await?;
         let audit = self.audit_everywhere(&current.user, (AuditAction::TwoFactorDisabled, "turned off")).await?;
         self.store.disable_two_factor(&current.user.id, &audit).await?;
         current.user.two_factor_since = None;

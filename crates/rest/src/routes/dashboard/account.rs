@@ -5,7 +5,9 @@
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, post, web};
 use stablepay_domain::account::service::links::{Acceptance, Signup};
+use stablepay_domain::account::service::settings::Confirmation;
 use stablepay_http::error::ApiError;
+use stablepay_http::ratelimit::client_of;
 use stablepay_http::respond::ok;
 use stablepay_http::session::account_email_quota;
 use stablepay_http::state::AppState;
@@ -112,8 +114,9 @@ pub async fn resend_verification(req: HttpRequest, s: DashboardSession) -> Resul
     sent("email_verification", email, "Follow the link in the email to verify the address.")
 }
 
-/// Accept an invitation with its emailed link: a new account (name and password), or the
-/// password of the invited email's account; then the membership and a new session.
+/// Accept an invitation with its emailed link: a new account (name and password), or what
+/// login demands of the invited email's account (its password, and `otp` with two-factor login,
+/// within the login quotas); then the membership and a new session.
 #[utoipa::path(
     tag = "dashboard",
     request_body = AcceptIn,
@@ -121,15 +124,22 @@ pub async fn resend_verification(req: HttpRequest, s: DashboardSession) -> Resul
     security(())
 )]
 #[post("/dashboard/invitations/accept")]
-pub async fn accept_invitation(state: web::Data<AppState>, body: ApiJson<AcceptIn>) -> Result<HttpResponse, ApiError> {
+pub async fn accept_invitation(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    body: ApiJson<AcceptIn>,
+) -> Result<HttpResponse, ApiError> {
     let ApiJson(b, _) = body;
-    let a = Acceptance { token: &b.token, name: b.name.as_deref(), password: &b.password };
+    let client = client_of(&req, &state);
+    let (otp, client) = (b.otp.as_deref(), Some(client.as_str()));
+    let a = Acceptance { token: &b.token, name: b.name.as_deref(), password: &b.password, otp, client };
     let signed = state.use_cases.accounts().accept_invitation(a).await?;
     signed_in(&state, StatusCode::CREATED, &signed)
 }
 
-/// Change the password (the current one confirms it): every other session ends, and this one
-/// gets a new cookie.
+/// Change the password (the current one confirms it, with a code under two-factor login unless
+/// the session re-authenticated in the last 5 minutes; failures count in the login quota):
+/// every other session ends, and this one gets a new cookie.
 #[utoipa::path(
     tag = "dashboard",
     request_body = PasswordChangeIn,
@@ -140,7 +150,7 @@ pub async fn accept_invitation(state: web::Data<AppState>, body: ApiJson<AcceptI
 #[post("/dashboard/password")]
 pub async fn change_password(s: DashboardSession, body: ApiJson<PasswordChangeIn>) -> Result<HttpResponse, ApiError> {
     let (ApiJson(b, _), mut current) = (body, s.current);
-    let token =
-        s.state.use_cases.accounts().change_password(&mut current, &b.current_password, &b.new_password).await?;
+    let confirmation = Confirmation { password: &b.current_password, otp: b.otp.as_deref() };
+    let token = s.state.use_cases.accounts().change_password(&mut current, confirmation, &b.new_password).await?;
     session_answer(&s.state, StatusCode::OK, &current, &token)
 }

@@ -11,6 +11,7 @@ use stablepay_http::state::AppState;
 use crate::json::ApiJson;
 use crate::routes::dashboard::answer::{signed_in, with_cookie};
 use crate::session::{DashboardSession, cleared_cookie};
+use crate::wire::accounts::ReauthenticationIn;
 use crate::wire::dashboard::{SessionIn, SessionOut, SessionsEndedOut};
 
 /// Log in: a new session, its token in the `stablepay_session` cookie (HttpOnly, SameSite=Lax,
@@ -48,6 +49,24 @@ pub async fn create_session(
 pub async fn get_session(s: DashboardSession) -> Result<HttpResponse, ApiError> {
     let settings = s.state.use_cases.accounts().settings.sessions;
     ok(StatusCode::OK, &SessionOut::of(&s.current, s.current.session.ends_at(&settings)))
+}
+
+/// Re-authenticate: the password (and the code, with two-factor login) again, checked within
+/// the account's login quota; for the next 5 minutes the session may enrol two-factor login and
+/// make the changes that can take the account over (`reauthenticatedAt` in the answer).
+#[utoipa::path(
+    tag = "dashboard",
+    request_body = ReauthenticationIn,
+    params(("X-CSRF-Token" = String, Header, description = "The session's csrfToken")),
+    responses((status = 200, description = "The session, re-authenticated", body = crate::wire::dashboard::SessionEnvelope), crate::wire::common::Errors),
+    security(("session" = []))
+)]
+#[post("/dashboard/sessions/current/reauthentication")]
+pub async fn reauthenticate(s: DashboardSession, body: ApiJson<ReauthenticationIn>) -> Result<HttpResponse, ApiError> {
+    let (ApiJson(b, _), mut current) = (body, s.current);
+    let accounts = s.state.use_cases.accounts();
+    accounts.reauthenticate(&mut current, &b.password, b.otp.as_deref()).await?;
+    ok(StatusCode::OK, &SessionOut::of(&current, current.session.ends_at(&accounts.settings.sessions)))
 }
 
 /// Log out: ends this session and removes its cookie (`X-CSRF-Token` required).

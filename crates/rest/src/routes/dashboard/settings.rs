@@ -56,11 +56,11 @@ pub async fn set_settlement_wallet(
     path: web::Path<String>,
     body: ApiJson<WalletIn>,
 ) -> Result<HttpResponse, ApiError> {
-    let (ApiJson(b, _), mer) = (body, merchant(&path)?);
+    let (ApiJson(b, _), mer, mut current) = (body, merchant(&path)?, s.current);
     let accounts = s.state.use_cases.accounts();
     let confirmation = Confirmation { password: &b.password, otp: b.otp.as_deref() };
-    accounts.set_settlement_wallet(&s.current, &mer, (&b.wallet, &b.token), confirmation).await?;
-    let status = accounts.live_status(&s.current, &mer).await?;
+    accounts.set_settlement_wallet(&mut current, &mer, (&b.wallet, &b.token), confirmation).await?;
+    let status = accounts.live_status(&current, &mer).await?;
     ok(StatusCode::OK, &SettlementOut::of(&mer, &status))
 }
 
@@ -189,7 +189,8 @@ pub async fn dashboard_attribute(
     let mer = merchant(&mer)?;
     let accounts = s.state.use_cases.accounts();
     let confirmation = Confirmation { password: &b.password, otp: b.otp.as_deref() };
-    accounts.confirm_attribution(&s.current, &mer, confirmation).await?;
+    let mut current = s.current.clone();
+    accounts.confirm_attribution(&mut current, &mer, confirmation).await?;
     let id = UnattributedTransferId::parse(&id).ok_or(Error::NotFound(Resource::UnattributedTransfer))?;
     let session = CheckoutSessionId::parse(&b.checkout_session_id)
         .ok_or_else(|| ApiError::field(ErrorCode::NOT_FOUND, "checkoutSessionId", "No such checkout session."))?;

@@ -96,11 +96,12 @@ impl Adapters {
         )
         .ok_or_else(|| anyhow_lite::msg("STABLEPAY_WEBHOOK_RETRY_SCHEDULE: empty"))?;
         let sender = HttpSender::new(w.allow_private, w.timeout).map_err(anyhow_lite::msg)?;
+        let kept = &stablepay_domain::ratelimit::SECRET_CHECKS;
         let limiter: Arc<dyn RateLimiter> = match &config.redis_url {
-            Some(url) => {
-                Arc::new(FailOpen::new(RedisLimiter::new(url, &config.redis_prefix).map_err(anyhow_lite::msg)?))
-            }
-            None => Arc::new(FailOpen::new(LocalLimiter::new())),
+            Some(url) => Arc::new(
+                FailOpen::new(RedisLimiter::new(url, &config.redis_prefix).map_err(anyhow_lite::msg)?).keeping(kept),
+            ),
+            None => Arc::new(FailOpen::new(LocalLimiter::new()).keeping(kept)),
         };
         let renderer =
             stablepay_pdf::KrillaRenderer::new().map_err(|e| anyhow_lite::msg(format!("PDF renderer: {e}")))?;

@@ -296,6 +296,8 @@ const SECRET_PARAMETERS: [&str; 5] = ["pass", "secret", "token", "key", "auth"];
 pub fn masked(text: &str, mask: Mask) -> String {
     let (scheme, rest) = match text.split_once("://") {
         Some((scheme, rest)) => (format!("{scheme}://"), rest),
+        // A libpq key/value string (`host=db user=app password=hunter2`).
+        None if key_values(text) => return masked_key_values(text),
         None => (String::new(), text),
     };
     // Everything up to the last `@` is hidden, wherever it is: a password may hold an
@@ -315,6 +317,88 @@ pub fn masked(text: &str, mask: Mask) -> String {
     format!("{scheme}{host}{tail}")
 }
 
+/// Whether a parameter name (percent-decoded first: `p%61ssword` is `password`, as drivers
+/// read it) names a secret.
+fn secret_name(name: &str) -> bool {
+    let decoded = percent_decoded(name).to_ascii_lowercase();
+    SECRET_PARAMETERS.iter().any(|s| decoded.contains(s))
+}
+
+/// `text` with its `%XX` escapes decoded (invalid escapes kept as they are; `+` is a space).
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| char::from(b).to_digit(16);
+        match bytes[i] {
+            b'%' if i + 2 < bytes.len() => match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                (Some(h), Some(l)) => {
+                    out.push(u8::try_from(h * 16 + l).unwrap_or(b'?'));
+                    i += 3;
+                    continue;
+                }
+                _ => out.push(b'%'),
+            },
+            b'+' => out.push(b' '),
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Whether `text` reads as a libpq key/value string: it starts with a keyword and `=`.
+fn key_values(text: &str) -> bool {
+    let text = text.trim_start();
+    let word = text.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(text.len());
+    word > 0 && text[word..].trim_start().starts_with('=')
+}
+
+/// A libpq key/value connection string with the values of secret-like keywords hidden
+/// (`password`, `sslpassword`, a quoted value with spaces and escaped quotes included).
+fn masked_key_values(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(eq) = rest.find('=') {
+        let (before, after) = rest.split_at(eq);
+        let name = before.trim_end().rsplit(char::is_whitespace).next().unwrap_or("");
+        out.push_str(before);
+        out.push('=');
+        let after = &after[1..];
+        let lead = after.len() - after.trim_start().len();
+        let value_text = &after[lead..];
+        let end = value_end(value_text);
+        out.push_str(&after[..lead]);
+        if secret_name(name) {
+            out.push_str("***");
+        } else {
+            out.push_str(&value_text[..end]);
+        }
+        rest = &value_text[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Where a libpq value that starts `text` ends: a single-quoted value at its closing quote
+/// (backslash escapes skipped), else at the first whitespace.
+fn value_end(text: &str) -> usize {
+    if let Some(quoted) = text.strip_prefix('\'') {
+        let mut escaped = false;
+        for (i, c) in quoted.char_indices() {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '\'' => return i + 2,
+                _ => {}
+            }
+        }
+        return text.len();
+    }
+    text.find(char::is_whitespace).unwrap_or(text.len())
+}
+
 /// `tail` (path, query, fragment) with the values of secret-like query parameters hidden.
 fn masked_query(tail: &str) -> String {
     let Some((path, query)) = tail.split_once('?') else { return tail.to_owned() };
@@ -322,7 +406,7 @@ fn masked_query(tail: &str) -> String {
     let pairs: Vec<String> = query
         .split('&')
         .map(|pair| match pair.split_once('=') {
-            Some((name, _)) if SECRET_PARAMETERS.iter().any(|s| name.to_ascii_lowercase().contains(s)) => {
+            Some((name, _)) if secret_name(name) => {
                 format!("{name}=***")
             }
             _ => pair.to_owned(),
@@ -422,6 +506,34 @@ mod tests {
             ("mysql:hunter2@x", Mask::Credentials, "***@x"),
             ("postgres://app:hun/ter?2@db/shop", Mask::Credentials, "postgres://***@db/shop"),
             ("not a url", Mask::Credentials, "not a url"),
+            // libpq key/value strings, as DATABASE_URL may be given.
+            (
+                "host=db user=app password=hunter2 dbname=shop",
+                Mask::Credentials,
+                "host=db user=app password=*** dbname=shop",
+            ),
+            ("host=db password = hunter2", Mask::Credentials, "host=db password = ***"),
+            ("host=db password='hunter2 x\\'y' dbname=shop", Mask::Credentials, "host=db password=*** dbname=shop"),
+            ("PASSWORD=hunter2", Mask::Credentials, "PASSWORD=***"),
+            (
+                "host=db sslpassword=hunter2 sslmode=verify-full",
+                Mask::Credentials,
+                "host=db sslpassword=*** sslmode=verify-full",
+            ),
+            // Query parameter names are compared decoded, as drivers read them.
+            ("postgres://db/shop?p%61ssword=hunter2", Mask::Credentials, "postgres://db/shop?p%61ssword=***"),
+            (
+                "postgres://db/shop?%70%61%73%73%77%6F%72%64=hunter2",
+                Mask::Credentials,
+                "postgres://db/shop?%70%61%73%73%77%6F%72%64=***",
+            ),
+            ("postgres://db/shop?PassWord=hunter2#x", Mask::Credentials, "postgres://db/shop?PassWord=***#x"),
+            ("redis://cache:6379/0?password=hunter2", Mask::Credentials, "redis://cache:6379/0?password=***"),
+            ("rediss://default:hunter2@cache:6380", Mask::Credentials, "rediss://***@cache:6380"),
+            ("smtp://mail.example:587?auth_token=hunter2", Mask::Credentials, "smtp://mail.example:587?auth_token=***"),
+            ("wss://rpc.example/ws/hunter2", Mask::PathAndQuery, "wss://rpc.example/***"),
+            ("https://rpc.example?x-api-key=hunter2", Mask::PathAndQuery, "https://rpc.example/***"),
+            ("user:hunter2@db:5432/shop?sslmode=require", Mask::Credentials, "***@db:5432/shop?sslmode=require"),
         ] {
             assert_eq!(masked(text, mask), want, "{text}");
             assert!(!masked(text, mask).contains("hunter2"));

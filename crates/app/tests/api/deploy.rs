@@ -138,6 +138,20 @@ async fn credentials_in_url_settings_are_masked_wherever_they_are_printed() {
         ("STABLEPAY_SMTP_URL", "smtps://mailer:hunter2@smtp.example:465"),
         ("STABLEPAY_CONTRACT_KEY", "sk_test_hunter2"),
     ];
+    // `stablepay config` with values it refuses: still masked, in text and JSON.
+    for value in ["host=db user=app password=hunter2 dbname=shop", "postgres://db/shop?p%61ssword=hunter2"] {
+        for json in [false, true] {
+            let mut cmd = tokio::process::Command::new(crate::support::BIN);
+            cmd.arg("config").env_clear().env("DATABASE_URL", value);
+            if json {
+                cmd.arg("--json");
+            }
+            let out = cmd.output().await.unwrap();
+            let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+            assert!(text.contains("DATABASE_URL"), "{text}");
+            assert!(!text.contains("hunter2"), "DATABASE_URL {value:?} was printed with its password:\n{text}");
+        }
+    }
     for json in [false, true] {
         let mut cmd = tokio::process::Command::new(crate::support::BIN);
         cmd.arg("config").env_clear().env("PATH", std::env::var("PATH").unwrap_or_default());
@@ -166,6 +180,9 @@ async fn credentials_in_url_settings_are_masked_wherever_they_are_printed() {
         ("DATABASE_URL", "mysql://app:hunter2@db/shop"),
         ("STABLEPAY_CHAIN_RPC_URLS", "ftp://rpc.example/v2/hunter2"),
         ("STABLEPAY_PUBLIC_BASE_URL", "https://app:hunter2@pay.example"),
+        // A libpq key/value string, and a parameter name drivers decode to `password`.
+        ("DATABASE_URL", "host=db user=app password=hunter2 dbname=shop"),
+        ("DATABASE_URL", "mysql://db/shop?p%61ssword=hunter2"),
     ] {
         let out = tokio::process::Command::new(crate::support::BIN)
             .arg("serve")

@@ -35,6 +35,9 @@ pub const DASHBOARD_LOGIN: Policy = Policy { name: "dashboard-login", quota: 20,
 /// Failed dashboard logins per account (its normalized email): 5 per 15 minutes, the spec's
 /// failure-only quota (each attempt reserves one, a successful login gives it back).
 pub const DASHBOARD_LOGIN_ACCOUNT: Policy = Policy { name: "dashboard-login-account", quota: 5, window_seconds: 900 };
+/// The quotas of secret checks (passwords, codes): kept in each process when the shared
+/// budgets cannot be reached, never let through unlimited.
+pub const SECRET_CHECKS: [&Policy; 2] = [&DASHBOARD_LOGIN, &DASHBOARD_LOGIN_ACCOUNT];
 /// Account emails asked for (sign-up, password reset, a new verification link) per recipient:
 /// 5 per hour, so nobody floods an inbox through the service.
 pub const DASHBOARD_EMAIL: Policy = Policy { name: "dashboard-email", quota: 5, window_seconds: 3600 };

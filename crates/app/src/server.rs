@@ -196,7 +196,25 @@ fn spawn_workers(
 /// endpoints is checked; a mismatch is also what readiness reports).
 fn spawn_chain_check(adapters: &Adapters) {
     let adapters = adapters.clone();
-    tokio::spawn(async move { check_chain(&adapters).await });
+    tokio::spawn(async move {
+        check_schema(&adapters).await;
+        check_chain(&adapters).await
+    });
+}
+
+/// Says at start-up when the database lacks migrations this binary knows (`serve
+/// --no-migrate` against an older schema): requests answer 503 until `stablepay migrate` runs,
+/// and the service recovers on its own once it has.
+async fn check_schema(adapters: &Adapters) {
+    match adapters.store.ping().await {
+        Err(stablepay_domain::Error::SchemaBehind { pending }) => tracing::error!(
+            pending = pending.len(),
+            first = pending.first().map(String::as_str).unwrap_or(""),
+            "the database lacks migrations of this release: run `stablepay migrate`; /readyz and every request answer 503 until then"
+        ),
+        Err(e) => tracing::warn!(error = %e, "the database does not answer yet"),
+        Ok(()) => {}
+    }
 }
 
 async fn check_chain(adapters: &Adapters) {

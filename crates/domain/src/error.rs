@@ -438,6 +438,13 @@ pub enum Error {
         "confirm your password (and your two-factor code) first: this change needs a sign-in from the last 5 minutes"
     )]
     ReauthenticationRequired,
+    /// The database lacks migrations this binary knows (`pending`, their versions): nothing is
+    /// served until `stablepay migrate` runs (SERVICE_UNAVAILABLE).
+    #[error("the database schema is behind this binary: {} migrations pending", pending.len())]
+    SchemaBehind {
+        /// The versions missing.
+        pending: Vec<String>,
+    },
     /// The store could not be reached; the caller may retry.
     #[error("storage unavailable")]
     Unavailable,

@@ -327,6 +327,7 @@ fn field_code(err: &DomainError) -> Option<ErrorCode> {
         | DomainError::ChainUnavailable(_)
         | DomainError::IdempotencyClaimLost
         | DomainError::Unavailable
+        | DomainError::SchemaBehind { .. }
         | DomainError::Internal(_) => return None,
     })
 }
@@ -468,6 +469,12 @@ fn with_details(err: DomainError, message: String) -> ApiError {
             ApiError::new(C::SERVICE_UNAVAILABLE, "The service is temporarily unavailable. Retry with backoff.")
                 .with_header("Retry-After", "1")
         }
+        DomainError::SchemaBehind { pending } => ApiError::new(
+            C::SERVICE_UNAVAILABLE,
+            "The database schema is behind this release: run `stablepay migrate`. Retry with backoff.",
+        )
+        .with_details(json!({ "reason": "migrations_pending", "pending": pending }))
+        .with_header("Retry-After", "5"),
         DomainError::Internal(detail) => {
             tracing::error!(detail = %detail, "internal error");
             ApiError::internal()

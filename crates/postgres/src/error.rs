@@ -45,10 +45,28 @@ pub(crate) fn db(err: DieselError) -> Error {
         }
         DieselError::BrokenTransactionManager => Error::Unavailable,
         DieselError::DatabaseError(_, info) if is_unavailable_message(info.message()) => Error::Unavailable,
+        // A database without this binary's schema (recreated empty, or not migrated yet):
+        // unavailable until `stablepay migrate` runs, never a 500.
+        ref e if is_schema_missing(e) => {
+            tracing::warn!(error = %e, "the database lacks this binary's schema: run `stablepay migrate`");
+            Error::Unavailable
+        }
         other => {
             tracing::error!(error = %other, "database error");
             Error::Internal(other.to_string())
         }
+    }
+}
+
+/// Whether a statement failed because a table, column or function of the schema does not exist.
+pub(crate) fn is_schema_missing(err: &DieselError) -> bool {
+    match err {
+        DieselError::DatabaseError(_, info) => {
+            let m = info.message();
+            (m.starts_with("relation ") || m.starts_with("column ") || m.starts_with("function "))
+                && m.ends_with("does not exist")
+        }
+        _ => false,
     }
 }
 

@@ -11,6 +11,24 @@ const MIGRATIONS: EmbeddedMigrations = embed_migrations!("../../migrations");
 /// Lock key that serializes migrations when several replicas start at once.
 const MIGRATION_LOCK: i64 = 0x5354_4142_4c45_5041; // "STABLEPA"
 
+/// The versions of every migration this binary knows (`20261128000032` for
+/// `2026-11-28-000032_accounts_hardening`), as diesel records them.
+pub fn known_versions() -> &'static [String] {
+    static VERSIONS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    VERSIONS.get_or_init(|| {
+        use diesel::migration::MigrationSource;
+        let migrations: Vec<Box<dyn diesel::migration::Migration<diesel::pg::Pg>>> =
+            MigrationSource::<diesel::pg::Pg>::migrations(&MIGRATIONS).unwrap_or_default();
+        migrations.iter().map(|m| m.name().version().to_string()).collect()
+    })
+}
+
+/// The migrations this binary knows that `applied` (the database's record) lacks. A newer
+/// schema (versions this binary does not know, from the next release) is fine.
+pub fn pending(applied: &[String]) -> Vec<&'static str> {
+    known_versions().iter().filter(|v| !applied.contains(v)).map(String::as_str).collect()
+}
+
 /// Applies every pending migration, then makes sure the months of events ahead exist (see
 /// `retention::prepare_months`: every start of a process that migrates does, besides the
 /// worker); returns the versions applied. Safe to run from several processes at once (an

@@ -58,12 +58,28 @@ impl PgStore {
         self.pool.get().await.map_err(crate::error::pool)
     }
 
-    /// Whether the database answers a trivial query (readiness).
+    /// Whether the database answers and holds every migration this binary knows (readiness).
+    /// Errors: `Unavailable`; `SchemaBehind` with the versions missing (an empty database
+    /// lacks them all).
     pub async fn ping(&self) -> Result<(), Error> {
         use diesel_async::RunQueryDsl;
+        #[derive(diesel::QueryableByName)]
+        struct Version {
+            #[diesel(sql_type = diesel::sql_types::Text)]
+            version: String,
+        }
         let mut conn = self.conn().await?;
-        diesel::sql_query("SELECT 1").execute(&mut conn).await.map_err(crate::error::db)?;
-        Ok(())
+        let recorded = "SELECT version FROM __diesel_schema_migrations             WHERE to_regclass('__diesel_schema_migrations') IS NOT NULL";
+        let applied: Vec<String> = match diesel::sql_query(recorded).load::<Version>(&mut conn).await {
+            Ok(rows) => rows.into_iter().map(|r| r.version).collect(),
+            Err(e) if crate::error::is_schema_missing(&e) => Vec::new(),
+            Err(e) => return Err(crate::error::db(e)),
+        };
+        let pending = crate::migrate::pending(&applied);
+        if pending.is_empty() {
+            return Ok(());
+        }
+        Err(Error::SchemaBehind { pending: pending.iter().map(|v| (*v).to_owned()).collect() })
     }
 }
 

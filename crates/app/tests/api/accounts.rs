@@ -617,3 +617,230 @@ async fn an_unknown_email_takes_as_long_as_a_wrong_password() {
     let (k, u) = (median(&mut known), median(&mut unknown));
     assert!((u - k).abs() <= 0.2 * k.max(u), "median wrong password {k:.4}s, unknown email {u:.4}s");
 }
+
+/// Ada, owner of `m`, with two-factor login on: her session and the authenticator's secret
+/// (its code of the current step used by the enrolment).
+async fn with_two_factor(app: &TestApp, m: &crate::support::Merchant, email: &str) -> (Signed, String) {
+    owner(app, m, email);
+    let me = Signed::as_user(app, email).await;
+    let started = app.send(me.post(app, "/v1/dashboard/two-factor", &json!({}))).await;
+    let secret = started.ok(201)["secret"].as_str().unwrap().to_owned();
+    let confirm = json!({ "otp": totp(&secret, step_now(0)) });
+    let confirmed = app.send(me.post(app, "/v1/dashboard/two-factor/confirm", &confirm)).await;
+    confirmed.ok(200);
+    let token = token_of(&confirmed);
+    let csrf = session(app, &token).await.ok(200)["csrfToken"].as_str().unwrap().to_owned();
+    (Signed { token, csrf }, secret)
+}
+
+/// Makes every session's last sign-in `minutes` old (what a clock would do).
+async fn age_sessions(app: &TestApp, minutes: i64) {
+    let db = stablepay_test_db::connect(&app.db.url()).await;
+    let sql = format!("UPDATE sessions SET reauthenticated_at = now() - interval '{minutes} minutes'");
+    db.execute(&sql, &[]).await.unwrap();
+}
+
+/// The operations of the API document whose success answers a session cookie.
+async fn session_cookie_operations(app: &TestApp) -> Vec<String> {
+    let doc = app.send(app.http.get(app.url("/v1/openapi.json"))).await.body.clone();
+    let mut found = Vec::new();
+    for (_, item) in doc["paths"].as_object().unwrap() {
+        for (_, op) in item.as_object().unwrap() {
+            let responses = op["responses"].as_object().into_iter().flatten();
+            let cookie = responses
+                .filter(|(status, _)| status.starts_with('2'))
+                .any(|(_, r)| r["description"].as_str().unwrap_or("").to_lowercase().contains("cookie"));
+            if cookie {
+                found.push(op["operationId"].as_str().unwrap().to_owned());
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// Every way to a session, in the API and in the pages, refuses an account with two-factor
+/// login that gives its password without its code: login, an invitation accepted by the
+/// existing account, the renewal at a password change, and the renewal at an enrolment's
+/// confirmation (which needs a sign-in from the last 5 minutes).
+#[tokio::test]
+async fn every_way_to_a_session_demands_the_second_factor() {
+    let (smtp, app) = spawn("invite").await;
+    let shop = app.merchant("Shop");
+    let (ada, secret) = with_two_factor(&app, &shop, "ada@example.com").await;
+    // The routes that can answer a session cookie are exactly those walked here.
+    assert_eq!(
+        session_cookie_operations(&app).await,
+        ["accept_invitation", "change_password", "confirm_two_factor", "create_session"],
+        "a new route answers a session cookie: walk it here"
+    );
+    let other = app.merchant("Other");
+    owner(&app, &other, "bob@example.com");
+    let bob = Signed::as_user(&app, "bob@example.com").await;
+    let invite = json!({ "email": "ada@example.com", "role": "admin" });
+    let path = format!("/v1/dashboard/merchants/{}/invitations", other.id);
+    app.send(bob.post(&app, &path, &invite)).await.ok(201);
+    let token = token_in(&mail_to(&smtp, 1, "ada@example.com").await, "accept-invitation");
+
+    // 1. Login, JSON and page: the password alone gets no session.
+    let r = login(&app, "ada@example.com", PASSWORD).await;
+    assert_eq!(r.body["error"]["details"]["reason"], "otp_required");
+    assert!(r.headers.get("set-cookie").is_none());
+    let mut b = crate::form_client::Browser::new(&app);
+    let page = b.post("/dashboard/login", &[("email", "ada@example.com"), ("password", PASSWORD)]).await;
+    assert!(page.set_cookie.is_none() && page.status != 303, "{}", page.status);
+
+    // 2. The invitation, JSON and page: the existing account's password alone is refused, and
+    // a wrong code too; the link still works.
+    let accept = "/v1/dashboard/invitations/accept";
+    let r = post(&app, accept, json!({ "token": token, "password": PASSWORD })).await;
+    assert_eq!(r.assert_error(401, "INVALID_CREDENTIALS").as_deref(), Some("otp"));
+    assert_eq!(r.body["error"]["details"]["reason"], "otp_required");
+    assert!(r.headers.get("set-cookie").is_none());
+    let r = post(&app, accept, json!({ "token": token, "password": PASSWORD, "otp": "000000" })).await;
+    assert_eq!(r.body["error"]["details"]["reason"], "otp_invalid");
+    let mut b = crate::form_client::Browser::new(&app);
+    let page = b.post("/dashboard/accept-invitation", &[("token", &token), ("password", PASSWORD)]).await;
+    assert!(page.set_cookie.is_none(), "a page session without the code");
+    assert_eq!(page.status, 401, "{}", page.html);
+    assert_eq!(count(&app, "SELECT count(*) FROM memberships WHERE merchant_id LIKE 'mer_%'").await, 2);
+
+    // 3. The renewal at a password change: with a sign-in older than 5 minutes, the password
+    // alone is refused.
+    age_sessions(&app, 6).await;
+    let change = json!({ "currentPassword": PASSWORD, "newPassword": "another long enough password" });
+    let r = app.send(ada.post(&app, "/v1/dashboard/password", &change)).await;
+    assert_eq!(r.body["error"]["details"]["reason"], "otp_required", "{}", r.body);
+    assert!(r.headers.get("set-cookie").is_none());
+    // 4. The renewal at an enrolment's confirmation: a sign-in older than 5 minutes is refused
+    // before any code is looked at.
+    owner(&app, &shop, "cy@example.com");
+    let cy = Signed::as_user(&app, "cy@example.com").await;
+    app.send(cy.post(&app, "/v1/dashboard/two-factor", &json!({}))).await.ok(201);
+    age_sessions(&app, 6).await;
+    let r = app.send(cy.post(&app, "/v1/dashboard/two-factor/confirm", &json!({ "otp": "123456" }))).await;
+    r.assert_error(403, "AUTH_FORBIDDEN");
+    assert_eq!(r.body["error"]["details"]["reason"], "reauthentication_required");
+    assert!(r.headers.get("set-cookie").is_none());
+
+    // With the code, the invitation signs Ada in and she joins.
+    let r =
+        post(&app, accept, json!({ "token": token, "password": PASSWORD, "otp": totp(&secret, step_now(1)) })).await;
+    assert!(r.ok(201)["memberships"].as_array().unwrap().len() == 2, "{}", r.body);
+    assert!(r.headers.get("set-cookie").is_some());
+}
+
+/// The current password, a two-factor code and the wallet's confirmation behind a session count
+/// in the account's failure-only quota with login: the sixth failure in 15 minutes answers 429
+/// wherever it happens, the right password included.
+#[tokio::test]
+async fn secret_checks_behind_a_session_share_the_login_quota() {
+    let (_smtp, app) = spawn("invite").await;
+    let m = app.merchant("Shop");
+    let (ada, secret) = with_two_factor(&app, &m, "ada@example.com").await;
+    let wrong = "not the password at all";
+    let change = json!({ "currentPassword": wrong, "newPassword": "another long enough password" });
+    let off = json!({ "password": wrong, "otp": totp(&secret, step_now(1)) });
+    let wallet = json!({ "wallet": "0x52908400098527886E0F7030069857D2E4169EE7", "token": "USDC", "password": wrong });
+    let put = format!("/v1/dashboard/merchants/{}/settlement-wallet", m.id);
+    let attempts = [
+        ada.post(&app, "/v1/dashboard/password", &change),
+        ada.post(&app, "/v1/dashboard/two-factor/disable", &off),
+        ada.change(&app, reqwest::Method::PUT, &put).json(&wallet),
+        ada.post(&app, "/v1/dashboard/sessions/current/reauthentication", &json!({ "password": wrong })),
+    ];
+    for (i, req) in attempts.into_iter().enumerate() {
+        app.send(req).await.assert_error(401, "INVALID_CREDENTIALS");
+        if i == 0 {
+            // A wrong login from another address: the same account's quota.
+            let r = crate::support::client_from("127.0.0.7")
+                .post(app.url("/v1/dashboard/sessions"))
+                .json(&json!({ "email": "ada@example.com", "password": wrong }))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 401);
+        }
+    }
+    // The sixth: refused before any check, behind the session and at login alike.
+    let r = app.send(ada.post(&app, "/v1/dashboard/password", &change)).await;
+    r.assert_error(429, "RATE_LIMITED");
+    assert!(r.header("retry-after").is_some_and(|s| s.parse::<u64>().unwrap() >= 1));
+    let with = json!({ "email": "ada@example.com", "password": PASSWORD, "otp": totp(&secret, step_now(1)) });
+    post(&app, "/v1/dashboard/sessions", with).await.assert_error(429, "RATE_LIMITED");
+    let right = json!({ "password": PASSWORD, "otp": totp(&secret, step_now(1)) });
+    let r = app.send(ada.post(&app, "/v1/dashboard/sessions/current/reauthentication", &right)).await;
+    r.assert_error(429, "RATE_LIMITED");
+}
+
+/// Enrolling two-factor login and creating an API key need the password given in the last 5
+/// minutes: refused with `reauthentication_required` after that, allowed again after a
+/// re-authentication (JSON) or with the password typed into the page's form.
+#[tokio::test]
+async fn enrolment_and_new_keys_need_a_recent_sign_in() {
+    let (_smtp, app) = spawn("invite").await;
+    let m = app.merchant("Shop");
+    owner(&app, &m, "ada@example.com");
+    let ada = Signed::as_user(&app, "ada@example.com").await;
+    let s = session(&app, &ada.token).await.ok(200).clone();
+    assert!(s["reauthenticatedAt"].as_str().is_some_and(|t| t.ends_with('Z')), "{s}");
+    age_sessions(&app, 6).await;
+    let r = app.send(ada.post(&app, "/v1/dashboard/two-factor", &json!({}))).await;
+    r.assert_error(403, "AUTH_FORBIDDEN");
+    assert_eq!(r.body["error"]["details"]["reason"], "reauthentication_required");
+    let reauth = "/v1/dashboard/sessions/current/reauthentication";
+    let r = app.send(ada.post(&app, reauth, &json!({ "password": "not the password at all" }))).await;
+    r.assert_error(401, "INVALID_CREDENTIALS");
+    let r = app.send(ada.post(&app, reauth, &json!({ "password": PASSWORD }))).await;
+    let at = r.ok(200)["reauthenticatedAt"].as_str().unwrap().to_owned();
+    assert!(at > s["reauthenticatedAt"].as_str().unwrap().to_owned(), "{at}");
+    app.send(ada.post(&app, "/v1/dashboard/two-factor", &json!({}))).await.ok(201);
+
+    // The developers page: an old sign-in asks for the password beside the form.
+    let mut b = crate::form_client::Browser::new(&app);
+    b.post("/dashboard/login", &[("email", "ada@example.com"), ("password", PASSWORD)]).await;
+    age_sessions(&app, 6).await;
+    let path = format!("/dashboard/developers?merchant={}&mode=test", m.id);
+    let create = format!("/dashboard/developers/keys?merchant={}&mode=test", m.id);
+    let page = b.get(&path).await;
+    assert!(page.html.contains("Confirm it is you"), "{}", page.html);
+    let keys = "SELECT count(*) FROM api_keys";
+    let before = count(&app, keys).await;
+    let mut form = crate::dashboard_pages::form_of(&page.html, "Create the key");
+    form.push(("type".into(), "secret".into()));
+    let refused = crate::dashboard_pages::post(&mut b, &create, &form).await;
+    assert_eq!(refused.status, 403, "{}", refused.html);
+    assert_eq!(count(&app, keys).await, before, "no key without a recent sign-in");
+    let mut form = crate::dashboard_pages::form_of(&refused.html, "Create the key");
+    form.extend([("type".into(), "secret".into()), ("password".into(), PASSWORD.into())]);
+    let made = crate::dashboard_pages::post(&mut b, &create, &form).await;
+    assert_eq!(made.status, 201, "{}", made.html);
+    assert_eq!(count(&app, keys).await, before + 1);
+}
+
+/// A reset request for an address without an account does the same work as for one with an
+/// account: the same statements write one queued link each; the worker sends the known one and
+/// marks the unknown one done without an email.
+#[tokio::test]
+async fn reset_requests_do_the_same_work_for_unknown_emails() {
+    let (smtp, app) = spawn("invite").await;
+    let m = app.merchant("Shop");
+    owner(&app, &m, "ada@example.com");
+    let links = "SELECT count(*) FROM account_links WHERE purpose = 'reset_password'";
+    post(&app, "/v1/dashboard/password-resets", json!({ "email": "nobody@example.com" })).await.ok(202);
+    assert_eq!(count(&app, links).await, 1, "the unknown address wrote its link");
+    post(&app, "/v1/dashboard/password-resets", json!({ "email": "ada@example.com" })).await.ok(202);
+    assert_eq!(count(&app, links).await, 2, "the known address wrote one link too");
+    mail_to(&smtp, 1, "ada@example.com").await;
+    let done = "SELECT count(*) FROM account_links WHERE email = 'nobody@example.com' AND mail_status = 'skipped'";
+    for _ in 0..100 {
+        if count(&app, done).await == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(count(&app, done).await, 1, "the unknown address's job ended without an email");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let to_nobody = smtp.messages().iter().filter(|m| header(m, "To") == Some("nobody@example.com")).count();
+    assert_eq!(to_nobody, 0);
+}

@@ -19,7 +19,7 @@ fn filled<'a>(page: &Page, fields: &[(&'a str, &'a str)]) -> Vec<(String, String
     form
 }
 
-async fn post(b: &mut Browser, path: &str, form: &[(String, String)]) -> Page {
+pub(crate) async fn post(b: &mut Browser, path: &str, form: &[(String, String)]) -> Page {
     let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     b.post(path, &pairs).await
 }
@@ -33,7 +33,7 @@ fn action_of(html: &str, button: &str) -> String {
 }
 
 /// The CSRF token and key of the form whose button says `button`.
-fn form_of(html: &str, button: &str) -> Vec<(String, String)> {
+pub(crate) fn form_of(html: &str, button: &str) -> Vec<(String, String)> {
     let at = html.find(&format!(">{button}</button>")).unwrap();
     let start = html[..at].rfind("<form method=\"post\"").unwrap();
     let part = &html[start..at];

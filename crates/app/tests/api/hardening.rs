@@ -487,3 +487,46 @@ async fn metadata_numbers_at_the_ends_of_the_range_read_back_exactly() {
     assert_eq!(read["metadata"], metadata);
     app.get(&m.sk_test, "/v1/invoices").await.ok(200);
 }
+
+/// A database recreated empty under a running instance: `/readyz` answers 503 saying which
+/// migrations are missing, and requests answer 503 SERVICE_UNAVAILABLE in the envelope, never
+/// 500; once `stablepay migrate` has run, the instance serves again on its own.
+#[tokio::test]
+async fn an_unmigrated_database_is_not_ready_and_answers_503_until_migrated() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    app.get(&m.sk_test, "/v1/invoices").await.ok(200);
+    assert_eq!(app.send(app.http.get(app.url("/readyz"))).await.status, 200);
+
+    let db = stablepay_test_db::connect(&app.db.url()).await;
+    // Every schema of the service's, as a database recreated empty would be.
+    let empty = "DO $$ DECLARE s text; BEGIN
+        FOR s IN SELECT nspname FROM pg_namespace WHERE nspname NOT LIKE 'pg\\_%' AND nspname <> 'information_schema'
+        LOOP EXECUTE format('DROP SCHEMA %I CASCADE', s); END LOOP;
+        CREATE SCHEMA public; END $$";
+    db.batch_execute(empty).await.unwrap();
+    let ready = app.send(app.http.get(app.url("/readyz"))).await;
+    ready.assert_error(503, "SERVICE_UNAVAILABLE");
+    assert_eq!(ready.body["error"]["details"]["reason"], "migrations_pending", "{}", ready.body);
+    assert!(!ready.body["error"]["details"]["pending"].as_array().unwrap().is_empty());
+    for _ in 0..3 {
+        let r = app.get(&m.sk_test, "/v1/invoices").await;
+        r.assert_error(503, "SERVICE_UNAVAILABLE");
+        assert!(r.header("retry-after").is_some());
+    }
+    let r = app.send(app.http.post(app.url("/v1/dashboard/sessions")).json(&serde_json::json!({
+        "email": "ada@example.com", "password": "correct horse battery staple"
+    })));
+    r.await.assert_error(503, "SERVICE_UNAVAILABLE");
+
+    // A newer schema (a migration this binary does not know) is fine; a missing one is not.
+    let (migrated, _, stderr) = app.cli_with_input(&["migrate"], "");
+    assert!(migrated, "stablepay migrate: {stderr}");
+    assert_eq!(app.send(app.http.get(app.url("/readyz"))).await.status, 200);
+    db.batch_execute("INSERT INTO __diesel_schema_migrations (version) VALUES ('29991231000000')").await.unwrap();
+    assert_eq!(app.send(app.http.get(app.url("/readyz"))).await.status, 200, "a newer schema serves");
+    // Requests are served again (the key, cached by this instance, or refused as unknown).
+    let r = app.get(&m.sk_test, "/v1/invoices").await;
+    assert!(matches!(r.status.as_u16(), 200 | 401), "{}: {}", r.status, r.body);
+    assert!(!app.logs().contains("INTERNAL_SERVER_ERROR"), "no 500 was answered");
+}

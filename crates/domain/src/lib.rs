@@ -149,6 +149,7 @@ pub mod ids;
 pub mod mode;
 pub mod money;
 pub mod page;
+pub mod text;
 pub mod url;
 
 // Features: model, ports and use cases each.

@@ -10,6 +10,7 @@ use stablepay_domain::ids::CheckoutSessionId;
 use stablepay_domain::invoice::input::TestPaymentInput;
 use stablepay_domain::invoice::payment::TxHash;
 use stablepay_domain::invoice::public::{CheckoutPhase, CheckoutView};
+use stablepay_domain::text::isolated;
 use stablepay_domain::url::PublicPages;
 use stablepay_domain::{Error, Mode, Resource};
 use stablepay_http::body::read_body;
@@ -140,7 +141,7 @@ fn summary(v: &CheckoutView) -> Markup {
                     tbody {
                         @for l in &c.lines {
                             tr {
-                                td { (l.description) @if l.quantity != stablepay_domain::money::Amount::one() { span.small { " × " (crate::page::plain(&l.quantity)) } } }
+                                td { bdi { (l.description) } @if l.quantity != stablepay_domain::money::Amount::one() { span.small { " × " (crate::page::plain(&l.quantity)) } } }
                                 td.num { (money(&l.amount())) " " (token) }
                             }
                         }
@@ -162,7 +163,7 @@ fn paid_block(v: &CheckoutView, pages: &PublicPages) -> Markup {
     html! {
         div.state.ok role="status" {
             h2 { "Paid" }
-            p { "Thank you: " (v.merchant_name) " received your payment." }
+            p { "Thank you: " bdi { (v.merchant_name) } " received your payment." }
             @if let Some(m) = &v.success_message { p { (m) } }
             @if let (true, Some(p)) = (live, &v.latest) {
                 p { a #explorer href=(pages.transaction(p.transaction_hash.as_str())) rel="noopener noreferrer" { "View the transaction on Polygonscan" } }
@@ -171,7 +172,7 @@ fn paid_block(v: &CheckoutView, pages: &PublicPages) -> Markup {
                 p { a #receipt href=(pages.invoice_pdf(t)) download { "Download the receipt (PDF)" } }
             }
             @if let Some(url) = &v.session.success_url {
-                p { a.button.primary href=(url.to_string()) data-redirect=(url.to_string()) { "Return to " (v.merchant_name) } }
+                p { a.button.primary href=(url.to_string()) data-redirect=(url.to_string()) { "Return to " bdi { (v.merchant_name) } } }
             }
         }
     }
@@ -206,7 +207,7 @@ fn status_block(v: &CheckoutView, pages: &PublicPages) -> Markup {
             CheckoutPhase::Held => {
                 div.state.warn role="status" {
                     h2 { "Your transfer is being reviewed" }
-                    p { "The transfer reported for this checkout is claimed for another checkout as well, so " (v.merchant_name) " will decide where it belongs. If you sent it, do not pay again: nothing is lost, and it will be credited once the merchant has reviewed it." }
+                    p { "The transfer reported for this checkout is claimed for another checkout as well, so " bdi { (v.merchant_name) } " will decide where it belongs. If you sent it, do not pay again: nothing is lost, and it will be credited once the merchant has reviewed it." }
                     @if let Some(email) = &v.support_email {
                         p { "Questions: " a href=(format!("mailto:{email}")) { (email) } }
                     }
@@ -262,7 +263,7 @@ pub fn render(v: &CheckoutView, pages: &PublicPages) -> Markup {
             (summary(v))
             @if v.phase.payable() {
                 @if let Some(url) = &s.cancel_url {
-                    p.cancel { a href=(url.to_string()) { "Cancel and return to " (v.merchant_name) } }
+                    p.cancel { a href=(url.to_string()) { "Cancel and return to " bdi { (v.merchant_name) } } }
                 }
             }
             @if let Some(support) = &v.support_email {
@@ -276,7 +277,8 @@ pub fn render(v: &CheckoutView, pages: &PublicPages) -> Markup {
 #[get("/checkout/{id}")]
 pub async fn checkout_page(state: web::Data<AppState>, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
     let Some(v) = load(&state, &id).await? else { return Ok(not_found()) };
-    let title = format!("Pay {} · {} {}", v.merchant_name, money(&v.amount_due), v.session.currency.symbol());
+    let title =
+        format!("Pay {} · {} {}", isolated(&v.merchant_name), money(&v.amount_due), v.session.currency.symbol());
     let body = render(&v, state.use_cases.pages());
     Ok(merchant_page(StatusCode::OK, &title, Some(v.session.scope.mode), v.logo.as_ref(), body))
 }

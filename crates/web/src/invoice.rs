@@ -12,6 +12,7 @@ use stablepay_domain::invoice::payment::Payment;
 use stablepay_domain::invoice::public::InvoiceView;
 use stablepay_domain::invoice::totals::Discount;
 use stablepay_domain::ratelimit::PUBLIC_CHECKOUT;
+use stablepay_domain::text::isolated;
 use stablepay_domain::url::PublicPages;
 use stablepay_domain::{Error, Mode};
 use stablepay_http::body::read_body;
@@ -113,15 +114,15 @@ pub fn render(view: &InvoiceView, pages: &PublicPages, token: &str) -> Markup {
             dl.facts {
                 @if let Some(at) = inv.issued_at { dt { "Issued" } dd { (day(at)) } }
                 @if let Some(at) = c.due_at { dt { "Due" } dd { (day(at)) } }
-                @if let Some(po) = &c.purchase_order_number { dt { "Purchase order" } dd { (po) } }
-                @if let Some(terms) = &c.payment_terms { dt { "Terms" } dd { (terms) } }
+                @if let Some(po) = &c.purchase_order_number { dt { "Purchase order" } dd dir="auto" { (po) } }
+                @if let Some(terms) = &c.payment_terms { dt { "Terms" } dd dir="auto" { (terms) } }
             }
             @if let Some(customer) = &c.customer {
                 section aria-labelledby="billed-to" {
                     h2 id="billed-to" { "Billed to" }
-                    address {
-                        @if let Some(n) = &customer.name { (n) br; }
-                        @if let Some(co) = &customer.company { (co) br; }
+                    address dir="auto" {
+                        @if let Some(n) = &customer.name { bdi { (n) } br; }
+                        @if let Some(co) = &customer.company { bdi { (co) } br; }
                         @if let Some(e) = &customer.email { (e) br; }
                         @if let Some(a) = &customer.billing_address { span.pre { (a) } }
                     }
@@ -134,7 +135,7 @@ pub fn render(view: &InvoiceView, pages: &PublicPages, token: &str) -> Markup {
                     tbody {
                         @for l in &c.lines {
                             tr {
-                                td { (l.description) br; span.small { (plain(&l.quantity)) " × " (money(&l.unit_amount)) } }
+                                td { bdi { (l.description) } br; span.small { (plain(&l.quantity)) " × " (money(&l.unit_amount)) } }
                                 td.num { (money(&l.amount())) }
                             }
                         }
@@ -175,7 +176,7 @@ pub fn render(view: &InvoiceView, pages: &PublicPages, token: &str) -> Markup {
 pub async fn invoice_page(state: web::Data<AppState>, token: web::Path<String>) -> Result<HttpResponse, ApiError> {
     let Some(view) = load(&state, &token).await? else { return Ok(not_found()) };
     let agg = &view.aggregate;
-    let title = format!("Invoice {} · {}", agg.invoice.number.as_deref().unwrap_or(""), view.merchant_name);
+    let title = format!("Invoice {} · {}", agg.invoice.number.as_deref().unwrap_or(""), isolated(&view.merchant_name));
     let body = render(&view, state.use_cases.pages(), &token);
     Ok(crate::page::merchant_page(StatusCode::OK, &title, Some(agg.invoice.scope.mode), view.logo.as_ref(), body))
 }

@@ -84,8 +84,8 @@ fn render(shown: &PublicLink, key: &str, sent: &Sent) -> Markup {
     html! {
         div.card {
             (merchant(&shown.merchant_name, shown.logo.as_ref()))
-            h1 { (c.title) }
-            @if let Some(d) = &c.description { p.pre { (d) } }
+            h1 dir="auto" { (c.title) }
+            @if let Some(d) = &c.description { p.pre dir="auto" { (d) } }
             @if let AmountRule::Fixed(amount) = &c.amount {
                 p.amount { (money(amount)) " " span.token { (token) } }
             }
@@ -124,7 +124,13 @@ async fn load(state: &AppState, public: &str) -> Result<Option<PublicLink>, ApiE
 fn show(state: &AppState, shown: &PublicLink, sent: &Sent, status: StatusCode) -> HttpResponse {
     let key = random_base62(state.use_cases.crypto(), 22);
     let body = render(shown, &key, sent);
-    merchant_page(status, &shown.link.config.title, Some(shown.link.scope.mode), shown.logo.as_ref(), body)
+    merchant_page(
+        status,
+        &stablepay_domain::text::isolated(&shown.link.config.title),
+        Some(shown.link.scope.mode),
+        shown.logo.as_ref(),
+        body,
+    )
 }
 
 /// The hosted page of a payment link.

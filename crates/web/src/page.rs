@@ -40,7 +40,7 @@ pub fn merchant(name: &str, logo: Option<&Logo>) -> Markup {
             @let (width, height) = logo.fit(200, 48);
             img.logo src=(logo_url(logo)) alt="" width=(width) height=(height);
         }
-        p.merchant { (name) }
+        p.merchant dir="auto" { (name) }
     }
 }
 

@@ -530,3 +530,39 @@ async fn an_unmigrated_database_is_not_ready_and_answers_503_until_migrated() {
     assert!(matches!(r.status.as_u16(), 200 | 401), "{}: {}", r.status, r.body);
     assert!(!app.logs().contains("INTERNAL_SERVER_ERROR"), "no 500 was answered");
 }
+
+/// Direction controls: an unpaired override or isolate is refused in every name a person types
+/// (naming the field); a closed one is kept, and where a merchant's name meets the page's own
+/// words it is isolated, so `gnp.exe` cannot turn the sentence or the title around it.
+#[tokio::test]
+async fn unpaired_direction_controls_are_refused_and_names_are_isolated() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    let rlo = "\u{202E}gnp.exe";
+    let lines = |d: &str| json!({ "lines": [{ "description": d, "quantity": "1", "unitAmount": "1.00" }] });
+    let r = app.post(&m.sk_test, "/v1/invoices", lines(rlo)).await;
+    assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("lines[0].description"), "{}", r.body);
+    let mut customer = lines("Consulting");
+    customer["customer"] = json!({ "name": format!("Eve {rlo}"), "email": "eve@example.com" });
+    let r = app.post(&m.sk_test, "/v1/invoices", customer).await;
+    assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("customer.name"), "{}", r.body);
+    let link = json!({ "title": format!("Sale \u{2067}50%"), "amountType": "fixed", "amount": "5.00" });
+    let r = app.post(&m.sk_test, "/v1/payment-links", link).await;
+    assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("title"), "{}", r.body);
+    let r = app
+        .post(&m.sk_test, "/v1/checkout-sessions", json!({ "amount": "1.00", "externalReference": "a\u{202C}" }))
+        .await;
+    assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("externalReference"), "{}", r.body);
+    // The operator's merchant name too.
+    let (ok, _) = app.cli(&["merchant", "create", "--name", rlo, "--json"]);
+    assert!(!ok, "an unpaired override in a merchant's name");
+
+    // A closed override is the merchant's own text, kept; the page isolates it.
+    let spoof = app.merchant("Shop \u{202E}gnp.exe\u{202C}");
+    let cs = app.post(&spoof.sk_test, "/v1/checkout-sessions", json!({ "amount": "7.00" })).await.ok(201).clone();
+    let html = app.http.get(cs["checkoutUrl"].as_str().unwrap()).send().await.unwrap().text().await.unwrap();
+    assert!(html.contains("<title>Pay \u{2068}Shop \u{202E}gnp.exe\u{202C}\u{2069} · 7.00 USDC</title>"), "{html}");
+    assert!(html.contains("<p class=\"merchant\" dir=\"auto\">Shop \u{202E}gnp.exe\u{202C}</p>"), "{html}");
+    let invoice = app.post(&spoof.sk_test, "/v1/invoices", lines("Consulting \u{2067}עבודה\u{2069}")).await;
+    invoice.ok(201);
+}

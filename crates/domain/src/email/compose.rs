@@ -50,6 +50,9 @@ pub fn compose(
     hosted_url: Option<&str>,
 ) -> Composed {
     let merchant = one_line(seller.name);
+    // Where the merchant's and the customer's names meet other text, they are isolated: a
+    // right-to-left name (or one carrying direction controls) cannot reorder the sentence.
+    let named = crate::text::isolated(&merchant);
     let number = invoice.number.as_deref().unwrap_or("");
     let token = invoice.fields.currency.symbol();
     let money = |a: &Amount| format!("{} {token}", a.to_trimmed(2));
@@ -62,17 +65,17 @@ pub fn compose(
         (EmailKind::Invoice | EmailKind::Statement, false, _) => format!("Invoice {number} from {merchant}"),
     };
     let customer = invoice.fields.content.customer.as_ref().and_then(|c| c.name.as_deref()).map(one_line);
-    let greeting = customer.map_or_else(|| "Hello,".to_owned(), |n| format!("Hello {n},"));
+    let greeting = customer.map_or_else(|| "Hello,".to_owned(), |n| format!("Hello {},", crate::text::isolated(&n)));
     let intro = match (kind, receipt) {
         (_, true) => format!(
-            "Thank you for your payment. {merchant} received {} for invoice {number}.",
+            "Thank you for your payment. {named} received {} for invoice {number}.",
             money(&invoice.customer_amount_paid)
         ),
         (EmailKind::Reminder, false) => {
-            format!("This is a reminder that invoice {number} from {merchant} is not paid yet.")
+            format!("This is a reminder that invoice {number} from {named} is not paid yet.")
         }
         (EmailKind::Invoice | EmailKind::Statement, false) => {
-            format!("{merchant} sent you invoice {number} for {}.", money(&invoice.totals.total))
+            format!("{named} sent you invoice {number} for {}.", money(&invoice.totals.total))
         }
     };
     let rows = summary(invoice, &money, receipt);

@@ -71,7 +71,8 @@ pub const MAX_REMINDER_DAYS: u8 = 30;
 /// The most reminder offsets of a schedule, before and after the due date together.
 pub const MAX_REMINDER_OFFSETS: usize = 6;
 
-/// Refuses a string over `max` UTF-8 bytes (or empty, when `min` is 1).
+/// Refuses a string over `max` UTF-8 bytes (or empty, when `min` is 1), or one whose direction
+/// controls are unpaired ([`crate::text::check_bidi`]).
 pub fn check_len(field: &str, value: &str, min: usize, max: usize) -> Result<(), Error> {
     if value.len() < min || value.len() > max {
         let rule = if min > 0 {
@@ -81,7 +82,7 @@ pub fn check_len(field: &str, value: &str, min: usize, max: usize) -> Result<(),
         };
         return Err(Error::validation(field, rule));
     }
-    Ok(())
+    crate::text::check_bidi(field, value)
 }
 
 fn check_opt(field: &str, value: &Option<String>, max: usize) -> Result<(), Error> {
@@ -94,7 +95,7 @@ pub fn check_one_line(field: &str, value: &str) -> Result<(), Error> {
     if value.chars().any(char::is_control) {
         return Err(Error::validation(field, "must not contain control characters (line breaks, tabs)"));
     }
-    Ok(())
+    crate::text::check_bidi(field, value)
 }
 
 fn check_opt_name(field: &str, value: &Option<String>, max: usize) -> Result<(), Error> {

@@ -130,6 +130,7 @@ pub fn check_name(field: &str, name: &str) -> Result<String, Error> {
     if name.is_empty() || name.len() > MAX_USER_NAME_BYTES || name.chars().any(char::is_control) {
         return Err(Error::validation(field, format!("must be 1 to {MAX_USER_NAME_BYTES} bytes on one line")));
     }
+    crate::text::check_bidi(field, name)?;
     Ok(name.to_owned())
 }
 

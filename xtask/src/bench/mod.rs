@@ -10,6 +10,7 @@
 //! the load generator they share, `wrk` the cross-check, `replay` the private PostgreSQL
 //! cluster and the replay of the API's statements, `receiver` what the webhook receivers share.
 
+mod accounts;
 mod api;
 mod chain;
 mod checkout_pages;
@@ -37,6 +38,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         Some("flash-sale") => return flash_sale::run(&args[1..]),
         Some("checkout-pages") => return checkout_pages::run(&args[1..]),
         Some("scale") => return scale::run(&args[1..]),
+        Some("accounts") => return accounts::run(&args[1..]),
         _ => {}
     }
     let o = api::options(args)?;

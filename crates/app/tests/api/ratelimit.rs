@@ -207,6 +207,22 @@ async fn two_processes_share_one_budget_through_redis_and_go_on_without_it() {
         assert_eq!(r.header("ratelimit"), None);
     }
     assert!(app.logs().contains("rate limiter unavailable"));
+
+    // ...but secret checks stay limited, by this process's own budgets: five wrong passwords,
+    // then the sixth attempt is refused, the right password included.
+    let args = ["user", "create", "--email", "ada@example.com", "--merchant", &m.id, "--role", "owner"];
+    assert!(app.cli_with_input(&args, "correct horse battery staple\n").0);
+    let login = |password: &str| {
+        let body = json!({ "email": "ada@example.com", "password": password });
+        app.http.post(app.url("/v1/dashboard/sessions")).json(&body)
+    };
+    app.send(login("correct horse battery staple")).await.ok(201);
+    for _ in 0..5 {
+        app.send(login("a wrong password, long enough")).await.assert_error(401, "INVALID_CREDENTIALS");
+    }
+    let r = app.send(login("correct horse battery staple")).await;
+    r.assert_error(429, "RATE_LIMITED");
+    assert!(r.header("retry-after").is_some());
 }
 
 /// The failure-only login quota through Redis: successes on either process are given back,

@@ -15,12 +15,13 @@ pub async fn healthz() -> HttpResponse {
     HttpResponse::Ok().json(success_body(&json!({ "status": "ok" })))
 }
 
-/// Ready to serve: the database answers, this process's background worker (if it runs one) is
+/// Ready to serve: the database answers and holds every migration this release knows, this
+/// process's background worker (if it runs one) is
 /// not stalled, and the chain endpoints (if configured) serve the configured chain. The answer
 /// shows the worker's and the chain's state either way.
 #[utoipa::path(tag = "health", responses(
     (status = 200, description = "Ready to serve", body = crate::wire::health::ReadyEnvelope),
-    (status = 503, description = "SERVICE_UNAVAILABLE: the database is unreachable, the worker is stalled (details.worker), or the chain endpoints serve another chain (details.chain)", body = crate::wire::common::ErrorEnvelope),
+    (status = 503, description = "SERVICE_UNAVAILABLE: the database is unreachable or lacks a migration of this release (details.reason migrations_pending, details.pending), the worker is stalled (details.worker), or the chain endpoints serve another chain (details.chain)", body = crate::wire::common::ErrorEnvelope),
 ))]
 #[get("/readyz")]
 pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {

@@ -793,7 +793,7 @@ async fn enrolment_and_new_keys_need_a_recent_sign_in() {
     r.assert_error(401, "INVALID_CREDENTIALS");
     let r = app.send(ada.post(&app, reauth, &json!({ "password": PASSWORD }))).await;
     let at = r.ok(200)["reauthenticatedAt"].as_str().unwrap().to_owned();
-    assert!(at > s["reauthenticatedAt"].as_str().unwrap().to_owned(), "{at}");
+    assert!(at.as_str() > s["reauthenticatedAt"].as_str().unwrap(), "{at}");
     app.send(ada.post(&app, "/v1/dashboard/two-factor", &json!({}))).await.ok(201);
 
     // The developers page: an old sign-in asks for the password beside the form.

@@ -1,11 +1,11 @@
 //! The one way to become signed in, and every secret check.
 //!
 //! A password, a code of the authenticator and a recovery code are checked only here
-//! ([`Accounts::check_secrets`]), within the failure-only quotas: each check reserves a slot
+//! (`Accounts::check_secrets`), within the failure-only quotas: each check reserves a slot
 //! of its account (5 per 15 minutes, whatever session or address asks) and, for a check
 //! without a session, of its client address (20 per 15 minutes); only a failed check keeps
 //! them, and the next one past either answers `RateLimited`, the right secret included. A
-//! session is made only by [`Accounts::open_session`] after such a check (login, an invitation
+//! session is made only by `Accounts::open_session` after such a check (login, an invitation
 //! accepted by an existing account) or for an account created by the request itself (an
 //! invitation accepted with a new password). What can take an account over needs the secrets
 //! given within 5 minutes ([`Accounts::require_recent`], or a confirmation sent with the

@@ -171,6 +171,14 @@ async fn creation_checks_every_field_and_changes_nothing_when_refused() {
     live.assert_error(403, "ACTIVE_MERCHANT_REQUIRED");
     app.cli_ok(&["merchant", "activate", &m.id, "--settlement-wallet", &format!("0x{}", "ab".repeat(20)), "--json"]);
     let live_with = |url: &str| json!({ "title": "T", "amountType": "fixed", "amount": "1", "successUrl": url });
+    // The activation reaches the service's key cache by a notification, a moment later.
+    for _ in 0..50 {
+        let r = app.post(&m.sk_live, "/v1/payment-links", live_with("http://shop.example/thanks")).await;
+        if r.status != 403 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
     for url in ["http://shop.example/thanks", "https://elsewhere.example/thanks"] {
         let r = app.post(&m.sk_live, "/v1/payment-links", live_with(url)).await;
         assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("successUrl"), "{url}");

@@ -1,5 +1,5 @@
-//! The crypto port on `ring`: the operating system's CSPRNG, SHA-256 and HMAC-SHA-1 (for
-//! one-time codes).
+//! The crypto port on `ring`: the operating system's CSPRNG, SHA-256, HMAC-SHA-1 (for
+//! one-time codes) and HMAC-SHA-256 (authorization nonces).
 
 use ring::digest::{SHA256, digest};
 use ring::hmac;
@@ -29,6 +29,13 @@ impl Crypto for RingCrypto {
     fn sha256(&self, data: &[u8]) -> [u8; 32] {
         let mut out = [0u8; 32];
         out.copy_from_slice(digest(&SHA256, data).as_ref());
+        out
+    }
+
+    fn hmac_sha256(&self, key: &[u8], data: &[u8]) -> [u8; 32] {
+        let key = hmac::Key::new(hmac::HMAC_SHA256, key);
+        let mut out = [0u8; 32];
+        out.copy_from_slice(hmac::sign(&key, data).as_ref());
         out
     }
 

@@ -66,6 +66,23 @@ fn pool(config: &Config, size: usize) -> anyhow_lite::Result<PgStore> {
         .map_err(|e| anyhow_lite::msg(format!("database pool: {e}")))
 }
 
+/// The key authorization nonces are derived with: from the operator's secret key when set, else
+/// random for this process (nonces are stored with their attempts and looked up, never
+/// recomputed: the key only makes them unpredictable).
+fn nonce_key(secret: Option<&[u8; 32]>) -> stablepay_domain::invoice::wallet::NonceKey {
+    use stablepay_domain::ports::Crypto;
+    let crypto = RingCrypto::new();
+    let key = match secret {
+        Some(k) => crypto.hmac_sha256(k, b"stablepay/eip3009-nonce-key/v1"),
+        None => {
+            let mut k = [0u8; 32];
+            crypto.fill_random(&mut k);
+            k
+        }
+    };
+    stablepay_domain::invoice::wallet::NonceKey(key.to_vec())
+}
+
 impl Adapters {
     pub fn new(config: &Config) -> anyhow_lite::Result<Self> {
         let checkout_signals = stablepay_postgres::CheckoutSignalHub::new();
@@ -89,6 +106,7 @@ impl Adapters {
                 .map_err(|_| anyhow_lite::msg("STABLEPAY_CHAIN_CLOCK_SKEW_SECONDS: out of range"))?,
             recheck_after: chrono::Duration::from_std(c.recheck_after)
                 .map_err(|_| anyhow_lite::msg("STABLEPAY_CHAIN_RECHECK_SECONDS: out of range"))?,
+            nonce_key: nonce_key(config.webhooks.secret_key.as_ref()),
         };
         let w = &config.webhooks;
         let schedule = RetrySchedule::new(

@@ -9,6 +9,7 @@
 
 mod rpc;
 
+use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -17,6 +18,7 @@ use rpc::Endpoints;
 pub use rpc::RpcSettings;
 use stablepay_domain::chain::{ChainHealth, Observation, ScanPass, TransferScan};
 use stablepay_domain::invoice::payment::TxHash;
+use stablepay_domain::invoice::wallet::TokenDomain;
 use stablepay_domain::merchant::WalletAddress;
 use stablepay_domain::ports::Chain;
 use stablepay_domain::{Error, Mode, Scope};
@@ -26,7 +28,13 @@ use stablepay_domain::{Error, Mode, Scope};
 pub struct ModalChain {
     live: Option<Endpoints>,
     health: Mutex<Option<(Instant, ChainHealth)>>,
+    /// The token contracts' EIP-712 domains, as read (a contract's domain changes only with an
+    /// upgrade: read again after [`DOMAIN_TTL`]).
+    domains: Mutex<HashMap<WalletAddress, (Instant, Option<TokenDomain>)>>,
 }
+
+/// How long a token's EIP-712 domain is trusted once read.
+const DOMAIN_TTL: Duration = Duration::from_secs(600);
 
 /// How long readiness trusts what the adapter last learned of the chain.
 const HEALTH_TTL: Duration = Duration::from_secs(10);
@@ -38,13 +46,13 @@ const HEALTH_PROBE: Duration = Duration::from_secs(2);
 impl ModalChain {
     /// Test mode only: live payments wait (no RPC endpoint configured).
     pub fn without_live() -> Self {
-        Self { live: None, health: Mutex::new(None) }
+        Self { live: None, health: Mutex::new(None), domains: Mutex::new(HashMap::new()) }
     }
 
     /// Live verification through `settings.urls` (none: as [`ModalChain::without_live`]).
     pub fn new(settings: RpcSettings) -> Result<Self, Error> {
         let live = if settings.urls.is_empty() { None } else { Some(Endpoints::new(settings)?) };
-        Ok(Self { live, health: Mutex::new(None) })
+        Ok(Self { live, health: Mutex::new(None), domains: Mutex::new(HashMap::new()) })
     }
 
     /// Whether live verification has endpoints to ask.
@@ -136,6 +144,24 @@ impl Chain for ModalChain {
             Err(e) => Err(e),
         };
         self.learn(&result);
+        result
+    }
+
+    async fn token_domain(&self, contract: &WalletAddress) -> Result<Option<TokenDomain>, Error> {
+        let known = self.domains.lock().ok().and_then(|d| d.get(contract).cloned());
+        if let Some((at, domain)) = known
+            && at.elapsed() < DOMAIN_TTL
+        {
+            return Ok(domain);
+        }
+        let result = match self.live() {
+            Ok(live) => live.token_domain(contract).await,
+            Err(e) => Err(e),
+        };
+        self.learn(&result);
+        if let (Ok(domain), Ok(mut d)) = (&result, self.domains.lock()) {
+            d.insert(contract.clone(), (Instant::now(), domain.clone()));
+        }
         result
     }
 

@@ -17,6 +17,7 @@ use stablepay_domain::chain::{
     LoggedTransfer, Observation, ObservedTransaction, ScanPass, TokenTransfer, TransferScan,
 };
 use stablepay_domain::invoice::payment::{BlockRef, TxHash};
+use stablepay_domain::invoice::wallet::{AuthorizationNonce, TokenDomain};
 use stablepay_domain::merchant::WalletAddress;
 use stablepay_domain::money::Decimal6;
 use stablepay_domain::url::{Mask, masked};
@@ -24,6 +25,14 @@ use stablepay_domain::url::{Mask, masked};
 /// keccak256("Transfer(address,address,uint256)"): the topic of ERC-20 transfer logs.
 const TRANSFER_TOPIC: B256 =
     alloy_primitives::b256!("ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef");
+
+/// keccak256("AuthorizationUsed(address,bytes32)"): the topic of EIP-3009's log beside the
+/// `Transfer` an authorization made.
+const AUTHORIZATION_USED_TOPIC: B256 =
+    alloy_primitives::b256!("98de503528ee59b575ef0c0a2576a82497bfc029a5685b209e9ec333479b10a5");
+
+/// The selector of EIP-5267 `eip712Domain()`.
+const EIP712_DOMAIN_SELECTOR: [u8; 4] = [0x84, 0xb0, 0x19, 0x6e];
 
 /// Wallets per `eth_getLogs` request (nodes limit the size of a topic filter).
 const WALLETS_PER_QUERY: usize = 100;
@@ -102,6 +111,13 @@ struct Receipt {
     from: Address,
     status: Option<U64>,
     logs: Vec<Log>,
+}
+
+/// An `eth_call`'s transaction.
+#[derive(Serialize, Debug, Clone)]
+struct CallRequest {
+    to: Address,
+    data: Bytes,
 }
 
 #[derive(Deserialize, Debug)]
@@ -188,6 +204,107 @@ fn block_time(block: &Block) -> Result<DateTime<Utc>, Error> {
         .ok_or_else(|| Error::Internal("block timestamp".into()))
 }
 
+/// The nonces of the EIP-3009 authorizations among a transaction's `logs` (in their order), by
+/// the log index of the `Transfer` each made: an `AuthorizationUsed` log counts only paired with
+/// the `Transfer` log that immediately precedes it, of the same token contract and from the
+/// authorizer (a batch puts many pairs in one transaction; a lone or misplaced one names
+/// nothing).
+fn authorizations(logs: &[Log]) -> HashMap<u64, AuthorizationNonce> {
+    let mut found = HashMap::new();
+    for pair in logs.windows(2) {
+        let [transfer, used] = pair else { continue };
+        let ([t_topic, t_from, _], [u_topic, u_authorizer, u_nonce]) =
+            (transfer.topics.as_slice(), used.topics.as_slice())
+        else {
+            continue;
+        };
+        let adjacent = match (transfer.log_index, used.log_index) {
+            (Some(t), Some(u)) => u64_of(u) == u64_of(t) + 1,
+            _ => true,
+        };
+        if *t_topic == TRANSFER_TOPIC
+            && *u_topic == AUTHORIZATION_USED_TOPIC
+            && transfer.address == used.address
+            && t_from == u_authorizer
+            && adjacent
+            && !transfer.removed
+            && !used.removed
+        {
+            found.insert(transfer.log_index.map_or(0, u64_of), AuthorizationNonce(u_nonce.0));
+        }
+    }
+    found
+}
+
+/// The token transfers of a transaction's `logs`, each with the authorization that made it.
+fn transfers_of(logs: &[Log]) -> Result<Vec<TokenTransfer>, Error> {
+    let paired = authorizations(logs);
+    let mut out = Vec::new();
+    for log in logs.iter().filter(|l| !l.removed) {
+        if let Some(mut t) = transfer_of(log)? {
+            t.authorization = paired.get(&t.log_index).copied();
+            out.push(t);
+        }
+    }
+    Ok(out)
+}
+
+/// Reads an ABI-encoded `eip712Domain()` answer (EIP-5267): the domain when it uses exactly a
+/// name, a version, a chain id and a verifying contract (fields `0x0f`, no salt, no
+/// extensions), which is what EIP-3009 tokens sign under; `None` for anything else.
+fn token_domain_of(data: &[u8]) -> Option<TokenDomain> {
+    let word = |i: usize| data.get(i * 32..i * 32 + 32);
+    let number = |w: &[u8]| -> Option<usize> {
+        let value = U256::from_be_slice(w);
+        usize::try_from(value).ok()
+    };
+    let text = |offset: usize| -> Option<String> {
+        let len = number(data.get(offset..offset + 32)?)?;
+        String::from_utf8(data.get(offset + 32..offset + 32 + len)?.to_vec()).ok()
+    };
+    let fields = *word(0)?.first()?;
+    if fields != 0x0f {
+        return None;
+    }
+    let name = text(number(word(1)?)?)?;
+    let version = text(number(word(2)?)?)?;
+    let chain_id = u64::try_from(U256::from_be_slice(word(3)?)).ok()?;
+    let contract = Address::from_word(B256::from_slice(word(4)?));
+    let at = number(word(6)?)?;
+    let extensions = number(data.get(at..at + 32)?)?;
+    if extensions != 0 {
+        return None;
+    }
+    Some(TokenDomain { name, version, chain_id, verifying_contract: address(&contract).ok()? })
+}
+
+/// The 4-byte selector of a function `signature`.
+fn selector(signature: &str) -> [u8; 4] {
+    let hash = alloy_primitives::keccak256(signature.as_bytes());
+    [hash[0], hash[1], hash[2], hash[3]]
+}
+
+/// An ABI-encoded `string` return value.
+fn abi_string(data: &[u8]) -> Option<String> {
+    let offset = usize::try_from(U256::from_be_slice(data.get(..32)?)).ok()?;
+    let len = usize::try_from(U256::from_be_slice(data.get(offset..offset + 32)?)).ok()?;
+    String::from_utf8(data.get(offset + 32..offset + 32 + len)?.to_vec()).ok()
+}
+
+/// The EIP-712 separator of a domain of `name`, `version`, `chain_id` and `contract`.
+fn domain_separator(name: &str, version: &str, chain_id: u64, contract: &Address) -> B256 {
+    let typehash = alloy_primitives::keccak256(
+        "EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)".as_bytes(),
+    );
+    let mut encoded = Vec::with_capacity(5 * 32);
+    encoded.extend_from_slice(typehash.as_slice());
+    encoded.extend_from_slice(alloy_primitives::keccak256(name.as_bytes()).as_slice());
+    encoded.extend_from_slice(alloy_primitives::keccak256(version.as_bytes()).as_slice());
+    encoded.extend_from_slice(&U256::from(chain_id).to_be_bytes::<32>());
+    encoded.extend_from_slice(contract.into_word().as_slice());
+    alloy_primitives::keccak256(&encoded)
+}
+
 /// The ERC-20 transfer a log records, if it is one.
 fn transfer_of(log: &Log) -> Result<Option<TokenTransfer>, Error> {
     let [topic, from, to] = log.topics.as_slice() else { return Ok(None) };
@@ -202,6 +319,7 @@ fn transfer_of(log: &Log) -> Result<Option<TokenTransfer>, Error> {
         from: address(&Address::from_word(*from))?,
         to: address(&Address::from_word(*to))?,
         amount,
+        authorization: None,
     }))
 }
 
@@ -372,8 +490,7 @@ impl Endpoints {
         })
         .await?
         .map_or(Ok(Observation::NotFound), |(receipt, number, block, final_block)| {
-            let transfers =
-                receipt.logs.iter().filter(|l| !l.removed).map(transfer_of).collect::<Result<Vec<_>, _>>()?;
+            let transfers = transfers_of(&receipt.logs)?;
             let block_time = block_time(&block)?;
             Ok(Observation::Included(ObservedTransaction {
                 tx_hash: tx.clone(),
@@ -382,7 +499,7 @@ impl Endpoints {
                 block: BlockRef { number, hash: hash_text(&block.hash) },
                 block_time,
                 sender: Some(address(&receipt.from)?),
-                transfers: transfers.into_iter().flatten().collect(),
+                transfers,
                 finalized: number <= final_block,
             }))
         })
@@ -443,9 +560,73 @@ impl Endpoints {
         }
         scan.logs.sort_by_key(|l| (l.block.number, l.transfer.log_index));
         scan.logs.dedup_by(|a, b| a.tx_hash == b.tx_hash && a.transfer.log_index == b.transfer.log_index);
+        self.pair_authorizations(&mut scan.logs).await?;
         scan.uncertain.sort_unstable();
         scan.uncertain.dedup();
         Ok(scan)
+    }
+
+    /// Sets on each scanned transfer the authorization that made it: its transaction's receipt
+    /// holds the `AuthorizationUsed` log beside it (a log filter by recipient cannot ask for
+    /// it). Errors: `Unavailable` when a receipt of a final block cannot be read now (the pass
+    /// is retried, never decided without it).
+    async fn pair_authorizations(&self, logs: &mut [LoggedTransfer]) -> Result<(), Error> {
+        let mut seen: HashMap<String, HashMap<u64, AuthorizationNonce>> = HashMap::new();
+        for logged in logs.iter_mut() {
+            let tx = logged.tx_hash.as_str().to_owned();
+            if !seen.contains_key(&tx) {
+                let hash: B256 = tx.parse().map_err(|_| Error::Internal("transaction hash".into()))?;
+                let receipt: Option<Receipt> =
+                    self.with_endpoint(|e| self.call(e, "eth_getTransactionReceipt", (hash,))).await?;
+                let receipt = receipt.ok_or(Error::Unavailable)?;
+                seen.insert(tx.clone(), authorizations(&receipt.logs));
+            }
+            logged.transfer.authorization = seen.get(&tx).and_then(|m| m.get(&logged.transfer.log_index)).copied();
+        }
+        Ok(())
+    }
+
+    /// `endpoint`'s answer to an `eth_call` of `data` on `to` at the latest block; `None` when
+    /// the call reverts (the contract has no such function).
+    async fn read_contract(&self, endpoint: &Endpoint, to: Address, data: &[u8]) -> Result<Option<Bytes>, Fault> {
+        let call = CallRequest { to, data: Bytes::from(data.to_vec()) };
+        let request = endpoint.client.request::<_, Bytes>("eth_call", (call, "latest"));
+        match tokio::time::timeout(self.settings.request_timeout, request).await {
+            Ok(Ok(answer)) if answer.is_empty() => Ok(None),
+            Ok(Ok(answer)) => Ok(Some(answer)),
+            Ok(Err(e)) if e.as_error_resp().is_some() => Ok(None),
+            Ok(Err(e)) => {
+                Err(Fault::Transport(format!("eth_call at {}: {}", endpoint.shown, endpoint.without_url(&e))))
+            }
+            Err(_) => Err(Fault::Transport(format!("eth_call at {}: no answer in time", endpoint.shown))),
+        }
+    }
+
+    /// The EIP-712 domain token `contract` says it signs under: its EIP-5267 `eip712Domain()`
+    /// where it has one; else its `name()` and `version()` when its `DOMAIN_SEPARATOR()` is the
+    /// separator of exactly those, this chain and this contract (what EIP-3009 tokens that
+    /// predate EIP-5267 expose). `None` when neither says a domain: never assumed.
+    pub(crate) async fn token_domain(&self, contract: &WalletAddress) -> Result<Option<TokenDomain>, Error> {
+        let to = parse_address(contract)?;
+        let chain_id = self.settings.chain_id;
+        self.with_endpoint(|e| async move {
+            if let Some(data) = self.read_contract(e, to, &EIP712_DOMAIN_SELECTOR).await? {
+                return Ok(token_domain_of(&data));
+            }
+            let (Some(name), Some(version), Some(separator)) = (
+                self.read_contract(e, to, &selector("name()")).await?,
+                self.read_contract(e, to, &selector("version()")).await?,
+                self.read_contract(e, to, &selector("DOMAIN_SEPARATOR()")).await?,
+            ) else {
+                return Ok(None);
+            };
+            let (Some(name), Some(version)) = (abi_string(&name), abi_string(&version)) else { return Ok(None) };
+            if separator.as_ref() != domain_separator(&name, &version, chain_id, &to).as_slice() {
+                return Ok(None);
+            }
+            Ok(address(&to).ok().map(|verifying_contract| TokenDomain { name, version, chain_id, verifying_contract }))
+        })
+        .await
     }
 
     /// The logs `filter` asks for in blocks `from..=to`, from the first endpoint that serves
@@ -614,5 +795,103 @@ mod tests {
         // Not a transfer: another event, or an ERC-721 transfer (value in a topic).
         let other = Log { topics: vec![B256::ZERO, from.into_word(), to.into_word()], ..log };
         assert!(transfer_of(&other).unwrap().is_none());
+    }
+
+    #[test]
+    fn an_authorization_names_only_the_transfer_just_before_it() {
+        let token: Address = "0x3c499c542cef5e3811e1192ce70d8cc03d5c3359".parse().unwrap();
+        let other_token: Address = "0xc2132d05d31c914a87c6611c10748aeb04b58e8f".parse().unwrap();
+        let (payer, batcher, to): (Address, Address, Address) = (
+            "0x1111111111111111111111111111111111111111".parse().unwrap(),
+            "0x2222222222222222222222222222222222222222".parse().unwrap(),
+            "0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed".parse().unwrap(),
+        );
+        let transfer = |index: u64, contract: Address, from: Address| Log {
+            address: contract,
+            topics: vec![TRANSFER_TOPIC, from.into_word(), to.into_word()],
+            data: Bytes::from(U256::from(1_000_000u64).to_be_bytes::<32>().to_vec()),
+            block_number: None,
+            block_hash: None,
+            transaction_hash: None,
+            log_index: Some(U64::from(index)),
+            removed: false,
+        };
+        let used = |index: u64, contract: Address, authorizer: Address, nonce: u8| Log {
+            address: contract,
+            topics: vec![AUTHORIZATION_USED_TOPIC, authorizer.into_word(), B256::repeat_byte(nonce)],
+            data: Bytes::new(),
+            block_number: None,
+            block_hash: None,
+            transaction_hash: None,
+            log_index: Some(U64::from(index)),
+            removed: false,
+        };
+        let logs = vec![
+            // A batch: two pairs, then a plain transfer.
+            transfer(0, token, payer),
+            used(1, token, payer, 0xa1),
+            transfer(2, token, batcher),
+            used(3, token, batcher, 0xb2),
+            transfer(4, token, payer),
+            // An authorization of another contract, or by someone else than the sender: nothing.
+            transfer(5, token, payer),
+            used(6, other_token, payer, 0xc3),
+            transfer(7, token, payer),
+            used(8, token, batcher, 0xd4),
+            // Not adjacent (a log in between): nothing.
+            transfer(9, token, payer),
+            used(11, token, payer, 0xe5),
+        ];
+        let got = transfers_of(&logs).unwrap();
+        let nonces: Vec<(u64, Option<u8>)> =
+            got.iter().map(|t| (t.log_index, t.authorization.map(|n| n.0[0]))).collect();
+        assert_eq!(nonces, vec![(0, Some(0xa1)), (2, Some(0xb2)), (4, None), (5, None), (7, None), (9, None)]);
+    }
+
+    #[test]
+    fn the_tokens_domain_is_read_as_it_says_it() {
+        let contract: Address = "0x3c499c542cef5e3811e1192ce70d8cc03d5c3359".parse().unwrap();
+        let word = |v: U256| v.to_be_bytes::<32>().to_vec();
+        let string = |text: &str| {
+            let mut out = word(U256::from(text.len()));
+            let mut padded = text.as_bytes().to_vec();
+            padded.resize(text.len().div_ceil(32) * 32, 0);
+            out.extend(padded);
+            out
+        };
+        let encode = |fields: u8, extensions: usize| {
+            let mut head = Vec::new();
+            let mut first = vec![fields];
+            first.resize(32, 0);
+            head.extend(first);
+            let (name, version) = (string("USD Coin"), string("2"));
+            let tail_start = 7 * 32;
+            head.extend(word(U256::from(tail_start)));
+            head.extend(word(U256::from(tail_start + name.len())));
+            head.extend(word(U256::from(137u64)));
+            head.extend(contract.into_word().to_vec());
+            head.extend(vec![0u8; 32]);
+            head.extend(word(U256::from(tail_start + name.len() + version.len())));
+            head.extend(name);
+            head.extend(version);
+            head.extend(word(U256::from(extensions)));
+            head.extend(vec![0u8; 32 * extensions]);
+            head
+        };
+        let d = token_domain_of(&encode(0x0f, 0)).unwrap();
+        assert_eq!((d.name.as_str(), d.version.as_str(), d.chain_id), ("USD Coin", "2", 137));
+        assert_eq!(d.verifying_contract.as_str(), "0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359");
+        assert_eq!(token_domain_of(&encode(0x1f, 0)), None, "a salt is a domain the service does not sign for");
+        assert_eq!(token_domain_of(&encode(0x0f, 1)), None, "extensions");
+        assert_eq!(token_domain_of(&[0u8; 12]), None);
+        // The separator of the domain matches what Solidity computes for the same values.
+        assert_eq!(
+            selector(
+                "transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,uint8,bytes32,bytes32)"
+            ),
+            [0xe3, 0xee, 0x16, 0x0e]
+        );
+        assert_eq!(selector("eip712Domain()"), EIP712_DOMAIN_SELECTOR);
+        assert_eq!(AUTHORIZATION_USED_TOPIC, alloy_primitives::keccak256("AuthorizationUsed(address,bytes32)"));
     }
 }

@@ -10,4 +10,6 @@ pub trait Crypto: Send + Sync {
     fn sha256(&self, data: &[u8]) -> [u8; 32];
     /// HMAC-SHA-1 of `data` under `key` (only for RFC 6238 one-time codes, which name it).
     fn hmac_sha1(&self, key: &[u8], data: &[u8]) -> [u8; 20];
+    /// HMAC-SHA-256 of `data` under `key` (EIP-3009 authorization nonces).
+    fn hmac_sha256(&self, key: &[u8], data: &[u8]) -> [u8; 32];
 }

@@ -29,6 +29,13 @@ impl Crypto for SeqCrypto {
         out
     }
 
+    fn hmac_sha256(&self, key: &[u8], data: &[u8]) -> [u8; 32] {
+        let mut keyed = key.to_vec();
+        keyed.push(0x36);
+        keyed.extend_from_slice(data);
+        self.sha256(&keyed)
+    }
+
     fn hmac_sha1(&self, key: &[u8], data: &[u8]) -> [u8; 20] {
         // FNV-1a over everything, once per output byte: each byte depends on every input byte.
         let mut out = [0u8; 20];

@@ -212,6 +212,9 @@ impl UseCases {
             links: self.ports.links.as_ref(),
             clock: self.clock(),
             telemetry: self.ports.telemetry.as_ref(),
+            chain: self.ports.chain.as_ref(),
+            crypto: self.crypto(),
+            chain_settings: &self.settings.chain,
         }
     }
 

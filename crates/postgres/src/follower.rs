@@ -12,6 +12,7 @@ use stablepay_domain::chain::{
 use stablepay_domain::event::Event;
 use stablepay_domain::ids::{CheckoutSessionId, MerchantId, PaymentId, UnattributedTransferId};
 use stablepay_domain::invoice::payment::{BlockRef, TxHash};
+use stablepay_domain::invoice::wallet::AuthorizationNonce;
 use stablepay_domain::merchant::{Token, WalletAddress};
 use stablepay_domain::page::{Page, PageRequest};
 use stablepay_domain::ports::FollowerStore;
@@ -77,6 +78,7 @@ struct DeferredRow {
     from_address: String,
     to_address: String,
     amount: BigDecimal,
+    authorization_nonce: Option<Vec<u8>>,
 }
 
 impl DeferredRow {
@@ -92,6 +94,7 @@ impl DeferredRow {
             from_address: l.transfer.from.to_string(),
             to_address: l.transfer.to.to_string(),
             amount: l.transfer.amount.as_bigdecimal().clone(),
+            authorization_nonce: l.transfer.authorization.map(|n| n.0.to_vec()),
         })
     }
 
@@ -109,6 +112,12 @@ impl DeferredRow {
                 from: WalletAddress::from_trusted(self.from_address),
                 to: WalletAddress::from_trusted(self.to_address),
                 amount: numeric(self.amount)?,
+                authorization: match self.authorization_nonce {
+                    Some(bytes) => {
+                        Some(AuthorizationNonce(bytes.try_into().map_err(|_| corrupt("authorization nonce"))?))
+                    }
+                    None => None,
+                },
             },
         })
     }
@@ -186,6 +195,7 @@ impl UnattributedRow {
                     from: address(self.from_address),
                     to: address(self.to_address),
                     amount: numeric(self.amount)?,
+                    authorization: None,
                 },
             },
             token: Token::parse(&self.currency).ok_or_else(|| corrupt("currency"))?,

@@ -137,6 +137,15 @@ diesel::table! {
 }
 
 diesel::table! {
+    checkout_authorizations (nonce) {
+        nonce -> Bytea,
+        checkout_session_id -> Text,
+        wallet -> Text,
+        created_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
     checkout_bindings (checkout_session_id, wallet) {
         checkout_session_id -> Text,
         wallet -> Text,
@@ -198,6 +207,7 @@ diesel::table! {
         to_address -> Text,
         amount -> Numeric,
         deferred_at -> Timestamptz,
+        authorization_nonce -> Nullable<Bytea>,
     }
 }
 
@@ -633,6 +643,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     invoices,
     checkout_sessions,
     checkout_bindings,
+    checkout_authorizations,
     payments,
     idempotency_keys,
     chain_cursors,

@@ -15,6 +15,8 @@ pub const FINALITY_DEPTH: u64 = 64;
 
 /// The creation bytecode of the test token (`tests/fixtures/TestToken.sol`).
 const TOKEN_BYTECODE: &str = include_str!("../fixtures/TestToken.bin");
+/// The creation bytecode of the test USDC with EIP-3009 and EIP-5267 (`tests/fixtures/TestUsdc.sol`).
+const USDC_BYTECODE: &str = include_str!("../fixtures/TestUsdc.bin");
 
 fn anvil_binary() -> std::path::PathBuf {
     if let Ok(path) = std::env::var("STABLEPAY_ANVIL") {
@@ -83,6 +85,14 @@ impl Anvil {
         answer["result"].clone()
     }
 
+    /// The error message of a call the node refuses (a revert's reason included).
+    pub async fn rpc_error(&self, method: &str, params: Value) -> String {
+        let body = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
+        let answer: Value = self.http.post(&self.url).json(&body).send().await.unwrap().json().await.unwrap();
+        assert!(answer.get("error").is_some(), "{method} was not refused: {answer}");
+        answer["error"].to_string()
+    }
+
     /// anvil's unlocked development accounts.
     pub async fn accounts(&self) -> Vec<String> {
         let list = self.rpc("eth_accounts", json!([])).await;
@@ -120,6 +130,42 @@ impl Anvil {
         let code = format!("0x{}", TOKEN_BYTECODE.trim());
         let tx = self.send(from, None, &code, Some(3_000_000)).await;
         self.receipt(&tx).await["contractAddress"].as_str().unwrap().to_owned()
+    }
+
+    /// Deploys a new test USDC (EIP-3009, EIP-5267); answers its address.
+    pub async fn deploy_usdc(&self, from: &str) -> String {
+        let code = format!("0x{}", USDC_BYTECODE.trim());
+        let tx = self.send(from, None, &code, Some(5_000_000)).await;
+        self.receipt(&tx).await["contractAddress"].as_str().unwrap().to_owned()
+    }
+
+    /// `signer`'s EIP-712 signature of `typed_data` (anvil signs for its unlocked accounts, as a
+    /// browser wallet's `eth_signTypedData_v4` does): `0x` and 65 bytes (r, s, v).
+    pub async fn sign_typed_data(&self, signer: &str, typed_data: &Value) -> String {
+        self.rpc("eth_signTypedData_v4", json!([signer, typed_data])).await.as_str().unwrap().to_owned()
+    }
+
+    /// The calldata of `transferWithAuthorization` for an attempt's `authorization` (as the API
+    /// answers it) signed with `signature`.
+    pub fn authorized_call(authorization: &Value, signature: &str) -> String {
+        let m = &authorization["typedData"]["message"];
+        let sig = signature.trim_start_matches("0x");
+        let (r, s, v) = (&sig[0..64], &sig[64..128], u8::from_str_radix(&sig[128..130], 16).unwrap());
+        let v = if v < 27 { v + 27 } else { v };
+        let dec = |text: &Value| format!("{:064x}", text.as_str().unwrap().parse::<u128>().unwrap());
+        format!(
+            "{}{}{}{}{}{}{}{}{}{}",
+            authorization["call"]["selector"].as_str().unwrap(),
+            word_of_address(m["from"].as_str().unwrap()),
+            word_of_address(m["to"].as_str().unwrap()),
+            dec(&m["value"]),
+            dec(&m["validAfter"]),
+            dec(&m["validBefore"]),
+            m["nonce"].as_str().unwrap().trim_start_matches("0x"),
+            word_of_units(u128::from(v)),
+            r,
+            s
+        )
     }
 
     pub async fn mint(&self, token: &str, from: &str, to: &str, units: u128) -> String {

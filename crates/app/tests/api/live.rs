@@ -35,6 +35,11 @@ impl World {
         Self::build(extra, false, |_, _| Vec::new()).await
     }
 
+    /// A world whose service's USDC implements EIP-3009 and EIP-5267 (as native USDC does).
+    pub(crate) async fn with_eip3009() -> Self {
+        Self::build(&[("EIP3009", String::new())], false, |_, _| Vec::new()).await
+    }
+
     /// A world whose service starts while its chain node cannot be reached (the proxy is cut
     /// until the test restores it).
     pub(crate) async fn with_chain_down(extra: &[(&str, String)]) -> Self {
@@ -58,7 +63,9 @@ impl World {
         let accounts = anvil.accounts().await;
         let (deployer, wallet, customer, stranger) =
             (accounts[0].clone(), accounts[1].clone(), accounts[2].clone(), accounts[3].clone());
-        let token = anvil.deploy_token(&deployer).await;
+        let eip3009 = extra.iter().any(|(k, _)| *k == "EIP3009");
+        let extra: Vec<(&str, String)> = extra.iter().filter(|(k, _)| *k != "EIP3009").cloned().collect();
+        let token = if eip3009 { anvil.deploy_usdc(&deployer).await } else { anvil.deploy_token(&deployer).await };
         let other_token = anvil.deploy_token(&deployer).await;
         anvil.mint(&token, &deployer, &customer, 1_000_000 * ONE).await;
         anvil.mint(&other_token, &deployer, &customer, 1_000_000 * ONE).await;

@@ -6,6 +6,7 @@ mod account_pages;
 mod accounts;
 mod anvil;
 mod attribution;
+mod authorization;
 mod browser;
 mod checkout;
 mod completeness;

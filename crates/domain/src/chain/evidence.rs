@@ -3,7 +3,10 @@
 //! A merchant's wallet receives every customer's transfers, so a transfer log names no checkout
 //! by itself. What names one is evidence, of different strength:
 //!
-//! 1. an authorization nonce naming the checkout (a later kind; none yet);
+//! 1. an **authorization**: the transfer was made by an EIP-3009 authorization whose nonce the
+//!    service derived for a wallet payment attempt of the checkout by the sender's wallet (the
+//!    token pairs the nonce with the transfer in its `AuthorizationUsed` log): it decides alone,
+//!    whatever amount, report or binding names another checkout;
 //! 2. a **bound wallet**: the sender's wallet was bound to the checkout by a wallet payment
 //!    attempt before the transfer, and the transfer is exactly what the checkout asks now;
 //! 3. a **unique amount**: the transfer is exactly the unique amount the checkout asks;
@@ -11,7 +14,7 @@
 //!    sender's wallet to it, with another amount);
 //! 5. an **amount** the checkout asks now, which other checkouts could ask as well.
 //!
-//! Ranks 2 and 3 are carried by the transfer itself (its sender, its amount): the strongest of
+//! Ranks 1 to 3 are carried by the transfer itself (its sender, its amount): the strongest of
 //! them present decides, alone. Ranks 4 and 5 are claims anyone holding a checkout id can make,
 //! or amounts several checkouts may ask: they decide only when they all name the same checkout.
 //! Wherever evidence of the deciding strength names several checkouts, nothing is guessed: the
@@ -26,6 +29,7 @@ use crate::chain::model::{LoggedTransfer, OpenCheckout, TokenTransfer, Unattribu
 use crate::chain::verify::in_range;
 use crate::ids::CheckoutSessionId;
 use crate::invoice::payment::{Evidence, FailureReason};
+use crate::invoice::wallet::AuthorizationNonce;
 use crate::merchant::model::WalletAddress;
 use crate::money::Amount;
 
@@ -122,24 +126,32 @@ fn weak(c: &OpenCheckout, t: &Sent<'_>, at: DateTime<Utc>, claims: &Claims<'_>) 
     }
 }
 
-/// What attribution reads of a transfer: who sent how much.
+/// What attribution reads of a transfer: who sent how much, and by which authorization.
 struct Sent<'a> {
     /// The wallet whose tokens moved (`None`: one nobody bound).
     from: Option<&'a WalletAddress>,
     amount: &'a Amount,
+    /// The nonce of the EIP-3009 authorization that made it.
+    authorization: Option<&'a AuthorizationNonce>,
+}
+
+/// Whether `c` derived `nonce` for an attempt of `from`'s wallet.
+fn authorized(c: &OpenCheckout, from: Option<&WalletAddress>, nonce: &AuthorizationNonce) -> bool {
+    from.is_some_and(|from| c.bindings.iter().any(|b| b.wallet == *from && b.nonces.contains(nonce)))
 }
 
 /// The checkout `logged` pays by the evidence in `claims`, a hold, or why it is unattributed.
 pub fn attribute<'a>(logged: &LoggedTransfer, claims: &Claims<'a>) -> Attribution<'a> {
     let t = &logged.transfer;
-    attribute_sent(&Sent { from: Some(&t.from), amount: &t.amount }, logged.block_time, claims)
+    let sent = Sent { from: Some(&t.from), amount: &t.amount, authorization: t.authorization.as_ref() };
+    attribute_sent(&sent, logged.block_time, claims)
 }
 
 /// Whether a transfer of `amount` at `at`, sent without its hash from a wallet nobody bound (a
 /// scanned or copied payment), would pay checkout `own` among `open`.
 pub fn pays_without_hash(own: &CheckoutSessionId, amount: &Amount, open: &[OpenCheckout], at: DateTime<Utc>) -> bool {
     let claims = Claims { open, any_open: true, reported: &[], skew: Duration::zero() };
-    matches!(attribute_sent(&Sent { from: None, amount }, at, &claims),
+    matches!(attribute_sent(&Sent { from: None, amount, authorization: None }, at, &claims),
         Attribution::Checkout { checkout, .. } if checkout.session_id == *own)
 }
 
@@ -149,6 +161,14 @@ fn attribute_sent<'a>(t: &Sent<'_>, at: DateTime<Utc>, claims: &Claims<'a>) -> A
     }
     let open: Vec<&OpenCheckout> =
         claims.open.iter().filter(|c| c.created_at.trunc_subsecs(0) <= at + claims.skew).collect();
+    // Rank 1: the nonce names its checkout, whatever it moved and whatever else is claimed.
+    if let Some(nonce) = t.authorization {
+        let named: Vec<(&OpenCheckout, Evidence)> =
+            open.iter().filter(|c| authorized(c, t.from, nonce)).map(|c| (*c, Evidence::Authorization)).collect();
+        if !named.is_empty() {
+            return decided(named);
+        }
+    }
     let strongest = open.iter().filter_map(|c| strong(c, t, at, claims.skew)).min();
     if let Some(evidence) = strongest {
         let named: Vec<(&OpenCheckout, Evidence)> =
@@ -260,7 +280,11 @@ mod tests {
     }
 
     fn bound(mut c: OpenCheckout, wallet: u8) -> OpenCheckout {
-        c.bindings.push(Binding { wallet: address(wallet), bound_at: block_time() - Duration::seconds(10) });
+        c.bindings.push(Binding {
+            wallet: address(wallet),
+            bound_at: block_time() - Duration::seconds(10),
+            nonces: Vec::new(),
+        });
         c
     }
 
@@ -276,6 +300,7 @@ mod tests {
                 from: address(9),
                 to: address(2),
                 amount: d(amount),
+                authorization: None,
             },
         }
     }
@@ -381,7 +406,11 @@ mod tests {
         assert_eq!(outcome("12.000347", &[too_late], &[]), "no_open_checkout");
         // A binding made after the block (beyond the skew) is no evidence for it.
         let mut late_binding = checkout("a", "10", "0");
-        late_binding.bindings.push(Binding { wallet: address(9), bound_at: block_time() + Duration::seconds(31) });
+        late_binding.bindings.push(Binding {
+            wallet: address(9),
+            bound_at: block_time() + Duration::seconds(31),
+            nonces: Vec::new(),
+        });
         assert_eq!(outcome("10", &[late_binding, checkout("b", "10", "0")], &[]), "held a,b by amount");
     }
 
@@ -423,6 +452,54 @@ mod tests {
         let reported = [id("late")];
         let claims = Claims { open: &open, any_open: false, reported: &reported, skew: Duration::seconds(30) };
         assert_eq!(claimable(&id("late"), &[log("15", 0)], &claims), Err(FailureReason::TransferBeforeCheckout));
+    }
+
+    #[test]
+    fn a_known_nonce_names_its_checkout_whatever_else_is_claimed() {
+        let nonce = AuthorizationNonce([7; 32]);
+        let authorized = |name: &str, amount: &str, wallet: u8| {
+            let mut c = checkout(name, amount, "0");
+            c.bindings.push(Binding {
+                wallet: address(wallet),
+                bound_at: block_time() - Duration::seconds(10),
+                nonces: vec![nonce],
+            });
+            c
+        };
+        let with_nonce = |amount: &str, n: AuthorizationNonce| {
+            let mut l = log(amount, 0);
+            l.transfer.authorization = Some(n);
+            l
+        };
+        let decide = |logged: &LoggedTransfer, open: &[OpenCheckout], reported: &[&str]| {
+            let reported: Vec<CheckoutSessionId> = reported.iter().map(|r| id(r)).collect();
+            let claims = Claims { open, any_open: true, reported: &reported, skew: Duration::seconds(30) };
+            match attribute(logged, &claims) {
+                Attribution::Checkout { checkout, evidence } => {
+                    format!("{} by {}", &checkout.session_id.as_str()[3..], evidence.as_str())
+                }
+                other => format!("{other:?}"),
+            }
+        };
+        // A's nonce in a transfer of B's amount, reported on B and with B bound: A.
+        let open = vec![authorized("a", "71", 9), bound(checkout("b", "27.77", "0"), 9)];
+        assert_eq!(decide(&with_nonce("27.77", nonce), &open, &["b"]), "a by authorization");
+        // A unique amount elsewhere does not outrank it either.
+        let open = vec![authorized("a", "71", 9), checkout("u", "27.770347", "0.000347")];
+        assert_eq!(decide(&with_nonce("27.770347", nonce), &open, &[]), "a by authorization");
+        // An unknown nonce is an ordinary transfer; so is a known one from another wallet.
+        let open = vec![authorized("a", "71", 8), checkout("b", "27.77", "0")];
+        assert_eq!(decide(&with_nonce("27.77", AuthorizationNonce([8; 32])), &open, &[]), "b by amount");
+        let open = vec![authorized("a", "71", 8), checkout("b", "27.77", "0")];
+        assert_eq!(decide(&with_nonce("27.77", nonce), &open, &[]), "b by amount");
+        // A report on B for a transfer A's nonce names counts nothing for B.
+        let open = vec![authorized("a", "27.77", 9), checkout("b", "27.77", "0")];
+        let reported = [id("b")];
+        let claims = Claims { open: &open, any_open: true, reported: &reported, skew: Duration::seconds(30) };
+        let refused = claimable(&id("b"), &[with_nonce("27.77", nonce)], &claims);
+        assert_eq!(refused.err(), Some(FailureReason::AttributedToAnotherCheckout));
+        let (counted, evidence) = claimable(&id("a"), &[with_nonce("27.77", nonce)], &claims).unwrap();
+        assert_eq!((counted.len(), evidence), (1, Evidence::Authorization));
     }
 
     #[test]

@@ -12,6 +12,7 @@ use crate::event::model::EventData;
 use crate::ids::{CheckoutSessionId, InvoiceId, PaymentId, UnattributedTransferId};
 use crate::invoice::checkout::{Binding, amount_due_now};
 use crate::invoice::payment::{BlockRef, TxHash};
+use crate::invoice::wallet::AuthorizationNonce;
 use crate::merchant::model::{Token, WalletAddress};
 use crate::mode::Scope;
 use crate::money::Amount;
@@ -31,6 +32,10 @@ pub struct TokenTransfer {
     pub to: WalletAddress,
     /// How much moved.
     pub amount: Amount,
+    /// The nonce of the EIP-3009 authorization that made this transfer: the token's
+    /// `AuthorizationUsed` log that immediately follows this `Transfer` log in its transaction,
+    /// of the same contract and by the same `from` (the chain adapter pairs them).
+    pub authorization: Option<AuthorizationNonce>,
 }
 
 /// A transaction as the chain reports it: where it was included, whether it succeeded, the
@@ -163,6 +168,9 @@ pub struct Naming {
     pub from: Option<WalletAddress>,
     /// The checkouts its hash was reported for.
     pub reported: Vec<CheckoutSessionId>,
+    /// The nonce of the EIP-3009 authorization that made it, which names the checkout whose
+    /// wallet payment attempt it was derived for.
+    pub authorization: Option<AuthorizationNonce>,
 }
 
 /// The checkouts a [`Naming`] may name at a block's time, and whether any checkout of the

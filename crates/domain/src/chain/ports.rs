@@ -8,6 +8,7 @@ use crate::error::Error;
 use crate::event::model::Event;
 use crate::ids::{CheckoutSessionId, MerchantId, UnattributedTransferId};
 use crate::invoice::payment::TxHash;
+use crate::invoice::wallet::TokenDomain;
 use crate::merchant::model::WalletAddress;
 use crate::mode::Scope;
 use crate::page::{Page, PageRequest};
@@ -25,6 +26,10 @@ pub trait Chain: Send + Sync {
     /// Whether live verification can run (cheap: from what the adapter last learned, asking
     /// the node only when it knows nothing recent).
     async fn health(&self) -> ChainHealth;
+    /// The EIP-712 domain token contract `contract` says it signs under (EIP-5267
+    /// `eip712Domain()`, remembered once read), or `None` when it has none (it cannot take
+    /// EIP-3009 authorizations the service knows how to ask for). Errors: `ChainUnavailable`.
+    async fn token_domain(&self, contract: &WalletAddress) -> Result<Option<TokenDomain>, Error>;
     /// The newest final block of the live chain (the node's `finalized` block, or the head less
     /// the configured confirmations). Errors: as for `observe`.
     async fn final_head(&self) -> Result<u64, Error>;

@@ -308,7 +308,12 @@ impl Follower<'_> {
     async fn claims(&self, logged: &LoggedTransfer) -> Result<(Candidates, Vec<CheckoutSessionId>), Error> {
         let (b, t) = (&self.invoices, &logged.transfer);
         let reported = b.store.reported_checkouts(&logged.tx_hash, &t.to, &t.token_contract).await?;
-        let naming = Naming { amount: t.amount.clone(), from: Some(t.from.clone()), reported: reported.clone() };
+        let naming = Naming {
+            amount: t.amount.clone(),
+            from: Some(t.from.clone()),
+            reported: reported.clone(),
+            authorization: t.authorization,
+        };
         let (at, skew) = (logged.block_time, b.settings.clock_skew);
         let open = b.store.open_checkouts(&t.to, &t.token_contract, at, skew, &naming).await?;
         Ok((open, reported))

@@ -119,6 +119,7 @@ mod tests {
             from: address(9),
             to: address(to),
             amount: Decimal6::parse(amount).unwrap(),
+            authorization: None,
         }
     }
 

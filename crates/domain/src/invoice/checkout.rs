@@ -107,6 +107,9 @@ pub struct Binding {
     pub wallet: WalletAddress,
     /// When it was first bound.
     pub bound_at: DateTime<Utc>,
+    /// The EIP-3009 authorization nonces derived for its attempts (a transfer carrying one pays
+    /// this checkout, whatever else names another).
+    pub nonces: Vec<crate::invoice::wallet::AuthorizationNonce>,
 }
 
 /// The most wallets one checkout keeps bound: anyone holding a checkout id can bind wallets to

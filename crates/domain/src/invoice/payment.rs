@@ -207,6 +207,9 @@ impl FailureReason {
 /// anyone could make or amounts several checkouts could ask, which decide only when they agree.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Evidence {
+    /// The transfer was made by an EIP-3009 authorization whose nonce the service derived for
+    /// the checkout (for the sender's wallet payment attempt): the transfer names its checkout.
+    Authorization,
     /// The sender's wallet was bound to the checkout by a wallet payment attempt before the
     /// transfer, and the transfer is exactly what the checkout asks now.
     BoundWallet,
@@ -225,12 +228,13 @@ pub enum Evidence {
 
 impl Evidence {
     /// Every kind, strongest first.
-    pub const ALL: [Evidence; 5] =
-        [Self::BoundWallet, Self::UniqueAmount, Self::ReportedHash, Self::Amount, Self::Manual];
+    pub const ALL: [Evidence; 6] =
+        [Self::Authorization, Self::BoundWallet, Self::UniqueAmount, Self::ReportedHash, Self::Amount, Self::Manual];
 
     /// The evidence as the API writes it.
     pub fn as_str(self) -> &'static str {
         match self {
+            Self::Authorization => "authorization",
             Self::BoundWallet => "bound_wallet",
             Self::UniqueAmount => "unique_amount",
             Self::ReportedHash => "reported_hash",
@@ -248,7 +252,7 @@ impl Evidence {
     /// it outranks any report, and it alone lets a transfer mined a little before its
     /// checkout's creation (clock skew) pay it.
     pub fn is_strong(self) -> bool {
-        matches!(self, Self::BoundWallet | Self::UniqueAmount)
+        matches!(self, Self::Authorization | Self::BoundWallet | Self::UniqueAmount)
     }
 }
 

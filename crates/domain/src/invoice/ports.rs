@@ -13,6 +13,7 @@ use crate::invoice::collection::CollectionState;
 use crate::invoice::document::InvoiceDocument;
 use crate::invoice::model::InvoiceSearch;
 use crate::invoice::payment::{Payment, PaymentStatus, TxHash};
+use crate::invoice::wallet::AuthorizationNonce;
 use crate::merchant::model::WalletAddress;
 use crate::mode::Scope;
 use crate::page::{Page, PageRequest};
@@ -103,15 +104,18 @@ pub trait InvoiceStore: Send + Sync {
     ) -> Result<Vec<CheckoutSessionId>, Error>;
     /// Binds `wallet` to checkout `session_id` of `scope` at `at` (a wallet payment attempt),
     /// keeping every wallet bound before; binding one again changes nothing, and a checkout
-    /// holding [`MAX_BINDINGS`](crate::invoice::checkout::MAX_BINDINGS) keeps no more. Errors:
-    /// `NotFound(CheckoutSession)`.
+    /// holding [`MAX_BINDINGS`](crate::invoice::checkout::MAX_BINDINGS) keeps no more. The
+    /// attempt's authorization `nonce` is kept with the binding (unless the checkout holds
+    /// [`MAX_AUTHORIZATIONS`](crate::invoice::wallet::MAX_AUTHORIZATIONS) already, or the
+    /// binding could not be kept); answers whether it was. Errors: `NotFound(CheckoutSession)`.
     async fn bind_wallet(
         &self,
         scope: &Scope,
         session_id: &CheckoutSessionId,
         wallet: &WalletAddress,
+        nonce: Option<AuthorizationNonce>,
         at: DateTime<Utc>,
-    ) -> Result<(), Error>;
+    ) -> Result<bool, Error>;
     /// The wallets bound to checkout `session_id` of `scope`, first bound first. Errors:
     /// `NotFound(CheckoutSession)`.
     async fn bindings(

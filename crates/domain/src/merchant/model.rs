@@ -72,6 +72,8 @@ pub struct ChainSettings {
     /// How long after a range of final blocks was first read the follower reads it once more,
     /// through another endpoint where there is one (2 minutes by default).
     pub recheck_after: chrono::Duration,
+    /// The key authorization nonces are derived with (from the operator's secret key).
+    pub nonce_key: crate::invoice::wallet::NonceKey,
 }
 
 impl Default for ChainSettings {
@@ -83,6 +85,7 @@ impl Default for ChainSettings {
             not_found_after: chrono::Duration::minutes(10),
             clock_skew: chrono::Duration::seconds(30),
             recheck_after: chrono::Duration::minutes(2),
+            nonce_key: crate::invoice::wallet::NonceKey::default(),
         }
     }
 }

@@ -147,6 +147,7 @@ fn unattributed(scope: &Scope, now: DateTime<Utc>) -> UnattributedTransfer {
                 from: address('1'),
                 to: address('0'),
                 amount: Decimal6::whole(10),
+                authorization: None,
             },
         },
         token: Token::Usdc,

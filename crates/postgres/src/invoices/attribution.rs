@@ -4,19 +4,20 @@
 use bigdecimal::BigDecimal;
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
-use diesel::sql_types::{Array, Nullable, Numeric, Text, Timestamptz};
+use diesel::sql_types::{Array, Bytea, Nullable, Numeric, Text, Timestamptz};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use stablepay_domain::chain::{Candidates, Naming, OpenCheckout};
 use stablepay_domain::ids::{CheckoutSessionId, InvoiceId, MerchantId};
 use stablepay_domain::invoice::checkout::{Binding, MAX_BINDINGS};
 use stablepay_domain::invoice::payment::TxHash;
+use stablepay_domain::invoice::wallet::{AuthorizationNonce, MAX_AUTHORIZATIONS};
 use stablepay_domain::merchant::WalletAddress;
 use stablepay_domain::{Error, Mode, Resource, Scope};
 
 use crate::codec::numeric;
 use crate::error::db;
 use crate::rows::mode;
-use crate::schema::{checkout_bindings, checkout_sessions, payments};
+use crate::schema::{checkout_authorizations, checkout_bindings, checkout_sessions, payments};
 
 /// The checkouts a naming may name, of those that may take a transfer into a wallet at a block's
 /// time: found by what names them (the amount asked, the invoice's remainder of a partly paid
@@ -36,6 +37,8 @@ WITH named AS ( \
   SELECT s.id FROM checkout_sessions s WHERE s.id = ANY($4) \
   UNION \
   SELECT b.checkout_session_id FROM checkout_bindings b WHERE b.wallet = $5 \
+  UNION \
+  SELECT a.checkout_session_id FROM checkout_authorizations a WHERE a.nonce = $8 \
 ) \
 SELECT s.merchant_id, s.mode, s.id, s.invoice_id, s.amount_due, s.amount_offset, s.created_at, \
        i.total, i.customer_amount_paid \
@@ -99,6 +102,7 @@ pub(super) async fn open_checkouts(
         .bind::<Nullable<Text>, _>(naming.from.as_ref().map(|w| w.as_str().to_owned()))
         .bind::<Timestamptz, _>(at)
         .bind::<Timestamptz, _>(at + early + second)
+        .bind::<Nullable<Bytea>, _>(naming.authorization.map(|n| n.0.to_vec()))
         .load(conn)
         .await
         .map_err(db)?;
@@ -114,24 +118,11 @@ pub(super) async fn open_checkouts(
             .map_err(db)?
             .open;
     let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
-    let bound: Vec<(String, String, DateTime<Utc>)> = if ids.is_empty() {
-        Vec::new()
-    } else {
-        checkout_bindings::table
-            .filter(checkout_bindings::checkout_session_id.eq_any(&ids))
-            .select((checkout_bindings::checkout_session_id, checkout_bindings::wallet, checkout_bindings::bound_at))
-            .load(conn)
-            .await
-            .map_err(db)?
-    };
+    let bound = bindings_of(conn, &ids).await?;
     let named = rows
         .into_iter()
         .map(|r| {
-            let bindings = bound
-                .iter()
-                .filter(|(session, _, _)| *session == r.id)
-                .map(|(_, wallet, at)| Binding { wallet: WalletAddress::from_trusted(wallet.clone()), bound_at: *at })
-                .collect();
+            let bindings = bound.iter().filter(|(session, _)| *session == r.id).map(|(_, b)| b.clone()).collect();
             Ok(OpenCheckout {
                 scope: Scope::new(MerchantId::from_trusted(r.merchant_id), mode(&r.mode)?),
                 session_id: CheckoutSessionId::from_trusted(r.id),
@@ -145,6 +136,47 @@ pub(super) async fn open_checkouts(
         })
         .collect::<Result<Vec<_>, Error>>()?;
     Ok(Candidates { named, any_open })
+}
+
+/// The bindings of checkouts `ids` (each with its attempts' nonces), first bound first.
+async fn bindings_of(conn: &mut AsyncPgConnection, ids: &[&str]) -> Result<Vec<(String, Binding)>, Error> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let bound: Vec<(String, String, DateTime<Utc>)> = checkout_bindings::table
+        .filter(checkout_bindings::checkout_session_id.eq_any(ids))
+        .order((checkout_bindings::bound_at.asc(), checkout_bindings::wallet.asc()))
+        .select((checkout_bindings::checkout_session_id, checkout_bindings::wallet, checkout_bindings::bound_at))
+        .load(conn)
+        .await
+        .map_err(db)?;
+    let nonces: Vec<(String, String, Vec<u8>)> = checkout_authorizations::table
+        .filter(checkout_authorizations::checkout_session_id.eq_any(ids))
+        .order(checkout_authorizations::created_at.asc())
+        .select((
+            checkout_authorizations::checkout_session_id,
+            checkout_authorizations::wallet,
+            checkout_authorizations::nonce,
+        ))
+        .load(conn)
+        .await
+        .map_err(db)?;
+    bound
+        .into_iter()
+        .map(|(session, wallet, bound_at)| {
+            let nonces = nonces
+                .iter()
+                .filter(|(s, w, _)| *s == session && *w == wallet)
+                .map(|(_, _, n)| {
+                    n.clone()
+                        .try_into()
+                        .map(AuthorizationNonce)
+                        .map_err(|_| crate::rows::corrupt("authorization nonce"))
+                })
+                .collect::<Result<Vec<_>, Error>>()?;
+            Ok((session, Binding { wallet: WalletAddress::from_trusted(wallet), bound_at, nonces }))
+        })
+        .collect()
 }
 
 /// The live checkouts paying `wallet` in `token_contract` that `tx` was reported for.
@@ -184,13 +216,15 @@ async fn session_in_scope(conn: &mut AsyncPgConnection, scope: &Scope, id: &Chec
     }
 }
 
-/// Binds `wallet` to checkout `id` of `scope` (once; at most [`MAX_BINDINGS`] per checkout).
+/// Binds `wallet` to checkout `id` of `scope` (once; at most [`MAX_BINDINGS`] per checkout),
+/// and keeps the attempt's `nonce` with the binding (at most [`MAX_AUTHORIZATIONS`] per
+/// checkout); answers whether the nonce was kept.
 pub(super) async fn bind_wallet(
     conn: &mut AsyncPgConnection,
     scope: &Scope,
     id: &CheckoutSessionId,
-    (wallet, at): (&WalletAddress, DateTime<Utc>),
-) -> Result<(), Error> {
+    (wallet, nonce, at): (&WalletAddress, Option<AuthorizationNonce>, DateTime<Utc>),
+) -> Result<bool, Error> {
     session_in_scope(conn, scope, id).await?;
     let limit = i64::try_from(MAX_BINDINGS).unwrap_or(i64::MAX);
     diesel::sql_query(
@@ -205,7 +239,24 @@ pub(super) async fn bind_wallet(
     .execute(conn)
     .await
     .map_err(db)?;
-    Ok(())
+    let Some(nonce) = nonce else { return Ok(false) };
+    let most = i64::try_from(MAX_AUTHORIZATIONS).unwrap_or(i64::MAX);
+    let kept = diesel::sql_query(
+        "INSERT INTO checkout_authorizations (nonce, checkout_session_id, wallet, created_at) \
+         SELECT $1, $2, $3, $4 \
+          WHERE EXISTS (SELECT 1 FROM checkout_bindings WHERE checkout_session_id = $2 AND wallet = $3) \
+            AND (SELECT count(*) FROM checkout_authorizations WHERE checkout_session_id = $2) < $5 \
+         ON CONFLICT DO NOTHING",
+    )
+    .bind::<Bytea, _>(nonce.0.to_vec())
+    .bind::<Text, _>(id.as_str())
+    .bind::<Text, _>(wallet.as_str())
+    .bind::<Timestamptz, _>(at)
+    .bind::<diesel::sql_types::BigInt, _>(most)
+    .execute(conn)
+    .await
+    .map_err(db)?;
+    Ok(kept == 1)
 }
 
 /// The wallets bound to checkout `id` of `scope`, first bound first.
@@ -215,15 +266,5 @@ pub(super) async fn bindings(
     id: &CheckoutSessionId,
 ) -> Result<Vec<Binding>, Error> {
     session_in_scope(conn, scope, id).await?;
-    let rows: Vec<(String, DateTime<Utc>)> = checkout_bindings::table
-        .filter(checkout_bindings::checkout_session_id.eq(id.as_str()))
-        .order((checkout_bindings::bound_at.asc(), checkout_bindings::wallet.asc()))
-        .select((checkout_bindings::wallet, checkout_bindings::bound_at))
-        .load(conn)
-        .await
-        .map_err(db)?;
-    Ok(rows
-        .into_iter()
-        .map(|(wallet, bound_at)| Binding { wallet: WalletAddress::from_trusted(wallet), bound_at })
-        .collect())
+    Ok(bindings_of(conn, &[id.as_str()]).await?.into_iter().map(|(_, b)| b).collect())
 }

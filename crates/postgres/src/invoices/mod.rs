@@ -62,9 +62,10 @@ impl InvoiceStore for PgStore {
         scope: &Scope,
         session_id: &CheckoutSessionId,
         wallet: &WalletAddress,
+        nonce: Option<stablepay_domain::invoice::wallet::AuthorizationNonce>,
         at: DateTime<Utc>,
-    ) -> Result<(), Error> {
-        attribution::bind_wallet(&mut *self.conn().await?, scope, session_id, (wallet, at)).await
+    ) -> Result<bool, Error> {
+        attribution::bind_wallet(&mut *self.conn().await?, scope, session_id, (wallet, nonce, at)).await
     }
 
     async fn bindings(&self, scope: &Scope, session_id: &CheckoutSessionId) -> Result<Vec<Binding>, Error> {

@@ -207,9 +207,11 @@ pub async fn wallet_payment_attempt(
     let (wallet, chain) = wallet_attempt(&body.0)?;
     let chain = u64::try_from(chain).unwrap_or(u64::MAX);
     let transfer = state.use_cases.public_views().wallet_transfer(&id, wallet, chain).await?;
-    // From now on only this wallet's transfers pay the checkout.
-    state.use_cases.invoices().bind_payer(&id, &transfer.payer).await?;
-    ok(StatusCode::OK, &WalletAttemptOut::new(&transfer))
+    // The wallet is evidence for this checkout from now on, and the authorization's nonce names
+    // it (answered only once kept).
+    let nonce = transfer.authorization.as_ref().map(|a| &a.nonce);
+    let kept = state.use_cases.invoices().bind_payer(&id, &transfer.payer, nonce).await?;
+    ok(StatusCode::OK, &WalletAttemptOut::new(&transfer, kept))
 }
 
 /// Report a step of the hosted checkout page (viewed, wallet connected, transfer sent, error

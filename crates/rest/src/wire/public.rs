@@ -289,6 +289,140 @@ pub struct WalletTransactionOut {
     pub chain_id: String,
 }
 
+/// The EIP-712 domain of the token, as its contract says it.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TypedDomainOut {
+    #[schema(example = "USD Coin")]
+    pub name: String,
+    #[schema(example = "2")]
+    pub version: String,
+    #[schema(example = 137)]
+    pub chain_id: u64,
+    pub verifying_contract: String,
+}
+
+/// One field of an EIP-712 type.
+#[derive(Serialize, ToSchema)]
+pub struct TypedFieldOut {
+    pub name: &'static str,
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+}
+
+/// The EIP-712 types of the authorization.
+#[derive(Serialize, ToSchema)]
+pub struct TypedTypesOut {
+    #[serde(rename = "EIP712Domain")]
+    pub eip712_domain: Vec<TypedFieldOut>,
+    #[serde(rename = "TransferWithAuthorization")]
+    pub transfer_with_authorization: Vec<TypedFieldOut>,
+}
+
+/// The message the payer signs: EIP-3009 `TransferWithAuthorization`. Integers are decimal
+/// strings (`value` in the token's smallest units).
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthorizationMessageOut {
+    pub from: String,
+    pub to: String,
+    #[schema(example = "12500000")]
+    pub value: String,
+    #[schema(example = "0")]
+    pub valid_after: String,
+    #[schema(example = "1795000000")]
+    pub valid_before: String,
+    /// 32 bytes the service derived for this attempt: a transfer carrying it pays this
+    /// checkout, whatever else is claimed.
+    pub nonce: String,
+}
+
+/// The EIP-712 typed data for `eth_signTypedData_v4`.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TypedDataOut {
+    pub types: TypedTypesOut,
+    /// Always `TransferWithAuthorization`.
+    pub primary_type: &'static str,
+    pub domain: TypedDomainOut,
+    pub message: AuthorizationMessageOut,
+}
+
+/// The call that spends a signed authorization.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthorizationCallOut {
+    /// The token's contract (the transaction's `to`).
+    pub to: String,
+    /// The function to call with the message's fields and the signature split in `v`, `r`,
+    /// `s`.
+    #[schema(
+        example = "transferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce,uint8 v,bytes32 r,bytes32 s)"
+    )]
+    pub function: &'static str,
+    /// Its 4-byte selector.
+    #[schema(example = "0xe3ee160e")]
+    pub selector: &'static str,
+}
+
+/// An EIP-3009 authorization to sign instead of the plain transfer (USDC): its nonce names
+/// this checkout, so the transfer it makes pays this checkout and no other.
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthorizationOut {
+    pub typed_data: TypedDataOut,
+    pub call: AuthorizationCallOut,
+}
+
+impl AuthorizationOut {
+    fn of(
+        t: &stablepay_domain::invoice::wallet::WalletTransfer,
+        a: &stablepay_domain::invoice::wallet::Authorization,
+    ) -> Self {
+        let field = |name: &'static str, kind: &'static str| TypedFieldOut { name, kind };
+        Self {
+            typed_data: TypedDataOut {
+                types: TypedTypesOut {
+                    eip712_domain: vec![
+                        field("name", "string"),
+                        field("version", "string"),
+                        field("chainId", "uint256"),
+                        field("verifyingContract", "address"),
+                    ],
+                    transfer_with_authorization: vec![
+                        field("from", "address"),
+                        field("to", "address"),
+                        field("value", "uint256"),
+                        field("validAfter", "uint256"),
+                        field("validBefore", "uint256"),
+                        field("nonce", "bytes32"),
+                    ],
+                },
+                primary_type: "TransferWithAuthorization",
+                domain: TypedDomainOut {
+                    name: a.domain.name.clone(),
+                    version: a.domain.version.clone(),
+                    chain_id: a.domain.chain_id,
+                    verifying_contract: a.domain.verifying_contract.as_str().to_owned(),
+                },
+                message: AuthorizationMessageOut {
+                    from: t.payer.as_str().to_owned(),
+                    to: t.recipient.as_str().to_owned(),
+                    value: t.units(),
+                    valid_after: a.valid_after.to_string(),
+                    valid_before: a.valid_before.to_string(),
+                    nonce: a.nonce.hex(),
+                },
+            },
+            call: AuthorizationCallOut {
+                to: t.token_contract.as_str().to_owned(),
+                function: "transferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce,uint8 v,bytes32 r,bytes32 s)",
+                selector: stablepay_domain::invoice::wallet::TRANSFER_WITH_AUTHORIZATION_SELECTOR,
+            },
+        }
+    }
+}
+
 /// What the customer's wallet must sign to pay the checkout.
 #[derive(Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -308,14 +442,22 @@ pub struct WalletAttemptOut {
     pub amount: String,
     /// The same amount in the token's smallest units (an integer string).
     pub amount_base_units: String,
+    /// The plain ERC-20 transfer (every token and wallet).
     pub transaction: WalletTransactionOut,
+    /// For a USDC checkout whose token contract says its EIP-712 domain: the EIP-3009
+    /// authorization to sign instead (`eth_signTypedData_v4` of `typedData`, then
+    /// `call.function` with the signature). Its nonce names this checkout: the transfer pays
+    /// it, whoever reports what. `null` otherwise.
+    pub authorization: Option<AuthorizationOut>,
     /// Where to report the transaction's hash once the wallet sent it.
     pub submit_url: String,
     pub expires_at: String,
 }
 
 impl WalletAttemptOut {
-    pub fn new(t: &stablepay_domain::invoice::wallet::WalletTransfer) -> Self {
+    /// The attempt's answer; `authorized`: whether its nonce was kept (else the plain transfer
+    /// only).
+    pub fn new(t: &stablepay_domain::invoice::wallet::WalletTransfer, authorized: bool) -> Self {
         Self {
             object: "wallet_payment_attempt",
             checkout_session_id: t.session_id.to_string(),
@@ -333,6 +475,7 @@ impl WalletAttemptOut {
                 value: "0x0".into(),
                 chain_id: t.chain_hex(),
             },
+            authorization: t.authorization.as_ref().filter(|_| authorized).map(|a| AuthorizationOut::of(t, a)),
             submit_url: format!("/v1/public/checkout-sessions/{}/payments", t.session_id),
             expires_at: stablepay_http::timestamp::timestamp(t.expires_at),
         }

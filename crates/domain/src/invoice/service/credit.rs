@@ -163,6 +163,7 @@ pub(super) fn simulated(
             from: session.settlement_wallet.clone(),
             to: session.settlement_wallet.clone(),
             amount: amount.cloned().unwrap_or_else(|| session.amount_due.clone()),
+            authorization: None,
         }],
         finalized: true,
     };

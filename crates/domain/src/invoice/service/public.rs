@@ -11,8 +11,8 @@ use crate::invoice::checkout::CheckoutSession;
 use crate::invoice::document::InvoiceDocument;
 use crate::invoice::ports::InvoiceStore;
 use crate::invoice::public::{CheckoutPhase, CheckoutView, InvoiceView, ScanOrCopyUnavailable};
-use crate::invoice::wallet::WalletTransfer;
-use crate::merchant::model::WalletAddress;
+use crate::invoice::wallet::{Authorization, AuthorizationNonce, WalletTransfer};
+use crate::merchant::model::{Token, WalletAddress};
 use crate::merchant::ports::MerchantStore;
 use crate::mode::Mode;
 use crate::money::Amount;
@@ -34,6 +34,12 @@ pub struct PublicViews<'a> {
     pub clock: &'a dyn Clock,
     /// Where a wallet payment attempt is recorded (the checkout's telemetry).
     pub telemetry: &'a dyn TelemetryStore,
+    /// The token contracts' EIP-712 domains (EIP-3009 authorizations).
+    pub chain: &'a dyn crate::chain::ports::Chain,
+    /// Attempt ids and nonces.
+    pub crypto: &'a dyn crate::crypto::Crypto,
+    /// The USDC contract and the nonces' key.
+    pub chain_settings: &'a crate::merchant::model::ChainSettings,
 }
 
 impl PublicViews<'_> {
@@ -113,6 +119,7 @@ impl PublicViews<'_> {
         };
         // Telemetry: losing it never refuses a payment.
         let _ = self.telemetry.record_step(&record).await;
+        let authorization = self.authorization(s, &payer).await;
         Ok(WalletTransfer {
             session_id: s.id.clone(),
             payer,
@@ -122,7 +129,29 @@ impl PublicViews<'_> {
             recipient: s.settlement_wallet.clone(),
             amount: view.amount_due.clone(),
             expires_at: s.expires_at,
+            authorization,
         })
+    }
+
+    /// The EIP-3009 authorization a USDC checkout's attempt by `payer` may sign instead of the
+    /// plain transfer: the token's own EIP-712 domain (when the contract says one, on the
+    /// checkout's chain), valid until the checkout expires, with a nonce derived for this
+    /// attempt. `None` for another token, or when the domain cannot be read now (the plain
+    /// transfer still pays).
+    async fn authorization(&self, s: &CheckoutSession, payer: &WalletAddress) -> Option<Authorization> {
+        if s.currency != Token::Usdc || s.token_contract != self.chain_settings.usdc {
+            return None;
+        }
+        // A domain the chain adapter cannot read now (it logs why): the plain transfer only.
+        let domain = match self.chain.token_domain(&s.token_contract).await {
+            Ok(Some(d)) if d.chain_id == s.chain_id && d.verifying_contract == s.token_contract => d,
+            Ok(_) | Err(_) => return None,
+        };
+        let mut attempt = [0u8; 16];
+        self.crypto.fill_random(&mut attempt);
+        let key = &self.chain_settings.nonce_key.0;
+        let nonce = AuthorizationNonce::derive(self.crypto, key, (&s.id, payer), &attempt);
+        Some(Authorization { domain, valid_after: 0, valid_before: s.expires_at.timestamp(), nonce })
     }
 
     /// Whether a transfer of `amount_due` sent without its hash, from a wallet nobody bound,
@@ -134,7 +163,7 @@ impl PublicViews<'_> {
         now: chrono::DateTime<chrono::Utc>,
     ) -> Result<Result<(), ScanOrCopyUnavailable>, Error> {
         let (wallet, token) = (&session.settlement_wallet, &session.token_contract);
-        let naming = Naming { amount: amount_due.clone(), from: None, reported: Vec::new() };
+        let naming = Naming { amount: amount_due.clone(), from: None, reported: Vec::new(), authorization: None };
         let open = self.invoices.open_checkouts(wallet, token, now, chrono::Duration::zero(), &naming).await?;
         if pays_without_hash(&session.id, amount_due, &open.named, now) {
             return Ok(Ok(()));

@@ -89,6 +89,7 @@ fn seen(agg: &InvoiceAggregate, amount: &str, now: DateTime<Utc>, finalized: boo
             from: payer,
             to: s.settlement_wallet.clone(),
             amount: d(amount),
+            authorization: None,
         }],
         finalized,
     })

@@ -51,6 +51,7 @@ fn log(n: u8, index: u64, block: u64, value: &str) -> LoggedTransfer {
             from: addr('f'),
             to: addr('a'),
             amount: amount(value),
+            authorization: None,
         },
     }
 }

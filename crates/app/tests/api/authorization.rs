@@ -60,7 +60,7 @@ async fn a_usdc_attempt_offers_the_typed_data_of_the_tokens_own_domain_and_its_t
     w.anvil.finalize().await;
     let inv = paid(&w, &w.m.sk_live, &cs).await;
     assert_eq!(inv["payments"][0]["evidence"], "authorization", "{inv}");
-    assert_eq!(inv["payments"][0]["transactionHash"], tx);
+    assert_eq!(inv["payments"][0]["transactionId"], tx);
 }
 
 #[tokio::test]

@@ -182,8 +182,9 @@ fn wallet_attempt(body: &Value) -> Result<(WalletAddress, i64), Error> {
 }
 
 /// Ask what the customer's connected wallet must sign to pay a live checkout: the exact
-/// ERC-20 transfer (token contract, recipient, amount in base units, chain). The hosted
-/// checkout page calls it after connecting the wallet; the attempt (with the wallet's address)
+/// ERC-20 transfer (token contract, recipient, amount in base units, chain) and, for a USDC
+/// checkout, the EIP-3009 authorization to sign instead, whose nonce names this checkout. The
+/// hosted checkout page calls it after connecting the wallet; the attempt (with the wallet's address)
 /// is kept in the checkout's telemetry. Test checkouts are simulated (WALLET_PAYMENTS_UNAVAILABLE);
 /// a wallet on another chain is INVALID_DEPOSIT_NETWORK (switch it, then ask again).
 #[utoipa::path(

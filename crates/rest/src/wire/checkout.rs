@@ -203,7 +203,7 @@ pub struct PaymentOut {
     /// compared with.
     pub block_time: Option<String>,
     /// What named this payment's checkout as the one its transfer pays (live mode):
-    /// `bound_wallet`, `unique_amount`, `reported_hash`, `amount` or `manual` (a person
+    /// `authorization`, `bound_wallet`, `unique_amount`, `reported_hash`, `amount` or `manual` (a person
     /// attributed it); null for simulated transfers and before verification weighed it.
     pub evidence: Option<String>,
     /// Why verification is waiting, when it cannot go on now (for example no chain endpoint).

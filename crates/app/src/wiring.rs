@@ -66,10 +66,27 @@ fn pool(config: &Config, size: usize) -> anyhow_lite::Result<PgStore> {
         .map_err(|e| anyhow_lite::msg(format!("database pool: {e}")))
 }
 
+/// The chain settings of `config`, with the nonces' key.
+fn chain_settings(config: &Config) -> anyhow_lite::Result<ChainSettings> {
+    let c = &config.chain;
+    Ok(ChainSettings {
+        chain_id: c.chain_id,
+        usdc: c.usdc.clone(),
+        usdt: c.usdt.clone(),
+        not_found_after: chrono::Duration::from_std(c.not_found_after)
+            .map_err(|_| anyhow_lite::msg("STABLEPAY_CHAIN_NOT_FOUND_SECONDS: out of range"))?,
+        clock_skew: chrono::Duration::from_std(c.clock_skew)
+            .map_err(|_| anyhow_lite::msg("STABLEPAY_CHAIN_CLOCK_SKEW_SECONDS: out of range"))?,
+        recheck_after: chrono::Duration::from_std(c.recheck_after)
+            .map_err(|_| anyhow_lite::msg("STABLEPAY_CHAIN_RECHECK_SECONDS: out of range"))?,
+        nonce_key: nonce_key(config.webhooks.secret_key.as_ref()),
+    })
+}
+
 /// The key authorization nonces are derived with: from the operator's secret key when set, else
 /// random for this process (nonces are stored with their attempts and looked up, never
 /// recomputed: the key only makes them unpredictable).
-fn nonce_key(secret: Option<&[u8; 32]>) -> stablepay_domain::invoice::wallet::NonceKey {
+fn nonce_key(secret: Option<&[u8; 32]>) -> stablepay_domain::merchant::model::NonceKey {
     use stablepay_domain::ports::Crypto;
     let crypto = RingCrypto::new();
     let key = match secret {
@@ -80,7 +97,7 @@ fn nonce_key(secret: Option<&[u8; 32]>) -> stablepay_domain::invoice::wallet::No
             k
         }
     };
-    stablepay_domain::invoice::wallet::NonceKey(key.to_vec())
+    stablepay_domain::merchant::model::NonceKey(key.to_vec())
 }
 
 impl Adapters {
@@ -96,18 +113,7 @@ impl Adapters {
             chain_id_recheck: c.chain_id_recheck,
         };
         let chain = ModalChain::new(rpc).map_err(|e| anyhow_lite::msg(format!("STABLEPAY_CHAIN_RPC_URLS: {e}")))?;
-        let chain_settings = ChainSettings {
-            chain_id: c.chain_id,
-            usdc: c.usdc.clone(),
-            usdt: c.usdt.clone(),
-            not_found_after: chrono::Duration::from_std(c.not_found_after)
-                .map_err(|_| anyhow_lite::msg("STABLEPAY_CHAIN_NOT_FOUND_SECONDS: out of range"))?,
-            clock_skew: chrono::Duration::from_std(c.clock_skew)
-                .map_err(|_| anyhow_lite::msg("STABLEPAY_CHAIN_CLOCK_SKEW_SECONDS: out of range"))?,
-            recheck_after: chrono::Duration::from_std(c.recheck_after)
-                .map_err(|_| anyhow_lite::msg("STABLEPAY_CHAIN_RECHECK_SECONDS: out of range"))?,
-            nonce_key: nonce_key(config.webhooks.secret_key.as_ref()),
-        };
+        let chain_settings = chain_settings(config)?;
         let w = &config.webhooks;
         let schedule = RetrySchedule::new(
             w.retry_schedule.iter().map(|d| chrono::Duration::from_std(*d).unwrap_or(chrono::Duration::MAX)).collect(),

@@ -424,13 +424,8 @@ pub enum Error {
     IdempotencyClaimLost,
     /// Too many failed secret checks (a password, a code) of one account or one client within
     /// the policy's window (RATE_LIMITED, with Retry-After and the RateLimit headers).
-    #[error("too many failed attempts; retry after {} seconds", verdict.retry_after_seconds)]
-    RateLimited {
-        /// The quota that refused.
-        policy: crate::ratelimit::Policy,
-        /// Its verdict (when a retry can succeed).
-        verdict: crate::ratelimit::Verdict,
-    },
+    #[error("too many failed attempts; retry after {} seconds", .0.retry_after_seconds)]
+    RateLimited(Throttle),
     /// What can take an account over (two-factor enrolment, an API key, the password...) needs
     /// the password, and the code with two-factor login, given within the last 5 minutes
     /// (AUTH_FORBIDDEN, `details.reason` `reauthentication_required`).
@@ -451,6 +446,21 @@ pub enum Error {
     /// A bug or an unexpected failure; the text is for logs only.
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+/// A quota's refusal, as the `RateLimit` and `RateLimit-Policy` headers say it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Throttle {
+    /// The policy's name.
+    pub policy: &'static str,
+    /// Its quota per window.
+    pub quota: u32,
+    /// Its window in seconds.
+    pub window_seconds: u32,
+    /// Seconds until the whole quota is available again.
+    pub reset_seconds: u32,
+    /// Seconds to wait before a retry can succeed (at least 1).
+    pub retry_after_seconds: u32,
 }
 
 impl Error {

@@ -305,7 +305,7 @@ fn field_code(err: &DomainError) -> Option<ErrorCode> {
         | DomainError::PermissionDenied { .. }
         | DomainError::SecondFactor { .. }
         | DomainError::AccountLinkUnusable(_)
-        | DomainError::RateLimited { .. }
+        | DomainError::RateLimited(_)
         | DomainError::ReauthenticationRequired
         | DomainError::ExportRangeTooLarge
         | DomainError::ExportSchemaUnsupported { .. }
@@ -368,8 +368,19 @@ fn credential_error(err: DomainError, message: String) -> ApiError {
         DomainError::AccountLinkUnusable(reason) => {
             ApiError::field(C::NOT_FOUND, "token", message).with_details(json!({ "field": "token", "reason": reason }))
         }
-        DomainError::RateLimited { policy, verdict } => {
-            let headers = crate::ratelimit::RateLimitHeaders::of(&policy, &verdict);
+        DomainError::RateLimited(t) => {
+            let policy = stablepay_domain::ratelimit::model::Policy {
+                name: t.policy,
+                quota: t.quota,
+                window_seconds: t.window_seconds,
+            };
+            let verdict = stablepay_domain::ratelimit::model::Verdict {
+                allowed: false,
+                remaining: 0,
+                reset_seconds: t.reset_seconds,
+                retry_after_seconds: t.retry_after_seconds,
+            };
+            let headers = crate::limit_headers::RateLimitHeaders::of(&policy, &verdict);
             ApiError::new(
                 C::RATE_LIMITED,
                 format!("Too many failed attempts; retry after {} seconds.", verdict.retry_after_seconds.max(1)),
@@ -383,6 +394,19 @@ fn credential_error(err: DomainError, message: String) -> ApiError {
         }
         other => ApiError::from(other),
     }
+}
+
+/// Whether `err` is a credential refusal ([`credential_error`] answers it).
+fn is_credential(err: &DomainError) -> bool {
+    matches!(
+        err,
+        DomainError::InvalidApiKey
+            | DomainError::PermissionDenied { .. }
+            | DomainError::SecondFactor { .. }
+            | DomainError::RateLimited(_)
+            | DomainError::ReauthenticationRequired
+            | DomainError::AccountLinkUnusable(_)
+    )
 }
 
 /// The refusals of a state that say why in `details.reason`.
@@ -411,12 +435,7 @@ fn with_details(err: DomainError, message: String) -> ApiError {
             .with_details(json!({ "field": "version", "currentVersion": current }))
     };
     match err {
-        DomainError::InvalidApiKey
-        | DomainError::PermissionDenied { .. }
-        | DomainError::SecondFactor { .. }
-        | DomainError::RateLimited { .. }
-        | DomainError::ReauthenticationRequired
-        | DomainError::AccountLinkUnusable(_) => credential_error(err, message),
+        e if is_credential(&e) => credential_error(e, message),
         DomainError::NotFound(resource) => not_found(resource),
         DomainError::ModeMismatch => {
             ApiError::new(C::MODE_MISMATCH, "The resource belongs to the other mode; use a key of that mode.")

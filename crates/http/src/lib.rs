@@ -12,6 +12,7 @@ pub mod download;
 pub mod envelope;
 pub mod error;
 pub mod idempotency;
+pub mod limit_headers;
 pub mod middleware;
 pub mod qr;
 pub mod ratelimit;

@@ -15,7 +15,7 @@ use tracing::Instrument;
 
 use crate::body::{MAX_BODY_BYTES, too_large_error};
 use crate::error::ApiError;
-use crate::ratelimit::RateLimitHeaders;
+use crate::limit_headers::RateLimitHeaders;
 use crate::request_id::{REQUEST_ID, X_REQUEST_ID};
 use crate::state::AppState;
 

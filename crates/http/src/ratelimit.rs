@@ -7,28 +7,12 @@
 //! means no advertised quota); it never turns a request into a 5xx.
 
 use actix_web::{HttpMessage, HttpRequest};
-use stablepay_domain::ratelimit::{Policy, Verdict};
+use stablepay_domain::ratelimit::Policy;
 
 use crate::client::client_address;
 use crate::error::{ApiError, ErrorCode};
+use crate::limit_headers::RateLimitHeaders;
 use crate::state::AppState;
-
-/// The headers of a limited response, kept in the request's extensions for the middleware.
-#[derive(Clone, Debug)]
-pub struct RateLimitHeaders {
-    pub ratelimit: String,
-    pub policy: String,
-}
-
-impl RateLimitHeaders {
-    /// The headers of `policy`'s verdict `v`.
-    pub fn of(policy: &Policy, v: &Verdict) -> Self {
-        Self {
-            ratelimit: format!("\"{}\";r={};t={}", policy.name, v.remaining, v.reset_seconds),
-            policy: format!("\"{}\";q={};w={}", policy.name, policy.quota, policy.window_seconds),
-        }
-    }
-}
 
 /// Counts this request against `policy` for the client and `parts` (the resource it is about).
 /// Refused: the error `refusal` (429) with `Retry-After` and the headers.

@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 
 use crate::crypto::Crypto;
 use crate::ids::CheckoutSessionId;
+
 use crate::merchant::model::{Token, WalletAddress};
 use crate::money::Amount;
 
@@ -19,17 +20,6 @@ pub const TRANSFER_WITH_AUTHORIZATION_SELECTOR: &str = "0xe3ee160e";
 /// The most authorization nonces one checkout keeps (attempts beyond it answer the plain
 /// transfer only): anyone holding a checkout id can ask for attempts.
 pub const MAX_AUTHORIZATIONS: usize = 50;
-
-/// The key [`AuthorizationNonce::derive`] uses: derived from the operator's secret key, never
-/// printed.
-#[derive(Clone, Default, PartialEq, Eq)]
-pub struct NonceKey(pub Vec<u8>);
-
-impl std::fmt::Debug for NonceKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("NonceKey(hidden)")
-    }
-}
 
 /// An EIP-3009 authorization's 32-byte nonce, derived by the service for one wallet payment
 /// attempt of a checkout ([`AuthorizationNonce::derive`]): a transfer carrying it names that

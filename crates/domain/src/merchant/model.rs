@@ -52,6 +52,17 @@ impl Token {
     }
 }
 
+/// The key EIP-3009 authorization nonces are derived with (`invoice::wallet::AuthorizationNonce`): derived from the operator's secret key, never
+/// printed.
+#[derive(Clone, Default, PartialEq, Eq)]
+pub struct NonceKey(pub Vec<u8>);
+
+impl std::fmt::Debug for NonceKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NonceKey(hidden)")
+    }
+}
+
 /// The settlement chain and its token contracts, as the operator configured them (Polygon's
 /// by default). A checkout records the contract it expects when it is created.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -73,7 +84,7 @@ pub struct ChainSettings {
     /// through another endpoint where there is one (2 minutes by default).
     pub recheck_after: chrono::Duration,
     /// The key authorization nonces are derived with (from the operator's secret key).
-    pub nonce_key: crate::invoice::wallet::NonceKey,
+    pub nonce_key: NonceKey,
 }
 
 impl Default for ChainSettings {
@@ -85,7 +96,7 @@ impl Default for ChainSettings {
             not_found_after: chrono::Duration::minutes(10),
             clock_skew: chrono::Duration::seconds(30),
             recheck_after: chrono::Duration::minutes(2),
-            nonce_key: crate::invoice::wallet::NonceKey::default(),
+            nonce_key: NonceKey::default(),
         }
     }
 }

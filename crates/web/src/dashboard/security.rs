@@ -9,7 +9,7 @@ use actix_web::{HttpRequest, HttpResponse, ResponseError, get, post, web};
 use maud::{Markup, PreEscaped, html};
 use stablepay_domain::Error;
 use stablepay_domain::account::Action;
-use stablepay_domain::account::service::settings::Confirmation;
+use stablepay_domain::account::service::sign_in::Confirmation;
 use stablepay_domain::account::service::two_factor::Enrolment;
 use stablepay_domain::ids::PublicToken;
 use stablepay_http::session::{cleared_cookie, session_cookie, with_cookie};

@@ -12,7 +12,7 @@ use stablepay_domain::Error;
 use stablepay_domain::account::Action;
 use stablepay_domain::account::capability::Role;
 use stablepay_domain::account::members::MembershipChange;
-use stablepay_domain::account::service::settings::Confirmation;
+use stablepay_domain::account::service::sign_in::Confirmation;
 use stablepay_domain::ids::{AccountLinkId, UserId};
 use stablepay_http::state::AppState;
 

@@ -13,8 +13,6 @@ use crate::account::model::{
     MAX_USER_NAME_BYTES, Membership, Session, SessionSettings, User, check_password, normalize_email,
 };
 use crate::account::ports::{AccountStore, PasswordHasher, TotpSealer};
-use crate::account::service::settings::Confirmation;
-use crate::account::service::sign_in::{Code, Secrets, account_key};
 use crate::clock::Clock;
 use crate::crypto::Crypto;
 use crate::email::ports::Mailer;
@@ -222,22 +220,6 @@ impl Accounts<'_> {
         Ok(user)
     }
 
-    /// A new session for the account of `email`, given its password and, when the account has
-    /// two-factor login, `otp` (a code of the authenticator or a recovery code), within the
-    /// failure-only quotas of the account and of `secrets.client`. Errors: `RateLimited`;
-    /// `InvalidCredentials`, the same for an unknown email (after a password check's time) and
-    /// a wrong password; `SecondFactor` when the password matched but `otp` is missing or wrong.
-    pub async fn login(&self, email: &str, secrets: Secrets<'_>) -> Result<SignedIn, Error> {
-        let user = match normalize_email("email", email) {
-            Ok(email) => self.store.user_by_email(&email).await?,
-            Err(_) => None,
-        };
-        let key = account_key(email);
-        let user = self.check_secrets((&key, user.as_ref()), secrets, (Code::Required, false)).await?;
-        let audit = self.audit_everywhere(&user, (AuditAction::LoggedIn, "signed in")).await?;
-        self.open_session(user, &audit).await
-    }
-
     /// A new session of `user` at the real time, and its token.
     pub(super) fn new_session(&self, user: &UserId) -> (Session, PublicToken) {
         let now = self.clock.system_now();
@@ -294,25 +276,5 @@ impl Accounts<'_> {
     pub async fn logout_everywhere(&self, user: &User) -> Result<u64, Error> {
         let audit = self.audit_everywhere(user, (AuditAction::LoggedOutEverywhere, "every session ended")).await?;
         self.store.delete_user_sessions(&user.id, None, &audit).await
-    }
-
-    /// Changes the signed-in user's password, confirmed with the current one (and, with
-    /// two-factor login, a code unless the session gave one in the last 5 minutes); every other
-    /// session of theirs ends and this one gets a new token (answered). Errors: `Validation`
-    /// (`new_password`); `InvalidCredentials` (`current_password` wrong); `SecondFactor`;
-    /// `RateLimited`.
-    pub async fn change_password(
-        &self,
-        current: &mut Current,
-        confirmation: Confirmation<'_>,
-        new_password: &str,
-    ) -> Result<PublicToken, Error> {
-        check_password(new_password).map_err(|e| e.renamed("new_password"))?;
-        self.confirm(current, confirmation, Code::UnlessRecent).await?;
-        let hash = self.hasher.hash(new_password)?;
-        let audit = self.audit_everywhere(&current.user, (AuditAction::PasswordChanged, "changed")).await?;
-        self.store.set_password(&current.user.id, &hash, Some(current.session.id.clone()), &audit).await?;
-        current.user.password_hash = hash;
-        self.rotate(current).await
     }
 }

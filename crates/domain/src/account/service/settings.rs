@@ -9,7 +9,7 @@ use crate::account::model::LiveRequest;
 use crate::account::notice::{IncidentAlert, Notice, NoticeKind};
 use crate::account::service::accounts::{Accounts, Current};
 use crate::account::service::links::LinkMailReport;
-use crate::account::service::sign_in::Code;
+use crate::account::service::sign_in::{Code, Confirmation};
 use crate::email::compose::{Notice as NoticeEmail, compose_notice};
 use crate::email::model::EmailStatus;
 use crate::error::Error;
@@ -26,16 +26,6 @@ pub struct LiveStatus {
     pub requested: Option<LiveRequest>,
     /// Whether an owner's request activates at once.
     pub self_activation: bool,
-}
-
-/// How a change is confirmed: the password, and with two-factor login also a code (unless the
-/// session gave one in the last 5 minutes, for the changes that allow it).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Confirmation<'a> {
-    /// The account's password.
-    pub password: &'a str,
-    /// A code of the authenticator (or a recovery code), required with two-factor login.
-    pub otp: Option<&'a str>,
 }
 
 impl Accounts<'_> {

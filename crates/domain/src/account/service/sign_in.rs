@@ -11,13 +11,24 @@
 //! given within 5 minutes ([`Accounts::require_recent`], or a confirmation sent with the
 //! change).
 
+use crate::account::audit::AuditAction;
 use crate::account::audit::AuditEntry;
-use crate::account::model::{User, normalize_email};
+use crate::account::model::{User, check_password, normalize_email};
 use crate::account::service::accounts::{Accounts, Current, SignedIn};
-use crate::account::service::settings::Confirmation;
-use crate::error::Error;
+use crate::error::{Error, Throttle};
+use crate::ids::PublicToken;
+use crate::ratelimit::model::{DASHBOARD_LOGIN, DASHBOARD_LOGIN_ACCOUNT, Policy};
 use crate::ratelimit::service::RateLimits;
-use crate::ratelimit::{DASHBOARD_LOGIN, DASHBOARD_LOGIN_ACCOUNT, Policy};
+
+/// How a change is confirmed: the password, and with two-factor login also a code (unless the
+/// session gave one in the last 5 minutes, for the changes that allow it).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Confirmation<'a> {
+    /// The account's password.
+    pub password: &'a str,
+    /// A code of the authenticator (or a recovery code), required with two-factor login.
+    pub otp: Option<&'a str>,
+}
 
 /// The secrets a check is given, and where from.
 #[derive(Clone, Copy, Debug, Default)]
@@ -55,7 +66,13 @@ impl Accounts<'_> {
     /// answer lets the attempt through (its adapter falls back to this process's budgets).
     async fn reserve(&self, policy: &Policy, who: &str) -> Result<(), Error> {
         match self.limits().check(policy, who, &["login"]).await {
-            Some(verdict) if !verdict.allowed => Err(Error::RateLimited { policy: *policy, verdict }),
+            Some(verdict) if !verdict.allowed => Err(Error::RateLimited(Throttle {
+                policy: policy.name,
+                quota: policy.quota,
+                window_seconds: policy.window_seconds,
+                reset_seconds: verdict.reset_seconds,
+                retry_after_seconds: verdict.retry_after_seconds.max(1),
+            })),
             _ => Ok(()),
         }
     }
@@ -150,5 +167,41 @@ impl Accounts<'_> {
         } else {
             Err(Error::ReauthenticationRequired)
         }
+    }
+
+    /// A new session for the account of `email`, given its password and, when the account has
+    /// two-factor login, `otp` (a code of the authenticator or a recovery code), within the
+    /// failure-only quotas of the account and of `secrets.client`. Errors: `RateLimited`;
+    /// `InvalidCredentials`, the same for an unknown email (after a password check's time) and
+    /// a wrong password; `SecondFactor` when the password matched but `otp` is missing or wrong.
+    pub async fn login(&self, email: &str, secrets: Secrets<'_>) -> Result<SignedIn, Error> {
+        let user = match normalize_email("email", email) {
+            Ok(email) => self.store.user_by_email(&email).await?,
+            Err(_) => None,
+        };
+        let key = account_key(email);
+        let user = self.check_secrets((&key, user.as_ref()), secrets, (Code::Required, false)).await?;
+        let audit = self.audit_everywhere(&user, (AuditAction::LoggedIn, "signed in")).await?;
+        self.open_session(user, &audit).await
+    }
+
+    /// Changes the signed-in user's password, confirmed with the current one (and, with
+    /// two-factor login, a code unless the session gave one in the last 5 minutes); every other
+    /// session of theirs ends and this one gets a new token (answered). Errors: `Validation`
+    /// (`new_password`); `InvalidCredentials` (`current_password` wrong); `SecondFactor`;
+    /// `RateLimited`.
+    pub async fn change_password(
+        &self,
+        current: &mut Current,
+        confirmation: Confirmation<'_>,
+        new_password: &str,
+    ) -> Result<PublicToken, Error> {
+        check_password(new_password).map_err(|e| e.renamed("new_password"))?;
+        self.confirm(current, confirmation, Code::UnlessRecent).await?;
+        let hash = self.hasher.hash(new_password)?;
+        let audit = self.audit_everywhere(&current.user, (AuditAction::PasswordChanged, "changed")).await?;
+        self.store.set_password(&current.user.id, &hash, Some(current.session.id.clone()), &audit).await?;
+        current.user.password_hash = hash;
+        self.rotate(current).await
     }
 }

@@ -22,17 +22,21 @@ struct Budgets(Mutex<std::collections::HashMap<String, i64>>);
 
 #[async_trait::async_trait]
 impl crate::ratelimit::ports::RateLimiter for Budgets {
-    async fn check(&self, policy: &crate::ratelimit::Policy, key: &str) -> Result<crate::ratelimit::Verdict, Error> {
+    async fn check(
+        &self,
+        policy: &crate::ratelimit::model::Policy,
+        key: &str,
+    ) -> Result<crate::ratelimit::model::Verdict, Error> {
         let mut map = self.0.lock().unwrap();
         let k = format!("{}|{key}", policy.name);
-        let (verdict, tat) = crate::ratelimit::gcra(policy, 0, map.get(&k).copied());
+        let (verdict, tat) = crate::ratelimit::model::gcra(policy, 0, map.get(&k).copied());
         map.insert(k, tat);
         Ok(verdict)
     }
-    async fn refund(&self, policy: &crate::ratelimit::Policy, key: &str) -> Result<(), Error> {
+    async fn refund(&self, policy: &crate::ratelimit::model::Policy, key: &str) -> Result<(), Error> {
         let mut map = self.0.lock().unwrap();
         let k = format!("{}|{key}", policy.name);
-        match crate::ratelimit::gcra_refund(policy, 0, map.get(&k).copied()) {
+        match crate::ratelimit::model::gcra_refund(policy, 0, map.get(&k).copied()) {
             Some(tat) => map.insert(k, tat),
             None => map.remove(&k),
         };
@@ -423,7 +427,7 @@ async fn every_secret_check_shares_the_account_quota_and_the_sixth_failure_is_re
     }
     let mut me = current(user(), Vec::new());
     for _ in 0..3 {
-        let c = crate::account::service::settings::Confirmation { password: "wrong horse battery", otp: None };
+        let c = crate::account::service::sign_in::Confirmation { password: "wrong horse battery", otp: None };
         let refused = accounts.change_password(&mut me, c, "a brand new long password").await;
         assert_eq!(refused.err(), Some(Error::InvalidCredentials));
     }
@@ -431,10 +435,10 @@ async fn every_secret_check_shares_the_account_quota_and_the_sixth_failure_is_re
     // it comes from.
     let before = checks.lock().unwrap().len();
     let refused = accounts.reauthenticate(&mut me, "correct horse battery", None).await;
-    assert!(matches!(refused, Err(Error::RateLimited { policy, .. }) if policy.name == "dashboard-login-account"));
+    assert!(matches!(refused, Err(Error::RateLimited(t)) if t.policy == "dashboard-login-account"));
     let other_address = Secrets { password: "correct horse battery", otp: None, client: Some("198.51.100.7") };
     let refused = accounts.login(" ADA@example.com", other_address).await;
-    assert!(matches!(refused, Err(Error::RateLimited { verdict, .. }) if verdict.retry_after_seconds >= 1));
+    assert!(matches!(refused, Err(Error::RateLimited(t)) if t.retry_after_seconds >= 1));
     assert_eq!(checks.lock().unwrap().len(), before, "no password was checked past the quota");
 }
 

@@ -5,8 +5,8 @@
 use crate::account::audit::AuditAction;
 use crate::account::model::User;
 use crate::account::service::accounts::{Accounts, Current};
-use crate::account::service::settings::Confirmation;
 use crate::account::service::sign_in::Code;
+use crate::account::service::sign_in::Confirmation;
 use crate::account::totp::{
     RECOVERY_CODES, TotpSecret, matching_step, normalize_recovery_code, recovery_code, step_of,
 };

@@ -5,7 +5,7 @@
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, post, web};
 use stablepay_domain::account::service::links::{Acceptance, Signup};
-use stablepay_domain::account::service::settings::Confirmation;
+use stablepay_domain::account::service::sign_in::Confirmation;
 use stablepay_http::error::ApiError;
 use stablepay_http::ratelimit::client_of;
 use stablepay_http::respond::ok;

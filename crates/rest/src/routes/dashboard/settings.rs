@@ -4,7 +4,7 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, get, post, put, web};
-use stablepay_domain::account::service::settings::Confirmation;
+use stablepay_domain::account::service::sign_in::Confirmation;
 use stablepay_domain::ids::{CheckoutSessionId, UnattributedTransferId};
 use stablepay_domain::invoice::model::Acting;
 use stablepay_domain::invoice::service::Invoices;

@@ -147,6 +147,7 @@ async function liveWallet(browser) {
   // An EIP-1193 provider in the page that forwards to anvil (whose accounts are unlocked). It
   // starts on another chain, so the page must switch it when the service says so.
   const sentTransactions = [];
+  const signedTypedData = [];
   let onOtherChain = true;
   await context.exposeFunction("__anvilRpc", async (method, params) => {
     if (method === "eth_requestAccounts" || method === "eth_accounts") return { result: [plan.payer] };
@@ -156,6 +157,13 @@ async function liveWallet(browser) {
       return { result: null };
     }
     if (method === "eth_sendTransaction") sentTransactions.push(params[0]);
+    if (method === "eth_signTypedData_v4") {
+      // A wallet without typed data (the page falls back to the plain transfer), or one that
+      // signs it: the JSON text the page passes, as MetaMask takes it.
+      if (plan.typedData === "unsupported") return { error: { code: 4200, message: "eth_signTypedData_v4 is not supported" } };
+      signedTypedData.push(JSON.parse(params[1]));
+      return anvil(method, [params[0], JSON.parse(params[1])]);
+    }
     if (method === "wallet_switchEthereumChain" || method === "wallet_addEthereumChain") return { result: null };
     return anvil(method, params);
   });
@@ -224,12 +232,28 @@ async function liveWallet(browser) {
   step(`the wallet attempt on chain 1 was refused (INVALID_DEPOSIT_NETWORK); after switching, the service answered the transfer`);
   if (sentTransactions.length !== 1) fail(`expected one eth_sendTransaction, saw ${sentTransactions.length}`);
   const signed = sentTransactions[0];
-  for (const k of ["from", "to", "data", "value"]) {
-    if (String(signed[k]).toLowerCase() !== String(answered.transaction[k]).toLowerCase()) {
-      fail(`the wallet was asked to sign ${k}=${signed[k]}, the service answered ${answered.transaction[k]}`);
+  if (plan.typedData === "signed") {
+    // Paid by authorization: the wallet signed the service's typed data, then sent its call.
+    const a = answered.authorization;
+    if (!a) fail(`the service answered no authorization: ${JSON.stringify(answered)}`);
+    if (signedTypedData.length !== 1 || JSON.stringify(signedTypedData[0]) !== JSON.stringify(a.typedData)) {
+      fail(`the wallet signed ${JSON.stringify(signedTypedData)}, the service answered ${JSON.stringify(a.typedData)}`);
     }
+    const nonce = a.typedData.message.nonce.slice(2).toLowerCase();
+    if (String(signed.to).toLowerCase() !== a.call.to.toLowerCase() || !signed.data.startsWith(a.call.selector) || !signed.data.includes(nonce)) {
+      fail(`the wallet sent ${JSON.stringify(signed)}, not the authorization's call`);
+    }
+    step("the wallet signed the service's typed data and sent transferWithAuthorization with its nonce");
+  } else {
+    for (const k of ["from", "to", "data", "value"]) {
+      if (String(signed[k]).toLowerCase() !== String(answered.transaction[k]).toLowerCase()) {
+        fail(`the wallet was asked to sign ${k}=${signed[k]}, the service answered ${answered.transaction[k]}`);
+      }
+    }
+    step(plan.typedData === "unsupported"
+      ? "the wallet could not sign typed data: the page sent exactly the plain transfer the service answered"
+      : "the wallet signed exactly the transaction the service answered");
   }
-  step("the wallet signed exactly the transaction the service answered");
   for (const s of ["viewed", "transfer_sent"]) {
     if (!steps.includes(s)) fail(`the page never reported ${s} (reported: ${steps.join(", ")})`);
   }

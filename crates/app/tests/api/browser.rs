@@ -130,6 +130,44 @@ async fn a_live_checkout_is_paid_with_a_browser_wallet() {
     assert_eq!(inv["payments"][0]["payer"]["address"].as_str().unwrap().to_lowercase(), customer.to_lowercase());
 }
 
+/// A USDC checkout paid by EIP-3009 authorization through the page: the injected wallet signs
+/// the service's typed data and sends `transferWithAuthorization`, and the payment's evidence is
+/// the authorization; a wallet that cannot sign typed data pays the plain transfer instead.
+#[tokio::test]
+async fn a_usdc_checkout_is_paid_by_authorization_or_by_the_plain_transfer_with_a_browser_wallet() {
+    let anvil = Anvil::start(137).await;
+    let accounts = anvil.accounts().await;
+    let (deployer, wallet, customer) = (accounts[0].clone(), accounts[1].clone(), accounts[2].clone());
+    let token = anvil.deploy_usdc(&deployer).await;
+    anvil.mint(&token, &deployer, &customer, 1_000 * 1_000_000).await;
+    let env = [
+        ("STABLEPAY_CHAIN_RPC_URLS", format!("http://127.0.0.1:{}", anvil.port)),
+        ("STABLEPAY_USDC_CONTRACT", token.clone()),
+        ("STABLEPAY_CHAIN_POLL_MS", "100".to_owned()),
+    ];
+    let app = TestApp::spawn_with(fresh_db().await, &env, &[]).await;
+    let m = app.merchant("Acme Coffee Roasters");
+    app.cli_ok(&["merchant", "activate", &m.id, "--settlement-wallet", &wallet, "--token", "USDC", "--json"]);
+    app.cli_ok(&["merchant", "unique-amounts", &m.id, "off", "--json"]);
+    for (typed_data, evidence) in [("signed", "authorization"), ("unsupported", "bound_wallet")] {
+        let cs = app.post(&m.sk_live, "/v1/checkout-sessions", json!({ "amount": "12.5" })).await.ok(201).clone();
+        drive(json!({
+            "scenario": "live-wallet",
+            "checkoutUrl": cs["checkoutUrl"],
+            "anvilUrl": format!("http://127.0.0.1:{}", anvil.port),
+            "payer": customer,
+            "wallet": cs["settlementWalletAddress"],
+            "typedData": typed_data,
+            "shots": shots(),
+        }))
+        .await;
+        let inv =
+            app.get(&m.sk_live, &format!("/v1/invoices/{}", cs["invoiceId"].as_str().unwrap())).await.ok(200).clone();
+        assert_eq!(inv["collectionState"], "paid", "{typed_data}");
+        assert_eq!(inv["payments"][0]["evidence"], evidence, "{typed_data}: {inv}");
+    }
+}
+
 /// The emails customers receive, rendered by Chromium: an invoice (long names, a long line) and
 /// a receipt, linted and checked at 360 and 800 px.
 #[tokio::test]

@@ -723,6 +723,35 @@ async fn every_way_to_a_session_demands_the_second_factor() {
     assert_eq!(r.body["error"]["details"]["reason"], "reauthentication_required");
     assert!(r.headers.get("set-cookie").is_none());
 
+    // 5. The same renewals through the pages: a password change without the code, and an
+    // enrolment's start and confirmation, from sessions signed in over 5 minutes ago.
+    let q = format!("merchant={}&mode=test", shop.id);
+    let page_of = |token: &str| {
+        let mut b = crate::form_client::Browser::new(&app);
+        b.cookie = Some(token.to_owned());
+        b
+    };
+    let mut b = page_of(&ada.token);
+    let security = b.get(&format!("/dashboard/settings/security?{q}")).await;
+    assert_eq!(security.status, 200, "{}", security.html);
+    let mut change = crate::dashboard_pages::form_of(&security.html, "Change the password");
+    change.extend([
+        ("currentPassword".into(), PASSWORD.into()),
+        ("newPassword".into(), "another long enough password".into()),
+    ]);
+    let r = crate::dashboard_pages::post(&mut b, &format!("/dashboard/settings/security/password?{q}"), &change).await;
+    assert!(r.set_cookie.is_none() && r.status == 401, "{}: {}", r.status, r.html);
+    let mut b = page_of(&cy.token);
+    let security = b.get(&format!("/dashboard/settings/security?{q}")).await;
+    let start = crate::dashboard_pages::form_of(&security.html, "Turn on two-factor login");
+    let r = crate::dashboard_pages::post(&mut b, &format!("/dashboard/settings/security/two-factor?{q}"), &start).await;
+    assert!(r.set_cookie.is_none() && r.status == 403, "{}: {}", r.status, r.html);
+    let mut confirm = start.clone();
+    confirm.push(("otp".into(), "123456".into()));
+    let url = format!("/dashboard/settings/security/two-factor/confirm?{q}");
+    let r = crate::dashboard_pages::post(&mut b, &url, &confirm).await;
+    assert!(r.set_cookie.is_none() && r.status == 403, "{}: {}", r.status, r.html);
+
     // With the code, the invitation signs Ada in and she joins.
     let r =
         post(&app, accept, json!({ "token": token, "password": PASSWORD, "otp": totp(&secret, step_now(1)) })).await;

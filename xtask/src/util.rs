@@ -204,3 +204,25 @@ pub fn migrated_database(binary: &std::path::Path, name: &str) -> Result<String,
 pub fn drop_database(name: &str) {
     let _ = psql(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
 }
+
+/// `stablepay user create` of `email` as `role` of `merchant`, its password on standard input.
+pub fn create_user(
+    binary: &std::path::Path,
+    url: &str,
+    (merchant, email, role): (&str, &str, &str),
+    password: &str,
+) -> Result<(), String> {
+    use std::io::Write;
+    let mut child = Command::new(binary)
+        .args(["user", "create", "--email", email, "--merchant", merchant, "--role", role, "--json"])
+        .env("DATABASE_URL", url)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    child.stdin.take().ok_or("no stdin")?.write_all(format!("{password}\n").as_bytes()).map_err(|e| e.to_string())?;
+    if !child.wait().map_err(|e| e.to_string())?.success() {
+        return Err(format!("user create {email} failed"));
+    }
+    Ok(())
+}

@@ -10,7 +10,6 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::util;
@@ -25,21 +24,6 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let result = measure(&binary, &url, tries.max(3));
     util::drop_database(&db);
     result
-}
-
-fn user(binary: &std::path::Path, url: &str, merchant: &str, email: &str) -> Result<(), String> {
-    let mut child = Command::new(binary)
-        .args(["user", "create", "--email", email, "--merchant", merchant, "--role", "viewer", "--json"])
-        .env("DATABASE_URL", url)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .map_err(|e| e.to_string())?;
-    child.stdin.take().ok_or("no stdin")?.write_all(format!("{PASSWORD}\n").as_bytes()).map_err(|e| e.to_string())?;
-    if !child.wait().map_err(|e| e.to_string())?.success() {
-        return Err(format!("user create {email} failed"));
-    }
-    Ok(())
 }
 
 /// One reset request from client `n`: its time, and the status line.
@@ -69,7 +53,7 @@ fn median(mut v: Vec<Duration>) -> Duration {
 fn measure(binary: &std::path::Path, url: &str, tries: u64) -> Result<(), String> {
     let (merchant, _) = util::merchant_and_key(binary, url, "test", "secret")?;
     for i in 0..tries {
-        user(binary, url, &merchant, &format!("member{i}@bench.example"))?;
+        util::create_user(binary, url, (&merchant, &format!("member{i}@bench.example"), "viewer"), PASSWORD)?;
     }
     let env = [("RUST_LOG", "warn"), ("STABLEPAY_HTTP_WORKERS", "2"), ("STABLEPAY_TRUSTED_PROXIES", "127.0.0.1")];
     let (_server, base) = util::serve(binary, url, &env)?;

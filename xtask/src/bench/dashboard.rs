@@ -9,7 +9,7 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
@@ -41,19 +41,7 @@ fn raw(addr: &str, request: &str) -> Result<(String, String), String> {
 }
 
 fn owner(binary: &std::path::Path, url: &str, merchant: &str) -> Result<(), String> {
-    let mut child = Command::new(binary)
-        .args(["user", "create", "--email", "owner@bench.example", "--merchant", merchant, "--role", "owner", "--json"])
-        .env("DATABASE_URL", url)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .map_err(|e| e.to_string())?;
-    child.stdin.take().ok_or("no stdin")?.write_all(format!("{PASSWORD}\n").as_bytes()).map_err(|e| e.to_string())?;
-    let status = child.wait().map_err(|e| e.to_string())?;
-    if !status.success() {
-        return Err("user create failed".into());
-    }
-    Ok(())
+    util::create_user(binary, url, (merchant, "owner@bench.example", "owner"), PASSWORD)
 }
 
 /// The session cookie of the owner's login.

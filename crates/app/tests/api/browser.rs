@@ -99,21 +99,29 @@ async fn test_mode_pages_work_in_a_real_browser() {
     assert_eq!(items[0]["customer"]["email"], "ada@example.com");
 }
 
-#[tokio::test]
-async fn a_live_checkout_is_paid_with_a_browser_wallet() {
+/// A chain with the service's USDC (`eip3009`: the test USDC with transferWithAuthorization,
+/// else the plain test token), a customer holding some, and a merchant activated for live mode:
+/// the chain, the service, the merchant and the customer's address.
+async fn live_shop(eip3009: bool) -> (Anvil, TestApp, crate::support::Merchant, String) {
     let anvil = Anvil::start(137).await;
     let accounts = anvil.accounts().await;
     let (deployer, wallet, customer) = (accounts[0].clone(), accounts[1].clone(), accounts[2].clone());
-    let token = anvil.deploy_token(&deployer).await;
+    let token = if eip3009 { anvil.deploy_usdc(&deployer).await } else { anvil.deploy_token(&deployer).await };
     anvil.mint(&token, &deployer, &customer, 1_000 * 1_000_000).await;
     let env = [
         ("STABLEPAY_CHAIN_RPC_URLS", format!("http://127.0.0.1:{}", anvil.port)),
-        ("STABLEPAY_USDC_CONTRACT", token.clone()),
+        ("STABLEPAY_USDC_CONTRACT", token),
         ("STABLEPAY_CHAIN_POLL_MS", "100".to_owned()),
     ];
     let app = TestApp::spawn_with(fresh_db().await, &env, &[]).await;
     let m = app.merchant("Acme Coffee Roasters");
     app.cli_ok(&["merchant", "activate", &m.id, "--settlement-wallet", &wallet, "--token", "USDC", "--json"]);
+    (anvil, app, m, customer)
+}
+
+#[tokio::test]
+async fn a_live_checkout_is_paid_with_a_browser_wallet() {
+    let (anvil, app, m, customer) = live_shop(false).await;
     let cs = app.post(&m.sk_live, "/v1/checkout-sessions", json!({ "amount": "12.5" })).await.ok(201).clone();
     let settlement = cs["settlementWalletAddress"].as_str().unwrap().to_owned();
     drive(json!({
@@ -135,19 +143,7 @@ async fn a_live_checkout_is_paid_with_a_browser_wallet() {
 /// the authorization; a wallet that cannot sign typed data pays the plain transfer instead.
 #[tokio::test]
 async fn a_usdc_checkout_is_paid_by_authorization_or_by_the_plain_transfer_with_a_browser_wallet() {
-    let anvil = Anvil::start(137).await;
-    let accounts = anvil.accounts().await;
-    let (deployer, wallet, customer) = (accounts[0].clone(), accounts[1].clone(), accounts[2].clone());
-    let token = anvil.deploy_usdc(&deployer).await;
-    anvil.mint(&token, &deployer, &customer, 1_000 * 1_000_000).await;
-    let env = [
-        ("STABLEPAY_CHAIN_RPC_URLS", format!("http://127.0.0.1:{}", anvil.port)),
-        ("STABLEPAY_USDC_CONTRACT", token.clone()),
-        ("STABLEPAY_CHAIN_POLL_MS", "100".to_owned()),
-    ];
-    let app = TestApp::spawn_with(fresh_db().await, &env, &[]).await;
-    let m = app.merchant("Acme Coffee Roasters");
-    app.cli_ok(&["merchant", "activate", &m.id, "--settlement-wallet", &wallet, "--token", "USDC", "--json"]);
+    let (anvil, app, m, customer) = live_shop(true).await;
     app.cli_ok(&["merchant", "unique-amounts", &m.id, "off", "--json"]);
     for (typed_data, evidence) in [("signed", "authorization"), ("unsupported", "bound_wallet")] {
         let cs = app.post(&m.sk_live, "/v1/checkout-sessions", json!({ "amount": "12.5" })).await.ok(201).clone();

@@ -1,8 +1,7 @@
-//! The account use cases' core: the operator's user creation, login (the same answer, in about
-//! the same time, for an unknown email and a wrong password; a second factor when the account
-//! has one), the session behind a cookie (ended when idle or past its absolute end), logout,
-//! logout everywhere, password change, and what a member may do in a merchant
-//! (`Current::require`).
+//! The account use cases' core: the operator's user creation, the session behind a cookie
+//! (ended when idle or past its absolute end), logout, logout everywhere, and what a member may
+//! do in a merchant (`Current::require`). Login and password change are in `sign_in`, with
+//! every secret check.
 
 use chrono::Duration;
 

@@ -1,8 +1,9 @@
 //! The account use cases: `accounts` (the `Accounts` use cases' core: the operator's user
-//! creation, login, sessions, logout, password change, and `Current::require`, which every
+//! creation, sessions, logout, and `Current::require`, which every
 //! dashboard action goes through), `links` (open sign-up, password reset, email verification,
 //! invitations and the delivery of their emails), `sign_in` (the one
-//! way to become signed in and every secret check, within the failure-only quotas), `two_factor` (enrolment, the second step of a
+//! way to become signed in, login, password change, re-authentication and every secret check,
+//! within the failure-only quotas), `two_factor` (enrolment, the second step of a
 //! login, turning it off), `team` (members, roles, the two-factor requirement, the audit
 //! log) and `settings` (the settlement wallet, live activation, notices and webhook alerts).
 

@@ -5,7 +5,9 @@
 //
 // Plans (made by crates/app/tests/api/browser.rs, which starts the service, and anvil for live):
 //   {"scenario": "test-pages", "checkoutUrl", "invoiceUrl", "linkUrl", "logo", "shots"}
-//   {"scenario": "live-wallet", "checkoutUrl", "anvilUrl", "payer", "shots"}
+//   {"scenario": "live-wallet", "checkoutUrl", "anvilUrl", "payer", "wallet", "typedData", "shots"}
+//     typedData: "signed" (the wallet signs the authorization and sends its call), "relayed"
+//     (it signs; the service's relayer sends the call), "unsupported" (the plain transfer)
 // Prints one line per step; exits 1 with the reason on the first failure.
 
 import { ARGS, accessible, chromium, expectText, fail, noSidewaysScroll, shot, step, text, useShots } from "./common.mjs";
@@ -185,11 +187,15 @@ async function liveWallet(browser) {
   // What the page asked the service: the wallet attempts (and their answers) and its steps.
   const attempts = [];
   const steps = [];
+  const relays = [];
   page.on("response", async (r) => {
     if (r.url().endsWith("/wallet-payment-attempts")) {
       attempts.push({ status: r.status(), request: JSON.parse(r.request().postData()), body: await r.json().catch(() => null) });
     }
     if (r.url().endsWith("/telemetry")) steps.push(JSON.parse(r.request().postData()).step);
+    if (r.url().endsWith("/authorizations")) {
+      relays.push({ status: r.status(), request: JSON.parse(r.request().postData()), body: await r.json().catch(() => null) });
+    }
   });
   // How the page follows its checkout: the pushed stream, not the poll it falls back to.
   const follows = [];
@@ -230,9 +236,13 @@ async function liveWallet(browser) {
   const answered = attempts[1].body && attempts[1].body.data;
   if (attempts[1].status !== 200 || !answered) fail(`the second attempt failed: ${JSON.stringify(attempts[1])}`);
   step(`the wallet attempt on chain 1 was refused (INVALID_DEPOSIT_NETWORK); after switching, the service answered the transfer`);
-  if (sentTransactions.length !== 1) fail(`expected one eth_sendTransaction, saw ${sentTransactions.length}`);
+  // Relayed: the wallet only signs; the service sends the call (the payer holds no POL).
+  const relayed = plan.typedData === "relayed";
+  if (sentTransactions.length !== (relayed ? 0 : 1)) {
+    fail(`expected ${relayed ? "no" : "one"} eth_sendTransaction, saw ${sentTransactions.length}`);
+  }
   const signed = sentTransactions[0];
-  if (plan.typedData === "signed") {
+  if (plan.typedData === "signed" || relayed) {
     // Paid by authorization: the wallet signed the service's typed data, then sent its call.
     const a = answered.authorization;
     if (!a) fail(`the service answered no authorization: ${JSON.stringify(answered)}`);
@@ -240,10 +250,19 @@ async function liveWallet(browser) {
       fail(`the wallet signed ${JSON.stringify(signedTypedData)}, the service answered ${JSON.stringify(a.typedData)}`);
     }
     const nonce = a.typedData.message.nonce.slice(2).toLowerCase();
-    if (String(signed.to).toLowerCase() !== a.call.to.toLowerCase() || !signed.data.startsWith(a.call.selector) || !signed.data.includes(nonce)) {
-      fail(`the wallet sent ${JSON.stringify(signed)}, not the authorization's call`);
+    if (relayed) {
+      if (!a.relayUrl) fail(`the service offered no relayer: ${JSON.stringify(a)}`);
+      if (relays.length !== 1 || relays[0].status !== 202 || relays[0].request.nonce !== a.typedData.message.nonce) {
+        fail(`the page did not hand the signed authorization to the service once: ${JSON.stringify(relays)}`);
+      }
+      step("the wallet signed the service's typed data; the page handed it to the service, which sent it (no gas for the payer)");
+    } else {
+      if (relays.length) fail(`the page posted to a relayer the service did not offer: ${JSON.stringify(relays)}`);
+      if (String(signed.to).toLowerCase() !== a.call.to.toLowerCase() || !signed.data.startsWith(a.call.selector) || !signed.data.includes(nonce)) {
+        fail(`the wallet sent ${JSON.stringify(signed)}, not the authorization's call`);
+      }
+      step("the wallet signed the service's typed data and sent transferWithAuthorization with its nonce");
     }
-    step("the wallet signed the service's typed data and sent transferWithAuthorization with its nonce");
   } else {
     for (const k of ["from", "to", "data", "value"]) {
       if (String(signed[k]).toLowerCase() !== String(answered.transaction[k]).toLowerCase()) {

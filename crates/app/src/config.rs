@@ -57,6 +57,32 @@ pub struct Config {
     pub self_activation: bool,
     /// How long events, deliveries and finished emails are kept.
     pub retention: stablepay_domain::retention::RetentionSettings,
+    /// The gasless relayer (off without a key).
+    pub relayer: RelayerConfig,
+}
+
+/// The gasless relayer: its key (a secret: never printed) and its limits.
+#[derive(Clone)]
+pub struct RelayerConfig {
+    /// The relayer account's private key, in hex, checked to be one; `None`: no relaying.
+    pub key: Option<String>,
+    /// Gas the relayer may spend per UTC day.
+    pub daily_gas_limit: u64,
+    /// The highest fee per gas it offers, in gwei.
+    pub max_fee_gwei: u64,
+    /// How long a sent transaction waits before it is replaced with higher fees.
+    pub bump_after: Duration,
+}
+
+impl std::fmt::Debug for RelayerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RelayerConfig")
+            .field("key", &self.key.as_ref().map(|_| "(set)"))
+            .field("daily_gas_limit", &self.daily_gas_limit)
+            .field("max_fee_gwei", &self.max_fee_gwei)
+            .field("bump_after", &self.bump_after)
+            .finish()
+    }
 }
 
 /// Email delivery.
@@ -199,6 +225,10 @@ struct FileConfig {
     retention_events_days: Option<String>,
     retention_emails_days: Option<String>,
     retention_export_files_days: Option<String>,
+    relayer_key: Option<String>,
+    relayer_daily_gas_limit: Option<String>,
+    relayer_max_fee_gwei: Option<String>,
+    relayer_bump_seconds: Option<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -324,7 +354,6 @@ impl Config {
             max_connections: s.max_connections,
             body_memory_mib: s.body_memory_mib,
             idempotency_lease_seconds: s.idempotency_lease_seconds,
-            chain,
             webhooks,
             redis_url,
             redis_prefix,
@@ -334,8 +363,45 @@ impl Config {
             signup,
             self_activation,
             retention: retention(&src)?,
+            relayer: relayer(&src, &chain)?,
+            chain,
         })
     }
+}
+
+/// The relayer's key (it needs the chain's endpoints to send through) and limits.
+fn relayer<E: Fn(&str) -> Option<String>>(
+    src: &Source<'_, E>,
+    chain: &ChainConfig,
+) -> Result<RelayerConfig, ConfigError> {
+    let f = &src.file;
+    let text = src.pick("STABLEPAY_RELAYER_KEY", &f.relayer_key, "");
+    let key = if text.is_empty() {
+        None
+    } else {
+        stablepay_chain::RelayerKey::parse(&text).map_err(|m| bad("STABLEPAY_RELAYER_KEY", &text, &m))?;
+        if chain.rpc_urls.is_empty() {
+            return Err(bad("STABLEPAY_RELAYER_KEY", &text, "needs STABLEPAY_CHAIN_RPC_URLS to send through"));
+        }
+        Some(text)
+    };
+    let limit = src.number(
+        "STABLEPAY_RELAYER_DAILY_GAS_LIMIT",
+        &f.relayer_daily_gas_limit,
+        "10000000",
+        (100_000, 10_000_000_000),
+    )?;
+    Ok(RelayerConfig {
+        key,
+        daily_gas_limit: limit,
+        max_fee_gwei: src.number("STABLEPAY_RELAYER_MAX_FEE_GWEI", &f.relayer_max_fee_gwei, "1000", (1, 1_000_000))?,
+        bump_after: Duration::from_secs(src.number(
+            "STABLEPAY_RELAYER_BUMP_SECONDS",
+            &f.relayer_bump_seconds,
+            "30",
+            (1, 3_600),
+        )?),
+    })
 }
 
 /// How long the records that only explain the past are kept (0: forever).
@@ -725,6 +791,29 @@ pub const VARIABLES: &[Variable] = &[
         "STABLEPAY_CHAIN_RECHECK_SECONDS",
         "120",
         "How long after a range of final blocks was first read the follower reads it once more",
+    ),
+    Variable {
+        shown: Shown::Hidden,
+        ..var(
+            "STABLEPAY_RELAYER_KEY",
+            "",
+            "Private key (hex) of the gasless relayer's account, holding only POL for gas: it submits customers' signed USDC authorizations (empty: no relaying)",
+        )
+    },
+    var(
+        "STABLEPAY_RELAYER_DAILY_GAS_LIMIT",
+        "10000000",
+        "Gas the relayer may spend per UTC day, reserved when a submission is accepted (100000-10000000000)",
+    ),
+    var(
+        "STABLEPAY_RELAYER_MAX_FEE_GWEI",
+        "1000",
+        "Highest fee per gas the relayer offers, replacements included (1-1000000)",
+    ),
+    var(
+        "STABLEPAY_RELAYER_BUMP_SECONDS",
+        "30",
+        "How long a relayer transaction waits unmined before it is replaced with higher fees (1-3600)",
     ),
     var("STABLEPAY_WEBHOOK_RETRY_SCHEDULE", "1m,5m,30m,2h", "Waits between webhook attempts"),
     var("STABLEPAY_WEBHOOK_ALLOW_PRIVATE", "false", "Allow webhook endpoints on private addresses (development only)"),

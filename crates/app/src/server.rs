@@ -47,7 +47,7 @@ pub async fn serve_then(
         Some(bind) => {
             let mut pools = vec![("worker".to_owned(), adapters.store.clone())];
             pools.extend(http_pools.into_iter().enumerate().map(|(i, p)| (format!("http-{i}"), p)));
-            Some(crate::metrics::serve(bind, pools, status.clone())?)
+            Some(crate::metrics::serve(bind, pools, status.clone(), adapters.clone())?)
         }
         None => None,
     };
@@ -168,7 +168,7 @@ async fn stop_within(
 }
 
 /// The background loops: due work, the live chain (verification and detection), webhook
-/// deliveries, exports and reconciliation runs.
+/// deliveries, exports, reconciliation runs and the relayer's sender.
 fn spawn_workers(
     config: &Config,
     adapters: &Adapters,
@@ -176,10 +176,10 @@ fn spawn_workers(
     status: Arc<WorkerStatus>,
 ) -> Vec<tokio::task::JoinHandle<()>> {
     let (due, chain, hooks, exports) = (adapters.clone(), adapters.clone(), adapters.clone(), adapters.clone());
-    let runs = adapters.clone();
+    let (runs, relay) = (adapters.clone(), adapters.clone());
     let (interval, poll) = (config.worker_interval, config.chain.poll);
     let (stop_due, stop_chain, stop_exports, stop_hooks) = (stop.clone(), stop.clone(), stop.clone(), stop.clone());
-    let stop_runs = stop;
+    let (stop_runs, stop_relay) = (stop.clone(), stop);
     let status_chain = status.clone();
     let database_url = config.database_url.clone();
     vec![
@@ -188,6 +188,7 @@ fn spawn_workers(
         tokio::spawn(async move { crate::deliveries::run(hooks, database_url, stop_hooks).await }),
         tokio::spawn(async move { worker::run_exports(exports, interval, stop_exports).await }),
         tokio::spawn(async move { worker::run_reconciliations(runs, interval, stop_runs).await }),
+        tokio::spawn(async move { worker::run_relay(relay, poll, stop_relay).await }),
     ]
 }
 
@@ -274,7 +275,10 @@ pub async fn run_worker(config: Config, adapters: Adapters) -> Result<()> {
     let status = Arc::new(WorkerStatus::running(config.worker_interval, chrono::Utc::now()));
     let metrics_server = config
         .metrics_bind
-        .map(|bind| crate::metrics::serve(bind, vec![("worker".to_owned(), adapters.store.clone())], status.clone()))
+        .map(|bind| {
+            let pools = vec![("worker".to_owned(), adapters.store.clone())];
+            crate::metrics::serve(bind, pools, status.clone(), adapters.clone())
+        })
         .transpose()?;
     spawn_chain_check(&adapters);
     announce_email(&config.email);

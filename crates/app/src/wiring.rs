@@ -29,6 +29,10 @@ pub struct Adapters {
     pub clock: Arc<PgClock>,
     pub chain: Arc<ModalChain>,
     pub chain_settings: ChainSettings,
+    /// The gasless relayer (off without `STABLEPAY_RELAYER_KEY`).
+    pub relayer: Arc<stablepay_chain::EvmRelayer>,
+    /// Its limits.
+    pub relay_settings: stablepay_domain::relay::model::RelaySettings,
     pub sender: Arc<HttpSender>,
     pub secret_box: Arc<AesSecretBox>,
     pub webhook_settings: WebhookSettings,
@@ -114,6 +118,21 @@ impl Adapters {
         };
         let chain = ModalChain::new(rpc).map_err(|e| anyhow_lite::msg(format!("STABLEPAY_CHAIN_RPC_URLS: {e}")))?;
         let chain_settings = chain_settings(config)?;
+        let r = &config.relayer;
+        let key = match &r.key {
+            Some(text) => Some(
+                stablepay_chain::RelayerKey::parse(text)
+                    .map_err(|e| anyhow_lite::msg(format!("STABLEPAY_RELAYER_KEY: {e}")))?,
+            ),
+            None => None,
+        };
+        let relayer = chain.relayer(key, c.usdc.clone(), c.chain_id);
+        let relay_settings = stablepay_domain::relay::model::RelaySettings {
+            daily_gas_limit: r.daily_gas_limit,
+            max_fee_per_gas: u128::from(r.max_fee_gwei) * stablepay_domain::relay::model::GWEI,
+            bump_after: chrono::Duration::from_std(r.bump_after)
+                .map_err(|_| anyhow_lite::msg("STABLEPAY_RELAYER_BUMP_SECONDS: out of range"))?,
+        };
         let w = &config.webhooks;
         let schedule = RetrySchedule::new(
             w.retry_schedule.iter().map(|d| chrono::Duration::from_std(*d).unwrap_or(chrono::Duration::MAX)).collect(),
@@ -168,6 +187,8 @@ impl Adapters {
             passwords: Arc::new(Argon2Passwords::new().map_err(|e| anyhow_lite::msg(e.to_string()))?),
             chain: Arc::new(chain),
             chain_settings,
+            relayer: Arc::new(relayer),
+            relay_settings,
             store,
         })
     }
@@ -205,6 +226,8 @@ impl Adapters {
             reconciliation: store.clone(),
             reconciliation_runs: store.clone(),
             statements: store.clone(),
+            relays: store.clone(),
+            relayer: self.relayer.clone(),
             accounts: store.clone(),
             passwords: self.passwords.clone(),
             totp_sealer: self.secret_box.clone(),
@@ -221,6 +244,7 @@ impl Adapters {
             idempotency: self.idempotency,
             accounts: self.accounts,
             retention: self.retention,
+            relay: self.relay_settings.clone(),
         }
     }
 

@@ -187,6 +187,52 @@ pub async fn run_reconciliations(adapters: Adapters, interval: Duration, stop: w
     .await;
 }
 
+/// The relayer's loop (only with `STABLEPAY_RELAYER_KEY`): one pass of the sender every `poll`
+/// (at once again while queued submissions wait), supervised like the other loops. Every worker
+/// of every replica runs it; the sender's lease lets one of them send at a time, and another
+/// takes over within the lease (30 s) when that one stops.
+pub async fn run_relay(adapters: Adapters, poll: Duration, stop: watch::Receiver<bool>) {
+    if !adapters.use_cases().relays().offered() {
+        return;
+    }
+    let holder = sender_id(&adapters);
+    supervised("relayer", poll, stop, move |_| {
+        let (adapters, holder) = (adapters.clone(), holder.clone());
+        async move {
+            let pass = adapters.use_cases().relays().send_pass(&holder).await?;
+            for status in &pass.settled {
+                metrics::counter!("stablepay_relayer_outcomes_total", "outcome" => status.as_str()).increment(1);
+            }
+            metrics::counter!("stablepay_relayer_transactions_sent_total").increment(pass.sent);
+            metrics::counter!("stablepay_relayer_replacements_total").increment(pass.bumped);
+            metrics::counter!("stablepay_relayer_broadcast_failures_total").increment(pass.broadcast_failures);
+            if pass.sent + pass.bumped > 0 || !pass.settled.is_empty() || pass.broadcast_failures > 0 {
+                tracing::info!(
+                    sent = pass.sent,
+                    replaced = pass.bumped,
+                    settled = ?pass.settled,
+                    broadcast_failures = pass.broadcast_failures,
+                    reports_failed = pass.reports_failed,
+                    "relayer pass"
+                );
+            }
+            Ok(pass.more)
+        }
+    })
+    .await;
+}
+
+/// This process's name as the relayer's sender: unique among replicas (host, process, and
+/// random bytes for a process id reused by a restarted container).
+fn sender_id(adapters: &Adapters) -> String {
+    use stablepay_domain::ports::Crypto;
+    let mut random = [0u8; 6];
+    adapters.crypto.fill_random(&mut random);
+    let host = std::env::var("HOSTNAME").unwrap_or_else(|_| "host".into());
+    let tag: String = random.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{host}/{}/{tag}", std::process::id())
+}
+
 /// A supervised loop of `pass`es: a pass answers whether more work is waiting (the next pass
 /// starts at once) or not (the next waits `interval`); one that fails or panics is logged and
 /// retried after a backoff; the loop ends on `stop` (each pass gets its receiver to stop

@@ -7,13 +7,16 @@
 //! never used. Test mode is simulated inside the crediting decision (the test helpers build the
 //! transfer), so the test-mode chain knows no transfers.
 
+mod relayer;
 mod rpc;
+mod transaction;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
+pub use relayer::EvmRelayer;
 use rpc::Endpoints;
 pub use rpc::RpcSettings;
 use stablepay_domain::chain::{ChainHealth, Observation, ScanPass, TransferScan};
@@ -22,11 +25,12 @@ use stablepay_domain::invoice::wallet::TokenDomain;
 use stablepay_domain::merchant::WalletAddress;
 use stablepay_domain::ports::Chain;
 use stablepay_domain::{Error, Mode, Scope};
+pub use transaction::RelayerKey;
 
 /// The chain for both modes: test mode knows no transfers; live mode asks the configured
 /// endpoints, or waits with a diagnostic when there are none.
 pub struct ModalChain {
-    live: Option<Endpoints>,
+    live: Option<std::sync::Arc<Endpoints>>,
     health: Mutex<Option<(Instant, ChainHealth)>>,
     /// The token contracts' EIP-712 domains, as read (a contract's domain changes only with an
     /// upgrade: read again after [`DOMAIN_TTL`]).
@@ -51,8 +55,14 @@ impl ModalChain {
 
     /// Live verification through `settings.urls` (none: as [`ModalChain::without_live`]).
     pub fn new(settings: RpcSettings) -> Result<Self, Error> {
-        let live = if settings.urls.is_empty() { None } else { Some(Endpoints::new(settings)?) };
+        let live = if settings.urls.is_empty() { None } else { Some(std::sync::Arc::new(Endpoints::new(settings)?)) };
         Ok(Self { live, health: Mutex::new(None), domains: Mutex::new(HashMap::new()) })
+    }
+
+    /// The relayer with `key` (none: off), submitting to `usdc` on `chain_id` through these
+    /// endpoints (none configured: off).
+    pub fn relayer(&self, key: Option<RelayerKey>, usdc: WalletAddress, chain_id: u64) -> EvmRelayer {
+        EvmRelayer::new(key, self.live.clone(), usdc, chain_id)
     }
 
     /// Whether live verification has endpoints to ask.
@@ -61,7 +71,7 @@ impl ModalChain {
     }
 
     fn live(&self) -> Result<&Endpoints, Error> {
-        self.live.as_ref().ok_or_else(|| {
+        self.live.as_deref().ok_or_else(|| {
             Error::ChainUnavailable("no chain RPC endpoint is configured (STABLEPAY_CHAIN_RPC_URLS)".into())
         })
     }

@@ -55,7 +55,7 @@ pub struct RpcSettings {
 /// The chain id of an endpoint not checked yet.
 const UNCHECKED: u64 = u64::MAX;
 
-struct Endpoint {
+pub(crate) struct Endpoint {
     /// The URL as it may be logged or shown: providers put their API key in the path or query,
     /// so only the scheme and host are kept ([`masked`]).
     shown: String,
@@ -96,7 +96,7 @@ const BLOCKS_KEPT: usize = 1024;
 const FINAL_BLOCK_REUSE: Duration = Duration::from_millis(100);
 
 /// A failure of one endpoint: the next is tried, unless the answer is the chain's own.
-enum Fault {
+pub(crate) enum Fault {
     /// Timeout, connection, HTTP or JSON-RPC error: this endpoint, now.
     Transport(String),
     /// The endpoint is on another chain.
@@ -182,19 +182,19 @@ struct LogFilter {
     topics: (B256, Option<B256>, Vec<B256>),
 }
 
-fn address(a: &Address) -> Result<WalletAddress, Error> {
+pub(crate) fn address(a: &Address) -> Result<WalletAddress, Error> {
     WalletAddress::parse(&format!("{a:#x}")).map_err(|e| Error::Internal(format!("chain address: {e}")))
 }
 
-fn parse_address(w: &WalletAddress) -> Result<Address, Error> {
+pub(crate) fn parse_address(w: &WalletAddress) -> Result<Address, Error> {
     w.as_str().parse().map_err(|_| Error::Internal(format!("not an address: {w}")))
 }
 
-fn hash_text(h: &B256) -> String {
+pub(crate) fn hash_text(h: &B256) -> String {
     format!("{h:#x}")
 }
 
-fn u64_of(v: U64) -> u64 {
+pub(crate) fn u64_of(v: U64) -> u64 {
     v.to::<u64>()
 }
 
@@ -279,7 +279,7 @@ fn token_domain_of(data: &[u8]) -> Option<TokenDomain> {
 }
 
 /// The 4-byte selector of a function `signature`.
-fn selector(signature: &str) -> [u8; 4] {
+pub(crate) fn selector(signature: &str) -> [u8; 4] {
     let hash = alloy_primitives::keccak256(signature.as_bytes());
     [hash[0], hash[1], hash[2], hash[3]]
 }
@@ -292,7 +292,7 @@ fn abi_string(data: &[u8]) -> Option<String> {
 }
 
 /// The EIP-712 separator of a domain of `name`, `version`, `chain_id` and `contract`.
-fn domain_separator(name: &str, version: &str, chain_id: u64, contract: &Address) -> B256 {
+pub(crate) fn domain_separator(name: &str, version: &str, chain_id: u64, contract: &Address) -> B256 {
     let typehash = alloy_primitives::keccak256(
         "EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)".as_bytes(),
     );
@@ -351,7 +351,7 @@ impl Endpoints {
         Ok(Self { list, settings, blocks: Mutex::new(HashMap::new()), final_block: Mutex::new(None) })
     }
 
-    async fn call<P, R>(&self, endpoint: &Endpoint, method: &'static str, params: P) -> Result<R, Fault>
+    pub(crate) async fn call<P, R>(&self, endpoint: &Endpoint, method: &'static str, params: P) -> Result<R, Fault>
     where
         P: Serialize + Clone + Send + Sync + Unpin + std::fmt::Debug + 'static,
         R: DeserializeOwned + std::fmt::Debug + Send + Sync + Unpin + 'static,
@@ -362,6 +362,30 @@ impl Endpoints {
             Ok(Err(e)) => {
                 Err(Fault::Transport(format!("{method} at {}: {}", endpoint.shown, endpoint.without_url(&e))))
             }
+            Err(_) => Err(Fault::Transport(format!("{method} at {}: no answer in time", endpoint.shown))),
+        }
+    }
+
+    /// `endpoint`'s answer to `method`, or the node's refusal (a JSON-RPC error: a revert, a
+    /// transaction it will not take) as its message: the chain's answer, not the endpoint's
+    /// failure, so the next endpoint is not asked.
+    pub(crate) async fn ask<P, R>(
+        &self,
+        endpoint: &Endpoint,
+        method: &'static str,
+        params: P,
+    ) -> Result<Result<R, String>, Fault>
+    where
+        P: Serialize + Clone + Send + Sync + Unpin + std::fmt::Debug + 'static,
+        R: DeserializeOwned + std::fmt::Debug + Send + Sync + Unpin + 'static,
+    {
+        let call = endpoint.client.request::<P, R>(method, params);
+        match tokio::time::timeout(self.settings.request_timeout, call).await {
+            Ok(Ok(answer)) => Ok(Ok(answer)),
+            Ok(Err(e)) => match e.as_error_resp() {
+                Some(refusal) => Ok(Err(refusal.message.to_string())),
+                None => Err(Fault::Transport(format!("{method} at {}: {}", endpoint.shown, endpoint.without_url(&e)))),
+            },
             Err(_) => Err(Fault::Transport(format!("{method} at {}: no answer in time", endpoint.shown))),
         }
     }
@@ -393,7 +417,7 @@ impl Endpoints {
     }
 
     /// Runs `job` on the first endpoint that serves the right chain and answers.
-    async fn with_endpoint<'a, T, F, Fut>(&'a self, job: F) -> Result<T, Error>
+    pub(crate) async fn with_endpoint<'a, T, F, Fut>(&'a self, job: F) -> Result<T, Error>
     where
         F: Fn(&'a Endpoint) -> Fut,
         Fut: Future<Output = Result<T, Fault>>,

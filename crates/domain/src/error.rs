@@ -19,6 +19,45 @@ pub enum Limit {
     WebhookEndpoints,
 }
 
+/// Why the relayer cannot submit an authorization now.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RelayerUnavailable {
+    /// The operator set no relayer key.
+    Off,
+    /// The day's gas budget (`STABLEPAY_RELAYER_DAILY_GAS_LIMIT`) would be exceeded.
+    DailyGasLimit,
+    /// The relayer's balance does not pay the gas of one more submission.
+    Unfunded,
+    /// The token's EIP-712 domain cannot be read now.
+    TokenDomain,
+}
+
+impl RelayerUnavailable {
+    /// The reason as `details.reason` writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Off => "relayer_off",
+            Self::DailyGasLimit => "relayer_daily_gas_limit",
+            Self::Unfunded => "relayer_unfunded",
+            Self::TokenDomain => "token_domain_unavailable",
+        }
+    }
+
+    /// What the customer reads.
+    pub fn message(self) -> &'static str {
+        match self {
+            Self::Off => "this service does not submit authorizations: send the transaction from your wallet",
+            Self::DailyGasLimit => {
+                "the relayer reached its daily limit: send the transaction from your wallet (it pays the network fee)"
+            }
+            Self::Unfunded => {
+                "the relayer cannot pay the network fee now: send the transaction from your wallet (it pays the fee)"
+            }
+            Self::TokenDomain => "the token cannot be read now: send the transaction from your wallet",
+        }
+    }
+}
+
 /// The kinds of resource a NOT_FOUND can name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Resource {
@@ -54,6 +93,8 @@ pub enum Resource {
     Invitation,
     /// A transfer recorded as unattributed.
     UnattributedTransfer,
+    /// An authorization submitted to the relayer.
+    RelayedAuthorization,
 }
 
 impl Resource {
@@ -76,6 +117,7 @@ impl Resource {
             Resource::Member => "member",
             Resource::Invitation => "invitation",
             Resource::UnattributedTransfer => "unattributed_transfer",
+            Resource::RelayedAuthorization => "relayed_authorization",
         }
     }
 }
@@ -412,6 +454,32 @@ pub enum Error {
         /// The most a synchronous export answers.
         limit: u64,
     },
+
+    /// The relayer cannot submit an authorization now (FEATURE_UNAVAILABLE, with the reason):
+    /// the customer's wallet may still send the call itself.
+    #[error("{}", .0.message())]
+    RelayerUnavailable(RelayerUnavailable),
+    /// The authorization's nonce was used on the chain already (AUTHORIZATION_USED): the transfer
+    /// it made is what pays; nothing is sent again.
+    #[error("this authorization was used already; the transfer it made pays the checkout")]
+    AuthorizationUsed,
+    /// The authorization is past its `validBefore`, or too close to it to be mined in time, by
+    /// the chain's clock (AUTHORIZATION_EXPIRED).
+    #[error("this authorization expires before it could be mined; ask a new wallet payment attempt")]
+    AuthorizationExpired,
+    /// The payer's token balance does not cover the authorization's value
+    /// (PAYER_BALANCE_INSUFFICIENT).
+    #[error("the paying wallet holds {balance}, less than the {required} it authorized")]
+    PayerBalanceInsufficient {
+        /// What the wallet holds.
+        balance: String,
+        /// What the authorization moves.
+        required: String,
+    },
+    /// The token refuses the exact call (a simulated `eth_call` reverts); the text is its
+    /// reason (AUTHORIZATION_REJECTED).
+    #[error("the token refuses this authorization: {0}")]
+    AuthorizationRejected(String),
 
     /// The chain cannot be used as configured (no RPC endpoint, or the node is on another
     /// chain); the text says why, for operators. Payments wait until it is fixed.

@@ -130,6 +130,8 @@ id_type!(/// An emailed account link: verification, password reset or invitation
     AccountLinkId, "alk_");
 id_type!(/// An entry of a merchant's audit log.
     AuditEntryId, "aud_");
+id_type!(/// A customer's signed authorization the relayer submits for them.
+    RelayId, "rel_");
 id_type!(/// A notice emailed to a member (a wallet change, a webhook incident).
     NoticeId, "ntc_");
 

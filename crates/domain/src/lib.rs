@@ -27,6 +27,7 @@
 //!     use cases in [`invoice::service::Invoices`].
 //!   - [`chain`]: transfers as the chain reports them, verification and attribution, the
 //!     follower ([`chain::service::Follower`]).
+//!   - [`relay`]: the gasless relayer, submitting customers' signed authorizations.
 //!   - [`payment_link`], [`webhook`], [`email`], [`event`], [`export`], [`statement`],
 //!     [`reconciliation`], [`diagnostics`].
 //!   - [`idempotency`], [`ratelimit`], [`health`]: what the driving adapters need around every
@@ -167,6 +168,7 @@ pub mod merchant;
 pub mod payment_link;
 pub mod ratelimit;
 pub mod reconciliation;
+pub mod relay;
 pub mod retention;
 pub mod statement;
 pub mod telemetry;

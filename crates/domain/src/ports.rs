@@ -46,6 +46,8 @@
 //! | [`StatementStore`] | `statement` | statement settings, monthly statements and their exports |
 //! | [`ReconciliationStore`] | `reconciliation` | a period's figures per token and its discrepancies |
 //! | [`ReconciliationRunStore`] | `reconciliation` | reconciliation runs, their items, and the credited payments and log owners they read |
+//! | [`Relayer`] | `relay` | the relayer's account on the chain: checks, fees, signing of submissions, receipts |
+//! | [`RelayStore`] | `relay` | submissions to the relayer, its account's nonce and the sender's lease |
 
 pub use crate::account::ports::{AccountStore, PasswordHasher, TotpSealer};
 pub use crate::api_key::ports::ApiKeyStore;
@@ -62,6 +64,7 @@ pub use crate::merchant::ports::MerchantStore;
 pub use crate::payment_link::ports::PaymentLinkStore;
 pub use crate::ratelimit::ports::RateLimiter;
 pub use crate::reconciliation::ports::{ReconciliationRunStore, ReconciliationStore};
+pub use crate::relay::ports::{RelayStore, Relayer};
 pub use crate::statement::ports::StatementStore;
 pub use crate::telemetry::ports::TelemetryStore;
 pub use crate::webhook::ports::{SecretBox, WebhookSender, WebhookStore};
@@ -84,6 +87,7 @@ pub use crate::{
     payment_link::ports::MockPaymentLinkStore,
     ratelimit::ports::MockRateLimiter,
     reconciliation::ports::{MockReconciliationRunStore, MockReconciliationStore},
+    relay::ports::{MockRelayStore, MockRelayer},
     statement::ports::MockStatementStore,
     telemetry::ports::MockTelemetryStore,
     webhook::ports::{MockSecretBox, MockWebhookSender, MockWebhookStore},

@@ -97,6 +97,8 @@ pub fn idle_use_cases() -> crate::use_cases::UseCases {
         reconciliation: Arc::new(MockReconciliationStore::new()),
         reconciliation_runs: Arc::new(MockReconciliationRunStore::new()),
         statements: Arc::new(MockStatementStore::new()),
+        relays: Arc::new(MockRelayStore::new()),
+        relayer: Arc::new(MockRelayer::new()),
         accounts: Arc::new(MockAccountStore::new()),
         passwords: Arc::new(MockPasswordHasher::new()),
         totp_sealer: Arc::new(MockTotpSealer::new()),

@@ -48,6 +48,9 @@ use crate::ratelimit::service::RateLimits;
 use crate::reconciliation::ports::{ReconciliationRunStore, ReconciliationStore};
 use crate::reconciliation::service::Reconciliations;
 use crate::reconciliation::service::runs::ReconciliationRuns;
+use crate::relay::model::RelaySettings;
+use crate::relay::ports::{RelayStore, Relayer};
+use crate::relay::service::Relays;
 use crate::statement::ports::StatementStore;
 use crate::statement::service::Statements;
 use crate::telemetry::ports::TelemetryStore;
@@ -100,6 +103,10 @@ pub struct Ports {
     pub reconciliation_runs: Arc<dyn ReconciliationRunStore>,
     /// Statement settings and monthly statements.
     pub statements: Arc<dyn StatementStore>,
+    /// Submissions to the relayer.
+    pub relays: Arc<dyn RelayStore>,
+    /// The relayer's account on the chain.
+    pub relayer: Arc<dyn Relayer>,
     /// Users, memberships and sessions.
     pub accounts: Arc<dyn AccountStore>,
     /// Password hashes.
@@ -127,6 +134,8 @@ pub struct Settings {
     pub accounts: AccountSettings,
     /// How long events, deliveries and finished emails are kept.
     pub retention: crate::retention::model::RetentionSettings,
+    /// The relayer's limits.
+    pub relay: RelaySettings,
 }
 
 /// The test clock of a merchant after it moved, and what the move set off.
@@ -215,6 +224,17 @@ impl UseCases {
             chain: self.ports.chain.as_ref(),
             crypto: self.crypto(),
             chain_settings: &self.settings.chain,
+        }
+    }
+
+    /// The relayer: customers' signed authorizations submitted, followed and sent.
+    pub fn relays(&self) -> Relays<'_> {
+        Relays {
+            views: self.public_views(),
+            invoices: self.invoices(),
+            store: self.ports.relays.as_ref(),
+            relayer: self.ports.relayer.as_ref(),
+            settings: &self.settings.relay,
         }
     }
 

@@ -103,6 +103,10 @@ codes! {
     SECRET_OVERLAP_ACTIVE => CONFLICT,
     SECRET_OVERLAP_EXPIRED => CONFLICT,
     TRANSFER_ALREADY_ATTRIBUTED => CONFLICT,
+    AUTHORIZATION_USED => CONFLICT,
+    AUTHORIZATION_EXPIRED => UNPROCESSABLE_ENTITY,
+    AUTHORIZATION_REJECTED => UNPROCESSABLE_ENTITY,
+    PAYER_BALANCE_INSUFFICIENT => UNPROCESSABLE_ENTITY,
     REQUEST_ERROR => BAD_GATEWAY,
     REQUEST_TOO_LARGE => PAYLOAD_TOO_LARGE,
     METHOD_NOT_ALLOWED => METHOD_NOT_ALLOWED,
@@ -301,6 +305,8 @@ fn field_code(err: &DomainError) -> Option<ErrorCode> {
         DomainError::ExportCancelled => C::EXPORT_CANCELLED,
         DomainError::ExportExpired => C::EXPORT_EXPIRED,
         DomainError::TransferAlreadyAttributed => C::TRANSFER_ALREADY_ATTRIBUTED,
+        DomainError::AuthorizationUsed => C::AUTHORIZATION_USED,
+        DomainError::AuthorizationExpired => C::AUTHORIZATION_EXPIRED,
         DomainError::InvalidApiKey
         | DomainError::PermissionDenied { .. }
         | DomainError::SecondFactor { .. }
@@ -325,6 +331,9 @@ fn field_code(err: &DomainError) -> Option<ErrorCode> {
         | DomainError::AmountOutOfRange { .. }
         | DomainError::LimitReached { .. }
         | DomainError::ChainUnavailable(_)
+        | DomainError::RelayerUnavailable(_)
+        | DomainError::PayerBalanceInsufficient { .. }
+        | DomainError::AuthorizationRejected(_)
         | DomainError::IdempotencyClaimLost
         | DomainError::Unavailable
         | DomainError::SchemaBehind { .. }
@@ -423,6 +432,17 @@ fn refusal_with_reason(err: DomainError, message: String) -> ApiError {
             ApiError::field(C::CHECKOUT_SESSION_NOT_PAYABLE, "checkoutSessionId", format!("{message}."))
                 .with_details(json!({ "field": "checkoutSessionId", "reason": reason }))
         }
+        // The customer's wallet can still send the call itself: final for the relayer, and the
+        // reason says whether it may be tried again later (a daily limit, a funding).
+        DomainError::RelayerUnavailable(reason) => ApiError::new(C::FEATURE_UNAVAILABLE, format!("{message}."))
+            .with_details(json!({ "reason": reason.as_str() })),
+        DomainError::PayerBalanceInsufficient { ref balance, ref required } => {
+            ApiError::new(C::PAYER_BALANCE_INSUFFICIENT, format!("{message}."))
+                .with_details(json!({ "balance": balance, "required": required }))
+        }
+        DomainError::AuthorizationRejected(ref reason) => {
+            ApiError::new(C::AUTHORIZATION_REJECTED, format!("{message}.")).with_details(json!({ "reason": reason }))
+        }
         other => ApiError::from(other),
     }
 }
@@ -447,7 +467,11 @@ fn with_details(err: DomainError, message: String) -> ApiError {
         DomainError::InvoiceStateMismatch | DomainError::DuplicateTransaction => {
             ApiError::new(C::INVOICE_STATE_MISMATCH, "The invoice changed state before the operation completed; retry.")
         }
-        DomainError::ReminderCooldown { .. } | DomainError::TransferDoesNotPay(_) => refusal_with_reason(err, message),
+        DomainError::ReminderCooldown { .. }
+        | DomainError::TransferDoesNotPay(_)
+        | DomainError::RelayerUnavailable(_)
+        | DomainError::PayerBalanceInsufficient { .. }
+        | DomainError::AuthorizationRejected(_) => refusal_with_reason(err, message),
         DomainError::InvoiceVersionConflict { current, .. } => version(C::INVOICE_VERSION_CONFLICT, current),
         DomainError::PaymentLinkVersionConflict { current, .. } => version(C::PAYMENT_LINK_VERSION_CONFLICT, current),
         DomainError::ConfigChanged { current } => version(C::CONFIG_CHANGED, current),

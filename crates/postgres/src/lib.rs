@@ -25,6 +25,7 @@ mod payment_links;
 mod pool;
 mod reconciliation;
 mod reconciliation_runs;
+mod relays;
 mod retention;
 mod rows;
 pub mod schema;

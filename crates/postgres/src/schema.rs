@@ -142,6 +142,55 @@ diesel::table! {
         checkout_session_id -> Text,
         wallet -> Text,
         created_at -> Timestamptz,
+        token_contract -> Nullable<Text>,
+        recipient -> Nullable<Text>,
+        value_units -> Nullable<Numeric>,
+        valid_after -> Nullable<Int8>,
+        valid_before -> Nullable<Int8>,
+    }
+}
+
+diesel::table! {
+    relayer_accounts (address) {
+        address -> Text,
+        next_nonce -> Int8,
+        lease_holder -> Nullable<Text>,
+        leased_until -> Nullable<Timestamptz>,
+    }
+}
+
+diesel::table! {
+    relayed_authorizations (id) {
+        id -> Text,
+        merchant_id -> Text,
+        mode -> Text,
+        checkout_session_id -> Text,
+        nonce -> Bytea,
+        relayer -> Text,
+        signature -> Bytea,
+        status -> Text,
+        gas_limit -> Int8,
+        tx_nonce -> Nullable<Int8>,
+        broadcast_at -> Nullable<Timestamptz>,
+        mined_hash -> Nullable<Text>,
+        mined_succeeded -> Nullable<Bool>,
+        mined_block -> Nullable<Int8>,
+        gas_used -> Nullable<Int8>,
+        fee_wei -> Nullable<Numeric>,
+        detail -> Nullable<Text>,
+        created_at -> Timestamptz,
+        updated_at -> Timestamptz,
+    }
+}
+
+diesel::table! {
+    relayed_transactions (tx_hash) {
+        tx_hash -> Text,
+        relay_id -> Text,
+        raw -> Bytea,
+        max_fee_per_gas -> Numeric,
+        max_priority_fee_per_gas -> Numeric,
+        signed_at -> Timestamptz,
     }
 }
 
@@ -644,6 +693,9 @@ diesel::allow_tables_to_appear_in_same_query!(
     checkout_sessions,
     checkout_bindings,
     checkout_authorizations,
+    relayer_accounts,
+    relayed_authorizations,
+    relayed_transactions,
     payments,
     idempotency_keys,
     chain_cursors,

@@ -111,6 +111,8 @@ fn routes_app() -> utoipa_actix_web::UtoipaApp<
                 .service(routes::public::get_public_checkout)
                 .service(routes::public::submit_payment)
                 .service(routes::public::wallet_payment_attempt)
+                .service(routes::public::relay_authorization)
+                .service(routes::public::get_relayed_authorization)
                 .service(routes::public::checkout_telemetry)
                 .service(routes::public::get_public_invoice)
                 .service(routes::public::public_invoice_pdf)

@@ -36,6 +36,8 @@ pub struct Anvil {
     pub url: String,
     pub port: u16,
     http: reqwest::Client,
+    /// The development accounts' addresses and private keys, as anvil printed them.
+    accounts: Vec<(String, String)>,
     _child: Child,
 }
 
@@ -63,10 +65,22 @@ impl Anvil {
             .spawn()
             .expect("start anvil");
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let (mut addresses, mut keys) = (Vec::new(), Vec::new());
         let port = tokio::time::timeout(Duration::from_secs(30), async {
             while let Some(line) = lines.next_line().await.unwrap() {
-                if let Some(address) = line.trim().strip_prefix("Listening on ") {
+                let line = line.trim();
+                if let Some(address) = line.strip_prefix("Listening on ") {
                     return address.rsplit(':').next().unwrap().parse::<u16>().unwrap();
+                }
+                // "(3) 0x90F7... (10000.000000000000000000 ETH)" under the accounts, "(3) 0x7c85..."
+                // under the private keys.
+                if let Some((_, rest)) = line.split_once(") 0x") {
+                    let hex = rest.split_whitespace().next().unwrap_or_default();
+                    match hex.len() {
+                        40 => addresses.push(format!("0x{hex}")),
+                        64 => keys.push(format!("0x{hex}")),
+                        _ => {}
+                    }
                 }
             }
             panic!("anvil exited before listening");
@@ -75,7 +89,18 @@ impl Anvil {
         .expect("anvil did not start in time");
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
         let http = crate::support::http_client();
-        Self { url: format!("http://127.0.0.1:{port}"), port, http, _child: child }
+        let accounts = addresses.into_iter().zip(keys).collect();
+        Self { url: format!("http://127.0.0.1:{port}"), port, http, accounts, _child: child }
+    }
+
+    /// Development account `i`'s address.
+    pub fn address(&self, i: usize) -> &str {
+        &self.accounts[i].0
+    }
+
+    /// Development account `i`'s private key (hex).
+    pub fn private_key(&self, i: usize) -> &str {
+        &self.accounts[i].1
     }
 
     pub async fn rpc(&self, method: &str, params: Value) -> Value {

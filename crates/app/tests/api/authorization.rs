@@ -11,7 +11,7 @@ use crate::attribution::{invoice_of, paid, same_address};
 use crate::live::{ONE, World, eventually};
 
 /// The hosted page's wallet payment attempt of `wallet` on `cs`.
-async fn attempt(w: &World, cs: &Value, wallet: &str) -> Value {
+pub(crate) async fn attempt(w: &World, cs: &Value, wallet: &str) -> Value {
     let path = format!("/v1/public/checkout-sessions/{}/wallet-payment-attempts", cs["id"].as_str().unwrap());
     let body = json!({ "walletAddress": wallet, "chainId": 137 });
     w.app.send(w.app.http.post(w.app.url(&path)).json(&body)).await.ok(200).clone()
@@ -19,7 +19,7 @@ async fn attempt(w: &World, cs: &Value, wallet: &str) -> Value {
 
 /// The customer signs `authorization`'s typed data (with `message` changed by `edit`) and sends
 /// the call itself (paying the gas); answers the transaction's hash.
-async fn sign_and_send(w: &World, authorization: &Value, edit: impl FnOnce(&mut Value)) -> String {
+pub(crate) async fn sign_and_send(w: &World, authorization: &Value, edit: impl FnOnce(&mut Value)) -> String {
     let mut authorization = authorization.clone();
     edit(&mut authorization["typedData"]["message"]);
     let signature = w.anvil.sign_typed_data(&w.customer, &authorization["typedData"]).await;

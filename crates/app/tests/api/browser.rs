@@ -103,16 +103,24 @@ async fn test_mode_pages_work_in_a_real_browser() {
 /// else the plain test token), a customer holding some, and a merchant activated for live mode:
 /// the chain, the service, the merchant and the customer's address.
 async fn live_shop(eip3009: bool) -> (Anvil, TestApp, crate::support::Merchant, String) {
+    live_shop_with(eip3009, false).await
+}
+
+/// [`live_shop`], with the service's gasless relayer when `relayer` (anvil's last account).
+async fn live_shop_with(eip3009: bool, relayer: bool) -> (Anvil, TestApp, crate::support::Merchant, String) {
     let anvil = Anvil::start(137).await;
     let accounts = anvil.accounts().await;
     let (deployer, wallet, customer) = (accounts[0].clone(), accounts[1].clone(), accounts[2].clone());
     let token = if eip3009 { anvil.deploy_usdc(&deployer).await } else { anvil.deploy_token(&deployer).await };
     anvil.mint(&token, &deployer, &customer, 1_000 * 1_000_000).await;
-    let env = [
+    let mut env = vec![
         ("STABLEPAY_CHAIN_RPC_URLS", format!("http://127.0.0.1:{}", anvil.port)),
         ("STABLEPAY_USDC_CONTRACT", token),
         ("STABLEPAY_CHAIN_POLL_MS", "100".to_owned()),
     ];
+    if relayer {
+        env.push(("STABLEPAY_RELAYER_KEY", anvil.private_key(9).to_owned()));
+    }
     let app = TestApp::spawn_with(fresh_db().await, &env, &[]).await;
     let m = app.merchant("Acme Coffee Roasters");
     app.cli_ok(&["merchant", "activate", &m.id, "--settlement-wallet", &wallet, "--token", "USDC", "--json"]);
@@ -162,6 +170,41 @@ async fn a_usdc_checkout_is_paid_by_authorization_or_by_the_plain_transfer_with_
         assert_eq!(inv["collectionState"], "paid", "{typed_data}");
         assert_eq!(inv["payments"][0]["evidence"], evidence, "{typed_data}: {inv}");
     }
+}
+
+/// A customer holding USDC but no POL pays through the page with the service's relayer: the
+/// injected wallet only signs the typed data, the page hands the signature to the service, and
+/// the relayer's transaction (not the customer's) pays the checkout by its nonce.
+#[tokio::test]
+async fn a_customer_without_gas_pays_a_usdc_checkout_through_the_relayer_with_a_browser_wallet() {
+    let (anvil, app, m, customer) = live_shop_with(true, true).await;
+    app.cli_ok(&["merchant", "unique-amounts", &m.id, "off", "--json"]);
+    anvil.rpc("anvil_setBalance", json!([customer, "0x0"])).await;
+    let cs = app.post(&m.sk_live, "/v1/checkout-sessions", json!({ "amount": "12.5" })).await.ok(201).clone();
+    drive(json!({
+        "scenario": "live-wallet",
+        "checkoutUrl": cs["checkoutUrl"],
+        "anvilUrl": format!("http://127.0.0.1:{}", anvil.port),
+        "payer": customer,
+        "wallet": cs["settlementWalletAddress"],
+        "typedData": "relayed",
+        "shots": shots(),
+    }))
+    .await;
+    let inv = app.get(&m.sk_live, &format!("/v1/invoices/{}", cs["invoiceId"].as_str().unwrap())).await.ok(200).clone();
+    assert_eq!(inv["collectionState"], "paid", "{inv}");
+    assert_eq!(inv["payments"][0]["evidence"], "authorization", "{inv}");
+    let tx = anvil.rpc("eth_getTransactionByHash", json!([inv["payments"][0]["transactionId"]])).await;
+    assert_eq!(
+        tx["from"].as_str().unwrap().to_lowercase(),
+        anvil.address(9).to_lowercase(),
+        "the relayer sent it: {tx}"
+    );
+    assert_eq!(
+        anvil.rpc("eth_getBalance", json!([customer, "latest"])).await,
+        json!("0x0"),
+        "the customer paid no gas"
+    );
 }
 
 /// The emails customers receive, rendered by Chromium: an invoice (long names, a long line) and

@@ -37,6 +37,7 @@ mod ratelimit;
 mod receiver;
 mod reconciliation;
 mod reference;
+mod relayer;
 mod replicas;
 mod restricted;
 mod retention;

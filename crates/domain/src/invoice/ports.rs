@@ -13,7 +13,7 @@ use crate::invoice::collection::CollectionState;
 use crate::invoice::document::InvoiceDocument;
 use crate::invoice::model::InvoiceSearch;
 use crate::invoice::payment::{Payment, PaymentStatus, TxHash};
-use crate::invoice::wallet::AuthorizationNonce;
+use crate::invoice::wallet::{AuthorizationNonce, AuthorizationTerms};
 use crate::merchant::model::WalletAddress;
 use crate::mode::Scope;
 use crate::page::{Page, PageRequest};
@@ -105,17 +105,27 @@ pub trait InvoiceStore: Send + Sync {
     /// Binds `wallet` to checkout `session_id` of `scope` at `at` (a wallet payment attempt),
     /// keeping every wallet bound before; binding one again changes nothing, and a checkout
     /// holding [`MAX_BINDINGS`](crate::invoice::checkout::MAX_BINDINGS) keeps no more. The
-    /// attempt's authorization `nonce` is kept with the binding (unless the checkout holds
-    /// [`MAX_AUTHORIZATIONS`](crate::invoice::wallet::MAX_AUTHORIZATIONS) already, or the
-    /// binding could not be kept); answers whether it was. Errors: `NotFound(CheckoutSession)`.
+    /// attempt's authorization `terms` (its nonce first) are kept with the binding (unless the
+    /// checkout holds [`MAX_AUTHORIZATIONS`](crate::invoice::wallet::MAX_AUTHORIZATIONS)
+    /// already, or the binding could not be kept); answers whether they were. Errors:
+    /// `NotFound(CheckoutSession)`.
     async fn bind_wallet(
         &self,
         scope: &Scope,
         session_id: &CheckoutSessionId,
         wallet: &WalletAddress,
-        nonce: Option<AuthorizationNonce>,
+        terms: Option<AuthorizationTerms>,
         at: DateTime<Utc>,
     ) -> Result<bool, Error>;
+    /// The authorization terms kept for `nonce` with a wallet payment attempt of checkout
+    /// `session_id` of `scope`; `None` when no attempt of that checkout has that nonce (or it
+    /// was kept before its terms were). Errors: `NotFound(CheckoutSession)`.
+    async fn authorization_terms(
+        &self,
+        scope: &Scope,
+        session_id: &CheckoutSessionId,
+        nonce: &AuthorizationNonce,
+    ) -> Result<Option<AuthorizationTerms>, Error>;
     /// The wallets bound to checkout `session_id` of `scope`, first bound first. Errors:
     /// `NotFound(CheckoutSession)`.
     async fn bindings(

@@ -104,6 +104,27 @@ pub struct Authorization {
     pub nonce: AuthorizationNonce,
 }
 
+/// The terms of one attempt's authorization, as the payer is asked to sign them and as they are
+/// kept with the attempt: everything `transferWithAuthorization` takes but the signature, so a
+/// signature posted later is checked against what was offered, never against what it claims.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AuthorizationTerms {
+    /// The token's contract.
+    pub token_contract: WalletAddress,
+    /// The payer (the authorizer).
+    pub from: WalletAddress,
+    /// The settlement wallet.
+    pub to: WalletAddress,
+    /// What was due when the attempt was made.
+    pub value: Amount,
+    /// Valid after this Unix time.
+    pub valid_after: i64,
+    /// Valid before this Unix time.
+    pub valid_before: i64,
+    /// The attempt's nonce.
+    pub nonce: AuthorizationNonce,
+}
+
 /// The transfer a wallet must sign to pay a checkout.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WalletTransfer {
@@ -139,6 +160,19 @@ impl WalletTransfer {
         // Amounts stay below 10^21 (15 integer and 6 fractional digits): far inside a u128.
         let units: u128 = self.units().parse().unwrap_or(0);
         format!("{TRANSFER_SELECTOR}{recipient:0>64}{units:064x}")
+    }
+
+    /// The terms of the authorization this attempt offers, if it offers one.
+    pub fn terms(&self) -> Option<AuthorizationTerms> {
+        self.authorization.as_ref().map(|a| AuthorizationTerms {
+            token_contract: self.token_contract.clone(),
+            from: self.payer.clone(),
+            to: self.recipient.clone(),
+            value: self.amount.clone(),
+            valid_after: a.valid_after,
+            valid_before: a.valid_before,
+            nonce: a.nonce,
+        })
     }
 
     /// The chain id as wallets write it (`0x89` for Polygon).

@@ -10,13 +10,14 @@ use stablepay_domain::chain::{Candidates, Naming, OpenCheckout};
 use stablepay_domain::ids::{CheckoutSessionId, InvoiceId, MerchantId};
 use stablepay_domain::invoice::checkout::{Binding, MAX_BINDINGS};
 use stablepay_domain::invoice::payment::TxHash;
-use stablepay_domain::invoice::wallet::{AuthorizationNonce, MAX_AUTHORIZATIONS};
+use stablepay_domain::invoice::wallet::{AuthorizationNonce, AuthorizationTerms, MAX_AUTHORIZATIONS};
 use stablepay_domain::merchant::WalletAddress;
+use stablepay_domain::money::Decimal6;
 use stablepay_domain::{Error, Mode, Resource, Scope};
 
 use crate::codec::numeric;
 use crate::error::db;
-use crate::rows::mode;
+use crate::rows::{corrupt, mode};
 use crate::schema::{checkout_authorizations, checkout_bindings, checkout_sessions, payments};
 
 /// The checkouts a naming may name, of those that may take a transfer into a wallet at a block's
@@ -217,13 +218,13 @@ async fn session_in_scope(conn: &mut AsyncPgConnection, scope: &Scope, id: &Chec
 }
 
 /// Binds `wallet` to checkout `id` of `scope` (once; at most [`MAX_BINDINGS`] per checkout),
-/// and keeps the attempt's `nonce` with the binding (at most [`MAX_AUTHORIZATIONS`] per
-/// checkout); answers whether the nonce was kept.
+/// and keeps the attempt's authorization `terms` (its nonce first) with the binding (at most
+/// [`MAX_AUTHORIZATIONS`] per checkout); answers whether they were kept.
 pub(super) async fn bind_wallet(
     conn: &mut AsyncPgConnection,
     scope: &Scope,
     id: &CheckoutSessionId,
-    (wallet, nonce, at): (&WalletAddress, Option<AuthorizationNonce>, DateTime<Utc>),
+    (wallet, terms, at): (&WalletAddress, Option<AuthorizationTerms>, DateTime<Utc>),
 ) -> Result<bool, Error> {
     session_in_scope(conn, scope, id).await?;
     let limit = i64::try_from(MAX_BINDINGS).unwrap_or(i64::MAX);
@@ -239,24 +240,82 @@ pub(super) async fn bind_wallet(
     .execute(conn)
     .await
     .map_err(db)?;
-    let Some(nonce) = nonce else { return Ok(false) };
+    let Some(terms) = terms else { return Ok(false) };
     let most = i64::try_from(MAX_AUTHORIZATIONS).unwrap_or(i64::MAX);
     let kept = diesel::sql_query(
-        "INSERT INTO checkout_authorizations (nonce, checkout_session_id, wallet, created_at) \
-         SELECT $1, $2, $3, $4 \
+        "INSERT INTO checkout_authorizations \
+         (nonce, checkout_session_id, wallet, created_at, token_contract, recipient, value_units, valid_after, valid_before) \
+         SELECT $1, $2, $3, $4, $6, $7, $8::numeric, $9, $10 \
           WHERE EXISTS (SELECT 1 FROM checkout_bindings WHERE checkout_session_id = $2 AND wallet = $3) \
             AND (SELECT count(*) FROM checkout_authorizations WHERE checkout_session_id = $2) < $5 \
          ON CONFLICT DO NOTHING",
     )
-    .bind::<Bytea, _>(nonce.0.to_vec())
+    .bind::<Bytea, _>(terms.nonce.0.to_vec())
     .bind::<Text, _>(id.as_str())
     .bind::<Text, _>(wallet.as_str())
     .bind::<Timestamptz, _>(at)
     .bind::<diesel::sql_types::BigInt, _>(most)
+    .bind::<Text, _>(terms.token_contract.as_str())
+    .bind::<Text, _>(terms.to.as_str())
+    .bind::<Text, _>(terms.value.to_units())
+    .bind::<diesel::sql_types::BigInt, _>(terms.valid_after)
+    .bind::<diesel::sql_types::BigInt, _>(terms.valid_before)
     .execute(conn)
     .await
     .map_err(db)?;
     Ok(kept == 1)
+}
+
+#[derive(QueryableByName)]
+struct TermsRow {
+    #[diesel(sql_type = Text)]
+    wallet: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    token_contract: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    recipient: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    value_units: Option<String>,
+    #[diesel(sql_type = Nullable<diesel::sql_types::BigInt>)]
+    valid_after: Option<i64>,
+    #[diesel(sql_type = Nullable<diesel::sql_types::BigInt>)]
+    valid_before: Option<i64>,
+}
+
+/// The terms kept for `nonce` with an attempt of checkout `id` of `scope` (`None` for another
+/// checkout's nonce, an unknown one, or one kept before its terms were).
+pub(super) async fn authorization_terms(
+    conn: &mut AsyncPgConnection,
+    scope: &Scope,
+    id: &CheckoutSessionId,
+    nonce: &AuthorizationNonce,
+) -> Result<Option<AuthorizationTerms>, Error> {
+    session_in_scope(conn, scope, id).await?;
+    let rows: Vec<TermsRow> = diesel::sql_query(
+        "SELECT wallet, token_contract, recipient, value_units::text AS value_units, valid_after, valid_before \
+         FROM checkout_authorizations WHERE nonce = $1 AND checkout_session_id = $2",
+    )
+    .bind::<Bytea, _>(nonce.0.to_vec())
+    .bind::<Text, _>(id.as_str())
+    .load(conn)
+    .await
+    .map_err(db)?;
+    let Some(row) = rows.into_iter().next() else { return Ok(None) };
+    let (Some(token), Some(to), Some(units), Some(valid_after), Some(valid_before)) =
+        (row.token_contract, row.recipient, row.value_units, row.valid_after, row.valid_before)
+    else {
+        return Ok(None);
+    };
+    let address = |text: &str| WalletAddress::parse(text).map_err(|_| corrupt("authorization wallet"));
+    Ok(Some(AuthorizationTerms {
+        token_contract: address(&token)?,
+        from: address(&row.wallet)?,
+        to: address(&to)?,
+        value: Decimal6::from_units(&units).ok_or_else(|| corrupt("authorization value"))?,
+        valid_after,
+        valid_before,
+        nonce: *nonce,
+    }))
 }
 
 /// The wallets bound to checkout `id` of `scope`, first bound first.

@@ -62,10 +62,19 @@ impl InvoiceStore for PgStore {
         scope: &Scope,
         session_id: &CheckoutSessionId,
         wallet: &WalletAddress,
-        nonce: Option<stablepay_domain::invoice::wallet::AuthorizationNonce>,
+        terms: Option<stablepay_domain::invoice::wallet::AuthorizationTerms>,
         at: DateTime<Utc>,
     ) -> Result<bool, Error> {
-        attribution::bind_wallet(&mut *self.conn().await?, scope, session_id, (wallet, nonce, at)).await
+        attribution::bind_wallet(&mut *self.conn().await?, scope, session_id, (wallet, terms, at)).await
+    }
+
+    async fn authorization_terms(
+        &self,
+        scope: &Scope,
+        session_id: &CheckoutSessionId,
+        nonce: &stablepay_domain::invoice::wallet::AuthorizationNonce,
+    ) -> Result<Option<stablepay_domain::invoice::wallet::AuthorizationTerms>, Error> {
+        attribution::authorization_terms(&mut *self.conn().await?, scope, session_id, nonce).await
     }
 
     async fn bindings(&self, scope: &Scope, session_id: &CheckoutSessionId) -> Result<Vec<Binding>, Error> {

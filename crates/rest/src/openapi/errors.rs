@@ -114,6 +114,21 @@ const SPECIFIC: &[(&[&str], &[&[ErrorCode]])] = &[
             C::CHECKOUT_SESSION_NOT_PAYABLE,
         ]],
     ),
+    (
+        &["relay_authorization"],
+        &[&[
+            C::NOT_FOUND,
+            C::INVALID_WALLET_PAYMENT_ATTEMPT,
+            C::WALLET_PAYMENTS_UNAVAILABLE,
+            C::CHECKOUT_SESSION_NOT_PAYABLE,
+            C::FEATURE_UNAVAILABLE,
+            C::AUTHORIZATION_USED,
+            C::AUTHORIZATION_EXPIRED,
+            C::AUTHORIZATION_REJECTED,
+            C::PAYER_BALANCE_INSUFFICIENT,
+        ]],
+    ),
+    (&["get_relayed_authorization"], &[&[C::NOT_FOUND]]),
     (&["checkout_telemetry"], &[&[C::NOT_FOUND]]),
     (
         &["public_invoice_checkout"],
@@ -209,6 +224,8 @@ fn is_public(operation: &str) -> bool {
         "get_public_checkout"
             | "submit_payment"
             | "wallet_payment_attempt"
+            | "relay_authorization"
+            | "get_relayed_authorization"
             | "checkout_telemetry"
             | "get_public_invoice"
             | "public_invoice_pdf"

@@ -4,11 +4,12 @@
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, get, post, web};
 use serde_json::Value;
-use stablepay_domain::ids::{CheckoutSessionId, PublicToken};
+use stablepay_domain::ids::{CheckoutSessionId, PublicToken, RelayId};
 use stablepay_domain::invoice::InvoiceKey;
 use stablepay_domain::invoice::payment::TxHash;
 use stablepay_domain::invoice::public::InvoiceView;
 use stablepay_domain::invoice::service::Invoices;
+use stablepay_domain::invoice::wallet::AuthorizationNonce;
 use stablepay_domain::merchant::WalletAddress;
 use stablepay_domain::ratelimit::{CHECKOUT_TELEMETRY, PUBLIC_CHECKOUT, PUBLIC_READ};
 use stablepay_domain::telemetry::model::{MAX_DETAIL_BYTES, Step};
@@ -23,8 +24,8 @@ use crate::json::ApiJson;
 use crate::rebuild;
 use crate::wire::public::{
     PublicCheckoutEnvelope, PublicCheckoutOut, PublicCheckoutSessionEnvelope, PublicCheckoutSessionOut,
-    PublicInvoiceEnvelope, PublicInvoiceOut, SubmitPaymentIn, SubmittedPaymentOut, TelemetryEnvelope, TelemetryIn,
-    TelemetryOut, WalletAttemptEnvelope, WalletAttemptIn, WalletAttemptOut,
+    PublicInvoiceEnvelope, PublicInvoiceOut, RelayEnvelope, RelayIn, RelayOut, SubmitPaymentIn, SubmittedPaymentOut,
+    TelemetryEnvelope, TelemetryIn, TelemetryOut, WalletAttemptEnvelope, WalletAttemptIn, WalletAttemptOut,
 };
 
 /// Report the transaction that pays a live checkout. The service verifies it onchain itself
@@ -210,9 +211,88 @@ pub async fn wallet_payment_attempt(
     let transfer = state.use_cases.public_views().wallet_transfer(&id, wallet, chain).await?;
     // The wallet is evidence for this checkout from now on, and the authorization's nonce names
     // it (answered only once kept).
-    let nonce = transfer.authorization.as_ref().map(|a| &a.nonce);
-    let kept = state.use_cases.invoices().bind_payer(&id, &transfer.payer, nonce).await?;
-    ok(StatusCode::OK, &WalletAttemptOut::new(&transfer, kept))
+    let terms = transfer.terms();
+    let kept = state.use_cases.invoices().bind_payer(&id, &transfer.payer, terms.as_ref()).await?;
+    ok(StatusCode::OK, &WalletAttemptOut::new(&transfer, (kept, state.use_cases.relays().offered())))
+}
+
+/// The nonce and signature of a relayed authorization, or the precise refusal
+/// (INVALID_WALLET_PAYMENT_ATTEMPT naming the field).
+fn relay_body(body: &Value) -> Result<(AuthorizationNonce, String), Error> {
+    let invalid = |field: &str, message: &str| Error::InvalidWalletPaymentAttempt {
+        field: field.into(),
+        message: message.into(),
+    };
+    let fields = body.as_object().ok_or_else(|| invalid("body", "must be a JSON object"))?;
+    if let Some(unknown) = fields.keys().find(|k| !["nonce", "signature"].contains(&k.as_str())) {
+        return Err(invalid(unknown, "is not a field of a signed authorization"));
+    }
+    let nonce =
+        fields.get("nonce").and_then(Value::as_str).and_then(AuthorizationNonce::parse).ok_or_else(|| {
+            invalid("nonce", "the attempt's nonce (0x followed by 64 hexadecimal digits) is required")
+        })?;
+    let signature = fields.get("signature").and_then(Value::as_str).ok_or_else(|| {
+        invalid("signature", "the 65-byte signature (0x followed by 130 hexadecimal digits, r, s, v) is required")
+    })?;
+    Ok((nonce, signature.to_owned()))
+}
+
+/// Submit a signed EIP-3009 authorization for the service to send (gasless for the customer:
+/// the service's relayer pays the network fee, for the merchant). Everything is checked before
+/// it is accepted: the attempt is this checkout's, the signature is its wallet's, and on the
+/// chain the authorization is unused and valid for at least a minute more, the wallet holds
+/// what it authorizes and the exact call succeeds. One submission per attempt: posting it again
+/// answers the same submission. Offered only where `authorization.relayUrl` of the attempt says
+/// so (else 422 FEATURE_UNAVAILABLE, `details.reason` `relayer_off`: send the call from the
+/// wallet).
+#[utoipa::path(
+    tag = "public",
+    request_body = RelayIn,
+    params(("id" = String, Path, description = "Checkout session id")),
+    responses(
+        (status = 202, description = "Accepted: the service sends it (follow `url`)", body = RelayEnvelope),
+        crate::wire::common::Errors,
+    )
+)]
+#[post("/public/checkout-sessions/{id}/authorizations")]
+pub async fn relay_authorization(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    id: web::Path<String>,
+    body: ApiJson<Value>,
+) -> Result<HttpResponse, ApiError> {
+    enforce(&req, &state, &PUBLIC_CHECKOUT, &["authorization", &id], ErrorCode::RATE_LIMITED).await?;
+    let id = CheckoutSessionId::parse(&id).ok_or(Error::NotFound(Resource::CheckoutSession))?;
+    let (nonce, signature) = relay_body(&body.0)?;
+    let relay = state.use_cases.relays().submit(&id, &nonce, &signature).await?;
+    ok(StatusCode::ACCEPTED, &RelayOut::from(&relay))
+}
+
+/// A submitted authorization as it stands: queued, sent (with its transaction's hash), and its
+/// outcome. The checkout page follows it until it is mined.
+#[utoipa::path(
+    tag = "public",
+    params(
+        ("id" = String, Path, description = "Checkout session id"),
+        ("relayId" = String, Path, description = "The submission's id (`rel_...`)"),
+    ),
+    responses(
+        (status = 200, description = "The submission", body = RelayEnvelope),
+        crate::wire::common::Errors,
+    )
+)]
+#[get("/public/checkout-sessions/{id}/authorizations/{relayId}")]
+pub async fn get_relayed_authorization(
+    req: HttpRequest,
+    state: web::Data<AppState>,
+    path: web::Path<(String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    enforce(&req, &state, &PUBLIC_READ, &["checkout_session"], ErrorCode::RATE_LIMITED).await?;
+    let (id, relay) = path.into_inner();
+    let id = CheckoutSessionId::parse(&id).ok_or(Error::NotFound(Resource::CheckoutSession))?;
+    let relay = RelayId::parse(&relay).ok_or(Error::NotFound(Resource::RelayedAuthorization))?;
+    let relay = state.use_cases.relays().get(&id, &relay).await?;
+    ok(StatusCode::OK, &RelayOut::from(&relay))
 }
 
 /// Report a step of the hosted checkout page (viewed, wallet connected, transfer sent, error

@@ -372,12 +372,18 @@ pub struct AuthorizationCallOut {
 pub struct AuthorizationOut {
     pub typed_data: TypedDataOut,
     pub call: AuthorizationCallOut,
+    /// Where to post the signature (`{nonce, signature}`) for the service to submit the call
+    /// itself and pay its network fee (the customer needs no POL); `null` when this service
+    /// runs no relayer (the wallet sends the call). Added in 1.0.0 of the document, optional.
+    #[schema(example = "/v1/public/checkout-sessions/cs_2hQm/authorizations")]
+    pub relay_url: Option<String>,
 }
 
 impl AuthorizationOut {
     fn of(
         t: &stablepay_domain::invoice::wallet::WalletTransfer,
         a: &stablepay_domain::invoice::wallet::Authorization,
+        relay: bool,
     ) -> Self {
         let field = |name: &'static str, kind: &'static str| TypedFieldOut { name, kind };
         Self {
@@ -419,6 +425,7 @@ impl AuthorizationOut {
                 function: "transferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce,uint8 v,bytes32 r,bytes32 s)",
                 selector: stablepay_domain::invoice::wallet::TRANSFER_WITH_AUTHORIZATION_SELECTOR,
             },
+            relay_url: relay.then(|| format!("/v1/public/checkout-sessions/{}/authorizations", t.session_id)),
         }
     }
 }
@@ -456,8 +463,8 @@ pub struct WalletAttemptOut {
 
 impl WalletAttemptOut {
     /// The attempt's answer; `authorized`: whether its nonce was kept (else the plain transfer
-    /// only).
-    pub fn new(t: &stablepay_domain::invoice::wallet::WalletTransfer, authorized: bool) -> Self {
+    /// only); `relay`: whether the service submits signed authorizations.
+    pub fn new(t: &stablepay_domain::invoice::wallet::WalletTransfer, (authorized, relay): (bool, bool)) -> Self {
         Self {
             object: "wallet_payment_attempt",
             checkout_session_id: t.session_id.to_string(),
@@ -475,7 +482,7 @@ impl WalletAttemptOut {
                 value: "0x0".into(),
                 chain_id: t.chain_hex(),
             },
-            authorization: t.authorization.as_ref().filter(|_| authorized).map(|a| AuthorizationOut::of(t, a)),
+            authorization: t.authorization.as_ref().filter(|_| authorized).map(|a| AuthorizationOut::of(t, a, relay)),
             submit_url: format!("/v1/public/checkout-sessions/{}/payments", t.session_id),
             expires_at: stablepay_http::timestamp::timestamp(t.expires_at),
         }
@@ -484,6 +491,81 @@ impl WalletAttemptOut {
 
 envelope!(/// A wallet payment attempt.
     WalletAttemptEnvelope, WalletAttemptOut);
+
+/// `POST /v1/public/checkout-sessions/{id}/authorizations` body: the signed authorization of a
+/// wallet payment attempt, for the service to submit.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct RelayIn {
+    /// The attempt's nonce (`authorization.typedData.message.nonce`): 0x and 64 hexadecimal
+    /// digits.
+    #[schema(pattern = r"^0x[0-9a-fA-F]{64}$")]
+    pub nonce: String,
+    /// The wallet's `eth_signTypedData_v4` signature of the attempt's `typedData`: 0x and 130
+    /// hexadecimal digits (r, s, v).
+    #[schema(pattern = r"^0x[0-9a-fA-F]{130}$")]
+    pub signature: String,
+}
+
+/// A signed authorization the service submits for its customer (the merchant's service pays
+/// the network fee).
+#[derive(Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RelayOut {
+    /// The literal `relayed_authorization`.
+    pub object: &'static str,
+    pub id: String,
+    pub checkout_session_id: String,
+    /// `queued` (accepted, waiting to be sent), `sent` (its transaction waits to be mined,
+    /// replaced with higher fees while it waits), `confirmed` (mined: the transfer pays the
+    /// checkout), `front_run` (another transaction used the authorization first: that transfer
+    /// pays the checkout, its nonce names it), `expired` (its `validBefore` passed before it
+    /// was mined: it did not pay; ask a new attempt) or `failed` (the token refused it: it did
+    /// not pay).
+    #[schema(example = "sent")]
+    pub status: String,
+    /// The authorization's nonce.
+    pub nonce: String,
+    /// The paying wallet (the authorizer).
+    pub payer: String,
+    /// What it moves (6 decimals).
+    #[schema(example = "10.000000")]
+    pub amount: String,
+    /// The hash of its transaction (the version mined, else the latest sent); `null` until
+    /// sent. Every replacement has its own hash.
+    pub transaction_hash: Option<String>,
+    /// What happened, in words.
+    pub detail: Option<String>,
+    /// When the authorization stops being valid (its `validBefore`).
+    pub valid_until: String,
+    pub created_at: String,
+    /// Where to follow it.
+    pub url: String,
+}
+
+impl From<&stablepay_domain::relay::model::Relay> for RelayOut {
+    fn from(r: &stablepay_domain::relay::model::Relay) -> Self {
+        let terms = &r.authorization.terms;
+        let until = chrono::DateTime::from_timestamp(terms.valid_before, 0).unwrap_or_default();
+        Self {
+            object: "relayed_authorization",
+            id: r.id.to_string(),
+            checkout_session_id: r.session_id.to_string(),
+            status: r.status.as_str().to_owned(),
+            nonce: terms.nonce.hex(),
+            payer: terms.from.as_str().to_owned(),
+            amount: terms.value.to_string(),
+            transaction_hash: r.transaction_hash().map(|h| h.as_str().to_owned()),
+            detail: r.detail.clone(),
+            valid_until: stablepay_http::timestamp::timestamp(until),
+            created_at: stablepay_http::timestamp::timestamp(r.created_at),
+            url: format!("/v1/public/checkout-sessions/{}/authorizations/{}", r.session_id, r.id),
+        }
+    }
+}
+
+envelope!(/// A relayed authorization.
+    RelayEnvelope, RelayOut);
 
 /// `POST /v1/public/checkout-sessions/{id}/telemetry` body: one step of the checkout page.
 #[derive(Deserialize, ToSchema)]

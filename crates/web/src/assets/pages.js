@@ -98,10 +98,14 @@
   // send it, then report its hash for verification.
   var pay = document.getElementById("wallet-pay");
   var status = document.getElementById("wallet-status");
+  var relayKey = "stablepay-relay:" + (pay ? pay.getAttribute("data-attempt") : "");
   if (pay && window.ethereum) {
     pay.hidden = false;
     status.textContent = "Your wallet will ask you to confirm the transfer.";
     pay.addEventListener("click", function () { payWithWallet().catch(fail); });
+    var following = null;
+    try { following = sessionStorage.getItem(relayKey); } catch (e) {}
+    if (following) followRelay(following);
   }
   function say(text) { status.textContent = text; }
   function fail(err) {
@@ -158,8 +162,10 @@
       word(m.nonce) + num(v) + sig.slice(0, 64) + sig.slice(64, 128);
   }
   /// Pays by EIP-3009 authorization (its nonce names this checkout): the wallet signs the typed
-  /// data, then sends the call. Answers the hash, or null when the wallet cannot sign typed data
-  /// (the plain transfer then). The customer declining is an answer, never a fallback.
+  /// data; the service submits it where it offers to (no network fee for the customer), else
+  /// (or when its relayer cannot now) the wallet sends the call. Answers the hash to report, ""
+  /// when the service submits it (it reports it itself), or null when the wallet cannot sign
+  /// typed data (the plain transfer then). The customer declining is an answer, never a fallback.
   async function payByAuthorization(eth, account, a) {
     var signature;
     try {
@@ -169,9 +175,47 @@
       if (e && e.code === 4001) throw e;
       return null;
     }
+    if (a.relayUrl && await relay(a, signature)) return "";
     say("Confirm the transaction in your wallet…");
     return eth.request({ method: "eth_sendTransaction",
       params: [{ from: account, to: a.call.to, data: authorizedCall(a, signature), value: "0x0" }] });
+  }
+  /// Hands the signed authorization to the service; answers whether it took it (false: the
+  /// relayer cannot now, the wallet sends it instead).
+  async function relay(a, signature) {
+    say("Sending your payment (the network fee is on us)…");
+    var sent = await post(a.relayUrl, { nonce: a.typedData.message.nonce, signature: signature });
+    if (sent.ok) { followRelay(sent.answer.data.url); return true; }
+    var e = refused(sent.answer, "the service could not send the payment");
+    if (e.code === "FEATURE_UNAVAILABLE") return false;
+    if (e.code === "AUTHORIZATION_USED") { window.location.reload(); return true; }
+    throw e;
+  }
+  /// Follows a submission until its transaction is mined (kept for this tab, so a reload goes
+  /// on following it instead of offering to pay again).
+  function followRelay(url) {
+    try { sessionStorage.setItem(relayKey, url); } catch (e) {}
+    pay.disabled = true;
+    var check = function () {
+      fetch(url, { headers: { Accept: "application/json" }, cache: "no-store" })
+        .then(function (r) { return r.ok ? r.json() : null; })
+        .then(function (body) {
+          var d = body && body.data;
+          if (!d) { setTimeout(check, 3000); return; }
+          if (d.status === "queued" || d.status === "sent") {
+            say(d.status === "sent" ? "Sent. Waiting for Polygon to include it…" : "Sending your payment…");
+            setTimeout(check, 1500);
+            return;
+          }
+          try { sessionStorage.removeItem(relayKey); } catch (e) {}
+          if (d.status === "confirmed" || d.status === "front_run") { window.location.reload(); return; }
+          pay.disabled = false;
+          say("Not paid: " + (d.detail || d.status) + ". Try again.");
+          report("error_shown", d.status);
+        })
+        .catch(function () { setTimeout(check, 3000); });
+    };
+    check();
   }
   async function payWithWallet() {
     var eth = window.ethereum;
@@ -182,6 +226,7 @@
     var transfer = await transferFor(eth, accounts[0]);
     var tx = transfer.transaction;
     var hash = transfer.authorization ? await payByAuthorization(eth, tx.from, transfer.authorization) : null;
+    if (hash === "") { report("transfer_sent"); return; }
     if (!hash) {
       say("Confirm the transfer in your wallet…");
       hash = await eth.request({ method: "eth_sendTransaction",

@@ -24,7 +24,7 @@ use crate::invoice::model::{Acting, Actor};
 use crate::invoice::payment::{Evidence, Payment, TxHash};
 use crate::invoice::ports::InvoiceStore;
 use crate::invoice::validate::{self, DraftInput};
-use crate::invoice::wallet::AuthorizationNonce;
+use crate::invoice::wallet::AuthorizationTerms;
 use crate::merchant::model::{ChainSettings, Merchant, POLYGON_CHAIN_ID, WalletAddress};
 use crate::mode::{Mode, Scope};
 
@@ -346,20 +346,21 @@ impl Invoices<'_> {
     /// (the wallet payment attempt): evidence that its transfers are for that checkout. A
     /// binding never restricts who may pay: every wallet bound stays bound, so one bound by
     /// someone else never turns the customer's own transfer away. The attempt's authorization
-    /// nonce, when it has one, is kept with the binding (at most
+    /// `terms`, when it offers one, are kept with the binding (at most
     /// [`MAX_AUTHORIZATIONS`](crate::invoice::wallet::MAX_AUTHORIZATIONS) per checkout): a
-    /// transfer carrying it pays this checkout. Answers whether the nonce was kept (else the
-    /// attempt offers the plain transfer only). Errors: `NotFound(CheckoutSession)`.
+    /// transfer carrying its nonce pays this checkout, and a signature posted for the relayer is
+    /// checked against them. Answers whether they were kept (else the attempt offers the plain
+    /// transfer only). Errors: `NotFound(CheckoutSession)`.
     pub async fn bind_payer(
         &self,
         session_id: &CheckoutSessionId,
         payer: &WalletAddress,
-        nonce: Option<&AuthorizationNonce>,
+        terms: Option<&AuthorizationTerms>,
     ) -> Result<bool, Error> {
         let public = self.store.load_public(&PublicRef::Session(session_id.clone())).await?;
         let scope = public.invoice.scope.clone();
         // Compared with block times: the real time, whatever a test clock says.
-        self.store.bind_wallet(&scope, session_id, payer, nonce.copied(), self.clock.system_now()).await
+        self.store.bind_wallet(&scope, session_id, payer, terms.cloned(), self.clock.system_now()).await
     }
 
     /// The chain follower saw log `log_index` of transfer `tx` pay the wallet of checkout

@@ -1,0 +1,9 @@
+DROP TABLE relayed_transactions;
+DROP TABLE relayed_authorizations;
+DROP TABLE relayer_accounts;
+ALTER TABLE checkout_authorizations
+    DROP COLUMN token_contract,
+    DROP COLUMN recipient,
+    DROP COLUMN value_units,
+    DROP COLUMN valid_after,
+    DROP COLUMN valid_before;

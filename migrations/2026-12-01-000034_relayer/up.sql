@@ -29,7 +29,7 @@ CREATE TABLE relayed_authorizations (
     relayer              text NOT NULL REFERENCES relayer_accounts (address),
     signature            bytea NOT NULL CHECK (length(signature) = 65),
     status               text NOT NULL
-        CHECK (status IN ('queued', 'sent', 'confirmed', 'front_run', 'expired', 'failed')),
+        CHECK (status IN ('queued', 'sent', 'confirmed', 'front_run', 'expired', 'failed', 'cancelled')),
     gas_limit            bigint NOT NULL CHECK (gas_limit > 0),
     -- The relayer's nonce of its transaction: never two submissions with one.
     tx_nonce             bigint CHECK (tx_nonce >= 0),

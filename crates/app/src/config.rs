@@ -894,6 +894,39 @@ mod tests {
     }
 
     #[test]
+    fn relayer_settings() {
+        let c = load(&[]).unwrap();
+        assert!(c.relayer.key.is_none(), "off by default");
+        assert_eq!((c.relayer.daily_gas_limit, c.relayer.max_fee_gwei), (10_000_000, 1000));
+        assert_eq!(c.relayer.bump_after, Duration::from_secs(30));
+        let key = "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80";
+        let rpc = ("STABLEPAY_CHAIN_RPC_URLS", "http://127.0.0.1:8545");
+        let c = load(&[
+            ("STABLEPAY_RELAYER_KEY", key),
+            rpc,
+            ("STABLEPAY_RELAYER_DAILY_GAS_LIMIT", "500000"),
+            ("STABLEPAY_RELAYER_MAX_FEE_GWEI", "200"),
+            ("STABLEPAY_RELAYER_BUMP_SECONDS", "5"),
+        ])
+        .unwrap();
+        assert_eq!(c.relayer.key.as_deref(), Some(key));
+        assert_eq!((c.relayer.daily_gas_limit, c.relayer.max_fee_gwei), (500_000, 200));
+        assert_eq!(c.relayer.bump_after, Duration::from_secs(5));
+        assert!(!format!("{c:?}").contains("ac0974bec39a17e36ba4a6b4d238ff"), "the key is never printed");
+        for (vars, name) in [
+            (vec![("STABLEPAY_RELAYER_KEY", "0x1234"), rpc], "STABLEPAY_RELAYER_KEY"),
+            (vec![("STABLEPAY_RELAYER_KEY", key)], "STABLEPAY_RELAYER_KEY"),
+            (vec![("STABLEPAY_RELAYER_DAILY_GAS_LIMIT", "99999")], "STABLEPAY_RELAYER_DAILY_GAS_LIMIT"),
+            (vec![("STABLEPAY_RELAYER_MAX_FEE_GWEI", "0")], "STABLEPAY_RELAYER_MAX_FEE_GWEI"),
+            (vec![("STABLEPAY_RELAYER_BUMP_SECONDS", "3601")], "STABLEPAY_RELAYER_BUMP_SECONDS"),
+        ] {
+            let err = load(&vars).unwrap_err().to_string();
+            assert!(err.starts_with(name), "{err}");
+            assert!(!err.contains("ac0974bec39a17e36ba4a6b4d238ff"), "the key is never printed: {err}");
+        }
+    }
+
+    #[test]
     fn webhook_settings() {
         let c = load(&[]).unwrap();
         assert!(c.webhooks.secret_key.is_none());
@@ -1021,6 +1054,7 @@ mod tests {
             ("REDIS_URL", "redis://cache:6379", "redis://cache:6379"),
             ("STABLEPAY_SMTP_URL", "smtps://app:hunter2@mail.example:465", "smtps://***@mail.example:465"),
             ("STABLEPAY_SECRET_KEY", "hunter2", "(hidden)"),
+            ("STABLEPAY_RELAYER_KEY", "0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80", "(hidden)"),
             ("STABLEPAY_BIND", "127.0.0.1:1", "127.0.0.1:1"),
         ] {
             assert_eq!(printable(name, value), shown, "{name}");

@@ -104,6 +104,28 @@ fn nonce_key(secret: Option<&[u8; 32]>) -> stablepay_domain::merchant::model::No
     stablepay_domain::merchant::model::NonceKey(key.to_vec())
 }
 
+/// The gasless relayer of `config` over `chain`'s endpoints (off without a key), and its limits.
+fn relayer(
+    config: &Config,
+    chain: &ModalChain,
+) -> anyhow_lite::Result<(stablepay_chain::EvmRelayer, stablepay_domain::relay::model::RelaySettings)> {
+    let r = &config.relayer;
+    let key = match &r.key {
+        Some(text) => Some(
+            stablepay_chain::RelayerKey::parse(text)
+                .map_err(|e| anyhow_lite::msg(format!("STABLEPAY_RELAYER_KEY: {e}")))?,
+        ),
+        None => None,
+    };
+    let settings = stablepay_domain::relay::model::RelaySettings {
+        daily_gas_limit: r.daily_gas_limit,
+        max_fee_per_gas: u128::from(r.max_fee_gwei) * stablepay_domain::relay::model::GWEI,
+        bump_after: chrono::Duration::from_std(r.bump_after)
+            .map_err(|_| anyhow_lite::msg("STABLEPAY_RELAYER_BUMP_SECONDS: out of range"))?,
+    };
+    Ok((chain.relayer(key, config.chain.usdc.clone(), config.chain.chain_id), settings))
+}
+
 impl Adapters {
     pub fn new(config: &Config) -> anyhow_lite::Result<Self> {
         let checkout_signals = stablepay_postgres::CheckoutSignalHub::new();
@@ -118,21 +140,7 @@ impl Adapters {
         };
         let chain = ModalChain::new(rpc).map_err(|e| anyhow_lite::msg(format!("STABLEPAY_CHAIN_RPC_URLS: {e}")))?;
         let chain_settings = chain_settings(config)?;
-        let r = &config.relayer;
-        let key = match &r.key {
-            Some(text) => Some(
-                stablepay_chain::RelayerKey::parse(text)
-                    .map_err(|e| anyhow_lite::msg(format!("STABLEPAY_RELAYER_KEY: {e}")))?,
-            ),
-            None => None,
-        };
-        let relayer = chain.relayer(key, c.usdc.clone(), c.chain_id);
-        let relay_settings = stablepay_domain::relay::model::RelaySettings {
-            daily_gas_limit: r.daily_gas_limit,
-            max_fee_per_gas: u128::from(r.max_fee_gwei) * stablepay_domain::relay::model::GWEI,
-            bump_after: chrono::Duration::from_std(r.bump_after)
-                .map_err(|_| anyhow_lite::msg("STABLEPAY_RELAYER_BUMP_SECONDS: out of range"))?,
-        };
+        let (relayer, relay_settings) = relayer(config, &chain)?;
         let w = &config.webhooks;
         let schedule = RetrySchedule::new(
             w.retry_schedule.iter().map(|d| chrono::Duration::from_std(*d).unwrap_or(chrono::Duration::MAX)).collect(),

@@ -4,7 +4,8 @@
 //! contract only, broadcasting and receipts, through the same endpoints (failover, chain id
 //! checked) as verification.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use alloy_primitives::{Address, B256, Bytes, U64, U256};
 use async_trait::async_trait;
@@ -27,6 +28,24 @@ pub struct EvmRelayer {
     /// The one token contract it submits to (USDC).
     token: WalletAddress,
     chain_id: u64,
+    /// The balance and fees last read, reused for [`REUSE`] (readiness, the metrics and every
+    /// submission ask for them).
+    balance_seen: Mutex<Option<(Instant, u128)>>,
+    fees_seen: Mutex<Option<(Instant, Fees)>>,
+}
+
+/// How long a balance or fees read from the chain are reused.
+const REUSE: Duration = Duration::from_secs(5);
+
+/// `cell`'s value while it is fresh.
+fn fresh<T: Copy>(cell: &Mutex<Option<(Instant, T)>>) -> Option<T> {
+    cell.lock().ok().and_then(|c| *c).filter(|(at, _)| at.elapsed() < REUSE).map(|(_, v)| v)
+}
+
+fn keep<T>(cell: &Mutex<Option<(Instant, T)>>, value: T) {
+    if let Ok(mut c) = cell.lock() {
+        *c = Some((Instant::now(), value));
+    }
 }
 
 /// An `eth_call` or `eth_estimateGas` request from the relayer.
@@ -99,7 +118,7 @@ impl EvmRelayer {
             (Some(k), Some(e)) => Some((k, e)),
             _ => None,
         };
-        Self { account, token, chain_id }
+        Self { account, token, chain_id, balance_seen: Mutex::new(None), fees_seen: Mutex::new(None) }
     }
 
     fn account(&self) -> Result<(&RelayerKey, &Endpoints), Error> {
@@ -204,8 +223,11 @@ impl Relayer for EvmRelayer {
     }
 
     async fn fees(&self) -> Result<Fees, Error> {
+        if let Some(fees) = fresh(&self.fees_seen) {
+            return Ok(fees);
+        }
         let (_, endpoints) = self.account()?;
-        endpoints
+        let fees = endpoints
             .with_endpoint(|e| async move {
                 let head = Self::head(endpoints, e).await?;
                 let tip: Result<U256, String> = endpoints.ask(e, "eth_maxPriorityFeePerGas", ()).await?;
@@ -219,7 +241,9 @@ impl Relayer for EvmRelayer {
                 let price = u128_of(endpoints.call::<_, U256>(e, "eth_gasPrice", ()).await?);
                 Ok(Fees { max_fee_per_gas: price, max_priority_fee_per_gas: price })
             })
-            .await
+            .await?;
+        keep(&self.fees_seen, fees);
+        Ok(fees)
     }
 
     fn sign(
@@ -292,9 +316,13 @@ impl Relayer for EvmRelayer {
     }
 
     async fn balance(&self) -> Result<u128, Error> {
+        if let Some(wei) = fresh(&self.balance_seen) {
+            return Ok(wei);
+        }
         let (_, endpoints) = self.account()?;
         let from = self.from()?;
         let wei: U256 = endpoints.with_endpoint(|e| endpoints.call(e, "eth_getBalance", (from, "latest"))).await?;
+        keep(&self.balance_seen, u128_of(wei));
         Ok(u128_of(wei))
     }
 }

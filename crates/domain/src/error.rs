@@ -459,6 +459,10 @@ pub enum Error {
     /// the customer's wallet may still send the call itself.
     #[error("{}", .0.message())]
     RelayerUnavailable(RelayerUnavailable),
+    /// Another submission of the checkout is being sent (CHECKOUT_SESSION_NOT_PAYABLE, with
+    /// `details.reason` `payment_being_sent` and that submission's id): one payment at a time.
+    #[error("a payment of this checkout is being sent; follow it before paying again")]
+    RelayInFlight(crate::ids::RelayId),
     /// The authorization's nonce was used on the chain already (AUTHORIZATION_USED): the transfer
     /// it made is what pays; nothing is sent again.
     #[error("this authorization was used already; the transfer it made pays the checkout")]

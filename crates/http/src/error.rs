@@ -332,6 +332,7 @@ fn field_code(err: &DomainError) -> Option<ErrorCode> {
         | DomainError::LimitReached { .. }
         | DomainError::ChainUnavailable(_)
         | DomainError::RelayerUnavailable(_)
+        | DomainError::RelayInFlight(_)
         | DomainError::PayerBalanceInsufficient { .. }
         | DomainError::AuthorizationRejected(_)
         | DomainError::IdempotencyClaimLost
@@ -418,6 +419,19 @@ fn is_credential(err: &DomainError) -> bool {
     )
 }
 
+/// Whether `err` is a refusal that says more of why ([`refusal_with_reason`] answers it).
+fn says_why(err: &DomainError) -> bool {
+    matches!(
+        err,
+        DomainError::ReminderCooldown { .. }
+            | DomainError::TransferDoesNotPay(_)
+            | DomainError::RelayerUnavailable(_)
+            | DomainError::RelayInFlight(_)
+            | DomainError::PayerBalanceInsufficient { .. }
+            | DomainError::AuthorizationRejected(_)
+    )
+}
+
 /// The refusals of a state that say why in `details.reason`.
 fn refusal_with_reason(err: DomainError, message: String) -> ApiError {
     use ErrorCode as C;
@@ -436,6 +450,8 @@ fn refusal_with_reason(err: DomainError, message: String) -> ApiError {
         // reason says whether it may be tried again later (a daily limit, a funding).
         DomainError::RelayerUnavailable(reason) => ApiError::new(C::FEATURE_UNAVAILABLE, format!("{message}."))
             .with_details(json!({ "reason": reason.as_str() })),
+        DomainError::RelayInFlight(ref id) => ApiError::new(C::CHECKOUT_SESSION_NOT_PAYABLE, format!("{message}."))
+            .with_details(json!({ "reason": "payment_being_sent", "relayedAuthorizationId": id.as_str() })),
         DomainError::PayerBalanceInsufficient { ref balance, ref required } => {
             ApiError::new(C::PAYER_BALANCE_INSUFFICIENT, format!("{message}."))
                 .with_details(json!({ "balance": balance, "required": required }))
@@ -467,11 +483,7 @@ fn with_details(err: DomainError, message: String) -> ApiError {
         DomainError::InvoiceStateMismatch | DomainError::DuplicateTransaction => {
             ApiError::new(C::INVOICE_STATE_MISMATCH, "The invoice changed state before the operation completed; retry.")
         }
-        DomainError::ReminderCooldown { .. }
-        | DomainError::TransferDoesNotPay(_)
-        | DomainError::RelayerUnavailable(_)
-        | DomainError::PayerBalanceInsufficient { .. }
-        | DomainError::AuthorizationRejected(_) => refusal_with_reason(err, message),
+        e if says_why(&e) => refusal_with_reason(e, message),
         DomainError::InvoiceVersionConflict { current, .. } => version(C::INVOICE_VERSION_CONFLICT, current),
         DomainError::PaymentLinkVersionConflict { current, .. } => version(C::PAYMENT_LINK_VERSION_CONFLICT, current),
         DomainError::ConfigChanged { current } => version(C::CONFIG_CHANGED, current),

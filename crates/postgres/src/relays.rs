@@ -342,7 +342,7 @@ impl PgStore {
 impl RelayStore for PgStore {
     async fn insert_relay(&self, relay: &Relay, budget: (DateTime<Utc>, u64)) -> Result<Inserted, Error> {
         if let Some(existing) = self.relay_by_nonce(&relay.authorization.terms.nonce).await? {
-            return Ok(Inserted::Existing(existing));
+            return Ok(Inserted::Existing(Box::new(existing)));
         }
         let mut conn = self.conn().await?;
         let inserted =
@@ -356,7 +356,7 @@ impl RelayStore for PgStore {
                 diesel::result::DatabaseErrorKind::UniqueViolation,
                 _,
             ))) => match self.relay_by_nonce(&relay.authorization.terms.nonce).await? {
-                Some(existing) => Ok(Inserted::Existing(existing)),
+                Some(existing) => Ok(Inserted::Existing(Box::new(existing))),
                 None => Err(Error::Internal("a submission collided with one that is gone".into())),
             },
             Err(e) => Err(e.into_domain()),
@@ -370,6 +370,21 @@ impl RelayStore for PgStore {
         nonce: &AuthorizationNonce,
     ) -> Result<Option<Relay>, Error> {
         Ok(self.relay_by_nonce(nonce).await?.filter(|r| r.scope == *scope && r.session_id == *session_id))
+    }
+
+    async fn relay_in_flight(&self, scope: &Scope, session_id: &CheckoutSessionId) -> Result<Option<Relay>, Error> {
+        let mut conn = self.conn().await?;
+        let rows: Vec<RelayRow> = diesel::sql_query(format!(
+            "{SELECT} WHERE r.checkout_session_id = $1 AND r.merchant_id = $2 AND r.mode = $3 \
+             AND r.status IN ('queued', 'sent') ORDER BY r.created_at LIMIT 1"
+        ))
+        .bind::<Text, _>(session_id.as_str())
+        .bind::<Text, _>(scope.merchant_id.as_str())
+        .bind::<Text, _>(scope.mode.as_str())
+        .load(&mut *conn)
+        .await
+        .map_err(db)?;
+        one(&mut conn, rows).await
     }
 
     async fn get_relay(&self, scope: &Scope, session_id: &CheckoutSessionId, id: &RelayId) -> Result<Relay, Error> {
@@ -406,6 +421,20 @@ impl RelayStore for PgStore {
         .map(Some)
         .or_else(|e| if e == diesel::result::Error::NotFound { Ok(None) } else { Err(db(e)) })?;
         taken.map(|t| unsigned(t.next_nonce)).transpose()
+    }
+
+    async fn has_work(&self, relayer: &WalletAddress) -> Result<bool, Error> {
+        let found: Count = diesel::sql_query(
+            "SELECT (EXISTS (SELECT 1 FROM relayed_authorizations WHERE relayer = $1 AND status = 'queued' \
+                AND tx_nonce IS NULL) \
+             OR EXISTS (SELECT 1 FROM relayed_authorizations WHERE relayer = $1 AND tx_nonce IS NOT NULL \
+                AND mined_hash IS NULL))::int::int8 AS n",
+        )
+        .bind::<Text, _>(relayer.as_str())
+        .get_result(&mut *self.conn().await?)
+        .await
+        .map_err(db)?;
+        Ok(found.n > 0)
     }
 
     async fn in_flight(&self, relayer: &WalletAddress, limit: u32) -> Result<Vec<Relay>, Error> {

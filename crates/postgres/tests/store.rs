@@ -1370,3 +1370,146 @@ async fn links_two_factor_and_the_team_keep_their_rules() {
         LinkPurpose::ALL.iter().map(|p| p.as_str().to_owned()).collect::<BTreeSet<_>>()
     );
 }
+
+/// The relayer's store: an attempt's terms kept with its nonce and read back only for its
+/// checkout; one submission per nonce; the day's gas budget checked at insertion; the sender's
+/// lease held by one worker; the account's nonce handed out once, only under the lease and only
+/// with the transaction signed with it (never twice, even by two workers at once); the
+/// submissions in flight, their versions, outcomes and the day's use.
+#[tokio::test]
+async fn the_relayers_nonce_is_handed_out_once_under_its_lease_within_the_days_budget() {
+    use stablepay_domain::invoice::wallet::{AuthorizationNonce, AuthorizationTerms};
+    use stablepay_domain::merchant::WalletAddress;
+    use stablepay_domain::relay::model::{
+        Fees, Inserted, Relay, RelayReceipt, RelayStatus, RelayTransaction, Signature, SignedAuthorization, day_start,
+    };
+    use stablepay_domain::relay::ports::RelayStore;
+
+    let f = Fixture::new().await;
+    let m = f.merchant("Relayed").await;
+    let wallet = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed";
+    merchants::activate_merchant(&f.store, Utc::now(), &m.id, wallet, stablepay_domain::merchant::Token::Usdc)
+        .await
+        .unwrap();
+    let m = f.store_merchant(&m.id).await;
+    let input = || CheckoutInput { amount: Some(d("10")), ..Default::default() };
+    let (a, b) = (
+        f.invoices().create_checkout(&m, &live(&m), input()).await.unwrap(),
+        f.invoices().create_checkout(&m, &live(&m), input()).await.unwrap(),
+    );
+    let (session, other) = (a.sessions[0].id.clone(), b.sessions[0].id.clone());
+    let payer = WalletAddress::parse("0x00000000000000000000000000000000000000aa").unwrap();
+    let terms = |n: u8| AuthorizationTerms {
+        token_contract: a.sessions[0].token_contract.clone(),
+        from: payer.clone(),
+        to: a.sessions[0].settlement_wallet.clone(),
+        value: d("10"),
+        valid_after: 0,
+        valid_before: a.sessions[0].expires_at.timestamp(),
+        nonce: AuthorizationNonce([n; 32]),
+    };
+    for n in 1..=3 {
+        assert!(f.store.bind_wallet(&live(&m), &session, &payer, Some(terms(n)), Utc::now()).await.unwrap());
+    }
+    assert_eq!(
+        f.store.authorization_terms(&live(&m), &session, &AuthorizationNonce([1; 32])).await.unwrap(),
+        Some(terms(1))
+    );
+    assert_eq!(f.store.authorization_terms(&live(&m), &other, &AuthorizationNonce([1; 32])).await.unwrap(), None);
+
+    let relayer = WalletAddress::parse("0xa0Ee7A142d267C1f36714E4a8F75612F20a79720").unwrap();
+    // The store keeps microseconds.
+    let now = || chrono::SubsecRound::trunc_subsecs(Utc::now(), 6);
+    let relay = |n: u8| Relay {
+        id: stablepay_domain::ids::RelayId::generate(&f.crypto),
+        scope: live(&m),
+        session_id: session.clone(),
+        authorization: SignedAuthorization { terms: terms(n), signature: Signature { r: [n; 32], s: [1; 32], v: 27 } },
+        relayer: relayer.clone(),
+        status: RelayStatus::Queued,
+        gas_limit: 85_000,
+        tx_nonce: None,
+        transactions: Vec::new(),
+        broadcast_at: None,
+        receipt: None,
+        detail: None,
+        created_at: now(),
+    };
+    let budget = (day_start(Utc::now()), 200_000);
+    let (first, second, third) = (relay(1), relay(2), relay(3));
+    assert_eq!(f.store.insert_relay(&first, budget).await.unwrap(), Inserted::New);
+    assert!(
+        matches!(f.store.insert_relay(&relay(1), budget).await.unwrap(), Inserted::Existing(r) if r.id == first.id)
+    );
+    assert_eq!(f.store.insert_relay(&second, budget).await.unwrap(), Inserted::New);
+    assert_eq!(f.store.insert_relay(&third, budget).await.unwrap(), Inserted::OverBudget, "170,000 + 85,000 > 200,000");
+    let nonce = AuthorizationNonce([1; 32]);
+    assert_eq!(
+        f.store.relay_for_nonce(&live(&m), &session, &nonce).await.unwrap().map(|r| r.id),
+        Some(first.id.clone())
+    );
+    assert_eq!(f.store.relay_for_nonce(&test(&m), &session, &nonce).await.unwrap(), None, "scoped");
+    assert_eq!(f.store.relay_for_nonce(&live(&m), &other, &nonce).await.unwrap(), None, "scoped by checkout");
+    assert_eq!(
+        f.store.get_relay(&test(&m), &session, &first.id).await.unwrap_err(),
+        Error::NotFound(Resource::RelayedAuthorization)
+    );
+    assert_eq!(f.store.get_relay(&live(&m), &session, &first.id).await.unwrap(), first);
+    assert!(f.store.relay_in_flight(&live(&m), &session).await.unwrap().is_some());
+    assert!(f.store.has_work(&relayer).await.unwrap());
+
+    // One holder at a time.
+    assert_eq!(f.store.take_lease(&relayer, "a", 30).await.unwrap(), Some(0));
+    assert_eq!(f.store.take_lease(&relayer, "b", 30).await.unwrap(), None);
+    assert_eq!(f.store.take_lease(&relayer, "a", 30).await.unwrap(), Some(0), "renewed by its holder");
+
+    let version = |n: u8, nonce: u64| RelayTransaction {
+        hash: TxHash::parse(&format!("0x{}", format!("{n:02x}").repeat(32))).unwrap(),
+        raw: vec![2, n],
+        fees: Fees { max_fee_per_gas: 100 + u128::from(n), max_priority_fee_per_gas: 2 },
+        signed_at: now() + chrono::Duration::milliseconds(i64::from(n) + i64::try_from(nonce).unwrap()),
+    };
+    assert!(!f.store.record_first(&first.id, "b", (0, 0), &version(10, 0)).await.unwrap(), "not the holder");
+    // Two records of nonce 0 at once: exactly one is written.
+    let (v11, v12) = (version(11, 0), version(12, 0));
+    let (x, y) = tokio::join!(
+        f.store.record_first(&first.id, "a", (0, 0), &v11),
+        f.store.record_first(&second.id, "a", (0, 0), &v12),
+    );
+    assert_eq!(u8::from(x.unwrap()) + u8::from(y.unwrap()), 1, "nonce 0 handed out once");
+    let queued = f.store.queued(&relayer, 10).await.unwrap();
+    assert_eq!(queued.len(), 1);
+    let waiting = queued[0].id.clone();
+    assert!(!f.store.record_first(&waiting, "a", (0, 1), &version(13, 1)).await.unwrap(), "the next nonce moved");
+    assert!(f.store.record_first(&waiting, "a", (1, 1), &version(13, 1)).await.unwrap());
+    let flying = f.store.in_flight(&relayer, 10).await.unwrap();
+    assert_eq!(flying.iter().map(|r| r.tx_nonce).collect::<Vec<_>>(), vec![Some(0), Some(1)]);
+    assert!(flying.iter().all(|r| r.status == RelayStatus::Sent && r.transactions.len() == 1));
+    assert_eq!(f.store.take_lease(&relayer, "a", 30).await.unwrap(), Some(2));
+
+    // A replacement under the same nonce, then the outcome.
+    let mut mined = flying[0].clone();
+    let replacement = version(14, mined.tx_nonce.unwrap());
+    assert!(f.store.record_broadcast(&mined.id, "a", Some(replacement.clone()), Utc::now()).await.unwrap());
+    assert!(!f.store.record_broadcast(&mined.id, "b", None, Utc::now()).await.unwrap(), "not the holder");
+    let versions = f.store.get_relay(&live(&m), &session, &mined.id).await.unwrap().transactions;
+    assert_eq!(versions.last(), Some(&replacement));
+    mined.status = RelayStatus::Confirmed;
+    mined.receipt = Some(RelayReceipt {
+        hash: replacement.hash.clone(),
+        succeeded: true,
+        block_number: 9,
+        gas_used: 61_000,
+        fee_wei: 61_000 * 50,
+    });
+    assert!(!f.store.record_outcome(&mined, "b").await.unwrap(), "not the holder");
+    assert!(f.store.record_outcome(&mined, "a").await.unwrap());
+    assert_eq!(f.store.in_flight(&relayer, 10).await.unwrap().len(), 1);
+    let usage = f.store.usage(&relayer, day_start(Utc::now())).await.unwrap();
+    assert_eq!((usage.gas, usage.spent_wei, usage.confirmed, usage.in_flight), (61_000 + 85_000, 61_000 * 50, 1, 1));
+    let names = |values: Vec<&str>| values.into_iter().map(str::to_owned).collect::<BTreeSet<_>>();
+    assert_eq!(
+        f.check_values("relayed_authorizations_status_check").await,
+        names(RelayStatus::ALL.map(RelayStatus::as_str).to_vec())
+    );
+}

@@ -197,12 +197,14 @@ pub enum RelayStatus {
     Expired,
     /// The token refused it (the payer's balance moved, the call reverted): it did not pay.
     Failed,
+    /// Its checkout was paid, expired or closed before it was sent: nothing was sent.
+    Cancelled,
 }
 
 impl RelayStatus {
     /// Every status.
-    pub const ALL: [RelayStatus; 6] =
-        [Self::Queued, Self::Sent, Self::Confirmed, Self::FrontRun, Self::Expired, Self::Failed];
+    pub const ALL: [RelayStatus; 7] =
+        [Self::Queued, Self::Sent, Self::Confirmed, Self::FrontRun, Self::Expired, Self::Failed, Self::Cancelled];
 
     /// As the API and the store write it.
     pub fn as_str(self) -> &'static str {
@@ -213,6 +215,7 @@ impl RelayStatus {
             Self::FrontRun => "front_run",
             Self::Expired => "expired",
             Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
         }
     }
 
@@ -422,7 +425,7 @@ pub enum Inserted {
     /// Recorded.
     New,
     /// The attempt was submitted before: its submission stands.
-    Existing(Relay),
+    Existing(Box<Relay>),
     /// The day's gas budget would be exceeded: nothing recorded.
     OverBudget,
 }
@@ -483,7 +486,7 @@ pub fn mined_detail(status: RelayStatus) -> &'static str {
         }
         RelayStatus::Expired => "its validBefore passed before it was mined; it did not pay",
         RelayStatus::Failed => "the token reverted it (the paying wallet's balance moved?); it did not pay",
-        RelayStatus::Queued | RelayStatus::Sent => "",
+        RelayStatus::Queued | RelayStatus::Sent | RelayStatus::Cancelled => "",
     }
 }
 

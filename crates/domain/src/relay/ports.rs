@@ -34,8 +34,8 @@ pub trait Relayer: Send + Sync {
     /// `authorizationState(from, nonce)` on the newest block, and that block's time. Errors: as
     /// for `preflight`.
     async fn authorization_used(&self, authorization: &SignedAuthorization) -> Result<(bool, DateTime<Utc>), Error>;
-    /// The fees to offer now (the base fee doubled and the node's tip). Errors: as for
-    /// `preflight`.
+    /// The fees to offer now (the base fee doubled and the node's tip; an answer a few seconds
+    /// old may be reused). Errors: as for `preflight`.
     async fn fees(&self) -> Result<Fees, Error>;
     /// Signs the submission of `authorization` with the relayer's nonce and the gas limit
     /// (`nonce_and_gas_limit`) and `fees`, at `at`. Errors: `Internal` (no key, or an authorization for another token).
@@ -55,7 +55,8 @@ pub trait Relayer: Send + Sync {
     /// How many of the relayer's transactions are mined: the nonce its next one takes on the
     /// chain. Errors: as for `preflight`.
     async fn mined_nonce(&self) -> Result<u64, Error>;
-    /// The relayer's POL balance in wei. Errors: as for `preflight`.
+    /// The relayer's POL balance in wei (an answer a few seconds old may be reused). Errors: as
+    /// for `preflight`.
     async fn balance(&self) -> Result<u128, Error>;
 }
 
@@ -80,6 +81,9 @@ pub trait RelayStore: Send + Sync {
         session_id: &CheckoutSessionId,
         nonce: &AuthorizationNonce,
     ) -> Result<Option<Relay>, Error>;
+    /// A submission of checkout `session_id` of `scope` that may still pay it (queued, or sent
+    /// and not yet settled), if any.
+    async fn relay_in_flight(&self, scope: &Scope, session_id: &CheckoutSessionId) -> Result<Option<Relay>, Error>;
     /// Submission `id` of checkout `session_id` of `scope`. Errors:
     /// `NotFound(RelayedAuthorization)`.
     async fn get_relay(&self, scope: &Scope, session_id: &CheckoutSessionId, id: &RelayId) -> Result<Relay, Error>;
@@ -88,6 +92,9 @@ pub trait RelayStore: Send + Sync {
     /// another holder's lease runs.
     async fn take_lease(&self, relayer: &WalletAddress, holder: &str, lease_seconds: u32)
     -> Result<Option<u64>, Error>;
+    /// Whether `relayer` has anything to send or follow (a queued submission, or a transaction
+    /// that may still be mined): an idle sender asks nothing more.
+    async fn has_work(&self, relayer: &WalletAddress) -> Result<bool, Error>;
     /// Up to `limit` submissions of `relayer` with a transaction that may still be mined, by
     /// nonce.
     async fn in_flight(&self, relayer: &WalletAddress, limit: u32) -> Result<Vec<Relay>, Error>;

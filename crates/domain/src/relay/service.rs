@@ -45,12 +45,13 @@ impl Relays<'_> {
     /// nonce is `nonce` with `signature`: the relayer submits it, paying the gas. Checked before
     /// anything is accepted, in this order: the relayer is on; the checkout exists and is live;
     /// an attempt was submitted before (answered as it stands: one submission per attempt);
-    /// the checkout can be paid; the attempt is this checkout's, its signature recovers to its
-    /// wallet; on the chain, the authorization is valid for at least a minute more, unused, the
+    /// the checkout can be paid and no other submission of it is being sent; the attempt is this
+    /// checkout's, its signature recovers to its wallet; on the chain, the authorization is valid for at least a minute more, unused, the
     /// payer's balance covers it and the exact call succeeds; the relayer can pay its gas and
     /// the day's gas budget holds it. Errors: `RelayerUnavailable` (with why),
     /// `NotFound(CheckoutSession)`, `WalletPaymentsUnavailable` (test mode),
-    /// `CheckoutSessionNotPayable`, `InvalidWalletPaymentAttempt` on `nonce` or `signature`,
+    /// `CheckoutSessionNotPayable`, `RelayInFlight`, `InvalidWalletPaymentAttempt` on `nonce` or
+    /// `signature`,
     /// `AuthorizationExpired`, `AuthorizationUsed`, `PayerBalanceInsufficient`,
     /// `AuthorizationRejected`, `Unavailable` (the chain did not answer).
     pub async fn submit(
@@ -72,6 +73,10 @@ impl Relays<'_> {
         }
         if !view.phase.payable() {
             return Err(Error::CheckoutSessionNotPayable);
+        }
+        // One payment at a time: a second signature (another tab, a double click) would pay twice.
+        if let Some(other) = self.store.relay_in_flight(&scope, session_id).await? {
+            return Err(Error::RelayInFlight(other.id));
         }
         let terms = self.invoices.store.authorization_terms(&scope, session_id, nonce).await?.ok_or_else(|| {
             invalid("nonce", "no wallet payment attempt of this checkout offered this nonce; ask a new attempt")
@@ -120,7 +125,7 @@ impl Relays<'_> {
         };
         match self.store.insert_relay(&relay, (day_start(now), self.settings.daily_gas_limit)).await? {
             Inserted::New => Ok(relay),
-            Inserted::Existing(existing) => Ok(existing),
+            Inserted::Existing(existing) => Ok(*existing),
             Inserted::OverBudget => Err(Error::RelayerUnavailable(RelayerUnavailable::DailyGasLimit)),
         }
     }
@@ -146,15 +151,19 @@ impl Relays<'_> {
         Ok(Some(RelayerStatus { address, balance_wei, fees, today, daily_gas_limit: self.settings.daily_gas_limit }))
     }
 
-    /// One pass of the sender, as `holder` (a worker): nothing unless it holds the sender's
-    /// lease (one worker of all replicas sends at a time); then every transaction in flight is
+    /// One pass of the sender, as `holder` (a worker): nothing while nothing waits, nor unless
+    /// it holds the sender's lease (one worker of all replicas sends at a time); then every transaction in flight is
     /// followed (mined: its outcome settled and a confirmed payment reported to its checkout;
     /// waiting: replaced with higher fees after `bump_after`), and queued submissions are
-    /// checked once more and sent, each with the next nonce. Errors: `Unavailable` (the chain
+    /// checked once more (their checkout still payable, the chain's checks) and sent, each with
+    /// the next nonce. Errors: `Unavailable` (the chain
     /// or the store did not answer: the next pass goes on where this one stopped).
     pub async fn send_pass(&self, holder: &str) -> Result<RelayPass, Error> {
         let mut pass = RelayPass::default();
         let Some(relayer) = self.relayer.address() else { return Ok(pass) };
+        if !self.store.has_work(&relayer).await? {
+            return Ok(pass);
+        }
         let Some(mut next) = self.store.take_lease(&relayer, holder, SENDER_LEASE_SECONDS).await? else {
             return Ok(pass);
         };
@@ -264,6 +273,16 @@ impl Relays<'_> {
         (expected, nonce): (u64, u64),
         pass: &mut RelayPass,
     ) -> Result<First, Error> {
+        // Paid (by another transfer), expired or closed meanwhile: sending would move the
+        // customer's money for nothing.
+        if !self.views.checkout(&relay.session_id).await?.phase.payable() {
+            relay.status = RelayStatus::Cancelled;
+            relay.detail = Some("its checkout was paid, expired or closed before it was sent: nothing was sent".into());
+            if self.store.record_outcome(&relay, holder).await? {
+                pass.settled.push(RelayStatus::Cancelled);
+            }
+            return Ok(First::Settled);
+        }
         let preflight = self.relayer.preflight(&relay.authorization).await?;
         if let Some(refusal) = Refusal::of(&relay.authorization.terms, &preflight) {
             let (status, detail) = refusal.outcome();

@@ -287,7 +287,7 @@ pub async fn get_relayed_authorization(
     state: web::Data<AppState>,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
-    enforce(&req, &state, &PUBLIC_READ, &["checkout_session"], ErrorCode::RATE_LIMITED).await?;
+    enforce(&req, &state, &PUBLIC_READ, &["relayed_authorization"], ErrorCode::RATE_LIMITED).await?;
     let (id, relay) = path.into_inner();
     let id = CheckoutSessionId::parse(&id).ok_or(Error::NotFound(Resource::CheckoutSession))?;
     let relay = RelayId::parse(&relay).ok_or(Error::NotFound(Resource::RelayedAuthorization))?;

@@ -520,8 +520,9 @@ pub struct RelayOut {
     /// replaced with higher fees while it waits), `confirmed` (mined: the transfer pays the
     /// checkout), `front_run` (another transaction used the authorization first: that transfer
     /// pays the checkout, its nonce names it), `expired` (its `validBefore` passed before it
-    /// was mined: it did not pay; ask a new attempt) or `failed` (the token refused it: it did
-    /// not pay).
+    /// was mined: it did not pay; ask a new attempt), `failed` (the token refused it: it did
+    /// not pay) or `cancelled` (its checkout was paid, expired or closed before it was sent:
+    /// nothing was sent).
     #[schema(example = "sent")]
     pub status: String,
     /// The authorization's nonce.

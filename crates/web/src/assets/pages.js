@@ -124,6 +124,7 @@
   function refused(answer, fallback) {
     var e = new Error(answer && answer.error ? answer.error.message : fallback);
     e.code = answer && answer.error ? answer.error.code : "";
+    e.details = (answer && answer.error && answer.error.details) || {};
     return e;
   }
   async function switchChain(eth, chain) {
@@ -189,6 +190,11 @@
     var e = refused(sent.answer, "the service could not send the payment");
     if (e.code === "FEATURE_UNAVAILABLE") return false;
     if (e.code === "AUTHORIZATION_USED") { window.location.reload(); return true; }
+    // Another payment of this checkout is being sent (another tab): follow that one.
+    if (e.details.reason === "payment_being_sent") {
+      followRelay(a.relayUrl + "/" + e.details.relayedAuthorizationId);
+      return true;
+    }
     throw e;
   }
   /// Follows a submission until its transaction is mined (kept for this tab, so a reload goes

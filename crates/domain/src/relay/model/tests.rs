@@ -23,7 +23,7 @@ fn at(unix: i64) -> DateTime<Utc> {
 #[test]
 fn a_signature_is_65_bytes_with_v_normalised_and_a_malleable_s_refused() {
     let r = "11".repeat(32);
-    let low_s = format!("{}{}", "7f".repeat(1), "00".repeat(31));
+    let low_s = format!("7f{}", "00".repeat(31));
     for (v, expected) in [("00", 27), ("01", 28), ("1b", 27), ("1c", 28)] {
         let sig = Signature::parse(&format!("0x{r}{low_s}{v}")).unwrap();
         assert_eq!(sig.v, expected, "{v}");

@@ -157,6 +157,7 @@ impl World {
     /// The chain and the store agree to everything up to the budget check.
     fn all_good(&mut self) {
         self.store.expect_relay_for_nonce().returning(|_, _, _| Ok(None));
+        self.store.expect_relay_in_flight().returning(|_, _| Ok(None));
         self.relayer.expect_signer().returning(|_, a| Some(a.terms.from.clone()));
         self.relayer.expect_preflight().returning(|_| Ok(good_preflight()));
         self.relayer.expect_fees().returning(|| Ok(fees()));
@@ -210,6 +211,7 @@ fn refusals_come_before_anything_is_recorded_in_their_order() {
     // An unknown nonce.
     let mut w = World::new();
     w.store.expect_relay_for_nonce().returning(|_, _, _| Ok(None));
+    w.store.expect_relay_in_flight().returning(|_, _| Ok(None));
     w.invoices = MockInvoiceStore::new();
     let loaded = agg.clone();
     w.invoices.expect_load_public().returning(move |_| Ok(loaded.clone()));
@@ -220,6 +222,7 @@ fn refusals_come_before_anything_is_recorded_in_their_order() {
     // A signature that is not one, or not the payer's.
     let mut w = World::new();
     w.store.expect_relay_for_nonce().returning(|_, _, _| Ok(None));
+    w.store.expect_relay_in_flight().returning(|_, _| Ok(None));
     assert!(invalid("signature")(&submit(&w, "0x1234").unwrap_err()));
     w.relayer.expect_signer().returning(|_, _| Some(wallet("cc")));
     assert!(invalid("signature")(&submit(&w, &signature()).unwrap_err()));
@@ -227,6 +230,7 @@ fn refusals_come_before_anything_is_recorded_in_their_order() {
     // The chain's refusal.
     let mut w = World::new();
     w.store.expect_relay_for_nonce().returning(|_, _, _| Ok(None));
+    w.store.expect_relay_in_flight().returning(|_, _| Ok(None));
     w.relayer.expect_signer().returning(|_, a| Some(a.terms.from.clone()));
     w.relayer.expect_preflight().returning(|_| Ok(Preflight { used: true, ..good_preflight() }));
     assert_eq!(submit(&w, &signature()), Err(Error::AuthorizationUsed));
@@ -234,6 +238,7 @@ fn refusals_come_before_anything_is_recorded_in_their_order() {
     // A relayer that cannot pay the gas.
     let mut w = World::new();
     w.store.expect_relay_for_nonce().returning(|_, _, _| Ok(None));
+    w.store.expect_relay_in_flight().returning(|_, _| Ok(None));
     w.relayer.expect_signer().returning(|_, a| Some(a.terms.from.clone()));
     w.relayer.expect_preflight().returning(|_| Ok(good_preflight()));
     w.relayer.expect_fees().returning(|| Ok(fees()));
@@ -245,6 +250,36 @@ fn refusals_come_before_anything_is_recorded_in_their_order() {
     w.all_good();
     w.store.expect_insert_relay().returning(|_, _| Ok(Inserted::OverBudget));
     assert_eq!(submit(&w, &signature()), Err(Error::RelayerUnavailable(RelayerUnavailable::DailyGasLimit)));
+
+    // Another submission of the checkout is being sent: one payment at a time.
+    let mut w = World::new();
+    w.store.expect_relay_for_nonce().returning(|_, _, _| Ok(None));
+    let other = queued(&agg, &SeqCrypto::default());
+    let id = other.id.clone();
+    w.store.expect_relay_in_flight().returning(move |_, _| Ok(Some(other.clone())));
+    assert_eq!(submit(&w, &signature()), Err(Error::RelayInFlight(id)));
+}
+
+#[test]
+fn a_queued_submission_whose_checkout_was_paid_meanwhile_is_cancelled_without_a_nonce() {
+    let mut w = World::new();
+    let mut agg = checkout();
+    let relay = queued(&agg, &SeqCrypto::default());
+    agg.sessions[0].status = crate::invoice::checkout::CheckoutStatus::Completed;
+    w.invoices = MockInvoiceStore::new();
+    w.invoices.expect_load_public().returning(move |_| Ok(agg.clone()));
+    w.store.expect_has_work().returning(|_| Ok(true));
+    w.store.expect_take_lease().returning(|_, _, _| Ok(Some(0)));
+    w.relayer.expect_mined_nonce().returning(|| Ok(0));
+    w.store.expect_in_flight().returning(|_, _| Ok(Vec::new()));
+    w.store.expect_queued().returning(move |_, _| Ok(vec![relay.clone()]));
+    w.store
+        .expect_record_outcome()
+        .withf(|r, _| r.status == RelayStatus::Cancelled && r.tx_nonce.is_none())
+        .times(1)
+        .returning(|_, _| Ok(true));
+    let pass = run(w.relays().send_pass("worker-a")).unwrap();
+    assert_eq!((pass.sent, pass.settled.clone()), (0, vec![RelayStatus::Cancelled]));
 }
 
 fn queued(agg: &InvoiceAggregate, crypto: &SeqCrypto) -> Relay {
@@ -286,8 +321,16 @@ fn signed(nonce: u64, fees: &Fees) -> RelayTransaction {
 }
 
 #[test]
+fn an_idle_sender_asks_nothing_but_whether_work_waits() {
+    let mut w = World::new();
+    w.store.expect_has_work().times(1).returning(|_| Ok(false));
+    assert_eq!(run(w.relays().send_pass("worker-a")).unwrap(), RelayPass::default());
+}
+
+#[test]
 fn without_the_lease_a_worker_sends_nothing_and_asks_the_chain_nothing() {
     let mut w = World::new();
+    w.store.expect_has_work().returning(|_| Ok(true));
     w.store.expect_take_lease().times(1).returning(|_, _, _| Ok(None));
     let pass = run(w.relays().send_pass("worker-b")).unwrap();
     assert_eq!(pass, RelayPass::default());
@@ -299,6 +342,7 @@ fn the_sender_takes_the_higher_of_its_nonce_and_the_chains_and_stops_when_the_no
     let agg = checkout();
     let crypto = SeqCrypto::default();
     let (first, second) = (queued(&agg, &crypto), queued(&agg, &crypto));
+    w.store.expect_has_work().returning(|_| Ok(true));
     w.store.expect_take_lease().returning(|_, holder, _| {
         assert_eq!(holder, "worker-a");
         Ok(Some(3))
@@ -335,6 +379,7 @@ fn a_queued_submission_refused_on_the_last_look_is_settled_without_a_nonce() {
     let mut w = World::new();
     let agg = checkout();
     let relay = queued(&agg, &SeqCrypto::default());
+    w.store.expect_has_work().returning(|_| Ok(true));
     w.store.expect_take_lease().returning(|_, _, _| Ok(Some(0)));
     w.relayer.expect_mined_nonce().returning(|| Ok(0));
     w.store.expect_in_flight().returning(|_, _| Ok(Vec::new()));
@@ -363,6 +408,7 @@ fn a_mined_version_settles_its_submission_and_a_waiting_one_is_replaced_with_hig
     };
     let (mined, waiting) = (sent(0), sent(1));
     let mut w = World::new();
+    w.store.expect_has_work().returning(|_| Ok(true));
     w.store.expect_take_lease().returning(|_, _, _| Ok(Some(2)));
     w.relayer.expect_mined_nonce().returning(|| Ok(1));
     let both = vec![mined.clone(), waiting.clone()];

@@ -477,14 +477,15 @@ pub fn sent_step(
     SentStep::Waiting(known, quiet && !taken)
 }
 
-/// The words of a mined submission's outcome.
-pub fn mined_detail(status: RelayStatus) -> &'static str {
+/// The words of a sent submission's outcome (known once mined, or before when the chain says
+/// the authorization was used or expired while its transaction waits).
+pub fn outcome_detail(status: RelayStatus) -> &'static str {
     match status {
         RelayStatus::Confirmed => "mined: the transfer pays the checkout",
         RelayStatus::FrontRun => {
             "another transaction used the authorization first; that transfer pays the checkout (its nonce names it)"
         }
-        RelayStatus::Expired => "its validBefore passed before it was mined; it did not pay",
+        RelayStatus::Expired => "its validBefore passed before it was mined; it can no longer pay",
         RelayStatus::Failed => "the token reverted it (the paying wallet's balance moved?); it did not pay",
         RelayStatus::Queued | RelayStatus::Sent | RelayStatus::Cancelled => "",
     }

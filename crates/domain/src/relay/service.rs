@@ -10,7 +10,7 @@ use crate::invoice::wallet::AuthorizationNonce;
 use crate::mode::Mode;
 use crate::relay::model::{
     Inserted, Refusal, Relay, RelayPass, RelaySettings, RelayStatus, RelayerStatus, SENDER_LEASE_SECONDS, SentStep,
-    Signature, SignedAuthorization, day_start, gas_limit, mined_detail, sent_step,
+    Signature, SignedAuthorization, day_start, gas_limit, outcome_detail, sent_step,
 };
 use crate::relay::ports::{RelayStore, Relayer};
 
@@ -201,7 +201,7 @@ impl Relays<'_> {
             SentStep::Mined(status, receipt) => {
                 let hash = receipt.hash.clone();
                 relay.status = status;
-                relay.detail = Some(mined_detail(status).to_owned());
+                relay.detail = Some(outcome_detail(status).to_owned());
                 relay.receipt = Some(receipt);
                 if self.store.record_outcome(&relay, holder).await? {
                     pass.settled.push(status);
@@ -223,13 +223,7 @@ impl Relays<'_> {
             SentStep::Waiting(known, bump) => {
                 if let Some(status) = known.filter(|s| *s != relay.status) {
                     relay.status = status;
-                    relay.detail = Some(
-                        match status {
-                            RelayStatus::FrontRun => "another transaction used the authorization; that transfer pays the checkout (its nonce names it)",
-                            _ => "its validBefore passed while its transaction waited; it can no longer pay",
-                        }
-                        .to_owned(),
-                    );
+                    relay.detail = Some(outcome_detail(status).to_owned());
                     if self.store.record_outcome(&relay, holder).await? {
                         pass.settled.push(status);
                     }

@@ -7,11 +7,14 @@
 //!   that `cargo test` needs; `ci` does it first.
 //! - `db`: start a throwaway local PostgreSQL from the system's binaries when none is running.
 //! - `bench`: the load benchmark (release build), see docs/benchmarks.md.
+//! - `instructions [--update]`: the request path's instructions per request under callgrind
+//!   against the committed baseline (`xtask/bench/callgrind/baseline.txt`); `ci` runs it.
 //! - `openapi`: print the OpenAPI document.
 //! - `api-reference`: print the API reference generated from it (`docs/api-reference.md`).
 
 mod bench;
 mod db;
+mod instructions;
 mod schemathesis;
 mod util;
 
@@ -26,11 +29,12 @@ fn main() -> ExitCode {
         "tools" => tools(),
         "db" => db::run(&args[1..]),
         "bench" => bench::run(&args[1..]),
+        "instructions" => instructions::run(&args[1..]),
         "openapi" => util::cargo(&["run", "--quiet", "-p", "stablepay", "--", "openapi"]),
         "api-reference" => util::cargo(&["run", "--quiet", "-p", "stablepay", "--", "openapi", "--reference"]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci|schemathesis|tools|db|bench [chain|webhooks|pdf|exports|mixed|dashboard|flash-sale|checkout-pages|scale|accounts]|openapi|api-reference>"
+                "usage: cargo xtask <ci|schemathesis|tools|db|bench [chain|webhooks|pdf|exports|mixed|dashboard|flash-sale|checkout-pages|scale|accounts]|instructions [--update]|openapi|api-reference>"
             );
             return ExitCode::from(2);
         }
@@ -66,5 +70,8 @@ fn ci() -> Result<(), String> {
     tools()?;
     util::step("tests", || util::cargo(&["test", "--workspace"]))?;
     util::step("schemathesis", schemathesis::run)?;
+    // The request path's cost, in instructions (deterministic, unlike a timing): a request
+    // grown more than 5 % over its committed baseline fails.
+    util::step("instructions", || instructions::run(&[]))?;
     Ok(())
 }

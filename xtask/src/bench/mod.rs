@@ -14,7 +14,7 @@ mod accounts;
 mod api;
 mod chain;
 mod checkout_pages;
-mod client;
+pub(crate) mod client;
 mod dashboard;
 mod exports;
 mod flash_sale;

@@ -13,6 +13,7 @@ mod emails;
 mod error;
 mod events;
 mod exports;
+mod fixed;
 mod follower;
 mod idempotency;
 mod invoices;

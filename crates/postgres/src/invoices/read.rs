@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 
+use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use stablepay_domain::ids::{CheckoutSessionId, InvoiceId, PaymentId};
@@ -124,22 +125,38 @@ pub(super) async fn find_by_session(
     in_scope(row, scope, Resource::CheckoutSession)
 }
 
+crate::fixed::fixed_statement!(
+    /// One invoice by id and merchant, with its sessions (a left join), oldest first.
+    InvoiceById { id, merchant },
+    (diesel::dsl::AsSelect<InvoiceRow, Pg>, diesel::dsl::AsSelect<Option<SessionRow>, Pg>),
+    invoices::table
+        .left_join(checkout_sessions::table.on(checkout_sessions::invoice_id.eq(invoices::id)))
+        .filter(invoices::id.eq(""))
+        .filter(invoices::merchant_id.eq(""))
+        .select((InvoiceRow::as_select(), Option::<SessionRow>::as_select()))
+        .order((checkout_sessions::created_at.asc(), checkout_sessions::id.asc()))
+);
+
+crate::fixed::fixed_statement!(
+    /// The payments of one invoice, first detected first.
+    PaymentsOf { invoice },
+    diesel::dsl::AsSelect<PaymentRow, Pg>,
+    payments::table
+        .filter(payments::invoice_id.eq(""))
+        .select(PaymentRow::as_select())
+        .order((payments::detected_at.asc(), payments::id.asc()))
+);
+
 /// One invoice by id, with its sessions in the same query (a left join) and its payments only
-/// when it has any: one round trip for the common read.
+/// when it has any: one round trip for the common read, of statements whose text is built once
+/// (`crate::fixed`).
 pub(super) async fn load_by_id(
     conn: &mut AsyncPgConnection,
     scope: &Scope,
     id: &InvoiceId,
 ) -> Result<InvoiceAggregate, Error> {
-    let rows: Vec<(InvoiceRow, Option<SessionRow>)> = invoices::table
-        .left_join(checkout_sessions::table.on(checkout_sessions::invoice_id.eq(invoices::id)))
-        .filter(invoices::id.eq(id.as_str()))
-        .filter(invoices::merchant_id.eq(scope.merchant_id.as_str()))
-        .select((InvoiceRow::as_select(), Option::<SessionRow>::as_select()))
-        .order((checkout_sessions::created_at.asc(), checkout_sessions::id.asc()))
-        .load(conn)
-        .await
-        .map_err(db)?;
+    let read = InvoiceById { id: id.as_str(), merchant: scope.merchant_id.as_str() };
+    let rows: Vec<(InvoiceRow, Option<SessionRow>)> = read.load(conn).await.map_err(db)?;
     let mut sessions = Vec::with_capacity(rows.len());
     let mut invoice = None;
     for (row, session) in rows {
@@ -154,13 +171,7 @@ pub(super) async fn load_by_id(
     let payments = if row.payment_count == 0 {
         Vec::new()
     } else {
-        let pays: Vec<PaymentRow> = payments::table
-            .filter(payments::invoice_id.eq(&row.id))
-            .select(PaymentRow::as_select())
-            .order((payments::detected_at.asc(), payments::id.asc()))
-            .load(conn)
-            .await
-            .map_err(db)?;
+        let pays: Vec<PaymentRow> = PaymentsOf { invoice: &row.id }.load(conn).await.map_err(db)?;
         pays.into_iter().map(PaymentRow::into_domain).collect::<Result<_, _>>()?
     };
     Ok(InvoiceAggregate { invoice: row.into_domain()?, sessions, payments })

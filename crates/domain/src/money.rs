@@ -203,12 +203,56 @@ impl fmt::Display for Decimal6 {
         if scale == SCALE
             && let Some(n) = bigdecimal::ToPrimitive::to_u128(millionths.as_ref())
         {
-            return write!(f, "{}.{:06}", n / 1_000_000, n % 1_000_000);
+            let mut buffer = [0u8; 48];
+            return f.write_str(millionths_text(n, &mut buffer));
         }
         // Anything else (not expected: a negative or rescaled value): with_scale(6) gives
         // exactly six fractional digits and no exponent.
         write!(f, "{}", self.0.with_scale(SCALE).to_plain_string())
     }
+}
+
+/// `n` millionths as `whole.ffffff`, its digits written from the end of `buffer` (one write to
+/// the formatter instead of formatting machinery per part: every answer renders many amounts).
+fn millionths_text(n: u128, buffer: &mut [u8; 48]) -> &str {
+    let mut at = buffer.len();
+    let mut put = |d: u8| {
+        at -= 1;
+        buffer[at] = b'0' + d;
+    };
+    let mut fraction = u32::try_from(n % 1_000_000).unwrap_or(0);
+    for _ in 0..6 {
+        put(u8::try_from(fraction % 10).unwrap_or(0));
+        fraction /= 10;
+    }
+    at -= 1;
+    buffer[at] = b'.';
+    let mut put = |d: u8| {
+        at -= 1;
+        buffer[at] = b'0' + d;
+    };
+    let whole = n / 1_000_000;
+    match u64::try_from(whole) {
+        // Every real amount: 64-bit divisions.
+        Ok(mut w) => loop {
+            put(u8::try_from(w % 10).unwrap_or(0));
+            w /= 10;
+            if w == 0 {
+                break;
+            }
+        },
+        Err(_) => {
+            let mut w = whole;
+            loop {
+                put(u8::try_from(w % 10).unwrap_or(0));
+                w /= 10;
+                if w == 0 {
+                    break;
+                }
+            }
+        }
+    }
+    std::str::from_utf8(&buffer[at..]).unwrap_or_default()
 }
 
 impl fmt::Debug for Decimal6 {
@@ -331,6 +375,8 @@ mod tests {
     #[test]
     fn amounts_from_token_units() {
         assert_eq!(Decimal6::from_units("1500000").unwrap().to_string(), "1.500000");
+        let max = u128::MAX.to_string();
+        assert_eq!(Decimal6::from_units(&max).unwrap().to_string(), format!("{}.{:06}", u128::MAX / 1_000_000, u128::MAX % 1_000_000));
         assert_eq!(Decimal6::from_units("1").unwrap().to_string(), "0.000001");
         assert_eq!(Decimal6::from_units("0").unwrap(), Decimal6::zero());
         let big = "115792089237316195423570985008687907853269984665640564039457584007913129639935";
@@ -364,6 +410,12 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn rendering_is_the_integer_math_over_every_u128(n in proptest::num::u128::ANY) {
+            let rendered = Decimal6::from_units(&n.to_string()).unwrap().to_string();
+            prop_assert_eq!(rendered, format!("{}.{:06}", n / 1_000_000, n % 1_000_000));
+        }
+
         #[test]
         fn render_then_parse_is_identity((int, frac) in amount_strategy()) {
             let text = format!("{int}.{frac:06}");

@@ -6,8 +6,60 @@ use actix_web::{HttpRequest, HttpResponse, ResponseError, web};
 use stablepay_http::error::{ApiError, ErrorCode};
 
 /// The API's paths (templates split into segments, `{..}` matching any one segment) and the
-/// methods each takes, from the OpenAPI document.
-pub struct KnownRoutes(Vec<(Vec<String>, Vec<String>)>, Vec<&'static str>);
+/// methods each takes, from the OpenAPI document, with their labels and an index of them by
+/// shape ([`Shapes`]).
+pub struct KnownRoutes(Vec<(Vec<String>, Vec<String>)>, Vec<&'static str>, Shapes);
+
+/// The templates by their number of segments and their key segment (the third, after `""` and
+/// `v1`, or the last of shorter ones), so that labelling a request tries the few templates of
+/// its shape (every request is labelled for the metrics) instead of all of them; templates
+/// whose key segment is a placeholder are tried for every path of their length.
+#[derive(Default)]
+struct Shapes(std::collections::HashMap<usize, Shape>);
+
+/// The templates of one length: by their literal key segment, and those whose key segment is a
+/// placeholder.
+#[derive(Default)]
+struct Shape {
+    literal: std::collections::HashMap<String, Vec<usize>>,
+    wild: Vec<usize>,
+}
+
+/// The position of the key segment among `count` segments.
+fn key_position(count: usize) -> usize {
+    if count > 2 { 2 } else { count.saturating_sub(1) }
+}
+
+impl Shapes {
+    fn of(routes: &[(Vec<String>, Vec<String>)]) -> Self {
+        let mut shapes = Self::default();
+        for (i, (segments, _)) in routes.iter().enumerate() {
+            let shape = shapes.0.entry(segments.len()).or_default();
+            match segments.get(key_position(segments.len())) {
+                Some(key) if !key.starts_with('{') => shape.literal.entry(key.clone()).or_default().push(i),
+                _ => shape.wild.push(i),
+            }
+        }
+        shapes
+    }
+
+    /// The templates `path` may be an instance of, in document order.
+    fn candidates(&self, path: &str) -> impl Iterator<Item = usize> + '_ {
+        let count = path.split('/').count();
+        let key = path.split('/').nth(key_position(count)).unwrap_or_default();
+        let (literal, wild) = match self.0.get(&count) {
+            Some(shape) => (shape.literal.get(key).map_or(&[][..], Vec::as_slice), shape.wild.as_slice()),
+            None => (&[][..], &[][..]),
+        };
+        let (mut a, mut b) = (literal.iter().copied().peekable(), wild.iter().copied().peekable());
+        std::iter::from_fn(move || match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) if x < y => a.next(),
+            (Some(_), Some(_)) | (None, Some(_)) => b.next(),
+            (Some(_), None) => a.next(),
+            (None, None) => None,
+        })
+    }
+}
 
 /// Whether `path` is an instance of the template `segments` (`{..}` matches any one non-empty
 /// segment), without allocating.
@@ -21,7 +73,7 @@ impl KnownRoutes {
     /// The route a path belongs to, as a bounded label for metrics: its OpenAPI template
     /// (`/v1/invoices/{id}`); `None` for a path that is not the API's.
     pub fn label(&self, path: &str) -> Option<&'static str> {
-        self.0.iter().position(|(segments, _)| template_matches(segments, path)).map(|i| self.1[i])
+        self.2.candidates(path).find(|i| template_matches(&self.0[*i].0, path)).map(|i| self.1[i])
     }
 
     /// The routes of the served document.
@@ -47,7 +99,8 @@ impl KnownRoutes {
                 routes.push((segments, methods));
             }
         }
-        Self(routes, labels)
+        let shapes = Shapes::of(&routes);
+        Self(routes, labels, shapes)
     }
 
     /// The methods `path` takes, if it is a known path. Where a literal segment and a
@@ -99,5 +152,21 @@ mod tests {
         assert_eq!(routes.allowed("/v1/exports/exp_1/cancel"), Some(vec!["POST".to_owned()]));
         assert_eq!(routes.allowed("/v1/nothing"), None);
         assert_eq!(routes.label("/v1/exports/exp_1"), Some("/v1/exports/{id}"));
+    }
+
+    /// The index by shape labels every path as trying every template in document order would.
+    #[test]
+    fn the_shape_index_labels_as_the_whole_list_does() {
+        let doc = crate::api::document();
+        let doc = serde_json::to_value(&doc).unwrap();
+        let routes = KnownRoutes::from_document(&doc);
+        let every = |path: &str| routes.0.iter().position(|(s, _)| template_matches(s, path)).map(|i| routes.1[i]);
+        let mut paths: Vec<String> = routes.1.iter().map(|t| t.replace('{', "x_").replace('}', "")).collect();
+        paths.extend(["/", "/v1", "/v1/", "/healthz", "/v1/invoices/inv_1/nothing", "/checkout/cs_1", ""].map(String::from));
+        for path in &paths {
+            assert_eq!(routes.label(path), every(path), "{path}");
+        }
+        assert_eq!(routes.label("/v1/invoices/inv_1"), Some("/v1/invoices/{id}"));
+        assert_eq!(routes.label("/v1/exports/sync"), every("/v1/exports/sync"));
     }
 }

@@ -161,9 +161,10 @@ impl Server {
         let started = Instant::now();
         loop {
             if let Ok(text) = std::fs::read_to_string(&file)
-                && let Some(total) = text.lines().find_map(|l| l.strip_prefix("totals: ").or(l.strip_prefix("summary: ")))
+                && let Some(total) =
+                    text.lines().find_map(|l| l.strip_prefix("totals: ").or(l.strip_prefix("summary: ")))
             {
-                return total.trim().split_whitespace().next().and_then(|t| t.parse().ok()).ok_or("bad totals".into());
+                return total.split_whitespace().next().and_then(|t| t.parse().ok()).ok_or("bad totals".into());
             }
             if started.elapsed() > Duration::from_secs(30) {
                 return Err(format!("callgrind wrote no dump {}", file.display()));
@@ -269,8 +270,9 @@ fn count(binary: &Path, url: &str, requests: u64) -> Result<Vec<(&'static str, &
 }
 
 fn read_baseline() -> Result<Vec<(String, u64)>, String> {
-    let text = std::fs::read_to_string(baseline_file())
-        .map_err(|e| format!("{}: {e} (make it with `cargo xtask instructions --update`)", baseline_file().display()))?;
+    let text = std::fs::read_to_string(baseline_file()).map_err(|e| {
+        format!("{}: {e} (make it with `cargo xtask instructions --update`)", baseline_file().display())
+    })?;
     Ok(text
         .lines()
         .filter(|l| !l.starts_with('#') && !l.trim().is_empty())

@@ -49,7 +49,9 @@ mod tests {
             assert_eq!(timestamp(at), chrono(at), "{step}");
             at += chrono::Duration::milliseconds(31_536_000 + 7 * step);
         }
-        for (y, m, d, h, mi, s, ms) in [(0, 1, 1, 0, 0, 0, 0), (9999, 12, 31, 23, 59, 59, 999), (2026, 2, 28, 9, 5, 3, 1)] {
+        for (y, m, d, h, mi, s, ms) in
+            [(0, 1, 1, 0, 0, 0, 0), (9999, 12, 31, 23, 59, 59, 999), (2026, 2, 28, 9, 5, 3, 1)]
+        {
             let at = Utc.with_ymd_and_hms(y, m, d, h, mi, s).unwrap() + chrono::Duration::milliseconds(ms);
             assert_eq!(timestamp(at), chrono(at));
         }

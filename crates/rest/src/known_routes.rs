@@ -162,7 +162,9 @@ mod tests {
         let routes = KnownRoutes::from_document(&doc);
         let every = |path: &str| routes.0.iter().position(|(s, _)| template_matches(s, path)).map(|i| routes.1[i]);
         let mut paths: Vec<String> = routes.1.iter().map(|t| t.replace('{', "x_").replace('}', "")).collect();
-        paths.extend(["/", "/v1", "/v1/", "/healthz", "/v1/invoices/inv_1/nothing", "/checkout/cs_1", ""].map(String::from));
+        paths.extend(
+            ["/", "/v1", "/v1/", "/healthz", "/v1/invoices/inv_1/nothing", "/checkout/cs_1", ""].map(String::from),
+        );
         for path in &paths {
             assert_eq!(routes.label(path), every(path), "{path}");
         }

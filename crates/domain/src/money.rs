@@ -79,8 +79,17 @@ impl Decimal6 {
         if int_part.len() > MAX_INTEGER_DIGITS {
             return Err(DecimalError::TooLarge);
         }
-        let value = BigDecimal::from_str(input).map_err(|_| DecimalError::Malformed)?;
-        Ok(Self(value.with_scale(SCALE)))
+        // At most 15 + 6 digits, checked above: the count of millionths fits a u128, read
+        // digit by digit (no decimal parsing and rescaling of a `BigDecimal`).
+        let fraction = frac_part.unwrap_or_default();
+        let mut millionths: u128 = 0;
+        for b in int_part.bytes().chain(fraction.bytes()) {
+            millionths = millionths * 10 + u128::from(b - b'0');
+        }
+        for _ in fraction.len()..6 {
+            millionths *= 10;
+        }
+        Ok(Self(BigDecimal::new(bigdecimal::num_bigint::BigInt::from(millionths), SCALE)))
     }
 
     /// Like [`Decimal6::parse`], and the value must be greater than zero.
@@ -376,7 +385,10 @@ mod tests {
     fn amounts_from_token_units() {
         assert_eq!(Decimal6::from_units("1500000").unwrap().to_string(), "1.500000");
         let max = u128::MAX.to_string();
-        assert_eq!(Decimal6::from_units(&max).unwrap().to_string(), format!("{}.{:06}", u128::MAX / 1_000_000, u128::MAX % 1_000_000));
+        assert_eq!(
+            Decimal6::from_units(&max).unwrap().to_string(),
+            format!("{}.{:06}", u128::MAX / 1_000_000, u128::MAX % 1_000_000)
+        );
         assert_eq!(Decimal6::from_units("1").unwrap().to_string(), "0.000001");
         assert_eq!(Decimal6::from_units("0").unwrap(), Decimal6::zero());
         let big = "115792089237316195423570985008687907853269984665640564039457584007913129639935";
@@ -414,6 +426,18 @@ mod tests {
         fn rendering_is_the_integer_math_over_every_u128(n in proptest::num::u128::ANY) {
             let rendered = Decimal6::from_units(&n.to_string()).unwrap().to_string();
             prop_assert_eq!(rendered, format!("{}.{:06}", n / 1_000_000, n % 1_000_000));
+        }
+
+        #[test]
+        fn parsing_reads_what_the_decimal_parser_reads_at_scale_six(
+            int in 0u64..1_000_000_000_000_000u64, (frac, len) in (0u32..1_000_000u32, 0usize..=6)
+        ) {
+            let digits = format!("{frac:06}");
+            let text = if len == 0 { int.to_string() } else { format!("{int}.{}", &digits[..len]) };
+            let reference = BigDecimal::from_str(&text).unwrap().with_scale(SCALE);
+            let parsed = d(&text);
+            prop_assert_eq!(parsed.as_bigdecimal(), &reference);
+            prop_assert_eq!(parsed.as_bigdecimal().as_bigint_and_scale().1, SCALE);
         }
 
         #[test]

@@ -7,12 +7,21 @@ use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use stablepay_domain::api_key::Principal;
 use stablepay_domain::clock::{Clock, time_in_mode};
-use stablepay_domain::ids::random_base62;
+use stablepay_domain::ids::base62;
 use stablepay_domain::use_cases::UseCases;
 use stablepay_domain::{Error, Scope};
 
 use crate::client::TrustedProxies;
 use crate::status::WorkerStatus;
+
+/// Bytes of randomness a thread draws at once for request ids.
+const ID_POOL: usize = 4096;
+
+thread_local! {
+    /// This thread's randomness for request ids, and how much of it is used (all of it at first).
+    static ID_BYTES: std::cell::RefCell<(Box<[u8; ID_POOL]>, usize)> =
+        std::cell::RefCell::new((Box::new([0u8; ID_POOL]), ID_POOL));
+}
 
 /// The application state handed to every handler. It holds use cases, not ports: a handler
 /// calls the domain, never a store.
@@ -35,9 +44,27 @@ impl AppState {
         }
     }
 
-    /// A new request id: `req_` + 22 base62 characters.
+    /// A new request id: `req_` + 22 base62 characters of 22 random bytes, taken from this
+    /// thread's pool of the operating system's randomness ([`ID_POOL`] bytes at a time: a
+    /// request id names a request, it guards nothing, and one `getrandom` per request was a
+    /// system call of every request).
     pub fn new_request_id(&self) -> String {
-        format!("req_{}", random_base62(self.use_cases.crypto(), 22))
+        const LEN: usize = 22;
+        let mut bytes = [0u8; LEN];
+        ID_BYTES.with(|pool| {
+            let mut pool = pool.borrow_mut();
+            let (buffer, used) = &mut *pool;
+            if *used + LEN > ID_POOL {
+                self.use_cases.crypto().fill_random(&mut buffer[..]);
+                *used = 0;
+            }
+            bytes.copy_from_slice(&buffer[*used..*used + LEN]);
+            *used += LEN;
+        });
+        let mut id = String::with_capacity(26);
+        id.push_str("req_");
+        id.push_str(&base62(&bytes, LEN));
+        id
     }
 }
 

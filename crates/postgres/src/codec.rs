@@ -265,6 +265,7 @@ pub(crate) fn decode_fields(value: &JsonBytes) -> Result<InvoiceFields, Error> {
 
 #[derive(Serialize, Deserialize)]
 struct StoredActivity {
+    #[serde(deserialize_with = "stored_time")]
     at: DateTime<Utc>,
     action: String,
     actor: String,
@@ -272,6 +273,38 @@ struct StoredActivity {
     /// The dashboard member who acted (entries written before members existed have none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     by: Option<String>,
+}
+
+/// A timestamp as this encoding writes it (chrono's RFC 3339 in UTC,
+/// `2026-12-01T22:46:13.269202Z`), read field by field; any other spelling through chrono's
+/// parser (every read of an invoice reads each of its activity's times).
+fn stored_time<'de, D: serde::Deserializer<'de>>(d: D) -> Result<DateTime<Utc>, D::Error> {
+    let text = std::borrow::Cow::<'de, str>::deserialize(d)?;
+    utc_time(&text)
+        .or_else(|| DateTime::parse_from_rfc3339(&text).ok().map(|t| t.with_timezone(&Utc)))
+        .ok_or_else(|| serde::de::Error::custom("not an RFC 3339 time"))
+}
+
+/// `YYYY-MM-DDTHH:MM:SS[.fraction]Z`, or `None`.
+fn utc_time(text: &str) -> Option<DateTime<Utc>> {
+    let b = text.as_bytes();
+    let number = |from: usize, to: usize| -> Option<u32> {
+        b.get(from..to)?.iter().try_fold(0u32, |n, d| d.is_ascii_digit().then(|| n * 10 + u32::from(d - b'0')))
+    };
+    let separators = [(4, b'-'), (7, b'-'), (10, b'T'), (13, b':'), (16, b':')];
+    if b.len() < 20 || b.last() != Some(&b'Z') || separators.iter().any(|(i, c)| b.get(*i) != Some(c)) {
+        return None;
+    }
+    let nanos = match (b.len(), b.get(19)) {
+        (20, _) => 0,
+        (22..=30, Some(b'.')) => {
+            let digits = b.len() - 21;
+            number(20, b.len() - 1)? * 10u32.pow(u32::try_from(9 - digits).ok()?)
+        }
+        _ => return None,
+    };
+    let date = chrono::NaiveDate::from_ymd_opt(i32::try_from(number(0, 4)?).ok()?, number(5, 7)?, number(8, 10)?)?;
+    Some(date.and_hms_nano_opt(number(11, 13)?, number(14, 16)?, number(17, 19)?, nanos)?.and_utc())
 }
 
 pub(crate) fn encode_activity(list: &[Activity]) -> Result<JsonBytes, Error> {
@@ -372,4 +405,39 @@ pub(crate) fn encode_breakdown(t: &Totals) -> Result<JsonBytes, Error> {
 pub(crate) fn decode_breakdown(value: &JsonBytes, total: Amount) -> Result<Totals, Error> {
     let b: StoredBreakdown = serde_json::from_slice(&value.0).map_err(|_| corrupt("breakdown"))?;
     Ok(Totals { subtotal: amount(&b.subtotal)?, discount: amount(&b.discount)?, tax: amount(&b.tax)?, total })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The store's times are read as chrono reads them, whatever their fraction.
+    #[test]
+    fn stored_times_are_read_as_chrono_reads_them() {
+        let mut at = chrono::TimeZone::with_ymd_and_hms(&Utc, 2020, 1, 1, 0, 0, 0).unwrap();
+        for step in 0..50_000i64 {
+            let written = serde_json::to_string(&at).unwrap();
+            let text = written.trim_matches('"');
+            assert_eq!(utc_time(text), Some(at), "{text}");
+            let read: DateTime<Utc> = serde_json::from_str(&written).unwrap();
+            assert_eq!(read, at);
+            at += chrono::Duration::nanoseconds(3_600_000_000_123 + step * 7_919);
+        }
+        for text in ["2026-12-01T22:46:13Z", "2026-12-01T22:46:13.5Z", "2026-12-01T22:46:13.123456789Z"] {
+            assert_eq!(
+                utc_time(text),
+                DateTime::parse_from_rfc3339(text).ok().map(|t| t.with_timezone(&Utc)),
+                "{text}"
+            );
+        }
+        for other in
+            ["2026-12-01T22:46:13+00:00", "2026-12-01 22:46:13Z", "2026-13-01T22:46:13Z", "2026-12-01T22:46:13.Z", ""]
+        {
+            assert_eq!(utc_time(other), None, "{other}");
+        }
+        // Another spelling still reads, through chrono.
+        let activity = r#"[{"at":"2026-12-01T22:46:13+00:00","action":"created","actor":"api","detail":null}]"#;
+        let read = decode_activity(&JsonBytes(activity.as_bytes().to_vec())).unwrap();
+        assert_eq!(read[0].at, utc_time("2026-12-01T22:46:13Z").unwrap());
+    }
 }

@@ -204,20 +204,20 @@ pub struct ActivityOut {
 pub struct InvoiceOut {
     pub id: String,
     /// The literal `invoice`.
-    pub object: String,
-    pub mode: String,
+    pub object: &'static str,
+    pub mode: &'static str,
     /// `itemized` or `amount_only`.
-    pub kind: String,
+    pub kind: &'static str,
     /// Assigned on issue.
     pub invoice_number: Option<String>,
     /// Customer-facing page, on issue.
     pub hosted_invoice_url: Option<String>,
     /// draft, open, past_due, partially_paid, paid, void or uncollectible.
-    pub collection_state: String,
+    pub collection_state: &'static str,
     /// pending, processing, paid, underpaid, overpaid, expired, failed or cancelled.
-    pub status: String,
+    pub status: &'static str,
     pub version: i64,
-    pub currency_code: String,
+    pub currency_code: &'static str,
     pub lines: Vec<LineOut>,
     pub subtotal: String,
     pub discount: Option<DiscountOut>,
@@ -274,15 +274,15 @@ pub fn invoice(agg: &InvoiceAggregate, links: &Links<'_>, now: DateTime<Utc>) ->
     let active = agg.sessions.iter().rev().find(|s| s.is_payable(now));
     Ok(InvoiceOut {
         id: inv.id.to_string(),
-        object: "invoice".into(),
-        mode: inv.scope.mode.as_str().into(),
-        kind: inv.kind.as_str().into(),
+        object: "invoice",
+        mode: inv.scope.mode.as_str(),
+        kind: inv.kind.as_str(),
         invoice_number: inv.number.clone(),
         hosted_invoice_url: links.hosted_invoice(inv),
-        collection_state: inv.collection_state.as_str().into(),
-        status: inv.status.as_str().into(),
+        collection_state: inv.collection_state.as_str(),
+        status: inv.status.as_str(),
         version: inv.version,
-        currency_code: f.currency.symbol().into(),
+        currency_code: f.currency.symbol(),
         lines: c.lines.iter().map(LineOut::from).collect(),
         subtotal: inv.totals.subtotal.to_string(),
         discount: c.discount.as_ref().map(DiscountOut::from),

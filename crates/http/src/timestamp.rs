@@ -32,7 +32,8 @@ pub fn timestamp(at: DateTime<Utc>) -> String {
     for (i, c) in [(4, b'-'), (7, b'-'), (10, b'T'), (13, b':'), (16, b':'), (19, b'.'), (23, b'Z')] {
         out[i] = c;
     }
-    String::from_utf8_lossy(&out).into_owned()
+    // Every byte is an ASCII digit or separator.
+    String::from_utf8(out.to_vec()).unwrap_or_default()
 }
 
 #[cfg(test)]

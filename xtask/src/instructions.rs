@@ -49,6 +49,9 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let update = args.iter().any(|a| a == "--update");
     let rest: Vec<String> = args.iter().filter(|a| *a != "--update").cloned().collect();
     let [requests] = util::count_options(&rest, [("--requests", DEFAULT_REQUESTS)])?;
+    if !update {
+        same_toolchain()?;
+    }
     valgrind()?;
     let binary = util::release_binary()?;
     let db = format!("stablepay_instructions_{}", std::process::id());
@@ -267,6 +270,25 @@ fn count(binary: &Path, url: &str, requests: u64) -> Result<Vec<(&'static str, &
     }
     drop(server);
     Ok(counted)
+}
+
+/// The baseline's counts hold for the compiler that made them: another one (a toolchain not
+/// pinned, or a new pin) is told to count a new baseline, not compared.
+fn same_toolchain() -> Result<(), String> {
+    let text = std::fs::read_to_string(baseline_file()).map_err(|e| format!("{}: {e}", baseline_file().display()))?;
+    let Some(recorded) = text.lines().find_map(|l| l.strip_prefix("# toolchain: ")) else {
+        return Err(format!("{} names no toolchain", baseline_file().display()));
+    };
+    let now = util::output(Command::new("rustc").arg("--version"))?;
+    if now.trim() == recorded.trim() {
+        return Ok(());
+    }
+    Err(format!(
+        "the baseline was counted with {}, this build uses {}: count a new baseline with it \
+         (`cargo xtask instructions --update`) in a commit of its own that says why",
+        recorded.trim(),
+        now.trim()
+    ))
 }
 
 fn read_baseline() -> Result<Vec<(String, u64)>, String> {

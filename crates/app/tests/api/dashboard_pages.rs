@@ -254,6 +254,56 @@ async fn closing_and_duplicating_from_the_page_and_what_a_viewer_is_refused() {
 }
 
 #[tokio::test]
+async fn the_page_offers_each_close_where_the_collection_rules_allow_it() {
+    let app = TestApp::spawn().await;
+    let m = app.merchant("Shop");
+    owner(&app, &m, "ada@example.com");
+    let due = (chrono::Utc::now() + chrono::Duration::hours(2)).to_rfc3339();
+    let body = json!({
+        "lines": [{ "description": "Tea", "quantity": "1", "unitAmount": "9" }],
+        "dueAt": due, "issue": true, "checkoutExpiresInMinutes": 1440,
+    });
+    let inv = app.post(&m.sk_test, "/v1/invoices", body).await.ok(201).clone();
+    let id = inv["id"].as_str().unwrap();
+    let path = format!("/dashboard/invoices/{id}?merchant={}&mode=test", m.id);
+    let mut b = Browser::new(&app);
+    b.post("/dashboard/login", &[("email", "ada@example.com"), ("password", PASSWORD)]).await;
+
+    // Open, nothing paid: void and mark uncollectible, not "the remainder" of nothing.
+    let page = b.get(&path).await;
+    for offered in [">Void</button>", ">Mark uncollectible</button>"] {
+        assert!(page.html.contains(offered), "{offered}: {}", page.html);
+    }
+    assert!(!page.html.contains(">Void the remainder</button>"), "{}", page.html);
+
+    // Partly paid, then past its due date: past_due with a payment, where voiding the
+    // remainder is allowed (the page used to offer it for partially_paid only).
+    let checkout = inv["checkout"]["checkoutSessionId"].as_str().unwrap();
+    let payment = json!({ "amount": "4" });
+    app.post(&m.sk_test, &format!("/v1/test-helpers/checkout-sessions/{checkout}/payments"), payment).await.ok(201);
+    app.post(&m.sk_test, "/v1/test-helpers/clock/advance", json!({ "seconds": 3 * 3600 })).await.ok(200);
+    let api = app.get(&m.sk_test, &format!("/v1/invoices/{id}")).await.ok(200).clone();
+    assert_eq!(
+        (api["collectionState"].as_str(), api["customerAmountPaid"].as_str()),
+        (Some("past_due"), Some("4.000000"))
+    );
+    let page = b.get(&path).await;
+    let url = action_of(&page.html, "Void the remainder");
+    let mut form = form_of(&page.html, "Void the remainder");
+    form.push(("reason".into(), "Settled in cash".into()));
+    assert_eq!(post(&mut b, &url, &form).await.status, 303);
+    let api = app.get(&m.sk_test, &format!("/v1/invoices/{id}")).await.ok(200).clone();
+    assert_eq!((api["collectionState"].as_str(), api["closeReason"].as_str()), (Some("void"), Some("Settled in cash")));
+    assert_eq!(api["customerAmountPaid"], "4.000000", "the payment stays recorded");
+
+    // Closed: no close is offered any more.
+    let page = b.get(&path).await;
+    for gone in [">Void</button>", ">Void the remainder</button>", ">Mark uncollectible</button>"] {
+        assert!(!page.html.contains(gone), "{gone}: {}", page.html);
+    }
+}
+
+#[tokio::test]
 async fn checkouts_and_payments_are_listed_and_each_says_why_it_is_or_is_not_paid() {
     let app = TestApp::spawn().await;
     let m = app.merchant("Shop");

@@ -2,7 +2,8 @@
 
 use crate::ids::{CheckoutSessionId, PaymentId};
 use crate::invoice::aggregate::InvoiceAggregate;
-use crate::invoice::model::Metadata;
+use crate::invoice::collection::{self, CollectionTrigger};
+use crate::invoice::model::{Invoice, Metadata};
 use crate::invoice::payment::TxHash;
 use crate::merchant::model::WalletAddress;
 use crate::money::Amount;
@@ -61,6 +62,26 @@ pub enum CloseAction {
     VoidRemaining,
     /// Mark the invoice uncollectible.
     MarkUncollectible,
+}
+
+impl CloseAction {
+    /// The collection machine's trigger for closing `invoice` this way (void-remaining needs a
+    /// payment received).
+    pub fn trigger(self, invoice: &Invoice) -> CollectionTrigger {
+        match self {
+            Self::Void => CollectionTrigger::Void,
+            Self::VoidRemaining => {
+                CollectionTrigger::VoidRemaining { has_payments: !invoice.customer_amount_paid.is_zero() }
+            }
+            Self::MarkUncollectible => CollectionTrigger::MarkUncollectible,
+        }
+    }
+
+    /// Whether this action may close `invoice` now: the collection machine's own answer, the
+    /// one the close follows, so a page that offers the action cannot drift from the rule.
+    pub fn allowed(self, invoice: &Invoice) -> bool {
+        collection::transition(invoice.collection_state, self.trigger(invoice)).is_ok()
+    }
 }
 
 /// A refund performed elsewhere, to be recorded.

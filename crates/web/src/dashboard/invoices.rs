@@ -262,10 +262,10 @@ fn actions(state: &AppState, p: &Place, agg: &InvoiceAggregate, failed: Failed) 
                 (button("remind", "Send a reminder", html! {}))
             }
             @if open && p.can(Action::OpenCheckout) { (button("checkout", "Open a checkout", html! {})) }
-            @if open && p.can(Action::ManageInvoices) {
-                (reason("void", "Void"))
-                @if inv.collection_state == CollectionState::PartiallyPaid { (reason("void-remaining", "Void the remainder")) }
-                (reason("mark-uncollectible", "Mark uncollectible"))
+            @if p.can(Action::ManageInvoices) {
+                @if CloseAction::Void.allowed(inv) { (reason("void", "Void")) }
+                @if CloseAction::VoidRemaining.allowed(inv) { (reason("void-remaining", "Void the remainder")) }
+                @if CloseAction::MarkUncollectible.allowed(inv) { (reason("mark-uncollectible", "Mark uncollectible")) }
             }
             @if !credited.is_empty() && p.can(Action::AddRefundReference) {
                 (form(p, state, &url("refund"), html! {

@@ -329,15 +329,12 @@ pub(super) fn close(
     reason: &str,
     now: DateTime<Utc>,
 ) -> Result<Decision<()>, Error> {
-    let has_payments = !current.invoice.customer_amount_paid.is_zero();
-    let (trigger, activity) = match action {
-        CloseAction::Void => (CollectionTrigger::Void, ActivityAction::Voided),
-        CloseAction::VoidRemaining => {
-            (CollectionTrigger::VoidRemaining { has_payments }, ActivityAction::VoidRemaining)
-        }
-        CloseAction::MarkUncollectible => (CollectionTrigger::MarkUncollectible, ActivityAction::MarkedUncollectible),
+    let activity = match action {
+        CloseAction::Void => ActivityAction::Voided,
+        CloseAction::VoidRemaining => ActivityAction::VoidRemaining,
+        CloseAction::MarkUncollectible => ActivityAction::MarkedUncollectible,
     };
-    let t = collection::transition(current.invoice.collection_state, trigger)?;
+    let t = collection::transition(current.invoice.collection_state, action.trigger(&current.invoice))?;
     let mut change = InvoiceChange::update(current.clone());
     let agg = &mut change.aggregate;
     let inv = &mut agg.invoice;

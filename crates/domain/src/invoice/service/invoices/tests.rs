@@ -207,6 +207,40 @@ fn payment_after_void_leaves_the_state() {
     assert_eq!(types(&c), vec![EventType::InvoicePaymentReceivedAfterVoid]);
 }
 
+/// What a page may offer is what the close itself does: `CloseAction::allowed` answers as
+/// `decide::close` decides, in every collection state, with and without a payment received.
+#[test]
+fn a_close_is_allowed_exactly_where_closing_succeeds() {
+    let now = Utc::now();
+    let crypto = SeqCrypto::default();
+    let states = [
+        CollectionState::Draft,
+        CollectionState::Open,
+        CollectionState::PastDue,
+        CollectionState::PartiallyPaid,
+        CollectionState::Paid,
+        CollectionState::Void,
+        CollectionState::Uncollectible,
+    ];
+    let mut offered = Vec::new();
+    for state in states {
+        for paid in ["0", "4"] {
+            let mut agg = issued("10", now);
+            agg.invoice.collection_state = state;
+            agg.invoice.customer_amount_paid = d(paid);
+            for action in [CloseAction::Void, CloseAction::VoidRemaining, CloseAction::MarkUncollectible] {
+                let closes = decide::close(&crypto, &agg, action, "reason", now).is_ok();
+                assert_eq!(action.allowed(&agg.invoice), closes, "{state:?}, paid {paid}, {action:?}");
+                if closes && action == CloseAction::VoidRemaining {
+                    offered.push((state, paid));
+                }
+            }
+        }
+    }
+    // The remainder is voided where something was paid and collection is still open.
+    assert_eq!(offered, vec![(CollectionState::PastDue, "4"), (CollectionState::PartiallyPaid, "4")]);
+}
+
 /// A refused state-machine step is never swallowed: the decision fails and nothing is saved.
 #[test]
 fn refused_steps_are_errors() {

@@ -163,6 +163,11 @@ async fn a_draft_made_with_the_form_is_issued_sent_paid_and_refunded() {
 
     // A refund reference: a bad hash is refused beside its field, then recorded.
     let page = b.get(&format!("/dashboard/invoices/{id}?merchant={}&mode=test", m.id)).await;
+    // Paid: sent again as its receipt, but nothing is left to remind of or to pay.
+    assert!(page.html.contains(">Send to the customer</button>"), "{}", page.html);
+    for gone in [">Send a reminder</button>", ">Open a checkout</button>", ">Void</button>"] {
+        assert!(!page.html.contains(gone), "{gone}: {}", page.html);
+    }
     let refund_url = action_of(&page.html, "Add a refund reference");
     let mut refund = form_of(&page.html, "Add a refund reference");
     refund.extend([

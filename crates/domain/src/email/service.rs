@@ -15,7 +15,6 @@ use crate::error::Error;
 use crate::ids::InvoiceId;
 use crate::ids::StatementId;
 use crate::invoice::aggregate::{InvoiceAggregate, InvoiceChange, InvoiceKey};
-use crate::invoice::collection::CollectionState;
 use crate::invoice::document::InvoiceDocument;
 use crate::invoice::model::{Activity, ActivityAction, Actor, Invoice};
 use crate::invoice::ports::{InvoiceRenderer, InvoiceStore};
@@ -139,12 +138,7 @@ impl Emails<'_> {
         let system_now = self.clock.system_now();
         self.with_invoice(scope, key, |agg, _, now| {
             let inv = &agg.invoice;
-            if inv.number.is_none() || inv.collection_state == CollectionState::Draft {
-                return Err(Error::InvoiceTransitionGuardFailed("a draft cannot be sent; issue it first".into()));
-            }
-            if inv.collection_state == CollectionState::Void {
-                return Err(Error::InvoiceTransitionGuardFailed("a void invoice is not sent".into()));
-            }
+            inv.check_sendable()?;
             let mut email = OutboundEmail::queue(self.crypto, inv, EmailKind::Invoice, None, now)?;
             email.next_attempt_at = system_now;
             Ok((Some(self.queued(agg, email.clone(), Actor::Api, "invoice", now)), email))
@@ -159,9 +153,7 @@ impl Emails<'_> {
         let system_now = self.clock.system_now();
         self.with_invoice(scope, key, |agg, emails, now| {
             let inv = &agg.invoice;
-            if inv.number.is_none() || !inv.collection_state.is_collectible() || inv.remaining().is_zero() {
-                return Err(Error::InvoiceNotPayable);
-            }
+            inv.check_collecting()?;
             let last = emails.iter().filter(|e| e.kind == EmailKind::Reminder).map(|e| e.created_at).max();
             if let Some(last) = last {
                 let available_at = last + Duration::hours(REMINDER_COOLDOWN_HOURS);

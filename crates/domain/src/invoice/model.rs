@@ -2,6 +2,7 @@
 
 use chrono::{DateTime, Utc};
 
+use crate::error::Error;
 use crate::ids::{InvoiceId, PaymentId, PublicToken, RefundReferenceId};
 use crate::invoice::collection::CollectionState;
 use crate::invoice::lifecycle::LifecycleStatus;
@@ -452,6 +453,29 @@ impl Invoice {
     /// Expected net receipts: total minus platform fee.
     pub fn net_amount(&self) -> Amount {
         self.totals.total.saturating_sub(&self.platform_fee())
+    }
+
+    /// Whether the invoice may be sent to its customer: issued and not void (a paid one is
+    /// sent as its receipt). The send and the pages that offer it both ask this.
+    /// Errors: `InvoiceTransitionGuardFailed` saying why.
+    pub fn check_sendable(&self) -> Result<(), Error> {
+        if self.number.is_none() || self.collection_state == CollectionState::Draft {
+            return Err(Error::InvoiceTransitionGuardFailed("a draft cannot be sent; issue it first".into()));
+        }
+        if self.collection_state == CollectionState::Void {
+            return Err(Error::InvoiceTransitionGuardFailed("a void invoice is not sent".into()));
+        }
+        Ok(())
+    }
+
+    /// Whether something is still collected on it: issued, collection open and an amount
+    /// left. A reminder and a new checkout need it; the pages that offer them ask this.
+    /// Errors: `InvoiceNotPayable`.
+    pub fn check_collecting(&self) -> Result<(), Error> {
+        if self.number.is_none() || !self.collection_state.is_collectible() || self.remaining().is_zero() {
+            return Err(Error::InvoiceNotPayable);
+        }
+        Ok(())
     }
 
     /// Appends an activity entry and marks the invoice updated at `at`.

@@ -232,7 +232,8 @@ fn actions(state: &AppState, p: &Place, agg: &InvoiceAggregate, failed: Failed) 
     let refusal = |action: &str| -> Option<&Refusal> { typed(action).map(|(_, r, _)| r) };
     let value = |action: &str, field: &str| typed(action).map(|(_, _, f)| f.text(field).to_owned()).unwrap_or_default();
     let draft = inv.collection_state == CollectionState::Draft;
-    let open = inv.collection_state.is_collectible();
+    // What the domain allows in this state; the rules, not a copy of them.
+    let collecting = inv.check_collecting().is_ok();
     let version = inv.version.to_string();
     let button = |action: &str, label: &str, fields: Markup| {
         form(p, state, &url(action), html! { (alert(refusal(action), &[])) (fields) button type="submit" { (label) } })
@@ -257,11 +258,11 @@ fn actions(state: &AppState, p: &Place, agg: &InvoiceAggregate, failed: Failed) 
             @if !draft {
                 p { a.button href=(p.url(&format!("{LIST}/{}/pdf", inv.id), &[])) { "Download the PDF" } }
             }
-            @if open && p.can(Action::SendInvoice) {
-                (button("send", "Send to the customer", html! {}))
-                (button("remind", "Send a reminder", html! {}))
+            @if p.can(Action::SendInvoice) {
+                @if inv.check_sendable().is_ok() { (button("send", "Send to the customer", html! {})) }
+                @if collecting { (button("remind", "Send a reminder", html! {})) }
             }
-            @if open && p.can(Action::OpenCheckout) { (button("checkout", "Open a checkout", html! {})) }
+            @if collecting && p.can(Action::OpenCheckout) { (button("checkout", "Open a checkout", html! {})) }
             @if p.can(Action::ManageInvoices) {
                 @if CloseAction::Void.allowed(inv) { (reason("void", "Void")) }
                 @if CloseAction::VoidRemaining.allowed(inv) { (reason("void-remaining", "Void the remainder")) }

@@ -299,10 +299,8 @@ pub(super) fn open_checkout(
     current: &InvoiceAggregate,
     now: DateTime<Utc>,
 ) -> Result<Decision<(CheckoutSessionId, bool)>, Error> {
+    current.invoice.check_collecting()?;
     let remaining = current.invoice.remaining();
-    if !current.invoice.collection_state.is_collectible() || remaining.is_zero() {
-        return Err(Error::InvoiceNotPayable);
-    }
     if let Some(s) = current.sessions.iter().rev().find(|s| s.is_payable(now) && s.collects() == remaining) {
         return Ok(Decision::unchanged((s.id.clone(), true)));
     }

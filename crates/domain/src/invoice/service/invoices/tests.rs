@@ -241,6 +241,34 @@ fn a_close_is_allowed_exactly_where_closing_succeeds() {
     assert_eq!(offered, vec![(CollectionState::PastDue, "4"), (CollectionState::PartiallyPaid, "4")]);
 }
 
+/// Sending, reminding and opening a checkout, as the API and the pages both ask: a paid
+/// invoice is still sent (as its receipt) but neither reminded nor given a checkout.
+#[test]
+fn what_may_be_sent_reminded_or_given_a_checkout_in_each_state() {
+    let now = Utc::now();
+    let rows = [
+        (CollectionState::Draft, "0", false, false),
+        (CollectionState::Open, "0", true, true),
+        (CollectionState::PartiallyPaid, "4", true, true),
+        (CollectionState::PastDue, "4", true, true),
+        (CollectionState::Paid, "10", true, false),
+        (CollectionState::Void, "4", false, false),
+        (CollectionState::Uncollectible, "0", true, false),
+    ];
+    for (state, paid, sendable, collecting) in rows {
+        let mut agg = issued("10", now);
+        agg.invoice.collection_state = state;
+        agg.invoice.customer_amount_paid = d(paid);
+        assert_eq!(agg.invoice.check_sendable().is_ok(), sendable, "{state:?}");
+        assert_eq!(agg.invoice.check_collecting(), if collecting { Ok(()) } else { Err(Error::InvoiceNotPayable) });
+    }
+    // Not issued (no number): neither sent nor collected, whatever the state says.
+    let mut unnumbered = issued("10", now);
+    unnumbered.invoice.number = None;
+    assert!(unnumbered.invoice.check_sendable().is_err());
+    assert_eq!(unnumbered.invoice.check_collecting(), Err(Error::InvoiceNotPayable));
+}
+
 /// A refused state-machine step is never swallowed: the decision fails and nothing is saved.
 #[test]
 fn refused_steps_are_errors() {

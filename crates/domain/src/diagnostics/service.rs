@@ -545,7 +545,7 @@ fn next_step(
             let why = latest.and_then(|p| p.failure_reason).map_or("it was a duplicate", |r| r.as_str());
             format!("The last transfer could not be accepted ({why}); the customer can pay again on this checkout until {}.", stamp(s.expires_at))
         }
-        CheckoutPhase::Expired if s.expires_at <= now => format!("The checkout expired at {}; {again}.", stamp(s.expires_at)),
+        CheckoutPhase::Expired if s.expired(now) => format!("The checkout expired at {}; {again}.", stamp(s.expires_at)),
         CheckoutPhase::Expired => format!("The checkout expired; {again}."),
         CheckoutPhase::Cancelled => "The invoice was closed: nothing can be paid on this checkout.".to_owned(),
     }

@@ -135,8 +135,14 @@ impl CheckoutSession {
         amount_due_now(&self.amount_due, &self.collects(), remaining)
     }
 
+    /// Whether its time is up at `now` (from its expiry on, inclusive): the one answer to "has
+    /// this checkout expired", whatever its status says yet.
+    pub fn expired(&self, now: DateTime<Utc>) -> bool {
+        now >= self.expires_at
+    }
+
     /// Whether a payment can be made on it at `now`.
     pub fn is_payable(&self, now: DateTime<Utc>) -> bool {
-        self.status == CheckoutStatus::Pending && now < self.expires_at
+        self.status == CheckoutStatus::Pending && !self.expired(now)
     }
 }

@@ -147,7 +147,7 @@ pub(super) fn simulated(
     // late payment the after_void / after_uncollectible events report. Expired and completed
     // sessions take no more transfers.
     let open = matches!(session.status, CheckoutStatus::Pending | CheckoutStatus::Cancelled);
-    if !open || now >= session.expires_at {
+    if !open || session.expired(now) {
         return Err(Error::CheckoutSessionNotPayable);
     }
     let observed = ObservedTransaction {

@@ -17,7 +17,7 @@ use crate::invoice::model::{ActivityAction, Actor};
 /// mined before the expiry may still pay it: it expires once its payments are settled).
 fn expiring(agg: &InvoiceAggregate, s: &CheckoutSession, now: DateTime<Utc>) -> bool {
     s.status == CheckoutStatus::Pending
-        && s.expires_at <= now
+        && s.expired(now)
         && !agg.payments.iter().any(|p| p.checkout_session_id == s.id && p.in_flight())
 }
 

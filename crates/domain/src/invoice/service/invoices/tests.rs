@@ -269,6 +269,25 @@ fn what_may_be_sent_reminded_or_given_a_checkout_in_each_state() {
     assert_eq!(unnumbered.invoice.check_collecting(), Err(Error::InvoiceNotPayable));
 }
 
+/// A checkout's time is up from its expiry on: payable until the instant before, not at it;
+/// expiry (due work), crediting and payability all give that one answer.
+#[test]
+fn a_checkout_expires_at_its_expiry_inclusive() {
+    let now = Utc::now();
+    let crypto = SeqCrypto::default();
+    let agg = issued("10", now);
+    let at = agg.sessions[0].expires_at;
+    let before = at - Duration::nanoseconds(1);
+    assert!(!agg.sessions[0].expired(before) && agg.sessions[0].is_payable(before));
+    assert!(agg.sessions[0].expired(at) && !agg.sessions[0].is_payable(at));
+    assert!(!due::due(&crypto, &agg, before).unwrap().output);
+    assert!(due::due(&crypto, &agg, at).unwrap().output);
+    let id = &agg.sessions[0].id;
+    assert!(credit::simulated(&crypto, &agg, (id, &tx(1)), (None, true, false), before).is_ok());
+    let late = credit::simulated(&crypto, &agg, (id, &tx(2)), (None, true, false), at);
+    assert_eq!(late.unwrap_err(), Error::CheckoutSessionNotPayable);
+}
+
 /// A refused state-machine step is never swallowed: the decision fails and nothing is saved.
 #[test]
 fn refused_steps_are_errors() {

@@ -249,3 +249,24 @@ impl EmailStore for PgStore {
         crate::retention::emails(&mut *self.conn().await?, days, limit).await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use stablepay_domain::invoice::collection::CollectionState;
+
+    use super::*;
+
+    /// `states` as the SQL list of their stored names.
+    fn in_list(states: &[CollectionState]) -> String {
+        states.iter().map(|s| format!("'{}'", s.as_str())).collect::<Vec<_>>().join(", ")
+    }
+
+    /// The reminder walk reads the invoices the domain calls collectible, no other.
+    #[test]
+    fn reminder_candidates_are_the_domains_collectible_invoices() {
+        let filter = format!("i.collection_state IN ({})", in_list(&CollectionState::COLLECTIBLE));
+        for sql in [CANDIDATES, CANDIDATES_SCOPED] {
+            assert!(sql.contains(&filter), "{sql}");
+        }
+    }
+}

@@ -219,3 +219,25 @@ pub(crate) async fn keys(conn: &mut AsyncPgConnection, before: DateTime<Utc>, ba
         .map_err(db)?;
     Ok(u64::try_from(n).unwrap_or(u64::MAX))
 }
+
+#[cfg(test)]
+mod tests {
+    use stablepay_domain::invoice::collection::CollectionState;
+
+    use super::*;
+
+    /// `states` as the SQL list of their stored names.
+    fn in_list(states: &[CollectionState]) -> String {
+        states.iter().map(|s| format!("'{}'", s.as_str())).collect::<Vec<_>>().join(", ")
+    }
+
+    /// A scheduled reminder's row stays while its invoice may still be collected: a draft
+    /// (it may be issued) or any state the domain calls collectible.
+    #[test]
+    fn reminder_rows_stay_while_the_domain_may_still_collect() {
+        let mut kept = vec![CollectionState::Draft];
+        kept.extend(CollectionState::COLLECTIBLE);
+        let filter = format!("i.collection_state NOT IN ({})", in_list(&kept));
+        assert!(EMAILS.contains(&filter), "{EMAILS}");
+    }
+}

@@ -49,9 +49,13 @@ impl CollectionState {
         Self::ALL.into_iter().find(|s| s.as_str() == value)
     }
 
+    /// The states of an invoice issued and still collecting: the one list (the store's
+    /// statements that filter on it are tested against it).
+    pub const COLLECTIBLE: [CollectionState; 3] = [Self::Open, Self::PastDue, Self::PartiallyPaid];
+
     /// Issued and still collecting: a payment reduces its remainder.
     pub fn is_collectible(self) -> bool {
-        matches!(self, Self::Open | Self::PastDue | Self::PartiallyPaid)
+        Self::COLLECTIBLE.contains(&self)
     }
 
     /// Collection was closed by the merchant.

@@ -38,6 +38,6 @@ pub struct OpenInvoicesReport {
     pub overdue: Amount,
 }
 
-/// The states in which an invoice still has something to collect.
-pub const COLLECTIBLE: [CollectionState; 3] =
-    [CollectionState::Open, CollectionState::PastDue, CollectionState::PartiallyPaid];
+/// The states in which an invoice still has something to collect
+/// ([`CollectionState::COLLECTIBLE`], named here for the report's readers).
+pub const COLLECTIBLE: [CollectionState; 3] = CollectionState::COLLECTIBLE;

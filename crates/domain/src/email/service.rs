@@ -153,7 +153,7 @@ impl Emails<'_> {
         let system_now = self.clock.system_now();
         self.with_invoice(scope, key, |agg, emails, now| {
             let inv = &agg.invoice;
-            inv.check_collecting()?;
+            inv.check_remindable()?;
             let last = emails.iter().filter(|e| e.kind == EmailKind::Reminder).map(|e| e.created_at).max();
             if let Some(last) = last {
                 let available_at = last + Duration::hours(REMINDER_COOLDOWN_HOURS);

@@ -468,14 +468,25 @@ impl Invoice {
         Ok(())
     }
 
-    /// Whether something is still collected on it: issued, collection open and an amount
-    /// left. A reminder and a new checkout need it; the pages that offer them ask this.
-    /// Errors: `InvoiceNotPayable`.
+    /// Whether something is still collected on it: collection open and an amount left (an
+    /// amount-only invoice made before invoices were numbered at creation is numbered at its
+    /// first payment, and collects before). A new checkout needs it; the pages that offer one
+    /// ask this. Errors: `InvoiceNotPayable`.
     pub fn check_collecting(&self) -> Result<(), Error> {
-        if self.number.is_none() || !self.collection_state.is_collectible() || self.remaining().is_zero() {
+        if !self.collection_state.is_collectible() || self.remaining().is_zero() {
             return Err(Error::InvoiceNotPayable);
         }
         Ok(())
+    }
+
+    /// Whether a reminder of what is due may be sent: numbered (the customer was told of it)
+    /// and still collecting. The reminder and the page that offers it ask this.
+    /// Errors: `InvoiceNotPayable`.
+    pub fn check_remindable(&self) -> Result<(), Error> {
+        if self.number.is_none() {
+            return Err(Error::InvoiceNotPayable);
+        }
+        self.check_collecting()
     }
 
     /// Appends an activity entry and marks the invoice updated at `at`.

@@ -260,7 +260,7 @@ fn actions(state: &AppState, p: &Place, agg: &InvoiceAggregate, failed: Failed) 
             }
             @if p.can(Action::SendInvoice) {
                 @if inv.check_sendable().is_ok() { (button("send", "Send to the customer", html! {})) }
-                @if collecting { (button("remind", "Send a reminder", html! {})) }
+                @if inv.check_remindable().is_ok() { (button("remind", "Send a reminder", html! {})) }
             }
             @if collecting && p.can(Action::OpenCheckout) { (button("checkout", "Open a checkout", html! {})) }
             @if p.can(Action::ManageInvoices) {

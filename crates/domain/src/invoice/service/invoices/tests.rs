@@ -259,14 +259,18 @@ fn what_may_be_sent_reminded_or_given_a_checkout_in_each_state() {
         let mut agg = issued("10", now);
         agg.invoice.collection_state = state;
         agg.invoice.customer_amount_paid = d(paid);
+        let expected = if collecting { Ok(()) } else { Err(Error::InvoiceNotPayable) };
         assert_eq!(agg.invoice.check_sendable().is_ok(), sendable, "{state:?}");
-        assert_eq!(agg.invoice.check_collecting(), if collecting { Ok(()) } else { Err(Error::InvoiceNotPayable) });
+        assert_eq!(agg.invoice.check_collecting(), expected, "{state:?}");
+        assert_eq!(agg.invoice.check_remindable(), expected, "{state:?}");
     }
-    // Not issued (no number): neither sent nor collected, whatever the state says.
+    // Without a number yet (an amount-only invoice made before numbering at creation, until
+    // its first payment): it still takes a new checkout, but is neither sent nor reminded of.
     let mut unnumbered = issued("10", now);
     unnumbered.invoice.number = None;
     assert!(unnumbered.invoice.check_sendable().is_err());
-    assert_eq!(unnumbered.invoice.check_collecting(), Err(Error::InvoiceNotPayable));
+    assert_eq!(unnumbered.invoice.check_collecting(), Ok(()));
+    assert_eq!(unnumbered.invoice.check_remindable(), Err(Error::InvoiceNotPayable));
 }
 
 /// A checkout's time is up from its expiry on: payable until the instant before, not at it;

@@ -125,7 +125,11 @@ impl Mailer for LettreMailer {
                     |e: std::io::Error| MailError { message: format!("{}: {e}", dir.display()), permanent: false };
                 tokio::fs::create_dir_all(dir).await.map_err(transient)?;
                 let path = dir.join(format!("{}.eml", message.id));
-                tokio::fs::write(&path, built.formatted()).await.map_err(transient)
+                // Written under a hidden name, then renamed: whoever watches the folder sees the
+                // whole message or none of it, never a file still being written.
+                let partial = dir.join(format!(".{}.eml.partial", message.id));
+                tokio::fs::write(&partial, built.formatted()).await.map_err(transient)?;
+                tokio::fs::rename(&partial, &path).await.map_err(transient)
             }
         }
     }

@@ -255,11 +255,7 @@ mod tests {
     use stablepay_domain::invoice::collection::CollectionState;
 
     use super::*;
-
-    /// `states` as the SQL list of their stored names.
-    fn in_list(states: &[CollectionState]) -> String {
-        states.iter().map(|s| format!("'{}'", s.as_str())).collect::<Vec<_>>().join(", ")
-    }
+    use crate::rows::in_list;
 
     /// The reminder walk reads the invoices the domain calls collectible, no other.
     #[test]

@@ -225,11 +225,7 @@ mod tests {
     use stablepay_domain::invoice::collection::CollectionState;
 
     use super::*;
-
-    /// `states` as the SQL list of their stored names.
-    fn in_list(states: &[CollectionState]) -> String {
-        states.iter().map(|s| format!("'{}'", s.as_str())).collect::<Vec<_>>().join(", ")
-    }
+    use crate::rows::in_list;
 
     /// A scheduled reminder's row stays while its invoice may still be collected: a draft
     /// (it may be issued) or any state the domain calls collectible.

@@ -42,3 +42,10 @@ impl ScopedRow {
         ))
     }
 }
+
+/// `states` as the SQL list of their stored names (tests hold the store's statements to the
+/// domain's state sets with it).
+#[cfg(test)]
+pub(crate) fn in_list(states: &[stablepay_domain::invoice::collection::CollectionState]) -> String {
+    states.iter().map(|s| format!("'{}'", s.as_str())).collect::<Vec<_>>().join(", ")
+}

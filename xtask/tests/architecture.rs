@@ -7,7 +7,9 @@
 //!   module it declares (`mod child;`), test code aside;
 //! - inside the domain, imports run one way: values, then models, then ports, then use cases,
 //!   and never through a facade (`lib.rs`, `ports.rs`, a folder's `mod.rs`);
-//! - no function outside tests is longer than 80 lines.
+//! - no function outside tests is longer than 80 lines;
+//! - docs/ARCHITECTURE.md names only paths, tests and Rust items that exist, and every crate
+//!   and domain feature folder.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -538,4 +540,125 @@ fn the_length_check_measures_bodies() {
     let in_tests = format!("#[cfg(test)]\nmod tests {{\n{}}}\n", body(100));
     assert_eq!(long_functions(&in_tests, 80), vec![]);
     assert_eq!(long_functions("fn g();\n", 80), vec![]);
+}
+
+/// The spans of `text` between backticks on one line.
+fn code_spans(text: &str) -> Vec<&str> {
+    text.lines().flat_map(|line| line.split('`').skip(1).step_by(2)).filter(|s| !s.is_empty()).collect()
+}
+
+/// The files git tracks, as paths from the root.
+fn tracked_files() -> Vec<String> {
+    let out = std::process::Command::new("git").args(["ls-files"]).current_dir(root()).output().unwrap();
+    assert!(out.status.success(), "git ls-files: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().lines().map(str::to_owned).collect()
+}
+
+/// Every name declared in `code`: items, modules, enum variants and fields (roughly: an
+/// identifier after a keyword that declares one, or before a `:`, `(`, `{` or `,` that opens or
+/// ends one).
+fn declared_names(code: &str, out: &mut BTreeSet<String>) {
+    let words: Vec<&str> = code.split(|c: char| !is_ident(c)).filter(|w| !w.is_empty()).collect();
+    for pair in words.windows(2) {
+        if ["fn", "struct", "enum", "trait", "mod", "const", "type", "static", "macro_rules"].contains(&pair[0]) {
+            out.insert(pair[1].to_owned());
+        }
+    }
+    for line in code.lines() {
+        let line = line.trim_start().trim_start_matches("pub(crate) ").trim_start_matches("pub(super) ");
+        let line = line.trim_start_matches("pub ");
+        let name: String = line.chars().take_while(|c| is_ident(*c)).collect();
+        let rest = line[name.len()..].trim_start();
+        if !name.is_empty() && [":", "(", "{", ","].iter().any(|p| rest.starts_with(p)) && !rest.starts_with("::") {
+            out.insert(name);
+        }
+    }
+}
+
+/// docs/ARCHITECTURE.md names only what exists: every path in backticks is a tracked file or
+/// folder (given from the root or from any folder: `crates/web/src/`, `postgres/src/emails.rs`
+/// and `service/decide.rs` all resolve by their ending), every test an invariant names is a
+/// function of the workspace (or a constraint, index or function of the migrations), and every
+/// Rust path (`Invoice::check_sendable`, `clock::time_in_mode`) names, segment by segment, a
+/// crate, module, item, variant or field that is declared; and every crate and every feature
+/// folder of the domain is in the map. A rename that leaves the map behind fails here until
+/// the map follows.
+#[test]
+fn the_architecture_map_names_only_what_exists() {
+    let doc = std::fs::read_to_string(root().join("docs/ARCHITECTURE.md")).unwrap();
+    let files = tracked_files();
+    let mut folders = BTreeSet::new();
+    for f in &files {
+        let mut at = f.as_str();
+        while let Some((parent, _)) = at.rsplit_once('/') {
+            folders.insert(parent.to_owned());
+            at = parent;
+        }
+    }
+    let ends = |set: &[&String], want: &str| set.iter().any(|p| *p == want || p.ends_with(&format!("/{want}")));
+    let (file_list, folder_list): (Vec<&String>, Vec<&String>) = (files.iter().collect(), folders.iter().collect());
+    let mut rust = String::new();
+    let mut names = BTreeSet::new();
+    for f in files.iter().filter(|f| f.ends_with(".rs")) {
+        let text = std::fs::read_to_string(root().join(f)).unwrap_or_default();
+        declared_names(&text, &mut names);
+        if let Some(stem) = f.rsplit('/').next().and_then(|n| n.strip_suffix(".rs")) {
+            names.insert(stem.to_owned());
+        }
+        if let Some((dir, _)) = f.rsplit_once('/') {
+            names.insert(dir.rsplit('/').next().unwrap_or(dir).replace('-', "_"));
+        }
+        rust.push_str(&text);
+    }
+    let sql: String = files
+        .iter()
+        .filter(|f| f.ends_with(".sql"))
+        .map(|f| std::fs::read_to_string(root().join(f)).unwrap_or_default())
+        .collect();
+    // Spans that look like paths but are not files of the tree.
+    let not_paths = ["LISTEN/NOTIFY", "multipart/related", "target/screenshots/"];
+    let external = ["std", "crate", "self", "super", "web", "http", "postgres", "rest", "stablepay_http"];
+    let mut wrong = Vec::new();
+    for span in code_spans(&doc) {
+        let pathlike = span.contains('/')
+            && !span.starts_with('/')
+            && !not_paths.contains(&span)
+            && span.chars().all(|c| c.is_ascii_alphanumeric() || "/_.-".contains(c));
+        if pathlike {
+            let want = span.trim_end_matches('/');
+            let is_file = !span.ends_with('/') && want.rsplit('/').next().is_some_and(|n| n.contains('.'));
+            let found = if is_file { ends(&file_list, want) } else { ends(&folder_list, want) };
+            if !found {
+                wrong.push(format!("`{span}`: no such file or folder"));
+            }
+            continue;
+        }
+        let test_like = span.matches('_').count() >= 3 && span.chars().all(|c| c.is_ascii_lowercase() || c == '_');
+        if test_like && !rust.contains(&format!("fn {span}(")) && !sql.contains(span) {
+            wrong.push(format!("`{span}`: no such test or database object"));
+            continue;
+        }
+        let path = span.split('(').next().unwrap_or(span);
+        if path.contains("::") && path.chars().all(|c| is_ident(c) || c == ':') {
+            for segment in path.split("::").filter(|s| !external.contains(s)) {
+                if !names.contains(segment) {
+                    wrong.push(format!("`{span}`: `{segment}` is declared nowhere"));
+                    break;
+                }
+            }
+        }
+    }
+    // And it names every crate and every feature folder of the domain.
+    for f in &folders {
+        let parts: Vec<&str> = f.split('/').collect();
+        let named = match parts.as_slice() {
+            ["crates", krate] => doc.contains(&format!("`crates/{krate}")),
+            ["crates", "domain", "src", feature] => doc.contains(&format!("`{feature}`")),
+            _ => true,
+        };
+        if !named {
+            wrong.push(format!("`{f}` is not in the code map"));
+        }
+    }
+    assert!(wrong.is_empty(), "docs/ARCHITECTURE.md names what does not exist:\n{}", wrong.join("\n"));
 }

@@ -127,10 +127,9 @@ macro_rules! candidates {
     WHERE i.collection_state IN ('open', 'past_due', 'partially_paid') AND i.due_at IS NOT NULL \
     AND (i.fields -> 'reminder_schedule' ->> 'enabled') = 'true' AND i.id > $1 ",
             $scope,
-            " AND i.due_at BETWEEN now() + make_interval(secs => COALESCE((SELECT c.offset_seconds FROM test_clocks c \
-        WHERE c.merchant_id = i.merchant_id AND i.mode = 'test'), 0)) - interval '31 days' \
-        AND now() + make_interval(secs => COALESCE((SELECT c.offset_seconds FROM test_clocks c \
-        WHERE c.merchant_id = i.merchant_id AND i.mode = 'test'), 0)) + interval '31 days' \
+            " AND i.due_at BETWEEN (SELECT c.now FROM scope_clocks c \
+        WHERE c.merchant_id = i.merchant_id AND c.mode = i.mode) - interval '31 days' \
+        AND (SELECT c.now FROM scope_clocks c WHERE c.merchant_id = i.merchant_id AND c.mode = i.mode) + interval '31 days' \
     ORDER BY i.id LIMIT $2"
         )
     };

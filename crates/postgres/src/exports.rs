@@ -155,10 +155,9 @@ const CLAIM: &str = "WITH next AS ( \
 /// Expires ready exports past `expires_at` on their scope's clock (the test clock's offset in
 /// test mode), their chunks deleted with them.
 const EXPIRE: &str = "WITH due AS ( \
-    SELECT e.id FROM exports e LEFT JOIN test_clocks t ON t.merchant_id = e.merchant_id \
+    SELECT e.id FROM exports e JOIN scope_clocks t ON t.merchant_id = e.merchant_id AND t.mode = e.mode \
     WHERE e.status = 'ready' AND ($1::text IS NULL OR e.id = $1) \
-      AND ($1::text IS NOT NULL OR e.expires_at <= now() + make_interval(secs => \
-          CASE WHEN e.mode = 'test' THEN COALESCE(t.offset_seconds, 0) ELSE 0 END)) \
+      AND ($1::text IS NOT NULL OR e.expires_at <= t.now) \
     ORDER BY e.expires_at LIMIT $2 FOR UPDATE OF e SKIP LOCKED), \
     gone AS (DELETE FROM export_chunks WHERE export_id IN (SELECT id FROM due)) \
     UPDATE exports SET status = 'expired' WHERE id IN (SELECT id FROM due) RETURNING id";

@@ -251,11 +251,11 @@ fn state_condition(
 /// its test clock), unless archived or completed (their state wins over the expiry). The reserved
 /// invoice is read by its key per candidate link.
 const EXPIRED_UNANNOUNCED: &str = "SELECT l.merchant_id, l.mode, l.id FROM payment_links l \
-    LEFT JOIN test_clocks c ON c.merchant_id = l.merchant_id AND l.mode = 'test' \
+    JOIN scope_clocks c ON c.merchant_id = l.merchant_id AND c.mode = l.mode \
     WHERE NOT l.expiry_announced AND l.lifecycle <> 'archived' AND l.expires_at IS NOT NULL \
     AND NOT (l.usage_type = 'single_use' AND (SELECT i.collection_state FROM invoices i \
         WHERE i.id = l.reserved_invoice_id) IS NOT DISTINCT FROM 'paid') \
-    AND l.expires_at <= now() + make_interval(secs => COALESCE(c.offset_seconds, 0)) \
+    AND l.expires_at <= c.now \
     AND ($1::text IS NULL OR (l.merchant_id = $1 AND l.mode = $2)) \
     ORDER BY l.expires_at LIMIT $3";
 

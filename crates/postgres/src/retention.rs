@@ -23,16 +23,16 @@ use crate::error::db;
 /// scan of the delivery tables.
 const EVENTS: &str = "\
 WITH doomed AS ( \
-  SELECT old.id FROM test_clocks c \
+  SELECT old.id FROM scope_clocks c \
   CROSS JOIN LATERAL ( \
     SELECT e.id, e.created_at FROM events e \
     WHERE e.merchant_id = c.merchant_id AND e.mode = 'test' \
-      AND e.created_at < now() + make_interval(secs => c.offset_seconds::float8) - make_interval(days => $1) \
+      AND e.created_at < c.now - make_interval(days => $1) \
       AND e.id NOT IN (SELECT event_id FROM webhook_deliveries WHERE status = 'pending' \
                        UNION ALL SELECT event_id FROM webhook_deliveries WHERE status = 'delivering') \
     ORDER BY e.created_at LIMIT $2 \
   ) old \
-  WHERE c.offset_seconds > 0 \
+  WHERE c.mode = 'test' AND c.ahead_seconds > 0 \
   ORDER BY old.created_at LIMIT $2 \
 ), gone AS ( \
   SELECT d.id FROM webhook_deliveries d WHERE d.event_id = ANY (ARRAY(SELECT id FROM doomed)) \

@@ -460,6 +460,39 @@ async fn the_test_clock_is_capped_at_a_hundred_years() {
     assert!(store.claim_due(None, 10, 30).await.is_ok());
 }
 
+/// The one SQL definition of a scope's time (the `scope_clocks` view, read by every statement
+/// that judges many scopes at once) agrees with the domain's rule as the clock port applies it:
+/// live mode real time, test mode real time plus the merchant's offset, one row per scope.
+#[tokio::test]
+async fn the_sql_time_of_every_scope_is_the_domain_clocks() {
+    let f = Fixture::new().await;
+    let (a, b) = (f.merchant("A").await, f.merchant("B").await);
+    f.store.advance_test_clock(&a.id, 90 * 86_400).await.unwrap();
+    for scope in [test(&a), live(&a), test(&b), live(&b)] {
+        let before = f.clock.now(&scope).await.unwrap();
+        let rows =
+            f.db.query(&format!(
+                "SELECT (extract(epoch FROM now) * 1000000)::bigint, ahead_seconds FROM scope_clocks \
+                 WHERE merchant_id = '{}' AND mode = '{}'",
+                scope.merchant_id,
+                scope.mode.as_str()
+            ))
+            .await;
+        let after = f.clock.now(&scope).await.unwrap();
+        assert_eq!(rows.len(), 1, "{scope:?}");
+        let sql: i64 = rows[0].get(0);
+        assert!(
+            before.timestamp_micros() - 1_000_000 <= sql && sql <= after.timestamp_micros() + 1_000_000,
+            "{scope:?}: SQL {sql}, domain {before}..{after}"
+        );
+        let ahead: i64 = rows[0].get(1);
+        let want = stablepay_domain::clock::time_in_mode(Utc::now(), scope.mode, ahead).unwrap();
+        assert!((want - after).num_seconds().abs() <= 1, "{scope:?}: offset {ahead}");
+    }
+    let all = f.db.query("SELECT count(*) FROM scope_clocks").await;
+    assert_eq!(all[0].get::<_, i64>(0), 4);
+}
+
 #[tokio::test]
 async fn check_constraints_list_the_domain_enumerations() {
     let f = Fixture::new().await;

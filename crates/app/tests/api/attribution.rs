@@ -259,7 +259,9 @@ async fn a_report_against_another_checkouts_exact_amount_is_held_not_taken() {
     let tx = w.pay(30 * ONE).await;
     let id = w.submitted(&attacker, &tx).await;
     w.anvil.finalize().await;
-    assert_eq!(w.payment_reaches(&id, "failed").await["failureReason"], "disputed");
+    let p = w.payment_reaches(&id, "failed").await;
+    let created = (&victim["createdAt"], &attacker["createdAt"]);
+    assert_eq!(p["failureReason"], "disputed", "{p}, checkouts created {created:?}");
     let record = unattributed(&w, &w.m.sk_live, &tx, 0).await;
     assert_eq!(record["reason"], "disputed");
     for cs in [&victim, &attacker] {
@@ -409,7 +411,11 @@ async fn unique_amounts_make_every_transfer_without_a_hash_attributable() {
     let tx = w.pay(units).await;
     w.anvil.finalize().await;
     let inv = paid(&w, &w.m.sk_live, second).await;
-    assert_eq!((inv["status"].as_str(), inv["customerAmountPaid"].as_str()), (Some("paid"), Some("10.000000")));
+    assert_eq!(
+        (inv["status"].as_str(), inv["customerAmountPaid"].as_str()),
+        (Some("paid"), Some("10.000000")),
+        "{inv}, checkout {second}"
+    );
     let p = &inv["payments"][0];
     assert_eq!((p["status"].as_str(), p["transactionId"].as_str()), (Some("confirmed"), Some(tx.as_str())));
     assert_eq!(p["customerAmountCredited"], "10.000000");

@@ -126,7 +126,8 @@ async fn a_bound_wallet_goes_to_its_checkout_before_an_unbound_twin_whatever_is_
     let inv = paid(&w, &w.m.sk_live, &a).await;
     assert_eq!(inv["payments"][0]["evidence"], "bound_wallet");
     let p = w.payment_reaches(&on_b, "failed").await;
-    assert_eq!(p["failureReason"], "attributed_to_another_checkout");
+    let created = (&a["createdAt"], &b["createdAt"]);
+    assert_eq!(p["failureReason"], "attributed_to_another_checkout", "{p}, checkouts created {created:?}");
     let b_inv = w.invoice(&b).await;
     assert_eq!((b_inv["status"].as_str(), b_inv["customerAmountPaid"].as_str()), (Some("pending"), Some("0.000000")));
     assert_eq!(public_phase(&w, &b).await, "failed");

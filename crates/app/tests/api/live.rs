@@ -301,7 +301,8 @@ async fn one_transfer_submitted_for_two_invoices_is_held_then_credited_once() {
     w.anvil.finalize().await;
     // Two reports of equal strength: neither is guessed.
     for id in [ia, ib] {
-        assert_eq!(w.payment_reaches(&id, "failed").await["failureReason"], "disputed");
+        let p = w.payment_reaches(&id, "failed").await;
+        assert_eq!(p["failureReason"], "disputed", "{p}, checkouts created {} and {}", a["createdAt"], b["createdAt"]);
     }
     let record = eventually("the held transfer", || async {
         let list = w.app.get(&w.m.sk_live, "/v1/unattributed-transfers").await.ok(200).clone();

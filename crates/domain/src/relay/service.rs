@@ -188,13 +188,18 @@ impl Relays<'_> {
     /// Follows a submission whose transaction may still be mined.
     async fn follow(&self, mut relay: Relay, holder: &str, mined: u64, pass: &mut RelayPass) -> Result<(), Error> {
         // Read before the receipts: a use the relay's own version made shows as its receipt.
-        let (used, chain_time) = self.relayer.authorization_used(&relay.authorization).await?;
+        let (mut used, mut chain_time) = self.relayer.authorization_used(&relay.authorization).await?;
         let mut receipt = None;
         for t in relay.transactions.iter().rev() {
             if let Some(r) = self.relayer.receipt(&t.hash).await? {
                 receipt = Some(r);
                 break;
             }
+        }
+        // A version that reverted may have been mined after that read: why it reverted (used by
+        // another, expired) is read again, as of a block no earlier than its own.
+        if receipt.as_ref().is_some_and(|r| !r.succeeded) {
+            (used, chain_time) = self.relayer.authorization_used(&relay.authorization).await?;
         }
         let now = self.views.clock.system_now();
         match sent_step(&relay, receipt, (mined, used, chain_time), (now, self.settings.bump_after)) {

@@ -40,8 +40,8 @@ macro_rules! claim_due {
         concat!(
             r#"
 WITH ahead AS (
-    SELECT merchant_id, now() + make_interval(secs => offset_seconds) AS horizon
-    FROM test_clocks WHERE offset_seconds > 0 AND ($1::text IS NULL OR merchant_id = $1)
+    SELECT merchant_id, now AS horizon FROM scope_clocks
+    WHERE mode = 'test' AND ahead_seconds > 0 AND ($1::text IS NULL OR merchant_id = $1)
 ), candidates AS (
     SELECT s.invoice_id AS id FROM checkout_sessions s
     WHERE s.status = 'pending' AND s.expires_at <= now()

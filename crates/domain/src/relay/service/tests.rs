@@ -447,6 +447,41 @@ fn a_mined_version_settles_its_submission_and_a_waiting_one_is_replaced_with_hig
     assert_eq!((pass.settled.clone(), pass.bumped, pass.reports_failed), (vec![RelayStatus::Confirmed], 1, 1));
 }
 
+/// The chain is read before the receipts; a version mined and reverted between the two reads
+/// is judged by the chain as of its block (a second read), not by the block before it.
+#[test]
+fn a_version_reverted_after_the_first_read_is_judged_by_the_chain_at_its_block() {
+    let agg = checkout();
+    let crypto = SeqCrypto::default();
+    let relay = Relay {
+        status: RelayStatus::Sent,
+        tx_nonce: Some(0),
+        transactions: vec![signed(0, &fees())],
+        broadcast_at: Some(now()),
+        ..queued(&agg, &crypto)
+    };
+    let valid_before = relay.authorization.terms.valid_before;
+    let mut w = World::new();
+    w.store.expect_has_work().returning(|_| Ok(true));
+    w.store.expect_take_lease().returning(|_, _, _| Ok(Some(1)));
+    w.relayer.expect_mined_nonce().returning(|| Ok(1));
+    w.store.expect_in_flight().returning(move |_, _| Ok(vec![relay.clone()]));
+    w.store.expect_queued().returning(|_, _| Ok(Vec::new()));
+    // First read: the block before it (still valid); second: its block, past validBefore.
+    let reads = std::sync::atomic::AtomicU32::new(0);
+    w.relayer.expect_authorization_used().times(2).returning(move |_| {
+        let n = reads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let at = if n == 0 { valid_before - 10 } else { valid_before + 5 };
+        Ok((false, DateTime::from_timestamp(at, 0).unwrap()))
+    });
+    w.relayer.expect_receipt().returning(|h| {
+        Ok(Some(RelayReceipt { hash: h.clone(), succeeded: false, block_number: 10, gas_used: 30_000, fee_wei: 1 }))
+    });
+    w.store.expect_record_outcome().withf(|r, _| r.status == RelayStatus::Expired).times(1).returning(|_, _| Ok(true));
+    let pass = run(w.relays().send_pass("worker-a")).unwrap();
+    assert_eq!(pass.settled, vec![RelayStatus::Expired]);
+}
+
 #[test]
 fn the_status_reads_todays_use_and_what_the_chain_says_when_it_answers() {
     let mut w = World::new();

@@ -1,0 +1,1 @@
+DROP VIEW scope_clocks;

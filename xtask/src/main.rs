@@ -34,7 +34,7 @@ fn main() -> ExitCode {
         "api-reference" => util::cargo(&["run", "--quiet", "-p", "stablepay", "--", "openapi", "--reference"]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci|schemathesis|tools|db|bench [chain|webhooks|pdf|exports|mixed|dashboard|flash-sale|checkout-pages|scale|accounts]|instructions [--update]|openapi|api-reference>"
+                "usage: cargo xtask <ci|schemathesis|tools|db|bench [chain|webhooks|pdf|exports|mixed|dashboard|flash-sale|checkout-pages|scale|accounts|idle]|instructions [--update]|openapi|api-reference>"
             );
             return ExitCode::from(2);
         }

@@ -547,9 +547,13 @@ fn code_spans(text: &str) -> Vec<&str> {
     text.lines().flat_map(|line| line.split('`').skip(1).step_by(2)).filter(|s| !s.is_empty()).collect()
 }
 
-/// The files git tracks, as paths from the root.
+/// The files of the tree (tracked, or new and not ignored), as paths from the root.
 fn tracked_files() -> Vec<String> {
-    let out = std::process::Command::new("git").args(["ls-files"]).current_dir(root()).output().unwrap();
+    let out = std::process::Command::new("git")
+        .args(["ls-files", "--cached", "--others", "--exclude-standard"])
+        .current_dir(root())
+        .output()
+        .unwrap();
     assert!(out.status.success(), "git ls-files: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap().lines().map(str::to_owned).collect()
 }

@@ -27,7 +27,8 @@ const RECORD_WAIT: Duration = Duration::from_millis(5);
 
 pub async fn run(adapters: Adapters, database_url: String, mut stop: watch::Receiver<bool>) {
     let wake = Arc::new(Notify::new());
-    let listener = stablepay_postgres::listen_for_deliveries(database_url, wake.clone());
+    let listening = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let listener = stablepay_postgres::listen_for_deliveries(database_url, wake.clone(), listening.clone());
     let slots = Arc::new(Semaphore::new(CONCURRENCY));
     let (records_tx, records_rx) = mpsc::channel::<AttemptRecord>(CONCURRENCY * 2);
     let recorder = tokio::spawn(record(adapters.clone(), records_rx));
@@ -38,11 +39,13 @@ pub async fn run(adapters: Adapters, database_url: String, mut stop: watch::Rece
         }
         let free = slots.available_permits().min(CLAIM_BATCH);
         let mut claimed_full = false;
+        let mut claimed_none = false;
         if free > 0 {
             let lease_ms = u32::try_from(adapters.webhook_lease.as_millis()).unwrap_or(u32::MAX);
             match adapters.store.claim_deliveries(u32::try_from(free).unwrap_or(1), lease_ms).await {
                 Ok(batch) => {
                     claimed_full = batch.len() == free;
+                    claimed_none = batch.is_empty();
                     for claimed in batch {
                         let Ok(permit) = slots.clone().acquire_owned().await else { break };
                         let (adapters, tx) = (adapters.clone(), records_tx.clone());
@@ -62,9 +65,15 @@ pub async fn run(adapters: Adapters, database_url: String, mut stop: watch::Rece
         if claimed_full && slots.available_permits() > 0 {
             continue;
         }
+        // Nothing claimed and nothing in flight: rest until the next retry or lease's end (the
+        // notification wakes the loop for new deliveries); otherwise the busy pace.
+        let idle = claimed_none
+            && slots.available_permits() == CONCURRENCY
+            && listening.load(std::sync::atomic::Ordering::Relaxed);
+        let pause = if idle { idle_rest(&adapters).await } else { POLL };
         tokio::select! {
             _ = wake.notified() => {}
-            _ = tokio::time::sleep(POLL) => {}
+            _ = tokio::time::sleep(pause) => {}
             // A slot came free while every slot was busy.
             _ = slots.acquire(), if slots.available_permits() == 0 => {}
             _ = stop.changed() => {}
@@ -85,6 +94,13 @@ pub async fn run(adapters: Adapters, database_url: String, mut stop: watch::Rece
 /// Writes records in batches (one transaction each). A batch that cannot be written is retried
 /// a few times; after that its deliveries stay claimed until their leases run out and are
 /// attempted again (at least once).
+/// How long the idle loop rests: until the next delivery's due time (the domain's schedule).
+async fn idle_rest(adapters: &Adapters) -> Duration {
+    use stablepay_domain::schedule::WorkKind;
+    let busy = chrono::Duration::from_std(POLL).unwrap_or(chrono::Duration::seconds(1));
+    adapters.use_cases().schedule().rest(WorkKind::WebhookDeliveries, busy).await.to_std().unwrap_or(POLL)
+}
+
 async fn record(adapters: Adapters, mut rx: mpsc::Receiver<AttemptRecord>) {
     let mut batch = Vec::with_capacity(RECORD_BATCH);
     while let Some(first) = rx.recv().await {

@@ -21,13 +21,16 @@ pub struct DuePass {
     pub due: DueReport,
     /// Email attempts that failed or could not be made.
     pub emails_failed: usize,
+    /// Whether the pass did anything (more may be waiting: the next pass comes at the busy
+    /// pace); otherwise the loop rests until its next due time.
+    pub busy: bool,
 }
 
 pub async fn run_due(adapters: &Adapters, stop: &tokio::sync::watch::Receiver<bool>) -> Result<DuePass, Error> {
     let stopping = || *stop.borrow();
     let report = adapters.use_cases().invoices().run_due_until(None, 50, &stopping).await?;
     if stopping() {
-        return Ok(DuePass { due: report, emails_failed: 0 });
+        return Ok(DuePass { due: report, emails_failed: 0, busy: true });
     }
     for f in &report.failed {
         tracing::error!(
@@ -39,7 +42,9 @@ pub async fn run_due(adapters: &Adapters, stop: &tokio::sync::watch::Receiver<bo
             "due work of an invoice failed; it is retried later with a backoff"
         );
     }
+    let mut busy = report.changed > 0;
     let announced = adapters.use_cases().links().announce_expiries(None).await?;
+    busy |= announced > 0;
     if announced > 0 {
         tracing::info!(announced, "payment links expired");
     }
@@ -48,20 +53,45 @@ pub async fn run_due(adapters: &Adapters, stop: &tokio::sync::watch::Receiver<bo
         if reminders > 0 {
             tracing::info!(reminders, "scheduled reminders queued");
         }
+        busy |= reminders > 0;
         let statements = adapters.use_cases().statements().issue_due(None).await?;
         if statements > 0 {
             tracing::info!(statements, "monthly statements issued; their exports are queued");
         }
+        busy |= statements > 0;
     }
     let mailing = adapters.use_cases().statements().mail_ready(50).await?;
+    busy |= mailing.mailed + mailing.failed > 0;
     if mailing.mailed > 0 {
         tracing::info!(mailed = mailing.mailed, "monthly statements ready; their emails are queued");
     }
     if mailing.failed > 0 {
         tracing::warn!(failed = mailing.failed, "monthly statements given up: one of their exports did not complete");
     }
+    let (emails_busy, emails_failed) = deliver_outbox(adapters).await?;
+    busy |= emails_busy;
+    rotate_months(adapters).await?;
+    let purged = adapters.use_cases().retention().purge(PURGE_BATCH).await?;
+    busy |= purged != Purged::default();
+    if purged != Purged::default() {
+        tracing::info!(
+            events = purged.events,
+            emails = purged.emails,
+            idempotency_keys = purged.idempotency_keys,
+            "records past their retention removed"
+        );
+    }
+    Ok(DuePass { due: report, emails_failed, busy })
+}
+
+/// Attempts the outbox's due emails (invoice emails, account links, notices) and queues the
+/// webhook incidents' alerts: whether anything was attempted or queued, and how many attempts
+/// failed or could not be made.
+async fn deliver_outbox(adapters: &Adapters) -> Result<(bool, usize), Error> {
+    let mut busy = false;
     let lease = u32::try_from(adapters.email_lease.as_secs().saturating_add(1)).unwrap_or(u32::MAX);
     let delivered = adapters.use_cases().emails().deliver_due(50, lease).await?;
+    busy |= delivered.sent + delivered.not_sent + delivered.failed + delivered.errors.len() > 0;
     for (email, error) in &delivered.errors {
         tracing::error!(email = %email, error = %error, "an email could not be attempted; retried when its lease ends");
     }
@@ -74,31 +104,21 @@ pub async fn run_due(adapters: &Adapters, stop: &tokio::sync::watch::Receiver<bo
     let accounts = adapters.use_cases();
     let accounts = accounts.accounts();
     let links = accounts.deliver_link_mails(50, lease).await?;
+    busy |= links.sent + links.failed > 0;
     if links.sent + links.failed > 0 {
         tracing::info!(sent = links.sent, failed = links.failed, "account link emails attempted");
     }
     let alerts = accounts.queue_incident_alerts(50).await?;
+    busy |= alerts > 0;
     if alerts > 0 {
         tracing::info!(alerts, "webhook incident alerts queued");
     }
     let notices = accounts.deliver_notices(50, lease).await?;
+    busy |= notices.sent + notices.failed > 0;
     if notices.sent + notices.failed > 0 {
         tracing::info!(sent = notices.sent, failed = notices.failed, "notices to members attempted");
     }
-    rotate_months(adapters).await?;
-    let purged = adapters.use_cases().retention().purge(PURGE_BATCH).await?;
-    if purged != Purged::default() {
-        tracing::info!(
-            events = purged.events,
-            emails = purged.emails,
-            idempotency_keys = purged.idempotency_keys,
-            "records past their retention removed"
-        );
-    }
-    Ok(DuePass {
-        due: report,
-        emails_failed: delivered.failed + delivered.errors.len() + links.failed + notices.failed,
-    })
+    Ok((busy, delivered.failed + delivered.errors.len() + links.failed + notices.failed))
 }
 
 /// Reminder slots are whole days apart and statements monthly: their candidates are scanned at

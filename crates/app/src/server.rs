@@ -182,12 +182,19 @@ fn spawn_workers(
     let (stop_runs, stop_relay) = (stop.clone(), stop);
     let status_chain = status.clone();
     let database_url = config.database_url.clone();
+    // New work wakes the idle loops (`NOTIFY stablepay_work`), until the due loop stops.
+    let wakes = stablepay_postgres::WorkWakes::default();
+    let listener = stablepay_postgres::listen_for_work(database_url.clone(), wakes.clone());
+    let (w_due, w_chain, w_exports, w_runs) = (wakes.clone(), wakes.clone(), wakes.clone(), wakes);
     vec![
-        tokio::spawn(async move { worker::run(due, interval, stop_due, status).await }),
-        tokio::spawn(async move { worker::run_chain(chain, poll, stop_chain, status_chain).await }),
+        tokio::spawn(async move {
+            worker::run(due, interval, stop_due, status, w_due).await;
+            listener.abort();
+        }),
+        tokio::spawn(async move { worker::run_chain(chain, poll, stop_chain, status_chain, w_chain).await }),
         tokio::spawn(async move { crate::deliveries::run(hooks, database_url, stop_hooks).await }),
-        tokio::spawn(async move { worker::run_exports(exports, interval, stop_exports).await }),
-        tokio::spawn(async move { worker::run_reconciliations(runs, interval, stop_runs).await }),
+        tokio::spawn(async move { worker::run_exports(exports, interval, stop_exports, w_exports).await }),
+        tokio::spawn(async move { worker::run_reconciliations(runs, interval, stop_runs, w_runs).await }),
         tokio::spawn(async move { worker::run_relay(relay, poll, stop_relay).await }),
     ]
 }

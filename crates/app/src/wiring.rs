@@ -240,6 +240,7 @@ impl Adapters {
             passwords: self.passwords.clone(),
             totp_sealer: self.secret_box.clone(),
             clock: Arc::new(PgClock::new((**store).clone())),
+            due_times: store.clone(),
             crypto: self.crypto.clone(),
         }
     }

@@ -10,20 +10,30 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::FutureExt;
+use stablepay_domain::schedule::{IDLE_REST_SECONDS, WorkKind};
 use stablepay_http::status::WorkerStatus;
-use tokio::sync::watch;
+use stablepay_postgres::WorkWakes;
+use tokio::sync::{Notify, watch};
 
 use crate::wiring::Adapters;
 
 /// The longest wait after failed passes.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
-pub async fn run(adapters: Adapters, interval: Duration, mut stop: watch::Receiver<bool>, status: Arc<WorkerStatus>) {
+pub async fn run(
+    adapters: Adapters,
+    interval: Duration,
+    mut stop: watch::Receiver<bool>,
+    status: Arc<WorkerStatus>,
+    wakes: WorkWakes,
+) {
     tracing::info!(interval_ms = interval.as_millis(), "worker started");
     loop {
         let pass = AssertUnwindSafe(crate::jobs::run_due(&adapters, &stop)).catch_unwind().await;
+        let mut busy = false;
         let failures_in_a_row = match pass {
             Ok(Ok(pass)) => {
+                busy = pass.busy;
                 let report = pass.due;
                 status.pass_succeeded(chrono::Utc::now(), report.changed, report.failed.len() + pass.emails_failed);
                 if report.changed > 0 {
@@ -45,18 +55,40 @@ pub async fn run(adapters: Adapters, interval: Duration, mut stop: watch::Receiv
         if *stop.borrow() {
             break;
         }
-        let wait = backoff(interval, failures_in_a_row);
+        let wait = if failures_in_a_row > 0 || busy {
+            backoff(interval, failures_in_a_row)
+        } else {
+            idle_rest(&adapters, &wakes, WorkKind::Due, interval).await
+        };
         tokio::select! {
             _ = tokio::time::sleep(wait) => {}
+            _ = wakes.due.notified() => {}
             _ = stop.changed() => break,
         }
     }
     tracing::info!("worker stopped");
 }
 
+/// How long a loop of `kind` whose pass found nothing to do rests: until its next due time
+/// (the domain's schedule) while new work is announced; its busy pace while the notification
+/// connection is down (new work would go unannounced).
+async fn idle_rest(adapters: &Adapters, wakes: &WorkWakes, kind: WorkKind, interval: Duration) -> Duration {
+    if !wakes.listening() {
+        return interval;
+    }
+    let busy = chrono::Duration::from_std(interval).unwrap_or(chrono::Duration::seconds(1));
+    adapters.use_cases().schedule().rest(kind, busy).await.to_std().unwrap_or(interval)
+}
+
 /// The chain loop: verifies payments in flight and follows transfers every `poll`, supervised
 /// like the due-work loop (a pass that fails or panics is logged and the loop goes on).
-pub async fn run_chain(adapters: Adapters, poll: Duration, mut stop: watch::Receiver<bool>, status: Arc<WorkerStatus>) {
+pub async fn run_chain(
+    adapters: Adapters,
+    poll: Duration,
+    mut stop: watch::Receiver<bool>,
+    status: Arc<WorkerStatus>,
+    wakes: WorkWakes,
+) {
     tracing::info!(poll_ms = poll.as_millis(), live = adapters.chain.is_live(), "chain worker started");
     let mut failures_in_a_row: u64 = 0;
     loop {
@@ -80,10 +112,19 @@ pub async fn run_chain(adapters: Adapters, poll: Duration, mut stop: watch::Rece
                 failures_in_a_row + 1
             }
         };
-        // A full batch goes on at once (a backlog drains at full speed); otherwise wait.
-        let pause = if more { Duration::ZERO } else { backoff(poll, failures_in_a_row) };
+        // A full batch goes on at once (a backlog drains at full speed); otherwise wait. With no
+        // chain endpoint there is nothing to follow: the loop rests until a live payment is
+        // reported (its verification answers that the chain is not configured).
+        let pause = if more {
+            Duration::ZERO
+        } else if failures_in_a_row == 0 && !adapters.chain.is_live() && wakes.listening() {
+            Duration::from_secs(IDLE_REST_SECONDS.unsigned_abs())
+        } else {
+            backoff(poll, failures_in_a_row)
+        };
         tokio::select! {
             _ = tokio::time::sleep(pause) => {}
+            _ = wakes.chain.notified(), if !adapters.chain.is_live() => {}
             _ = stop.changed() => break,
         }
     }
@@ -94,9 +135,10 @@ pub async fn run_chain(adapters: Adapters, poll: Duration, mut stop: watch::Rece
 /// the due work) and deletes expired files, every `interval` when idle; supervised like the
 /// other loops. A graceful stop ends it between two exports or two chunks' pages; an export cut
 /// off is taken up again by a worker after its lease.
-pub async fn run_exports(adapters: Adapters, interval: Duration, stop: watch::Receiver<bool>) {
+pub async fn run_exports(adapters: Adapters, interval: Duration, stop: watch::Receiver<bool>, wakes: WorkWakes) {
     use stablepay_domain::export::service::ExportRun;
-    supervised("export", interval, stop, move |stop| {
+    let idle = Idle { adapters: adapters.clone(), kind: WorkKind::Exports, wake: wakes.exports.clone(), wakes };
+    supervised("export", interval, stop, Some(idle), move |stop| {
         let adapters = adapters.clone();
         async move {
             let expired = adapters.use_cases().exports().expire_due(100).await?;
@@ -152,11 +194,17 @@ const DAILY_RUNS_CHECK_SECONDS: i64 = 10;
 /// The reconciliation loop: runs waiting reconciliation runs one at a time (each reads the
 /// live chain for its period), every `interval` when idle; supervised like the other loops. A
 /// run cut off (a stop, a chain outage) is taken up again after its lease.
-pub async fn run_reconciliations(adapters: Adapters, interval: Duration, stop: watch::Receiver<bool>) {
+pub async fn run_reconciliations(
+    adapters: Adapters,
+    interval: Duration,
+    stop: watch::Receiver<bool>,
+    wakes: WorkWakes,
+) {
     use stablepay_domain::reconciliation::service::runs::RunStep;
+    let idle = Idle { adapters: adapters.clone(), kind: WorkKind::ReconciliationRuns, wake: wakes.runs.clone(), wakes };
     // When this process last looked whether yesterday's daily runs are queued (Unix seconds).
     let daily_checked = std::sync::Arc::new(std::sync::atomic::AtomicI64::new(0));
-    supervised("reconciliation", interval, stop, move |stop| {
+    supervised("reconciliation", interval, stop, Some(idle), move |stop| {
         let (adapters, daily_checked) = (adapters.clone(), daily_checked.clone());
         async move {
             let stopping = || *stop.borrow();
@@ -196,7 +244,7 @@ pub async fn run_relay(adapters: Adapters, poll: Duration, stop: watch::Receiver
         return;
     }
     let holder = sender_id(&adapters);
-    supervised("relayer", poll, stop, move |_| {
+    supervised("relayer", poll, stop, None, move |_| {
         let (adapters, holder) = (adapters.clone(), holder.clone());
         async move {
             let pass = adapters.use_cases().relays().send_pass(&holder).await?;
@@ -233,12 +281,25 @@ fn sender_id(adapters: &Adapters) -> String {
     format!("{host}/{}/{tag}", std::process::id())
 }
 
+/// How a supervised loop rests when idle: until its kind's next due time, or its notification.
+struct Idle {
+    adapters: Adapters,
+    kind: WorkKind,
+    wake: Arc<Notify>,
+    wakes: WorkWakes,
+}
+
 /// A supervised loop of `pass`es: a pass answers whether more work is waiting (the next pass
-/// starts at once) or not (the next waits `interval`); one that fails or panics is logged and
-/// retried after a backoff; the loop ends on `stop` (each pass gets its receiver to stop
-/// between two steps).
-async fn supervised<F, Fut>(name: &'static str, interval: Duration, mut stop: watch::Receiver<bool>, mut pass: F)
-where
+/// starts at once) or not (the next waits `interval`, or with `idle` until its next due time or
+/// its notification); one that fails or panics is logged and retried after a backoff; the loop
+/// ends on `stop` (each pass gets its receiver to stop between two steps).
+async fn supervised<F, Fut>(
+    name: &'static str,
+    interval: Duration,
+    mut stop: watch::Receiver<bool>,
+    idle: Option<Idle>,
+    mut pass: F,
+) where
     F: FnMut(watch::Receiver<bool>) -> Fut,
     Fut: std::future::Future<Output = Result<bool, stablepay_domain::Error>>,
 {
@@ -264,9 +325,20 @@ where
         if *stop.borrow() {
             break;
         }
-        let pause = if more { Duration::ZERO } else { backoff(interval, failures_in_a_row) };
+        let pause = match &idle {
+            _ if more => Duration::ZERO,
+            Some(i) if failures_in_a_row == 0 => idle_rest(&i.adapters, &i.wakes, i.kind, interval).await,
+            _ => backoff(interval, failures_in_a_row),
+        };
+        let woken = async {
+            match &idle {
+                Some(i) => i.wake.notified().await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             _ = tokio::time::sleep(pause) => {}
+            _ = woken => {}
             _ = stop.changed() => break,
         }
     }

@@ -170,6 +170,7 @@ pub mod ratelimit;
 pub mod reconciliation;
 pub mod relay;
 pub mod retention;
+pub mod schedule;
 pub mod statement;
 pub mod telemetry;
 pub mod webhook;

@@ -48,6 +48,7 @@
 //! | [`ReconciliationRunStore`] | `reconciliation` | reconciliation runs, their items, and the credited payments and log owners they read |
 //! | [`Relayer`] | `relay` | the relayer's account on the chain: checks, fees, signing of submissions, receipts |
 //! | [`RelayStore`] | `relay` | submissions to the relayer, its account's nonce and the sender's lease |
+//! | [`DueTimes`] | `schedule` | when each worker loop's work next comes due |
 
 pub use crate::account::ports::{AccountStore, PasswordHasher, TotpSealer};
 pub use crate::api_key::ports::ApiKeyStore;
@@ -65,6 +66,7 @@ pub use crate::payment_link::ports::PaymentLinkStore;
 pub use crate::ratelimit::ports::RateLimiter;
 pub use crate::reconciliation::ports::{ReconciliationRunStore, ReconciliationStore};
 pub use crate::relay::ports::{RelayStore, Relayer};
+pub use crate::schedule::ports::DueTimes;
 pub use crate::statement::ports::StatementStore;
 pub use crate::telemetry::ports::TelemetryStore;
 pub use crate::webhook::ports::{SecretBox, WebhookSender, WebhookStore};
@@ -88,6 +90,7 @@ pub use crate::{
     ratelimit::ports::MockRateLimiter,
     reconciliation::ports::{MockReconciliationRunStore, MockReconciliationStore},
     relay::ports::{MockRelayStore, MockRelayer},
+    schedule::ports::MockDueTimes,
     statement::ports::MockStatementStore,
     telemetry::ports::MockTelemetryStore,
     webhook::ports::{MockSecretBox, MockWebhookSender, MockWebhookStore},

@@ -103,6 +103,7 @@ pub fn idle_use_cases() -> crate::use_cases::UseCases {
         passwords: Arc::new(MockPasswordHasher::new()),
         totp_sealer: Arc::new(MockTotpSealer::new()),
         clock: Arc::new(MockClock::new()),
+        due_times: Arc::new(MockDueTimes::new()),
         crypto: Arc::new(SeqCrypto::default()),
     };
     crate::use_cases::UseCases::new(ports, crate::use_cases::Settings::default())

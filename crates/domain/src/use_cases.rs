@@ -115,6 +115,8 @@ pub struct Ports {
     pub totp_sealer: Arc<dyn TotpSealer>,
     /// Each scope's time, from the store.
     pub clock: Arc<dyn Clock>,
+    /// When the worker's loops have work next.
+    pub due_times: Arc<dyn crate::schedule::ports::DueTimes>,
     /// Randomness and hashes.
     pub crypto: Arc<dyn Crypto>,
 }
@@ -325,6 +327,11 @@ impl UseCases {
         self.exports_at(self.clock())
     }
 
+    /// How long the worker's idle loops rest.
+    pub fn schedule(&self) -> crate::schedule::service::Schedule<'_> {
+        crate::schedule::service::Schedule { times: self.ports.due_times.as_ref(), clock: self.clock() }
+    }
+
     /// The worker's purge of what is past its retention.
     pub fn retention(&self) -> crate::retention::service::Retention<'_> {
         crate::retention::service::Retention {
@@ -486,6 +493,11 @@ impl UseCases {
         }
         let reminders = self.emails().schedule_reminders(Some(scope)).await?;
         let statements = self.statements().issue_due(Some(scope)).await?;
+        // What else the move made due (test-mode records past retention, emails to retry) is
+        // the worker's: its idle loops are woken, after the scope's own transitions ran here.
+        // The move is done: a lost wake-up only delays that work to the worker's next look
+        // (within a minute), so it never fails the move (a retry would move the clock twice).
+        let _ = self.ports.due_times.announce().await;
         let now = self.clock().now(scope).await?;
         let transitions_run = u64::try_from(due.changed + announced + reminders + statements).unwrap_or(0);
         Ok(TestClock { offset_seconds, now, transitions_run, due })

@@ -120,10 +120,14 @@ pub struct WorkerSnapshot {
 }
 
 impl WorkerStatus {
-    /// A worker that runs every `interval`; it is stalled after ten intervals (at least a
-    /// minute) without a successful pass.
+    /// A worker that runs every `interval` when busy, and rests at most
+    /// [`IDLE_REST_SECONDS`](stablepay_domain::schedule::IDLE_REST_SECONDS) when idle; it is
+    /// stalled after ten intervals (at least a minute) plus that rest without a successful pass.
     pub fn running(interval: Duration, now: DateTime<Utc>) -> Self {
-        let stall = i64::try_from(interval.as_secs().saturating_mul(10)).unwrap_or(i64::MAX).max(60);
+        let stall = i64::try_from(interval.as_secs().saturating_mul(10))
+            .unwrap_or(i64::MAX)
+            .max(60)
+            .saturating_add(stablepay_domain::schedule::IDLE_REST_SECONDS);
         Self::new(true, stall, now)
     }
 
@@ -353,7 +357,9 @@ mod tests {
         let t0 = Utc::now();
         let s = WorkerStatus::running(Duration::from_secs(1), t0);
         assert_eq!(s.snapshot(t0).state, "ok");
-        assert_eq!(s.snapshot(t0 + chrono::Duration::seconds(61)).state, "stalled", "never succeeded");
+        // An idle worker rests up to a minute between passes: a minute and a half is not stalled.
+        assert_eq!(s.snapshot(t0 + chrono::Duration::seconds(90)).state, "ok");
+        assert_eq!(s.snapshot(t0 + chrono::Duration::seconds(121)).state, "stalled", "never succeeded");
         s.pass_succeeded(t0, 3, 0);
         assert_eq!(s.snapshot(t0 + chrono::Duration::seconds(30)).state, "ok");
         assert_eq!(s.pass_failed(), 1);

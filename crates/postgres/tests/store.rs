@@ -493,6 +493,33 @@ async fn the_sql_time_of_every_scope_is_the_domain_clocks() {
     assert_eq!(all[0].get::<_, i64>(0), 4);
 }
 
+/// Each worker loop's next due time is the earliest of its work, a test scope's brought back to
+/// real time by its clock's offset: a checkout's expiry for the due pass, nothing for the other
+/// loops of an idle store.
+#[tokio::test]
+async fn the_next_due_time_is_the_earliest_work_in_real_time() {
+    use stablepay_domain::schedule::{DueTimes, WorkKind};
+    let f = Fixture::new().await;
+    for kind in [WorkKind::Due, WorkKind::Exports, WorkKind::ReconciliationRuns, WorkKind::WebhookDeliveries] {
+        assert_eq!(f.store.next_due(kind).await.unwrap(), None, "{kind:?}");
+    }
+    let (a, b) = (f.merchant("A").await, f.merchant("B").await);
+    let cs = f.checkout(&a, "5").await;
+    let expires = cs.sessions[0].expires_at;
+    let near = |got: Option<chrono::DateTime<Utc>>, want: chrono::DateTime<Utc>| {
+        got.is_some_and(|g| (g - want).num_milliseconds().abs() < 5)
+    };
+    assert!(near(f.store.next_due(WorkKind::Due).await.unwrap(), expires));
+    // B's checkout, made after A's, expires after it; B's clock then moves 20 minutes ahead:
+    // B's is due 20 minutes earlier in real time, before A's.
+    let theirs = f.checkout(&b, "5").await.sessions[0].expires_at;
+    assert!(theirs > expires);
+    f.store.advance_test_clock(&b.id, 1200).await.unwrap();
+    assert!(near(f.store.next_due(WorkKind::Due).await.unwrap(), theirs - chrono::Duration::seconds(1200)));
+    assert_eq!(f.store.next_due(WorkKind::Exports).await.unwrap(), None);
+    f.store.announce().await.unwrap();
+}
+
 #[tokio::test]
 async fn check_constraints_list_the_domain_enumerations() {
     let f = Fixture::new().await;

@@ -51,13 +51,13 @@ fn options(args: &[String]) -> Result<Options, String> {
 }
 
 /// A keep-alive HTTP/1.1 connection sending JSON.
-struct Http {
+pub(super) struct Http {
     conn: BufReader<TcpStream>,
     addr: String,
 }
 
 impl Http {
-    fn new(addr: &str) -> Result<Self, String> {
+    pub(super) fn new(addr: &str) -> Result<Self, String> {
         Ok(Self { conn: connect(addr)?, addr: addr.to_owned() })
     }
 
@@ -81,10 +81,10 @@ impl Http {
 }
 
 /// JSON-RPC to anvil.
-struct Rpc(Http);
+pub(super) struct Rpc(pub(super) Http);
 
 impl Rpc {
-    fn call(&mut self, method: &str, params: &str) -> Result<String, String> {
+    pub(super) fn call(&mut self, method: &str, params: &str) -> Result<String, String> {
         let body = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{params}}}"#);
         let (status, answer) = self.0.post("/", None, &body)?;
         if status != 200 || answer.contains(r#""error""#) {
@@ -135,7 +135,7 @@ fn unix_now() -> f64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs_f64()).unwrap_or_default()
 }
 
-fn start_anvil() -> Result<(util::Guard, String), String> {
+pub(super) fn start_anvil() -> Result<(util::Guard, String), String> {
     util::chain_tools()?;
     let mut child = Command::new(util::anvil())
         // A block gas limit that holds every transfer of the throughput phase in one block.
@@ -238,7 +238,7 @@ impl World {
 }
 
 /// The token contract on anvil, minted to the customer; answers (token, deployer, accounts).
-fn deploy_token(rpc: &mut Rpc) -> Result<(String, Vec<String>), String> {
+pub(super) fn deploy_token(rpc: &mut Rpc) -> Result<(String, Vec<String>), String> {
     let accounts = rpc.call("eth_accounts", "[]")?;
     let accounts: Vec<String> =
         accounts.split('"').filter(|s| s.starts_with("0x") && s.len() == 42).map(str::to_owned).collect();
@@ -252,7 +252,7 @@ fn deploy_token(rpc: &mut Rpc) -> Result<(String, Vec<String>), String> {
 }
 
 /// `count` merchants activated for live mode, each with a secret live key: (key, wallet).
-fn merchants(
+pub(super) fn merchants(
     binary: &std::path::Path,
     db_url: &str,
     count: usize,

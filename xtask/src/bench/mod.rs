@@ -5,7 +5,7 @@
 //! invoice PDFs; `exports` an export of a million invoices beside the API's load; `dashboard` the
 //! dashboard's invoice list of a merchant with 100,000 invoices; `flash-sale` one merchant's
 //! numbered creations, a reusable link submitted by 2,000 customers at once, and their
-//! creditings; `checkout-pages` 10,000 open checkout pages, pushed and then polled; `scale` the
+//! creditings; `checkout-pages` 10,000 open checkout pages, pushed and then polled; `idle` what the service spends doing nothing; `scale` the
 //! API's phases on a fresh database and on one of 10,000,000 invoices. `client` is
 //! the load generator they share, `wrk` the cross-check, `replay` the private PostgreSQL
 //! cluster and the replay of the API's statements, `receiver` what the webhook receivers share.
@@ -18,6 +18,7 @@ pub(crate) mod client;
 mod dashboard;
 mod exports;
 mod flash_sale;
+mod idle;
 mod mixed;
 mod pdf;
 mod receiver;
@@ -39,6 +40,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         Some("checkout-pages") => return checkout_pages::run(&args[1..]),
         Some("scale") => return scale::run(&args[1..]),
         Some("accounts") => return accounts::run(&args[1..]),
+        Some("idle") => return idle::run(&args[1..]),
         _ => {}
     }
     let o = api::options(args)?;

@@ -173,6 +173,7 @@ async fn a_transfer_mined_before_expiry_but_final_after_it_is_credited() {
         let sql = format!("UPDATE checkout_sessions SET expires_at = to_timestamp({}) WHERE id = '{id}'", mined + 2);
         db.batch_execute(&sql).await.unwrap();
     }
+    crate::support::wake_the_worker(&w.app.db).await;
     for cs in [&reported, &found] {
         let path = format!("/v1/checkout-sessions/{}", cs["id"].as_str().unwrap());
         eventually("the checkout expired", || async {
@@ -384,7 +385,7 @@ async fn an_endpoint_repointed_to_another_chain_is_noticed_and_used_again_once_i
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
-    panic!("the payment was not confirmed: {}", w.payment(&id).await);
+    panic!("the payment was not confirmed: {}, checkout created {}", w.payment(&id).await, cs["createdAt"]);
 }
 
 #[tokio::test]

@@ -275,12 +275,10 @@ async fn every_refusal_names_its_field_or_its_code() {
 
 #[tokio::test]
 async fn states_codes_pagination_and_scoping() {
-    // A worker that passes once at start, then waits a minute: exports stay queued meanwhile.
-    let app =
-        TestApp::spawn_with(fresh_db().await, &[("STABLEPAY_WORKER_INTERVAL_MS", "60000".to_string())], &[]).await;
+    // No worker: exports stay queued.
+    let app = TestApp::spawn_with(fresh_db().await, &[], &["--no-worker"]).await;
     let m = app.merchant("Shop");
     let other = app.merchant("Other");
-    tokio::time::sleep(Duration::from_millis(300)).await;
     let mut ids = Vec::new();
     for kind in ["invoices", "payments", "invoices", "payments", "invoices"] {
         ids.push(
@@ -448,6 +446,7 @@ async fn a_worker_killed_mid_export_leaves_it_to_be_written_again_whole() {
     app.kill_and_restart(&env).await;
     // Its lease would run out in a minute: end it now, as time would.
     app.db.query(&format!("UPDATE exports SET lease_until = now() - interval '1 second' WHERE id = '{id}'")).await;
+    crate::support::wake_the_worker(&app.db).await;
     let ready = settled(&app, &m.sk_test, &id).await;
     assert_eq!(ready["status"], "ready", "{ready}");
     assert_eq!(ready["rowCount"], 20_001);

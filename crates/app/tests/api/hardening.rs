@@ -244,6 +244,7 @@ async fn a_failing_invoice_does_not_stop_the_worker() {
     let broken = &sessions[1].1;
     app.db.query(&format!("UPDATE invoices SET fields = '\"broken\"' WHERE id = '{broken}'")).await;
     app.db.query("UPDATE checkout_sessions SET expires_at = now() - interval '1 second'").await;
+    crate::support::wake_the_worker(&app.db).await;
 
     for (cs, invoice) in [&sessions[0], &sessions[2]] {
         let mut status = String::new();

@@ -275,6 +275,7 @@ async fn the_worker_expires_checkouts_on_its_own() {
             cs["id"].as_str().unwrap()
         ))
         .await;
+    crate::support::wake_the_worker(&app.db).await;
     let mut status = String::new();
     for _ in 0..100 {
         let s =
@@ -381,6 +382,7 @@ async fn several_workers_apply_each_transition_once() {
         .collect();
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     app.db.query("UPDATE checkout_sessions SET expires_at = now() - interval '1 second'").await;
+    crate::support::wake_the_worker(&app.db).await;
     let mut expired = 0;
     for _ in 0..150 {
         let rows = app.db.query("SELECT count(*) AS n FROM invoices WHERE status = 'expired'").await;

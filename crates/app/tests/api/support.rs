@@ -16,6 +16,13 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_stablepay");
 
 pub use stablepay_test_db::TestDb;
 
+/// Wakes the idle worker loops of every process serving `db` (the notification the service
+/// sends when it creates work): a test that edits rows in the database directly, standing in for
+/// time passing, calls it after, as the due time the worker already knew would have woken it.
+pub async fn wake_the_worker(db: &TestDb) {
+    db.query("SELECT pg_notify('stablepay_work', 'test')").await;
+}
+
 /// A fresh database for one test; the template is migrated by the binary itself.
 pub async fn fresh_db() -> TestDb {
     TestDb::new(|url| async move {

@@ -437,24 +437,30 @@ RETURNING w.id, w.merchant_id, w.mode, w.endpoint_id, w.event_id, w.event_type, 
 
 /// Wakes `wake` whenever deliveries are inserted (the `stablepay_webhooks` notification),
 /// from a connection of its own that is opened again after a loss (waking once then, since
-/// notifications may have been missed). Runs until `wake` has no other owner.
+/// notifications may have been missed); `listening` says whether it is up. Runs until `wake`
+/// has no other owner.
 pub fn listen_for_deliveries(
     database_url: String,
     wake: std::sync::Arc<tokio::sync::Notify>,
+    listening: std::sync::Arc<std::sync::atomic::AtomicBool>,
 ) -> tokio::task::JoinHandle<()> {
-    struct Deliveries(std::sync::Arc<tokio::sync::Notify>);
+    use std::sync::atomic::Ordering;
+    struct Deliveries(std::sync::Arc<tokio::sync::Notify>, std::sync::Arc<std::sync::atomic::AtomicBool>);
     impl crate::listen::Listener for Deliveries {
         fn wanted(&self) -> bool {
             std::sync::Arc::strong_count(&self.0) > 1
         }
         fn listening(&self) {
+            self.1.store(true, Ordering::Relaxed);
             self.0.notify_one();
         }
         fn notified(&self, _: &str) {
             self.0.notify_one();
         }
-        fn lost(&self) {}
+        fn lost(&self) {
+            self.1.store(false, Ordering::Relaxed);
+        }
     }
     let channel = crate::listen::Channel { name: CHANNEL, what: "webhook notification", meanwhile: "polling" };
-    crate::listen::listen(database_url, channel, Deliveries(wake))
+    crate::listen::listen(database_url, channel, Deliveries(wake, listening))
 }

@@ -1,6 +1,8 @@
-//! The webhook delivery loop: woken by `LISTEN/NOTIFY` when deliveries are inserted (polling
-//! every second as a fallback), it claims due deliveries with a lease, sends up to
-//! [`CONCURRENCY`] at once, and records the attempts in batches.
+//! The webhook delivery loop: woken by `LISTEN/NOTIFY` when deliveries are inserted, it claims
+//! due deliveries with a lease, sends up to [`CONCURRENCY`] at once, and records the attempts in
+//! batches. With nothing due and nothing in flight it rests until the next retry or lease's end
+//! (the domain's schedule); otherwise, and while the notification connection is down, it looks
+//! every second.
 //!
 //! At least once, never lost: a delivery is claimed for a lease (longer than an attempt may
 //! take: its time limit and 5 s to record it); a worker killed mid-attempt leaves it
@@ -10,6 +12,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use stablepay_domain::schedule::WorkKind;
 use stablepay_domain::webhook::ports::{AttemptRecord, WebhookStore};
 use tokio::sync::{Notify, Semaphore, mpsc, watch};
 
@@ -19,7 +22,7 @@ use crate::wiring::Adapters;
 pub const CONCURRENCY: usize = 256;
 /// Deliveries claimed at most per query.
 const CLAIM_BATCH: usize = 200;
-/// The fallback poll when no notification comes.
+/// The busy pace: how often the loop looks while attempts are in flight or no notification comes.
 const POLL: Duration = Duration::from_secs(1);
 /// Records written per transaction at most, and how long one waits for more.
 const RECORD_BATCH: usize = 256;
@@ -67,10 +70,12 @@ pub async fn run(adapters: Adapters, database_url: String, mut stop: watch::Rece
         }
         // Nothing claimed and nothing in flight: rest until the next retry or lease's end (the
         // notification wakes the loop for new deliveries); otherwise the busy pace.
-        let idle = claimed_none
-            && slots.available_permits() == CONCURRENCY
-            && listening.load(std::sync::atomic::Ordering::Relaxed);
-        let pause = if idle { idle_rest(&adapters).await } else { POLL };
+        let pause = if claimed_none && slots.available_permits() == CONCURRENCY {
+            let listening = listening.load(std::sync::atomic::Ordering::Relaxed);
+            crate::worker::idle_rest(&adapters, listening, WorkKind::WebhookDeliveries, POLL).await
+        } else {
+            POLL
+        };
         tokio::select! {
             _ = wake.notified() => {}
             _ = tokio::time::sleep(pause) => {}
@@ -94,13 +99,6 @@ pub async fn run(adapters: Adapters, database_url: String, mut stop: watch::Rece
 /// Writes records in batches (one transaction each). A batch that cannot be written is retried
 /// a few times; after that its deliveries stay claimed until their leases run out and are
 /// attempted again (at least once).
-/// How long the idle loop rests: until the next delivery's due time (the domain's schedule).
-async fn idle_rest(adapters: &Adapters) -> Duration {
-    use stablepay_domain::schedule::WorkKind;
-    let busy = chrono::Duration::from_std(POLL).unwrap_or(chrono::Duration::seconds(1));
-    adapters.use_cases().schedule().rest(WorkKind::WebhookDeliveries, busy).await.to_std().unwrap_or(POLL)
-}
-
 async fn record(adapters: Adapters, mut rx: mpsc::Receiver<AttemptRecord>) {
     let mut batch = Vec::with_capacity(RECORD_BATCH);
     while let Some(first) = rx.recv().await {

@@ -13,7 +13,7 @@ use futures_util::FutureExt;
 use stablepay_domain::schedule::{IDLE_REST_SECONDS, WorkKind};
 use stablepay_http::status::WorkerStatus;
 use stablepay_postgres::WorkWakes;
-use tokio::sync::{Notify, watch};
+use tokio::sync::watch;
 
 use crate::wiring::Adapters;
 
@@ -58,7 +58,7 @@ pub async fn run(
         let wait = if failures_in_a_row > 0 || busy {
             backoff(interval, failures_in_a_row)
         } else {
-            idle_rest(&adapters, &wakes, WorkKind::Due, interval).await
+            idle_rest(&adapters, wakes.listening(), WorkKind::Due, interval).await
         };
         tokio::select! {
             _ = tokio::time::sleep(wait) => {}
@@ -70,10 +70,10 @@ pub async fn run(
 }
 
 /// How long a loop of `kind` whose pass found nothing to do rests: until its next due time
-/// (the domain's schedule) while new work is announced; its busy pace while the notification
-/// connection is down (new work would go unannounced).
-async fn idle_rest(adapters: &Adapters, wakes: &WorkWakes, kind: WorkKind, interval: Duration) -> Duration {
-    if !wakes.listening() {
+/// (the domain's schedule) while new work is announced (`listening`); its busy pace, `interval`,
+/// while the notification connection is down (new work would go unannounced).
+pub(crate) async fn idle_rest(adapters: &Adapters, listening: bool, kind: WorkKind, interval: Duration) -> Duration {
+    if !listening {
         return interval;
     }
     let busy = chrono::Duration::from_std(interval).unwrap_or(chrono::Duration::seconds(1));
@@ -132,12 +132,12 @@ pub async fn run_chain(
 }
 
 /// The export loop: writes waiting exports' files one at a time (a long export never holds up
-/// the due work) and deletes expired files, every `interval` when idle; supervised like the
-/// other loops. A graceful stop ends it between two exports or two chunks' pages; an export cut
+/// the due work) and deletes expired files; when idle it rests until the next export is due
+/// or one is queued; supervised like the other loops. A graceful stop ends it between two exports or two chunks' pages; an export cut
 /// off is taken up again by a worker after its lease.
 pub async fn run_exports(adapters: Adapters, interval: Duration, stop: watch::Receiver<bool>, wakes: WorkWakes) {
     use stablepay_domain::export::service::ExportRun;
-    let idle = Idle { adapters: adapters.clone(), kind: WorkKind::Exports, wake: wakes.exports.clone(), wakes };
+    let idle = Idle { adapters: adapters.clone(), kind: WorkKind::Exports, wakes };
     supervised("export", interval, stop, Some(idle), move |stop| {
         let adapters = adapters.clone();
         async move {
@@ -192,7 +192,8 @@ impl stablepay_domain::export::ports::ExportPace for WorkerPace {
 const DAILY_RUNS_CHECK_SECONDS: i64 = 10;
 
 /// The reconciliation loop: runs waiting reconciliation runs one at a time (each reads the
-/// live chain for its period), every `interval` when idle; supervised like the other loops. A
+/// live chain for its period); when idle it rests until a run is due or queued (at most a
+/// minute: the daily runs are queued by that look); supervised like the other loops. A
 /// run cut off (a stop, a chain outage) is taken up again after its lease.
 pub async fn run_reconciliations(
     adapters: Adapters,
@@ -201,7 +202,7 @@ pub async fn run_reconciliations(
     wakes: WorkWakes,
 ) {
     use stablepay_domain::reconciliation::service::runs::RunStep;
-    let idle = Idle { adapters: adapters.clone(), kind: WorkKind::ReconciliationRuns, wake: wakes.runs.clone(), wakes };
+    let idle = Idle { adapters: adapters.clone(), kind: WorkKind::ReconciliationRuns, wakes };
     // When this process last looked whether yesterday's daily runs are queued (Unix seconds).
     let daily_checked = std::sync::Arc::new(std::sync::atomic::AtomicI64::new(0));
     supervised("reconciliation", interval, stop, Some(idle), move |stop| {
@@ -285,7 +286,6 @@ fn sender_id(adapters: &Adapters) -> String {
 struct Idle {
     adapters: Adapters,
     kind: WorkKind,
-    wake: Arc<Notify>,
     wakes: WorkWakes,
 }
 
@@ -327,12 +327,12 @@ async fn supervised<F, Fut>(
         }
         let pause = match &idle {
             _ if more => Duration::ZERO,
-            Some(i) if failures_in_a_row == 0 => idle_rest(&i.adapters, &i.wakes, i.kind, interval).await,
+            Some(i) if failures_in_a_row == 0 => idle_rest(&i.adapters, i.wakes.listening(), i.kind, interval).await,
             _ => backoff(interval, failures_in_a_row),
         };
         let woken = async {
-            match &idle {
-                Some(i) => i.wake.notified().await,
+            match idle.as_ref().and_then(|i| i.wakes.of(i.kind)) {
+                Some(wake) => wake.notified().await,
                 None => std::future::pending().await,
             }
         };

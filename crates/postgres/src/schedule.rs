@@ -146,6 +146,17 @@ impl WorkWakes {
         AtomicBool::load(&self.listening, Ordering::Relaxed)
     }
 
+    /// The notifier of the loop doing work of `kind` (`None` for webhook deliveries: their loop
+    /// listens on its own channel, `stablepay_webhooks`).
+    pub fn of(&self, kind: WorkKind) -> Option<&Notify> {
+        match kind {
+            WorkKind::Due => Some(&self.due),
+            WorkKind::Exports => Some(&self.exports),
+            WorkKind::ReconciliationRuns => Some(&self.runs),
+            WorkKind::WebhookDeliveries => None,
+        }
+    }
+
     fn wake_all(&self) {
         for n in [&self.due, &self.exports, &self.runs, &self.chain] {
             n.notify_one();

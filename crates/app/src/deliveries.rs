@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use stablepay_domain::schedule::WorkKind;
-use stablepay_domain::webhook::ports::{AttemptRecord, WebhookStore};
+use stablepay_domain::webhook::ports::AttemptRecord;
 use tokio::sync::{Notify, Semaphore, mpsc, watch};
 
 use crate::wiring::Adapters;
@@ -45,7 +45,7 @@ pub async fn run(adapters: Adapters, database_url: String, mut stop: watch::Rece
         let mut claimed_none = false;
         if free > 0 {
             let lease_ms = u32::try_from(adapters.webhook_lease.as_millis()).unwrap_or(u32::MAX);
-            match adapters.store.claim_deliveries(u32::try_from(free).unwrap_or(1), lease_ms).await {
+            match adapters.use_cases().webhooks().claim_due(u32::try_from(free).unwrap_or(1), lease_ms).await {
                 Ok(batch) => {
                     claimed_full = batch.len() == free;
                     claimed_none = batch.is_empty();
@@ -112,7 +112,7 @@ async fn record(adapters: Adapters, mut rx: mpsc::Receiver<AttemptRecord>) {
         }
         let mut tries = 0;
         loop {
-            match adapters.store.record_attempts(&batch).await {
+            match adapters.use_cases().webhooks().record(&batch).await {
                 Ok(()) => break,
                 Err(e) if tries < 3 => {
                     tries += 1;

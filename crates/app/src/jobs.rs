@@ -243,8 +243,7 @@ pub async fn chain_pass(
     status: &stablepay_http::status::WorkerStatus,
 ) -> Result<ChainReport, Error> {
     use futures_util::StreamExt;
-    use stablepay_domain::invoice::service::Settled;
-    use stablepay_domain::ports::InvoiceStore;
+    use stablepay_domain::invoice::service::Checked;
 
     let use_cases = std::sync::Arc::new(adapters.use_cases());
     let mut report = ChainReport::default();
@@ -256,43 +255,40 @@ pub async fn chain_pass(
     // waiting for finality is due again by the next pass (the pass itself takes longer than
     // the interval only under a backlog, and checking one twice is harmless).
     let lease = u32::try_from(poll.as_millis()).unwrap_or(u32::MAX).max(50);
-    let claimed = adapters.store.claim_payments(VERIFY_BATCH, lease, final_block).await?;
+    let claimed = use_cases.invoices().claim_checks(VERIFY_BATCH, lease, final_block).await?;
     report.verified = claimed.len();
     report.more = u32::try_from(claimed.len()).unwrap_or(u32::MAX) >= VERIFY_BATCH;
     // Each verification is a task of its own, so the runtime's threads share them: a crediting
     // that holds the merchant's number counter is resumed at once, not after its siblings.
     let outcomes: Vec<_> = futures_util::stream::iter(claimed)
-        .map(|(scope, id, tx)| {
+        .map(|due| {
             let use_cases = use_cases.clone();
             tokio::spawn(async move {
-                let outcome = use_cases.invoices().verify_payment(&scope, &id, &tx).await;
-                (scope, id, outcome)
+                let outcome = use_cases.invoices().check(&due).await;
+                (due.payment, outcome)
             })
         })
         .buffer_unordered(VERIFY_CONCURRENCY)
         .collect()
         .await;
     for joined in outcomes {
-        let Ok((scope, id, outcome)) = joined else {
+        let Ok((id, outcome)) = joined else {
             tracing::error!("a payment verification panicked; it is checked again after its lease");
             continue;
         };
-        let (seconds, diagnostic) = match outcome {
-            Ok(Settled::Waiting | Settled::Validating | Settled::Reorganized | Settled::AlreadySettled) => continue,
-            Ok(_) => {
-                report.settled += 1;
-                continue;
+        match outcome {
+            Ok(Checked::Unchanged) => {}
+            Ok(Checked::Settled(_)) => report.settled += 1,
+            Ok(Checked::Deferred { cause, .. }) => {
+                report.deferred += 1;
+                if !matches!(cause, Error::Unavailable | Error::ChainUnavailable(_)) {
+                    tracing::error!(payment = %id, error = %cause, "verifying a payment failed; retrying later");
+                }
             }
-            Err(Error::Unavailable) => (5, "the chain RPC endpoints do not answer; retrying".to_owned()),
-            Err(Error::ChainUnavailable(reason)) => (30, reason),
             Err(e) => {
-                tracing::error!(payment = %id, error = %e, "verifying a payment failed; retrying later");
-                (30, "verification failed inside the service; retrying".to_owned())
+                report.deferred += 1;
+                tracing::warn!(payment = %id, error = %e, "could not defer a payment; checked again after its lease");
             }
-        };
-        report.deferred += 1;
-        if let Err(e) = adapters.store.defer_payment(&scope, &id, seconds, &diagnostic).await {
-            tracing::warn!(payment = %id, error = %e, "could not defer a payment");
         }
     }
     Ok(report)

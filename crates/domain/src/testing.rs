@@ -108,3 +108,41 @@ pub fn idle_use_cases() -> crate::use_cases::UseCases {
     };
     crate::use_cases::UseCases::new(ports, crate::use_cases::Settings::default())
 }
+
+/// A signed-in member of `merchant` with `role`: email verified, no second factor (the
+/// merchant does not require one).
+pub fn member(
+    merchant: &crate::ids::MerchantId,
+    role: crate::account::capability::Role,
+) -> crate::account::service::Current {
+    use crate::account::model::{Membership, Session, User};
+    use crate::ids::{SessionId, UserId};
+    let at = chrono::DateTime::from_timestamp(1_800_000_000, 0).unwrap_or_default();
+    let user = User {
+        id: UserId::from_trusted("usr_1".into()),
+        email: "ada@example.com".into(),
+        name: "Ada".into(),
+        password_hash: "hash".into(),
+        email_verified_at: Some(at),
+        two_factor_since: None,
+        created_at: at,
+    };
+    let session = Session {
+        id: SessionId::from_trusted("ses_1".into()),
+        user_id: user.id.clone(),
+        token_digest: [0; 32],
+        csrf_token: "csrf".into(),
+        created_at: at,
+        last_seen_at: at,
+        reauthenticated_at: at,
+    };
+    let membership = Membership {
+        user_id: user.id.clone(),
+        merchant_id: merchant.clone(),
+        role,
+        requires_two_factor: false,
+        webhook_alerts: false,
+        created_at: at,
+    };
+    crate::account::service::Current { session, user, memberships: vec![membership] }
+}

@@ -521,6 +521,41 @@ async fn the_next_due_time_is_the_earliest_work_in_real_time() {
 }
 
 #[tokio::test]
+async fn failed_due_work_is_backed_off_by_the_domains_schedule() {
+    use stablepay_domain::schedule::model::{Backoff, DUE_FAILURES_FORGOTTEN_SECONDS, DUE_WORK_BACKOFF};
+    let f = Fixture::new().await;
+    let m = f.merchant("A").await;
+    let id = f.checkout(&m, "5").await.invoice.id;
+    // The lease the store gave, in seconds from now, after each failure in a row.
+    let lease = || async {
+        let sql =
+            format!("SELECT round(extract(epoch FROM lease_until - now()))::int8 FROM invoices WHERE id = '{id}'");
+        let rows = f.db.query(&sql).await;
+        rows[0].get::<_, i64>(0)
+    };
+    for failures in 1..=10 {
+        let schedule = (DUE_WORK_BACKOFF, DUE_FAILURES_FORGOTTEN_SECONDS);
+        assert_eq!(f.store.defer_due(&test(&m), &id, "boom", schedule).await.unwrap(), failures);
+        assert_eq!(lease().await, DUE_WORK_BACKOFF.delay(failures).num_seconds(), "after {failures} failures");
+    }
+    // Another schedule is the store's too; a failure long after the last counts from one.
+    let other = Backoff { first_seconds: 7, longest_seconds: 100, max_doublings: 3 };
+    f.db.query(&format!(
+        "UPDATE invoice_due_failures SET last_failed_at = now() - interval '11 seconds' WHERE invoice_id = '{id}'"
+    ))
+    .await;
+    assert_eq!(f.store.defer_due(&test(&m), &id, "boom", (other, 10)).await.unwrap(), 1);
+    assert_eq!(lease().await, other.delay(1).num_seconds());
+    assert_eq!(f.store.defer_due(&test(&m), &id, "boom", (other, 10)).await.unwrap(), 2);
+    assert_eq!(lease().await, 14);
+    let missing = stablepay_domain::ids::InvoiceId::from_trusted("inv_missing".into());
+    assert_eq!(
+        f.store.defer_due(&test(&m), &missing, "boom", (other, 10)).await,
+        Err(Error::NotFound(Resource::Invoice))
+    );
+}
+
+#[tokio::test]
 async fn check_constraints_list_the_domain_enumerations() {
     let f = Fixture::new().await;
     let names = |values: Vec<&str>| values.into_iter().map(str::to_owned).collect::<BTreeSet<_>>();

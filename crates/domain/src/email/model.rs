@@ -88,10 +88,10 @@ pub enum EmailAbout {
     Statement(StatementId),
 }
 
-/// How long the outbox waits after `attempts` failed attempts: 30 seconds doubled per
-/// attempt, at most an hour.
+/// How long the outbox waits after `attempts` failed attempts (the schedule's
+/// [`EMAIL_BACKOFF`](crate::schedule::model::EMAIL_BACKOFF)).
 pub fn retry_delay(attempts: u32) -> Duration {
-    Duration::seconds(30i64.saturating_mul(1i64 << attempts.saturating_sub(1).min(20)).min(3600))
+    crate::schedule::model::EMAIL_BACKOFF.delay(attempts)
 }
 
 /// One email in the outbox.

@@ -43,9 +43,61 @@ pub fn rest(now: DateTime<Utc>, next: Option<DateTime<Utc>>, interval: Duration)
     wait.clamp(interval.min(longest), longest)
 }
 
+/// A retry schedule: the first wait after one failure, doubled per failure in a row up to
+/// `max_doublings` times, never longer than `longest`. The store is handed the schedule's
+/// numbers where SQL pushes a lease (the due work), so the two cannot differ.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Backoff {
+    /// The wait after the first failure, in seconds.
+    pub first_seconds: u32,
+    /// The longest wait, in seconds.
+    pub longest_seconds: u32,
+    /// How many times the wait doubles at most.
+    pub max_doublings: u32,
+}
+
+impl Backoff {
+    /// The wait after `failures` failures in a row (none or one: the first wait).
+    pub fn delay(self, failures: u32) -> Duration {
+        let doublings = failures.saturating_sub(1).min(self.max_doublings).min(31);
+        let seconds = u64::from(self.first_seconds).saturating_mul(1u64 << doublings);
+        Duration::seconds(i64::try_from(seconds.min(u64::from(self.longest_seconds))).unwrap_or(i64::MAX))
+    }
+}
+
+/// The outbox's schedule for an email whose attempt failed: 30 seconds doubled per attempt,
+/// at most an hour.
+pub const EMAIL_BACKOFF: Backoff = Backoff { first_seconds: 30, longest_seconds: 3600, max_doublings: 20 };
+
+/// The schedule of an invoice whose due work failed (for operators, who see the failures in a
+/// row): 30 seconds doubled per failure, at most an hour; a failure more than
+/// [`DUE_FAILURES_FORGOTTEN_SECONDS`] after the previous one starts the count again.
+pub const DUE_WORK_BACKOFF: Backoff = Backoff { first_seconds: 30, longest_seconds: 3600, max_doublings: 7 };
+
+/// After this long without a failure, an invoice's due work counts its failures from one again.
+pub const DUE_FAILURES_FORGOTTEN_SECONDS: u32 = 2 * 3600;
+
+/// How long a payment whose verification the chain's endpoints did not answer waits for the
+/// next check.
+pub const CHAIN_SILENT_RETRY_SECONDS: u32 = 5;
+
+/// How long a payment waits for the next check when the chain cannot be asked (no endpoint
+/// serving the configured chain) or the check failed inside the service.
+pub const CHECK_FAILED_RETRY_SECONDS: u32 = 30;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_backoff_doubles_per_failure_up_to_its_bounds() {
+        let b = Backoff { first_seconds: 30, longest_seconds: 3600, max_doublings: 7 };
+        let waits: Vec<i64> = (0..10).map(|n| b.delay(n).num_seconds()).collect();
+        assert_eq!(waits, [30, 30, 60, 120, 240, 480, 960, 1920, 3600, 3600]);
+        let few = Backoff { first_seconds: 10, longest_seconds: 1_000_000, max_doublings: 2 };
+        assert_eq!(few.delay(9).num_seconds(), 40, "at most two doublings");
+        assert_eq!(EMAIL_BACKOFF.delay(u32::MAX).num_seconds(), 3600);
+    }
 
     fn at(seconds: i64) -> DateTime<Utc> {
         DateTime::from_timestamp(1_800_000_000 + seconds, 0).unwrap()

@@ -350,6 +350,19 @@ impl Webhooks<'_> {
         self.store.get_incident(scope, id).await
     }
 
+    /// The worker: claims up to `limit` deliveries due now, across merchants, each for
+    /// `lease_ms` (pending and retry-scheduled ones whose attempt is due, and delivering ones
+    /// whose worker's lease ran out: the same attempt runs again).
+    pub async fn claim_due(&self, limit: u32, lease_ms: u32) -> Result<Vec<ClaimedDelivery>, Error> {
+        self.store.claim_deliveries(limit, lease_ms).await
+    }
+
+    /// The worker: records finished attempts (one transaction), each only while its claim
+    /// holds, with its delivery's next state and its endpoint's run of failures and incident.
+    pub async fn record(&self, records: &[AttemptRecord]) -> Result<(), Error> {
+        self.store.record_attempts(records).await
+    }
+
     /// The worker's attempt at a claimed delivery: sends it (unless its endpoint is disabled
     /// or gone, or its secrets cannot be opened) and decides what follows. Never fails: every
     /// outcome is an attempt to record.

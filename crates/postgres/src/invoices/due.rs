@@ -7,6 +7,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use stablepay_domain::clock::MAX_TEST_CLOCK_OFFSET_SECONDS;
 use stablepay_domain::ids::{InvoiceId, MerchantId, PaymentId};
 use stablepay_domain::invoice::payment::TxHash;
+use stablepay_domain::schedule::model::Backoff;
 use stablepay_domain::{Error, Resource, Scope};
 
 use crate::error::db;
@@ -111,20 +112,21 @@ pub(super) async fn claim(
         .collect()
 }
 
-/// Records a failure of an invoice's due work and pushes its lease: 30 s doubled per failure
-/// in a row, at most an hour. A failure more than two hours after the previous one starts the
-/// count again. Answers how many times in a row it failed.
+/// Records a failure of an invoice's due work and pushes its lease by the domain's backoff
+/// (`$5` seconds doubled per failure in a row, at most `$7` doublings and `$6` seconds). A
+/// failure more than `$8` seconds after the previous one starts the count again. Answers how
+/// many times in a row it failed.
 const DEFER_DUE: &str = r#"
 WITH failed AS (
     INSERT INTO invoice_due_failures AS f (invoice_id, failures, last_failed_at, last_error)
     SELECT id, 1, now(), $4 FROM invoices WHERE id = $1 AND merchant_id = $2 AND mode = $3
     ON CONFLICT (invoice_id) DO UPDATE SET
-        failures = CASE WHEN f.last_failed_at < now() - interval '2 hours' THEN 1 ELSE f.failures + 1 END,
+        failures = CASE WHEN f.last_failed_at < now() - make_interval(secs => $8) THEN 1 ELSE f.failures + 1 END,
         last_failed_at = now(),
         last_error = EXCLUDED.last_error
     RETURNING f.invoice_id, f.failures
 )
-UPDATE invoices SET lease_until = now() + make_interval(secs => least(3600, 30 * power(2, least(failed.failures - 1, 7))))
+UPDATE invoices SET lease_until = now() + make_interval(secs => least($6::float8, $5 * power(2, least(failed.failures - 1, $7))))
 FROM failed WHERE invoices.id = failed.invoice_id
 RETURNING failed.failures
 "#;
@@ -140,12 +142,18 @@ pub(super) async fn defer(
     scope: &Scope,
     id: &InvoiceId,
     error: &str,
+    (backoff, forgotten_after_seconds): (Backoff, u32),
 ) -> Result<u32, Error> {
+    let int = |n: u32| i32::try_from(n).unwrap_or(i32::MAX);
     let row: Option<Failures> = diesel::sql_query(DEFER_DUE)
         .bind::<Text, _>(id.as_str())
         .bind::<Text, _>(scope.merchant_id.as_str())
         .bind::<Text, _>(scope.mode.as_str())
         .bind::<Text, _>(error)
+        .bind::<Integer, _>(int(backoff.first_seconds))
+        .bind::<Integer, _>(int(backoff.longest_seconds))
+        .bind::<Integer, _>(int(backoff.max_doublings))
+        .bind::<Integer, _>(int(forgotten_after_seconds))
         .get_result(conn)
         .await
         .optional()

@@ -15,6 +15,7 @@ use stablepay_domain::invoice::collection::CollectionState;
 use stablepay_domain::invoice::input::{CloseAction, RefundInput};
 use stablepay_domain::invoice::lifecycle::LifecycleStatus;
 use stablepay_domain::invoice::model::InvoiceSearch;
+use stablepay_domain::invoice::offers::{InvoiceAction, offers};
 use stablepay_domain::invoice::payment::TxHash;
 use stablepay_domain::invoice::service::Invoices;
 use stablepay_domain::merchant::model::{POLYGON_CHAIN_ID, WalletAddress};
@@ -232,8 +233,10 @@ fn actions(state: &AppState, p: &Place, agg: &InvoiceAggregate, failed: Failed) 
     let refusal = |action: &str| -> Option<&Refusal> { typed(action).map(|(_, r, _)| r) };
     let value = |action: &str, field: &str| typed(action).map(|(_, _, f)| f.text(field).to_owned()).unwrap_or_default();
     let draft = inv.collection_state == CollectionState::Draft;
-    // What the domain allows in this state; the rules, not a copy of them.
-    let collecting = inv.check_collecting().is_ok();
+    // What the domain says this member may do with this invoice now: the buttons shown are the
+    // forms accepted.
+    let offered = offers(&p.current, &p.scope, agg);
+    let may = |a: InvoiceAction| offered.contains(&a);
     let version = inv.version.to_string();
     let button = |action: &str, label: &str, fields: Markup| {
         form(p, state, &url(action), html! { (alert(refusal(action), &[])) (fields) button type="submit" { (label) } })
@@ -250,25 +253,25 @@ fn actions(state: &AppState, p: &Place, agg: &InvoiceAggregate, failed: Failed) 
     html! {
         h2 { "Actions" }
         div.actions {
-            @if draft && p.can(Action::ManageInvoices) {
+            @if may(InvoiceAction::Edit) {
                 p { a.button href=(p.url(&format!("{LIST}/{}/edit", inv.id), &[])) { "Edit the draft" } }
+            }
+            @if may(InvoiceAction::Issue) {
                 (button("issue", "Issue", html! { input type="hidden" name="version" value=(version); }))
+            }
+            @if may(InvoiceAction::IssueAndSend) {
                 (button("issue-send", "Issue and send", html! { input type="hidden" name="version" value=(version); }))
             }
             @if !draft {
                 p { a.button href=(p.url(&format!("{LIST}/{}/pdf", inv.id), &[])) { "Download the PDF" } }
             }
-            @if p.can(Action::SendInvoice) {
-                @if inv.check_sendable().is_ok() { (button("send", "Send to the customer", html! {})) }
-                @if inv.check_remindable().is_ok() { (button("remind", "Send a reminder", html! {})) }
-            }
-            @if collecting && p.can(Action::OpenCheckout) { (button("checkout", "Open a checkout", html! {})) }
-            @if p.can(Action::ManageInvoices) {
-                @if CloseAction::Void.allowed(inv) { (reason("void", "Void")) }
-                @if CloseAction::VoidRemaining.allowed(inv) { (reason("void-remaining", "Void the remainder")) }
-                @if CloseAction::MarkUncollectible.allowed(inv) { (reason("mark-uncollectible", "Mark uncollectible")) }
-            }
-            @if !credited.is_empty() && p.can(Action::AddRefundReference) {
+            @if may(InvoiceAction::Send) { (button("send", "Send to the customer", html! {})) }
+            @if may(InvoiceAction::Remind) { (button("remind", "Send a reminder", html! {})) }
+            @if may(InvoiceAction::OpenCheckout) { (button("checkout", "Open a checkout", html! {})) }
+            @if may(InvoiceAction::Void) { (reason("void", "Void")) }
+            @if may(InvoiceAction::VoidRemaining) { (reason("void-remaining", "Void the remainder")) }
+            @if may(InvoiceAction::MarkUncollectible) { (reason("mark-uncollectible", "Mark uncollectible")) }
+            @if may(InvoiceAction::RecordRefund) {
                 (form(p, state, &url("refund"), html! {
                     (alert(refusal("refund"), &["paymentId", "amount", "reason", "externalTransactionHash"]))
                     div.field {
@@ -287,7 +290,7 @@ fn actions(state: &AppState, p: &Place, agg: &InvoiceAggregate, failed: Failed) 
                     button type="submit" { "Add a refund reference" }
                 }))
             }
-            @if p.can(Action::ManageInvoices) { (button("duplicate", "Duplicate", html! {})) }
+            @if may(InvoiceAction::Duplicate) { (button("duplicate", "Duplicate", html! {})) }
         }
     }
 }
@@ -364,19 +367,6 @@ fn activity(agg: &InvoiceAggregate) -> Markup {
     }
 }
 
-/// The role an action of the invoice page needs.
-fn needs(action: &str) -> Option<Action> {
-    Some(match action {
-        "issue" | "issue-send" | "void" | "void-remaining" | "mark-uncollectible" | "duplicate" => {
-            Action::ManageInvoices
-        }
-        "send" | "remind" => Action::SendInvoice,
-        "checkout" => Action::OpenCheckout,
-        "refund" => Action::AddRefundReference,
-        _ => return None,
-    })
-}
-
 /// The page of invoice `id` in `scope`, saying what was `done`.
 fn invoice_page(scope: &Scope, id: &str, done: &str) -> String {
     let pairs = [("merchant", scope.merchant_id.as_str()), ("mode", scope.mode.as_str()), ("done", done)];
@@ -392,9 +382,12 @@ pub async fn act(
     path: web::Path<(String, String)>,
     body: web::Bytes,
 ) -> HttpResponse {
-    let (id, action) = path.into_inner();
-    let Some(needed) = needs(&action) else { return refused(Error::NotFound(Resource::Invoice)) };
-    let posted = match posted(&req, &state, &body, needed).await {
+    let (id, name) = path.into_inner();
+    // Editing is a page of its own (`draft.rs`), not a form of this one.
+    let Some(action) = InvoiceAction::parse(&name).filter(|a| *a != InvoiceAction::Edit) else {
+        return refused(Error::NotFound(Resource::Invoice));
+    };
+    let posted = match posted(&req, &state, &body, action.needs()).await {
         Ok(p) => p,
         Err(res) => return res,
     };
@@ -404,13 +397,13 @@ pub async fn act(
     };
     let scope = posted.place.scope.clone();
     let rebuild = move |c: &Committed| c.invoice.as_deref().map(|i| invoice_page(&scope, i, "done"));
-    let work = run(state.clone(), &posted, &agg, action.clone());
+    let work = run(state.clone(), &posted, &agg, action);
     match once(&state, (&posted, &req, &body), rebuild, work).await {
         Ok(location) => see_other(&location),
         Err(refusal) => {
             // The invoice as it stands now, with what was typed and why it was refused.
             let agg = load(&state, &posted.place, &id).await.unwrap_or(agg);
-            detail(&state, &posted.place, &agg, (refusal.status, None, Some((&action, &refusal, &posted.form))))
+            detail(&state, &posted.place, &agg, (refusal.status, None, Some((&name, &refusal, &posted.form))))
         }
     }
 }
@@ -420,7 +413,7 @@ fn run(
     state: web::Data<AppState>,
     posted: &Posted,
     agg: &InvoiceAggregate,
-    action: String,
+    action: InvoiceAction,
 ) -> impl FnOnce(Option<IdempotencyClaim>) -> Work + 'static {
     let (scope, merchant, form) = (posted.place.scope.clone(), posted.place.merchant.clone(), posted.form.clone());
     let acting = posted.acting();
@@ -435,27 +428,35 @@ fn run(
             let key = InvoiceKey::Id(id.clone());
             let version = form.get("version").and_then(|v| v.parse::<i64>().ok()).unwrap_or(0);
             let reason = form.text("reason");
-            let done = match action.as_str() {
-                "issue" => invoices.issue(&merchant, &scope, &key, (version, false)).await.map(|_| "issued")?,
-                "issue-send" => invoices.issue(&merchant, &scope, &key, (version, true)).await.map(|_| "sent")?,
-                "send" => emails.send(&scope, &key).await.map(|_| "sent")?,
-                "remind" => emails.remind(&scope, &key).await.map(|_| "reminded")?,
-                "checkout" => invoices.open_checkout(&scope, &key).await.map(|_| "checkout")?,
-                "void" => invoices.close(&scope, &key, CloseAction::Void, reason).await.map(|_| "voided")?,
-                "void-remaining" => {
+            let done = match action {
+                InvoiceAction::Issue => {
+                    invoices.issue(&merchant, &scope, &key, (version, false)).await.map(|_| "issued")?
+                }
+                InvoiceAction::IssueAndSend => {
+                    invoices.issue(&merchant, &scope, &key, (version, true)).await.map(|_| "sent")?
+                }
+                InvoiceAction::Send => emails.send(&scope, &key).await.map(|_| "sent")?,
+                InvoiceAction::Remind => emails.remind(&scope, &key).await.map(|_| "reminded")?,
+                InvoiceAction::OpenCheckout => invoices.open_checkout(&scope, &key).await.map(|_| "checkout")?,
+                InvoiceAction::Void => {
+                    invoices.close(&scope, &key, CloseAction::Void, reason).await.map(|_| "voided")?
+                }
+                InvoiceAction::VoidRemaining => {
                     invoices.close(&scope, &key, CloseAction::VoidRemaining, reason).await.map(|_| "void-remaining")?
                 }
-                "mark-uncollectible" => invoices
+                InvoiceAction::MarkUncollectible => invoices
                     .close(&scope, &key, CloseAction::MarkUncollectible, reason)
                     .await
                     .map(|_| "uncollectible")?,
-                "refund" => {
+                InvoiceAction::RecordRefund => {
                     invoices.record_refund(&scope, &key, refund_input(&form, &tokens)?).await.map(|_| "refund")?
                 }
-                _ => {
+                InvoiceAction::Duplicate => {
                     let copy = invoices.duplicate(&merchant, &scope, &key).await?;
                     return Ok(invoice_page(&scope, copy.invoice.id.as_str(), "duplicated"));
                 }
+                // Refused before the form is read (`act`).
+                InvoiceAction::Edit => return Err(Error::NotFound(Resource::Invoice)),
             };
             Ok(invoice_page(&scope, id.as_str(), done))
         });

@@ -141,7 +141,7 @@ pub(super) fn issue_into(
 }
 
 /// A new amount-only invoice, payable at once, with its checkout.
-pub(super) fn checkout(
+pub(crate) fn checkout(
     ctx: (&dyn Crypto, &ChainSettings),
     merchant: &Merchant,
     scope: &Scope,

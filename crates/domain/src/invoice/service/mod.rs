@@ -7,6 +7,7 @@
 //! times), so concurrent requests, payments and workers never lose an update or emit an event
 //! twice.
 
+mod checks;
 pub(crate) mod credit;
 pub(crate) mod decide;
 pub(crate) mod due;
@@ -15,6 +16,7 @@ mod public;
 mod queries;
 mod report;
 
+pub use checks::{Checked, DueCheck, check_backoff};
 pub use credit::Settled;
 pub use invoices::{DueFailure, DueReport, Invoices, decide_checkout};
 pub use public::PublicViews;

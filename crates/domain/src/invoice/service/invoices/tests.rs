@@ -613,3 +613,32 @@ fn a_report_is_taken_up_to_a_day_after_expiry() {
         .is_ok()
     );
 }
+
+#[tokio::test]
+async fn a_check_the_chain_cannot_answer_is_deferred_by_the_schedule_with_its_reason() {
+    use crate::invoice::service::{Checked, DueCheck};
+    use crate::schedule::model::{CHAIN_SILENT_RETRY_SECONDS, CHECK_FAILED_RETRY_SECONDS};
+    let crypto = SeqCrypto::default();
+    let payment = PaymentId::from_trusted("pay_1".into());
+    let mut store = MockInvoiceStore::new();
+    let deferred = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = deferred.clone();
+    store.expect_defer_payment().times(2).returning(move |s, id, seconds, diagnostic| {
+        seen.lock().unwrap().push((s.clone(), id.clone(), seconds, diagnostic.to_owned()));
+        Ok(())
+    });
+    let mut chain = MockChain::new();
+    let mut answers = vec![Err(Error::ChainUnavailable("chain 80002, not 137".into())), Err(Error::Unavailable)];
+    chain.expect_observe().times(2).returning(move |_, _| answers.pop().unwrap());
+    let clock = MockClock::new();
+    let settings = ChainSettings::default();
+    let invoices = Invoices::new(&store, &crypto, &clock, (&chain, &settings));
+    let due = DueCheck { scope: scope(), payment: payment.clone(), tx: tx(4) };
+    let first = invoices.check(&due).await.unwrap();
+    assert!(matches!(first, Checked::Deferred { seconds: CHAIN_SILENT_RETRY_SECONDS, cause: Error::Unavailable, .. }));
+    let second = invoices.check(&due).await.unwrap();
+    assert!(matches!(second, Checked::Deferred { seconds: CHECK_FAILED_RETRY_SECONDS, .. }), "{second:?}");
+    let deferred = deferred.lock().unwrap();
+    assert_eq!(deferred[0], (scope(), payment.clone(), 5, "the chain RPC endpoints do not answer; retrying".into()));
+    assert_eq!(deferred[1], (scope(), payment, 30, "chain 80002, not 137".into()));
+}

@@ -5,12 +5,12 @@
 //!   the field rules (`validate`), checkout sessions (`checkout`), payments and their status
 //!   machine (`payment`), event snapshots (`snapshot`), the aggregate and its atomic change
 //!   (`aggregate`), the invoice as a document (`document`), the collections review's report
-//!   (`report`), what the use cases take (`input`), and what a member may do with one
-//!   invoice (`offers`: their role and the invoice's state, one answer for a page's buttons and
-//!   its forms).
+//!   (`report`), and what the use cases take (`input`).
 //! - Ports: the invoice store and the document renderer (`ports`).
 //! - Use cases: [`service::Invoices`] (create, edit, issue, collect, pay, credit, close, the
-//!   time-based work and the reads), each a load, a pure decision and an atomic save.
+//!   time-based work and the reads), each a load, a pure decision and an atomic save; and
+//!   what a member may do with one invoice ([`service::offers`]: their role and the invoice's
+//!   state, one answer for a page's buttons and its forms).
 //!
 //! Inside the crate, modules import from these files directly; the re-exports below are the
 //! public paths for adapters and admin tooling.
@@ -22,7 +22,6 @@ pub mod document;
 pub mod input;
 pub mod lifecycle;
 pub mod model;
-pub mod offers;
 pub mod payment;
 pub mod ports;
 pub mod public;

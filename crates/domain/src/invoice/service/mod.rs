@@ -12,6 +12,7 @@ pub(crate) mod credit;
 pub(crate) mod decide;
 pub(crate) mod due;
 mod invoices;
+pub mod offers;
 mod public;
 mod queries;
 mod report;

@@ -72,10 +72,16 @@ pub fn merchant(
 /// Every use case over ports that are mocks expecting no call, with default settings: for tests
 /// of a driving adapter's plumbing, where no use case runs.
 pub fn idle_use_cases() -> crate::use_cases::UseCases {
+    crate::use_cases::UseCases::new(idle_ports(), crate::use_cases::Settings::default())
+}
+
+/// Every port a mock expecting no call: a driving adapter's test replaces the ports its use
+/// cases read with mocks expecting what they should be asked.
+pub fn idle_ports() -> crate::use_cases::Ports {
     use std::sync::Arc;
 
     use crate::ports::*;
-    let ports = crate::use_cases::Ports {
+    crate::use_cases::Ports {
         merchants: Arc::new(MockMerchantStore::new()),
         keys: Arc::new(MockApiKeyStore::new()),
         invoices: Arc::new(MockInvoiceStore::new()),
@@ -105,8 +111,7 @@ pub fn idle_use_cases() -> crate::use_cases::UseCases {
         clock: Arc::new(MockClock::new()),
         due_times: Arc::new(MockDueTimes::new()),
         crypto: Arc::new(SeqCrypto::default()),
-    };
-    crate::use_cases::UseCases::new(ports, crate::use_cases::Settings::default())
+    }
 }
 
 /// A signed-in member of `merchant` with `role`: email verified, no second factor (the
@@ -145,4 +150,26 @@ pub fn member(
         created_at: at,
     };
     crate::account::service::Current { session, user, memberships: vec![membership] }
+}
+
+/// An open amount-only test-mode invoice of `amount` of merchant `mer_1` (one pending checkout,
+/// no customer email, numbered `INV-000001`), built by the real decision. Errors: the
+/// decision's, for an amount it refuses.
+pub fn open_invoice(amount: &str) -> Result<crate::invoice::aggregate::InvoiceAggregate, crate::error::Error> {
+    use crate::invoice::input::CheckoutInput;
+    use crate::merchant::model::{ChainSettings, MerchantStatus};
+    use crate::mode::{Mode, Scope};
+    let now = chrono::Utc::now();
+    let m = merchant(MerchantStatus::Active, now);
+    let input = CheckoutInput { amount: crate::money::Decimal6::parse(amount).ok(), ..Default::default() };
+    let scope = Scope::new(m.id.clone(), Mode::Test);
+    let mut change = crate::invoice::service::decide::checkout(
+        (&SeqCrypto::default(), &ChainSettings::default()),
+        &m,
+        &scope,
+        input,
+        now,
+    )?;
+    change.finalize(Some(1));
+    Ok(change.aggregate)
 }

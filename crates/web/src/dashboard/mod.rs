@@ -17,3 +17,6 @@ pub mod overview;
 pub mod security;
 pub mod settings;
 pub mod webhooks;
+
+#[cfg(test)]
+mod tests;

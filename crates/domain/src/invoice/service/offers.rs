@@ -122,32 +122,19 @@ pub fn offers(current: &Current, scope: &Scope, agg: &InvoiceAggregate) -> Vec<I
 
 #[cfg(test)]
 mod tests {
-    use chrono::Utc;
-
     use super::*;
     use crate::account::capability::Role;
     use crate::ids::MerchantId;
-    use crate::invoice::input::CheckoutInput;
-    use crate::invoice::service::decide;
-    use crate::merchant::model::ChainSettings;
     use crate::mode::Mode;
     use crate::money::Decimal6;
-    use crate::testing::{SeqCrypto, member};
+    use crate::testing::member;
 
     fn merchant() -> MerchantId {
         MerchantId::from_trusted("mer_1".into())
     }
 
-    /// An open amount-only invoice of 10 (one checkout, no customer email).
     fn open() -> InvoiceAggregate {
-        let m = crate::testing::merchant(crate::merchant::model::MerchantStatus::Active, Utc::now());
-        let input = CheckoutInput { amount: Some(Decimal6::parse("10").unwrap()), ..Default::default() };
-        let scope = Scope::new(merchant(), Mode::Test);
-        let mut change =
-            decide::checkout((&SeqCrypto::default(), &ChainSettings::default()), &m, &scope, input, Utc::now())
-                .unwrap();
-        change.finalize(Some(1));
-        change.aggregate
+        crate::testing::open_invoice("10").unwrap()
     }
 
     fn offered(role: Role, mode: Mode, agg: &InvoiceAggregate) -> Vec<InvoiceAction> {

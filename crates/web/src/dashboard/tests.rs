@@ -1,0 +1,166 @@
+//! Handler tests of the dashboard's pages over mocked ports: who is refused what, and what each
+//! role is offered. The browser walk (`crates/app/tests/api/dashboard*`) covers the rest.
+
+use std::sync::Arc;
+
+use actix_web::dev::ServiceResponse;
+use actix_web::http::StatusCode;
+use actix_web::{App, test, web};
+use chrono::{DateTime, Utc};
+use stablepay_domain::account::Role;
+use stablepay_domain::ids::MerchantId;
+use stablepay_domain::invoice::aggregate::InvoiceAggregate;
+use stablepay_domain::invoice::collection::CollectionState;
+use stablepay_domain::merchant::model::MerchantStatus;
+use stablepay_domain::money::Decimal6;
+use stablepay_domain::ports::{MockAccountStore, MockClock, MockInvoiceStore, MockMerchantStore};
+use stablepay_domain::testing::{idle_ports, member, merchant, open_invoice};
+use stablepay_domain::use_cases::{Settings, UseCases};
+use stablepay_http::state::AppState;
+use stablepay_http::status::WorkerStatus;
+
+/// A session cookie's token (43 alphanumerics; the mocked store knows any token).
+const TOKEN: &str = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQ";
+
+fn at() -> DateTime<Utc> {
+    DateTime::from_timestamp(1_800_000_000, 0).unwrap()
+}
+
+fn mer() -> MerchantId {
+    MerchantId::from_trusted("mer_1".into())
+}
+
+/// The dashboard's state over mocks: a member of `mer_1` with `role` signed in (the session of
+/// any token), the merchant `mer_1`, and `invoice` for any invoice id when given (without one,
+/// a read of an invoice fails the test).
+fn state(role: Role, invoice: Option<InvoiceAggregate>) -> web::Data<AppState> {
+    let mut ports = idle_ports();
+    let current = member(&mer(), role);
+    let mut accounts = MockAccountStore::new();
+    let (session, user) = (current.session.clone(), current.user.clone());
+    accounts.expect_session_by_digest().returning(move |_| Ok(Some((session.clone(), user.clone()))));
+    let memberships = current.memberships.clone();
+    accounts.expect_memberships().returning(move |_| Ok(memberships.clone()));
+    ports.accounts = Arc::new(accounts);
+    let mut clock = MockClock::new();
+    clock.expect_system_now().returning(at);
+    clock.expect_now().returning(|_| Ok(at()));
+    ports.clock = Arc::new(clock);
+    let mut merchants = MockMerchantStore::new();
+    merchants.expect_get_merchant().returning(|_| Ok(merchant(MerchantStatus::Active, at())));
+    ports.merchants = Arc::new(merchants);
+    if let Some(agg) = invoice {
+        let mut invoices = MockInvoiceStore::new();
+        invoices.expect_load_invoice().returning(move |_, _| Ok(agg.clone()));
+        ports.invoices = Arc::new(invoices);
+    }
+    web::Data::new(AppState {
+        use_cases: UseCases::new(ports, Settings::default()),
+        worker: Arc::new(WorkerStatus::off(at())),
+        trusted_proxies: Default::default(),
+    })
+}
+
+/// The answer to `req` (the session cookie added unless `signed_in` is false), with its body.
+async fn call(
+    state: web::Data<AppState>,
+    req: test::TestRequest,
+    signed_in: bool,
+) -> (StatusCode, String, Option<String>) {
+    let app = test::init_service(App::new().app_data(state).configure(crate::configure)).await;
+    let req = if signed_in { req.insert_header(("Cookie", format!("stablepay_session={TOKEN}"))) } else { req };
+    let res: ServiceResponse = test::call_service(&app, req.to_request()).await;
+    let status = res.status();
+    let location = res.headers().get("location").and_then(|l| l.to_str().ok()).map(str::to_owned);
+    let body = String::from_utf8(test::read_body(res).await.to_vec()).unwrap();
+    (status, body, location)
+}
+
+fn page_of(agg: &InvoiceAggregate, mode: &str) -> String {
+    format!("/dashboard/invoices/{}?merchant=mer_1&mode={mode}", agg.invoice.id)
+}
+
+/// The invoice actions a page's forms post to.
+fn forms(agg: &InvoiceAggregate, body: &str) -> Vec<String> {
+    let prefix = format!("action=\"/dashboard/invoices/{}/", agg.invoice.id);
+    body.match_indices(&prefix)
+        .map(|(i, _)| body[i + prefix.len()..].split(['?', '"']).next().unwrap_or_default().to_owned())
+        .collect()
+}
+
+#[actix_web::test]
+async fn without_a_session_every_page_sends_to_the_sign_in() {
+    let agg = open_invoice("10").unwrap();
+    for path in [page_of(&agg, "test"), "/dashboard/invoices".into(), "/dashboard/developers".into()] {
+        let (status, _, location) = call(state(Role::Owner, None), test::TestRequest::get().uri(&path), false).await;
+        assert_eq!((status, location.as_deref()), (StatusCode::SEE_OTHER, Some("/dashboard/login")), "{path}");
+    }
+}
+
+#[actix_web::test]
+async fn an_invoice_page_offers_each_role_what_the_domain_allows_it() {
+    let agg = open_invoice("10").unwrap();
+    let managing = ["send", "remind", "checkout", "void", "mark-uncollectible", "duplicate"];
+    for (role, mode, offered) in [
+        (Role::Owner, "live", managing.to_vec()),
+        (Role::Developer, "test", managing.to_vec()),
+        (Role::Developer, "live", vec![]),
+        (Role::Support, "test", vec!["send", "remind", "checkout"]),
+        (Role::Viewer, "test", vec![]),
+    ] {
+        let (status, body, _) =
+            call(state(role, Some(agg.clone())), test::TestRequest::get().uri(&page_of(&agg, mode)), true).await;
+        assert_eq!(status, StatusCode::OK, "{role:?} in {mode}");
+        assert_eq!(forms(&agg, &body), offered, "{role:?} in {mode}");
+        // The navigation shows the developers' section only to the roles that manage keys.
+        let keys = matches!(role, Role::Owner | Role::Admin | Role::Developer);
+        assert_eq!(body.contains("/dashboard/developers?"), keys, "{role:?}");
+    }
+}
+
+#[actix_web::test]
+async fn void_the_remainder_is_offered_for_a_past_due_invoice_paid_in_part() {
+    let mut agg = open_invoice("10").unwrap();
+    agg.invoice.customer_amount_paid = Decimal6::parse("4").unwrap();
+    agg.invoice.collection_state = CollectionState::PastDue;
+    let (_, body, _) =
+        call(state(Role::Admin, Some(agg.clone())), test::TestRequest::get().uri(&page_of(&agg, "test")), true).await;
+    assert!(forms(&agg, &body).contains(&"void-remaining".to_owned()), "{:?}", forms(&agg, &body));
+    assert!(body.contains("Void the remainder"));
+}
+
+#[actix_web::test]
+async fn a_refused_post_reads_nothing_and_says_why() {
+    let agg = open_invoice("10").unwrap();
+    let form = "csrfToken=csrf&reason=gone";
+    let post = |action: &str| {
+        test::TestRequest::post()
+            .uri(&format!("/dashboard/invoices/{}/{action}?merchant=mer_1&mode=test", agg.invoice.id))
+            .insert_header(("Content-Type", "application/x-www-form-urlencoded"))
+            .set_payload(form)
+    };
+    // A viewer may not void: refused before the invoice is read (no invoice store is mocked).
+    let (status, body, _) = call(state(Role::Viewer, None), post("void"), true).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert!(body.contains("Not allowed") && body.contains("AUTH_FORBIDDEN"), "{body}");
+    // Support may not void either, though it may send.
+    let (status, _, _) = call(state(Role::Support, None), post("void"), true).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    // An action the page has no form for is not found.
+    let (status, body, _) = call(state(Role::Owner, None), post("delete"), true).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(body.contains("NOT_FOUND"));
+}
+
+#[actix_web::test]
+async fn another_merchants_pages_are_not_found_and_a_role_without_the_section_is_refused() {
+    let agg = open_invoice("10").unwrap();
+    let theirs = format!("/dashboard/invoices/{}?merchant=mer_2&mode=test", agg.invoice.id);
+    let (status, body, _) = call(state(Role::Owner, None), test::TestRequest::get().uri(&theirs), true).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(body.contains("NOT_FOUND"));
+    let developers = "/dashboard/developers?merchant=mer_1&mode=test";
+    let (status, body, _) = call(state(Role::Viewer, None), test::TestRequest::get().uri(developers), true).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert!(body.contains("AUTH_FORBIDDEN"));
+}

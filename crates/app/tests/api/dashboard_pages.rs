@@ -652,6 +652,9 @@ async fn a_payment_link_is_made_shared_paused_edited_and_duplicated_from_its_pag
     let paused = post(&mut b, &action_of(&page.html, "Pause"), &form_of(&page.html, "Pause")).await;
     assert_eq!(paused.status, 303);
     assert_eq!(app.get(&m.sk_test, &format!("/v1/payment-links/{id}")).await.ok(200)["status"], "paused");
+    // A paused link is offered a resume, not another pause (the domain's offers).
+    let now_paused = b.get(&format!("/dashboard/payment-links/{id}?{q}")).await.html;
+    assert!(now_paused.contains(">Resume</button>") && !now_paused.contains(">Pause</button>"), "{now_paused}");
     let mut edit = form_of(&page.html, "Save the link");
     edit.extend([
         ("version".into(), "1".into()),

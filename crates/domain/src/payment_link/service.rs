@@ -2,6 +2,8 @@
 //! pause, resume, archive, duplicate, list its invoices), the public ones (show a link, submit
 //! it), and the worker's (announce expiries).
 
+pub mod offers;
+
 use chrono::{DateTime, Utc};
 
 use crate::clock::Clock;
@@ -710,6 +712,32 @@ mod tests {
             };
             let answer = links.set_lifecycle(&scope(), &PaymentLinkId::from_trusted("plink_1".into()), target).await;
             assert_eq!(answer.map(|(l, now)| (l.state_at(now), l.lock_version)), expected, "{target:?}");
+        }
+    }
+
+    #[test]
+    fn a_member_is_offered_the_link_changes_their_role_and_its_state_allow() {
+        use super::offers::{LinkAction as A, offers};
+        use crate::account::capability::Role;
+        let owner = crate::testing::member(&scope().merchant_id, Role::Owner);
+        let offered = |l: &PaymentLink| offers(&owner, &scope(), l, now());
+        let active = link(Usage::Reusable, fixed());
+        assert_eq!(offered(&active), [A::Edit, A::Pause, A::Archive, A::Duplicate]);
+        let paused = PaymentLink { lifecycle: Lifecycle::Paused, ..active.clone() };
+        assert_eq!(offered(&paused), [A::Edit, A::Resume, A::Archive, A::Duplicate]);
+        let expired = PaymentLink { expiry_announced: true, ..active.clone() };
+        assert_eq!(offered(&expired), [A::Edit, A::Archive, A::Duplicate]);
+        let archived = PaymentLink { lifecycle: Lifecycle::Archived, ..active.clone() };
+        assert_eq!(offered(&archived), [A::Duplicate]);
+        // A viewer, and a developer in live mode, are offered nothing.
+        let viewer = crate::testing::member(&scope().merchant_id, Role::Viewer);
+        assert!(offers(&viewer, &scope(), &active, now()).is_empty());
+        let developer = crate::testing::member(&scope().merchant_id, Role::Developer);
+        let live = Scope::new(scope().merchant_id, Mode::Live);
+        assert!(offers(&developer, &live, &active, now()).is_empty());
+        assert_eq!(offers(&developer, &scope(), &active, now()).len(), 4);
+        for a in A::ALL {
+            assert_eq!(A::parse(a.as_str()), Some(a));
         }
     }
 }

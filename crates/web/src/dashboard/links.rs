@@ -14,6 +14,7 @@ use stablepay_domain::payment_link::machine::LinkState;
 use stablepay_domain::payment_link::model::{AmountRule, AmountType, Collect, Lifecycle, PaymentLink, Usage};
 use stablepay_domain::payment_link::ports::LinkFilter;
 use stablepay_domain::payment_link::service::PaymentLinks;
+use stablepay_domain::payment_link::service::offers::{LinkAction, offers};
 use stablepay_domain::payment_link::validate::LinkInput;
 use stablepay_domain::{Error, Resource};
 use stablepay_http::state::AppState;
@@ -233,6 +234,15 @@ async fn detail(
     let qr = stablepay_http::qr::svg(&url).unwrap_or_default();
     let at = |tail: &str| p.url(&format!("{LIST}/{}/{tail}", link.id), &[]);
     let typed = failed.filter(|f| f.0 == "edit").map_or_else(|| Typed::of_link(&link), |f| Typed::of(f.2));
+    // What the domain says this member may do with this link now: the buttons shown are the
+    // forms accepted.
+    let offered = offers(&p.current, &p.scope, &link, now);
+    let buttons = [
+        (LinkAction::Pause, "Pause"),
+        (LinkAction::Resume, "Resume"),
+        (LinkAction::Archive, "Archive"),
+        (LinkAction::Duplicate, "Duplicate"),
+    ];
     let main = html! {
         p { a href=(p.url(LIST, &[])) { "All payment links" } }
         h1 { (link.config.title) " " span.badge { (link.state_at(now).as_str()) } }
@@ -240,12 +250,14 @@ async fn detail(
         (alert(failed.filter(|f| f.0 != "edit").map(|f| f.1), &[]))
         p { "Public page: " a.hash href=(url) { (url) } }
         figure.qr role="img" aria-label="QR code of the public page" { (PreEscaped(qr)) }
-        @if p.can(Action::ManagePaymentLinks) {
-            div.actions {
-                @for (tail, label) in [("pause", "Pause"), ("resume", "Resume"), ("archive", "Archive"), ("duplicate", "Duplicate")] {
-                    (form(p, state, &at(tail), html! { button type="submit" { (label) } }))
+        div.actions {
+            @for (action, label) in buttons {
+                @if offered.contains(&action) {
+                    (form(p, state, &at(action.as_str()), html! { button type="submit" { (label) } }))
                 }
             }
+        }
+        @if offered.contains(&LinkAction::Edit) {
             h2 { "Edit (version " (link.version) ")" }
             (link_form(state, p, (&at("edit"), Some(link.version)), &typed, failed.filter(|f| f.0 == "edit").map(|f| f.1)))
         }
@@ -298,31 +310,33 @@ pub async fn act(
     path: web::Path<(String, String)>,
     body: web::Bytes,
 ) -> HttpResponse {
-    let (id, action) = path.into_inner();
-    let posted = match posted(&req, &state, &body, Action::ManagePaymentLinks).await {
+    let (id, name) = path.into_inner();
+    let Some(action) = LinkAction::parse(&name) else { return refused(Error::NotFound(Resource::PaymentLink)) };
+    let posted = match posted(&req, &state, &body, action.needs()).await {
         Ok(p) => p,
         Err(res) => return res,
     };
     let Some(link_id) = PaymentLinkId::parse(&id) else { return refused(Error::NotFound(Resource::PaymentLink)) };
     let p = posted.place.clone();
-    let (s, again, kind) = (state.clone(), p.clone(), action.clone());
+    let (s, again) = (state.clone(), p.clone());
     let (input, version) = (Typed::of(&posted.form).input(), posted.form.get("version").and_then(|v| v.parse().ok()));
     let work = move |claim: Option<IdempotencyClaim>| {
         let work: Work = Box::pin(async move {
             let links = PaymentLinks { claim, ..s.use_cases.links() };
             let (scope, target) = (&p.scope, &link_id);
-            let done = match kind.as_str() {
-                "pause" => links.set_lifecycle(scope, target, Lifecycle::Paused).await.map(|_| "paused")?,
-                "resume" => links.set_lifecycle(scope, target, Lifecycle::Active).await.map(|_| "resumed")?,
-                "archive" => links.set_lifecycle(scope, target, Lifecycle::Archived).await.map(|_| "archived")?,
-                "edit" => {
+            let done = match action {
+                LinkAction::Pause => links.set_lifecycle(scope, target, Lifecycle::Paused).await.map(|_| "paused")?,
+                LinkAction::Resume => links.set_lifecycle(scope, target, Lifecycle::Active).await.map(|_| "resumed")?,
+                LinkAction::Archive => {
+                    links.set_lifecycle(scope, target, Lifecycle::Archived).await.map(|_| "archived")?
+                }
+                LinkAction::Edit => {
                     links.update(&p.merchant, scope, target, version.unwrap_or(0), input?).await.map(|_| "updated")?
                 }
-                "duplicate" => {
+                LinkAction::Duplicate => {
                     let copy = links.duplicate(&p.merchant, scope, target).await?;
                     return Ok(link_page(&p, copy.id.as_str(), "a copy"));
                 }
-                _ => return Err(Error::NotFound(Resource::PaymentLink)),
             };
             Ok(link_page(&p, target.as_str(), done))
         });
@@ -331,6 +345,6 @@ pub async fn act(
     let rebuild = move |c: &Committed| c.link.as_deref().map(|l| link_page(&again, l, "changed"));
     match once(&state, (&posted, &req, &body), rebuild, work).await {
         Ok(location) => see_other(&location),
-        Err(r) => detail(&state, &posted.place, &id, (r.status, None, Some((&action, &r, &posted.form)))).await,
+        Err(r) => detail(&state, &posted.place, &id, (r.status, None, Some((&name, &r, &posted.form)))).await,
     }
 }

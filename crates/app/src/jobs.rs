@@ -84,14 +84,17 @@ pub async fn run_due(adapters: &Adapters, stop: &tokio::sync::watch::Receiver<bo
     Ok(DuePass { due: report, emails_failed, busy })
 }
 
-/// Attempts the outbox's due emails (invoice emails, account links, notices) and queues the
-/// webhook incidents' alerts: whether anything was attempted or queued, and how many attempts
-/// failed or could not be made.
+/// Queues the webhook incidents' alerts (their notices), then attempts the one outbox's due
+/// emails (invoices, reminders, statements, account links, notices): whether anything was
+/// queued or attempted, and how many attempts failed or could not be made.
 async fn deliver_outbox(adapters: &Adapters) -> Result<(bool, usize), Error> {
-    let mut busy = false;
+    let use_cases = adapters.use_cases();
+    let alerts = use_cases.accounts().queue_incident_alerts(50).await?;
+    if alerts > 0 {
+        tracing::info!(alerts, "webhook incident alerts queued");
+    }
     let lease = u32::try_from(adapters.email_lease.as_secs().saturating_add(1)).unwrap_or(u32::MAX);
-    let delivered = adapters.use_cases().emails().deliver_due(50, lease).await?;
-    busy |= delivered.sent + delivered.not_sent + delivered.failed + delivered.errors.len() > 0;
+    let delivered = use_cases.emails().deliver_due(50, lease).await?;
     for (email, error) in &delivered.errors {
         tracing::error!(email = %email, error = %error, "an email could not be attempted; retried when its lease ends");
     }
@@ -101,24 +104,8 @@ async fn deliver_outbox(adapters: &Adapters) -> Result<(bool, usize), Error> {
     if delivered.failed > 0 {
         tracing::warn!(failed = delivered.failed, "email attempts failed; each is retried with a backoff or given up");
     }
-    let accounts = adapters.use_cases();
-    let accounts = accounts.accounts();
-    let links = accounts.deliver_link_mails(50, lease).await?;
-    busy |= links.sent + links.failed > 0;
-    if links.sent + links.failed > 0 {
-        tracing::info!(sent = links.sent, failed = links.failed, "account link emails attempted");
-    }
-    let alerts = accounts.queue_incident_alerts(50).await?;
-    busy |= alerts > 0;
-    if alerts > 0 {
-        tracing::info!(alerts, "webhook incident alerts queued");
-    }
-    let notices = accounts.deliver_notices(50, lease).await?;
-    busy |= notices.sent + notices.failed > 0;
-    if notices.sent + notices.failed > 0 {
-        tracing::info!(sent = notices.sent, failed = notices.failed, "notices to members attempted");
-    }
-    Ok((busy, delivered.failed + delivered.errors.len() + links.failed + notices.failed))
+    let busy = alerts + delivered.sent + delivered.not_sent + delivered.errors.len() > 0;
+    Ok((busy, delivered.failed + delivered.errors.len()))
 }
 
 /// Reminder slots are whole days apart and statements monthly: their candidates are scanned at

@@ -267,11 +267,12 @@ impl UseCases {
         self.links_at(self.clock())
     }
 
-    /// Emails to customers, on `clock`.
+    /// Emails (the one outbox: customers', members', account links'), on `clock`.
     pub fn emails_at<'a>(&'a self, clock: &'a dyn Clock) -> Emails<'a> {
         Emails {
             invoices: self.ports.invoices.as_ref(),
             store: self.ports.emails.as_ref(),
+            accounts: self.ports.accounts.as_ref(),
             merchants: self.ports.merchants.as_ref(),
             mailer: self.ports.mailer.as_ref(),
             statements: self.ports.statements.as_ref(),
@@ -356,7 +357,6 @@ impl UseCases {
             sealer: self.ports.totp_sealer.as_ref(),
             crypto: self.crypto(),
             clock: self.clock(),
-            mailer: self.ports.mailer.as_ref(),
             limiter: self.ports.limiter.as_ref(),
             pages: &self.settings.pages,
             chain: &self.settings.chain,

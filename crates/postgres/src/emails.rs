@@ -1,6 +1,6 @@
-//! The email outbox: rows written with invoice changes (`write_emails`, inside the change's
-//! transaction) or with a statement's mailing, the worker's claims (with a lease), and the
-//! reads of the email use cases.
+//! The one email outbox: rows written with invoice changes (`write_emails`, inside the change's
+//! transaction), with a statement's mailing, with an account link or with a notice; the
+//! worker's one claim (with a lease) over all of them, and the reads of the email use cases.
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
@@ -10,7 +10,7 @@ use diesel::upsert::excluded;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use stablepay_domain::email::model::{EmailAbout, EmailCounts, EmailKind, EmailStatus, OutboundEmail};
 use stablepay_domain::email::ports::EmailStore;
-use stablepay_domain::ids::{EmailId, InvoiceId, MerchantId, StatementId};
+use stablepay_domain::ids::{AccountLinkId, EmailId, InvoiceId, MerchantId, NoticeId, StatementId};
 use stablepay_domain::{Error, Scope};
 
 use crate::error::db;
@@ -20,10 +20,10 @@ use crate::schema::emails as e;
 
 #[derive(Queryable, Selectable, Insertable, QueryableByName)]
 #[diesel(table_name = e, check_for_backend(diesel::pg::Pg))]
-struct EmailRow {
+pub(crate) struct EmailRow {
     id: String,
-    merchant_id: String,
-    mode: String,
+    merchant_id: Option<String>,
+    mode: Option<String>,
     invoice_id: Option<String>,
     kind: String,
     slot: String,
@@ -36,14 +36,17 @@ struct EmailRow {
     created_at: DateTime<Utc>,
     sent_at: Option<DateTime<Utc>>,
     statement_id: Option<String>,
+    account_link_id: Option<String>,
+    notice_id: Option<String>,
 }
 
 impl EmailRow {
     fn from_domain(m: &OutboundEmail) -> Self {
+        let about = |want: fn(&EmailAbout) -> Option<String>| want(&m.about);
         Self {
             id: m.id.to_string(),
-            merchant_id: m.scope.merchant_id.to_string(),
-            mode: m.scope.mode.as_str().into(),
+            merchant_id: m.scope().map(|s| s.merchant_id.to_string()),
+            mode: m.scope().map(|s| s.mode.as_str().to_owned()),
             invoice_id: m.invoice_id().map(ToString::to_string),
             kind: m.kind.as_str().into(),
             slot: m.slot.clone(),
@@ -55,22 +58,30 @@ impl EmailRow {
             lease_until: None,
             created_at: m.created_at,
             sent_at: m.sent_at,
-            statement_id: match &m.about {
-                EmailAbout::Statement(id) => Some(id.to_string()),
-                EmailAbout::Invoice(_) => None,
-            },
+            statement_id: about(|a| if let EmailAbout::Statement(_, id) = a { Some(id.to_string()) } else { None }),
+            account_link_id: about(|a| if let EmailAbout::AccountLink(id) = a { Some(id.to_string()) } else { None }),
+            notice_id: about(|a| if let EmailAbout::Notice(id) = a { Some(id.to_string()) } else { None }),
         }
     }
 
-    fn into_domain(self) -> Result<OutboundEmail, Error> {
+    pub(crate) fn into_domain(self) -> Result<OutboundEmail, Error> {
+        let scope = match (self.merchant_id, self.mode.as_deref()) {
+            (Some(m), Some(md)) => Some(Scope::new(MerchantId::from_trusted(m), mode(md)?)),
+            (None, None) => None,
+            _ => return Err(corrupt("email scope")),
+        };
+        let about = match (scope, self.invoice_id, self.statement_id, self.account_link_id, self.notice_id) {
+            (Some(s), Some(invoice), None, None, None) => EmailAbout::Invoice(s, InvoiceId::from_trusted(invoice)),
+            (Some(s), None, Some(statement), None, None) => {
+                EmailAbout::Statement(s, StatementId::from_trusted(statement))
+            }
+            (None, None, None, Some(link), None) => EmailAbout::AccountLink(AccountLinkId::from_trusted(link)),
+            (None, None, None, None, Some(notice)) => EmailAbout::Notice(NoticeId::from_trusted(notice)),
+            _ => return Err(corrupt("email subject")),
+        };
         Ok(OutboundEmail {
             id: EmailId::from_trusted(self.id),
-            scope: Scope::new(MerchantId::from_trusted(self.merchant_id), mode(&self.mode)?),
-            about: match (self.invoice_id, self.statement_id) {
-                (Some(invoice), None) => EmailAbout::Invoice(InvoiceId::from_trusted(invoice)),
-                (None, Some(statement)) => EmailAbout::Statement(StatementId::from_trusted(statement)),
-                _ => return Err(corrupt("email subject")),
-            },
+            about,
             kind: EmailKind::parse(&self.kind).ok_or_else(|| corrupt("email kind"))?,
             slot: self.slot,
             to: self.recipient,
@@ -85,7 +96,8 @@ impl EmailRow {
 }
 
 /// Inserts new emails and writes attempted ones (releasing their lease), inside the caller's
-/// transaction. A second email for one scheduled slot violates the unique slot.
+/// transaction: an invoice's with its change, an account link's or a notice's with it. A second
+/// email for one scheduled slot (or one link, or one notice) violates the unique slot.
 pub(crate) async fn write_emails(conn: &mut AsyncPgConnection, emails: &[OutboundEmail]) -> QueryResult<()> {
     if emails.is_empty() {
         return Ok(());

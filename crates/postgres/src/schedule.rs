@@ -43,7 +43,7 @@ macro_rules! ahead {
 }
 
 /// The due pass: pending checkouts expiring, invoices coming due, links expiring (each by its
-/// scope's clock), and the emails of the three outboxes waiting for an attempt.
+/// scope's clock), and the emails of the one outbox waiting for an attempt.
 const DUE: &str = concat!(
     "SELECT min(t) AS next FROM ( \
     (SELECT expires_at AS t FROM checkout_sessions WHERE status = 'pending' ORDER BY expires_at LIMIT 1) \
@@ -66,10 +66,6 @@ const DUE: &str = concat!(
         "NOT r.expiry_announced AND r.expires_at IS NOT NULL AND r.lifecycle <> 'archived'"
     ),
     " UNION ALL (SELECT next_attempt_at FROM emails WHERE status = 'queued' ORDER BY next_attempt_at LIMIT 1) \
-    UNION ALL (SELECT mail_next_attempt_at FROM account_links WHERE mail_status = 'queued' \
-        ORDER BY mail_next_attempt_at LIMIT 1) \
-    UNION ALL (SELECT mail_next_attempt_at FROM notices WHERE mail_status = 'queued' \
-        ORDER BY mail_next_attempt_at LIMIT 1) \
     ) due"
 );
 

@@ -447,8 +447,8 @@ diesel::table! {
 diesel::table! {
     emails (id) {
         id -> Text,
-        merchant_id -> Text,
-        mode -> Text,
+        merchant_id -> Nullable<Text>,
+        mode -> Nullable<Text>,
         invoice_id -> Nullable<Text>,
         kind -> Text,
         slot -> Text,
@@ -461,6 +461,8 @@ diesel::table! {
         created_at -> Timestamptz,
         sent_at -> Nullable<Timestamptz>,
         statement_id -> Nullable<Text>,
+        account_link_id -> Nullable<Text>,
+        notice_id -> Nullable<Text>,
     }
 }
 
@@ -632,12 +634,6 @@ diesel::table! {
         expires_at -> Timestamptz,
         used_at -> Nullable<Timestamptz>,
         created_at -> Timestamptz,
-        mail_status -> Text,
-        mail_attempts -> Int4,
-        mail_next_attempt_at -> Timestamptz,
-        mail_last_error -> Nullable<Text>,
-        mail_sent_at -> Nullable<Timestamptz>,
-        mail_lease_until -> Nullable<Timestamptz>,
     }
 }
 
@@ -666,12 +662,6 @@ diesel::table! {
         button_text -> Text,
         button_url -> Text,
         created_at -> Timestamptz,
-        mail_status -> Text,
-        mail_attempts -> Int4,
-        mail_next_attempt_at -> Timestamptz,
-        mail_last_error -> Nullable<Text>,
-        mail_sent_at -> Nullable<Timestamptz>,
-        mail_lease_until -> Nullable<Timestamptz>,
     }
 }
 
@@ -682,6 +672,8 @@ diesel::joinable!(memberships -> merchants (merchant_id));
 diesel::joinable!(sessions -> users (user_id));
 diesel::joinable!(reconciliation_items -> reconciliation_runs (run_id));
 diesel::joinable!(export_chunks -> exports (export_id));
+diesel::joinable!(emails -> account_links (account_link_id));
+diesel::joinable!(emails -> notices (notice_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     merchant_logos,

@@ -1226,7 +1226,7 @@ async fn a_statement_is_issued_once_per_month_and_mailed_once() {
     assert_eq!(claimed.len(), 1);
     assert_eq!(
         (claimed[0].about.clone(), claimed[0].status),
-        (EmailAbout::Statement(statement.id.clone()), EmailStatus::Queued)
+        (EmailAbout::Statement(test(&m), statement.id.clone()), EmailStatus::Queued)
     );
     let mut sent = claimed[0].clone();
     sent.sent(now);
@@ -1323,7 +1323,9 @@ async fn links_two_factor_and_the_team_keep_their_rules() {
     use stablepay_domain::account::ports::AccountStore;
     use stablepay_domain::account::totp::SealedTotp;
     use stablepay_domain::account::{AuditAction, AuditEntry, Membership, Role, User};
-    use stablepay_domain::ids::{AccountLinkId, AuditEntryId, UserId};
+    use stablepay_domain::email::model::{EmailAbout, EmailStatus};
+    use stablepay_domain::email::ports::EmailStore;
+    use stablepay_domain::ids::{AccountLinkId, AuditEntryId, EmailId, UserId};
     let f = Fixture::new().await;
     let m = f.merchant("M").await;
     let now = chrono::SubsecRound::trunc_subsecs(Utc::now(), 6) - chrono::Duration::seconds(5);
@@ -1348,10 +1350,11 @@ async fn links_two_factor_and_the_team_keep_their_rules() {
     f.store.insert_user(&a, &member(&a, Role::Owner), &[]).await.unwrap();
     f.store.insert_user(&b, &member(&b, Role::Owner), &[]).await.unwrap();
 
-    // A reset link replaces the earlier one; the email is claimed once.
+    // A reset link replaces the earlier one; its email is one row of the one outbox, claimed
+    // once, with the replaced link's skipped.
     let link = |n: u8| {
         AccountLink::new(
-            AccountLinkId::from_trusted(format!("alk_{n}")),
+            (AccountLinkId::from_trusted(format!("alk_{n}")), EmailId::from_trusted(format!("eml_l{n}"))),
             (LinkPurpose::ResetPassword, "u1@example.com"),
             Some(a.id.clone()),
             None,
@@ -1360,21 +1363,54 @@ async fn links_two_factor_and_the_team_keep_their_rules() {
     };
     f.store.insert_link(&link(1), &[]).await.unwrap();
     f.store.insert_link(&link(2), &[]).await.unwrap();
-    let claimed = f.store.claim_link_mails(10, 60).await.unwrap();
+    let claimed = f.store.claim_emails(10, 60).await.unwrap();
     assert_eq!(
-        claimed.iter().map(|l| l.id.to_string()).collect::<Vec<_>>(),
-        ["alk_2"],
+        claimed.iter().map(|e| (e.about.clone(), e.id.to_string())).collect::<Vec<_>>(),
+        [(EmailAbout::AccountLink(link(2).id), "eml_l2".to_owned())],
         "the replaced link's email is skipped"
     );
-    assert!(f.store.claim_link_mails(10, 60).await.unwrap().is_empty(), "leased");
+    assert!(f.store.claim_emails(10, 60).await.unwrap().is_empty(), "leased");
     f.store.set_link_token(&link(1).id, &[1; 32]).await.unwrap();
     f.store.set_link_token(&link(2).id, &[2; 32]).await.unwrap();
     let first = f.store.link_by_digest(&[1; 32]).await.unwrap().unwrap();
     assert!(first.used_at.is_some(), "replaced by the newer link");
-    let mut second = f.store.link_by_digest(&[2; 32]).await.unwrap().unwrap();
-    assert_eq!(second.used_at, None);
-    second.mail_sent(now);
-    f.store.record_link_mail(&second).await.unwrap();
+    assert_eq!(first.mail.status, EmailStatus::Skipped);
+    let second = f.store.link_by_digest(&[2; 32]).await.unwrap().unwrap();
+    assert_eq!((second.used_at, second.mail.status), (None, EmailStatus::Queued));
+    let mut mail = claimed[0].clone();
+    mail.sent(now);
+    f.store.record_email(&mail).await.unwrap();
+    let second = f.store.link_by_id(&second.id).await.unwrap().unwrap();
+    assert_eq!((second.mail.status, second.mail.attempts), (EmailStatus::Sent, 1));
+    assert_eq!(f.store.link_by_id(&AccountLinkId::from_trusted("alk_none".into())).await.unwrap(), None);
+
+    // A notice is written with its email in the same outbox, claimed by the same statement.
+    use stablepay_domain::account::notice::{Notice, NoticeKind};
+    use stablepay_domain::ids::NoticeId;
+    let notice = Notice::new(
+        (NoticeId::from_trusted("ntc_1".into()), EmailId::from_trusted("eml_n1".into())),
+        (&m.id, NoticeKind::WalletChanged),
+        "u1@example.com",
+        ("The wallet changed".into(), "It did.".into()),
+        ("Open".into(), "https://pay.example/dashboard/settings".into()),
+        now,
+    );
+    let wallet = stablepay_domain::merchant::model::WalletAddress::from_trusted(
+        "0x1111111111111111111111111111111111111111".into(),
+    );
+    let token = stablepay_domain::merchant::model::Token::Usdc;
+    f.store.set_settlement_wallet(&m.id, &wallet, token, std::slice::from_ref(&notice), &[]).await.unwrap();
+    let claimed_notice = f.store.claim_emails(10, 60).await.unwrap();
+    assert_eq!(
+        claimed_notice.iter().map(|e| e.about.clone()).collect::<Vec<_>>(),
+        [EmailAbout::Notice(notice.id.clone())]
+    );
+    assert_eq!(claimed_notice[0], notice.mail);
+    assert_eq!(f.store.notice(&notice.id).await.unwrap(), Some(notice.clone()));
+    let mut failed = claimed_notice[0].clone();
+    failed.attempt_failed("451 later", false, now);
+    f.store.record_email(&failed).await.unwrap();
+    assert_eq!(f.store.notice(&notice.id).await.unwrap().map(|n| n.mail), Some(failed));
     let effect = LinkEffect::SetPassword { user: a.id.clone(), password_hash: "new".into() };
     f.store
         .insert_session(
@@ -1401,7 +1437,7 @@ async fn links_two_factor_and_the_team_keep_their_rules() {
     // An invitation for a new user: the user and the membership in one transaction.
     let invitation = Invitation { merchant_id: m.id.clone(), role: Role::Viewer, invited_by: Some(a.id.clone()) };
     let inv = AccountLink::new(
-        AccountLinkId::from_trusted("alk_9".into()),
+        (AccountLinkId::from_trusted("alk_9".into()), EmailId::from_trusted("eml_l9".into())),
         (LinkPurpose::Invitation, "new@example.com"),
         None,
         Some(invitation),

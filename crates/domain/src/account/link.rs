@@ -1,14 +1,14 @@
 //! Emailed account links: email verification, password reset and invitations. Each link is a
 //! single-use token that expires; only its SHA-256 is stored, and the token itself is made when
 //! the email is sent (a retry makes a new one and the earlier stops working), so no copy of it
-//! is ever at rest. A link's row is also its email's outbox row.
+//! is ever at rest. Its email is a row of the one outbox, written with the link.
 
 use chrono::{DateTime, Duration, Utc};
 
 use crate::account::capability::Role;
-use crate::email::model::{EmailStatus, MAX_ATTEMPTS, retry_delay};
+use crate::email::model::OutboundEmail;
 use crate::error::Error;
-use crate::ids::{AccountLinkId, MerchantId, UserId};
+use crate::ids::{AccountLinkId, EmailId, MerchantId, UserId};
 
 /// Who may create an account: an operator's setting (`STABLEPAY_SIGNUP`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -152,48 +152,6 @@ pub struct Invitation {
     pub invited_by: Option<UserId>,
 }
 
-/// Where a link's (or a notice's) email stands (the outbox part of the row).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LinkMail {
-    /// Queued, sent or failed.
-    pub status: EmailStatus,
-    /// Attempts made.
-    pub attempts: u32,
-    /// When the next attempt is due.
-    pub next_attempt_at: DateTime<Utc>,
-    /// Why the last attempt failed (no token in it).
-    pub last_error: Option<String>,
-    /// When the mail server accepted it.
-    pub sent_at: Option<DateTime<Utc>>,
-}
-
-impl LinkMail {
-    /// After a failed attempt at `now`: queued again after the outbox's backoff, or failed
-    /// after its attempts (or at once when `permanent`).
-    pub fn failed(&mut self, error: &str, permanent: bool, now: DateTime<Utc>) {
-        self.attempts += 1;
-        self.last_error = Some(error.chars().take(500).collect());
-        if permanent || self.attempts >= MAX_ATTEMPTS {
-            self.status = EmailStatus::Failed;
-        } else {
-            self.next_attempt_at = now + retry_delay(self.attempts);
-        }
-    }
-
-    /// Marks it sent at `now`.
-    pub fn sent(&mut self, now: DateTime<Utc>) {
-        self.attempts += 1;
-        self.status = EmailStatus::Sent;
-        self.sent_at = Some(now);
-        self.last_error = None;
-    }
-
-    /// Marks it done without an email (a reset asked for an address without an account).
-    pub fn skipped(&mut self) {
-        self.status = EmailStatus::Skipped;
-    }
-}
-
 /// An emailed single-use link.
 #[derive(Clone, PartialEq, Eq)]
 pub struct AccountLink {
@@ -215,8 +173,8 @@ pub struct AccountLink {
     pub used_at: Option<DateTime<Utc>>,
     /// When it was made.
     pub created_at: DateTime<Utc>,
-    /// Its email.
-    pub mail: LinkMail,
+    /// Its email, as the outbox holds it.
+    pub mail: OutboundEmail,
 }
 
 impl std::fmt::Debug for AccountLink {
@@ -230,16 +188,15 @@ impl std::fmt::Debug for AccountLink {
 }
 
 impl AccountLink {
-    /// A new link of `purpose` to `email`, its email due at once.
+    /// A new link of `purpose` to `email`, its email (`mail`) due at once.
     pub fn new(
-        id: AccountLinkId,
+        (id, mail): (AccountLinkId, EmailId),
         (purpose, email): (LinkPurpose, &str),
         user_id: Option<UserId>,
         invitation: Option<Invitation>,
         now: DateTime<Utc>,
     ) -> Self {
         Self {
-            id,
             purpose,
             email: email.to_owned(),
             user_id,
@@ -248,13 +205,8 @@ impl AccountLink {
             expires_at: now + purpose.lifetime(),
             used_at: None,
             created_at: now,
-            mail: LinkMail {
-                status: EmailStatus::Queued,
-                attempts: 0,
-                next_attempt_at: now,
-                last_error: None,
-                sent_at: None,
-            },
+            mail: OutboundEmail::account_link(mail, &id, email, now),
+            id,
         }
     }
 
@@ -268,16 +220,6 @@ impl AccountLink {
             return Err(Error::AccountLinkUnusable("expired"));
         }
         Ok(())
-    }
-
-    /// After a failed attempt at `now` (see [`LinkMail::failed`]).
-    pub fn mail_failed(&mut self, error: &str, permanent: bool, now: DateTime<Utc>) {
-        self.mail.failed(error, permanent, now);
-    }
-
-    /// Marks its email sent at `now`.
-    pub fn mail_sent(&mut self, now: DateTime<Utc>) {
-        self.mail.sent(now);
     }
 }
 
@@ -317,7 +259,7 @@ mod tests {
     #[test]
     fn links_expire_by_purpose_and_are_single_use() {
         let now = at("2026-11-01T00:00:00Z");
-        let id = AccountLinkId::from_trusted("alk_1".into());
+        let id = (AccountLinkId::from_trusted("alk_1".into()), EmailId::from_trusted("eml_1".into()));
         let mut link = AccountLink::new(id, (LinkPurpose::ResetPassword, "a@example.com"), None, None, now);
         assert_eq!(link.expires_at, at("2026-11-01T01:00:00Z"));
         assert!(link.check_usable(at("2026-11-01T00:59:59Z")).is_ok());
@@ -335,14 +277,17 @@ mod tests {
     }
 
     #[test]
-    fn a_failed_email_is_retried_then_given_up() {
+    fn a_links_email_is_queued_with_it_in_the_outbox() {
         let now = at("2026-11-01T00:00:00Z");
-        let id = AccountLinkId::from_trusted("alk_1".into());
-        let mut link = AccountLink::new(id, (LinkPurpose::VerifyEmail, "a@example.com"), None, None, now);
-        link.mail_failed("connection refused", false, now);
-        assert_eq!(link.mail.status, EmailStatus::Queued);
-        assert_eq!(link.mail.next_attempt_at, now + Duration::seconds(30));
-        link.mail_failed("550 no such user", true, now);
-        assert_eq!(link.mail.status, EmailStatus::Failed);
+        let id = (AccountLinkId::from_trusted("alk_1".into()), EmailId::from_trusted("eml_1".into()));
+        let link = AccountLink::new(id, (LinkPurpose::VerifyEmail, "a@example.com"), None, None, now);
+        let mail = &link.mail;
+        assert_eq!(mail.about, crate::email::model::EmailAbout::AccountLink(link.id.clone()));
+        assert_eq!(
+            (mail.kind, mail.status),
+            (crate::email::model::EmailKind::AccountLink, crate::email::model::EmailStatus::Queued)
+        );
+        assert_eq!((mail.to.as_str(), mail.slot.as_str(), mail.next_attempt_at), ("a@example.com", "link:alk_1", now));
+        assert_eq!(mail.scope(), None);
     }
 }

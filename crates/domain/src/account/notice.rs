@@ -1,12 +1,11 @@
 //! Notices: emails from the service to members about their merchant (the settlement wallet
 //! changed, a webhook endpoint's incident opened or resolved). Each is written in the
-//! transaction of what it tells, and sent by the worker from its outbox row like the links.
+//! transaction of what it tells, with its email in the one outbox.
 
 use chrono::{DateTime, Utc};
 
-use crate::account::link::LinkMail;
-use crate::email::model::EmailStatus;
-use crate::ids::{MerchantId, NoticeId, WebhookIncidentId};
+use crate::email::model::OutboundEmail;
+use crate::ids::{EmailId, MerchantId, NoticeId, WebhookIncidentId};
 use crate::mode::Mode;
 
 /// What a notice tells.
@@ -56,16 +55,16 @@ pub struct Notice {
     pub intro: String,
     /// The button's words and where it leads.
     pub button: (String, String),
-    /// Its email.
-    pub mail: LinkMail,
+    /// Its email, as the outbox holds it.
+    pub mail: OutboundEmail,
     /// When it was written.
     pub created_at: DateTime<Utc>,
 }
 
 impl Notice {
-    /// A new notice, its email due at once.
+    /// A new notice, its email (`mail`) due at once.
     pub fn new(
-        id: NoticeId,
+        (id, mail): (NoticeId, EmailId),
         (merchant_id, kind): (&MerchantId, NoticeKind),
         to: &str,
         (subject, intro): (String, String),
@@ -73,6 +72,7 @@ impl Notice {
         now: DateTime<Utc>,
     ) -> Self {
         Self {
+            mail: OutboundEmail::notice(mail, &id, to, now),
             id,
             merchant_id: merchant_id.clone(),
             kind,
@@ -80,13 +80,6 @@ impl Notice {
             subject,
             intro,
             button,
-            mail: LinkMail {
-                status: EmailStatus::Queued,
-                attempts: 0,
-                next_attempt_at: now,
-                last_error: None,
-                sent_at: None,
-            },
             created_at: now,
         }
     }

@@ -102,18 +102,17 @@ pub trait AccountStore: Send + Sync {
         audit: &[AuditEntry],
     ) -> Result<(), Error>;
 
-    /// Inserts a link (its email queued), marking used the unused links it replaces: those of
-    /// the same purposes, email and (for an invitation) merchant.
+    /// Inserts a link with its email (`link.mail`, into the outbox), marking used the unused
+    /// links it replaces: those of the same purposes, email and (for an invitation) merchant;
+    /// their emails that have not gone are skipped.
     async fn insert_link(&self, link: &AccountLink, audit: &[AuditEntry]) -> Result<(), Error>;
     /// The link whose last emailed token has this digest.
     async fn link_by_digest(&self, digest: &[u8; 32]) -> Result<Option<AccountLink>, Error>;
-    /// Claims up to `limit` links whose email is due (by the real clock) for `lease_seconds`.
-    async fn claim_link_mails(&self, limit: u32, lease_seconds: u32) -> Result<Vec<AccountLink>, Error>;
+    /// The link with this id (the outbox's delivery of its email reads it).
+    async fn link_by_id(&self, id: &AccountLinkId) -> Result<Option<AccountLink>, Error>;
     /// Records the digest of the token about to be emailed (before the email is sent, so a
     /// sent token always works).
     async fn set_link_token(&self, id: &AccountLinkId, digest: &[u8; 32]) -> Result<(), Error>;
-    /// Writes the link's email state after an attempt, ending its lease.
-    async fn record_link_mail(&self, link: &AccountLink) -> Result<(), Error>;
     /// Marks the link used at `at` and applies `effect`, in one transaction; `false` (and
     /// nothing changed) when it was used meanwhile. Errors: `Validation` (`email`) when the
     /// effect creates a user whose email exists.
@@ -221,10 +220,8 @@ pub trait AccountStore: Send + Sync {
     /// transfer attributed, recorded with its author).
     async fn record_audit(&self, audit: &[AuditEntry]) -> Result<(), Error>;
 
-    /// Claims up to `limit` notices whose email is due (by the real clock) for `lease_seconds`.
-    async fn claim_notices(&self, limit: u32, lease_seconds: u32) -> Result<Vec<Notice>, Error>;
-    /// Writes a notice's email state after an attempt, ending its lease.
-    async fn record_notice_mail(&self, notice: &Notice) -> Result<(), Error>;
+    /// The notice with this id (the outbox's delivery of its email reads it).
+    async fn notice(&self, id: &crate::ids::NoticeId) -> Result<Option<Notice>, Error>;
     /// Up to `limit` webhook incidents whose alert is due: opened (or resolved) with the
     /// endpoint asking for that alert, not yet queued; with the members who asked for alerts.
     /// An incident whose endpoint does not ask is marked done without notices.

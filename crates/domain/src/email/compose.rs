@@ -62,7 +62,8 @@ pub fn compose(
         (_, true, _) => format!("Receipt for invoice {number} from {merchant}"),
         (EmailKind::Reminder, false, Some(d)) => format!("Reminder: invoice {number} from {merchant}, due {d}"),
         (EmailKind::Reminder, false, None) => format!("Reminder: invoice {number} from {merchant}"),
-        (EmailKind::Invoice | EmailKind::Statement, false, _) => format!("Invoice {number} from {merchant}"),
+        // An invoice's own email (the other kinds are never about an invoice).
+        (_, false, _) => format!("Invoice {number} from {merchant}"),
     };
     let customer = invoice.fields.content.customer.as_ref().and_then(|c| c.name.as_deref()).map(one_line);
     let greeting = customer.map_or_else(|| "Hello,".to_owned(), |n| format!("Hello {},", crate::text::isolated(&n)));
@@ -74,7 +75,7 @@ pub fn compose(
         (EmailKind::Reminder, false) => {
             format!("This is a reminder that invoice {number} from {named} is not paid yet.")
         }
-        (EmailKind::Invoice | EmailKind::Statement, false) => {
+        (_, false) => {
             format!("{named} sent you invoice {number} for {}.", money(&invoice.totals.total))
         }
     };

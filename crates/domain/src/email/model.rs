@@ -4,7 +4,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::crypto::Crypto;
 use crate::error::Error;
-use crate::ids::{EmailId, InvoiceId, StatementId};
+use crate::ids::{AccountLinkId, EmailId, InvoiceId, NoticeId, StatementId};
 use crate::invoice::model::Invoice;
 use crate::invoice::validate::is_valid_email;
 use crate::mode::Scope;
@@ -24,18 +24,24 @@ pub enum EmailKind {
     Reminder,
     /// A monthly statement's download links, to the merchant's billing email.
     Statement,
+    /// An account link (email verification, password reset, invitation), to its address.
+    AccountLink,
+    /// A notice to a member about their merchant (the wallet changed, a webhook incident).
+    Notice,
 }
 
 impl EmailKind {
     /// Every kind.
-    pub const ALL: [Self; 3] = [Self::Invoice, Self::Reminder, Self::Statement];
+    pub const ALL: [Self; 5] = [Self::Invoice, Self::Reminder, Self::Statement, Self::AccountLink, Self::Notice];
 
-    /// The kind as stored: `invoice`, `reminder` or `statement`.
+    /// The kind as stored: `invoice`, `reminder`, `statement`, `account_link` or `notice`.
     pub fn as_str(self) -> &'static str {
         match self {
             Self::Invoice => "invoice",
             Self::Reminder => "reminder",
             Self::Statement => "statement",
+            Self::AccountLink => "account_link",
+            Self::Notice => "notice",
         }
     }
 
@@ -54,7 +60,9 @@ pub enum EmailStatus {
     Sent,
     /// Given up after [`MAX_ATTEMPTS`], or refused for good by the server.
     Failed,
-    /// A reminder no longer needed (the invoice was paid or closed before it went out).
+    /// Not needed any more: a reminder of an invoice paid or closed before it went out, an
+    /// account link replaced or used before its email went, a reset asked for an address
+    /// without an account.
     Skipped,
 }
 
@@ -78,14 +86,21 @@ impl EmailStatus {
     }
 }
 
-/// What an email is about: an invoice (the invoice and its reminders, to its customer) or a
-/// merchant's monthly statement (to its billing email).
+/// What an email is about: an invoice of a scope (the invoice and its reminders, to its
+/// customer), a scope's monthly statement (to its billing email), an account link (to its
+/// address) or a notice (to a member). Every email is a row of the one outbox, whatever it is
+/// about; only invoice and statement emails have a scope.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EmailAbout {
     /// An invoice: the email is written and recorded with the invoice's changes and activity.
-    Invoice(InvoiceId),
+    Invoice(Scope, InvoiceId),
     /// A monthly statement: the email is written when both its files are ready.
-    Statement(StatementId),
+    Statement(Scope, StatementId),
+    /// An account link: the email is written with the link, and carries a token made at its
+    /// attempt.
+    AccountLink(AccountLinkId),
+    /// A notice: the email is written with the notice, in the transaction of what it tells.
+    Notice(NoticeId),
 }
 
 /// How long the outbox waits after `attempts` failed attempts (the schedule's
@@ -99,18 +114,16 @@ pub fn retry_delay(attempts: u32) -> Duration {
 pub struct OutboundEmail {
     /// The email's id (also its Message-ID).
     pub id: EmailId,
-    /// The merchant and mode.
-    pub scope: Scope,
-    /// The invoice or statement it is about.
+    /// What it is about (with its scope, where it has one).
     pub about: EmailAbout,
-    /// Invoice, reminder or statement.
+    /// Invoice, reminder, statement, account link or notice.
     pub kind: EmailKind,
     /// What asked for it, unique per invoice and kind: `request:<email id>` for a request,
     /// `schedule:<slot>` for a scheduled reminder (so a slot is never sent twice),
-    /// `statement:<month>` for a statement.
+    /// `statement:<month>` for a statement, `link:<id>` and `notice:<id>` for the others.
     pub slot: String,
-    /// The recipient (the invoice's customer email, or the statement's billing email, when it
-    /// was queued).
+    /// The recipient (the invoice's customer email, the statement's billing email, the link's
+    /// address or the member's, when it was queued).
     pub to: String,
     /// Where it stands.
     pub status: EmailStatus,
@@ -144,28 +157,39 @@ impl OutboundEmail {
             .ok_or_else(|| Error::CustomerEmailRequired { field: "customer.email".into() })?;
         let id = EmailId::generate(crypto);
         let slot = slot.map_or_else(|| format!("request:{id}"), |s| format!("schedule:{s}"));
-        let about = EmailAbout::Invoice(invoice.id.clone());
-        Ok(Self::queued(id, (&invoice.scope, about, kind), slot, to.to_owned(), now))
+        let about = EmailAbout::Invoice(invoice.scope.clone(), invoice.id.clone());
+        Ok(Self::queued(id, (about, kind), slot, to.to_owned(), now))
     }
 
     /// The email of `statement` to its billing email, due at `now` (the real time).
     pub fn statement(crypto: &dyn Crypto, statement: &Statement, now: DateTime<Utc>) -> Self {
-        let about = (&statement.scope, EmailAbout::Statement(statement.id.clone()), EmailKind::Statement);
+        let about = (EmailAbout::Statement(statement.scope.clone(), statement.id.clone()), EmailKind::Statement);
         let slot = format!("statement:{}", statement.month);
         Self::queued(EmailId::generate(crypto), about, slot, statement.email.clone(), now)
+    }
+
+    /// The email of the account link `link` to `to`, due at `now` (the real time).
+    pub fn account_link(id: EmailId, link: &AccountLinkId, to: &str, now: DateTime<Utc>) -> Self {
+        let slot = format!("link:{link}");
+        Self::queued(id, (EmailAbout::AccountLink(link.clone()), EmailKind::AccountLink), slot, to.to_owned(), now)
+    }
+
+    /// The email of the notice `notice` to `to`, due at `now` (the real time).
+    pub fn notice(id: EmailId, notice: &NoticeId, to: &str, now: DateTime<Utc>) -> Self {
+        let slot = format!("notice:{notice}");
+        Self::queued(id, (EmailAbout::Notice(notice.clone()), EmailKind::Notice), slot, to.to_owned(), now)
     }
 
     /// A new email, queued and due at `now`.
     fn queued(
         id: EmailId,
-        (scope, about, kind): (&Scope, EmailAbout, EmailKind),
+        (about, kind): (EmailAbout, EmailKind),
         slot: String,
         to: String,
         now: DateTime<Utc>,
     ) -> Self {
         Self {
             id,
-            scope: scope.clone(),
             about,
             kind,
             slot,
@@ -182,9 +206,24 @@ impl OutboundEmail {
     /// The invoice it is about, if it is about one.
     pub fn invoice_id(&self) -> Option<&InvoiceId> {
         match &self.about {
-            EmailAbout::Invoice(id) => Some(id),
-            EmailAbout::Statement(_) => None,
+            EmailAbout::Invoice(_, id) => Some(id),
+            _ => None,
         }
+    }
+
+    /// The merchant and mode of an invoice's or a statement's email (an account link's and a
+    /// notice's have none).
+    pub fn scope(&self) -> Option<&Scope> {
+        match &self.about {
+            EmailAbout::Invoice(scope, _) | EmailAbout::Statement(scope, _) => Some(scope),
+            EmailAbout::AccountLink(_) | EmailAbout::Notice(_) => None,
+        }
+    }
+
+    /// Marks it done without an email (a reminder no longer needed, a link replaced or asked
+    /// for an address without an account).
+    pub fn skipped(&mut self) {
+        self.status = EmailStatus::Skipped;
     }
 
     /// After a failed attempt at `now`: queued again after a backoff (30 s doubled per attempt,
@@ -277,8 +316,10 @@ mod tests {
         let now = Utc::now();
         let mut e = OutboundEmail {
             id: EmailId::from_trusted("eml_1".into()),
-            scope: Scope::new(crate::ids::MerchantId::from_trusted("mer_1".into()), crate::Mode::Test),
-            about: EmailAbout::Invoice(InvoiceId::from_trusted("inv_1".into())),
+            about: EmailAbout::Invoice(
+                Scope::new(crate::ids::MerchantId::from_trusted("mer_1".into()), crate::Mode::Test),
+                InvoiceId::from_trusted("inv_1".into()),
+            ),
             kind: EmailKind::Invoice,
             slot: "request:eml_1".into(),
             to: "a@example.com".into(),

@@ -1,6 +1,6 @@
 //! The email use cases: queue the invoice or a reminder on request, deliver what is due (the
-//! worker), and queue the reminders of schedules whose slot came due (the worker, and the test
-//! clock).
+//! worker: the one loop over the one outbox, whatever an email is about), and queue the
+//! reminders of schedules whose slot came due (the worker, and the test clock).
 
 use chrono::{DateTime, Duration, Utc};
 
@@ -35,6 +35,8 @@ pub struct Emails<'a> {
     pub invoices: &'a dyn InvoiceStore,
     /// The outbox.
     pub store: &'a dyn EmailStore,
+    /// Account links and notices (the emails about them).
+    pub accounts: &'a dyn crate::account::ports::AccountStore,
     /// Merchants (the sender's name).
     pub merchants: &'a dyn MerchantStore,
     /// The mail transport.
@@ -250,25 +252,31 @@ impl Emails<'_> {
     }
 
     /// One attempt of `email`: an invoice's is recorded with the invoice's activity in one
-    /// change; a statement's on its own.
+    /// change; the others on their own.
     async fn deliver(&self, email: OutboundEmail) -> Result<EmailStatus, Error> {
         match email.about.clone() {
-            EmailAbout::Invoice(invoice) => self.deliver_invoice(email, invoice).await,
-            EmailAbout::Statement(statement) => self.deliver_statement(email, &statement).await,
+            EmailAbout::Invoice(scope, invoice) => self.deliver_invoice(email, (scope, invoice)).await,
+            EmailAbout::Statement(scope, statement) => self.deliver_statement(email, (&scope, &statement)).await,
+            EmailAbout::AccountLink(link) => self.deliver_link(email, &link).await,
+            EmailAbout::Notice(notice) => self.deliver_notice(email, &notice).await,
         }
     }
 
     /// One attempt of a statement's email: its download links, from the service.
-    async fn deliver_statement(&self, mut email: OutboundEmail, id: &StatementId) -> Result<EmailStatus, Error> {
-        let statement = self.statements.get_statement(&email.scope, id).await?;
-        let merchant = self.merchants.get_merchant(&email.scope.merchant_id).await?;
+    async fn deliver_statement(
+        &self,
+        mut email: OutboundEmail,
+        (scope, id): (&Scope, &StatementId),
+    ) -> Result<EmailStatus, Error> {
+        let statement = self.statements.get_statement(scope, id).await?;
+        let merchant = self.merchants.get_merchant(&scope.merchant_id).await?;
         let links: Vec<(&str, String)> = StatementFile::ALL
             .iter()
             .map(|f| (f.label(), self.pages.statement_file(&statement.token, f.as_str())))
             .collect();
         let composed = compose_statement(
             &merchant.name,
-            email.scope.mode.as_str(),
+            scope.mode.as_str(),
             &statement.month.label(),
             &links,
             self.export_file_days,
@@ -285,7 +293,7 @@ impl Emails<'_> {
             logo: None,
         };
         match self.mailer.send(&message).await {
-            Ok(()) => email.sent(self.clock.now(&email.scope).await?),
+            Ok(()) => email.sent(self.clock.now(scope).await?),
             Err(e) => email.attempt_failed(&e.message, e.permanent, self.clock.system_now()),
         }
         self.store.record_email(&email).await?;
@@ -293,8 +301,11 @@ impl Emails<'_> {
     }
 
     /// One attempt of an invoice's email, recorded with its activity in one change.
-    async fn deliver_invoice(&self, mut email: OutboundEmail, invoice: InvoiceId) -> Result<EmailStatus, Error> {
-        let scope = email.scope.clone();
+    async fn deliver_invoice(
+        &self,
+        mut email: OutboundEmail,
+        (scope, invoice): (Scope, InvoiceId),
+    ) -> Result<EmailStatus, Error> {
         let key = InvoiceKey::Id(invoice.clone());
         let agg = self.invoices.load_invoice(&scope, &key).await?;
         let what = email.kind.as_str();
@@ -302,9 +313,9 @@ impl Emails<'_> {
             email.status = EmailStatus::Skipped;
             let detail =
                 format!("reminder to {} not sent: the invoice is {}", email.to, agg.invoice.collection_state.as_str());
-            return self.record(email, &invoice, ActivityAction::ReminderSkipped, detail).await;
+            return self.record(email, (&scope, &invoice), ActivityAction::ReminderSkipped, detail).await;
         }
-        let message = self.message(&agg, &email).await?;
+        let message = self.message(&agg, &email, &scope).await?;
         let sent = self.mailer.send(&message).await;
         let now = self.clock.now(&scope).await?;
         let (action, detail) = match sent {
@@ -325,7 +336,7 @@ impl Emails<'_> {
                 )
             }
         };
-        self.record(email, &invoice, action, detail).await
+        self.record(email, (&scope, &invoice), action, detail).await
     }
 
     /// Writes `email` as it stands after an attempt, with its activity entry on `invoice`, in
@@ -333,13 +344,12 @@ impl Emails<'_> {
     async fn record(
         &self,
         email: OutboundEmail,
-        invoice: &InvoiceId,
+        (scope, invoice): (&Scope, &InvoiceId),
         action: ActivityAction,
         detail: String,
     ) -> Result<EmailStatus, Error> {
-        let scope = email.scope.clone();
         let status = email.status;
-        self.with_invoice(&scope, &InvoiceKey::Id(invoice.clone()), |agg, _, now| {
+        self.with_invoice(scope, &InvoiceKey::Id(invoice.clone()), |agg, _, now| {
             let mut change = InvoiceChange::update(agg.clone());
             change.aggregate.invoice.activity.push(activity(now, action, Actor::System, detail.clone()));
             change.emails.push(email.clone());
@@ -350,8 +360,13 @@ impl Emails<'_> {
 
     /// The message of `email`: its text, the merchant's logo inline, and the invoice's PDF
     /// attached.
-    async fn message(&self, agg: &InvoiceAggregate, email: &OutboundEmail) -> Result<EmailMessage, Error> {
-        let merchant = self.merchants.get_merchant(&email.scope.merchant_id).await?;
+    async fn message(
+        &self,
+        agg: &InvoiceAggregate,
+        email: &OutboundEmail,
+        scope: &Scope,
+    ) -> Result<EmailMessage, Error> {
+        let merchant = self.merchants.get_merchant(&scope.merchant_id).await?;
         let inv = &agg.invoice;
         let logo = self.merchants.logo_image(&merchant).await?;
         let document = InvoiceDocument::new(inv.clone(), &agg.payments, &merchant, self.pages);
@@ -463,6 +478,7 @@ mod tests {
     struct Ports {
         invoices: MockInvoiceStore,
         store: MockEmailStore,
+        accounts: crate::account::ports::MockAccountStore,
         merchants: MockMerchantStore,
         mailer: MockMailer,
         statements: MockStatementStore,
@@ -480,6 +496,7 @@ mod tests {
         Ports {
             invoices,
             store,
+            accounts: crate::account::ports::MockAccountStore::new(),
             merchants,
             mailer: MockMailer::new(),
             statements: MockStatementStore::new(),
@@ -492,6 +509,7 @@ mod tests {
         Emails {
             invoices: &p.invoices,
             store: &p.store,
+            accounts: &p.accounts,
             merchants: &p.merchants,
             mailer: &p.mailer,
             statements: &p.statements,
@@ -679,5 +697,91 @@ mod tests {
             (recorded[0].id.clone(), recorded[0].status, recorded[0].attempts),
             (email.id, EmailStatus::Sent, 1)
         );
+    }
+
+    /// The one loop delivers every kind from the one outbox: an account link's email gets a
+    /// new token whose digest is stored before it goes; a link used (or replaced) before its
+    /// email went and a reset for an address without an account are skipped; a notice's words
+    /// are sent; each is recorded by the one retry policy.
+    #[tokio::test]
+    async fn the_one_loop_sends_links_and_notices_by_the_one_policy() {
+        use crate::account::link::{AccountLink, LinkPurpose};
+        use crate::account::notice::{Notice, NoticeKind};
+        use crate::ids::{AccountLinkId, EmailId, NoticeId, UserId};
+        let (crypto, clock) = (SeqCrypto::default(), clock());
+        let user = Some(UserId::from_trusted("usr_1".into()));
+        let link = |n: &str, purpose, user: Option<UserId>| {
+            let ids = (AccountLinkId::from_trusted(format!("alk_{n}")), EmailId::from_trusted(format!("eml_{n}")));
+            AccountLink::new(ids, (purpose, "ada@example.com"), user, None, now())
+        };
+        let live = link("live", LinkPurpose::VerifyEmail, user.clone());
+        let mut used = link("used", LinkPurpose::ResetPassword, user);
+        used.used_at = Some(now());
+        let nobody = link("nobody", LinkPurpose::ResetPassword, None);
+        let notice = Notice::new(
+            (NoticeId::from_trusted("ntc_1".into()), EmailId::from_trusted("eml_ntc".into())),
+            (&MerchantId::from_trusted("mer_1".into()), NoticeKind::WalletChanged),
+            "owner@example.com",
+            ("The settlement wallet of Shop changed".into(), "someone set it".into()),
+            ("Open the settings".into(), "https://pay.example/dashboard/settings".into()),
+            now(),
+        );
+        let mut p = ports(invoice(true), Vec::new());
+        p.invoices.expect_save_invoice().never();
+        let mut outbox = vec![notice.mail.clone(), nobody.mail.clone(), used.mail.clone(), live.mail.clone()];
+        p.store.expect_claim_emails().returning(move |_, _| Ok(outbox.pop().into_iter().collect()));
+        let links = [live.clone(), used, nobody];
+        p.accounts.expect_link_by_id().returning(move |id| Ok(links.iter().find(|l| &l.id == id).cloned()));
+        let found = notice.clone();
+        p.accounts.expect_notice().returning(move |_| Ok(Some(found.clone())));
+        let log = Arc::new(Mutex::new(Vec::<String>::new()));
+        let (l1, l2, l3) = (log.clone(), log.clone(), log.clone());
+        p.accounts.expect_set_link_token().returning(move |id, digest| {
+            l1.lock()
+                .unwrap()
+                .push(format!("token {id} {}", digest.iter().map(|b| format!("{b:02x}")).collect::<String>()));
+            Ok(())
+        });
+        let sent = Arc::new(Mutex::new(Vec::new()));
+        let s = sent.clone();
+        p.mailer.expect_send().returning(move |m| {
+            l2.lock().unwrap().push(format!("send {}", m.id));
+            s.lock().unwrap().push(m.clone());
+            if m.to == "owner@example.com" {
+                Err(MailError { message: "451 try again later".into(), permanent: false })
+            } else {
+                Ok(())
+            }
+        });
+        let recorded = Arc::new(Mutex::new(Vec::new()));
+        let r = recorded.clone();
+        p.store.expect_record_email().returning(move |e| {
+            l3.lock().unwrap().push(format!("record {} {}", e.id, e.status.as_str()));
+            r.lock().unwrap().push(e.clone());
+            Ok(())
+        });
+        let report = run(&p, &crypto, &clock).deliver_due(10, 30).await.unwrap();
+        assert_eq!((report.sent, report.not_sent, report.failed, report.errors.len()), (1, 3, 1, 0));
+
+        let sent = sent.lock().unwrap();
+        let message = &sent[0];
+        assert_eq!((message.id.as_str(), message.to.as_str()), ("eml_live", "ada@example.com"));
+        let token = message.text.split("token=").nth(1).unwrap().split_whitespace().next().unwrap();
+        let digest: String = crypto.sha256(token.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+        let log = log.lock().unwrap();
+        assert_eq!(
+            log[..3],
+            [format!("token alk_live {digest}"), "send eml_live".to_owned(), "record eml_live sent".to_owned()],
+            "the token's digest is stored before its email goes"
+        );
+        assert_eq!(log[3..5], ["record eml_used skipped".to_owned(), "record eml_nobody skipped".to_owned()]);
+        assert_eq!(log[5..], ["send eml_ntc".to_owned(), "record eml_ntc queued".to_owned()]);
+        let notice_message = &sent[1];
+        assert_eq!(notice_message.subject, "The settlement wallet of Shop changed");
+        assert!(notice_message.text.contains("https://pay.example/dashboard/settings"), "{}", notice_message.text);
+        let recorded = recorded.lock().unwrap();
+        let retried = recorded.last().unwrap();
+        assert_eq!((retried.attempts, retried.next_attempt_at), (1, now() + Duration::seconds(30)));
+        assert_eq!(retried.last_error.as_deref(), Some("451 try again later"));
     }
 }

@@ -1,22 +1,29 @@
-//! Emailed account links: each row is the link (its token's digest, expiry, use) and its
-//! email's outbox row (claimed with a lease, like the invoice emails).
+//! Emailed account links: each row is the link (its token's digest, expiry, use); its email is
+//! a row of the one outbox (`emails.account_link_id`), written in the link's transaction.
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::result::Error as DieselError;
-use diesel::sql_types::Integer;
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use stablepay_domain::Error;
-use stablepay_domain::account::link::{AccountLink, Invitation, LinkEffect, LinkMail, LinkPurpose};
+use stablepay_domain::account::link::{AccountLink, Invitation, LinkEffect, LinkPurpose};
 use stablepay_domain::account::{AuditEntry, Role};
 use stablepay_domain::email::model::EmailStatus;
 use stablepay_domain::ids::{AccountLinkId, MerchantId, UserId};
 
 use super::rows::{MembershipRow, UserRow, delete_sessions_in, user_insert_error, write_audit};
+use crate::emails::{EmailRow, write_emails};
 use crate::error::{TxError, db};
 use crate::pool::PgStore;
 use crate::rows::corrupt;
-use crate::schema::{account_links as al, memberships as ms, users as us};
+use crate::schema::{account_links as al, emails as em, memberships as ms, users as us};
+
+/// Links with their emails (one each, written with it).
+macro_rules! with_mail {
+    () => {
+        al::table.inner_join(em::table.on(em::account_link_id.eq(al::id.nullable())))
+    };
+}
 
 #[derive(Queryable, QueryableByName, Selectable, Insertable)]
 #[diesel(table_name = al, check_for_backend(diesel::pg::Pg))]
@@ -32,20 +39,6 @@ struct LinkRow {
     expires_at: DateTime<Utc>,
     used_at: Option<DateTime<Utc>>,
     created_at: DateTime<Utc>,
-    mail_status: String,
-    mail_attempts: i32,
-    mail_next_attempt_at: DateTime<Utc>,
-    mail_last_error: Option<String>,
-    mail_sent_at: Option<DateTime<Utc>>,
-}
-
-fn status_str(s: EmailStatus) -> &'static str {
-    match s {
-        EmailStatus::Sent => "sent",
-        EmailStatus::Failed => "failed",
-        EmailStatus::Skipped => "skipped",
-        EmailStatus::Queued => "queued",
-    }
 }
 
 impl LinkRow {
@@ -63,15 +56,11 @@ impl LinkRow {
             expires_at: l.expires_at,
             used_at: l.used_at,
             created_at: l.created_at,
-            mail_status: status_str(l.mail.status).into(),
-            mail_attempts: i32::try_from(l.mail.attempts).unwrap_or(i32::MAX),
-            mail_next_attempt_at: l.mail.next_attempt_at,
-            mail_last_error: l.mail.last_error.clone(),
-            mail_sent_at: l.mail.sent_at,
         }
     }
 
-    fn into_domain(self) -> Result<AccountLink, Error> {
+    /// The link, with `mail` the outbox row of its email.
+    fn into_domain(self, mail: EmailRow) -> Result<AccountLink, Error> {
         let invitation = match (self.merchant_id, self.role) {
             (Some(m), Some(r)) => Some(Invitation {
                 merchant_id: MerchantId::from_trusted(m),
@@ -79,13 +68,6 @@ impl LinkRow {
                 invited_by: self.invited_by.map(UserId::from_trusted),
             }),
             _ => None,
-        };
-        let status = match self.mail_status.as_str() {
-            "queued" => EmailStatus::Queued,
-            "sent" => EmailStatus::Sent,
-            "failed" => EmailStatus::Failed,
-            "skipped" => EmailStatus::Skipped,
-            _ => return Err(corrupt("link mail status")),
         };
         let token_digest =
             self.token_digest.map(<[u8; 32]>::try_from).transpose().map_err(|_| corrupt("link digest"))?;
@@ -99,15 +81,24 @@ impl LinkRow {
             expires_at: self.expires_at,
             used_at: self.used_at,
             created_at: self.created_at,
-            mail: LinkMail {
-                status,
-                attempts: u32::try_from(self.mail_attempts).unwrap_or(0),
-                next_attempt_at: self.mail_next_attempt_at,
-                last_error: self.mail_last_error,
-                sent_at: self.mail_sent_at,
-            },
+            mail: mail.into_domain()?,
         })
     }
+}
+
+/// Skips the emails of `links` that have not gone yet (their links were replaced or revoked),
+/// inside the caller's transaction.
+async fn skip_mails(conn: &mut AsyncPgConnection, links: &[String]) -> Result<(), DieselError> {
+    if links.is_empty() {
+        return Ok(());
+    }
+    diesel::update(
+        em::table.filter(em::account_link_id.eq_any(links)).filter(em::status.eq(EmailStatus::Queued.as_str())),
+    )
+    .set((em::status.eq(EmailStatus::Skipped.as_str()), em::lease_until.eq(None::<DateTime<Utc>>)))
+    .execute(conn)
+    .await
+    .map(|_| ())
 }
 
 /// The purposes a new link of `purpose` replaces (a reset replaces the sign-up notice's reset
@@ -124,24 +115,21 @@ fn replaced(purpose: LinkPurpose) -> Vec<&'static str> {
 /// (and skipping their emails if they have not gone yet).
 pub(super) async fn insert_in(conn: &mut AsyncPgConnection, link: &AccountLink) -> Result<(), DieselError> {
     let merchant = link.invitation.as_ref().map(|i| i.merchant_id.to_string());
-    diesel::update(
+    let replaced_links = diesel::update(
         al::table
             .filter(al::email.eq(&link.email))
             .filter(al::purpose.eq_any(replaced(link.purpose)))
             .filter(al::used_at.is_null())
             .filter(al::merchant_id.is_not_distinct_from(merchant)),
     )
-    .set((
-        al::used_at.eq(link.created_at),
-        // Its email, if it has not gone yet, no longer needs to.
-        al::mail_status.eq(diesel::dsl::sql::<diesel::sql_types::Text>(
-            "CASE WHEN mail_status = 'queued' THEN 'skipped' ELSE mail_status END",
-        )),
-    ))
-    .execute(conn)
+    .set(al::used_at.eq(link.created_at))
+    .returning(al::id)
+    .get_results::<String>(conn)
     .await?;
+    // Their emails, if they have not gone yet, no longer need to.
+    skip_mails(conn, &replaced_links).await?;
     diesel::insert_into(al::table).values(&LinkRow::of(link)).execute(conn).await?;
-    Ok(())
+    write_emails(conn, std::slice::from_ref(&link.mail)).await
 }
 
 pub(super) async fn insert_link(store: &PgStore, link: &AccountLink, audit: &[AuditEntry]) -> Result<(), Error> {
@@ -155,53 +143,30 @@ pub(super) async fn insert_link(store: &PgStore, link: &AccountLink, audit: &[Au
 }
 
 pub(super) async fn link_by_digest(store: &PgStore, digest: &[u8; 32]) -> Result<Option<AccountLink>, Error> {
-    let row: Option<LinkRow> = al::table
+    let row: Option<(LinkRow, EmailRow)> = with_mail!()
         .filter(al::token_digest.eq(digest.as_slice()))
-        .select(LinkRow::as_select())
+        .select((LinkRow::as_select(), EmailRow::as_select()))
         .first(&mut *store.conn().await?)
         .await
         .optional()
         .map_err(db)?;
-    row.map(LinkRow::into_domain).transpose()
+    row.map(|(l, m)| l.into_domain(m)).transpose()
 }
 
-const CLAIM: &str = "UPDATE account_links SET mail_lease_until = now() + make_interval(secs => $2) \
-    WHERE id IN (SELECT id FROM account_links WHERE mail_status = 'queued' \
-        AND mail_next_attempt_at <= now() AND (mail_lease_until IS NULL OR mail_lease_until < now()) \
-        ORDER BY mail_next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED) \
-    RETURNING id, purpose, email, user_id, merchant_id, role, invited_by, token_digest, expires_at, used_at, \
-        created_at, mail_status, mail_attempts, mail_next_attempt_at, mail_last_error, mail_sent_at";
-
-pub(super) async fn claim(store: &PgStore, limit: u32, lease_seconds: u32) -> Result<Vec<AccountLink>, Error> {
-    let rows: Vec<LinkRow> = diesel::sql_query(CLAIM)
-        .bind::<Integer, _>(i32::try_from(limit).unwrap_or(i32::MAX))
-        .bind::<Integer, _>(i32::try_from(lease_seconds).unwrap_or(i32::MAX))
-        .load(&mut *store.conn().await?)
+pub(super) async fn link_by_id(store: &PgStore, id: &AccountLinkId) -> Result<Option<AccountLink>, Error> {
+    let row: Option<(LinkRow, EmailRow)> = with_mail!()
+        .filter(al::id.eq(id.as_str()))
+        .select((LinkRow::as_select(), EmailRow::as_select()))
+        .first(&mut *store.conn().await?)
         .await
+        .optional()
         .map_err(db)?;
-    rows.into_iter().map(LinkRow::into_domain).collect()
+    row.map(|(l, m)| l.into_domain(m)).transpose()
 }
 
 pub(super) async fn set_token(store: &PgStore, id: &AccountLinkId, digest: &[u8; 32]) -> Result<(), Error> {
     diesel::update(al::table.find(id.as_str()))
         .set(al::token_digest.eq(digest.as_slice()))
-        .execute(&mut *store.conn().await?)
-        .await
-        .map(|_| ())
-        .map_err(db)
-}
-
-pub(super) async fn record_mail(store: &PgStore, link: &AccountLink) -> Result<(), Error> {
-    let row = LinkRow::of(link);
-    diesel::update(al::table.find(link.id.as_str()))
-        .set((
-            al::mail_status.eq(row.mail_status),
-            al::mail_attempts.eq(row.mail_attempts),
-            al::mail_next_attempt_at.eq(row.mail_next_attempt_at),
-            al::mail_last_error.eq(row.mail_last_error),
-            al::mail_sent_at.eq(row.mail_sent_at),
-            al::mail_lease_until.eq(None::<DateTime<Utc>>),
-        ))
         .execute(&mut *store.conn().await?)
         .await
         .map(|_| ())
@@ -273,17 +238,17 @@ pub(super) async fn invitations(
     merchant: &MerchantId,
     now: DateTime<Utc>,
 ) -> Result<Vec<AccountLink>, Error> {
-    let rows: Vec<LinkRow> = al::table
+    let rows: Vec<(LinkRow, EmailRow)> = with_mail!()
         .filter(al::merchant_id.eq(merchant.as_str()))
         .filter(al::purpose.eq(LinkPurpose::Invitation.as_str()))
         .filter(al::used_at.is_null())
         .filter(al::expires_at.gt(now))
         .order((al::created_at.desc(), al::id.desc()))
-        .select(LinkRow::as_select())
+        .select((LinkRow::as_select(), EmailRow::as_select()))
         .load(&mut *store.conn().await?)
         .await
         .map_err(db)?;
-    rows.into_iter().map(LinkRow::into_domain).collect()
+    rows.into_iter().map(|(l, m)| l.into_domain(m)).collect()
 }
 
 pub(super) async fn revoke_invitation(
@@ -303,6 +268,7 @@ pub(super) async fn revoke_invitation(
         if n == 0 {
             return Ok(false);
         }
+        skip_mails(conn, &[id.to_string()]).await?;
         write_audit(conn, audit).await?;
         Ok(true)
     })

@@ -22,7 +22,7 @@ use stablepay_domain::account::notice::{IncidentAlert, Notice};
 use stablepay_domain::account::ports::{AccountStore, TwoFactorRecord};
 use stablepay_domain::account::totp::SealedTotp;
 use stablepay_domain::account::{AuditEntry, Membership, Session, User};
-use stablepay_domain::ids::{AccountLinkId, AuditEntryId, MerchantId, SessionId, UserId};
+use stablepay_domain::ids::{AccountLinkId, AuditEntryId, MerchantId, NoticeId, SessionId, UserId};
 use stablepay_domain::merchant::model::{Merchant, Token, WalletAddress};
 
 use crate::error::{TxError, db};
@@ -204,16 +204,12 @@ impl AccountStore for PgStore {
         links::link_by_digest(self, digest).await
     }
 
-    async fn claim_link_mails(&self, limit: u32, lease_seconds: u32) -> Result<Vec<AccountLink>, Error> {
-        links::claim(self, limit, lease_seconds).await
+    async fn link_by_id(&self, id: &AccountLinkId) -> Result<Option<AccountLink>, Error> {
+        links::link_by_id(self, id).await
     }
 
     async fn set_link_token(&self, id: &AccountLinkId, digest: &[u8; 32]) -> Result<(), Error> {
         links::set_token(self, id, digest).await
-    }
-
-    async fn record_link_mail(&self, link: &AccountLink) -> Result<(), Error> {
-        links::record_mail(self, link).await
     }
 
     async fn consume_link(
@@ -345,12 +341,8 @@ impl AccountStore for PgStore {
         settings::activate_requested(self, merchant, (at, unique_amounts), audit).await
     }
 
-    async fn claim_notices(&self, limit: u32, lease_seconds: u32) -> Result<Vec<Notice>, Error> {
-        settings::claim_notices(self, limit, lease_seconds).await
-    }
-
-    async fn record_notice_mail(&self, notice: &Notice) -> Result<(), Error> {
-        settings::record_notice_mail(self, notice).await
+    async fn notice(&self, id: &NoticeId) -> Result<Option<Notice>, Error> {
+        settings::notice(self, id).await
     }
 
     async fn pending_incident_alerts(&self, limit: u32) -> Result<Vec<IncidentAlert>, Error> {

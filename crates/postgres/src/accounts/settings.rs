@@ -1,6 +1,6 @@
 //! Self-service settings: the settlement wallet (the live settlement's once active, the
-//! requested one before), activation requests, members' webhook alerts, notices (each row also
-//! its email's outbox row) and the incidents whose alerts are due.
+//! requested one before), activation requests, members' webhook alerts, notices (each written
+//! with its email, a row of the one outbox) and the incidents whose alerts are due.
 
 use chrono::{DateTime, Utc};
 use diesel::prelude::*;
@@ -8,20 +8,19 @@ use diesel::result::Error as DieselError;
 use diesel::sql_types::{Bool, Integer, Text};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
 use stablepay_domain::account::AuditEntry;
-use stablepay_domain::account::link::LinkMail;
 use stablepay_domain::account::model::LiveRequest;
 use stablepay_domain::account::notice::{IncidentAlert, Notice, NoticeKind};
-use stablepay_domain::email::model::EmailStatus;
 use stablepay_domain::ids::{MerchantId, NoticeId, UserId, WebhookIncidentId};
 use stablepay_domain::merchant::model::{Token, WalletAddress};
 use stablepay_domain::mode::Mode;
 use stablepay_domain::{Error, Resource};
 
 use super::rows::write_audit;
+use crate::emails::{EmailRow, write_emails};
 use crate::error::db;
 use crate::pool::PgStore;
 use crate::rows::corrupt;
-use crate::schema::{memberships as ms, merchants as mer, notices as nt};
+use crate::schema::{emails as em, memberships as ms, merchants as mer, notices as nt};
 
 pub(super) async fn set_webhook_alerts(
     store: &PgStore,
@@ -57,7 +56,7 @@ pub(super) async fn live_request(store: &PgStore, merchant: &MerchantId) -> Resu
     Ok(Some(LiveRequest { wallet: WalletAddress::from_trusted(wallet), token, requested_at }))
 }
 
-/// Inserts notices inside the caller's transaction.
+/// Inserts notices with their emails inside the caller's transaction.
 async fn insert_notices(conn: &mut AsyncPgConnection, notices: &[Notice]) -> Result<(), DieselError> {
     for n in notices {
         diesel::insert_into(nt::table)
@@ -71,13 +70,12 @@ async fn insert_notices(conn: &mut AsyncPgConnection, notices: &[Notice]) -> Res
                 nt::button_text.eq(&n.button.0),
                 nt::button_url.eq(&n.button.1),
                 nt::created_at.eq(n.created_at),
-                nt::mail_status.eq("queued"),
-                nt::mail_next_attempt_at.eq(n.mail.next_attempt_at),
             ))
             .execute(conn)
             .await?;
     }
-    Ok(())
+    let mails: Vec<_> = notices.iter().map(|n| n.mail.clone()).collect();
+    write_emails(conn, &mails).await
 }
 
 pub(super) async fn set_settlement_wallet(
@@ -197,7 +195,7 @@ pub(super) async fn activate_requested(
     Ok(activated)
 }
 
-#[derive(QueryableByName)]
+#[derive(Queryable, Selectable)]
 #[diesel(table_name = nt, check_for_backend(diesel::pg::Pg))]
 struct NoticeRow {
     id: String,
@@ -209,21 +207,11 @@ struct NoticeRow {
     button_text: String,
     button_url: String,
     created_at: DateTime<Utc>,
-    mail_status: String,
-    mail_attempts: i32,
-    mail_next_attempt_at: DateTime<Utc>,
-    mail_last_error: Option<String>,
-    mail_sent_at: Option<DateTime<Utc>>,
 }
 
 impl NoticeRow {
-    fn into_domain(self) -> Result<Notice, Error> {
-        let status = match self.mail_status.as_str() {
-            "queued" => EmailStatus::Queued,
-            "sent" => EmailStatus::Sent,
-            "failed" => EmailStatus::Failed,
-            _ => return Err(corrupt("notice mail status")),
-        };
+    /// The notice, with `mail` the outbox row of its email.
+    fn into_domain(self, mail: EmailRow) -> Result<Notice, Error> {
         Ok(Notice {
             id: NoticeId::from_trusted(self.id),
             merchant_id: MerchantId::from_trusted(self.merchant_id),
@@ -232,54 +220,22 @@ impl NoticeRow {
             subject: self.subject,
             intro: self.intro,
             button: (self.button_text, self.button_url),
-            mail: LinkMail {
-                status,
-                attempts: u32::try_from(self.mail_attempts).unwrap_or(0),
-                next_attempt_at: self.mail_next_attempt_at,
-                last_error: self.mail_last_error,
-                sent_at: self.mail_sent_at,
-            },
+            mail: mail.into_domain()?,
             created_at: self.created_at,
         })
     }
 }
 
-const CLAIM: &str = "UPDATE notices SET mail_lease_until = now() + make_interval(secs => $2) \
-    WHERE id IN (SELECT id FROM notices WHERE mail_status = 'queued' \
-        AND mail_next_attempt_at <= now() AND (mail_lease_until IS NULL OR mail_lease_until < now()) \
-        ORDER BY mail_next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED) \
-    RETURNING id, merchant_id, kind, recipient, subject, intro, button_text, button_url, created_at, \
-        mail_status, mail_attempts, mail_next_attempt_at, mail_last_error, mail_sent_at";
-
-pub(super) async fn claim_notices(store: &PgStore, limit: u32, lease_seconds: u32) -> Result<Vec<Notice>, Error> {
-    let rows: Vec<NoticeRow> = diesel::sql_query(CLAIM)
-        .bind::<Integer, _>(i32::try_from(limit).unwrap_or(i32::MAX))
-        .bind::<Integer, _>(i32::try_from(lease_seconds).unwrap_or(i32::MAX))
-        .load(&mut *store.conn().await?)
+pub(super) async fn notice(store: &PgStore, id: &NoticeId) -> Result<Option<Notice>, Error> {
+    let row: Option<(NoticeRow, EmailRow)> = nt::table
+        .inner_join(em::table.on(em::notice_id.eq(nt::id.nullable())))
+        .filter(nt::id.eq(id.as_str()))
+        .select((NoticeRow::as_select(), EmailRow::as_select()))
+        .first(&mut *store.conn().await?)
         .await
+        .optional()
         .map_err(db)?;
-    rows.into_iter().map(NoticeRow::into_domain).collect()
-}
-
-pub(super) async fn record_notice_mail(store: &PgStore, n: &Notice) -> Result<(), Error> {
-    let status = match n.mail.status {
-        EmailStatus::Sent => "sent",
-        EmailStatus::Queued => "queued",
-        EmailStatus::Failed | EmailStatus::Skipped => "failed",
-    };
-    diesel::update(nt::table.find(n.id.as_str()))
-        .set((
-            nt::mail_status.eq(status),
-            nt::mail_attempts.eq(i32::try_from(n.mail.attempts).unwrap_or(i32::MAX)),
-            nt::mail_next_attempt_at.eq(n.mail.next_attempt_at),
-            nt::mail_last_error.eq(n.mail.last_error.as_deref()),
-            nt::mail_sent_at.eq(n.mail.sent_at),
-            nt::mail_lease_until.eq(None::<DateTime<Utc>>),
-        ))
-        .execute(&mut *store.conn().await?)
-        .await
-        .map(|_| ())
-        .map_err(db)
+    row.map(|(n, m)| n.into_domain(m)).transpose()
 }
 
 #[derive(QueryableByName)]

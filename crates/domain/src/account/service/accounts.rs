@@ -14,7 +14,6 @@ use crate::account::model::{
 use crate::account::ports::{AccountStore, PasswordHasher, TotpSealer};
 use crate::clock::Clock;
 use crate::crypto::Crypto;
-use crate::email::ports::Mailer;
 use crate::error::{Error, Resource};
 use crate::ids::{MerchantId, PublicToken, SessionId, UserId};
 use crate::merchant::model::{ChainSettings, Merchant};
@@ -39,8 +38,6 @@ pub struct Accounts<'a> {
     pub crypto: &'a dyn Crypto,
     /// The real time (sessions do not follow a test clock).
     pub clock: &'a dyn Clock,
-    /// Sends the links' emails.
-    pub mailer: &'a dyn Mailer,
     /// The failure-only quotas of secret checks.
     pub limiter: &'a dyn crate::ratelimit::ports::RateLimiter,
     /// Where the emailed links point.
@@ -160,25 +157,6 @@ impl Accounts<'_> {
     ) -> Result<Merchant, Error> {
         current.require(merchant, mode, action)?;
         self.merchants.get_merchant(merchant).await
-    }
-
-    /// An email from the service itself (a link's or a notice's) to `to`.
-    pub(super) fn service_message(
-        &self,
-        to: &str,
-        composed: crate::email::compose::Composed,
-    ) -> crate::email::model::EmailMessage {
-        crate::email::model::EmailMessage {
-            id: crate::ids::EmailId::generate(self.crypto),
-            from_name: "stablepay".into(),
-            to: to.to_owned(),
-            reply_to: None,
-            subject: composed.subject,
-            text: composed.text,
-            html: composed.html,
-            attachment: None,
-            logo: None,
-        }
     }
 
     /// The operator's `stablepay user create`: a user (email verified) who is `role` of

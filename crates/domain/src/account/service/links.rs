@@ -1,6 +1,6 @@
 //! Emailed account links: open sign-up (with its verification link), password reset, email
-//! verification and invitations; and the worker's delivery of their emails. Answers never say
-//! whether an email has an account.
+//! verification and invitations (their emails go through the one outbox: see
+//! `account::service::mail`). Answers never say whether an email has an account.
 
 use crate::account::audit::{Actor, AuditAction, AuditEntry};
 use crate::account::capability::{Action, Role};
@@ -10,10 +10,8 @@ use crate::account::members::action_for;
 use crate::account::model::{Membership, User, check_password, normalize_email};
 use crate::account::service::accounts::{Accounts, Current, SignedIn, check_name};
 use crate::account::service::sign_in::{Code, Secrets};
-use crate::email::compose::{Notice, compose_notice};
-use crate::email::model::{EmailMessage, EmailStatus};
 use crate::error::{Error, Resource};
-use crate::ids::{AccountLinkId, MerchantId, PublicToken, UserId};
+use crate::ids::{AccountLinkId, EmailId, MerchantId, PublicToken, UserId};
 use crate::merchant::service::{MerchantOptions, new_merchant};
 use crate::mode::Mode;
 
@@ -46,15 +44,6 @@ pub struct Acceptance<'a> {
     pub client: Option<&'a str>,
 }
 
-/// How many emails of account links one worker pass sent and failed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct LinkMailReport {
-    /// Accepted by the mail server.
-    pub sent: usize,
-    /// Attempts that failed (retried later, or given up).
-    pub failed: usize,
-}
-
 impl Accounts<'_> {
     fn link(
         &self,
@@ -63,8 +52,8 @@ impl Accounts<'_> {
         user: Option<&UserId>,
         invitation: Option<Invitation>,
     ) -> AccountLink {
-        let id = AccountLinkId::generate(self.crypto);
-        AccountLink::new(id, (purpose, email), user.cloned(), invitation, self.clock.system_now())
+        let ids = (AccountLinkId::generate(self.crypto), EmailId::generate(self.crypto));
+        AccountLink::new(ids, (purpose, email), user.cloned(), invitation, self.clock.system_now())
     }
 
     /// Open sign-up (`STABLEPAY_SIGNUP=open`): a new merchant (test mode ready, live waiting
@@ -328,58 +317,5 @@ impl Accounts<'_> {
             return Err(Error::NotFound(Resource::Invitation));
         }
         Ok(())
-    }
-
-    /// Sends the account links' emails that are due: for each, a new token (its digest
-    /// stored before the email goes, so a sent link always works; a retry makes a new one).
-    pub async fn deliver_link_mails(&self, limit: u32, lease_seconds: u32) -> Result<LinkMailReport, Error> {
-        let mut report = LinkMailReport::default();
-        for mut link in self.store.claim_link_mails(limit, lease_seconds).await? {
-            if link.purpose == LinkPurpose::ResetPassword && link.user_id.is_none() {
-                // Asked for an address without an account: nothing to send.
-                link.mail.skipped();
-                self.store.record_link_mail(&link).await?;
-                continue;
-            }
-            let token = PublicToken::generate(self.crypto);
-            self.store.set_link_token(&link.id, &self.crypto.sha256(token.as_str().as_bytes())).await?;
-            let message = self.link_message(&link, &token).await?;
-            let now = self.clock.system_now();
-            match self.mailer.send(&message).await {
-                Ok(()) => link.mail_sent(now),
-                Err(e) => link.mail_failed(&e.message, e.permanent, now),
-            }
-            if link.mail.status == EmailStatus::Sent {
-                report.sent += 1
-            } else {
-                report.failed += 1
-            }
-            self.store.record_link_mail(&link).await?;
-        }
-        Ok(report)
-    }
-
-    /// The email of `link` carrying `token`.
-    async fn link_message(&self, link: &AccountLink, token: &PublicToken) -> Result<EmailMessage, Error> {
-        let url = self.pages.account_link(link.purpose.page(), token);
-        let (merchant, inviter) = match &link.invitation {
-            Some(i) => {
-                let merchant = self.merchants.get_merchant(&i.merchant_id).await?.name;
-                let inviter = match &i.invited_by {
-                    Some(by) => self.store.user_by_id(by).await?.map(|u| u.name),
-                    None => None,
-                };
-                (Some((merchant, i.role)), inviter)
-            }
-            None => (None, None),
-        };
-        let offer = merchant.as_ref().map(|(m, r)| (m.as_str(), r.as_str(), inviter.as_deref()));
-        let (subject, intro, button) = link.purpose.words(offer);
-        let note = format!(
-            "The link works once, for {}. If you did not expect this email, ignore it: nothing changes.",
-            link.purpose.lifetime_words()
-        );
-        let composed = compose_notice(&Notice { subject: &subject, intro: &intro, button, url: &url, note: &note });
-        Ok(self.service_message(&link.email, composed))
     }
 }

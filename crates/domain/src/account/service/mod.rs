@@ -1,7 +1,8 @@
 //! The account use cases: `accounts` (the `Accounts` use cases' core: the operator's user
 //! creation, sessions, logout, and `Current::require`, which every
 //! dashboard action goes through), `links` (open sign-up, password reset, email verification,
-//! invitations and the delivery of their emails), `sign_in` (the one
+//! invitations), `mail` (the outbox's attempts of account links' and notices' emails),
+//! `sign_in` (the one
 //! way to become signed in, login, password change, re-authentication and every secret check,
 //! within the failure-only quotas), `two_factor` (enrolment, the second step of a
 //! login, turning it off), `team` (members, roles, the two-factor requirement, the audit
@@ -9,6 +10,7 @@
 
 pub mod accounts;
 pub mod links;
+pub mod mail;
 pub mod settings;
 pub mod sign_in;
 pub mod team;

@@ -1,19 +1,16 @@
 //! Self-service settings behind the capabilities: the settlement wallet (checked, confirmed
 //! with the password and, with two-factor login, a code, and told to every owner), live activation (an owner's request
 //! the operator approves, or at once where the operator allows it), each member's webhook
-//! alerts; and the worker's notices (incident alerts queued, notice emails sent).
+//! alerts; and the worker's incident alerts (notices queued, their emails in the one outbox).
 
 use crate::account::audit::{AuditAction, AuditEntry};
 use crate::account::capability::{Action, Role};
 use crate::account::model::LiveRequest;
 use crate::account::notice::{IncidentAlert, Notice, NoticeKind};
 use crate::account::service::accounts::{Accounts, Current};
-use crate::account::service::links::LinkMailReport;
 use crate::account::service::sign_in::{Code, Confirmation};
-use crate::email::compose::{Notice as NoticeEmail, compose_notice};
-use crate::email::model::EmailStatus;
 use crate::error::Error;
-use crate::ids::{MerchantId, NoticeId};
+use crate::ids::{EmailId, MerchantId, NoticeId};
 use crate::merchant::model::{LiveSettlement, MerchantStatus, Token, WalletAddress, check_settlement_wallet};
 use crate::mode::Mode;
 
@@ -69,9 +66,9 @@ impl Accounts<'_> {
             .iter()
             .filter(|(m, _)| m.role == Role::Owner)
             .map(|(_, u)| {
-                let id = NoticeId::generate(self.crypto);
+                let ids = (NoticeId::generate(self.crypto), EmailId::generate(self.crypto));
                 let words = (subject.clone(), intro.clone());
-                Notice::new(id, (merchant, NoticeKind::WalletChanged), &u.email, words, button.clone(), now)
+                Notice::new(ids, (merchant, NoticeKind::WalletChanged), &u.email, words, button.clone(), now)
             })
             .collect();
         let detail = format!("{wallet} ({})", token.symbol());
@@ -199,33 +196,9 @@ impl Accounts<'_> {
         Ok(a.recipients
             .iter()
             .map(|to| {
-                let id = NoticeId::generate(self.crypto);
-                Notice::new(id, (&a.merchant_id, kind), to, (subject.clone(), intro.clone()), button.clone(), now)
+                let ids = (NoticeId::generate(self.crypto), EmailId::generate(self.crypto));
+                Notice::new(ids, (&a.merchant_id, kind), to, (subject.clone(), intro.clone()), button.clone(), now)
             })
             .collect())
-    }
-
-    /// Sends the notices whose email is due.
-    pub async fn deliver_notices(&self, limit: u32, lease_seconds: u32) -> Result<LinkMailReport, Error> {
-        let mut report = LinkMailReport::default();
-        for mut n in self.store.claim_notices(limit, lease_seconds).await? {
-            let note = "You get this email as a member of this merchant on stablepay.";
-            let email =
-                NoticeEmail { subject: &n.subject, intro: &n.intro, button: &n.button.0, url: &n.button.1, note };
-            let composed = compose_notice(&email);
-            let message = self.service_message(&n.to, composed);
-            let now = self.clock.system_now();
-            match self.mailer.send(&message).await {
-                Ok(()) => n.mail.sent(now),
-                Err(e) => n.mail.failed(&e.message, e.permanent, now),
-            }
-            if n.mail.status == EmailStatus::Sent {
-                report.sent += 1
-            } else {
-                report.failed += 1
-            }
-            self.store.record_notice_mail(&n).await?;
-        }
-        Ok(report)
     }
 }

@@ -8,7 +8,6 @@ use crate::account::model::{Membership, Session, User};
 use crate::account::ports::{MockAccountStore, MockPasswordHasher, MockTotpSealer};
 use crate::clock::MockClock;
 use crate::crypto::Crypto;
-use crate::email::ports::MockMailer;
 use crate::error::Error;
 use crate::ids::{MerchantId, UserId};
 use crate::merchant::model::MerchantStatus;
@@ -89,7 +88,7 @@ async fn an_unknown_email_and_a_wrong_password_get_the_same_answer_after_one_che
     store.expect_insert_session().never();
     let (h, crypto, clock, merchants) =
         (hasher(checks.clone()), SeqCrypto::default(), clock("2026-11-02T00:00:00Z"), MockMerchantStore::new());
-    let (sealer, mailer, pages) = (MockTotpSealer::new(), MockMailer::new(), PublicPages::new("http://pay.test"));
+    let (sealer, pages) = (MockTotpSealer::new(), PublicPages::new("http://pay.test"));
     let chain = crate::merchant::model::ChainSettings::default();
     let limiter = Budgets::default();
     let accounts = Accounts {
@@ -99,7 +98,6 @@ async fn an_unknown_email_and_a_wrong_password_get_the_same_answer_after_one_che
         sealer: &sealer,
         crypto: &crypto,
         clock: &clock,
-        mailer: &mailer,
         limiter: &limiter,
         pages: &pages,
         chain: &chain,
@@ -131,7 +129,7 @@ async fn a_login_stores_only_the_tokens_digest_and_the_session_ends_when_idle() 
     });
     let (h, crypto, merchants) = (hasher(checks), SeqCrypto::default(), MockMerchantStore::new());
     let login_clock = clock("2026-11-02T00:00:00Z");
-    let (sealer, mailer, pages) = (MockTotpSealer::new(), MockMailer::new(), PublicPages::new("http://pay.test"));
+    let (sealer, pages) = (MockTotpSealer::new(), PublicPages::new("http://pay.test"));
     let chain = crate::merchant::model::ChainSettings::default();
     let limiter = Budgets::default();
     let accounts = Accounts {
@@ -141,7 +139,6 @@ async fn a_login_stores_only_the_tokens_digest_and_the_session_ends_when_idle() 
         sealer: &sealer,
         crypto: &crypto,
         clock: &login_clock,
-        mailer: &mailer,
         limiter: &limiter,
         pages: &pages,
         chain: &chain,
@@ -183,7 +180,7 @@ async fn the_operator_creates_a_user_of_an_existing_merchant_with_a_checked_pass
         }
     });
     let (h, crypto, clock) = (hasher(checks), SeqCrypto::default(), clock("2026-11-02T00:00:00Z"));
-    let (sealer, mailer, pages) = (MockTotpSealer::new(), MockMailer::new(), PublicPages::new("http://pay.test"));
+    let (sealer, pages) = (MockTotpSealer::new(), PublicPages::new("http://pay.test"));
     let chain = crate::merchant::model::ChainSettings::default();
     let limiter = Budgets::default();
     let accounts = Accounts {
@@ -193,7 +190,6 @@ async fn the_operator_creates_a_user_of_an_existing_merchant_with_a_checked_pass
         sealer: &sealer,
         crypto: &crypto,
         clock: &clock,
-        mailer: &mailer,
         limiter: &limiter,
         pages: &pages,
         chain: &chain,
@@ -300,8 +296,7 @@ async fn a_two_factor_login_needs_a_code_not_used_before() {
     store.expect_insert_session().times(1).returning(|_, _| Ok(()));
     let mut sealer = MockTotpSealer::new();
     sealer.expect_open_totp().returning(|s| Ok(TotpSecret::from_bytes(s.0.clone())));
-    let (h, clock, merchants, mailer) =
-        (hasher(checks), clock("2026-11-02T00:00:00Z"), MockMerchantStore::new(), MockMailer::new());
+    let (h, clock, merchants) = (hasher(checks), clock("2026-11-02T00:00:00Z"), MockMerchantStore::new());
     let pages = PublicPages::new("http://pay.test");
     let chain = crate::merchant::model::ChainSettings::default();
     let limiter = Budgets::default();
@@ -312,7 +307,6 @@ async fn a_two_factor_login_needs_a_code_not_used_before() {
         sealer: &sealer,
         crypto: &crypto,
         clock: &clock,
-        mailer: &mailer,
         limiter: &limiter,
         pages: &pages,
         chain: &chain,
@@ -360,13 +354,8 @@ async fn sign_up_is_open_only_when_the_operator_says_so_and_an_existing_email_ge
         );
         Ok(())
     });
-    let (h, crypto, clock, merchants, mailer) = (
-        hasher(checks),
-        SeqCrypto::default(),
-        clock("2026-11-02T00:00:00Z"),
-        MockMerchantStore::new(),
-        MockMailer::new(),
-    );
+    let (h, crypto, clock, merchants) =
+        (hasher(checks), SeqCrypto::default(), clock("2026-11-02T00:00:00Z"), MockMerchantStore::new());
     let (sealer, pages) = (MockTotpSealer::new(), PublicPages::new("http://pay.test"));
     let chain = crate::merchant::model::ChainSettings::default();
     let limiter = Budgets::default();
@@ -377,7 +366,6 @@ async fn sign_up_is_open_only_when_the_operator_says_so_and_an_existing_email_ge
         sealer: &sealer,
         crypto: &crypto,
         clock: &clock,
-        mailer: &mailer,
         limiter: &limiter,
         pages: &pages,
         chain: &chain,
@@ -403,7 +391,7 @@ async fn every_secret_check_shares_the_account_quota_and_the_sixth_failure_is_re
     store.expect_set_password().never();
     let (h, crypto, clock, merchants) =
         (hasher(checks.clone()), SeqCrypto::default(), clock("2026-11-02T00:00:00Z"), MockMerchantStore::new());
-    let (sealer, mailer, pages) = (MockTotpSealer::new(), MockMailer::new(), PublicPages::new("http://pay.test"));
+    let (sealer, pages) = (MockTotpSealer::new(), PublicPages::new("http://pay.test"));
     let chain = crate::merchant::model::ChainSettings::default();
     let limiter = Budgets::default();
     let accounts = Accounts {
@@ -413,7 +401,6 @@ async fn every_secret_check_shares_the_account_quota_and_the_sixth_failure_is_re
         sealer: &sealer,
         crypto: &crypto,
         clock: &clock,
-        mailer: &mailer,
         limiter: &limiter,
         pages: &pages,
         chain: &chain,
@@ -446,7 +433,7 @@ async fn every_secret_check_shares_the_account_quota_and_the_sixth_failure_is_re
 async fn what_can_take_the_account_over_needs_a_sign_in_from_the_last_five_minutes() {
     let store = MockAccountStore::new();
     let (h, crypto, merchants) = (hasher(Arc::default()), SeqCrypto::default(), MockMerchantStore::new());
-    let (sealer, mailer, pages) = (MockTotpSealer::new(), MockMailer::new(), PublicPages::new("http://pay.test"));
+    let (sealer, pages) = (MockTotpSealer::new(), PublicPages::new("http://pay.test"));
     let chain = crate::merchant::model::ChainSettings::default();
     let limiter = Budgets::default();
     // The session signed in at midnight; six minutes later.
@@ -458,7 +445,6 @@ async fn what_can_take_the_account_over_needs_a_sign_in_from_the_last_five_minut
         sealer: &sealer,
         crypto: &crypto,
         clock: &late,
-        mailer: &mailer,
         limiter: &limiter,
         pages: &pages,
         chain: &chain,

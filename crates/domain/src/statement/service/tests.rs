@@ -126,7 +126,7 @@ async fn a_statement_is_mailed_when_both_files_are_ready_and_given_up_when_one_f
     let mailed = mailed.lock().unwrap();
     let (id, email) = &mailed[0];
     assert_eq!(id.as_str(), "stm_1");
-    assert_eq!(email.about, EmailAbout::Statement(id.clone()));
+    assert_eq!(email.about, EmailAbout::Statement(scope("mer_1"), id.clone()));
     assert_eq!(
         (email.kind, email.status, email.slot.as_str()),
         (EmailKind::Statement, EmailStatus::Queued, "statement:2026-11")

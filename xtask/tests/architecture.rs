@@ -8,6 +8,9 @@
 //! - inside the domain, imports run one way: values, then models, then ports, then use cases,
 //!   and never through a facade (`lib.rs`, `ports.rs`, a folder's `mod.rs`);
 //! - no function outside tests is longer than 80 lines;
+//! - the driving web crates (`rest`, `web`) decide no capability: they never call the
+//!   capability check (`Current::require`, `permission::require`, the capability table's
+//!   `allows`/`require`); they name actions only to ask the domain;
 //! - docs/ARCHITECTURE.md names only paths, tests and Rust items that exist, and every crate
 //!   and domain feature folder.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -508,6 +511,28 @@ fn long_functions(text: &str, max: usize) -> Vec<(usize, String, usize)> {
         i = k + 1;
     }
     out
+}
+
+#[test]
+fn the_driving_web_crates_decide_no_capability() {
+    let calls = [".require(", "permission::require", "capability::require", "capability::allows", ".permitted("];
+    let mut found = Vec::new();
+    for krate in ["rest", "web"] {
+        let mut files = Vec::new();
+        walk(&root().join("crates").join(krate).join("src"), &mut files);
+        for file in files {
+            if file.file_name().is_some_and(|n| n == "tests.rs") {
+                continue;
+            }
+            let (code, _) = production_code(&std::fs::read_to_string(&file).unwrap());
+            for call in calls {
+                if code.contains(call) {
+                    found.push(format!("{} calls {call}", file.strip_prefix(root()).unwrap().display()));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "a driving adapter decides a capability itself: {found:#?}");
 }
 
 #[test]

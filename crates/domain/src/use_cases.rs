@@ -438,10 +438,16 @@ impl UseCases {
         Readiness { store: self.ports.health.as_ref(), chain: self.ports.chain.as_ref() }
     }
 
-    /// Which merchant, mode and capability a presented key gives (see
-    /// [`authenticate`]).
-    pub async fn authenticate(&self, presented: &ApiKeySecret, now: DateTime<Utc>) -> Result<Principal, Error> {
-        authenticate(self.ports.keys.as_ref(), self.crypto(), presented, now).await
+    /// Which merchant, mode and capability a presented key gives, for a request that `needs`
+    /// a resource family and an access (see [`authenticate`]: a restricted key is refused
+    /// here).
+    pub async fn authenticate(
+        &self,
+        presented: &ApiKeySecret,
+        needs: Option<(crate::api_key::permission::ResourceFamily, crate::api_key::permission::Access)>,
+        now: DateTime<Utc>,
+    ) -> Result<Principal, Error> {
+        authenticate(self.ports.keys.as_ref(), self.crypto(), presented, (needs, now)).await
     }
 
     /// Records that key `id` was used at `at` (callers do it at most once a minute per key, off

@@ -9,7 +9,7 @@ use actix_web::http::header::AUTHORIZATION;
 use actix_web::{FromRequest, HttpRequest, web};
 use chrono::{DateTime, Utc};
 use futures_util::future::LocalBoxFuture;
-use stablepay_domain::api_key::permission::{self, Access, ResourceFamily};
+use stablepay_domain::api_key::permission::{Access, ResourceFamily};
 use stablepay_domain::api_key::{ApiKeySecret, KeyType, Principal};
 use stablepay_domain::chain::service::Follower;
 use stablepay_domain::clock::Clock;
@@ -138,10 +138,7 @@ async fn caller(req: HttpRequest) -> Result<Caller, ApiError> {
     let presented = presented_key(&req)?;
     let state = req.app_data::<web::Data<AppState>>().ok_or_else(ApiError::internal)?.clone();
     let now = state.use_cases.clock().system_now();
-    let principal = state.use_cases.authenticate(&presented, now).await?;
-    if principal.key_type == KeyType::Secret {
-        permission::require(principal.permissions.as_ref(), needed(&req))?;
-    }
+    let principal = state.use_cases.authenticate(&presented, needed(&req), now).await?;
     let span = tracing::Span::current();
     span.record("merchant", principal.scope.merchant_id.as_str());
     span.record("mode", principal.scope.mode.as_str());
@@ -158,8 +155,8 @@ async fn caller(req: HttpRequest) -> Result<Caller, ApiError> {
     Ok(Caller::new(state, principal))
 }
 
-/// What a request needs of a restricted key: the resource family of its path, and read (GET,
-/// HEAD) or write (anything else). `None` for the merchant's readiness (`/v1/diagnostics`),
+/// What a request needs of a restricted key, for the domain to decide: the resource family of
+/// its path, and read (GET, HEAD) or write (anything else). `None` for the merchant's readiness (`/v1/diagnostics`),
 /// which only an unrestricted key reads. docs/api.md, "Restricted keys", lists the families.
 fn needed(req: &HttpRequest) -> Option<(ResourceFamily, Access)> {
     let access = if matches!(*req.method(), Method::GET | Method::HEAD) { Access::Read } else { Access::Write };

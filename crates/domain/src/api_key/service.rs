@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::api_key::model::{ApiKey, ApiKeySecret, KeyType, Principal};
-use crate::api_key::permission::Permissions;
+use crate::api_key::permission::{self, Access, Permissions, ResourceFamily};
 use crate::api_key::ports::ApiKeyStore;
 use crate::clock::Clock;
 use crate::crypto::Crypto;
@@ -13,15 +13,19 @@ use crate::merchant::model::MerchantStatus;
 use crate::merchant::ports::MerchantStore;
 use crate::mode::{Mode, Scope};
 
-/// Authenticates a presented key.
+/// Authenticates a presented key for a request that `needs` a resource family and an access
+/// (`None`: a request only an unrestricted key may make). A restricted secret key (one with
+/// permissions) is refused here, before anything of the request is looked at, unless its
+/// permissions allow what the request needs (docs/api.md, "Restricted keys").
 ///
 /// Errors: [`Error::InvalidApiKey`] for a malformed, unknown, revoked or expired key;
-/// [`Error::AccountSuspended`] when the key's merchant is suspended; store failures as they are.
+/// [`Error::AccountSuspended`] when the key's merchant is suspended;
+/// [`Error::PermissionDenied`] naming the missing permission; store failures as they are.
 pub async fn authenticate(
     store: &dyn ApiKeyStore,
     crypto: &dyn Crypto,
     presented: &ApiKeySecret,
-    now: DateTime<Utc>,
+    (needs, now): (Option<(ResourceFamily, Access)>, DateTime<Utc>),
 ) -> Result<Principal, Error> {
     let (mode, key_type) = presented.classify().ok_or(Error::InvalidApiKey)?;
     let found = store.find_key_by_digest(presented.digest(crypto)).await?.ok_or(Error::InvalidApiKey)?;
@@ -35,6 +39,9 @@ pub async fn authenticate(
     }
     if found.merchant.status == MerchantStatus::Suspended {
         return Err(Error::AccountSuspended);
+    }
+    if key.key_type == KeyType::Secret {
+        permission::require(key.permissions.as_ref(), needs)?;
     }
     let record_use = key
         .last_used_at
@@ -176,10 +183,18 @@ mod tests {
     }
 
     async fn run(lookup: Option<KeyLookup>, presented: &ApiKeySecret) -> Result<Principal, Error> {
+        run_for(lookup, presented, Some((ResourceFamily::Invoices, Access::Read))).await
+    }
+
+    async fn run_for(
+        lookup: Option<KeyLookup>,
+        presented: &ApiKeySecret,
+        needs: Option<(ResourceFamily, Access)>,
+    ) -> Result<Principal, Error> {
         let crypto = SeqCrypto::default();
         let mut store = MockApiKeyStore::new();
         store.expect_find_key_by_digest().returning(move |_| Ok(lookup.clone()));
-        authenticate(&store, &crypto, presented, now()).await
+        authenticate(&store, &crypto, presented, (needs, now())).await
     }
 
     #[tokio::test]
@@ -219,9 +234,30 @@ mod tests {
         assert_eq!(run(active(revoked), &secret).await, Err(Error::InvalidApiKey));
         let expired = ApiKey { expires_at: Some(now()), ..good.clone() };
         assert_eq!(run(active(expired), &secret).await, Err(Error::InvalidApiKey));
-        let suspended =
-            Some(KeyLookup { key: good, merchant: merchant(MerchantStatus::Suspended), test_clock_offset_seconds: 0 });
+        let suspended = Some(KeyLookup {
+            key: good.clone(),
+            merchant: merchant(MerchantStatus::Suspended),
+            test_clock_offset_seconds: 0,
+        });
         assert_eq!(run(suspended, &secret).await, Err(Error::AccountSuspended));
+
+        // A restricted key is refused what its permissions lack, and what needs an
+        // unrestricted key; an unrestricted key is not.
+        let restricted = ApiKey { permissions: Some(Permissions::parse("invoices:read").unwrap()), ..good.clone() };
+        let write = Some((ResourceFamily::Invoices, Access::Write));
+        assert!(
+            run_for(active(restricted.clone()), &secret, Some((ResourceFamily::Invoices, Access::Read))).await.is_ok()
+        );
+        assert_eq!(
+            run_for(active(restricted.clone()), &secret, write).await,
+            Err(Error::PermissionDenied { permission: "invoices:write".into() })
+        );
+        assert_eq!(
+            run_for(active(restricted), &secret, None).await,
+            Err(Error::PermissionDenied { permission: "unrestricted".into() })
+        );
+        assert!(run_for(active(good.clone()), &secret, write).await.is_ok());
+        assert!(run_for(active(good), &secret, None).await.is_ok());
     }
 
     #[tokio::test]

@@ -8,6 +8,7 @@ use actix_web::{HttpRequest, HttpResponse};
 use maud::{Markup, html};
 use stablepay_domain::account::Action;
 use stablepay_domain::account::service::Current;
+use stablepay_domain::account::service::accounts::Allowed;
 use stablepay_domain::ids::MerchantId;
 use stablepay_domain::merchant::Merchant;
 use stablepay_domain::mode::{Mode, Scope};
@@ -73,6 +74,8 @@ pub struct Place {
     pub scope: Scope,
     /// The merchant.
     pub merchant: Merchant,
+    /// What the member may do in this merchant, in each mode (the domain's answer).
+    pub allowed: Allowed,
 }
 
 impl Place {
@@ -83,10 +86,16 @@ impl Place {
         format!("{path}?{}", serde_urlencoded::to_string(&pairs).unwrap_or_default())
     }
 
-    /// Whether the member may do `action` here: what a page offers (a refused action is not
-    /// shown; forced, it is refused on a page that says why).
+    /// Whether the domain allows the member `action` here: what a page offers (a refused
+    /// action is not shown; forced, its use case refuses it on a page that says why).
     pub fn can(&self, action: Action) -> bool {
-        self.current.require(&self.scope.merchant_id, self.scope.mode, action).is_ok()
+        self.allowed.allows(self.scope.mode, action)
+    }
+
+    /// Whether the domain allows the member `action` in `mode` of this merchant (the settings
+    /// of live mode, shown on every mode's page).
+    pub fn can_in(&self, mode: Mode, action: Action) -> bool {
+        self.allowed.allows(mode, action)
     }
 }
 
@@ -143,8 +152,8 @@ pub async fn place(req: &HttpRequest, state: &AppState, action: Action) -> Resul
         Some(m) => Mode::parse(m).ok_or(Error::NotFound(Resource::Merchant))?,
         None => Mode::Test,
     };
-    let loaded = state.use_cases.accounts().merchant_for(&current, &merchant, (mode, action)).await?;
-    Ok(Place { current, scope: Scope::new(merchant, mode), merchant: loaded })
+    let (loaded, allowed) = state.use_cases.accounts().place_for(&current, &merchant, (mode, action)).await?;
+    Ok(Place { current, scope: Scope::new(merchant, mode), merchant: loaded, allowed })
 }
 
 /// The sections of the navigation: path, name, and the action a member needs to see it.

@@ -14,6 +14,7 @@ use stablepay_domain::account::capability::Role;
 use stablepay_domain::account::members::MembershipChange;
 use stablepay_domain::account::service::sign_in::Confirmation;
 use stablepay_domain::ids::{AccountLinkId, UserId};
+use stablepay_domain::mode::Mode;
 use stablepay_http::state::AppState;
 
 use super::form::{Failed, Posted, Work, alert, form, input_in, once, posted};
@@ -70,10 +71,10 @@ async fn sections(state: &AppState, p: &Place, done: Option<&str>, failed: Faile
                 }
             }
         }
-        @if p.current.require(merchant, stablepay_domain::mode::Mode::Live, Action::ChangeSettlementWallet).is_ok() {
+        @if p.can_in(Mode::Live, Action::ChangeSettlementWallet) {
             (wallet_form(state, p, failed))
         }
-        @if let Some(l) = live.live.as_ref().filter(|_| p.current.require(merchant, stablepay_domain::mode::Mode::Live, Action::ManageUniqueAmounts).is_ok()) {
+        @if let Some(l) = live.live.as_ref().filter(|_| p.can_in(Mode::Live, Action::ManageUniqueAmounts)) {
             h3 { "Unique amounts" }
             (form(p, state, &p.url(&format!("{PATH}/unique-amounts"), &[]), html! {
                 (alert(failed.filter(|f| f.0 == "unique-amounts").map(|f| f.1), &[]))
@@ -82,7 +83,7 @@ async fn sections(state: &AppState, p: &Place, done: Option<&str>, failed: Faile
                 button type="submit" { (if l.unique_amounts { "Turn unique amounts off" } else { "Turn unique amounts on" }) }
             }))
         }
-        @if live.live.is_none() && p.current.require(merchant, stablepay_domain::mode::Mode::Test, Action::ActivateLive).is_ok() {
+        @if live.live.is_none() && p.can_in(Mode::Test, Action::ActivateLive) {
             (form(p, state, &p.url(&format!("{PATH}/activation"), &[]), html! {
                 (alert(failed.filter(|f| f.0 == "activation").map(|f| f.1), &[]))
                 button type="submit" { "Request live activation" }

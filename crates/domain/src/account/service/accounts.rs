@@ -117,6 +117,38 @@ impl Current {
     }
 }
 
+/// What a member may do in one merchant, in each mode: the domain's one answer a dashboard
+/// page reads to offer only what [`Current::require`] would let through (the role's
+/// capabilities, the merchant's two-factor rule, a verified email for live mode). Pages look
+/// actions up here; posts are decided by the use cases, by the same rule.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Allowed {
+    /// Bit `i`: `Action::ALL[i]` is allowed in test mode.
+    test: u32,
+    /// Likewise in live mode.
+    live: u32,
+}
+
+impl Allowed {
+    /// What `current` may do in `merchant` (nothing when they are not a member).
+    pub fn of(current: &Current, merchant: &MerchantId) -> Self {
+        let bits = |mode: Mode| {
+            Action::ALL
+                .iter()
+                .enumerate()
+                .filter(|(_, a)| current.require(merchant, mode, **a).is_ok())
+                .fold(0u32, |bits, (i, _)| bits | (1u32 << i))
+        };
+        Self { test: bits(Mode::Test), live: bits(Mode::Live) }
+    }
+
+    /// Whether `action` is allowed in `mode`.
+    pub fn allows(self, mode: Mode, action: Action) -> bool {
+        let bits = if mode == Mode::Live { self.live } else { self.test };
+        Action::ALL.iter().position(|a| *a == action).is_some_and(|i| bits & (1u32 << i) != 0)
+    }
+}
+
 /// A name as accounts keep it: trimmed, 1 to 200 bytes on one line. Errors: `Validation`
 /// (`field`).
 pub fn check_name(field: &str, name: &str) -> Result<String, Error> {
@@ -157,6 +189,18 @@ impl Accounts<'_> {
     ) -> Result<Merchant, Error> {
         current.require(merchant, mode, action)?;
         self.merchants.get_merchant(merchant).await
+    }
+
+    /// The merchant of a dashboard page (as [`Accounts::merchant_for`]) and what the member may
+    /// do there, in each mode: what the page offers. Errors: as [`Accounts::merchant_for`].
+    pub async fn place_for(
+        &self,
+        current: &Current,
+        merchant: &MerchantId,
+        needs: (Mode, Action),
+    ) -> Result<(Merchant, Allowed), Error> {
+        let loaded = self.merchant_for(current, merchant, needs).await?;
+        Ok((loaded, Allowed::of(current, merchant)))
     }
 
     /// The operator's `stablepay user create`: a user (email verified) who is `role` of

@@ -458,3 +458,34 @@ async fn what_can_take_the_account_over_needs_a_sign_in_from_the_last_five_minut
     let accounts = Accounts { clock: &early, ..accounts };
     assert_eq!(accounts.require_recent(&me), Ok(()));
 }
+
+/// A page's offers are the domain's rule: `Allowed` answers exactly what `Current::require`
+/// lets through, for every role, mode and action, with the two-factor requirement and the
+/// unverified email refusing what they refuse, and nothing in another merchant.
+#[test]
+fn a_pages_offers_are_what_the_capability_rule_lets_through() {
+    use crate::account::capability::Action;
+    use crate::account::service::accounts::Allowed;
+    use crate::mode::Mode;
+    let (ours, theirs) = (MerchantId::from_trusted("mer_1".into()), MerchantId::from_trusted("mer_2".into()));
+    for role in Role::ALL {
+        let plain = crate::testing::member(&ours, role);
+        let mut unverified = plain.clone();
+        unverified.user.email_verified_at = None;
+        let mut unenrolled = plain.clone();
+        unenrolled.memberships[0].requires_two_factor = true;
+        for current in [plain, unverified, unenrolled] {
+            let allowed = Allowed::of(&current, &ours);
+            let elsewhere = Allowed::of(&current, &theirs);
+            for mode in [Mode::Test, Mode::Live] {
+                for action in Action::ALL {
+                    let rule = current.require(&ours, mode, action).is_ok();
+                    assert_eq!(allowed.allows(mode, action), rule, "{role:?} {mode:?} {action:?}");
+                    assert!(!elsewhere.allows(mode, action));
+                }
+            }
+        }
+    }
+    let viewer = Allowed::of(&crate::testing::member(&ours, Role::Viewer), &ours);
+    assert!(viewer.allows(Mode::Live, Action::Read) && !viewer.allows(Mode::Live, Action::ManageInvoices));
+}

@@ -190,22 +190,21 @@ impl UseCases {
         self.ports.crypto.as_ref()
     }
 
-    /// Checkout sessions, invoices and payments, on the store's clock.
-    pub fn invoices(&self) -> Invoices<'_> {
-        self.invoices_at(self.clock())
+    /// The use cases in `context`: who acts, when (its clock) and under which idempotency
+    /// claim. Every use case that follows a scope's clock or marks a request's key is built
+    /// from one.
+    pub fn within<'a>(&'a self, context: Context<'a>) -> InContext<'a> {
+        InContext { cases: self, context }
     }
 
-    /// Checkout sessions, invoices and payments, on `clock`.
-    pub fn invoices_at<'a>(&'a self, clock: &'a dyn Clock) -> Invoices<'a> {
-        Invoices {
-            store: self.ports.invoices.as_ref(),
-            crypto: self.crypto(),
-            clock,
-            chain: self.ports.chain.as_ref(),
-            settings: &self.settings.chain,
-            claim: None,
-            acting: crate::invoice::model::Acting::Api,
-        }
+    /// The worker's context: the store's clock, no claim, the system acting.
+    fn worker(&self) -> InContext<'_> {
+        self.within(Context::new(self.clock()))
+    }
+
+    /// Checkout sessions, invoices and payments, in the worker's context.
+    pub fn invoices(&self) -> Invoices<'_> {
+        self.worker().invoices()
     }
 
     /// Follows checkout `id`'s changes, for a page that pushes them to its customer: subscribe,
@@ -250,45 +249,14 @@ impl UseCases {
         Collections { store: self.ports.invoices.as_ref(), clock: self.clock() }
     }
 
-    /// Payment links, on `clock`.
-    pub fn links_at<'a>(&'a self, clock: &'a dyn Clock) -> PaymentLinks<'a> {
-        PaymentLinks {
-            store: self.ports.links.as_ref(),
-            merchants: self.ports.merchants.as_ref(),
-            crypto: self.crypto(),
-            clock,
-            chain: &self.settings.chain,
-            claim: None,
-        }
-    }
-
-    /// Payment links, on the store's clock.
+    /// Payment links, in the worker's context.
     pub fn links(&self) -> PaymentLinks<'_> {
-        self.links_at(self.clock())
+        self.worker().links()
     }
 
-    /// Emails (the one outbox: customers', members', account links'), on `clock`.
-    pub fn emails_at<'a>(&'a self, clock: &'a dyn Clock) -> Emails<'a> {
-        Emails {
-            invoices: self.ports.invoices.as_ref(),
-            store: self.ports.emails.as_ref(),
-            accounts: self.ports.accounts.as_ref(),
-            merchants: self.ports.merchants.as_ref(),
-            mailer: self.ports.mailer.as_ref(),
-            statements: self.ports.statements.as_ref(),
-            renderer: self.ports.renderer.as_ref(),
-            crypto: self.crypto(),
-            clock,
-            pages: &self.settings.pages,
-            claim: None,
-            acting: crate::invoice::model::Acting::Api,
-            export_file_days: self.settings.retention.export_files_days,
-        }
-    }
-
-    /// Emails to customers, on the store's clock.
+    /// Emails (the one outbox), in the worker's context.
     pub fn emails(&self) -> Emails<'_> {
-        self.emails_at(self.clock())
+        self.worker().emails()
     }
 
     /// Webhook endpoints, deliveries, incidents and test events.
@@ -302,30 +270,14 @@ impl UseCases {
         }
     }
 
-    /// The chain follower, and the transfers it could not attribute.
+    /// The chain follower, and the transfers it could not attribute, in the worker's context.
     pub fn follower(&self) -> Follower<'_> {
-        self.follower_over(self.invoices())
+        self.worker().follower()
     }
 
-    /// The follower over `invoices` (a request's: its clock, its idempotency claim, who acts).
-    pub fn follower_over<'a>(&'a self, invoices: Invoices<'a>) -> Follower<'a> {
-        Follower { invoices, store: self.ports.follower.as_ref() }
-    }
-
-    /// Exports of a merchant's records, on `clock`.
-    pub fn exports_at<'a>(&'a self, clock: &'a dyn Clock) -> Exports<'a> {
-        Exports {
-            store: self.ports.exports.as_ref(),
-            crypto: self.crypto(),
-            clock,
-            claim: None,
-            file_days: self.settings.retention.export_files_days,
-        }
-    }
-
-    /// Exports of a merchant's records, on the store's clock.
+    /// Exports of a merchant's records, in the worker's context.
     pub fn exports(&self) -> Exports<'_> {
-        self.exports_at(self.clock())
+        self.worker().exports()
     }
 
     /// How long the worker's idle loops rest.
@@ -369,49 +321,24 @@ impl UseCases {
         Statements { store: self.ports.statements.as_ref(), crypto: self.crypto(), clock: self.clock() }
     }
 
-    /// Reconciliation of a merchant's books, on `clock`.
-    pub fn reconciliations_at<'a>(&'a self, clock: &'a dyn Clock) -> Reconciliations<'a> {
-        Reconciliations { store: self.ports.reconciliation.as_ref(), clock }
+    /// Reconciliation of a merchant's books, in the worker's context.
+    pub fn reconciliations(&self) -> Reconciliations<'_> {
+        self.worker().reconciliations()
     }
 
-    /// Reconciliation runs against the live chain, on `clock`.
-    pub fn reconciliation_runs_at<'a>(&'a self, clock: &'a dyn Clock) -> ReconciliationRuns<'a> {
-        ReconciliationRuns {
-            store: self.ports.reconciliation_runs.as_ref(),
-            chain: self.ports.chain.as_ref(),
-            merchants: self.ports.merchants.as_ref(),
-            settings: &self.settings.chain,
-            crypto: self.crypto(),
-            clock,
-            claim: None,
-        }
-    }
-
-    /// Reconciliation runs against the live chain, on the store's clock (the worker's).
+    /// Reconciliation runs against the live chain, in the worker's context.
     pub fn reconciliation_runs(&self) -> ReconciliationRuns<'_> {
-        self.reconciliation_runs_at(self.clock())
+        self.worker().reconciliation_runs()
     }
 
-    /// Diagnostics of checkouts and payments, on `clock`.
-    pub fn diagnostics_at<'a>(&'a self, clock: &'a dyn Clock) -> Diagnostics<'a> {
-        Diagnostics {
-            invoices: self.ports.invoices.as_ref(),
-            follower: self.ports.follower.as_ref(),
-            chain: self.ports.chain.as_ref(),
-            clock,
-        }
+    /// Diagnostics of checkouts and payments, in the worker's context.
+    pub fn diagnostics(&self) -> Diagnostics<'_> {
+        self.worker().diagnostics()
     }
 
-    /// A merchant's readiness, on `clock`.
-    pub fn merchant_checks_at<'a>(&'a self, clock: &'a dyn Clock) -> MerchantChecks<'a> {
-        MerchantChecks {
-            chain: self.ports.chain.as_ref(),
-            webhooks: self.ports.webhooks.as_ref(),
-            emails: self.ports.emails.as_ref(),
-            keys: self.ports.keys.as_ref(),
-            clock,
-            clock_skew_allowed: self.settings.chain.clock_skew,
-        }
+    /// A merchant's readiness, in the worker's context.
+    pub fn merchant_checks(&self) -> MerchantChecks<'_> {
+        self.worker().merchant_checks()
     }
 
     /// The merchant's events.
@@ -507,5 +434,153 @@ impl UseCases {
         let now = self.clock().now(scope).await?;
         let transitions_run = u64::try_from(due.changed + announced + reminders + statements).unwrap_or(0);
         Ok(TestClock { offset_seconds, now, transitions_run, due })
+    }
+}
+
+/// Who acts, when and under which claim: what a driving adapter hands the use cases (a REST
+/// request: its key's clock and its idempotency claim; a dashboard post: the member and the
+/// post's claim; the worker: the store's clock, nobody's claim).
+#[derive(Clone)]
+pub struct Context<'a> {
+    /// The time of each scope (a request's own clock holds its test clock's offset).
+    pub clock: &'a dyn Clock,
+    /// The request's idempotency claim: every change its use cases save marks the key
+    /// committed in the same transaction.
+    pub claim: Option<crate::idempotency::model::IdempotencyClaim>,
+    /// Who acts, as an invoice's activity names them.
+    pub acting: crate::invoice::model::Acting,
+}
+
+impl<'a> Context<'a> {
+    /// A context on `clock`, with no claim, the API acting.
+    pub fn new(clock: &'a dyn Clock) -> Self {
+        Self { clock, claim: None, acting: crate::invoice::model::Acting::Api }
+    }
+
+    /// The same context, its work under `claim`.
+    pub fn claimed(self, claim: Option<crate::idempotency::model::IdempotencyClaim>) -> Self {
+        Self { claim, ..self }
+    }
+
+    /// The same context, `acting` named in the activity of its changes.
+    pub fn acting(self, acting: crate::invoice::model::Acting) -> Self {
+        Self { acting, ..self }
+    }
+}
+
+/// The use cases of one context (see [`UseCases::within`]). Each is built on the context's
+/// clock, claim and actor; none holds a port a caller could read.
+pub struct InContext<'a> {
+    cases: &'a UseCases,
+    context: Context<'a>,
+}
+
+impl<'a> InContext<'a> {
+    /// Checkout sessions, invoices and payments.
+    pub fn invoices(&self) -> Invoices<'a> {
+        let c = self.cases;
+        Invoices {
+            store: c.ports.invoices.as_ref(),
+            crypto: c.ports.crypto.as_ref(),
+            clock: self.context.clock,
+            chain: c.ports.chain.as_ref(),
+            settings: &c.settings.chain,
+            claim: self.context.claim.clone(),
+            acting: self.context.acting.clone(),
+        }
+    }
+
+    /// The chain follower and the transfers it could not attribute (their attribution by a
+    /// person runs through this context's invoices).
+    pub fn follower(&self) -> Follower<'a> {
+        Follower { invoices: self.invoices(), store: self.cases.ports.follower.as_ref() }
+    }
+
+    /// Payment links.
+    pub fn links(&self) -> PaymentLinks<'a> {
+        let c = self.cases;
+        PaymentLinks {
+            store: c.ports.links.as_ref(),
+            merchants: c.ports.merchants.as_ref(),
+            crypto: c.ports.crypto.as_ref(),
+            clock: self.context.clock,
+            chain: &c.settings.chain,
+            claim: self.context.claim.clone(),
+        }
+    }
+
+    /// Emails (the one outbox: customers', members', account links').
+    pub fn emails(&self) -> Emails<'a> {
+        let c = self.cases;
+        Emails {
+            invoices: c.ports.invoices.as_ref(),
+            store: c.ports.emails.as_ref(),
+            accounts: c.ports.accounts.as_ref(),
+            merchants: c.ports.merchants.as_ref(),
+            mailer: c.ports.mailer.as_ref(),
+            statements: c.ports.statements.as_ref(),
+            renderer: c.ports.renderer.as_ref(),
+            crypto: c.ports.crypto.as_ref(),
+            clock: self.context.clock,
+            pages: &c.settings.pages,
+            claim: self.context.claim.clone(),
+            acting: self.context.acting.clone(),
+            export_file_days: c.settings.retention.export_files_days,
+        }
+    }
+
+    /// Exports of a merchant's records.
+    pub fn exports(&self) -> Exports<'a> {
+        let c = self.cases;
+        Exports {
+            store: c.ports.exports.as_ref(),
+            crypto: c.ports.crypto.as_ref(),
+            clock: self.context.clock,
+            claim: self.context.claim.clone(),
+            file_days: c.settings.retention.export_files_days,
+        }
+    }
+
+    /// Reconciliation of a merchant's books.
+    pub fn reconciliations(&self) -> Reconciliations<'a> {
+        Reconciliations { store: self.cases.ports.reconciliation.as_ref(), clock: self.context.clock }
+    }
+
+    /// Reconciliation runs against the live chain.
+    pub fn reconciliation_runs(&self) -> ReconciliationRuns<'a> {
+        let c = self.cases;
+        ReconciliationRuns {
+            store: c.ports.reconciliation_runs.as_ref(),
+            chain: c.ports.chain.as_ref(),
+            merchants: c.ports.merchants.as_ref(),
+            settings: &c.settings.chain,
+            crypto: c.ports.crypto.as_ref(),
+            clock: self.context.clock,
+            claim: self.context.claim.clone(),
+        }
+    }
+
+    /// Diagnostics of checkouts and payments.
+    pub fn diagnostics(&self) -> Diagnostics<'a> {
+        let c = self.cases;
+        Diagnostics {
+            invoices: c.ports.invoices.as_ref(),
+            follower: c.ports.follower.as_ref(),
+            chain: c.ports.chain.as_ref(),
+            clock: self.context.clock,
+        }
+    }
+
+    /// A merchant's readiness.
+    pub fn merchant_checks(&self) -> MerchantChecks<'a> {
+        let c = self.cases;
+        MerchantChecks {
+            chain: c.ports.chain.as_ref(),
+            webhooks: c.ports.webhooks.as_ref(),
+            emails: c.ports.emails.as_ref(),
+            keys: c.ports.keys.as_ref(),
+            clock: self.context.clock,
+            clock_skew_allowed: c.settings.chain.clock_skew,
+        }
     }
 }

@@ -11,16 +11,9 @@ use chrono::{DateTime, Utc};
 use futures_util::future::LocalBoxFuture;
 use stablepay_domain::api_key::permission::{Access, ResourceFamily};
 use stablepay_domain::api_key::{ApiKeySecret, KeyType, Principal};
-use stablepay_domain::chain::service::Follower;
 use stablepay_domain::clock::Clock;
-use stablepay_domain::diagnostics::service::{Diagnostics, MerchantChecks};
-use stablepay_domain::email::service::Emails;
-use stablepay_domain::export::service::Exports;
 use stablepay_domain::idempotency::IdempotencyClaim;
-use stablepay_domain::invoice::service::Invoices;
-use stablepay_domain::payment_link::service::PaymentLinks;
-use stablepay_domain::reconciliation::service::Reconciliations;
-use stablepay_domain::reconciliation::service::runs::ReconciliationRuns;
+use stablepay_domain::use_cases::{Context, InContext};
 use stablepay_domain::{Mode, Scope};
 use stablepay_http::error::{ApiError, ErrorCode};
 use stablepay_http::state::{AppState, RequestClock};
@@ -58,50 +51,10 @@ impl Caller {
         self.principal.key_type == KeyType::Secret
     }
 
-    /// The invoice use cases on the caller's clock.
-    pub fn invoices(&self) -> Invoices<'_> {
-        Invoices { claim: self.claim.clone(), ..self.state.use_cases.invoices_at(&self.clock) }
-    }
-
-    /// The follower's use cases (unattributed transfers and their attribution by a person) on
-    /// the caller's clock.
-    pub fn follower(&self) -> Follower<'_> {
-        self.state.use_cases.follower_over(self.invoices())
-    }
-
-    /// The payment-link use cases on the caller's clock.
-    pub fn payment_links(&self) -> PaymentLinks<'_> {
-        PaymentLinks { claim: self.claim.clone(), ..self.state.use_cases.links_at(&self.clock) }
-    }
-
-    /// The export use cases on the caller's clock.
-    pub fn exports(&self) -> Exports<'_> {
-        Exports { claim: self.claim.clone(), ..self.state.use_cases.exports_at(&self.clock) }
-    }
-
-    /// Diagnostics on the caller's clock.
-    pub fn diagnostics(&self) -> Diagnostics<'_> {
-        self.state.use_cases.diagnostics_at(&self.clock)
-    }
-
-    /// The merchant's readiness on the caller's clock.
-    pub fn merchant_checks(&self) -> MerchantChecks<'_> {
-        self.state.use_cases.merchant_checks_at(&self.clock)
-    }
-
-    /// Reconciliation on the caller's clock.
-    pub fn reconciliations(&self) -> Reconciliations<'_> {
-        self.state.use_cases.reconciliations_at(&self.clock)
-    }
-
-    /// Reconciliation runs on the caller's clock, with the request's idempotency claim.
-    pub fn reconciliation_runs(&self) -> ReconciliationRuns<'_> {
-        ReconciliationRuns { claim: self.claim.clone(), ..self.state.use_cases.reconciliation_runs_at(&self.clock) }
-    }
-
-    /// The email use cases on the caller's clock.
-    pub fn emails(&self) -> Emails<'_> {
-        Emails { claim: self.claim.clone(), ..self.state.use_cases.emails_at(&self.clock) }
+    /// The use cases in the caller's context: its clock (its key's test clock in test mode)
+    /// and its idempotency claim, the API acting.
+    pub fn cases(&self) -> InContext<'_> {
+        self.state.use_cases.within(Context::new(&self.clock).claimed(self.claim.clone()))
     }
 
     /// The caller's time (its test clock in test mode).

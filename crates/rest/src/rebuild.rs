@@ -39,7 +39,7 @@ fn committed_session<'a>(agg: &'a InvoiceAggregate, committed: &Committed) -> Re
 }
 
 async fn load(c: &Caller, committed: &Committed) -> Result<InvoiceAggregate, ApiError> {
-    Ok(c.invoices().get(c.scope(), &committed_invoice(committed)?).await?)
+    Ok(c.cases().invoices().get(c.scope(), &committed_invoice(committed)?).await?)
 }
 
 /// A route whose work never marks its key (its use cases carry no claim).
@@ -104,7 +104,7 @@ pub fn email_queued(c: Caller, committed: Committed) -> Rebuilt {
     Box::pin(async move {
         let InvoiceKey::Id(invoice) = committed_invoice(&committed)? else { return Err(ApiError::internal()) };
         let id = committed.email.as_deref().ok_or_else(ApiError::internal)?;
-        let email = c.emails().get(c.scope(), &invoice, id).await?;
+        let email = c.cases().emails().get(c.scope(), &invoice, id).await?;
         Ok((StatusCode::ACCEPTED, to_data(&InvoiceEmailOut::from(&email))?))
     })
 }
@@ -124,7 +124,7 @@ pub fn link_with(status: StatusCode) -> impl FnOnce(Caller, Committed) -> Rebuil
     move |c, committed| {
         Box::pin(async move {
             let id = committed.link.as_deref().and_then(PaymentLinkId::parse).ok_or_else(ApiError::internal)?;
-            let (link, now) = c.payment_links().get(c.scope(), &id).await?;
+            let (link, now) = c.cases().links().get(c.scope(), &id).await?;
             Ok((status, to_data(&PaymentLinkOut::new(&link, c.state.use_cases.pages(), now)?)?))
         })
     }

@@ -14,8 +14,9 @@ use stablepay_domain::ids::{PublicToken, random_base62};
 use stablepay_domain::money::Decimal6;
 use stablepay_domain::payment_link::machine::LinkState;
 use stablepay_domain::payment_link::model::{AmountRule, MAX_CUSTOMER_AMOUNT};
-use stablepay_domain::payment_link::service::{LinkSubmission, PaymentLinks, PublicLink};
+use stablepay_domain::payment_link::service::{LinkSubmission, PublicLink};
 use stablepay_domain::ratelimit::PUBLIC_CHECKOUT;
+use stablepay_domain::use_cases::Context;
 use stablepay_http::body::read_body;
 use stablepay_http::error::{ApiError, ErrorCode};
 use stablepay_http::idempotency::{Outcome, execute_page};
@@ -255,7 +256,7 @@ async fn submit(
 ) -> Outcome {
     submission.amount =
         amount.map(|a| Decimal6::parse(&a).map_err(|e| Error::invalid_amount("amount", e))).transpose()?;
-    let links = PaymentLinks { claim, ..state.use_cases.links() };
+    let links = state.use_cases.within(Context::new(state.use_cases.clock()).claimed(claim)).links();
     let created = links.submit(&id, submission).await?;
     Ok((StatusCode::CREATED, to_data(&json!({ "checkoutSessionId": created.checkout_session_id.to_string() }))?))
 }

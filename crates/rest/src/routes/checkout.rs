@@ -57,7 +57,7 @@ pub async fn create_checkout_session(
         }
     }
     idempotency::execute(caller, &req, &raw, rebuild::checkout_created, move |c| async move {
-        let agg = c.invoices().create_checkout(&c.principal.merchant, c.scope(), input.into_domain()?).await?;
+        let agg = c.cases().invoices().create_checkout(&c.principal.merchant, c.scope(), input.into_domain()?).await?;
         let session = agg.sessions.first().ok_or_else(ApiError::internal)?;
         let view = SessionView { retrieval: false, secret: c.is_secret() };
         let out = checkout_session(&agg, session, view, &c.links());
@@ -76,7 +76,7 @@ pub async fn create_checkout_session(
 #[get("/checkout-sessions/{id}")]
 pub async fn get_checkout_session(AnyKey(c): AnyKey, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
     let id = CheckoutSessionId::parse(&id).ok_or(Error::NotFound(Resource::CheckoutSession))?;
-    let agg = c.invoices().get(c.scope(), &InvoiceKey::Session(id.clone())).await?;
+    let agg = c.cases().invoices().get(c.scope(), &InvoiceKey::Session(id.clone())).await?;
     let session = agg.session(&id).ok_or(Error::NotFound(Resource::CheckoutSession))?;
     let view = SessionView { retrieval: true, secret: c.is_secret() };
     ok(StatusCode::OK, &checkout_session(&agg, session, view, &c.links()))
@@ -92,7 +92,7 @@ pub async fn get_checkout_session(AnyKey(c): AnyKey, id: web::Path<String>) -> R
 #[get("/payments/{id}")]
 pub async fn get_payment(SecretKey(c): SecretKey, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
     let id = PaymentId::parse(&id).ok_or(Error::NotFound(Resource::Payment))?;
-    let p = c.invoices().payment(c.scope(), &id).await?;
+    let p = c.cases().invoices().payment(c.scope(), &id).await?;
     ok(StatusCode::OK, &payment(&p))
 }
 
@@ -107,7 +107,7 @@ pub async fn get_payment(SecretKey(c): SecretKey, id: web::Path<String>) -> Resu
 #[get("/checkout-sessions/{id}/diagnostics")]
 pub async fn checkout_diagnostics(SecretKey(c): SecretKey, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
     let id = CheckoutSessionId::parse(&id).ok_or(Error::NotFound(Resource::CheckoutSession))?;
-    let d = c.diagnostics().checkout(c.scope(), &id).await?;
+    let d = c.cases().diagnostics().checkout(c.scope(), &id).await?;
     ok(StatusCode::OK, &crate::wire::diagnostics::DiagnosisOut::from(&d))
 }
 
@@ -121,7 +121,7 @@ pub async fn checkout_diagnostics(SecretKey(c): SecretKey, id: web::Path<String>
 #[get("/payments/{id}/diagnostics")]
 pub async fn payment_diagnostics(SecretKey(c): SecretKey, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
     let id = PaymentId::parse(&id).ok_or(Error::NotFound(Resource::Payment))?;
-    let d = c.diagnostics().payment(c.scope(), &id).await?;
+    let d = c.cases().diagnostics().payment(c.scope(), &id).await?;
     ok(StatusCode::OK, &crate::wire::diagnostics::DiagnosisOut::from(&d))
 }
 
@@ -136,6 +136,6 @@ pub async fn payment_diagnostics(SecretKey(c): SecretKey, id: web::Path<String>)
 #[get("/diagnostics")]
 pub async fn merchant_diagnostics(SecretKey(c): SecretKey) -> Result<HttpResponse, ApiError> {
     let facts = stablepay_http::status::worker_facts(&c.state.worker.snapshot(chrono::Utc::now()));
-    let r = c.merchant_checks().readiness(&c.principal.merchant, c.scope(), facts).await?;
+    let r = c.cases().merchant_checks().readiness(&c.principal.merchant, c.scope(), facts).await?;
     ok(StatusCode::OK, &crate::wire::readiness::ReadinessOut::new(&r, c.scope().mode.as_str()))
 }

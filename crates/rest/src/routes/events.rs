@@ -158,7 +158,7 @@ pub async fn attribute_transfer(
         let record = transfer_id(&id)?;
         let session = CheckoutSessionId::parse(&input.checkout_session_id)
             .ok_or_else(|| ApiError::field(ErrorCode::NOT_FOUND, "checkoutSessionId", "No such checkout session."))?;
-        let (record, _) = c.follower().attribute_by_hand(c.scope(), &record, &session, &input.reason).await?;
+        let (record, _) = c.cases().follower().attribute_by_hand(c.scope(), &record, &session, &input.reason).await?;
         Ok((StatusCode::OK, to_data(&UnattributedTransferOut::from(record))?))
     })
     .await

@@ -25,7 +25,7 @@ fn export_id(text: &str) -> Result<ExportId, Error> {
 fn rebuild(c: Caller, committed: stablepay_domain::idempotency::Committed) -> Rebuilt {
     Box::pin(async move {
         let id = committed.export.as_deref().and_then(ExportId::parse).ok_or_else(ApiError::internal)?;
-        let export = c.exports().get(c.scope(), &id).await?;
+        let export = c.cases().exports().get(c.scope(), &id).await?;
         Ok((StatusCode::ACCEPTED, to_data(&ExportOut::from(&export))?))
     })
 }
@@ -43,7 +43,7 @@ pub async fn create_export(req: HttpRequest, SecretKey(caller): SecretKey, body:
     let ApiJson(input, raw) = body;
     idempotency::execute(caller, &req, &raw, rebuild, move |c| async move {
         let spec = input.into_spec()?;
-        let export = c.exports().create(c.scope(), spec).await?;
+        let export = c.cases().exports().create(c.scope(), spec).await?;
         Ok((StatusCode::ACCEPTED, to_data(&ExportOut::from(&export))?))
     })
     .await
@@ -64,7 +64,7 @@ pub async fn create_export(req: HttpRequest, SecretKey(caller): SecretKey, body:
 #[post("/exports/sync", wrap = "actix_web::middleware::Compress::default()")]
 pub async fn sync_export(SecretKey(c): SecretKey, body: ApiJson<ExportIn>) -> Result<HttpResponse, ApiError> {
     let spec = body.0.into_spec()?;
-    let (csv, _) = c.exports().sync(c.scope(), &spec).await?;
+    let (csv, _) = c.cases().exports().sync(c.scope(), &spec).await?;
     let name = spec.file_name();
     Ok(csv_response(&name).body(csv))
 }
@@ -102,7 +102,7 @@ pub async fn list_exports(req: HttpRequest, SecretKey(c): SecretKey) -> Result<H
             })
         })
         .transpose()?;
-    let exports = c.exports().list(c.scope(), &ExportListFilter { status, export_type }, &page).await?;
+    let exports = c.cases().exports().list(c.scope(), &ExportListFilter { status, export_type }, &page).await?;
     let out = ListOut::new(exports, |e| e.id.to_string(), |e| ExportOut::from(&e));
     ok(StatusCode::OK, &out)
 }
@@ -116,7 +116,7 @@ pub async fn list_exports(req: HttpRequest, SecretKey(c): SecretKey) -> Result<H
 )]
 #[get("/exports/{id}")]
 pub async fn get_export(SecretKey(c): SecretKey, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
-    let export = c.exports().get(c.scope(), &export_id(&id)?).await?;
+    let export = c.cases().exports().get(c.scope(), &export_id(&id)?).await?;
     ok(StatusCode::OK, &ExportOut::from(&export))
 }
 
@@ -130,7 +130,7 @@ pub async fn get_export(SecretKey(c): SecretKey, id: web::Path<String>) -> Resul
 )]
 #[post("/exports/{id}/cancel")]
 pub async fn cancel_export(SecretKey(c): SecretKey, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
-    let export = c.exports().cancel(c.scope(), &export_id(&id)?).await?;
+    let export = c.cases().exports().cancel(c.scope(), &export_id(&id)?).await?;
     ok(StatusCode::OK, &ExportOut::from(&export))
 }
 
@@ -149,6 +149,6 @@ pub async fn cancel_export(SecretKey(c): SecretKey, id: web::Path<String>) -> Re
 #[get("/exports/{id}/file", wrap = "actix_web::middleware::Compress::default()")]
 pub async fn export_file(SecretKey(c): SecretKey, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
     let id = export_id(&id)?;
-    let export = c.exports().downloadable(c.scope(), &id).await?;
+    let export = c.cases().exports().downloadable(c.scope(), &id).await?;
     download::export_file(c.state.clone(), c.scope().clone(), &export).await
 }

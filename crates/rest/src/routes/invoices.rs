@@ -55,9 +55,9 @@ pub async fn create_invoice(req: HttpRequest, SecretKey(caller): SecretKey, body
         let m = &c.principal.merchant;
         let agg = match input::invoice_form(input)? {
             InvoiceForm::Itemized { input, issue, send } => {
-                c.invoices().create_invoice(m, c.scope(), *input, issue, send).await?
+                c.cases().invoices().create_invoice(m, c.scope(), *input, issue, send).await?
             }
-            InvoiceForm::AmountOnly(input) => c.invoices().create_amount_only(m, c.scope(), input).await?,
+            InvoiceForm::AmountOnly(input) => c.cases().invoices().create_amount_only(m, c.scope(), input).await?,
         };
         render(&c, &agg, StatusCode::CREATED).await
     })
@@ -85,7 +85,7 @@ pub async fn list_invoices(req: HttpRequest, SecretKey(c): SecretKey) -> Result<
             CollectionState::parse(s).ok_or_else(|| ApiError::validation("collectionState", "Unknown collectionState."))
         })
         .transpose()?;
-    let result = c.invoices().list(c.scope(), filter, &page).await?;
+    let result = c.cases().invoices().list(c.scope(), filter, &page).await?;
     let (now, links) = (c.now().await?, c.links());
     let out = ListOut::try_new(result, |a| a.invoice.id.to_string(), |a| invoice(&a, &links, now))?;
     ok(StatusCode::OK, &out)
@@ -100,7 +100,7 @@ pub async fn list_invoices(req: HttpRequest, SecretKey(c): SecretKey) -> Result<
 )]
 #[get("/invoices/{id}")]
 pub async fn get_invoice(SecretKey(c): SecretKey, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
-    let agg = c.invoices().get(c.scope(), &key(&id, true)?).await?;
+    let agg = c.cases().invoices().get(c.scope(), &key(&id, true)?).await?;
     ok(StatusCode::OK, &view(&c, &agg).await?)
 }
 
@@ -123,7 +123,7 @@ pub async fn update_invoice(
     idempotency::execute(caller, &req, &raw, rebuild::invoice_with(StatusCode::OK), move |c| async move {
         let k = key(&id, false)?;
         let (version, draft) = input::invoice_patch(input)?;
-        let agg = c.invoices().update_draft(&c.principal.merchant, c.scope(), &k, version, draft).await?;
+        let agg = c.cases().invoices().update_draft(&c.principal.merchant, c.scope(), &k, version, draft).await?;
         render(&c, &agg, StatusCode::OK).await
     })
     .await
@@ -147,6 +147,7 @@ pub async fn issue_invoice(
     let ApiJson(input, raw) = body;
     idempotency::execute(caller, &req, &raw, rebuild::invoice_with(StatusCode::OK), move |c| async move {
         let agg = c
+            .cases()
             .invoices()
             .issue(&c.principal.merchant, c.scope(), &key(&id, false)?, (input.version, input.send.unwrap_or(false)))
             .await?;
@@ -165,7 +166,7 @@ pub async fn issue_invoice(
 #[post("/invoices/{id}/checkout-sessions")]
 pub async fn open_checkout(req: HttpRequest, SecretKey(caller): SecretKey, id: web::Path<String>) -> HttpResponse {
     idempotency::execute(caller, &req, &[], rebuild::remainder_checkout, move |c| async move {
-        let opened = c.invoices().open_checkout(c.scope(), &key(&id, false)?).await?;
+        let opened = c.cases().invoices().open_checkout(c.scope(), &key(&id, false)?).await?;
         let session = opened.aggregate.session(&opened.session_id).ok_or_else(ApiError::internal)?;
         let expires = stablepay_http::timestamp::timestamp(session.expires_at);
         let out = RemainderCheckoutOut {
@@ -191,7 +192,7 @@ async fn close(
 ) -> HttpResponse {
     let ApiJson(input, raw) = body;
     idempotency::execute(caller, &req, &raw, rebuild::invoice_with(StatusCode::OK), move |c| async move {
-        let agg = c.invoices().close(c.scope(), &key(&id, false)?, action, &input.reason).await?;
+        let agg = c.cases().invoices().close(c.scope(), &key(&id, false)?, action, &input.reason).await?;
         render(&c, &agg, StatusCode::OK).await
     })
     .await
@@ -269,7 +270,7 @@ pub async fn refund_reference(
     let ApiJson(input, raw) = body;
     idempotency::execute(caller, &req, &raw, rebuild::refund_recorded, move |c| async move {
         let k = key(&id, false)?;
-        let (agg, refund_id) = c.invoices().record_refund(c.scope(), &k, input.into_domain()?).await?;
+        let (agg, refund_id) = c.cases().invoices().record_refund(c.scope(), &k, input.into_domain()?).await?;
         let adjustment =
             agg.invoice.refunds.iter().find(|r| r.id == refund_id).map(refund).ok_or_else(ApiError::internal)?;
         let out = RefundRecordedOut { invoice: view(&c, &agg).await?, adjustment };
@@ -288,7 +289,7 @@ pub async fn refund_reference(
 #[post("/invoices/{id}/duplicate")]
 pub async fn duplicate_invoice(req: HttpRequest, SecretKey(caller): SecretKey, id: web::Path<String>) -> HttpResponse {
     idempotency::execute(caller, &req, &[], rebuild::invoice_with(StatusCode::CREATED), move |c| async move {
-        let agg = c.invoices().duplicate(&c.principal.merchant, c.scope(), &key(&id, false)?).await?;
+        let agg = c.cases().invoices().duplicate(&c.principal.merchant, c.scope(), &key(&id, false)?).await?;
         render(&c, &agg, StatusCode::CREATED).await
     })
     .await
@@ -309,7 +310,7 @@ pub async fn duplicate_invoice(req: HttpRequest, SecretKey(caller): SecretKey, i
 #[post("/invoices/{id}/send")]
 pub async fn send_invoice(req: HttpRequest, SecretKey(caller): SecretKey, id: web::Path<String>) -> HttpResponse {
     idempotency::execute(caller, &req, &[], rebuild::email_queued, move |c| async move {
-        let email = c.emails().send(c.scope(), &key(&id, false)?).await?;
+        let email = c.cases().emails().send(c.scope(), &key(&id, false)?).await?;
         Ok((StatusCode::ACCEPTED, to_data(&crate::wire::invoices::output::InvoiceEmailOut::from(&email))?))
     })
     .await
@@ -329,7 +330,7 @@ pub async fn send_invoice(req: HttpRequest, SecretKey(caller): SecretKey, id: we
 #[post("/invoices/{id}/remind")]
 pub async fn remind_invoice(req: HttpRequest, SecretKey(caller): SecretKey, id: web::Path<String>) -> HttpResponse {
     idempotency::execute(caller, &req, &[], rebuild::email_queued, move |c| async move {
-        let email = c.emails().remind(c.scope(), &key(&id, false)?).await?;
+        let email = c.cases().emails().remind(c.scope(), &key(&id, false)?).await?;
         Ok((StatusCode::ACCEPTED, to_data(&crate::wire::invoices::output::InvoiceEmailOut::from(&email))?))
     })
     .await

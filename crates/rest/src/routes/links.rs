@@ -10,7 +10,7 @@ use stablepay_domain::payment_link::model::AmountType;
 use stablepay_domain::payment_link::model::MAX_SEARCH_TEXT_BYTES;
 use stablepay_domain::payment_link::model::{Lifecycle, Usage};
 use stablepay_domain::payment_link::ports::LinkFilter;
-use stablepay_domain::payment_link::service::PaymentLinks;
+use stablepay_domain::use_cases::Context;
 use stablepay_domain::{Error, Resource};
 use stablepay_http::error::{ApiError, ErrorCode};
 use stablepay_http::idempotency::Outcome;
@@ -59,7 +59,7 @@ pub async fn create_link(req: HttpRequest, SecretKey(caller): SecretKey, body: A
             return Err(ApiError::validation("version", "version is set by the service; send it only to PATCH."));
         }
         let input = input.into_input()?;
-        let link = c.payment_links().create(&c.principal.merchant, c.scope(), input).await?;
+        let link = c.cases().links().create(&c.principal.merchant, c.scope(), input).await?;
         render(&c, &link, link.created_at, StatusCode::CREATED)
     })
     .await
@@ -155,7 +155,7 @@ pub async fn list_links(req: HttpRequest, SecretKey(c): SecretKey) -> Result<Htt
     )?;
     let page = params.page()?;
     let filter = filter(&params)?;
-    let (links, now) = c.payment_links().list(c.scope(), &filter, &page).await?;
+    let (links, now) = c.cases().links().list(c.scope(), &filter, &page).await?;
     let pages = c.state.use_cases.pages();
     let out = ListOut::try_new(links, |l| l.id.to_string(), |l| PaymentLinkOut::new(&l, pages, now))?;
     ok(StatusCode::OK, &out)
@@ -170,7 +170,7 @@ pub async fn list_links(req: HttpRequest, SecretKey(c): SecretKey) -> Result<Htt
 )]
 #[get("/payment-links/{id}")]
 pub async fn get_link(SecretKey(c): SecretKey, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
-    let (link, now) = c.payment_links().get(c.scope(), &link_id(&id)?).await?;
+    let (link, now) = c.cases().links().get(c.scope(), &link_id(&id)?).await?;
     ok(StatusCode::OK, &PaymentLinkOut::new(&link, c.state.use_cases.pages(), now)?)
 }
 
@@ -197,7 +197,7 @@ pub async fn update_link(
             .version
             .ok_or_else(|| ApiError::validation("version", "version (the link's current one) is required."))?;
         let input = input.into_input()?;
-        let links = c.payment_links();
+        let links = c.cases().links();
         let (link, now) = links.update(&c.principal.merchant, c.scope(), &id, version, input).await?;
         render(&c, &link, now, StatusCode::OK)
     })
@@ -223,9 +223,9 @@ pub async fn link_payments(
 ) -> Result<HttpResponse, ApiError> {
     let page = QueryParams::parse(&req, &["limit", "startingAfter"])?.page()?;
     let id = link_id(&id)?;
-    let found = c.payment_links().invoices(c.scope(), &id, &page).await?;
+    let found = c.cases().links().invoices(c.scope(), &id, &page).await?;
     let ids: Vec<_> = found.items.iter().map(|item| item.invoice_id.clone()).collect();
-    let invoices = c.invoices().get_many(c.scope(), &ids).await?;
+    let invoices = c.cases().invoices().get_many(c.scope(), &ids).await?;
     let (now, links) = (c.now().await?, c.links());
     let page = stablepay_domain::page::Page { items: invoices, has_more: found.has_more };
     let out = ListOut::try_new(page, |a| a.invoice.id.to_string(), |a| invoice(&a, &links, now))?;
@@ -234,7 +234,7 @@ pub async fn link_payments(
 
 async fn lifecycle(req: HttpRequest, caller: Caller, id: String, target: Lifecycle) -> HttpResponse {
     idempotency::execute(caller, &req, &[], rebuild::link_with(StatusCode::OK), move |c| async move {
-        let (link, now) = c.payment_links().set_lifecycle(c.scope(), &link_id(&id)?, target).await?;
+        let (link, now) = c.cases().links().set_lifecycle(c.scope(), &link_id(&id)?, target).await?;
         render(&c, &link, now, StatusCode::OK)
     })
     .await
@@ -290,7 +290,7 @@ pub async fn archive_link(req: HttpRequest, SecretKey(c): SecretKey, id: web::Pa
 #[post("/payment-links/{id}/duplicate")]
 pub async fn duplicate_link(req: HttpRequest, SecretKey(caller): SecretKey, id: web::Path<String>) -> HttpResponse {
     idempotency::execute(caller, &req, &[], rebuild::link_with(StatusCode::CREATED), move |c| async move {
-        let links = c.payment_links();
+        let links = c.cases().links();
         let link = links.duplicate(&c.principal.merchant, c.scope(), &link_id(&id)?).await?;
         render(&c, &link, link.created_at, StatusCode::CREATED)
     })
@@ -360,7 +360,7 @@ pub async fn submit(
     claim: Option<IdempotencyClaim>,
 ) -> Outcome {
     let submission = input.into_submission()?;
-    let links = PaymentLinks { claim, ..state.use_cases.links() };
+    let links = state.use_cases.within(Context::new(state.use_cases.clock()).claimed(claim)).links();
     let created = links.submit(&id, submission).await?;
     Ok((StatusCode::CREATED, to_data(&LinkCheckoutOut::new(&created, state.use_cases.pages()))?))
 }

@@ -38,7 +38,7 @@ pub async fn reconciliation(req: HttpRequest, SecretKey(c): SecretKey) -> Result
             .ok_or_else(|| ApiError::validation(name, format!("{name} is required (RFC 3339).")))
     };
     let (from, to) = (bound("from")?, bound("to")?);
-    let r = c.reconciliations().summary(c.scope(), from, to).await?;
+    let r = c.cases().reconciliations().summary(c.scope(), from, to).await?;
     ok(StatusCode::OK, &ReconciliationOut::new(&r, c.scope().mode.as_str()))
 }
 
@@ -53,7 +53,7 @@ fn rebuild(c: Caller, committed: stablepay_domain::idempotency::Committed) -> Re
             .as_deref()
             .and_then(ReconciliationRunId::parse)
             .ok_or_else(ApiError::internal)?;
-        let run = c.reconciliation_runs().get(c.scope(), &id).await?;
+        let run = c.cases().reconciliation_runs().get(c.scope(), &id).await?;
         Ok((StatusCode::ACCEPTED, to_data(&ReconciliationRunOut::from(&run))?))
     })
 }
@@ -77,7 +77,7 @@ pub async fn create_run(
     let ApiJson(input, raw) = body;
     idempotency::execute(caller, &req, &raw, rebuild, move |c| async move {
         let (from, to) = input.period()?;
-        let run = c.reconciliation_runs().create(c.scope(), from, to).await?;
+        let run = c.cases().reconciliation_runs().create(c.scope(), from, to).await?;
         Ok((StatusCode::ACCEPTED, to_data(&ReconciliationRunOut::from(&run))?))
     })
     .await
@@ -105,7 +105,7 @@ pub async fn list_runs(req: HttpRequest, SecretKey(c): SecretKey) -> Result<Http
                 .ok_or_else(|| ApiError::validation("status", "status must be queued, running, completed or failed."))
         })
         .transpose()?;
-    let runs = c.reconciliation_runs().list(c.scope(), status, &page).await?;
+    let runs = c.cases().reconciliation_runs().list(c.scope(), status, &page).await?;
     let out = ListOut::new(runs, |r| r.id.to_string(), |r| ReconciliationRunOut::from(&r));
     ok(StatusCode::OK, &out)
 }
@@ -119,7 +119,7 @@ pub async fn list_runs(req: HttpRequest, SecretKey(c): SecretKey) -> Result<Http
 )]
 #[get("/reconciliation-runs/{id}")]
 pub async fn get_run(SecretKey(c): SecretKey, id: web::Path<String>) -> Result<HttpResponse, ApiError> {
-    let run = c.reconciliation_runs().get(c.scope(), &run_id(&id)?).await?;
+    let run = c.cases().reconciliation_runs().get(c.scope(), &run_id(&id)?).await?;
     ok(StatusCode::OK, &ReconciliationRunOut::from(&run))
 }
 
@@ -155,7 +155,7 @@ pub async fn run_items(
             })
         })
         .transpose()?;
-    let items = c.reconciliation_runs().items(c.scope(), &run_id(&id)?, outcome, &page).await?;
+    let items = c.cases().reconciliation_runs().items(c.scope(), &run_id(&id)?, outcome, &page).await?;
     let out = ListOut::new(items, |i| i.line.to_string(), |i| ReconciliationItemOut::from(&i));
     ok(StatusCode::OK, &out)
 }

@@ -61,7 +61,7 @@ pub async fn simulate_payment(
                 .transpose()?,
             succeed,
         };
-        let (p, _) = c.invoices().pay_test(c.scope(), &id, parsed).await?;
+        let (p, _) = c.cases().invoices().pay_test(c.scope(), &id, parsed).await?;
         Ok((StatusCode::CREATED, to_data(&payment(&p))?))
     })
     .await

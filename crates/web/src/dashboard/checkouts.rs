@@ -111,7 +111,7 @@ pub async fn session(req: HttpRequest, state: web::Data<AppState>, path: web::Pa
         Err(e) => return refused(e),
     };
     let Some(id) = CheckoutSessionId::parse(&path) else { return refused(Error::NotFound(Resource::CheckoutSession)) };
-    let diagnostics = state.use_cases.diagnostics_at(state.use_cases.clock());
+    let diagnostics = state.use_cases.diagnostics();
     match in_this_mode(diagnostics.checkout(&p.scope, &id).await, Resource::CheckoutSession) {
         Ok(d) => render(&p, (SESSIONS, "Checkout session"), StatusCode::OK, diagnosis(&state, &p, &d, None)),
         Err(e) => refused(e),
@@ -126,7 +126,7 @@ pub async fn payment(req: HttpRequest, state: web::Data<AppState>, path: web::Pa
         Err(e) => return refused(e),
     };
     let Some(id) = PaymentId::parse(&path) else { return refused(Error::NotFound(Resource::Payment)) };
-    let diagnostics = state.use_cases.diagnostics_at(state.use_cases.clock());
+    let diagnostics = state.use_cases.diagnostics();
     match in_this_mode(diagnostics.payment(&p.scope, &id).await, Resource::Payment) {
         Ok(d) => render(&p, (PAYMENTS, "Payment"), StatusCode::OK, diagnosis(&state, &p, &d, Some(&id))),
         Err(e) => refused(e),

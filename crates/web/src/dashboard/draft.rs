@@ -12,10 +12,10 @@ use stablepay_domain::Error;
 use stablepay_domain::account::Action;
 use stablepay_domain::invoice::aggregate::{InvoiceAggregate, InvoiceKey};
 use stablepay_domain::invoice::model::{Customer, InvoiceContent, LineItem, TaxLine};
-use stablepay_domain::invoice::service::Invoices;
 use stablepay_domain::invoice::totals::{Discount, Totals};
 use stablepay_domain::invoice::validate::{DraftInput, ReminderInput, build_fields};
 use stablepay_domain::money::{Decimal6, Percentage};
+use stablepay_domain::use_cases::Context;
 use stablepay_http::state::AppState;
 
 use super::form::{Posted, Refusal, Work, alert, form, input, once, posted};
@@ -411,7 +411,8 @@ fn save(
     let version = posted.form.get("version").and_then(|v| v.parse::<i64>().ok());
     move |claim| {
         let work: Work = Box::pin(async move {
-            let invoices = Invoices { claim, acting, ..state.use_cases.invoices() };
+            let invoices =
+                state.use_cases.within(Context::new(state.use_cases.clock()).claimed(claim).acting(acting)).invoices();
             let input = input?;
             let (saved, done) = match id {
                 None => (invoices.create_invoice(&merchant, &scope, input, false, false).await?, "created"),

@@ -59,7 +59,7 @@ async fn sections(state: &AppState, p: &Place, q: &Pairs, failed: Failed<'_>) ->
     let listed = state.use_cases.exports().list(&p.scope, &ExportListFilter::default(), &q.page()).await?;
     let last = listed.has_more.then(|| listed.items.last().map(|e| e.id.as_str())).flatten();
     let (from, to) = range(q, now)?;
-    let books = state.use_cases.reconciliations_at(state.use_cases.clock()).summary(&p.scope, from, to).await?;
+    let books = state.use_cases.reconciliations().summary(&p.scope, from, to).await?;
     Ok(html! {
         h1 { "Exports and reconciliation" }
         h2 { "New export" }

@@ -7,7 +7,6 @@ use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, get, post, web};
 use maud::{Markup, html};
 use stablepay_domain::account::Action;
-use stablepay_domain::email::service::Emails;
 use stablepay_domain::idempotency::{Committed, IdempotencyClaim};
 use stablepay_domain::ids::{InvoiceId, PaymentId};
 use stablepay_domain::invoice::aggregate::{InvoiceAggregate, InvoiceKey};
@@ -16,11 +15,11 @@ use stablepay_domain::invoice::input::{CloseAction, RefundInput};
 use stablepay_domain::invoice::lifecycle::LifecycleStatus;
 use stablepay_domain::invoice::model::InvoiceSearch;
 use stablepay_domain::invoice::payment::TxHash;
-use stablepay_domain::invoice::service::Invoices;
 use stablepay_domain::invoice::service::offers::{InvoiceAction, offers};
 use stablepay_domain::merchant::model::{POLYGON_CHAIN_ID, WalletAddress};
 use stablepay_domain::mode::{Mode, Scope};
 use stablepay_domain::money::Decimal6;
+use stablepay_domain::use_cases::Context;
 use stablepay_domain::{Error, Resource};
 use stablepay_http::download::pdf_file;
 use stablepay_http::state::AppState;
@@ -423,8 +422,8 @@ fn run(
         agg.payments.iter().map(|x| (x.id.clone(), x.token_contract.clone())).collect();
     move |claim| {
         let work: Work = Box::pin(async move {
-            let invoices = Invoices { claim: claim.clone(), acting: acting.clone(), ..state.use_cases.invoices() };
-            let emails = Emails { claim, acting, ..state.use_cases.emails() };
+            let cases = state.use_cases.within(Context::new(state.use_cases.clock()).claimed(claim).acting(acting));
+            let (invoices, emails) = (cases.invoices(), cases.emails());
             let key = InvoiceKey::Id(id.clone());
             let version = form.get("version").and_then(|v| v.parse::<i64>().ok()).unwrap_or(0);
             let reason = form.text("reason");

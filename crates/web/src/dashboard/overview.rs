@@ -43,14 +43,14 @@ pub async fn show(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse 
 async fn sections(state: &AppState, p: &Place) -> Result<Markup, Error> {
     let now = state.use_cases.clock().now(&p.scope).await?;
     let end = now + Duration::seconds(1);
-    let books = state.use_cases.reconciliations_at(state.use_cases.clock());
+    let books = state.use_cases.reconciliations();
     let mut came_in = Vec::new();
     for (name, from) in periods(now) {
         came_in.push((name, books.summary(&p.scope, from, end).await?));
     }
     let month = came_in.last().map(|(_, r)| r.clone());
     let facts = worker_facts(&state.worker.snapshot(Utc::now()));
-    let checks = state.use_cases.merchant_checks_at(state.use_cases.clock());
+    let checks = state.use_cases.merchant_checks();
     let readiness = checks.readiness(&p.merchant, &p.scope, facts).await?;
     Ok(html! {
         h1 { "Overview" }

@@ -7,7 +7,7 @@ use actix_web::{HttpRequest, HttpResponse, get, post, put, web};
 use stablepay_domain::account::service::sign_in::Confirmation;
 use stablepay_domain::ids::{CheckoutSessionId, UnattributedTransferId};
 use stablepay_domain::invoice::model::Acting;
-use stablepay_domain::invoice::service::Invoices;
+use stablepay_domain::use_cases::Context;
 use stablepay_domain::{Error, Mode, Resource, Scope};
 use stablepay_http::error::{ApiError, ErrorCode};
 use stablepay_http::respond::ok;
@@ -195,8 +195,8 @@ pub async fn dashboard_attribute(
     let session = CheckoutSessionId::parse(&b.checkout_session_id)
         .ok_or_else(|| ApiError::field(ErrorCode::NOT_FOUND, "checkoutSessionId", "No such checkout session."))?;
     let scope = Scope::new(mer.clone(), Mode::Live);
-    let invoices = Invoices { acting: Acting::Member(s.current.user.email.clone()), ..s.state.use_cases.invoices() };
-    let follower = s.state.use_cases.follower_over(invoices);
+    let context = Context::new(s.state.use_cases.clock()).acting(Acting::Member(s.current.user.email.clone()));
+    let follower = s.state.use_cases.within(context).follower();
     let (record, payment) = follower.attribute_by_hand(&scope, &id, &session, &b.reason).await?;
     let why = format!("{session} (payment {}): {}", payment.id, b.reason.trim());
     accounts.audit_attribution(&s.current, &mer, (record.id.as_str(), &why)).await?;

@@ -9,10 +9,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 use stablepay_domain::Mode;
-use stablepay_domain::api_key::{KeyType, service as keys};
+use stablepay_domain::api_key::KeyType;
 use stablepay_domain::ids::MerchantId;
-use stablepay_domain::merchant::service as merchants;
-use stablepay_domain::ports::{Clock, MerchantStore};
 
 use crate::config::Config;
 use crate::wiring::Adapters;
@@ -134,7 +132,7 @@ async fn load_or_create(adapters: &Adapters) -> Result<DevState> {
     if let Ok(text) = std::fs::read_to_string(&path)
         && let Ok(saved) = serde_json::from_str::<DevState>(&text)
         && let Some(id) = MerchantId::parse(&saved.merchant_id)
-        && adapters.store.get_merchant(&id).await.is_ok()
+        && adapters.use_cases().operator().merchant(&id).await.is_ok()
     {
         // Made by an older version, the file may still be readable by others.
         #[cfg(unix)]
@@ -149,26 +147,18 @@ async fn load_or_create(adapters: &Adapters) -> Result<DevState> {
         }
         return Ok(saved);
     }
-    let now = adapters.clock.system_now();
-    let crypto = adapters.crypto.as_ref();
-    let merchant = merchants::create_merchant(
-        adapters.merchants(),
-        crypto,
-        now,
-        "Demo merchant",
-        Some("http://localhost"),
-        Default::default(),
-    )
-    .await
-    .map_err(|e| msg(format!("creating the demo merchant: {e}")))?;
+    let use_cases = adapters.use_cases();
+    let operator = use_cases.operator();
+    let merchant = operator
+        .create_merchant("Demo merchant", Some("http://localhost"), Default::default())
+        .await
+        .map_err(|e| msg(format!("creating the demo merchant: {e}")))?;
     let (_, secret) =
-        keys::create_api_key(adapters.keys(), crypto, now, &merchant.id, (Mode::Test, KeyType::Secret), None)
-            .await
-            .map_err(|e| msg(e.to_string()))?;
-    let (_, publishable) =
-        keys::create_api_key(adapters.keys(), crypto, now, &merchant.id, (Mode::Test, KeyType::Publishable), None)
-            .await
-            .map_err(|e| msg(e.to_string()))?;
+        operator.create_key(&merchant.id, (Mode::Test, KeyType::Secret), None).await.map_err(|e| msg(e.to_string()))?;
+    let (_, publishable) = operator
+        .create_key(&merchant.id, (Mode::Test, KeyType::Publishable), None)
+        .await
+        .map_err(|e| msg(e.to_string()))?;
     let mut state = DevState {
         merchant_id: merchant.id.to_string(),
         secret_key: secret.reveal().to_owned(),

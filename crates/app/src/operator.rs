@@ -5,11 +5,11 @@ use std::process::ExitCode;
 
 use clap::{Subcommand, ValueEnum};
 use serde_json::{Value, json};
-use stablepay_domain::api_key::{KeyType, Permissions, service as keys};
+use stablepay_domain::api_key::{KeyType, Permissions};
 use stablepay_domain::ids::{ApiKeyId, MerchantId};
+use stablepay_domain::merchant::Token;
 use stablepay_domain::merchant::model::Merchant;
-use stablepay_domain::merchant::{Token, service as merchants};
-use stablepay_domain::ports::Clock;
+use stablepay_domain::merchant::service::MerchantOptions;
 use stablepay_domain::{Error, Mode, Resource};
 use stablepay_http::error::ApiError;
 
@@ -266,7 +266,7 @@ async fn logo(adapters: &Adapters, id: &str, file: Option<&std::path::Path>) -> 
         }
         None => None,
     };
-    let set = merchants::set_logo(adapters.merchants(), &id, png).await?;
+    let set = adapters.use_cases().operator().set_logo(&id, png).await?;
     let text = match &set {
         Some(l) => format!("logo of {id} set: {} x {} px, /logos/{}.png", l.width, l.height, l.digest),
         None => format!("logo of {id} removed"),
@@ -285,10 +285,10 @@ pub(crate) fn merchant_id(text: &str) -> Result<MerchantId, Error> {
     MerchantId::parse(text).ok_or(Error::NotFound(Resource::Merchant))
 }
 
-/// `merchant activate`: live mode with a settlement wallet.
+/// `merchant activate`: live mode with a settlement wallet (by default the one an owner asked
+/// for).
 async fn activate(
     adapters: &Adapters,
-    now: chrono::DateTime<chrono::Utc>,
     id: &str,
     (settlement_wallet, token): (Option<&str>, Option<TokenArg>),
 ) -> Result<(Value, String), Error> {
@@ -297,15 +297,7 @@ async fn activate(
         TokenArg::Usdt => Token::Usdt,
     });
     let id = merchant_id(id)?;
-    let (wallet, token) = match settlement_wallet {
-        Some(w) => (w.to_owned(), token.unwrap_or(Token::Usdc)),
-        None => {
-            use stablepay_domain::account::ports::AccountStore;
-            let asked = adapters.store.live_request(&id).await?.ok_or(Error::DefaultWalletRequired)?;
-            (asked.wallet.as_str().to_owned(), token.unwrap_or(asked.token))
-        }
-    };
-    let live = merchants::activate_merchant(adapters.merchants(), now, &id, &wallet, token).await?;
+    let live = adapters.use_cases().operator().activate(&id, settlement_wallet, token).await?;
     let unique = if live.unique_amounts { ", unique amounts on" } else { "" };
     Ok((
         json!({
@@ -323,14 +315,15 @@ async fn activate(
 /// with `\n` between lines, tax id, support email, reply-to).
 async fn profile(adapters: &Adapters, id: &str, given: [Option<String>; 5]) -> Result<(Value, String), Error> {
     let id = merchant_id(id)?;
-    let mut p = adapters.merchants().get_merchant(&id).await?.profile;
-    let fields = [&mut p.legal_name, &mut p.postal_address, &mut p.tax_id, &mut p.support_email, &mut p.reply_to];
-    for (field, value) in fields.into_iter().zip(given) {
-        if let Some(v) = value {
-            *field = Some(v.replace("\\n", "\n"));
+    let change = |p: &mut stablepay_domain::merchant::MerchantProfile| {
+        let fields = [&mut p.legal_name, &mut p.postal_address, &mut p.tax_id, &mut p.support_email, &mut p.reply_to];
+        for (field, value) in fields.into_iter().zip(given) {
+            if let Some(v) = value {
+                *field = Some(v.replace("\\n", "\n"));
+            }
         }
-    }
-    let saved = merchants::set_profile(adapters.merchants(), &id, p).await?;
+    };
+    let saved = adapters.use_cases().operator().update_profile(&id, change).await?;
     Ok((json!({ "id": id.as_str(), "profile": profile_json(&saved) }), format!("profile of {id} saved")))
 }
 
@@ -343,9 +336,9 @@ async fn statements(
     change: Option<Option<String>>,
 ) -> Result<(Value, String), Error> {
     let id = merchant_id(id)?;
-    adapters.merchants().get_merchant(&id).await?;
-    let scope = stablepay_domain::Scope::new(id.clone(), mode);
     let use_cases = adapters.use_cases();
+    use_cases.operator().merchant(&id).await?;
+    let scope = stablepay_domain::Scope::new(id.clone(), mode);
     let statements = use_cases.statements();
     if let Some(email) = change {
         statements.set_email(&scope, email.as_deref()).await?;
@@ -375,7 +368,7 @@ async fn statements(
 /// `merchant unique-amounts`: on or off for new live checkouts.
 async fn unique_amounts(adapters: &Adapters, id: &str, on: bool) -> Result<(Value, String), Error> {
     let id = merchant_id(id)?;
-    merchants::set_unique_amounts(adapters.merchants(), &id, on).await?;
+    adapters.use_cases().operator().set_unique_amounts(&id, on).await?;
     let word = if on { "on" } else { "off" };
     Ok((
         json!({ "id": id.as_str(), "uniqueAmounts": on }),
@@ -421,34 +414,28 @@ fn show_answer(m: &Merchant) -> (Value, String) {
 /// `merchant suspend` (`suspend`) or `merchant unsuspend`.
 async fn suspension(adapters: &Adapters, id: &str, suspend: bool) -> Result<(Value, String), Error> {
     let id = merchant_id(id)?;
+    adapters.use_cases().operator().suspend(&id, suspend).await?;
     if suspend {
-        merchants::suspend_merchant(adapters.merchants(), &id).await?;
         Ok((json!({ "id": id.as_str(), "status": "suspended" }), format!("suspended {id}")))
     } else {
-        merchants::unsuspend_merchant(adapters.merchants(), &id).await?;
         Ok((json!({ "id": id.as_str(), "status": "active" }), format!("unsuspended {id}: its keys work again")))
     }
 }
 
 pub async fn merchant(command: MerchantCommand, adapters: &Adapters) -> ExitCode {
-    let now = adapters.clock.system_now();
+    let use_cases = adapters.use_cases();
+    let operator = use_cases.operator();
     match command {
         MerchantCommand::Create { name, website, invoice_prefix, fee_bps, json } => {
-            let options = merchants::MerchantOptions { invoice_prefix, fee_basis_points: fee_bps };
-            let r = merchants::create_merchant(
-                adapters.merchants(),
-                adapters.crypto.as_ref(),
-                now,
-                &name,
-                website.as_deref(),
-                options,
-            )
-            .await
-            .map(|m| (json!({ "id": m.id.as_str() }), format!("created merchant {}", m.id)));
+            let options = MerchantOptions { invoice_prefix, fee_basis_points: fee_bps };
+            let r = operator
+                .create_merchant(&name, website.as_deref(), options)
+                .await
+                .map(|m| (json!({ "id": m.id.as_str() }), format!("created merchant {}", m.id)));
             finish(json, r)
         }
         MerchantCommand::Activate { merchant_id: id, settlement_wallet, token, json } => {
-            let r = activate(adapters, now, &id, (settlement_wallet.as_deref(), token)).await;
+            let r = activate(adapters, &id, (settlement_wallet.as_deref(), token)).await;
             if matches!(r, Err(Error::AccountSuspended)) {
                 eprintln!("stablepay: merchant {id} is suspended; run `stablepay merchant unsuspend {id}` first");
             }
@@ -479,12 +466,12 @@ pub async fn merchant(command: MerchantCommand, adapters: &Adapters) -> ExitCode
         MerchantCommand::Suspend { merchant_id: id, json } => finish(json, suspension(adapters, &id, true).await),
         MerchantCommand::Unsuspend { merchant_id: id, json } => finish(json, suspension(adapters, &id, false).await),
         MerchantCommand::List { json } => {
-            let r = merchants::list_merchants(adapters.merchants()).await.map(|all| list_answer(&all));
+            let r = operator.merchants().await.map(|all| list_answer(&all));
             finish(json, r)
         }
         MerchantCommand::Show { merchant_id: id, json } => {
             let r = async {
-                let m = adapters.merchants().get_merchant(&merchant_id(&id)?).await?;
+                let m = operator.merchant(&merchant_id(&id)?).await?;
                 Ok(show_answer(&m))
             }
             .await;
@@ -496,16 +483,13 @@ pub async fn merchant(command: MerchantCommand, adapters: &Adapters) -> ExitCode
 /// `key create`: a key of `mode` and type, restricted to `permissions` when given.
 async fn create_key(
     adapters: &Adapters,
-    now: chrono::DateTime<chrono::Utc>,
     merchant: &str,
     (mode, key_type): (Mode, KeyType),
     permissions: Option<&str>,
 ) -> Result<(Value, String), Error> {
     let id = merchant_id(merchant)?;
     let permissions = permissions.map(Permissions::parse).transpose()?;
-    let (key, secret) =
-        keys::create_api_key(adapters.keys(), adapters.crypto.as_ref(), now, &id, (mode, key_type), permissions)
-            .await?;
+    let (key, secret) = adapters.use_cases().operator().create_key(&id, (mode, key_type), permissions).await?;
     let restricted = key.permissions.as_ref().map(ToString::to_string);
     let value = json!({ "id": key.id.as_str(), "key": secret.reveal(), "mode": mode.as_str(),
         "type": key_type.as_str(), "permissions": restricted });
@@ -515,7 +499,7 @@ async fn create_key(
 /// `key list`: a merchant's keys as JSON and as a table.
 async fn list_keys(adapters: &Adapters, merchant: &str) -> Result<(Value, String), Error> {
     let id = merchant_id(merchant)?;
-    let keys = keys::list_api_keys(adapters.merchants(), adapters.keys(), &id).await?;
+    let keys = adapters.use_cases().operator().keys(&id).await?;
     let mut text = format!(
         "{:<26} {:<16} {:<5} {:<12} {:<20} {:<20} {}",
         "ID", "PREFIX", "MODE", "TYPE", "CREATED", "LAST USED", "REVOKED"
@@ -545,20 +529,19 @@ async fn list_keys(adapters: &Adapters, merchant: &str) -> Result<(Value, String
 }
 
 pub async fn key(command: KeyCommand, adapters: &Adapters) -> ExitCode {
-    let now = adapters.clock.system_now();
     match command {
         KeyCommand::Create { merchant, mode, key_type, permissions, json } => {
             let key_type = match key_type {
                 KeyTypeArg::Secret => KeyType::Secret,
                 KeyTypeArg::Publishable => KeyType::Publishable,
             };
-            finish(json, create_key(adapters, now, &merchant, (mode.mode(), key_type), permissions.as_deref()).await)
+            finish(json, create_key(adapters, &merchant, (mode.mode(), key_type), permissions.as_deref()).await)
         }
         KeyCommand::List { merchant, json } => finish(json, list_keys(adapters, &merchant).await),
         KeyCommand::Revoke { key_id, json } => {
             let r = async {
                 let id = ApiKeyId::parse(&key_id).ok_or(Error::NotFound(Resource::ApiKey))?;
-                keys::revoke_api_key(adapters.keys(), now, &id).await?;
+                adapters.use_cases().operator().revoke_key(&id).await?;
                 Ok((json!({ "id": id.as_str(), "revoked": true }), format!("revoked {id}")))
             }
             .await;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use actix_web::web;
 use stablepay_chain::{ModalChain, RpcSettings};
 use stablepay_domain::merchant::ChainSettings;
-use stablepay_domain::ports::{ApiKeyStore, MerchantStore, RateLimiter};
+use stablepay_domain::ports::{ApiKeyStore, RateLimiter};
 use stablepay_domain::url::PublicPages;
 use stablepay_domain::use_cases::{Ports, Settings, UseCases};
 use stablepay_domain::webhook::model::RetrySchedule;
@@ -26,7 +26,6 @@ pub struct Adapters {
     pub crypto: Arc<RingCrypto>,
     /// Password hashes (Argon2id).
     pub passwords: Arc<Argon2Passwords>,
-    pub clock: Arc<PgClock>,
     pub chain: Arc<ModalChain>,
     pub chain_settings: ChainSettings,
     /// The gasless relayer (off without `STABLEPAY_RELAYER_KEY`).
@@ -190,7 +189,6 @@ impl Adapters {
             secret_box: Arc::new(AesSecretBox::new(w.secret_key)),
             webhook_settings: WebhookSettings { schedule, allow_private: w.allow_private },
             webhook_lease: w.timeout + std::time::Duration::from_secs(5),
-            clock: Arc::new(PgClock::new(store.clone())),
             crypto: Arc::new(RingCrypto::new()),
             passwords: Arc::new(Argon2Passwords::new().map_err(|e| anyhow_lite::msg(e.to_string()))?),
             chain: Arc::new(chain),
@@ -199,14 +197,6 @@ impl Adapters {
             relay_settings,
             store,
         })
-    }
-
-    pub fn merchants(&self) -> &dyn MerchantStore {
-        &self.store
-    }
-
-    pub fn keys(&self) -> &dyn ApiKeyStore {
-        &self.store
     }
 
     /// The ports of this process over `store` (the worker's pool, or an HTTP worker's), with

@@ -295,6 +295,18 @@ impl UseCases {
         }
     }
 
+    /// The operator's administration of merchants and keys (the CLI, admin tooling; on the
+    /// real time).
+    pub fn operator(&self) -> crate::merchant::service::Operator<'_> {
+        crate::merchant::service::Operator {
+            merchants: self.ports.merchants.as_ref(),
+            keys: self.ports.keys.as_ref(),
+            accounts: self.ports.accounts.as_ref(),
+            crypto: self.crypto(),
+            clock: self.clock(),
+        }
+    }
+
     /// A merchant's API keys, as the dashboard manages them (on the real time).
     pub fn api_keys(&self) -> crate::api_key::service::ApiKeys<'_> {
         crate::api_key::service::ApiKeys { store: self.ports.keys.as_ref(), crypto: self.crypto(), clock: self.clock() }

@@ -187,6 +187,113 @@ pub async fn list_merchants(store: &dyn MerchantStore) -> Result<Vec<Merchant>, 
     store.list_merchants().await
 }
 
+/// The operator's administration of merchants and their keys, on the real time: what the
+/// CLI's `merchant` and `key` commands and internal admin tooling call (who acts: the
+/// operator, who may do all of it). [`UseCases::operator`](crate::use_cases::UseCases::operator)
+/// builds it.
+pub struct Operator<'a> {
+    /// Merchants.
+    pub merchants: &'a dyn MerchantStore,
+    /// API keys.
+    pub keys: &'a dyn crate::api_key::ports::ApiKeyStore,
+    /// Accounts (an owner's live activation request).
+    pub accounts: &'a dyn crate::account::ports::AccountStore,
+    /// Ids and key secrets.
+    pub crypto: &'a dyn Crypto,
+    /// The real time.
+    pub clock: &'a dyn crate::clock::Clock,
+}
+
+impl Operator<'_> {
+    /// A new merchant (see [`create_merchant`]).
+    pub async fn create_merchant(
+        &self,
+        name: &str,
+        website: Option<&str>,
+        options: MerchantOptions,
+    ) -> Result<Merchant, Error> {
+        create_merchant(self.merchants, self.crypto, self.clock.system_now(), name, website, options).await
+    }
+
+    /// One merchant. Errors: `NotFound(Merchant)`.
+    pub async fn merchant(&self, id: &MerchantId) -> Result<Merchant, Error> {
+        self.merchants.get_merchant(id).await
+    }
+
+    /// Every merchant, oldest first.
+    pub async fn merchants(&self) -> Result<Vec<Merchant>, Error> {
+        list_merchants(self.merchants).await
+    }
+
+    /// Activates live mode (see [`activate_merchant`]) to `wallet`, or, without one, to the
+    /// wallet an owner asked for (and its token unless `token` says). Errors: as
+    /// [`activate_merchant`]; `DefaultWalletRequired` when no wallet is given or asked for.
+    pub async fn activate(
+        &self,
+        id: &MerchantId,
+        wallet: Option<&str>,
+        token: Option<Token>,
+    ) -> Result<LiveSettlement, Error> {
+        let (wallet, token) = match wallet {
+            Some(w) => (w.to_owned(), token.unwrap_or(Token::Usdc)),
+            None => {
+                let asked = self.accounts.live_request(id).await?.ok_or(Error::DefaultWalletRequired)?;
+                (asked.wallet.as_str().to_owned(), token.unwrap_or(asked.token))
+            }
+        };
+        activate_merchant(self.merchants, self.clock.system_now(), id, &wallet, token).await
+    }
+
+    /// Changes what `id`'s documents say about the seller: `change` edits the stored profile,
+    /// which is then checked and saved (see [`set_profile`]).
+    pub async fn update_profile(
+        &self,
+        id: &MerchantId,
+        change: impl FnOnce(&mut MerchantProfile) + Send,
+    ) -> Result<MerchantProfile, Error> {
+        let mut profile = self.merchants.get_merchant(id).await?.profile;
+        change(&mut profile);
+        set_profile(self.merchants, id, profile).await
+    }
+
+    /// Sets or removes the logo (see [`set_logo`]).
+    pub async fn set_logo(&self, id: &MerchantId, png: Option<Vec<u8>>) -> Result<Option<Logo>, Error> {
+        set_logo(self.merchants, id, png).await
+    }
+
+    /// Unique amounts on or off (see [`set_unique_amounts`]).
+    pub async fn set_unique_amounts(&self, id: &MerchantId, on: bool) -> Result<LiveSettlement, Error> {
+        set_unique_amounts(self.merchants, id, on).await
+    }
+
+    /// Suspends the merchant (`true`) or lifts its suspension. Errors: `NotFound(Merchant)`.
+    pub async fn suspend(&self, id: &MerchantId, suspend: bool) -> Result<(), Error> {
+        if suspend { suspend_merchant(self.merchants, id).await } else { unsuspend_merchant(self.merchants, id).await }
+    }
+
+    /// A new key of `merchant` (see [`create_api_key`](crate::api_key::service::create_api_key)):
+    /// its record and its secret, shown once.
+    pub async fn create_key(
+        &self,
+        merchant: &MerchantId,
+        kind: (crate::mode::Mode, crate::api_key::model::KeyType),
+        permissions: Option<crate::api_key::permission::Permissions>,
+    ) -> Result<(crate::api_key::model::ApiKey, crate::api_key::model::ApiKeySecret), Error> {
+        let now = self.clock.system_now();
+        crate::api_key::service::create_api_key(self.keys, self.crypto, now, merchant, kind, permissions).await
+    }
+
+    /// A merchant's keys, revoked ones included, oldest first. Errors: `NotFound(Merchant)`.
+    pub async fn keys(&self, merchant: &MerchantId) -> Result<Vec<crate::api_key::model::ApiKey>, Error> {
+        crate::api_key::service::list_api_keys(self.merchants, self.keys, merchant).await
+    }
+
+    /// Revokes a key (idempotent). Errors: `NotFound(ApiKey)`.
+    pub async fn revoke_key(&self, id: &crate::ids::ApiKeyId) -> Result<(), Error> {
+        crate::api_key::service::revoke_api_key(self.keys, self.clock.system_now(), id).await
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -249,5 +356,42 @@ mod tests {
             .await
             .unwrap_err();
         assert_eq!(e, Error::AccountSuspended);
+    }
+
+    /// The operator activates live mode to the wallet given, or to the one an owner asked
+    /// for (its token unless another is given), and is told when there is neither.
+    #[tokio::test]
+    async fn the_operator_activates_to_the_wallet_given_or_asked_for() {
+        use crate::account::model::LiveRequest;
+        use crate::account::ports::MockAccountStore;
+        use crate::api_key::ports::MockApiKeyStore;
+        let (a, b) = ("0x1111111111111111111111111111111111111111", "0x2222222222222222222222222222222222222222");
+        let crypto = SeqCrypto::default();
+        let mut clock = crate::clock::MockClock::new();
+        clock.expect_system_now().returning(Utc::now);
+        let mut merchants = MockMerchantStore::new();
+        merchants.expect_get_merchant().returning(|_| Ok(crate::testing::merchant(MerchantStatus::Active, Utc::now())));
+        let set = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let s = set.clone();
+        merchants.expect_set_live_settlement().returning(move |_, live| {
+            s.lock().unwrap().push((live.wallet.as_str().to_owned(), live.token));
+            Ok(())
+        });
+        let mut accounts = MockAccountStore::new();
+        let asked =
+            LiveRequest { wallet: WalletAddress::from_trusted(b.into()), token: Token::Usdt, requested_at: None };
+        accounts.expect_live_request().returning(move |m| Ok((m.as_str() == "mer_asked").then(|| asked.clone())));
+        let keys = MockApiKeyStore::new();
+        let op = Operator { merchants: &merchants, keys: &keys, accounts: &accounts, crypto: &crypto, clock: &clock };
+        let (asked_id, none) =
+            (MerchantId::from_trusted("mer_asked".into()), MerchantId::from_trusted("mer_none".into()));
+        op.activate(&none, Some(a), None).await.unwrap();
+        op.activate(&asked_id, None, None).await.unwrap();
+        op.activate(&asked_id, None, Some(Token::Usdc)).await.unwrap();
+        assert_eq!(op.activate(&none, None, None).await, Err(Error::DefaultWalletRequired));
+        assert_eq!(
+            *set.lock().unwrap(),
+            [(a.to_owned(), Token::Usdc), (b.to_owned(), Token::Usdt), (b.to_owned(), Token::Usdc)]
+        );
     }
 }

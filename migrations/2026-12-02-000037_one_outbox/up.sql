@@ -34,16 +34,17 @@ CREATE FUNCTION stablepay_outbox_id(source text) RETURNS text LANGUAGE sql IMMUT
 $$;
 INSERT INTO emails (id, merchant_id, mode, invoice_id, statement_id, account_link_id, notice_id, kind, slot,
                     recipient, status, attempts, last_error, next_attempt_at, lease_until, created_at, sent_at)
-SELECT stablepay_outbox_id('account_link:' || id), NULL, NULL, NULL, NULL, id, NULL, 'account_link', 'link:' || id,
-       email, mail_status, mail_attempts, mail_last_error, mail_next_attempt_at, mail_lease_until, created_at,
-       mail_sent_at
-FROM account_links;
-INSERT INTO emails (id, merchant_id, mode, invoice_id, statement_id, account_link_id, notice_id, kind, slot,
-                    recipient, status, attempts, last_error, next_attempt_at, lease_until, created_at, sent_at)
-SELECT stablepay_outbox_id('notice:' || id), NULL, NULL, NULL, NULL, NULL, id, 'notice', 'notice:' || id,
-       recipient, mail_status, mail_attempts, mail_last_error, mail_next_attempt_at, mail_lease_until, created_at,
-       mail_sent_at
-FROM notices;
+SELECT stablepay_outbox_id(kind || ':' || about), NULL, NULL, NULL, NULL,
+       CASE WHEN kind = 'account_link' THEN about END, CASE WHEN kind = 'notice' THEN about END,
+       kind, slot, recipient, mail_status, mail_attempts, mail_last_error, mail_next_attempt_at, mail_lease_until,
+       created_at, mail_sent_at
+FROM (SELECT 'account_link' AS kind, id AS about, 'link:' || id AS slot, email AS recipient, mail_status, mail_attempts,
+             mail_last_error, mail_next_attempt_at, mail_lease_until, created_at, mail_sent_at
+      FROM account_links
+      UNION ALL
+      SELECT 'notice', id, 'notice:' || id, recipient, mail_status, mail_attempts, mail_last_error,
+             mail_next_attempt_at, mail_lease_until, created_at, mail_sent_at
+      FROM notices) mail;
 DROP FUNCTION stablepay_outbox_id(text);
 
 -- Their emails announce themselves as emails now.

@@ -4,7 +4,7 @@
 //! was paid, with each payment's transaction hash). Every merchant- or customer-supplied value
 //! is kept on one line in the text part and escaped in the HTML part.
 
-use crate::email::model::EmailKind;
+use crate::email::model::{EmailKind, EmailMessage, OutboundEmail};
 use crate::invoice::model::Invoice;
 use crate::invoice::payment::Payment;
 use crate::merchant::logo::Logo;
@@ -31,6 +31,24 @@ pub struct Composed {
     pub text: String,
     /// The HTML part: a complete document, inline styles only, no script, no remote resource.
     pub html: String,
+}
+
+impl Composed {
+    /// The message of `email` from the service itself (its name as the sender, no reply-to, no
+    /// attachment, no logo): a statement's, an account link's, a notice's.
+    pub fn from_service(self, email: &OutboundEmail) -> EmailMessage {
+        EmailMessage {
+            id: email.id.clone(),
+            from_name: "stablepay".into(),
+            to: email.to.clone(),
+            reply_to: None,
+            subject: self.subject,
+            text: self.text,
+            html: self.html,
+            attachment: None,
+            logo: None,
+        }
+    }
 }
 
 /// One row of the summary: a label and an amount.

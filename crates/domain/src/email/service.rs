@@ -281,17 +281,7 @@ impl Emails<'_> {
             &links,
             self.export_file_days,
         );
-        let message = EmailMessage {
-            id: email.id.clone(),
-            from_name: "stablepay".into(),
-            to: email.to.clone(),
-            reply_to: None,
-            subject: composed.subject,
-            text: composed.text,
-            html: composed.html,
-            attachment: None,
-            logo: None,
-        };
+        let message = composed.from_service(&email);
         match self.mailer.send(&message).await {
             Ok(()) => email.sent(self.clock.now(scope).await?),
             Err(e) => email.attempt_failed(&e.message, e.permanent, self.clock.system_now()),

@@ -142,20 +142,21 @@ pub(super) async fn insert_link(store: &PgStore, link: &AccountLink, audit: &[Au
     .map_err(db)
 }
 
-pub(super) async fn link_by_digest(store: &PgStore, digest: &[u8; 32]) -> Result<Option<AccountLink>, Error> {
-    let row: Option<(LinkRow, EmailRow)> = with_mail!()
-        .filter(al::token_digest.eq(digest.as_slice()))
-        .select((LinkRow::as_select(), EmailRow::as_select()))
-        .first(&mut *store.conn().await?)
-        .await
-        .optional()
-        .map_err(db)?;
-    row.map(|(l, m)| l.into_domain(m)).transpose()
+/// How one link is found: by the digest of its last emailed token, or by its id.
+pub(super) enum LinkKey<'a> {
+    /// The SHA-256 of the token a request presents.
+    Digest(&'a [u8; 32]),
+    /// Its id (the outbox's delivery of its email).
+    Id(&'a AccountLinkId),
 }
 
-pub(super) async fn link_by_id(store: &PgStore, id: &AccountLinkId) -> Result<Option<AccountLink>, Error> {
-    let row: Option<(LinkRow, EmailRow)> = with_mail!()
-        .filter(al::id.eq(id.as_str()))
+pub(super) async fn link(store: &PgStore, key: LinkKey<'_>) -> Result<Option<AccountLink>, Error> {
+    let query = with_mail!().into_boxed();
+    let query = match key {
+        LinkKey::Digest(digest) => query.filter(al::token_digest.eq(digest.as_slice())),
+        LinkKey::Id(id) => query.filter(al::id.eq(id.as_str())),
+    };
+    let row: Option<(LinkRow, EmailRow)> = query
         .select((LinkRow::as_select(), EmailRow::as_select()))
         .first(&mut *store.conn().await?)
         .await

@@ -201,11 +201,11 @@ impl AccountStore for PgStore {
     }
 
     async fn link_by_digest(&self, digest: &[u8; 32]) -> Result<Option<AccountLink>, Error> {
-        links::link_by_digest(self, digest).await
+        links::link(self, links::LinkKey::Digest(digest)).await
     }
 
     async fn link_by_id(&self, id: &AccountLinkId) -> Result<Option<AccountLink>, Error> {
-        links::link_by_id(self, id).await
+        links::link(self, links::LinkKey::Id(id)).await
     }
 
     async fn set_link_token(&self, id: &AccountLinkId, digest: &[u8; 32]) -> Result<(), Error> {

@@ -5,26 +5,11 @@
 //! (`OutboundEmail::attempt_failed`).
 
 use crate::account::link::{AccountLink, LinkPurpose};
-use crate::email::compose::{Composed, Notice as NoticeWords, compose_notice};
+use crate::email::compose::{Notice as NoticeWords, compose_notice};
 use crate::email::model::{EmailMessage, EmailStatus, OutboundEmail};
 use crate::email::service::Emails;
 use crate::error::Error;
 use crate::ids::{AccountLinkId, NoticeId, PublicToken};
-
-/// A message from the service itself (no merchant's name, no attachment).
-fn service_message(email: &OutboundEmail, composed: Composed) -> EmailMessage {
-    EmailMessage {
-        id: email.id.clone(),
-        from_name: "stablepay".into(),
-        to: email.to.clone(),
-        reply_to: None,
-        subject: composed.subject,
-        text: composed.text,
-        html: composed.html,
-        attachment: None,
-        logo: None,
-    }
-}
 
 impl Emails<'_> {
     /// One attempt of an account link's email. A link used, replaced, revoked or expired
@@ -36,17 +21,13 @@ impl Emails<'_> {
         id: &AccountLinkId,
     ) -> Result<EmailStatus, Error> {
         let now = self.clock.system_now();
+        let nobody = |l: &AccountLink| l.purpose == LinkPurpose::ResetPassword && l.user_id.is_none();
         let link = self.accounts.link_by_id(id).await?;
-        let Some(link) = link.filter(|l| l.check_usable(now).is_ok()) else {
+        let Some(link) = link.filter(|l| l.check_usable(now).is_ok() && !nobody(l)) else {
             email.skipped();
             self.store.record_email(&email).await?;
             return Ok(email.status);
         };
-        if link.purpose == LinkPurpose::ResetPassword && link.user_id.is_none() {
-            email.skipped();
-            self.store.record_email(&email).await?;
-            return Ok(email.status);
-        }
         let token = PublicToken::generate(self.crypto);
         self.accounts.set_link_token(&link.id, &self.crypto.sha256(token.as_str().as_bytes())).await?;
         let message = self.link_message(&link, &email, &token).await?;
@@ -62,7 +43,7 @@ impl Emails<'_> {
         };
         let note = "You get this email as a member of this merchant on stablepay.";
         let words = NoticeWords { subject: &n.subject, intro: &n.intro, button: &n.button.0, url: &n.button.1, note };
-        let message = service_message(&email, compose_notice(&words));
+        let message = compose_notice(&words).from_service(&email);
         self.attempt(email, &message).await
     }
 
@@ -105,6 +86,6 @@ impl Emails<'_> {
             link.purpose.lifetime_words()
         );
         let words = NoticeWords { subject: &subject, intro: &intro, button, url: &url, note: &note };
-        Ok(service_message(email, compose_notice(&words)))
+        Ok(compose_notice(&words).from_service(email))
     }
 }

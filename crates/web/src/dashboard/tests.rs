@@ -34,9 +34,22 @@ fn mer() -> MerchantId {
 /// any token), the merchant `mer_1`, and `invoice` for any invoice id when given (without one,
 /// a read of an invoice fails the test).
 fn state(role: Role, invoice: Option<InvoiceAggregate>) -> web::Data<AppState> {
+    state_of(member(&mer(), role), invoice, |_| {}, |_| {})
+}
+
+/// The dashboard's state over mocks with `current` signed in, `invoice` as [`state`] has it,
+/// the account store given what else a page reads of it (`more`), and the other ports as
+/// `other` sets them.
+fn state_of(
+    current: stablepay_domain::account::service::Current,
+    invoice: Option<InvoiceAggregate>,
+    more: impl FnOnce(&mut MockAccountStore),
+    other: impl FnOnce(&mut stablepay_domain::use_cases::Ports),
+) -> web::Data<AppState> {
     let mut ports = idle_ports();
-    let current = member(&mer(), role);
+    other(&mut ports);
     let mut accounts = MockAccountStore::new();
+    more(&mut accounts);
     let (session, user) = (current.session.clone(), current.user.clone());
     accounts.expect_session_by_digest().returning(move |_| Ok(Some((session.clone(), user.clone()))));
     let memberships = current.memberships.clone();
@@ -163,4 +176,89 @@ async fn another_merchants_pages_are_not_found_and_a_role_without_the_section_is
     let (status, body, _) = call(state(Role::Viewer, None), test::TestRequest::get().uri(developers), true).await;
     assert_eq!(status, StatusCode::FORBIDDEN);
     assert!(body.contains("AUTH_FORBIDDEN"));
+}
+
+/// What the settings page reads of the account store: no live request, the member alone on the
+/// team, no invitation (read only by a role that manages members).
+fn settings_state(current: stablepay_domain::account::service::Current) -> web::Data<AppState> {
+    let team = vec![(current.memberships[0].clone(), current.user.clone())];
+    let manages = matches!(current.memberships[0].role, Role::Owner | Role::Admin);
+    state_of(
+        current,
+        None,
+        move |accounts| {
+            accounts.expect_live_request().returning(|_| Ok(None));
+            accounts.expect_members().returning(move |_| Ok(team.clone()));
+            accounts.expect_invitations().times(usize::from(manages)).returning(|_, _| Ok(Vec::new()));
+        },
+        |_| {},
+    )
+}
+
+#[actix_web::test]
+async fn the_settings_page_offers_each_member_what_the_domain_allows_them() {
+    let page = || test::TestRequest::get().uri("/dashboard/settings?merchant=mer_1&mode=test");
+    let mut unverified = member(&mer(), Role::Owner);
+    unverified.user.email_verified_at = None;
+    for (current, wallet, activation, invite) in [
+        (member(&mer(), Role::Owner), true, true, true),
+        // Changing the live wallet needs a verified email; asking for activation (a test-mode
+        // action) does not.
+        (unverified, false, true, true),
+        (member(&mer(), Role::Admin), false, false, true),
+        (member(&mer(), Role::Developer), false, false, false),
+        (member(&mer(), Role::Support), false, false, false),
+        (member(&mer(), Role::Viewer), false, false, false),
+    ] {
+        let who = format!("{:?} verified {}", current.memberships[0].role, current.user.email_verified_at.is_some());
+        let (status, body, _) = call(settings_state(current), page(), true).await;
+        assert_eq!(status, StatusCode::OK, "{who}");
+        assert_eq!(body.contains("action=\"/dashboard/settings/wallet?"), wallet, "{who}");
+        assert_eq!(body.contains("action=\"/dashboard/settings/activation?"), activation, "{who}");
+        assert_eq!(body.contains("action=\"/dashboard/settings/invitations?"), invite, "{who}");
+        // Every member sets their own alerts.
+        assert!(body.contains("action=\"/dashboard/settings/alerts?"), "{who}");
+    }
+}
+
+#[actix_web::test]
+async fn a_merchant_that_requires_two_factor_login_shows_nothing_until_the_member_enrols() {
+    let mut current = member(&mer(), Role::Owner);
+    current.memberships[0].requires_two_factor = true;
+    // Nothing of the account store is read beyond the session: the refusal comes first.
+    let state = state_of(current, None, |_| {}, |_| {});
+    for path in ["/dashboard/settings?merchant=mer_1&mode=test", "/dashboard/invoices?merchant=mer_1&mode=test"] {
+        let (status, body, _) = call(state.clone(), test::TestRequest::get().uri(path), true).await;
+        assert_eq!(status, StatusCode::FORBIDDEN, "{path}");
+        assert!(body.contains("two-factor"), "{path}: {body}");
+    }
+}
+
+#[actix_web::test]
+async fn the_webhooks_page_offers_endpoint_changes_to_the_roles_that_manage_them() {
+    use stablepay_domain::page::Page;
+    use stablepay_domain::ports::MockWebhookStore;
+    for (role, manages) in [
+        (Role::Owner, true),
+        (Role::Admin, true),
+        (Role::Developer, true),
+        (Role::Support, false),
+        (Role::Viewer, false),
+    ] {
+        let state = state_of(
+            member(&mer(), role),
+            None,
+            |_| {},
+            |ports| {
+                let mut webhooks = MockWebhookStore::new();
+                webhooks.expect_list_endpoints().returning(|_, _| Ok(Page { items: Vec::new(), has_more: false }));
+                webhooks.expect_list_deliveries().returning(|_, _, _| Ok(Page { items: Vec::new(), has_more: false }));
+                ports.webhooks = Arc::new(webhooks);
+            },
+        );
+        let uri = "/dashboard/webhooks?merchant=mer_1&mode=live";
+        let (status, body, _) = call(state, test::TestRequest::get().uri(uri), true).await;
+        assert_eq!(status, StatusCode::OK, "{role:?}");
+        assert_eq!(body.contains("action=\"/dashboard/webhooks/endpoints?"), manages, "{role:?}");
+    }
 }

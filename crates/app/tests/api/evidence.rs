@@ -586,9 +586,25 @@ async fn owners_and_admins_decide_in_the_dashboard_confirmed_with_their_password
     assert_eq!(r.ok(200)["enabled"], true);
     let settlement = owner.send(&w, Method::GET, &format!("{base}/settlement"), None).await;
     assert_eq!(settlement.ok(200)["uniqueAmounts"], true);
-    assert_ne!(w.checkout("5.00").await["amountDue"], "5.000000");
+    // A key's lookup (its merchant's live settlement) is cached per process and dropped when
+    // the change's notification arrives: within moments (docs/ARCHITECTURE.md, the key cache).
+    let asked_within_moments = |unique: bool| {
+        let w = &w;
+        async move {
+            let mut due = String::new();
+            for _ in 0..50 {
+                due = w.checkout("5.00").await["amountDue"].as_str().unwrap_or_default().to_owned();
+                if (due != "5.000000") == unique {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            due
+        }
+    };
+    assert_ne!(asked_within_moments(true).await, "5.000000");
     admin.send(&w, Method::PUT, &setting, Some(json!({ "enabled": false }))).await.ok(200);
-    assert_eq!(w.checkout("5.00").await["amountDue"], "5.000000");
+    assert_eq!(asked_within_moments(false).await, "5.000000");
     let r = admin.send(&w, Method::PUT, &setting, Some(json!({ "enabled": "yes" }))).await;
     assert_eq!(r.assert_error(400, "VALIDATION_ERROR").as_deref(), Some("enabled"));
 

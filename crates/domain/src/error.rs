@@ -212,8 +212,8 @@ pub enum Error {
     #[error("invalid API key")]
     InvalidApiKey,
     /// The key may not do this: a publishable key on a secret route, a live key on a test helper (API_KEY_FORBIDDEN).
-    #[error("this key cannot perform this operation")]
-    ApiKeyForbidden,
+    #[error("{0}")]
+    ApiKeyForbidden(&'static str),
     /// A publishable key sent a field only a secret key may send (PUBLIC_KEY_FIELD_NOT_ALLOWED).
     #[error("publishable keys may only send amount and externalReference")]
     PublicKeyFieldNotAllowed {

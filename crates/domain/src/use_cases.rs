@@ -377,16 +377,20 @@ impl UseCases {
         Readiness { store: self.ports.health.as_ref(), chain: self.ports.chain.as_ref() }
     }
 
-    /// Which merchant, mode and capability a presented key gives, for a request that `needs`
-    /// a resource family and an access (see [`authenticate`]: a restricted key is refused
+    /// Which merchant, mode and capability a presented key gives, for a route that takes the
+    /// keys `need` says and a request that `needs` a resource family and an access (see
+    /// [`authenticate`]: a restricted key, and a key the route does not take, are refused
     /// here).
     pub async fn authenticate(
         &self,
         presented: &ApiKeySecret,
-        needs: Option<(crate::api_key::permission::ResourceFamily, crate::api_key::permission::Access)>,
+        (need, needs): (
+            crate::api_key::model::KeyNeed,
+            Option<(crate::api_key::permission::ResourceFamily, crate::api_key::permission::Access)>,
+        ),
         now: DateTime<Utc>,
     ) -> Result<Principal, Error> {
-        authenticate(self.ports.keys.as_ref(), self.crypto(), presented, (needs, now)).await
+        authenticate(self.ports.keys.as_ref(), self.crypto(), presented, (need, needs, now)).await
     }
 
     /// Records that key `id` was used at `at` (callers do it at most once a minute per key, off

@@ -278,7 +278,7 @@ fn field_code(err: &DomainError) -> Option<ErrorCode> {
         DomainError::InvalidWalletPaymentAttempt { .. } => C::INVALID_WALLET_PAYMENT_ATTEMPT,
         DomainError::WalletPaymentsUnavailable(_) => C::WALLET_PAYMENTS_UNAVAILABLE,
         DomainError::PublicKeyFieldNotAllowed { .. } => C::PUBLIC_KEY_FIELD_NOT_ALLOWED,
-        DomainError::ApiKeyForbidden => C::API_KEY_FORBIDDEN,
+        DomainError::ApiKeyForbidden(_) => C::API_KEY_FORBIDDEN,
         DomainError::AccountSuspended => C::ACCOUNT_SUSPENDED,
         DomainError::InvalidCredentials => C::INVALID_CREDENTIALS,
         DomainError::AuthRequired => C::AUTH_REQUIRED,

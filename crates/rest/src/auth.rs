@@ -9,12 +9,13 @@ use actix_web::http::header::AUTHORIZATION;
 use actix_web::{FromRequest, HttpRequest, web};
 use chrono::{DateTime, Utc};
 use futures_util::future::LocalBoxFuture;
+use stablepay_domain::Scope;
+use stablepay_domain::api_key::model::KeyNeed;
 use stablepay_domain::api_key::permission::{Access, ResourceFamily};
 use stablepay_domain::api_key::{ApiKeySecret, KeyType, Principal};
 use stablepay_domain::clock::Clock;
 use stablepay_domain::idempotency::IdempotencyClaim;
 use stablepay_domain::use_cases::{Context, InContext};
-use stablepay_domain::{Mode, Scope};
 use stablepay_http::error::{ApiError, ErrorCode};
 use stablepay_http::state::{AppState, RequestClock};
 
@@ -87,11 +88,11 @@ fn presented_key(req: &HttpRequest) -> Result<ApiKeySecret, ApiError> {
     ))
 }
 
-async fn caller(req: HttpRequest) -> Result<Caller, ApiError> {
+async fn caller(req: HttpRequest, need: KeyNeed) -> Result<Caller, ApiError> {
     let presented = presented_key(&req)?;
     let state = req.app_data::<web::Data<AppState>>().ok_or_else(ApiError::internal)?.clone();
     let now = state.use_cases.clock().system_now();
-    let principal = state.use_cases.authenticate(&presented, needed(&req), now).await?;
+    let principal = state.use_cases.authenticate(&presented, (need, needed(&req)), now).await?;
     let span = tracing::Span::current();
     span.record("merchant", principal.scope.merchant_id.as_str());
     span.record("mode", principal.scope.mode.as_str());
@@ -132,10 +133,6 @@ fn needed(req: &HttpRequest) -> Option<(ResourceFamily, Access)> {
     Some((family, access))
 }
 
-fn forbidden(message: &str) -> ApiError {
-    ApiError::new(ErrorCode::API_KEY_FORBIDDEN, message)
-}
-
 /// Any valid key (publishable or secret).
 pub struct AnyKey(pub Caller);
 
@@ -145,7 +142,7 @@ impl FromRequest for AnyKey {
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let req = req.clone();
-        Box::pin(async move { caller(req).await.map(AnyKey) })
+        Box::pin(async move { caller(req, KeyNeed::Any).await.map(AnyKey) })
     }
 }
 
@@ -158,13 +155,7 @@ impl FromRequest for SecretKey {
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let req = req.clone();
-        Box::pin(async move {
-            let c = caller(req).await?;
-            if !c.is_secret() {
-                return Err(forbidden("This operation requires a secret key."));
-            }
-            Ok(SecretKey(c))
-        })
+        Box::pin(async move { caller(req, KeyNeed::Secret).await.map(SecretKey) })
     }
 }
 
@@ -177,12 +168,6 @@ impl FromRequest for SecretTestKey {
 
     fn from_request(req: &HttpRequest, _: &mut Payload) -> Self::Future {
         let req = req.clone();
-        Box::pin(async move {
-            let c = caller(req).await?;
-            if !c.is_secret() || c.scope().mode != Mode::Test {
-                return Err(forbidden("Test helpers require a secret test-mode key."));
-            }
-            Ok(SecretTestKey(c))
-        })
+        Box::pin(async move { caller(req, KeyNeed::SecretTest).await.map(SecretTestKey) })
     }
 }

@@ -11,6 +11,7 @@ use chrono::{DateTime, Utc};
 
 use crate::api_key::permission::Permissions;
 use crate::crypto::Crypto;
+use crate::error::Error;
 use crate::ids::{ApiKeyId, MerchantId, random_base62};
 use crate::merchant::model::Merchant;
 use crate::mode::{Mode, Scope};
@@ -171,8 +172,66 @@ pub struct Principal {
     pub record_use: bool,
 }
 
+/// Which keys a route takes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyNeed {
+    /// A publishable or a secret key.
+    Any,
+    /// A secret key.
+    Secret,
+    /// A secret key of test mode (the test helpers).
+    SecretTest,
+}
+
+/// The refusal of a live key on a test helper.
+pub const TEST_HELPERS_ONLY: &str = "Test helpers require a secret test-mode key.";
+
+/// Whether a key of `key_type` and `mode` may use a route that takes `need`. Errors:
+/// `ApiKeyForbidden` saying which key the route takes.
+pub fn require_key(key_type: KeyType, mode: Mode, need: KeyNeed) -> Result<(), Error> {
+    match need {
+        KeyNeed::Secret | KeyNeed::SecretTest if key_type != KeyType::Secret => {
+            Err(Error::ApiKeyForbidden(if need == KeyNeed::Secret {
+                "This operation requires a secret key."
+            } else {
+                TEST_HELPERS_ONLY
+            }))
+        }
+        KeyNeed::SecretTest if mode != Mode::Test => Err(Error::ApiKeyForbidden(TEST_HELPERS_ONLY)),
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
+
+    /// A route takes the keys it says: a publishable key no secret route, a live key no test
+    /// helper; each refusal says which key the route takes.
+    #[test]
+    fn a_route_takes_the_keys_it_says() {
+        use super::{KeyNeed, require_key};
+        use crate::error::Error;
+        for mode in [Mode::Test, Mode::Live] {
+            for key in [KeyType::Secret, KeyType::Publishable] {
+                assert_eq!(require_key(key, mode, KeyNeed::Any), Ok(()));
+            }
+            assert_eq!(require_key(KeyType::Secret, mode, KeyNeed::Secret), Ok(()));
+            assert_eq!(
+                require_key(KeyType::Publishable, mode, KeyNeed::Secret),
+                Err(Error::ApiKeyForbidden("This operation requires a secret key."))
+            );
+            assert_eq!(
+                require_key(KeyType::Publishable, mode, KeyNeed::SecretTest),
+                Err(Error::ApiKeyForbidden(super::TEST_HELPERS_ONLY))
+            );
+        }
+        assert_eq!(require_key(KeyType::Secret, Mode::Test, KeyNeed::SecretTest), Ok(()));
+        assert_eq!(
+            require_key(KeyType::Secret, Mode::Live, KeyNeed::SecretTest),
+            Err(Error::ApiKeyForbidden(super::TEST_HELPERS_ONLY))
+        );
+    }
+
     use super::*;
     use crate::testing::SeqCrypto;
 

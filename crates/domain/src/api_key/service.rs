@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::api_key::model::{ApiKey, ApiKeySecret, KeyType, Principal};
+use crate::api_key::model::{ApiKey, ApiKeySecret, KeyNeed, KeyType, Principal, require_key};
 use crate::api_key::permission::{self, Access, Permissions, ResourceFamily};
 use crate::api_key::ports::ApiKeyStore;
 use crate::clock::Clock;
@@ -13,19 +13,21 @@ use crate::merchant::model::MerchantStatus;
 use crate::merchant::ports::MerchantStore;
 use crate::mode::{Mode, Scope};
 
-/// Authenticates a presented key for a request that `needs` a resource family and an access
-/// (`None`: a request only an unrestricted key may make). A restricted secret key (one with
-/// permissions) is refused here, before anything of the request is looked at, unless its
-/// permissions allow what the request needs (docs/api.md, "Restricted keys").
+/// Authenticates a presented key for a route that takes the keys `need` says and a request that
+/// `needs` a resource family and an access (`None`: a request only an unrestricted key may
+/// make). Everything about the key is decided here, before anything of the request is looked
+/// at: a restricted secret key (one with permissions) is refused unless its permissions allow
+/// what the request needs (docs/api.md, "Restricted keys"), then a key the route does not take.
 ///
 /// Errors: [`Error::InvalidApiKey`] for a malformed, unknown, revoked or expired key;
 /// [`Error::AccountSuspended`] when the key's merchant is suspended;
-/// [`Error::PermissionDenied`] naming the missing permission; store failures as they are.
+/// [`Error::PermissionDenied`] naming the missing permission; [`Error::ApiKeyForbidden`] for a
+/// publishable key on a secret route or a live key on a test helper; store failures as they are.
 pub async fn authenticate(
     store: &dyn ApiKeyStore,
     crypto: &dyn Crypto,
     presented: &ApiKeySecret,
-    (needs, now): (Option<(ResourceFamily, Access)>, DateTime<Utc>),
+    (need, needs, now): (KeyNeed, Option<(ResourceFamily, Access)>, DateTime<Utc>),
 ) -> Result<Principal, Error> {
     let (mode, key_type) = presented.classify().ok_or(Error::InvalidApiKey)?;
     let found = store.find_key_by_digest(presented.digest(crypto)).await?.ok_or(Error::InvalidApiKey)?;
@@ -43,6 +45,7 @@ pub async fn authenticate(
     if key.key_type == KeyType::Secret {
         permission::require(key.permissions.as_ref(), needs)?;
     }
+    require_key(key.key_type, key.mode, need)?;
     let record_use = key
         .last_used_at
         .is_none_or(|at| (now - at).num_seconds() >= crate::api_key::model::LAST_USED_PRECISION_SECONDS);
@@ -194,7 +197,7 @@ mod tests {
         let crypto = SeqCrypto::default();
         let mut store = MockApiKeyStore::new();
         store.expect_find_key_by_digest().returning(move |_| Ok(lookup.clone()));
-        authenticate(&store, &crypto, presented, (needs, now())).await
+        authenticate(&store, &crypto, presented, (KeyNeed::Secret, needs, now())).await
     }
 
     #[tokio::test]

@@ -3,6 +3,8 @@
 
 use chrono::{DateTime, Utc};
 
+use crate::api_key::model::TEST_HELPERS_ONLY;
+
 use crate::invoice::aggregate::{InvoiceAggregate, InvoiceKey, PublicRef};
 use crate::invoice::input::{
     AmountOnlyInput, CheckoutInput, CloseAction, OpenedCheckout, RefundInput, TestPaymentInput,
@@ -305,7 +307,7 @@ impl Invoices<'_> {
         input: TestPaymentInput,
     ) -> Result<(Payment, InvoiceAggregate), Error> {
         if scope.mode != Mode::Test {
-            return Err(Error::ApiKeyForbidden);
+            return Err(Error::ApiKeyForbidden(TEST_HELPERS_ONLY));
         }
         if input.amount.as_ref().is_some_and(|a| a.is_zero()) {
             return Err(Error::invalid_amount("amount", "must be greater than zero"));
@@ -535,7 +537,7 @@ impl Invoices<'_> {
     /// Returns the new offset in seconds and what ran.
     pub async fn advance_test_clock(&self, scope: &Scope, seconds: i64) -> Result<(i64, DueReport), Error> {
         if scope.mode != Mode::Test {
-            return Err(Error::ApiKeyForbidden);
+            return Err(Error::ApiKeyForbidden(TEST_HELPERS_ONLY));
         }
         if !(1..=MAX_TEST_CLOCK_ADVANCE_SECONDS).contains(&seconds) {
             return Err(Error::validation("seconds", "must be an integer from 1 to 316224000"));
@@ -551,7 +553,7 @@ impl Invoices<'_> {
     /// deadlines, which the real time reaches in due course.
     pub async fn reset_test_clock(&self, scope: &Scope) -> Result<(), Error> {
         if scope.mode != Mode::Test {
-            return Err(Error::ApiKeyForbidden);
+            return Err(Error::ApiKeyForbidden(TEST_HELPERS_ONLY));
         }
         self.store.reset_test_clock(&scope.merchant_id).await
     }

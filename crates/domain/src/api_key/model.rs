@@ -189,28 +189,24 @@ pub const TEST_HELPERS_ONLY: &str = "Test helpers require a secret test-mode key
 /// Whether a key of `key_type` and `mode` may use a route that takes `need`. Errors:
 /// `ApiKeyForbidden` saying which key the route takes.
 pub fn require_key(key_type: KeyType, mode: Mode, need: KeyNeed) -> Result<(), Error> {
-    match need {
-        KeyNeed::Secret | KeyNeed::SecretTest if key_type != KeyType::Secret => {
-            Err(Error::ApiKeyForbidden(if need == KeyNeed::Secret {
-                "This operation requires a secret key."
-            } else {
-                TEST_HELPERS_ONLY
-            }))
-        }
-        KeyNeed::SecretTest if mode != Mode::Test => Err(Error::ApiKeyForbidden(TEST_HELPERS_ONLY)),
-        _ => Ok(()),
-    }
+    let secret = key_type == KeyType::Secret;
+    let refused = match need {
+        KeyNeed::Any => None,
+        KeyNeed::Secret => (!secret).then_some("This operation requires a secret key."),
+        KeyNeed::SecretTest => (!secret || mode != Mode::Test).then_some(TEST_HELPERS_ONLY),
+    };
+    refused.map_or(Ok(()), |message| Err(Error::ApiKeyForbidden(message)))
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::testing::SeqCrypto;
 
     /// A route takes the keys it says: a publishable key no secret route, a live key no test
     /// helper; each refusal says which key the route takes.
     #[test]
     fn a_route_takes_the_keys_it_says() {
-        use super::{KeyNeed, require_key};
-        use crate::error::Error;
         for mode in [Mode::Test, Mode::Live] {
             for key in [KeyType::Secret, KeyType::Publishable] {
                 assert_eq!(require_key(key, mode, KeyNeed::Any), Ok(()));
@@ -222,18 +218,15 @@ mod tests {
             );
             assert_eq!(
                 require_key(KeyType::Publishable, mode, KeyNeed::SecretTest),
-                Err(Error::ApiKeyForbidden(super::TEST_HELPERS_ONLY))
+                Err(Error::ApiKeyForbidden(TEST_HELPERS_ONLY))
             );
         }
         assert_eq!(require_key(KeyType::Secret, Mode::Test, KeyNeed::SecretTest), Ok(()));
         assert_eq!(
             require_key(KeyType::Secret, Mode::Live, KeyNeed::SecretTest),
-            Err(Error::ApiKeyForbidden(super::TEST_HELPERS_ONLY))
+            Err(Error::ApiKeyForbidden(TEST_HELPERS_ONLY))
         );
     }
-
-    use super::*;
-    use crate::testing::SeqCrypto;
 
     #[test]
     fn generated_keys_classify_and_hide() {

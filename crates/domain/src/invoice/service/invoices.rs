@@ -4,7 +4,6 @@
 use chrono::{DateTime, Utc};
 
 use crate::api_key::model::TEST_HELPERS_ONLY;
-
 use crate::invoice::aggregate::{InvoiceAggregate, InvoiceKey, PublicRef};
 use crate::invoice::input::{
     AmountOnlyInput, CheckoutInput, CloseAction, OpenedCheckout, RefundInput, TestPaymentInput,

@@ -495,6 +495,7 @@ async fn a_transfer_a_little_older_than_its_checkout_pays_it_only_on_evidence_it
     w.unique_amounts();
     let unique = w.checkout("11.00").await;
     w.app.cli_ok(&["merchant", "unique-amounts", &w.m.id, "off", "--json"]);
+    w.settled_on(false).await;
     let plain = w.checkout("13.00").await;
     let created = chrono::DateTime::parse_from_rfc3339(plain["createdAt"].as_str().unwrap()).unwrap().timestamp();
     w.anvil.set_next_block_time(created - 5).await;

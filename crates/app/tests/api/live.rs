@@ -98,6 +98,18 @@ impl World {
         self.app.cli_ok(&["merchant", "unique-amounts", &self.m.id, "on", "--json"]);
     }
 
+    /// Waits until the service's new checkouts ask a unique amount (`unique`) or their plain one
+    /// (probing with checkouts of 1.00): the operator's command runs in a process of its own and
+    /// the service learns of the change from the database's notification, moments later (its key
+    /// cache carries the settlement). Needed once the merchant's key has been used.
+    pub(crate) async fn settled_on(&self, unique: bool) {
+        eventually("the unique-amount setting to reach the service", || async {
+            let asked = self.checkout("1.00").await["amountDue"].as_str().map(str::to_owned);
+            (asked.as_deref().map(|a| a != "1.000000") == Some(unique)).then_some(())
+        })
+        .await;
+    }
+
     pub(crate) async fn checkout(&self, amount: &str) -> Value {
         let r = self.app.post(&self.m.sk_live, "/v1/checkout-sessions", json!({ "amount": amount })).await;
         r.ok(201).clone()

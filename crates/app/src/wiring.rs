@@ -266,7 +266,7 @@ impl Adapters {
         let mut pools = Vec::new();
         let states = (0..config.http_workers.max(1))
             .map(|_| {
-                let store = self.checkout_signals.attach(pool(config, share)?);
+                let store = self.checkout_signals.attach(pool(config, share)?).with_key_cache(self.key_cache.clone());
                 pools.push(store.clone());
                 let keys = Arc::new(stablepay_postgres::CachedKeyStore::new(store.clone(), self.key_cache.clone()));
                 let ports = self.ports(&Arc::new(store), keys);

@@ -141,14 +141,7 @@ pub fn member(
         last_seen_at: at,
         reauthenticated_at: at,
     };
-    let membership = Membership {
-        user_id: user.id.clone(),
-        merchant_id: merchant.clone(),
-        role,
-        requires_two_factor: false,
-        webhook_alerts: false,
-        created_at: at,
-    };
+    let membership = Membership::new(&user.id, merchant, role, at);
     crate::account::service::Current { session, user, memberships: vec![membership] }
 }
 

@@ -148,6 +148,14 @@ impl ApiError {
         self.extra.details.as_ref()
     }
 
+    /// Whether this refuses a change for the session's sign-in being too old
+    /// (`AUTH_FORBIDDEN`, reason `reauthentication_required`): a refusal of the session, not of
+    /// the request, which the same request may pass once the member gives the password again.
+    pub fn needs_reauthentication(&self) -> bool {
+        self.code == ErrorCode::AUTH_FORBIDDEN
+            && self.details().and_then(|d| d["reason"].as_str()) == Some("reauthentication_required")
+    }
+
     pub fn with_details(mut self, details: Value) -> Self {
         self.extra.details = Some(details);
         self

@@ -66,13 +66,43 @@ pub fn respond(status: StatusCode, body: String, extra: &[(&str, String)]) -> Ht
     b.body(body)
 }
 
-/// Runs `run` at most once per idempotency key for a public route (no merchant key): the key is
-/// required (INVALID_IDEMPOTENCY_KEY without one), and keys are separate per merchant, mode and
-/// public `resource` (a link's public id, an invoice's token).
+/// Where a public submission's idempotency key comes from.
+#[derive(Clone, Copy)]
+pub enum SubmissionKey<'a> {
+    /// An API route's `Idempotency-Key` header, required (INVALID_IDEMPOTENCY_KEY without one).
+    Header,
+    /// A hosted page form's hidden field (so a double click or a resent form creates nothing
+    /// twice). Form keys live apart from the API's (`page|` prefix).
+    Form(&'a str),
+}
+
+impl SubmissionKey<'_> {
+    /// The key claimed for `resource`, or the refusal of a missing or malformed one.
+    fn claimed(self, req: &HttpRequest, resource: &str) -> Result<String, ApiError> {
+        match self {
+            Self::Header => match key_of(req)? {
+                Some(key) => Ok(format!("{resource}|{key}")),
+                None => Err(ApiError::field(
+                    ErrorCode::INVALID_IDEMPOTENCY_KEY,
+                    "Idempotency-Key",
+                    "This submission needs an Idempotency-Key header (1-255 visible ASCII characters).",
+                )),
+            },
+            Self::Form(key) if well_formed(key) => Ok(format!("page|{resource}|{key}")),
+            Self::Form(_) => {
+                Err(ApiError::field(ErrorCode::INVALID_IDEMPOTENCY_KEY, "idempotencyKey", "The form's key is missing."))
+            }
+        }
+    }
+}
+
+/// Runs `run` at most once per idempotency key for a public route or a hosted page's form (no
+/// merchant key): keys are separate per merchant, mode and public `resource` (a link's public
+/// id, an invoice's token), and `source` says where the key is.
 pub async fn execute_public<F, Fut, R, RFut>(
     state: web::Data<AppState>,
     scope: Scope,
-    resource: &str,
+    (resource, source): (&str, SubmissionKey<'_>),
     req: &HttpRequest,
     body: &[u8],
     (run, rebuild): (F, R),
@@ -83,47 +113,13 @@ where
     R: FnOnce(Committed) -> RFut + 'static,
     RFut: Future<Output = Outcome> + 'static,
 {
-    let key = match key_of(req) {
-        Ok(Some(k)) => k,
-        Ok(None) => {
-            return ApiError::field(
-                ErrorCode::INVALID_IDEMPOTENCY_KEY,
-                "Idempotency-Key",
-                "This submission needs an Idempotency-Key header (1-255 visible ASCII characters).",
-            )
-            .error_response();
-        }
+    let key = match source.claimed(req, resource) {
+        Ok(key) => key,
         Err(e) => return e.error_response(),
     };
     let namespace = IdempotencyNamespace { scope, requester: Requester::Public };
     let fingerprint = fingerprint(&state, req, body);
-    keyed(state, namespace, format!("{resource}|{key}"), fingerprint, (run, rebuild)).await
-}
-
-/// Like [`execute_public`] for a hosted page's form, whose key is a hidden field of the page
-/// (so a double click or a resent form creates nothing twice). Form keys live apart from the
-/// API's (`page|` prefix).
-pub async fn execute_page<F, Fut, R, RFut>(
-    state: web::Data<AppState>,
-    scope: Scope,
-    (resource, key): (&str, &str),
-    req: &HttpRequest,
-    body: &[u8],
-    (run, rebuild): (F, R),
-) -> HttpResponse
-where
-    F: FnOnce(Option<IdempotencyClaim>) -> Fut + 'static,
-    Fut: Future<Output = Outcome> + 'static,
-    R: FnOnce(Committed) -> RFut + 'static,
-    RFut: Future<Output = Outcome> + 'static,
-{
-    if !well_formed(key) {
-        return ApiError::field(ErrorCode::INVALID_IDEMPOTENCY_KEY, "idempotencyKey", "The form's key is missing.")
-            .error_response();
-    }
-    let namespace = IdempotencyNamespace { scope, requester: Requester::Public };
-    let fingerprint = fingerprint(&state, req, body);
-    keyed(state, namespace, format!("page|{resource}|{key}"), fingerprint, (run, rebuild)).await
+    keyed(state, namespace, key, fingerprint, (run, rebuild)).await
 }
 
 /// Claims `key` and, when this request is the first, runs it in a task of its own under its
@@ -231,12 +227,12 @@ where
         Err(ApiError::internal())
     });
     let (status, text) = render(&outcome);
-    // Server failures and concurrency conflicts may succeed on retry: forget the key so the
-    // retry executes. Everything else is stored and replayed.
+    // Server failures, concurrency conflicts and a sign-in too old for the change may succeed
+    // on retry: forget the key so the retry executes. Everything else is stored and replayed.
     // A claim taken over by a retry records nothing: the retry's answer is the one.
     let lost = matches!(&outcome, Err(e) if e.code == ErrorCode::IDEMPOTENCY_KEY_CONFLICT);
-    let retryable =
-        status.is_server_error() || matches!(&outcome, Err(e) if e.code == ErrorCode::INVOICE_STATE_MISMATCH);
+    let retryable = status.is_server_error()
+        || matches!(&outcome, Err(e) if e.code == ErrorCode::INVOICE_STATE_MISMATCH || e.needs_reauthentication());
     let stored = if lost {
         Ok(())
     } else if retryable {

@@ -11,6 +11,7 @@ pub mod client;
 pub mod download;
 pub mod envelope;
 pub mod error;
+pub mod factory;
 pub mod idempotency;
 pub mod limit_headers;
 pub mod middleware;

@@ -5,6 +5,8 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+use serde::Serialize;
+use utoipa::ToSchema;
 
 use crate::timestamp::timestamp;
 
@@ -75,35 +77,40 @@ pub struct FollowFacts {
 /// After this many failed passes in a row the follower counts as stalled.
 pub const FOLLOWER_STALLED_AFTER_FAILURES: u64 = 5;
 
-/// The chain follower as readiness shows it.
-#[derive(Debug, PartialEq)]
+/// The chain follower's state as readiness shows it (readiness does not fail on it: the API and
+/// reported payments go on; alert on `lagBlocks` or the `stablepay_chain_follow_lag_blocks`
+/// metric).
+#[derive(Serialize, ToSchema, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
 pub struct FollowerSnapshot {
-    /// `off` (no live chain followed by this process, or no pass yet), `ok`, `degraded` (its
-    /// last pass failed) or `stalled` (it failed [`FOLLOWER_STALLED_AFTER_FAILURES`] passes in a
-    /// row: transfers nobody reported wait, see `lag_blocks`).
+    /// `off` (this process follows no live chain, or has not yet), `ok`, `degraded` (its last
+    /// pass failed) or `stalled` (five passes in a row failed: transfers nobody reported wait).
     pub state: String,
     /// Final blocks not scanned yet, when known.
     pub lag_blocks: Option<u64>,
     pub last_success_at: Option<String>,
     pub consecutive_failures: u64,
-    /// Blocks of the last range read that no endpoint settled for sure (the cursor is held on
-    /// them for a while, then the second reading and reconciliation runs read them again).
+    /// Blocks of the last range read that no endpoint's answer settled for sure (an endpoint
+    /// answered nothing where the block's bloom says a watched transfer may be): the cursor is
+    /// held on them for a while, then the second reading and reconciliation runs read them again.
     pub uncertain_blocks: u64,
     /// Whether the cursor waits on such blocks now.
     pub held: bool,
-    /// Ranges the endpoints answered differently, since start.
+    /// Ranges the endpoints answered differently, since the process started.
     pub disagreements: u64,
-    /// Logs the second reading of ranges found that the first had missed, since start.
+    /// Logs the second reading of a range found that the first reading had missed, since the
+    /// process started (each credited or recorded then).
     pub second_pass_found: u64,
-    /// Ranges waiting for their second reading.
+    /// Ranges of final blocks waiting for their second reading.
     pub rechecks_pending: u64,
     /// The service's clock less the time of the chain's newest block, in seconds, when measured
-    /// (a block is a few seconds old when read: positive by that much when the clocks agree).
+    /// (a few seconds when the clocks agree; compare with STABLEPAY_CHAIN_CLOCK_SKEW_SECONDS).
     pub clock_skew_seconds: Option<i64>,
 }
 
-/// The worker's state as readiness and metrics show it.
-#[derive(Debug, PartialEq)]
+/// The worker's state as readiness shows it.
+#[derive(Serialize, ToSchema, Debug, PartialEq)]
+#[serde(rename_all = "camelCase")]
 pub struct WorkerSnapshot {
     /// `ok`; `degraded` (the last pass failed, or in it some invoices' work failed and was
     /// backed off, or email attempts failed); `stalled` (no successful pass for longer than allowed: readiness fails); `off` (this
@@ -115,7 +122,7 @@ pub struct WorkerSnapshot {
     pub restarts: u64,
     /// Invoices whose due work failed (each backed off) and failed email attempts, since start.
     pub items_failed: u64,
-    /// The chain follower.
+    /// The chain follower (live mode), which finds transfers nobody reported.
     pub follower: FollowerSnapshot,
 }
 

@@ -150,7 +150,7 @@ impl ApiKeyStore for PgStore {
                     .await
                     .map_err(db)?;
                 // Every process drops its cached lookups of this merchant's keys now.
-                crate::keycache::announce(&mut conn, &merchant).await?;
+                crate::keycache::announce(self, &mut conn, &merchant).await?;
                 Ok(())
             }
         }

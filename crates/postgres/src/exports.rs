@@ -460,6 +460,19 @@ impl ExportStore for PgStore {
 const REFUNDS_IN_RANGE: &str = "(SELECT count(*) FROM jsonb_array_elements(refunds) r \
     WHERE (r->>'created_at')::timestamptz >= ";
 
+/// Loads up to `limit` rows of the boxed `query` (as `(Row, seq)`) in the order of its
+/// insertion-sequence column `seq`, after the cursor `after` (a sequence number).
+macro_rules! page_by_seq {
+    ($conn:expr, $query:expr, $seq:expr, $row:ty, ($after:expr, $limit:expr)) => {{
+        let mut query = $query.order($seq.asc()).limit($limit);
+        if let Some(after) = $after {
+            query = query.filter($seq.gt(seq_cursor(&after)?));
+        }
+        let rows: Vec<($row, i64)> = query.select((<$row>::as_select(), $seq)).load($conn).await.map_err(db)?;
+        rows
+    }};
+}
+
 impl PgStore {
     /// A page of invoices of `query` after the insertion sequence `after`.
     async fn invoice_records(
@@ -469,18 +482,8 @@ impl PgStore {
         limit: i64,
     ) -> Result<(Vec<ExportRecord>, Option<RecordCursor>), Error> {
         let mut conn = self.conn().await?;
-        let mut query = query.order(invoices::seq.asc()).limit(limit);
-        if let Some(after) = after {
-            query = query.filter(invoices::seq.gt(seq_cursor(&after)?));
-        }
-        let rows: Vec<(InvoiceRow, i64)> =
-            query.select((InvoiceRow::as_select(), invoices::seq)).load(&mut conn).await.map_err(db)?;
-        let last = rows.last().map(|(_, seq)| seq.to_string());
-        let records = rows
-            .into_iter()
-            .map(|(row, _)| row.into_domain().map(|i| ExportRecord::Invoice(Box::new(i))))
-            .collect::<Result<_, _>>()?;
-        Ok((records, last))
+        let rows = page_by_seq!(&mut conn, query, invoices::seq, InvoiceRow, (after, limit));
+        seq_page(rows, |row| row.into_domain().map(|i| ExportRecord::Invoice(Box::new(i))))
     }
 
     async fn payment_records(
@@ -524,18 +527,8 @@ impl PgStore {
         limit: i64,
     ) -> Result<(Vec<ExportRecord>, Option<RecordCursor>), Error> {
         let mut conn = self.conn().await?;
-        let mut query = unattributed_query(scope, spec).order(ut::seq.asc()).limit(limit);
-        if let Some(after) = after {
-            query = query.filter(ut::seq.gt(seq_cursor(&after)?));
-        }
-        let rows: Vec<(UnattributedRow, i64)> =
-            query.select((UnattributedRow::as_select(), ut::seq)).load(&mut conn).await.map_err(db)?;
-        let last = rows.last().map(|(_, seq)| seq.to_string());
-        let records = rows
-            .into_iter()
-            .map(|(row, _)| row.into_domain().map(|u| ExportRecord::Unattributed(Box::new(u))))
-            .collect::<Result<_, _>>()?;
-        Ok((records, last))
+        let rows = page_by_seq!(&mut conn, unattributed_query(scope, spec), ut::seq, UnattributedRow, (after, limit));
+        seq_page(rows, |row| row.into_domain().map(|u| ExportRecord::Unattributed(Box::new(u))))
     }
 
     async fn link_records(
@@ -546,12 +539,7 @@ impl PgStore {
         limit: i64,
     ) -> Result<(Vec<ExportRecord>, Option<RecordCursor>), Error> {
         let mut conn = self.conn().await?;
-        let mut query = link_query(scope, spec).order(pl::seq.asc()).limit(limit);
-        if let Some(after) = after {
-            query = query.filter(pl::seq.gt(seq_cursor(&after)?));
-        }
-        let rows: Vec<(LinkRow, i64)> =
-            query.select((LinkRow::as_select(), pl::seq)).load(&mut conn).await.map_err(db)?;
+        let rows = page_by_seq!(&mut conn, link_query(scope, spec), pl::seq, LinkRow, (after, limit));
         let last = rows.last().map(|(_, seq)| seq.to_string());
         let links = with_reservations(&mut conn, rows.into_iter().map(|(row, _)| row).collect()).await?;
         Ok((links.into_iter().map(|l| ExportRecord::PaymentLink(Box::new(l))).collect(), last))
@@ -565,18 +553,8 @@ impl PgStore {
         limit: i64,
     ) -> Result<(Vec<ExportRecord>, Option<RecordCursor>), Error> {
         let mut conn = self.conn().await?;
-        let mut query = delivery_query(scope, spec).order(wd::seq.asc()).limit(limit);
-        if let Some(after) = after {
-            query = query.filter(wd::seq.gt(seq_cursor(&after)?));
-        }
-        let rows: Vec<(DeliveryRow, i64)> =
-            query.select((DeliveryRow::as_select(), wd::seq)).load(&mut conn).await.map_err(db)?;
-        let last = rows.last().map(|(_, seq)| seq.to_string());
-        let records = rows
-            .into_iter()
-            .map(|(row, _)| row.into_domain(None).map(|d| ExportRecord::Delivery(Box::new(d))))
-            .collect::<Result<_, _>>()?;
-        Ok((records, last))
+        let rows = page_by_seq!(&mut conn, delivery_query(scope, spec), wd::seq, DeliveryRow, (after, limit));
+        seq_page(rows, |row| row.into_domain(None).map(|d| ExportRecord::Delivery(Box::new(d))))
     }
 
     /// The run a reconciliation export names, when it is `scope`'s.
@@ -618,6 +596,16 @@ impl PgStore {
     }
 }
 
+/// A page of `(row, seq)` as export records, with the cursor of its last row.
+fn seq_page<R>(
+    rows: Vec<(R, i64)>,
+    record: impl Fn(R) -> Result<ExportRecord, Error>,
+) -> Result<(Vec<ExportRecord>, Option<RecordCursor>), Error> {
+    let last = rows.last().map(|(_, seq)| seq.to_string());
+    let records = rows.into_iter().map(|(row, _)| record(row)).collect::<Result<_, _>>()?;
+    Ok((records, last))
+}
+
 fn seq_cursor(after: &str) -> Result<i64, Error> {
     after.parse().map_err(|_| Error::Internal("export cursor".into()))
 }
@@ -640,14 +628,22 @@ fn refund_query<'a>(scope: &'a Scope, spec: &'a ExportSpec) -> invoices::BoxedQu
         .into_boxed()
 }
 
+/// The rows of `$source` (table module `$t`) in `scope` whose `$at` column is in `spec`'s
+/// range, boxed for the filters to come.
+macro_rules! in_range {
+    ($source:expr, $t:ident, $at:ident, ($scope:expr, $spec:expr)) => {
+        $source
+            .filter($t::merchant_id.eq($scope.merchant_id.as_str()))
+            .filter($t::mode.eq($scope.mode.as_str()))
+            .filter($t::$at.ge($spec.from))
+            .filter($t::$at.lt($spec.to))
+            .into_boxed()
+    };
+}
+
 /// The payment links of `scope` created in `spec`'s range, with its filters.
 fn link_query<'a>(scope: &'a Scope, spec: &'a ExportSpec) -> pl::BoxedQuery<'a, diesel::pg::Pg> {
-    let mut query = pl::table
-        .filter(pl::merchant_id.eq(scope.merchant_id.as_str()))
-        .filter(pl::mode.eq(scope.mode.as_str()))
-        .filter(pl::created_at.ge(spec.from))
-        .filter(pl::created_at.lt(spec.to))
-        .into_boxed();
+    let mut query = in_range!(pl::table, pl, created_at, (scope, spec));
     let f = &spec.filters;
     if let Some(t) = f.amount_type {
         query = query.filter(pl::amount_type.eq(t.as_str()));
@@ -663,12 +659,7 @@ fn link_query<'a>(scope: &'a Scope, spec: &'a ExportSpec) -> pl::BoxedQuery<'a, 
 
 /// The webhook deliveries of `scope` created in `spec`'s range, with its filters.
 fn delivery_query<'a>(scope: &'a Scope, spec: &'a ExportSpec) -> wd::BoxedQuery<'a, diesel::pg::Pg> {
-    let mut query = wd::table
-        .filter(wd::merchant_id.eq(scope.merchant_id.as_str()))
-        .filter(wd::mode.eq(scope.mode.as_str()))
-        .filter(wd::created_at.ge(spec.from))
-        .filter(wd::created_at.lt(spec.to))
-        .into_boxed();
+    let mut query = in_range!(wd::table, wd, created_at, (scope, spec));
     let f = &spec.filters;
     if let Some(endpoint) = &f.endpoint {
         query = query.filter(wd::endpoint_id.eq(endpoint.as_str()));
@@ -684,12 +675,7 @@ fn delivery_query<'a>(scope: &'a Scope, spec: &'a ExportSpec) -> wd::BoxedQuery<
 
 /// The unattributed transfers of `scope` detected in `spec`'s range.
 fn unattributed_query<'a>(scope: &'a Scope, spec: &'a ExportSpec) -> ut::BoxedQuery<'a, diesel::pg::Pg> {
-    ut::table
-        .filter(ut::merchant_id.eq(scope.merchant_id.as_str()))
-        .filter(ut::mode.eq(scope.mode.as_str()))
-        .filter(ut::detected_at.ge(spec.from))
-        .filter(ut::detected_at.lt(spec.to))
-        .into_boxed()
+    in_range!(ut::table, ut, detected_at, (scope, spec))
 }
 
 /// The items of run `run` whose block time is in `spec`'s range (and those without one: a
@@ -707,12 +693,7 @@ fn run_item_query<'a>(run: &'a str, spec: &'a ExportSpec) -> ri::BoxedQuery<'a, 
 
 /// The invoices `spec` covers in `scope`: created in its range, with its filters.
 fn invoice_query<'a>(scope: &'a Scope, spec: &'a ExportSpec) -> invoices::BoxedQuery<'a, diesel::pg::Pg> {
-    let mut query = invoices::table
-        .filter(invoices::merchant_id.eq(scope.merchant_id.as_str()))
-        .filter(invoices::mode.eq(scope.mode.as_str()))
-        .filter(invoices::created_at.ge(spec.from))
-        .filter(invoices::created_at.lt(spec.to))
-        .into_boxed();
+    let mut query = in_range!(invoices::table, invoices, created_at, (scope, spec));
     if let Some(state) = spec.filters.collection_state {
         query = query.filter(invoices::collection_state.eq(state.as_str()));
     }
@@ -730,13 +711,7 @@ fn payment_query<'a>(
     scope: &'a Scope,
     spec: &'a ExportSpec,
 ) -> diesel::dsl::IntoBoxed<'a, PaymentJoin, diesel::pg::Pg> {
-    let mut query = payments::table
-        .inner_join(invoices::table)
-        .filter(payments::merchant_id.eq(scope.merchant_id.as_str()))
-        .filter(payments::mode.eq(scope.mode.as_str()))
-        .filter(payments::detected_at.ge(spec.from))
-        .filter(payments::detected_at.lt(spec.to))
-        .into_boxed();
+    let mut query = in_range!(payments::table.inner_join(invoices::table), payments, detected_at, (scope, spec));
     if let Some(status) = spec.filters.payment_status {
         query = query.filter(payments::status.eq(status.as_str()));
     }

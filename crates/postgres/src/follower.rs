@@ -47,6 +47,24 @@ const IN_FLIGHT: [&str; 2] = ["detected", "validating"];
 const WATCH_AFTER_EXPIRY_HOURS: i64 = 24;
 
 /// Live checkouts whose wallet is watched: pending, or expired less than a day ago.
+/// The record that log `index` of transaction `tx` on chain `id` was credited.
+fn credited_log(id: i64, tx: &str, index: i64) -> credited_transfer_logs::BoxedQuery<'_, diesel::pg::Pg> {
+    credited_transfer_logs::table
+        .filter(credited_transfer_logs::chain_id.eq(id))
+        .filter(credited_transfer_logs::transaction_hash.eq(tx))
+        .filter(credited_transfer_logs::log_index.eq(index))
+        .into_boxed()
+}
+
+/// The live payments of transaction `tx` on chain `id`.
+fn live_payments_of(id: i64, tx: &str) -> payments::BoxedQuery<'_, diesel::pg::Pg> {
+    payments::table
+        .filter(payments::mode.eq(Mode::Live.as_str()))
+        .filter(payments::chain_id.eq(id))
+        .filter(payments::transaction_hash.eq(tx))
+        .into_boxed()
+}
+
 fn watched_checkouts<'a>() -> checkout_sessions::BoxedQuery<'a, diesel::pg::Pg> {
     let since = Utc::now() - chrono::Duration::hours(WATCH_AFTER_EXPIRY_HOURS);
     checkout_sessions::table
@@ -339,19 +357,12 @@ impl FollowerStore for PgStore {
     async fn log_seen(&self, chain_id: u64, logged: &LoggedTransfer) -> Result<bool, Error> {
         let mut conn = self.conn().await?;
         let (id, tx, index) = (chain(chain_id)?, logged.tx_hash.as_str(), log_index(logged.transfer.log_index)?);
-        let credited = credited_transfer_logs::table
-            .filter(credited_transfer_logs::chain_id.eq(id))
-            .filter(credited_transfer_logs::transaction_hash.eq(tx))
-            .filter(credited_transfer_logs::log_index.eq(index));
+        let credited = credited_log(id, tx, index);
         let deferred = deferred_transfers::table
             .filter(deferred_transfers::chain_id.eq(id))
             .filter(deferred_transfers::transaction_hash.eq(tx))
             .filter(deferred_transfers::log_index.eq(index));
-        let claimed = payments::table
-            .filter(payments::mode.eq(Mode::Live.as_str()))
-            .filter(payments::chain_id.eq(id))
-            .filter(payments::transaction_hash.eq(tx))
-            .filter(payments::claimed_log.eq(index));
+        let claimed = live_payments_of(id, tx).filter(payments::claimed_log.eq(index));
         let recorded =
             u::table.filter(u::chain_id.eq(id)).filter(u::transaction_hash.eq(tx)).filter(u::log_index.eq(index));
         let (a, b, c, d): (bool, bool, bool, bool) = diesel::select((
@@ -420,17 +431,10 @@ impl FollowerStore for PgStore {
     async fn log_claim(&self, chain_id: u64, logged: &LoggedTransfer) -> Result<LogClaim, Error> {
         let mut conn = self.conn().await?;
         let (id, tx, index) = (chain(chain_id)?, logged.tx_hash.as_str(), log_index(logged.transfer.log_index)?);
-        let credited = credited_transfer_logs::table
-            .filter(credited_transfer_logs::chain_id.eq(id))
-            .filter(credited_transfer_logs::transaction_hash.eq(tx))
-            .filter(credited_transfer_logs::log_index.eq(index));
+        let credited = credited_log(id, tx, index);
         // Credited before logs were recorded: the whole transaction counts as credited.
-        let credited_whole = payments::table
-            .filter(payments::mode.eq(Mode::Live.as_str()))
-            .filter(payments::chain_id.eq(id))
-            .filter(payments::transaction_hash.eq(tx))
-            .filter(payments::status.eq_any(CREDITED))
-            .filter(payments::logs.is_null());
+        let credited_whole =
+            live_payments_of(id, tx).filter(payments::status.eq_any(CREDITED)).filter(payments::logs.is_null());
         let (once, whole): (bool, bool) =
             diesel::select((diesel::dsl::exists(credited), diesel::dsl::exists(credited_whole)))
                 .get_result(&mut conn)
@@ -440,10 +444,7 @@ impl FollowerStore for PgStore {
             return Ok(LogClaim::Credited);
         }
         let t = &logged.transfer;
-        let in_flight = payments::table
-            .filter(payments::mode.eq(Mode::Live.as_str()))
-            .filter(payments::chain_id.eq(id))
-            .filter(payments::transaction_hash.eq(tx))
+        let in_flight = live_payments_of(id, tx)
             .filter(payments::status.eq_any(IN_FLIGHT))
             .filter(payments::settlement_wallet.eq(t.to.as_str()))
             .filter(payments::token_contract.eq(t.token_contract.as_str()))

@@ -153,16 +153,22 @@ impl ApiKeyStore for CachedKeyStore {
     }
 }
 
-/// Announces that what a key lookup of `merchant` answers changed (after the change committed).
-pub(crate) async fn announce(conn: &mut AsyncPgConnection, merchant: &str) -> Result<(), Error> {
+/// Announces that what a key lookup of `merchant` answers changed (after the change committed)
+/// to every process, and drops the merchant's entries from `store`'s own process's cache at
+/// once (the next request here reads the change, not the notification's race).
+pub(crate) async fn announce(store: &PgStore, conn: &mut AsyncPgConnection, merchant: &str) -> Result<(), Error> {
     use diesel_async::RunQueryDsl;
-    diesel::sql_query("SELECT pg_notify($1, $2)")
+    let sent = diesel::sql_query("SELECT pg_notify($1, $2)")
         .bind::<diesel::sql_types::Text, _>(KEYS_CHANNEL)
         .bind::<diesel::sql_types::Text, _>(merchant)
         .execute(conn)
         .await
         .map(|_| ())
-        .map_err(crate::error::db)
+        .map_err(crate::error::db);
+    if let Some(cache) = &store.key_cache {
+        cache.invalidate(merchant);
+    }
+    sent
 }
 
 /// Listens on [`KEYS_CHANNEL`] for as long as `cache` has other owners, dropping entries as

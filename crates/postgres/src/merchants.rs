@@ -163,10 +163,7 @@ impl MerchantStore for PgStore {
             .execute(&mut conn)
             .await
             .map_err(db)?;
-        if n == 0 {
-            return Err(Error::NotFound(Resource::Merchant));
-        }
-        crate::keycache::announce(&mut conn, id.as_str()).await
+        announce_found(self, &mut conn, n, id).await
     }
 
     async fn set_profile(&self, id: &MerchantId, profile: &MerchantProfile) -> Result<(), Error> {
@@ -182,10 +179,7 @@ impl MerchantStore for PgStore {
             .execute(&mut conn)
             .await
             .map_err(db)?;
-        if n == 0 {
-            return Err(Error::NotFound(Resource::Merchant));
-        }
-        crate::keycache::announce(&mut conn, id.as_str()).await
+        announce_found(self, &mut conn, n, id).await
     }
 
     async fn set_logo(&self, id: &MerchantId, logo: Option<LogoImage>) -> Result<(), Error> {
@@ -228,10 +222,7 @@ impl MerchantStore for PgStore {
             })
             .await
             .map_err(db)?;
-        if !found {
-            return Err(Error::NotFound(Resource::Merchant));
-        }
-        crate::keycache::announce(&mut conn, id.as_str()).await
+        announce_found(self, &mut conn, usize::from(found), id).await
     }
 
     async fn logo_png(&self, digest: &str) -> Result<Option<Vec<u8>>, Error> {
@@ -257,9 +248,20 @@ impl MerchantStore for PgStore {
             .execute(&mut conn)
             .await
             .map_err(db)?;
-        if n == 0 {
-            return Err(Error::NotFound(Resource::Merchant));
-        }
-        crate::keycache::announce(&mut conn, id.as_str()).await
+        announce_found(self, &mut conn, n, id).await
     }
+}
+
+/// Announces a change of merchant `id` (what its keys' lookups answer) when the update found
+/// it (`n` rows), NOT_FOUND otherwise.
+async fn announce_found(
+    store: &PgStore,
+    conn: &mut diesel_async::AsyncPgConnection,
+    n: usize,
+    id: &MerchantId,
+) -> Result<(), Error> {
+    if n == 0 {
+        return Err(Error::NotFound(Resource::Merchant));
+    }
+    crate::keycache::announce(store, conn, id.as_str()).await
 }

@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use chrono::Utc;
 use stablepay_domain::clock::{Clock, MAX_TEST_CLOCK_OFFSET_SECONDS};
 use stablepay_domain::event::EventType;
-use stablepay_domain::ids::{EventId, MerchantId, PaymentId, WebhookEndpointId};
+use stablepay_domain::ids::{EventId, MerchantId, WebhookEndpointId};
 use stablepay_domain::invoice::aggregate::InvoiceChange;
 use stablepay_domain::invoice::collection::CollectionState;
 use stablepay_domain::invoice::input::{CheckoutInput, TestPaymentInput};
@@ -130,30 +130,14 @@ fn credited(crypto: &SeqCrypto, agg: &InvoiceAggregate, tx: &TxHash, amount: &st
     let mut change = InvoiceChange::update(agg.clone());
     change.aggregate.invoice.customer_amount_paid = d(amount);
     change.push_payment(Payment {
-        id: PaymentId::generate(crypto),
-        scope: s.scope.clone(),
-        invoice_id: s.invoice_id.clone(),
-        checkout_session_id: s.id.clone(),
         status: PaymentStatus::Confirmed,
-        amount_expected: s.amount_due.clone(),
         amount_received: d(amount),
         customer_amount_credited: d(amount),
         merchant_amount_settled: d(amount),
-        transaction_hash: tx.clone(),
         chain_id: 137,
-        token_contract: s.token_contract.clone(),
-        settlement_wallet: s.settlement_wallet.clone(),
-        payer_address: None,
-        failure_reason: None,
-        block: None,
-        block_time: None,
-        diagnostic: None,
-        detected_at: now,
         confirmed_at: Some(now),
-        claimed_log: None,
         logs: vec![0],
-        missing_since: None,
-        evidence: None,
+        ..Payment::detected(crypto, s, tx, now)
     });
     change
 }
@@ -1077,15 +1061,7 @@ async fn a_reconciliation_run_is_claimed_once_and_its_items_written_with_its_com
     let now = chrono::SubsecRound::trunc_subsecs(Utc::now(), 6);
     let run = ReconciliationRun {
         id: ReconciliationRunId::parse("rcr_store1").unwrap(),
-        scope: live(&m),
-        from: now - chrono::Duration::days(1),
-        to: now,
-        status: RunStatus::Queued,
-        coverage: RunCoverage::default(),
-        totals: Vec::new(),
-        failure_message: None,
-        created_at: now,
-        completed_at: None,
+        ..ReconciliationRun::queued(&f.crypto, live(&m), (now - chrono::Duration::days(1), now), now)
     };
     f.store.insert_run(&run, None).await.unwrap();
     assert_eq!(f.store.get_run(&live(&other), &run.id).await, Err(Error::NotFound(Resource::ReconciliationRun)));
@@ -1162,7 +1138,7 @@ async fn a_statement_is_issued_once_per_month_and_mailed_once() {
     use stablepay_domain::email::ports::EmailStore;
     use stablepay_domain::export::ports::ExportStore;
     use stablepay_domain::export::{Export, ExportStatus};
-    use stablepay_domain::ids::{PublicToken, StatementId};
+    use stablepay_domain::ids::PublicToken;
     use stablepay_domain::statement::ports::StatementStore;
     use stablepay_domain::statement::{Statement, StatementMonth, StatementStatus};
     let f = Fixture::new().await;
@@ -1182,17 +1158,8 @@ async fn a_statement_is_issued_once_per_month_and_mailed_once() {
     let issue = |n: u8| {
         let exports = month.export_specs().map(|spec| Export::queued(&f.crypto, &test(&m), spec, now));
         let statement = Statement {
-            id: StatementId::generate(&f.crypto),
-            scope: test(&m),
-            month,
-            email: "b@x.example".into(),
             token: PublicToken::from_trusted(format!("{}", n).repeat(43)),
-            invoices_export: exports[0].id.clone(),
-            payments_export: exports[1].id.clone(),
-            status: StatementStatus::Exporting,
-            failure: None,
-            email_id: None,
-            created_at: now,
+            ..Statement::issued(&f.crypto, (&test(&m), month), "b@x.example", &exports, now)
         };
         (statement, exports)
     };
@@ -1551,20 +1518,10 @@ async fn the_relayers_nonce_is_handed_out_once_under_its_lease_within_the_days_b
     let relayer = WalletAddress::parse("0xa0Ee7A142d267C1f36714E4a8F75612F20a79720").unwrap();
     // The store keeps microseconds.
     let now = || chrono::SubsecRound::trunc_subsecs(Utc::now(), 6);
-    let relay = |n: u8| Relay {
-        id: stablepay_domain::ids::RelayId::generate(&f.crypto),
-        scope: live(&m),
-        session_id: session.clone(),
-        authorization: SignedAuthorization { terms: terms(n), signature: Signature { r: [n; 32], s: [1; 32], v: 27 } },
-        relayer: relayer.clone(),
-        status: RelayStatus::Queued,
-        gas_limit: 85_000,
-        tx_nonce: None,
-        transactions: Vec::new(),
-        broadcast_at: None,
-        receipt: None,
-        detail: None,
-        created_at: now(),
+    let relay = |n: u8| {
+        let authorization =
+            SignedAuthorization { terms: terms(n), signature: Signature { r: [n; 32], s: [1; 32], v: 27 } };
+        Relay::queued(&f.crypto, (live(&m), session.clone()), (authorization, relayer.clone()), 85_000, now())
     };
     let budget = (day_start(Utc::now()), 200_000);
     let (first, second, third) = (relay(1), relay(2), relay(3));

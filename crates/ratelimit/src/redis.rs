@@ -14,14 +14,24 @@ use stablepay_domain::ratelimit::{Policy, Verdict};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 
-/// The GCRA step; answers `{allowed, remaining, reset_ms, retry_after_ms}`.
-const SCRIPT: &str = r#"
+/// What both scripts start with: Redis's time in milliseconds, the policy's window and quota
+/// (`ARGV[1]`, `ARGV[2]`) and the period one request takes of the window.
+macro_rules! budget_prelude {
+    () => {
+        r#"
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local window = tonumber(ARGV[1])
 local quota = tonumber(ARGV[2])
 local period = math.max(1, math.floor(window / quota))
-local tat = tonumber(redis.call('GET', KEYS[1]) or now)
+"#
+    };
+}
+
+/// The GCRA step; answers `{allowed, remaining, reset_ms, retry_after_ms}`.
+const SCRIPT: &str = concat!(
+    budget_prelude!(),
+    r#"local tat = tonumber(redis.call('GET', KEYS[1]) or now)
 if tat < now then tat = now end
 local new_tat = tat + period
 local allow_at = new_tat - window
@@ -30,17 +40,14 @@ if now < allow_at then
 end
 redis.call('SET', KEYS[1], new_tat, 'PX', new_tat - now + 1000)
 return {1, math.floor((now + window - new_tat) / period), new_tat - now, 0}
-"#;
+"#
+);
 
 /// Gives back one request: the arrival time moves back one period (the key goes when its
 /// budget is full again).
-const REFUND: &str = r#"
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local window = tonumber(ARGV[1])
-local quota = tonumber(ARGV[2])
-local period = math.max(1, math.floor(window / quota))
-local tat = tonumber(redis.call('GET', KEYS[1]) or 0)
+const REFUND: &str = concat!(
+    budget_prelude!(),
+    r#"local tat = tonumber(redis.call('GET', KEYS[1]) or 0)
 local new_tat = tat - period
 if new_tat <= now then
   redis.call('DEL', KEYS[1])
@@ -48,7 +55,8 @@ else
   redis.call('SET', KEYS[1], new_tat, 'PX', new_tat - now + 1000)
 end
 return {1}
-"#;
+"#
+);
 
 /// Connections kept for reuse.
 const POOL: usize = 16;

@@ -2,10 +2,9 @@
 //! `/v1`), its fallback, its document and the deprecation headers. The application that serves
 //! it (the `stablepay` binary) adds the state, the hosted pages and the request pipeline.
 
-use actix_web::body::BoxBody;
-use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::{App, web};
 use stablepay_http::error::ApiError;
+use stablepay_http::factory::AppFactory;
 use utoipa::OpenApi;
 use utoipa_actix_web::service_config::ServiceConfig;
 use utoipa_actix_web::{AppExt, scope};
@@ -26,15 +25,7 @@ pub struct Api<T> {
 }
 
 /// The REST API, ready for the state, the pages and the request pipeline.
-pub fn api() -> Api<
-    impl ServiceFactory<
-        ServiceRequest,
-        Config = (),
-        Response = ServiceResponse<BoxBody>,
-        Error = actix_web::Error,
-        InitError = (),
-    >,
-> {
+pub fn api() -> Api<impl AppFactory> {
     let (app, mut doc) = routes_app().split_for_parts();
     deprecation::mark(&mut doc);
     let document = with_webhooks(&doc);
@@ -62,15 +53,7 @@ pub fn openapi_document() -> utoipa::openapi::OpenApi {
     doc
 }
 
-fn routes_app() -> utoipa_actix_web::UtoipaApp<
-    impl ServiceFactory<
-        ServiceRequest,
-        Config = (),
-        Response = ServiceResponse<BoxBody>,
-        Error = actix_web::Error,
-        InitError = (),
-    >,
-> {
+fn routes_app() -> utoipa_actix_web::UtoipaApp<impl AppFactory> {
     App::new()
         .into_utoipa_app()
         .openapi(ApiDoc::openapi())

@@ -28,20 +28,31 @@ impl<T: DeserializeOwned + Default + 'static> FromRequest for OptionalJson<T> {
     type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let content_type_ok = is_json(req);
-        let req = req.clone();
-        let mut payload = payload.take();
-        Box::pin(async move {
-            let bytes = read_body(&req, &mut payload).await?;
-            if bytes.iter().all(u8::is_ascii_whitespace) {
-                return Ok(OptionalJson(T::default(), bytes));
-            }
-            if !content_type_ok {
-                return Err(content_type_error());
-            }
-            parse(&bytes).map(|v| OptionalJson(v, bytes))
-        })
+        body_of(req, payload, |bytes| Ok(OptionalJson(T::default(), bytes)), |v, bytes| OptionalJson(v, bytes))
     }
+}
+
+/// Reads the body of `req` and parses it: an empty (or blank) body is answered by `empty`, any
+/// other must be JSON (by its Content-Type) and becomes `made` of the value and the bytes.
+fn body_of<T: DeserializeOwned + 'static, J: 'static>(
+    req: &HttpRequest,
+    payload: &mut Payload,
+    empty: impl FnOnce(Vec<u8>) -> Result<J, ApiError> + 'static,
+    made: impl FnOnce(T, Vec<u8>) -> J + 'static,
+) -> LocalBoxFuture<'static, Result<J, ApiError>> {
+    let content_type_ok = is_json(req);
+    let req = req.clone();
+    let mut payload = payload.take();
+    Box::pin(async move {
+        let bytes = read_body(&req, &mut payload).await?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return empty(bytes);
+        }
+        if !content_type_ok {
+            return Err(content_type_error());
+        }
+        parse(&bytes).map(|v| made(v, bytes))
+    })
 }
 
 fn is_json(req: &HttpRequest) -> bool {
@@ -65,23 +76,14 @@ impl<T: DeserializeOwned + 'static> FromRequest for ApiJson<T> {
     type Future = LocalBoxFuture<'static, Result<Self, ApiError>>;
 
     fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
-        let content_type_ok = is_json(req);
-        let req = req.clone();
-        let mut payload = payload.take();
-        Box::pin(async move {
-            let bytes = read_body(&req, &mut payload).await?;
-            if bytes.iter().all(u8::is_ascii_whitespace) {
-                // Name what is missing: the first required field, or the body itself.
-                return Err(match parse::<T>(b"{}") {
-                    Err(e) => e,
-                    Ok(_) => ApiError::validation("body", "A JSON object body is required."),
-                });
-            }
-            if !content_type_ok {
-                return Err(content_type_error());
-            }
-            parse(&bytes).map(|v| ApiJson(v, bytes))
-        })
+        // An empty body names what is missing: the first required field, or the body itself.
+        let missing = |_| {
+            Err(match parse::<T>(b"{}") {
+                Err(e) => e,
+                Ok(_) => ApiError::validation("body", "A JSON object body is required."),
+            })
+        };
+        body_of(req, payload, missing, |v, bytes| ApiJson(v, bytes))
     }
 }
 

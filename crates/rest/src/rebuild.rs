@@ -12,6 +12,7 @@ use stablepay_domain::ids::{CheckoutSessionId, InvoiceId, PaymentLinkId};
 use stablepay_domain::invoice::checkout::CheckoutSession;
 use stablepay_domain::invoice::{InvoiceAggregate, InvoiceKey};
 use stablepay_domain::payment_link::model::LinkCheckout;
+use stablepay_domain::url::PublicPages;
 use stablepay_http::error::ApiError;
 use stablepay_http::idempotency::Outcome;
 use stablepay_http::respond::to_data;
@@ -130,15 +131,20 @@ pub fn link_with(status: StatusCode) -> impl FnOnce(Caller, Committed) -> Rebuil
     }
 }
 
-/// The invoice and session a public submission's work created, in its scope.
-async fn public_session(
-    state: &AppState,
-    scope: &stablepay_domain::Scope,
-    committed: &Committed,
-) -> Result<(InvoiceAggregate, CheckoutSessionId), ApiError> {
-    let agg = state.use_cases.invoices().get(scope, &committed_invoice(committed)?).await.map_err(ApiError::from)?;
-    let session = committed_session(&agg, committed)?.id.clone();
-    Ok((agg, session))
+/// A public submission's answer (201): `render` of the invoice and the checkout its work
+/// created, in its scope, on the hosted pages.
+fn public_checkout<O: serde::Serialize>(
+    state: actix_web::web::Data<AppState>,
+    scope: stablepay_domain::Scope,
+    render: impl FnOnce(&InvoiceAggregate, &CheckoutSession, &PublicPages) -> O + 'static,
+) -> impl FnOnce(Committed) -> Rebuilt {
+    move |committed| {
+        Box::pin(async move {
+            let agg = state.use_cases.invoices().get(&scope, &committed_invoice(&committed)?).await?;
+            let session = committed_session(&agg, &committed)?;
+            Ok((StatusCode::CREATED, to_data(&render(&agg, session, state.use_cases.pages()))?))
+        })
+    }
 }
 
 /// A payment link's public submission (the API's and the hosted form's): the checkout created.
@@ -146,18 +152,14 @@ pub fn link_checkout(
     state: actix_web::web::Data<AppState>,
     scope: stablepay_domain::Scope,
 ) -> impl FnOnce(Committed) -> Rebuilt {
-    move |committed| {
-        Box::pin(async move {
-            let (agg, session_id) = public_session(&state, &scope, &committed).await?;
-            let session = agg.session(&session_id).ok_or_else(ApiError::internal)?;
-            let created = LinkCheckout {
-                invoice_id: agg.invoice.id.clone(),
-                checkout_session_id: session.id.clone(),
-                expires_at: session.expires_at,
-            };
-            Ok((StatusCode::CREATED, to_data(&LinkCheckoutOut::new(&created, state.use_cases.pages()))?))
-        })
-    }
+    public_checkout(state, scope, |agg, session, pages| {
+        let created = LinkCheckout {
+            invoice_id: agg.invoice.id.clone(),
+            checkout_session_id: session.id.clone(),
+            expires_at: session.expires_at,
+        };
+        LinkCheckoutOut::new(&created, pages)
+    })
 }
 
 /// `POST /v1/public/invoices/{token}/checkout`: the checkout opened for the remainder.
@@ -165,13 +167,7 @@ pub fn public_invoice_checkout(
     state: actix_web::web::Data<AppState>,
     scope: stablepay_domain::Scope,
 ) -> impl FnOnce(Committed) -> Rebuilt {
-    move |committed| {
-        Box::pin(async move {
-            let (agg, session_id) = public_session(&state, &scope, &committed).await?;
-            let session = agg.session(&session_id).ok_or_else(ApiError::internal)?;
-            Ok((StatusCode::CREATED, to_data(&PublicCheckoutOut::new(session, state.use_cases.pages()))?))
-        })
-    }
+    public_checkout(state, scope, |_, session, pages| PublicCheckoutOut::new(session, pages))
 }
 
 /// `POST /v1/unattributed-transfers/{id}/attribute`: the transfer as it stands now (attributed).

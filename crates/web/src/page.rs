@@ -123,13 +123,18 @@ pub fn dashboard_page(status: StatusCode, title: &str, mode: Option<Mode>, main:
 
 /// The page of something that does not exist (or is not for customers).
 pub fn not_found() -> HttpResponse {
+    missing("This payment page does not exist. Check the link you were given, or ask the merchant for a new one.")
+}
+
+/// A "Not found" page (404) saying `why` in the customer's words.
+pub fn missing(why: &str) -> HttpResponse {
     page(
         StatusCode::NOT_FOUND,
         "Not found",
         None,
         html! {
             h1 { "Not found" }
-            p { "This payment page does not exist. Check the link you were given, or ask the merchant for a new one." }
+            p { (why) }
         },
     )
 }

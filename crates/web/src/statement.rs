@@ -15,15 +15,7 @@ use stablepay_http::state::AppState;
 use crate::page::page;
 
 fn unknown() -> HttpResponse {
-    page(
-        StatusCode::NOT_FOUND,
-        "Not found",
-        None,
-        html! {
-            h1 { "Not found" }
-            p { "This statement link does not exist. Check that the whole link was copied from the email." }
-        },
-    )
+    crate::page::missing("This statement link does not exist. Check that the whole link was copied from the email.")
 }
 
 fn expired() -> HttpResponse {

@@ -237,16 +237,7 @@ async fn live_mode_needs_activation() {
     app.post(&m.sk_live, "/v1/checkout-sessions", json!({"amount": "1"}))
         .await
         .assert_error(403, "ACTIVE_MERCHANT_REQUIRED");
-    app.cli_ok(&[
-        "merchant",
-        "activate",
-        &m.id,
-        "--settlement-wallet",
-        "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
-        "--token",
-        "USDT",
-        "--json",
-    ]);
+    app.activate(&m, "USDT");
     let cs = app.post(&m.pk_live, "/v1/checkout-sessions", json!({"amount": "1"})).await.ok(201).clone();
     assert_eq!(cs["mode"], "live");
     assert_eq!(cs["currencyCode"], "USDT");

@@ -187,14 +187,7 @@ async fn hanging_receivers_and_a_stalled_chain_node_leave_the_api_answering() {
     ];
     let app = TestApp::spawn_with(fresh_db().await, &env, &[]).await;
     let m = app.merchant("Shop");
-    app.cli_ok(&[
-        "merchant",
-        "activate",
-        &m.id,
-        "--settlement-wallet",
-        "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
-        "--json",
-    ]);
+    app.activate(&m, "USDC");
     for i in 0..2 {
         app.post(&m.sk_test, "/v1/webhook-endpoints", json!({ "url": rx.url(&format!("/{i}")) })).await.ok(201);
     }

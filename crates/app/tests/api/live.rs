@@ -479,14 +479,7 @@ async fn without_an_rpc_endpoint_live_payments_wait_with_a_diagnostic() {
     let ready = app.send(app.http.get(app.url("/readyz"))).await;
     assert_eq!(ready.ok(200)["chain"]["state"], "off");
     let m = app.merchant("Shop");
-    app.cli_ok(&[
-        "merchant",
-        "activate",
-        &m.id,
-        "--settlement-wallet",
-        "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
-        "--json",
-    ]);
+    app.activate(&m, "USDC");
     let cs = app.post(&m.sk_live, "/v1/checkout-sessions", json!({ "amount": "1.00" })).await.ok(201).clone();
     let path = format!("/v1/public/checkout-sessions/{}/payments", cs["id"].as_str().unwrap());
     let r = app

@@ -330,14 +330,7 @@ async fn hosted_checkout_page_simulates_payments_without_javascript() {
     let missing = app.http.get(format!("{}/checkout/cs_nothere", app.base)).send().await.unwrap();
     assert_eq!(missing.status().as_u16(), 404);
     // Live checkouts have no simulate form.
-    app.cli_ok(&[
-        "merchant",
-        "activate",
-        &m.id,
-        "--settlement-wallet",
-        "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed",
-        "--json",
-    ]);
+    app.activate(&m, "USDC");
     let live = app.post(&m.sk_live, "/v1/checkout-sessions", json!({"amount": "1"})).await.ok(201).clone();
     let html = app.http.get(live["checkoutUrl"].as_str().unwrap()).send().await.unwrap().text().await.unwrap();
     assert!(!html.contains("Simulate a payment") && !html.contains("Test mode"));

@@ -265,6 +265,12 @@ impl TestApp {
         }
     }
 
+    /// Activates live mode for `m` with a checksummed settlement wallet, in `token`.
+    pub fn activate(&self, m: &Merchant, token: &str) -> Value {
+        let wallet = "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed";
+        self.cli_ok(&["merchant", "activate", &m.id, "--settlement-wallet", wallet, "--token", token, "--json"])
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.base, path)
     }

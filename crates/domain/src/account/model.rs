@@ -60,6 +60,21 @@ pub struct Membership {
     pub created_at: DateTime<Utc>,
 }
 
+impl Membership {
+    /// A new membership of `user` in `merchant` as `role`, from `at`: the merchant's
+    /// two-factor requirement is read with memberships, and webhook alert emails start off.
+    pub fn new(user: &UserId, merchant: &MerchantId, role: Role, at: DateTime<Utc>) -> Self {
+        Self {
+            user_id: user.clone(),
+            merchant_id: merchant.clone(),
+            role,
+            requires_two_factor: false,
+            webhook_alerts: false,
+            created_at: at,
+        }
+    }
+}
+
 /// A merchant's live settlement as its owner asked for it, before the operator (or, when
 /// allowed, the owner) activates live mode.
 #[derive(Clone, Debug, PartialEq, Eq)]

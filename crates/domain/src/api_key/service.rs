@@ -2,6 +2,8 @@
 
 use chrono::{DateTime, Utc};
 
+use crate::account::capability::Action;
+use crate::account::service::accounts::Current;
 use crate::api_key::model::{ApiKey, ApiKeySecret, KeyNeed, KeyType, Principal, require_key};
 use crate::api_key::permission::{self, Access, Permissions, ResourceFamily};
 use crate::api_key::ports::ApiKeyStore;
@@ -142,6 +144,26 @@ impl ApiKeys<'_> {
         create_api_key(self.store, self.crypto, now, merchant, (mode, key_type), permissions).await
     }
 
+    /// A key made by a dashboard member (`current`) in `scope`: their role must manage API keys
+    /// in the mode, and their sign-in must be recent (a new key can act for the merchant:
+    /// [`Session::recently_authenticated`](crate::account::model::Session::recently_authenticated)).
+    /// Errors: `AuthForbidden` (the role, the merchant's two-factor requirement, an unverified
+    /// email in live mode) and `NotFound(Merchant)` for a merchant the member is not in, checked
+    /// first; `ReauthenticationRequired`; then [`ApiKeys::create`]'s.
+    pub async fn create_by(
+        &self,
+        current: &Current,
+        scope: &Scope,
+        key_type: KeyType,
+        permissions: Option<&str>,
+    ) -> Result<(ApiKey, ApiKeySecret), Error> {
+        current.require(&scope.merchant_id, scope.mode, Action::ManageApiKeys)?;
+        if !current.session.recently_authenticated(self.clock.system_now()) {
+            return Err(Error::ReauthenticationRequired);
+        }
+        self.create(&scope.merchant_id, (scope.mode, key_type), permissions).await
+    }
+
     /// Revokes a key of `merchant` in `mode` (idempotent). Errors: `NotFound(ApiKey)` for any
     /// other key.
     pub async fn revoke(&self, merchant: &MerchantId, mode: Mode, id: &ApiKeyId) -> Result<(), Error> {
@@ -160,7 +182,6 @@ mod tests {
     use crate::api_key::model::{ApiKey, KeyLookup, KeyType};
     use crate::api_key::ports::MockApiKeyStore;
     use crate::ids::{ApiKeyId, MerchantId};
-    use crate::merchant::model::Merchant;
     use crate::mode::Mode;
     use crate::testing::SeqCrypto;
 
@@ -200,23 +221,43 @@ mod tests {
         authenticate(&store, &crypto, presented, (KeyNeed::Secret, needs, now())).await
     }
 
+    /// A member's key creation: the role is checked before anything, then a recent sign-in;
+    /// only then is the key stored.
+    #[tokio::test]
+    async fn a_member_makes_a_key_with_the_role_and_a_recent_sign_in() {
+        use crate::account::capability::Role;
+        use crate::clock::MockClock;
+        let merchant = MerchantId::from_trusted("mer_1".into());
+        let scope = Scope::new(merchant.clone(), Mode::Test);
+        let owner = crate::testing::member(&merchant, Role::Owner);
+        let signed_in = owner.session.reauthenticated_at;
+        let try_at = |current, at, stored: usize| async move {
+            let (crypto, mut clock, mut store) = (SeqCrypto::default(), MockClock::new(), MockApiKeyStore::new());
+            clock.expect_system_now().return_const(at);
+            store.expect_insert_key().times(stored).returning(|_| Ok(()));
+            let keys = ApiKeys { store: &store, crypto: &crypto, clock: &clock };
+            keys.create_by(
+                &current,
+                &Scope::new(MerchantId::from_trusted("mer_1".into()), Mode::Test),
+                KeyType::Secret,
+                None,
+            )
+            .await
+            .map(|(key, _)| key.mode)
+        };
+        let viewer = crate::testing::member(&merchant, Role::Viewer);
+        assert!(matches!(try_at(viewer, signed_in, 0).await, Err(Error::AuthForbidden(_))));
+        let late = signed_in + chrono::Duration::minutes(6);
+        assert_eq!(try_at(owner.clone(), late, 0).await, Err(Error::ReauthenticationRequired));
+        assert_eq!(try_at(owner, signed_in + chrono::Duration::minutes(4), 1).await, Ok(scope.mode));
+    }
+
     #[tokio::test]
     async fn authentication_cases() {
         let crypto = SeqCrypto::default();
         let secret = ApiKeySecret::generate(&crypto, Mode::Test, KeyType::Secret);
         let good = record(&secret, &crypto);
-        let merchant = |status| Merchant {
-            id: MerchantId::from_trusted("mer_1".into()),
-            name: "Shop".into(),
-            website_origin: None,
-            status,
-            live: None,
-            fee_basis_points: 0,
-            invoice_prefix: "INV".into(),
-            created_at: now(),
-            profile: Default::default(),
-            logo: None,
-        };
+        let merchant = |status| crate::testing::merchant(status, now());
         let active = |key: ApiKey| {
             Some(KeyLookup { key, merchant: merchant(MerchantStatus::Active), test_clock_offset_seconds: 0 })
         };

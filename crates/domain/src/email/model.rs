@@ -314,22 +314,13 @@ mod tests {
     #[test]
     fn failed_attempts_back_off_then_give_up() {
         let now = Utc::now();
-        let mut e = OutboundEmail {
-            id: EmailId::from_trusted("eml_1".into()),
-            about: EmailAbout::Invoice(
-                Scope::new(crate::ids::MerchantId::from_trusted("mer_1".into()), crate::Mode::Test),
-                InvoiceId::from_trusted("inv_1".into()),
-            ),
-            kind: EmailKind::Invoice,
-            slot: "request:eml_1".into(),
-            to: "a@example.com".into(),
-            status: EmailStatus::Queued,
-            attempts: 0,
-            last_error: None,
-            next_attempt_at: now,
-            created_at: now,
-            sent_at: None,
-        };
+        let about = EmailAbout::Invoice(
+            Scope::new(crate::ids::MerchantId::from_trusted("mer_1".into()), crate::Mode::Test),
+            InvoiceId::from_trusted("inv_1".into()),
+        );
+        let id = EmailId::from_trusted("eml_1".into());
+        let mut e =
+            OutboundEmail::queued(id, (about, EmailKind::Invoice), "request:eml_1".into(), "a@example.com".into(), now);
         let mut waits = Vec::new();
         while e.status == EmailStatus::Queued {
             e.attempt_failed("451 try later", false, now);

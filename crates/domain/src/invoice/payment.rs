@@ -117,6 +117,42 @@ pub struct Payment {
 }
 
 impl Payment {
+    /// A transfer `tx` just reported or found for `session`, at `now`: detected, nothing
+    /// verified or credited yet.
+    pub fn detected(
+        crypto: &dyn Crypto,
+        session: &crate::invoice::checkout::CheckoutSession,
+        tx: &TxHash,
+        now: DateTime<Utc>,
+    ) -> Self {
+        Self {
+            id: PaymentId::generate(crypto),
+            scope: session.scope.clone(),
+            invoice_id: session.invoice_id.clone(),
+            checkout_session_id: session.id.clone(),
+            status: PaymentStatus::Detected,
+            amount_expected: session.amount_due.clone(),
+            amount_received: Amount::zero(),
+            customer_amount_credited: Amount::zero(),
+            merchant_amount_settled: Amount::zero(),
+            transaction_hash: tx.clone(),
+            chain_id: session.chain_id,
+            token_contract: session.token_contract.clone(),
+            settlement_wallet: session.settlement_wallet.clone(),
+            payer_address: None,
+            failure_reason: None,
+            block: None,
+            block_time: None,
+            diagnostic: None,
+            detected_at: now,
+            confirmed_at: None,
+            claimed_log: None,
+            logs: Vec::new(),
+            missing_since: None,
+            evidence: None,
+        }
+    }
+
     /// Still being verified: detected (not yet seen, or seen no more after a reorganisation)
     /// or validating (seen in a block that is not final yet).
     pub fn in_flight(&self) -> bool {

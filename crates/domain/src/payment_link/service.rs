@@ -133,6 +133,17 @@ impl PaymentLinks<'_> {
         Ok((self.store.list_links(scope, filter, page, now).await?, now))
     }
 
+    /// [`Self::change`] for an edit that answers nothing: the link saved and the time it was.
+    async fn edit(
+        &self,
+        scope: &Scope,
+        id: &PaymentLinkId,
+        edit: impl Fn(&mut PaymentLink, DateTime<Utc>) -> Result<(), Error>,
+    ) -> Result<(PaymentLink, DateTime<Utc>), Error> {
+        let (link, (), now) = self.change(scope, id, edit).await?;
+        Ok((link, now))
+    }
+
     /// Loads the link, lets `change` edit a copy, and saves it at the loaded lock version.
     async fn change<T>(
         &self,
@@ -165,30 +176,26 @@ impl PaymentLinks<'_> {
         version: i64,
         input: LinkInput,
     ) -> Result<(PaymentLink, DateTime<Utc>), Error> {
-        let (link, (), now) = self
-            .change(scope, id, |link, now| {
-                if link.version != version {
-                    return Err(Error::PaymentLinkVersionConflict { provided: version, current: link.version });
-                }
-                if link.lifecycle == Lifecycle::Archived {
-                    return Err(Error::LinkInactive);
-                }
-                let mut config = config(input.clone(), merchant, scope, now)?;
-                if link.config.usage == Usage::SingleUse
-                    && link.reservation.is_some()
-                    && config.usage != link.config.usage
-                {
-                    return Err(Error::validation("usage_type", "cannot change once the single-use link was used"));
-                }
-                std::mem::swap(&mut link.config, &mut config);
-                link.version += 1;
-                if link.config.expires_at.is_some_and(|e| e > now) {
-                    link.expiry_announced = false;
-                }
-                Ok(())
-            })
-            .await?;
-        Ok((link, now))
+        self.edit(scope, id, |link, now| {
+            if link.version != version {
+                return Err(Error::PaymentLinkVersionConflict { provided: version, current: link.version });
+            }
+            if link.lifecycle == Lifecycle::Archived {
+                return Err(Error::LinkInactive);
+            }
+            let mut config = config(input.clone(), merchant, scope, now)?;
+            if link.config.usage == Usage::SingleUse && link.reservation.is_some() && config.usage != link.config.usage
+            {
+                return Err(Error::validation("usage_type", "cannot change once the single-use link was used"));
+            }
+            std::mem::swap(&mut link.config, &mut config);
+            link.version += 1;
+            if link.config.expires_at.is_some_and(|e| e > now) {
+                link.expiry_announced = false;
+            }
+            Ok(())
+        })
+        .await
     }
 
     /// `pause`, `resume` or `archive`, as the state machine allows. A link already in the
@@ -211,15 +218,13 @@ impl PaymentLinks<'_> {
         if current.state_at(now) == shows {
             return Ok((current, now));
         }
-        let (link, (), now) = self
-            .change(scope, id, |link, now| {
-                let from = link.state_at(now);
-                transition(from, trigger).map_err(|_| refusal(from))?;
-                link.lifecycle = target;
-                Ok(())
-            })
-            .await?;
-        Ok((link, now))
+        self.edit(scope, id, |link, now| {
+            let from = link.state_at(now);
+            transition(from, trigger).map_err(|_| refusal(from))?;
+            link.lifecycle = target;
+            Ok(())
+        })
+        .await
     }
 
     /// A new active link with the same configuration (an expiry already past is dropped).

@@ -215,6 +215,29 @@ pub struct ReconciliationRun {
     pub completed_at: Option<DateTime<Utc>>,
 }
 
+impl ReconciliationRun {
+    /// A new run of `scope` over the period `from..to`, asked for at `now`: queued.
+    pub fn queued(
+        crypto: &dyn crate::crypto::Crypto,
+        scope: Scope,
+        (from, to): (DateTime<Utc>, DateTime<Utc>),
+        now: DateTime<Utc>,
+    ) -> Self {
+        Self {
+            id: ReconciliationRunId::generate(crypto),
+            scope,
+            from,
+            to,
+            status: RunStatus::Queued,
+            coverage: RunCoverage::default(),
+            totals: Vec::new(),
+            failure_message: None,
+            created_at: now,
+            completed_at: None,
+        }
+    }
+}
+
 /// What the store knows of a transfer log no payment of the merchant is credited with.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum LogOwner {

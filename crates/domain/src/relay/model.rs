@@ -291,6 +291,32 @@ pub struct Relay {
 }
 
 impl Relay {
+    /// A submission of `authorization` to checkout `session` of `scope`, accepted at `now` for
+    /// `relayer` to send with `gas_limit`: queued, nothing sent yet.
+    pub fn queued(
+        crypto: &dyn crate::crypto::Crypto,
+        (scope, session_id): (Scope, CheckoutSessionId),
+        (authorization, relayer): (SignedAuthorization, WalletAddress),
+        gas_limit: u64,
+        now: DateTime<Utc>,
+    ) -> Self {
+        Self {
+            id: RelayId::generate(crypto),
+            scope,
+            session_id,
+            authorization,
+            relayer,
+            status: RelayStatus::Queued,
+            gas_limit,
+            tx_nonce: None,
+            transactions: Vec::new(),
+            broadcast_at: None,
+            receipt: None,
+            detail: None,
+            created_at: now,
+        }
+    }
+
     /// The version broadcast last.
     pub fn latest(&self) -> Option<&RelayTransaction> {
         self.transactions.last()

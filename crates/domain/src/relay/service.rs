@@ -108,21 +108,7 @@ impl Relays<'_> {
             return Err(Error::RelayerUnavailable(RelayerUnavailable::Unfunded));
         }
         let now = self.views.clock.system_now();
-        let relay = Relay {
-            id: RelayId::generate(self.views.crypto),
-            scope,
-            session_id: session_id.clone(),
-            authorization,
-            relayer,
-            status: RelayStatus::Queued,
-            gas_limit: gas,
-            tx_nonce: None,
-            transactions: Vec::new(),
-            broadcast_at: None,
-            receipt: None,
-            detail: None,
-            created_at: now,
-        };
+        let relay = Relay::queued(self.views.crypto, (scope, session_id.clone()), (authorization, relayer), gas, now);
         match self.store.insert_relay(&relay, (day_start(now), self.settings.daily_gas_limit)).await? {
             Inserted::New => Ok(relay),
             Inserted::Existing(existing) => Ok(*existing),

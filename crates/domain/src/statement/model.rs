@@ -219,6 +219,30 @@ pub struct Statement {
 }
 
 impl Statement {
+    /// The statement of `scope`'s `month` for `email`, issued at `now` with its two exports
+    /// (`exports`: the invoices', then the payments'), waiting for them; its link's token is new.
+    pub fn issued(
+        crypto: &dyn crate::crypto::Crypto,
+        (scope, month): (&Scope, StatementMonth),
+        email: &str,
+        exports: &[crate::export::model::Export; 2],
+        now: DateTime<Utc>,
+    ) -> Self {
+        Self {
+            id: StatementId::generate(crypto),
+            scope: scope.clone(),
+            month,
+            email: email.to_owned(),
+            token: PublicToken::generate(crypto),
+            invoices_export: exports[0].id.clone(),
+            payments_export: exports[1].id.clone(),
+            status: StatementStatus::Exporting,
+            failure: None,
+            email_id: None,
+            created_at: now,
+        }
+    }
+
     /// The export behind `file`.
     pub fn export(&self, file: StatementFile) -> &ExportId {
         match file {

@@ -7,10 +7,10 @@ use crate::crypto::Crypto;
 use crate::email::model::OutboundEmail;
 use crate::error::{Error, Resource};
 use crate::export::model::{Export, ExportStatus};
-use crate::ids::{ExportId, PublicToken, StatementId};
+use crate::ids::{ExportId, PublicToken};
 use crate::invoice::validate::check_email;
 use crate::mode::Scope;
-use crate::statement::model::{Statement, StatementFile, StatementSetting, StatementStatus, due_month};
+use crate::statement::model::{Statement, StatementFile, StatementSetting, due_month};
 use crate::statement::ports::{ExportingStatement, StatementStore};
 
 /// The statement use cases.
@@ -59,19 +59,7 @@ impl Statements<'_> {
             let now = self.clock.now(&setting.scope).await?;
             let Some(month) = due_month(&setting, now) else { continue };
             let exports = month.export_specs().map(|spec| Export::queued(self.crypto, &setting.scope, spec, now));
-            let statement = Statement {
-                id: StatementId::generate(self.crypto),
-                scope: setting.scope.clone(),
-                month,
-                email: setting.email.clone(),
-                token: PublicToken::generate(self.crypto),
-                invoices_export: exports[0].id.clone(),
-                payments_export: exports[1].id.clone(),
-                status: StatementStatus::Exporting,
-                failure: None,
-                email_id: None,
-                created_at: now,
-            };
+            let statement = Statement::issued(self.crypto, (&setting.scope, month), &setting.email, &exports, now);
             if self.store.insert_statement(&statement, &exports).await? {
                 issued += 1;
             }

@@ -67,25 +67,11 @@ impl AccountStore for PgStore {
     }
 
     async fn user_by_email(&self, email: &str) -> Result<Option<User>, Error> {
-        let row: Option<UserRow> = us::table
-            .filter(us::email.eq(email))
-            .select(UserRow::as_select())
-            .first(&mut *self.conn().await?)
-            .await
-            .optional()
-            .map_err(db)?;
-        Ok(row.map(UserRow::into_domain))
+        user_where(self, us::table.filter(us::email.eq(email)).into_boxed()).await
     }
 
     async fn user_by_id(&self, id: &UserId) -> Result<Option<User>, Error> {
-        let row: Option<UserRow> = us::table
-            .find(id.as_str())
-            .select(UserRow::as_select())
-            .first(&mut *self.conn().await?)
-            .await
-            .optional()
-            .map_err(db)?;
-        Ok(row.map(UserRow::into_domain))
+        user_where(self, us::table.filter(us::id.eq(id.as_str())).into_boxed()).await
     }
 
     async fn memberships(&self, user: &UserId) -> Result<Vec<Membership>, Error> {
@@ -361,4 +347,11 @@ impl AccountStore for PgStore {
     ) -> Result<Vec<AuditEntry>, Error> {
         team::audit_log(self, merchant, limit, before).await
     }
+}
+
+/// The user `query` finds, if any.
+async fn user_where(store: &PgStore, query: us::BoxedQuery<'_, diesel::pg::Pg>) -> Result<Option<User>, Error> {
+    let row: Option<UserRow> =
+        query.select(UserRow::as_select()).first(&mut *store.conn().await?).await.optional().map_err(db)?;
+    Ok(row.map(UserRow::into_domain))
 }

@@ -107,6 +107,20 @@ pub(crate) async fn write_audit(conn: &mut AsyncPgConnection, entries: &[AuditEn
     Ok(())
 }
 
+/// Writes `audit` when the statement before it changed rows (`changed` of them), inside the
+/// caller's transaction; whether it did.
+pub(crate) async fn audit_if_changed(
+    conn: &mut AsyncPgConnection,
+    changed: usize,
+    audit: &[AuditEntry],
+) -> Result<bool, DieselError> {
+    if changed == 0 {
+        return Ok(false);
+    }
+    write_audit(conn, audit).await?;
+    Ok(true)
+}
+
 /// Maps a user insert's failures: an existing email, an unknown merchant.
 pub(crate) fn user_insert_error(e: TxError) -> Error {
     match e {

@@ -15,7 +15,7 @@ use stablepay_domain::merchant::model::{Token, WalletAddress};
 use stablepay_domain::mode::Mode;
 use stablepay_domain::{Error, Resource};
 
-use super::rows::write_audit;
+use super::rows::{audit_if_changed, write_audit};
 use crate::emails::{EmailRow, write_emails};
 use crate::error::db;
 use crate::pool::PgStore;
@@ -107,7 +107,7 @@ pub(super) async fn set_settlement_wallet(
     .await
     .map_err(db)?;
     // Authenticated keys carry the merchant's live settlement: they are read again.
-    crate::keycache::announce(&mut conn, merchant.as_str()).await
+    crate::keycache::announce(store, &mut conn, merchant.as_str()).await
 }
 
 pub(super) async fn set_unique_amounts(
@@ -123,19 +123,11 @@ pub(super) async fn set_unique_amounts(
                 .set(mer::live_unique_amounts.eq(on))
                 .execute(conn)
                 .await?;
-            if n == 0 {
-                return Ok(false);
-            }
-            write_audit(conn, audit).await?;
-            Ok(true)
+            audit_if_changed(conn, n, audit).await
         })
         .await
         .map_err(db)?;
-    if changed {
-        // Processes caching the merchant with its keys read it again.
-        crate::keycache::announce(&mut conn, merchant.as_str()).await?;
-    }
-    Ok(changed)
+    announced_if((store, &mut conn), merchant, changed).await
 }
 
 pub(super) async fn record_audit(store: &PgStore, audit: &[AuditEntry]) -> Result<(), Error> {
@@ -181,18 +173,24 @@ pub(super) async fn activate_requested(
             .bind::<diesel::sql_types::Bool, _>(unique_amounts)
             .execute(conn)
             .await?;
-            if n == 0 {
-                return Ok(false);
-            }
-            write_audit(conn, audit).await?;
-            Ok(true)
+            audit_if_changed(conn, n, audit).await
         })
         .await
         .map_err(db)?;
-    if activated {
-        crate::keycache::announce(&mut conn, merchant.as_str()).await?;
+    announced_if((store, &mut conn), merchant, activated).await
+}
+
+/// Announces a change of `merchant`'s live settlement when there was one (`changed`):
+/// authenticated keys carry it, and processes caching them read it again. Answers `changed`.
+async fn announced_if(
+    (store, conn): (&PgStore, &mut AsyncPgConnection),
+    merchant: &MerchantId,
+    changed: bool,
+) -> Result<bool, Error> {
+    if changed {
+        crate::keycache::announce(store, conn, merchant.as_str()).await?;
     }
-    Ok(activated)
+    Ok(changed)
 }
 
 #[derive(Queryable, Selectable)]

@@ -11,7 +11,7 @@ use stablepay_domain::account::ports::TwoFactorRecord;
 use stablepay_domain::account::totp::SealedTotp;
 use stablepay_domain::ids::UserId;
 
-use super::rows::write_audit;
+use super::rows::{audit_if_changed, write_audit};
 use crate::error::db;
 use crate::pool::PgStore;
 use crate::schema::{recovery_codes as rc, users as us};
@@ -121,11 +121,7 @@ pub(super) async fn use_recovery_code(
         .set(rc::used_at.eq(at))
         .execute(conn)
         .await?;
-        if n == 0 {
-            return Ok(false);
-        }
-        write_audit(conn, audit).await?;
-        Ok(true)
+        audit_if_changed(conn, n, audit).await
     })
     .await
     .map_err(db)

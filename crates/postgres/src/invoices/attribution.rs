@@ -7,7 +7,7 @@ use diesel::prelude::*;
 use diesel::sql_types::{Array, Bytea, Nullable, Numeric, Text, Timestamptz};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use stablepay_domain::chain::{Candidates, Naming, OpenCheckout};
-use stablepay_domain::ids::{CheckoutSessionId, InvoiceId, MerchantId};
+use stablepay_domain::ids::{CheckoutSessionId, InvoiceId};
 use stablepay_domain::invoice::checkout::{Binding, MAX_BINDINGS};
 use stablepay_domain::invoice::payment::TxHash;
 use stablepay_domain::invoice::wallet::{AuthorizationNonce, AuthorizationTerms, MAX_AUTHORIZATIONS};
@@ -17,7 +17,7 @@ use stablepay_domain::{Error, Mode, Resource, Scope};
 
 use crate::codec::numeric;
 use crate::error::db;
-use crate::rows::{corrupt, mode};
+use crate::rows::{ScopedRow, corrupt};
 use crate::schema::{checkout_authorizations, checkout_bindings, checkout_sessions, payments};
 
 /// The checkouts a naming may name, of those that may take a transfer into a wallet at a block's
@@ -58,12 +58,8 @@ SELECT EXISTS (SELECT 1 FROM checkout_sessions s \
 
 #[derive(QueryableByName)]
 struct NamedRow {
-    #[diesel(sql_type = Text)]
-    merchant_id: String,
-    #[diesel(sql_type = Text)]
-    mode: String,
-    #[diesel(sql_type = Text)]
-    id: String,
+    #[diesel(embed)]
+    session: ScopedRow,
     #[diesel(sql_type = Text)]
     invoice_id: String,
     #[diesel(sql_type = Numeric)]
@@ -118,15 +114,16 @@ pub(super) async fn open_checkouts(
             .await
             .map_err(db)?
             .open;
-    let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+    let ids: Vec<&str> = rows.iter().map(|r| r.session.id.as_str()).collect();
     let bound = bindings_of(conn, &ids).await?;
     let named = rows
         .into_iter()
         .map(|r| {
-            let bindings = bound.iter().filter(|(session, _)| *session == r.id).map(|(_, b)| b.clone()).collect();
+            let bindings =
+                bound.iter().filter(|(session, _)| *session == r.session.id).map(|(_, b)| b.clone()).collect();
             Ok(OpenCheckout {
-                scope: Scope::new(MerchantId::from_trusted(r.merchant_id), mode(&r.mode)?),
-                session_id: CheckoutSessionId::from_trusted(r.id),
+                scope: r.session.scope()?,
+                session_id: CheckoutSessionId::from_trusted(r.session.id),
                 invoice_id: InvoiceId::from_trusted(r.invoice_id),
                 amount_due: numeric(r.amount_due)?,
                 amount_offset: numeric(r.amount_offset)?,

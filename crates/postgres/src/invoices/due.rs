@@ -11,18 +11,8 @@ use stablepay_domain::schedule::model::Backoff;
 use stablepay_domain::{Error, Resource, Scope};
 
 use crate::error::db;
-use crate::rows::mode;
+use crate::rows::ScopedRow;
 use crate::schema::{merchants, payments, test_clocks};
-
-#[derive(QueryableByName)]
-struct DueRow {
-    #[diesel(sql_type = Text)]
-    merchant_id: String,
-    #[diesel(sql_type = Text)]
-    mode: String,
-    #[diesel(sql_type = Text)]
-    id: String,
-}
 
 /// Claims invoices with due work. Each row is judged by its own scope's clock: real time in
 /// live mode, real time plus the merchant's offset in test mode. Anything due in real time is
@@ -97,7 +87,7 @@ pub(super) async fn claim(
     lease_seconds: u32,
 ) -> Result<Vec<(Scope, InvoiceId)>, Error> {
     let statement = if only.is_some() { CLAIM_DUE_SCOPED } else { CLAIM_DUE };
-    let rows: Vec<DueRow> = diesel::sql_query(statement)
+    let rows: Vec<ScopedRow> = diesel::sql_query(statement)
         .bind::<Nullable<Text>, _>(only.as_ref().map(|s| s.merchant_id.to_string()))
         .bind::<Nullable<Text>, _>(only.as_ref().map(|s| s.mode.as_str().to_owned()))
         .bind::<BigInt, _>(i64::from(limit))
@@ -105,11 +95,7 @@ pub(super) async fn claim(
         .load(conn)
         .await
         .map_err(db)?;
-    rows.into_iter()
-        .map(|r| {
-            Ok((Scope::new(MerchantId::from_trusted(r.merchant_id), mode(&r.mode)?), InvoiceId::from_trusted(r.id)))
-        })
-        .collect()
+    rows.into_iter().map(|r| Ok((r.scope()?, InvoiceId::from_trusted(r.id)))).collect()
 }
 
 /// Records a failure of an invoice's due work and pushes its lease by the domain's backoff
@@ -164,7 +150,7 @@ pub(super) async fn defer(
 
 /// Moves the merchant's test clock forward by `seconds`, never past the cap.
 pub(super) async fn advance_test_clock(
-    conn: &mut AsyncPgConnection,
+    (store, conn): (&crate::pool::PgStore, &mut AsyncPgConnection),
     merchant: &MerchantId,
     seconds: i64,
 ) -> Result<i64, Error> {
@@ -181,7 +167,7 @@ pub(super) async fn advance_test_clock(
     .map_err(db)?;
     if let Some(offset) = offset {
         // The offset is read with the key: cached lookups of this merchant are stale now.
-        crate::keycache::announce(conn, merchant.as_str()).await?;
+        crate::keycache::announce(store, conn, merchant.as_str()).await?;
         return Ok(offset);
     }
     let exists: bool = diesel::select(diesel::dsl::exists(merchants::table.find(merchant.as_str())))
@@ -216,7 +202,10 @@ pub(super) async fn release(conn: &mut AsyncPgConnection, items: &[(Scope, Invoi
 }
 
 /// Sets the merchant's test clock back to the real time.
-pub(super) async fn reset_test_clock(conn: &mut AsyncPgConnection, merchant: &MerchantId) -> Result<(), Error> {
+pub(super) async fn reset_test_clock(
+    (store, conn): (&crate::pool::PgStore, &mut AsyncPgConnection),
+    merchant: &MerchantId,
+) -> Result<(), Error> {
     let n = diesel::update(test_clocks::table.find(merchant.as_str()))
         .set(test_clocks::offset_seconds.eq(0i64))
         .execute(conn)
@@ -225,7 +214,7 @@ pub(super) async fn reset_test_clock(conn: &mut AsyncPgConnection, merchant: &Me
     if n == 0 {
         return Err(Error::NotFound(Resource::Merchant));
     }
-    crate::keycache::announce(conn, merchant.as_str()).await
+    crate::keycache::announce(store, conn, merchant.as_str()).await
 }
 
 /// Claims live payments in verification whose next check is due: their next check moves
@@ -248,12 +237,8 @@ RETURNING payments.merchant_id, payments.mode, payments.id, payments.transaction
 
 #[derive(QueryableByName)]
 struct ClaimedPayment {
-    #[diesel(sql_type = Text)]
-    merchant_id: String,
-    #[diesel(sql_type = Text)]
-    mode: String,
-    #[diesel(sql_type = Text)]
-    id: String,
+    #[diesel(embed)]
+    payment: ScopedRow,
     #[diesel(sql_type = Text)]
     transaction_hash: String,
 }
@@ -275,8 +260,8 @@ pub(super) async fn claim_payments(
         .map_err(db)?;
     rows.into_iter()
         .map(|r| {
-            let scope = Scope::new(MerchantId::from_trusted(r.merchant_id), mode(&r.mode)?);
-            Ok((scope, PaymentId::from_trusted(r.id), TxHash::from_trusted(r.transaction_hash)))
+            let scope = r.payment.scope()?;
+            Ok((scope, PaymentId::from_trusted(r.payment.id), TxHash::from_trusted(r.transaction_hash)))
         })
         .collect()
 }

@@ -214,10 +214,10 @@ impl InvoiceStore for PgStore {
     }
 
     async fn advance_test_clock(&self, merchant: &MerchantId, seconds: i64) -> Result<i64, Error> {
-        due::advance_test_clock(&mut *self.conn().await?, merchant, seconds).await
+        due::advance_test_clock((self, &mut *self.conn().await?), merchant, seconds).await
     }
 
     async fn reset_test_clock(&self, merchant: &MerchantId) -> Result<(), Error> {
-        due::reset_test_clock(&mut *self.conn().await?, merchant).await
+        due::reset_test_clock((self, &mut *self.conn().await?), merchant).await
     }
 }

@@ -1,6 +1,29 @@
-//! Query and header parameters as strict as the server.
+//! Query and header parameters as strict as the server, and the parameters many operations
+//! share, described once.
 
 use crate::openapi::patterns::POSITIVE_AMOUNT_PATTERN;
+
+/// A list's paging (read by `QueryParams::page`).
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Query, rename_all = "camelCase")]
+#[allow(dead_code)]
+pub struct Paging {
+    /// Page size 1-100, default 25
+    #[param(minimum = 1, maximum = 100)]
+    limit: Option<u32>,
+    /// nextCursor of the previous page, with the list's filters unchanged
+    starting_after: Option<String>,
+}
+
+/// The CSRF header of a signed-in change (checked by the dashboard session).
+#[derive(utoipa::IntoParams)]
+#[into_params(parameter_in = Header)]
+#[allow(dead_code)]
+pub struct Csrf {
+    /// The session's csrfToken
+    #[param(rename = "X-CSRF-Token")]
+    csrf_token: String,
+}
 
 fn strings<'a>(values: impl IntoIterator<Item = &'a str>) -> serde_json::Value {
     serde_json::Value::Array(values.into_iter().map(|v| serde_json::Value::String(v.to_owned())).collect())

@@ -22,8 +22,7 @@ use crate::wire::events::{AttributeIn, EventOut, UnattributedTransferOut};
 #[utoipa::path(
     tag = "events",
     params(
-        ("limit" = Option<u32>, Query, description = "Page size 1-100, default 25", minimum = 1, maximum = 100),
-        ("startingAfter" = Option<String>, Query, description = "nextCursor of the previous page"),
+        crate::openapi::parameters::Paging,
         ("type" = Option<String>, Query, description = "Only events of this type"),
     ),
     responses(
@@ -76,8 +75,7 @@ pub async fn get_event(SecretKey(c): SecretKey, id: web::Path<String>) -> Result
 #[utoipa::path(
     tag = "events",
     params(
-        ("limit" = Option<u32>, Query, description = "Page size 1-100, default 25", minimum = 1, maximum = 100),
-        ("startingAfter" = Option<String>, Query, description = "nextCursor of the previous page"),
+        crate::openapi::parameters::Paging,
         ("status" = Option<String>, Query, description = "open (the default: nobody was credited with it yet), attributed (credited since, by any path) or all"),
     ),
     responses(

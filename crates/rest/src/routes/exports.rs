@@ -73,8 +73,7 @@ pub async fn sync_export(SecretKey(c): SecretKey, body: ApiJson<ExportIn>) -> Re
 #[utoipa::path(
     tag = "exports",
     params(
-        ("limit" = Option<u32>, Query, description = "1-100, default 25", minimum = 1, maximum = 100),
-        ("startingAfter" = Option<String>, Query, description = "nextCursor of the previous page; keep the filters unchanged"),
+        crate::openapi::parameters::Paging,
         ("status" = Option<String>, Query, description = "queued, running, ready, failed, cancelled or expired"),
         ("type" = Option<String>, Query, description = "invoices, invoice_lines, payments, payment_links, refund_references, webhook_deliveries, unattributed_transfers or reconciliation"),
     ),

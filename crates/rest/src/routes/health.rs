@@ -6,7 +6,7 @@ use stablepay_http::envelope::success_body;
 use stablepay_http::error::{ApiError, ErrorCode};
 use stablepay_http::state::AppState;
 
-use crate::wire::health::{ChainOut, ReadyOut, RelayerOut, WorkerOut};
+use crate::wire::health::{ChainOut, ReadyOut, RelayerOut};
 
 /// How long readiness waits for the relayer's state (its balance and fees from the chain).
 const RELAYER_PROBE: std::time::Duration = std::time::Duration::from_secs(2);
@@ -40,7 +40,7 @@ pub async fn healthz() -> HttpResponse {
 pub async fn readyz(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     let chain = ChainOut::from(state.use_cases.readiness().check().await?);
     let now = state.use_cases.clock().system_now();
-    let worker = WorkerOut::from(state.worker.snapshot(now));
+    let worker = state.worker.snapshot(now);
     let relayer = relayer(&state).await;
     if state.worker.is_stalled(now) {
         return Err(ApiError::new(

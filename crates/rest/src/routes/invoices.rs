@@ -68,8 +68,7 @@ pub async fn create_invoice(req: HttpRequest, SecretKey(caller): SecretKey, body
 #[utoipa::path(
     tag = "invoices",
     params(
-        ("limit" = Option<u32>, Query, description = "1-100, default 25", minimum = 1, maximum = 100),
-        ("startingAfter" = Option<String>, Query, description = "nextCursor of the previous page; keep the filters unchanged"),
+        crate::openapi::parameters::Paging,
         ("collectionState" = Option<String>, Query, description = "draft, open, past_due, partially_paid, paid, void or uncollectible"),
     ),
     responses((status = 200, description = "A page of invoices", body = crate::wire::invoices::output::InvoiceListEnvelope), crate::wire::common::Errors),

@@ -122,8 +122,7 @@ fn filter(params: &QueryParams) -> Result<LinkFilter, ApiError> {
 #[utoipa::path(
     tag = "payment-links",
     params(
-        ("limit" = Option<u32>, Query, description = "1-100, default 25", minimum = 1, maximum = 100),
-        ("startingAfter" = Option<String>, Query, description = "nextCursor of the previous page; keep the filters unchanged"),
+        crate::openapi::parameters::Paging,
         ("status" = Option<String>, Query, description = "active, paused, archived, completed or expired"),
         ("amountType" = Option<String>, Query, description = "fixed or customer_entered"),
         ("amount" = Option<String>, Query, description = "Fixed links of exactly this amount"),
@@ -209,8 +208,7 @@ pub async fn update_link(
     tag = "payment-links",
     params(
         ("id" = String, Path, description = "Payment link id"),
-        ("limit" = Option<u32>, Query, description = "1-100, default 25", minimum = 1, maximum = 100),
-        ("startingAfter" = Option<String>, Query, description = "nextCursor of the previous page"),
+        crate::openapi::parameters::Paging,
     ),
     responses((status = 200, description = "A page of invoices", body = crate::wire::invoices::output::InvoiceListEnvelope), crate::wire::common::Errors),
     security(("bearer" = []), ("apiKey" = []))
@@ -349,7 +347,15 @@ pub async fn public_link_checkout(
     let key_resource = public.into_inner();
     let again = rebuild::link_checkout(state.clone(), scope.clone());
     let work = move |claim| async move { submit(run_state, id, input, claim).await };
-    Ok(stablepay_http::idempotency::execute_public(state, scope, &key_resource, &req, &raw, (work, again)).await)
+    Ok(stablepay_http::idempotency::execute_public(
+        state,
+        scope,
+        (&key_resource, stablepay_http::idempotency::SubmissionKey::Header),
+        &req,
+        &raw,
+        (work, again),
+    )
+    .await)
 }
 
 /// A submission (the API's and the hosted page's), its work under `claim`.

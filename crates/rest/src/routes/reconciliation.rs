@@ -87,8 +87,7 @@ pub async fn create_run(
 #[utoipa::path(
     tag = "reconciliation",
     params(
-        ("limit" = Option<u32>, Query, description = "1-100, default 25", minimum = 1, maximum = 100),
-        ("startingAfter" = Option<String>, Query, description = "nextCursor of the previous page; keep the filters unchanged"),
+        crate::openapi::parameters::Paging,
         ("status" = Option<String>, Query, description = "queued, running, completed or failed"),
     ),
     responses((status = 200, description = "A page of runs", body = crate::wire::reconciliation::ReconciliationRunListEnvelope), crate::wire::common::Errors),
@@ -129,8 +128,7 @@ pub async fn get_run(SecretKey(c): SecretKey, id: web::Path<String>) -> Result<H
     tag = "reconciliation",
     params(
         ("id" = String, Path, description = "Reconciliation run id"),
-        ("limit" = Option<u32>, Query, description = "1-100, default 25", minimum = 1, maximum = 100),
-        ("startingAfter" = Option<String>, Query, description = "nextCursor of the previous page (an item's line); keep the filters unchanged"),
+        crate::openapi::parameters::Paging,
         ("outcome" = Option<String>, Query, description = "matched, onchain_not_credited or credited_not_onchain"),
     ),
     responses((status = 200, description = "A page of items", body = crate::wire::reconciliation::ReconciliationItemListEnvelope), crate::wire::common::Errors),

@@ -59,8 +59,7 @@ pub async fn create_endpoint(
 #[utoipa::path(
     tag = "webhooks",
     params(
-        ("limit" = Option<u32>, Query, description = "Page size 1-100, default 25", minimum = 1, maximum = 100),
-        ("startingAfter" = Option<String>, Query, description = "nextCursor of the previous page"),
+        crate::openapi::parameters::Paging,
     ),
     responses((status = 200, description = "A page of endpoints", body = crate::wire::webhooks::WebhookEndpointListEnvelope), crate::wire::common::Errors),
     security(("bearer" = []), ("apiKey" = []))
@@ -170,8 +169,7 @@ pub async fn end_secret_overlap(req: HttpRequest, SecretKey(caller): SecretKey, 
     tag = "webhooks",
     params(
         ("id" = String, Path, description = "Endpoint id"),
-        ("limit" = Option<u32>, Query, description = "Page size 1-100, default 25", minimum = 1, maximum = 100),
-        ("startingAfter" = Option<String>, Query, description = "nextCursor of the previous page"),
+        crate::openapi::parameters::Paging,
     ),
     responses((status = 200, description = "A page of incidents", body = crate::wire::webhooks::WebhookIncidentListEnvelope), crate::wire::common::Errors),
     security(("bearer" = []), ("apiKey" = []))
@@ -205,8 +203,7 @@ pub async fn get_incident(SecretKey(c): SecretKey, id: web::Path<String>) -> Res
 #[utoipa::path(
     tag = "webhooks",
     params(
-        ("limit" = Option<u32>, Query, description = "Page size 1-100, default 25", minimum = 1, maximum = 100),
-        ("startingAfter" = Option<String>, Query, description = "nextCursor of the previous page (with the same filters)"),
+        crate::openapi::parameters::Paging,
         ("endpointId" = Option<String>, Query, description = "Only deliveries to this endpoint"),
         ("eventId" = Option<String>, Query, description = "Only deliveries of this event"),
         ("eventType" = Option<String>, Query, description = "Only deliveries of events of this type"),

@@ -22,7 +22,7 @@ pub struct ReadyOut {
     /// `ready`.
     pub status: String,
     /// This process's background worker.
-    pub worker: WorkerOut,
+    pub worker: WorkerSnapshot,
     /// Live verification's chain.
     pub chain: ChainOut,
     /// The gasless relayer (readiness does not fail on it: customers' wallets send the call
@@ -95,82 +95,6 @@ impl From<&stablepay_domain::relay::model::RelayerStatus> for RelayerOut {
             failed_today: Some(t.failed),
             front_run_today: Some(t.front_run),
             in_flight: Some(t.in_flight),
-        }
-    }
-}
-
-/// The worker's state as readiness shows it.
-#[derive(Serialize, ToSchema, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = WorkerSnapshot)]
-pub struct WorkerOut {
-    /// `ok`; `degraded` (the last pass failed, or in it some invoices' work failed and was
-    /// backed off, or email attempts failed); `stalled` (no successful pass for longer than allowed: readiness fails); `off` (this
-    /// process runs no worker).
-    pub state: String,
-    pub last_success_at: Option<String>,
-    pub consecutive_failures: u64,
-    /// Passes that panicked and were restarted.
-    pub restarts: u64,
-    /// Invoices whose due work failed (each backed off) and failed email attempts, since start.
-    pub items_failed: u64,
-    /// The chain follower (live mode), which finds transfers nobody reported.
-    pub follower: FollowerOut,
-}
-
-/// The chain follower's state as readiness shows it (readiness does not fail on it: the API and
-/// reported payments go on; alert on `lagBlocks` or the `stablepay_chain_follow_lag_blocks`
-/// metric).
-#[derive(Serialize, ToSchema, Debug, PartialEq)]
-#[serde(rename_all = "camelCase")]
-#[schema(as = FollowerSnapshot)]
-pub struct FollowerOut {
-    /// `off` (this process follows no live chain, or has not yet), `ok`, `degraded` (its last
-    /// pass failed) or `stalled` (five passes in a row failed: transfers nobody reported wait).
-    pub state: String,
-    /// Final blocks not scanned yet, when known.
-    pub lag_blocks: Option<u64>,
-    pub last_success_at: Option<String>,
-    pub consecutive_failures: u64,
-    /// Blocks of the last range read that no endpoint's answer settled for sure (an endpoint
-    /// answered nothing where the block's bloom says a watched transfer may be): the cursor is
-    /// held on them for a while, then the second reading and reconciliation runs read them again.
-    pub uncertain_blocks: u64,
-    /// Whether the cursor waits on such blocks now.
-    pub held: bool,
-    /// Ranges the endpoints answered differently, since the process started.
-    pub disagreements: u64,
-    /// Logs the second reading of a range found that the first reading had missed, since the
-    /// process started (each credited or recorded then).
-    pub second_pass_found: u64,
-    /// Ranges of final blocks waiting for their second reading.
-    pub rechecks_pending: u64,
-    /// The service's clock less the time of the chain's newest block, in seconds, when measured
-    /// (a few seconds when the clocks agree; compare with STABLEPAY_CHAIN_CLOCK_SKEW_SECONDS).
-    pub clock_skew_seconds: Option<i64>,
-}
-
-impl From<WorkerSnapshot> for WorkerOut {
-    fn from(w: WorkerSnapshot) -> Self {
-        let f = w.follower;
-        Self {
-            state: w.state,
-            last_success_at: w.last_success_at,
-            consecutive_failures: w.consecutive_failures,
-            restarts: w.restarts,
-            items_failed: w.items_failed,
-            follower: FollowerOut {
-                state: f.state,
-                lag_blocks: f.lag_blocks,
-                last_success_at: f.last_success_at,
-                consecutive_failures: f.consecutive_failures,
-                uncertain_blocks: f.uncertain_blocks,
-                held: f.held,
-                disagreements: f.disagreements,
-                second_pass_found: f.second_pass_found,
-                rechecks_pending: f.rechecks_pending,
-                clock_skew_seconds: f.clock_skew_seconds,
-            },
         }
     }
 }

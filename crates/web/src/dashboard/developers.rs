@@ -16,7 +16,7 @@ use stablepay_domain::event::model::EventType;
 use stablepay_domain::ids::ApiKeyId;
 use stablepay_http::state::AppState;
 
-use super::form::{Failed, Refusal, Work, alert, form, input, once, posted, reauthentication_fields, recent};
+use super::form::{Failed, Refusal, Work, alert, form, input, once, posted, reauthenticated, reauthentication_fields};
 use super::frame::{Filter, FilterKind, Pairs, Place, filter_form, next_link, place, refused, render};
 use crate::page::when;
 
@@ -149,8 +149,9 @@ pub async fn create(req: HttpRequest, state: web::Data<AppState>, body: web::Byt
         Ok(p) => p,
         Err(res) => return res,
     };
-    // A new key can act for the merchant: it needs a sign-in within the last 5 minutes.
-    if let Err(e) = recent(&state, &mut posted).await {
+    // A new key can act for the merchant: the use case wants a sign-in within the last 5
+    // minutes, which the password typed in the form renews.
+    if let Err(e) = reauthenticated(&state, &mut posted).await {
         let refusal = Refusal::of(e);
         let q = Pairs::query(&req);
         return page(&state, &posted.place, &q, (refusal.status, None, Some(("create", &refusal, &posted.form)))).await;
@@ -159,11 +160,11 @@ pub async fn create(req: HttpRequest, state: web::Data<AppState>, body: web::Byt
     let key_type = if posted.form.text("type") == "publishable" { KeyType::Publishable } else { KeyType::Secret };
     let permissions = posted.form.get("permissions").map(str::to_owned);
     let shown: Rc<RefCell<Option<ApiKeySecret>>> = Rc::default();
-    let (out, s, scope) = (shown.clone(), state.clone(), p.scope.clone());
+    let (out, s, scope, current) = (shown.clone(), state.clone(), p.scope.clone(), p.current.clone());
     let work = move |_claim| {
         let work: Work = Box::pin(async move {
             let keys = s.use_cases.api_keys();
-            let (key, secret) = keys.create(&scope.merchant_id, (scope.mode, key_type), permissions.as_deref()).await?;
+            let (key, secret) = keys.create_by(&current, &scope, key_type, permissions.as_deref()).await?;
             *out.borrow_mut() = Some(secret);
             Ok(format!("{PATH}?created={}", key.id))
         });

@@ -194,17 +194,16 @@ pub fn alert(refusal: Option<&Refusal>, fields: &[&str]) -> Markup {
 }
 
 /// Re-authenticates the session with the form's `password` (and `otp`) when the member typed
-/// one; then requires a re-authentication within the last 5 minutes (what can take an account
-/// over). Errors: `RateLimited`, `InvalidCredentials`, `SecondFactor`;
-/// `ReauthenticationRequired` when the session needs the password again and none was typed.
-pub async fn recent(state: &AppState, posted: &mut Posted) -> Result<(), Error> {
-    let accounts = state.use_cases.accounts();
+/// one, for a use case that wants a recent sign-in (what can take an account over: it refuses
+/// `ReauthenticationRequired` itself). Errors: `RateLimited`, `InvalidCredentials`,
+/// `SecondFactor`.
+pub async fn reauthenticated(state: &AppState, posted: &mut Posted) -> Result<(), Error> {
     let password = posted.form.text("password").to_owned();
-    if !password.is_empty() {
-        let otp = posted.form.get("otp").map(str::trim).filter(|o| !o.is_empty()).map(str::to_owned);
-        accounts.reauthenticate(&mut posted.place.current, &password, otp.as_deref()).await?;
+    if password.is_empty() {
+        return Ok(());
     }
-    accounts.require_recent(&posted.place.current)
+    let otp = posted.form.get("otp").map(str::trim).filter(|o| !o.is_empty()).map(str::to_owned);
+    state.use_cases.accounts().reauthenticate(&mut posted.place.current, &password, otp.as_deref()).await
 }
 
 /// The fields a form that can take the account over shows when the session's sign-in is more

@@ -15,7 +15,7 @@ use stablepay_domain::ids::PublicToken;
 use stablepay_http::session::{cleared_cookie, session_cookie, with_cookie};
 use stablepay_http::state::AppState;
 
-use super::form::{Failed, Posted, Refusal, alert, form, input_in, posted, reauthentication_fields, recent};
+use super::form::{Failed, Posted, Refusal, alert, form, input_in, posted, reauthenticated, reauthentication_fields};
 use super::frame::{Pairs, Place, SECURITY, SETTINGS, next_link, place, refused, render};
 use crate::page::{see_other, when};
 
@@ -136,7 +136,7 @@ pub async fn start(req: HttpRequest, state: web::Data<AppState>, body: web::Byte
         Ok(p) => p,
         Err(res) => return res,
     };
-    if let Err(e) = recent(&state, &mut posted).await {
+    if let Err(e) = reauthenticated(&state, &mut posted).await {
         return refused_on(&state, &posted, "start", e).await;
     }
     match state.use_cases.accounts().start_two_factor(&posted.place.current).await {

@@ -262,3 +262,42 @@ async fn the_webhooks_page_offers_endpoint_changes_to_the_roles_that_manage_them
         assert_eq!(body.contains("action=\"/dashboard/webhooks/endpoints?"), manages, "{role:?}");
     }
 }
+
+/// A new key after a sign-in older than five minutes: the use case refuses it (nothing is
+/// stored), the page asks for the password beside the form, and the form's key is given back,
+/// so the same form sent again with the password can go through.
+#[actix_web::test]
+async fn a_key_is_refused_to_an_old_sign_in_and_the_form_may_be_sent_again() {
+    use stablepay_domain::idempotency::model::{IdempotencyBegin, IdempotencyClaim};
+    use stablepay_domain::page::Page;
+    use stablepay_domain::ports::{MockApiKeyStore, MockEventStore, MockIdempotencyStore};
+    let mut current = member(&mer(), Role::Owner);
+    current.session.reauthenticated_at = at() - chrono::Duration::minutes(6);
+    let state = state_of(
+        current,
+        None,
+        |_| {},
+        |ports| {
+            let mut keys = MockApiKeyStore::new();
+            keys.expect_insert_key().never();
+            keys.expect_list_keys().returning(|_| Ok(Vec::new()));
+            ports.keys = Arc::new(keys);
+            let mut events = MockEventStore::new();
+            events.expect_list_events().returning(|_, _, _| Ok(Page { items: Vec::new(), has_more: false }));
+            ports.events = Arc::new(events);
+            let mut idempotency = MockIdempotencyStore::new();
+            idempotency.expect_begin().times(1).returning(|namespace, key, _, _| {
+                let claim = IdempotencyClaim { namespace: namespace.clone(), key: key.to_owned(), claimed_at: at() };
+                Ok(IdempotencyBegin::Started(claim))
+            });
+            idempotency.expect_abandon().times(1).returning(|_| Ok(()));
+            idempotency.expect_complete().never();
+            ports.idempotency = Arc::new(idempotency);
+        },
+    );
+    let form = [("csrfToken", "csrf"), ("formKey", "form-1"), ("type", "secret"), ("password", "")];
+    let req = test::TestRequest::post().uri("/dashboard/developers/keys?merchant=mer_1&mode=test").set_form(form);
+    let (status, body, _) = call(state, req, true).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
+    assert!(body.contains("name=\"password\""), "{body}");
+}

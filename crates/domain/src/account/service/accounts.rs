@@ -225,14 +225,7 @@ impl Accounts<'_> {
             two_factor_since: None,
             created_at: now,
         };
-        let membership = Membership {
-            user_id: user.id.clone(),
-            merchant_id: merchant.clone(),
-            role,
-            requires_two_factor: false,
-            webhook_alerts: false,
-            created_at: now,
-        };
+        let membership = Membership::new(&user.id, merchant, role, now);
         let detail = format!("joined as {} (operator)", role.as_str());
         let actor = Actor { id: None, email: None };
         let audit =

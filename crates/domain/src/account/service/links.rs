@@ -86,14 +86,7 @@ impl Accounts<'_> {
             two_factor_since: None,
             created_at: now,
         };
-        let membership = Membership {
-            user_id: user.id.clone(),
-            merchant_id: merchant.id.clone(),
-            role: Role::Owner,
-            requires_two_factor: false,
-            webhook_alerts: false,
-            created_at: now,
-        };
+        let membership = Membership::new(&user.id, &merchant.id, Role::Owner, now);
         let link = self.link(LinkPurpose::VerifyEmail, &user.email, Some(&user.id), None);
         match self.store.insert_signup(&merchant, &user, &membership, &link).await {
             // Created meanwhile by a concurrent sign-up: the same answer.
@@ -266,14 +259,7 @@ impl Accounts<'_> {
         let Some(user) = existing.or_else(|| new_user.clone()) else {
             return Err(Error::Internal("no user for an accepted invitation".into()));
         };
-        let membership = Membership {
-            user_id: user.id.clone(),
-            merchant_id: invitation.merchant_id.clone(),
-            role: invitation.role,
-            requires_two_factor: false,
-            webhook_alerts: false,
-            created_at: now,
-        };
+        let membership = Membership::new(&user.id, &invitation.merchant_id, invitation.role, now);
         let actor = Actor { id: Some(&user.id), email: Some(&user.email) };
         let detail = format!("joined as {}", invitation.role.as_str());
         let audit = AuditEntry::new(

@@ -43,6 +43,50 @@ impl crate::ratelimit::ports::RateLimiter for Budgets {
     }
 }
 
+/// The ports most tests take as they are: no two-factor sealing, the pages, the chain's
+/// settings and fresh budgets.
+struct Fixed {
+    sealer: MockTotpSealer,
+    pages: PublicPages,
+    chain: crate::merchant::model::ChainSettings,
+    limiter: Budgets,
+}
+
+impl Default for Fixed {
+    fn default() -> Self {
+        Self {
+            sealer: MockTotpSealer::new(),
+            pages: PublicPages::new("http://pay.test"),
+            chain: crate::merchant::model::ChainSettings::default(),
+            limiter: Budgets::default(),
+        }
+    }
+}
+
+impl Fixed {
+    /// The account use cases over `store` and `merchants`, hashing with `hasher`, at `clock`.
+    fn accounts<'a>(
+        &'a self,
+        (store, merchants): (&'a MockAccountStore, &'a MockMerchantStore),
+        hasher: &'a MockPasswordHasher,
+        crypto: &'a SeqCrypto,
+        clock: &'a MockClock,
+    ) -> Accounts<'a> {
+        Accounts {
+            store,
+            merchants,
+            hasher,
+            sealer: &self.sealer,
+            crypto,
+            clock,
+            limiter: &self.limiter,
+            pages: &self.pages,
+            chain: &self.chain,
+            settings: AccountSettings::default(),
+        }
+    }
+}
+
 fn secrets<'a>(password: &'a str, otp: Option<&'a str>) -> Secrets<'a> {
     Secrets { password, otp, client: Some("203.0.113.9") }
 }
@@ -88,21 +132,8 @@ async fn an_unknown_email_and_a_wrong_password_get_the_same_answer_after_one_che
     store.expect_insert_session().never();
     let (h, crypto, clock, merchants) =
         (hasher(checks.clone()), SeqCrypto::default(), clock("2026-11-02T00:00:00Z"), MockMerchantStore::new());
-    let (sealer, pages) = (MockTotpSealer::new(), PublicPages::new("http://pay.test"));
-    let chain = crate::merchant::model::ChainSettings::default();
-    let limiter = Budgets::default();
-    let accounts = Accounts {
-        store: &store,
-        merchants: &merchants,
-        hasher: &h,
-        sealer: &sealer,
-        crypto: &crypto,
-        clock: &clock,
-        limiter: &limiter,
-        pages: &pages,
-        chain: &chain,
-        settings: AccountSettings::default(),
-    };
+    let fixed = Fixed::default();
+    let accounts = fixed.accounts((&store, &merchants), &h, &crypto, &clock);
     assert_eq!(
         accounts.login("nobody@example.com", secrets("correct horse battery", None)).await.err(),
         Some(Error::InvalidCredentials)
@@ -129,21 +160,8 @@ async fn a_login_stores_only_the_tokens_digest_and_the_session_ends_when_idle() 
     });
     let (h, crypto, merchants) = (hasher(checks), SeqCrypto::default(), MockMerchantStore::new());
     let login_clock = clock("2026-11-02T00:00:00Z");
-    let (sealer, pages) = (MockTotpSealer::new(), PublicPages::new("http://pay.test"));
-    let chain = crate::merchant::model::ChainSettings::default();
-    let limiter = Budgets::default();
-    let accounts = Accounts {
-        store: &store,
-        merchants: &merchants,
-        hasher: &h,
-        sealer: &sealer,
-        crypto: &crypto,
-        clock: &login_clock,
-        limiter: &limiter,
-        pages: &pages,
-        chain: &chain,
-        settings: AccountSettings::default(),
-    };
+    let fixed = Fixed::default();
+    let accounts = fixed.accounts((&store, &merchants), &h, &crypto, &login_clock);
     let signed = accounts.login(" Ada@Example.com", secrets("correct horse battery", None)).await.unwrap();
     let stored = sessions.lock().unwrap()[0].clone();
     assert_eq!(stored.token_digest, crypto.sha256(signed.token.as_str().as_bytes()));
@@ -180,21 +198,8 @@ async fn the_operator_creates_a_user_of_an_existing_merchant_with_a_checked_pass
         }
     });
     let (h, crypto, clock) = (hasher(checks), SeqCrypto::default(), clock("2026-11-02T00:00:00Z"));
-    let (sealer, pages) = (MockTotpSealer::new(), PublicPages::new("http://pay.test"));
-    let chain = crate::merchant::model::ChainSettings::default();
-    let limiter = Budgets::default();
-    let accounts = Accounts {
-        store: &store,
-        merchants: &merchants,
-        hasher: &h,
-        sealer: &sealer,
-        crypto: &crypto,
-        clock: &clock,
-        limiter: &limiter,
-        pages: &pages,
-        chain: &chain,
-        settings: AccountSettings::default(),
-    };
+    let fixed = Fixed::default();
+    let accounts = fixed.accounts((&store, &merchants), &h, &crypto, &clock);
     let mer = MerchantId::from_trusted("mer_1".into());
     let refused = accounts.create_user(("ada@example.com", "Ada", "short"), &mer, Role::Owner).await;
     assert!(matches!(refused, Err(Error::Validation { ref field, .. }) if field == "password"));
@@ -297,21 +302,8 @@ async fn a_two_factor_login_needs_a_code_not_used_before() {
     let mut sealer = MockTotpSealer::new();
     sealer.expect_open_totp().returning(|s| Ok(TotpSecret::from_bytes(s.0.clone())));
     let (h, clock, merchants) = (hasher(checks), clock("2026-11-02T00:00:00Z"), MockMerchantStore::new());
-    let pages = PublicPages::new("http://pay.test");
-    let chain = crate::merchant::model::ChainSettings::default();
-    let limiter = Budgets::default();
-    let accounts = Accounts {
-        store: &store,
-        merchants: &merchants,
-        hasher: &h,
-        sealer: &sealer,
-        crypto: &crypto,
-        clock: &clock,
-        limiter: &limiter,
-        pages: &pages,
-        chain: &chain,
-        settings: AccountSettings::default(),
-    };
+    let fixed = Fixed::default();
+    let accounts = Accounts { sealer: &sealer, ..fixed.accounts((&store, &merchants), &h, &crypto, &clock) };
     let password = "correct horse battery";
     assert_eq!(
         accounts.login("ada@example.com", secrets(password, None)).await.err(),
@@ -356,21 +348,8 @@ async fn sign_up_is_open_only_when_the_operator_says_so_and_an_existing_email_ge
     });
     let (h, crypto, clock, merchants) =
         (hasher(checks), SeqCrypto::default(), clock("2026-11-02T00:00:00Z"), MockMerchantStore::new());
-    let (sealer, pages) = (MockTotpSealer::new(), PublicPages::new("http://pay.test"));
-    let chain = crate::merchant::model::ChainSettings::default();
-    let limiter = Budgets::default();
-    let mut accounts = Accounts {
-        store: &store,
-        merchants: &merchants,
-        hasher: &h,
-        sealer: &sealer,
-        crypto: &crypto,
-        clock: &clock,
-        limiter: &limiter,
-        pages: &pages,
-        chain: &chain,
-        settings: AccountSettings::default(),
-    };
+    let fixed = Fixed::default();
+    let mut accounts = fixed.accounts((&store, &merchants), &h, &crypto, &clock);
     let s = Signup { email: "eve@example.com", password: "correct horse battery", name: "Eve", business_name: "Eve's" };
     assert!(matches!(accounts.signup(s).await, Err(Error::FeatureUnavailable(_))), "invite is the default");
     accounts.settings.signup = SignupMode::Open;
@@ -391,21 +370,8 @@ async fn every_secret_check_shares_the_account_quota_and_the_sixth_failure_is_re
     store.expect_set_password().never();
     let (h, crypto, clock, merchants) =
         (hasher(checks.clone()), SeqCrypto::default(), clock("2026-11-02T00:00:00Z"), MockMerchantStore::new());
-    let (sealer, pages) = (MockTotpSealer::new(), PublicPages::new("http://pay.test"));
-    let chain = crate::merchant::model::ChainSettings::default();
-    let limiter = Budgets::default();
-    let accounts = Accounts {
-        store: &store,
-        merchants: &merchants,
-        hasher: &h,
-        sealer: &sealer,
-        crypto: &crypto,
-        clock: &clock,
-        limiter: &limiter,
-        pages: &pages,
-        chain: &chain,
-        settings: AccountSettings::default(),
-    };
+    let fixed = Fixed::default();
+    let accounts = fixed.accounts((&store, &merchants), &h, &crypto, &clock);
     // Two wrong logins, then three wrong current passwords behind a session (another address,
     // no address at all): five failures of one account.
     for _ in 0..2 {
@@ -433,23 +399,10 @@ async fn every_secret_check_shares_the_account_quota_and_the_sixth_failure_is_re
 async fn what_can_take_the_account_over_needs_a_sign_in_from_the_last_five_minutes() {
     let store = MockAccountStore::new();
     let (h, crypto, merchants) = (hasher(Arc::default()), SeqCrypto::default(), MockMerchantStore::new());
-    let (sealer, pages) = (MockTotpSealer::new(), PublicPages::new("http://pay.test"));
-    let chain = crate::merchant::model::ChainSettings::default();
-    let limiter = Budgets::default();
+    let fixed = Fixed::default();
     // The session signed in at midnight; six minutes later.
     let late = clock("2026-11-01T00:06:00Z");
-    let accounts = Accounts {
-        store: &store,
-        merchants: &merchants,
-        hasher: &h,
-        sealer: &sealer,
-        crypto: &crypto,
-        clock: &late,
-        limiter: &limiter,
-        pages: &pages,
-        chain: &chain,
-        settings: AccountSettings::default(),
-    };
+    let accounts = fixed.accounts((&store, &merchants), &h, &crypto, &late);
     let me = current(user(), Vec::new());
     assert_eq!(accounts.start_two_factor(&me).await.err(), Some(Error::ReauthenticationRequired));
     let mut again = me.clone();

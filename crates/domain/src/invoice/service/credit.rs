@@ -83,7 +83,7 @@ pub(super) fn attempt_into(
         return Err(Error::LimitReached { what: Limit::PaymentRecords, limit: MAX_PAYMENT_RECORDS });
     }
     let session = change.aggregate.session(session_id).ok_or(Error::NotFound(Resource::CheckoutSession))?;
-    let mut payment = new_payment(crypto, session, tx, now);
+    let mut payment = Payment::detected(crypto, session, tx, now);
     payment.claimed_log = claimed.map(|(log, _)| log);
     payment.evidence = claimed.map(|(_, evidence)| evidence);
     let id = payment.id.clone();
@@ -94,35 +94,6 @@ pub(super) fn attempt_into(
     }
     change.push_payment(payment);
     Ok(id)
-}
-
-fn new_payment(crypto: &dyn Crypto, session: &CheckoutSession, tx: &TxHash, now: DateTime<Utc>) -> Payment {
-    Payment {
-        id: PaymentId::generate(crypto),
-        scope: session.scope.clone(),
-        invoice_id: session.invoice_id.clone(),
-        checkout_session_id: session.id.clone(),
-        status: PaymentStatus::Detected,
-        amount_expected: session.amount_due.clone(),
-        amount_received: Amount::zero(),
-        customer_amount_credited: Amount::zero(),
-        merchant_amount_settled: Amount::zero(),
-        transaction_hash: tx.clone(),
-        chain_id: session.chain_id,
-        token_contract: session.token_contract.clone(),
-        settlement_wallet: session.settlement_wallet.clone(),
-        payer_address: None,
-        failure_reason: None,
-        block: None,
-        block_time: None,
-        diagnostic: None,
-        detected_at: now,
-        confirmed_at: None,
-        claimed_log: None,
-        logs: Vec::new(),
-        missing_since: None,
-        evidence: None,
-    }
 }
 
 /// How long after a checkout's expiry its customer may still report a hash: a transfer mined

@@ -74,18 +74,7 @@ impl ReconciliationRuns<'_> {
         if self.merchants.get_merchant(&scope.merchant_id).await?.live.is_none() {
             return Err(Error::ActiveMerchantRequired);
         }
-        let run = ReconciliationRun {
-            id: ReconciliationRunId::generate(self.crypto),
-            scope: scope.clone(),
-            from,
-            to,
-            status: RunStatus::Queued,
-            coverage: RunCoverage::default(),
-            totals: Vec::new(),
-            failure_message: None,
-            created_at: self.clock.now(scope).await?,
-            completed_at: None,
-        };
+        let run = ReconciliationRun::queued(self.crypto, scope.clone(), (from, to), self.clock.now(scope).await?);
         self.store.insert_run(&run, self.claim.clone()).await?;
         Ok(run)
     }
@@ -230,18 +219,7 @@ impl ReconciliationRuns<'_> {
             .await?
             .into_iter()
             .filter(|m| m.status == MerchantStatus::Active && m.live.as_ref().is_some_and(|l| l.activated_at < end))
-            .map(|m| ReconciliationRun {
-                id: ReconciliationRunId::generate(self.crypto),
-                scope: Scope::new(m.id, Mode::Live),
-                from,
-                to: end,
-                status: RunStatus::Queued,
-                coverage: RunCoverage::default(),
-                totals: Vec::new(),
-                failure_message: None,
-                created_at: now,
-                completed_at: None,
-            })
+            .map(|m| ReconciliationRun::queued(self.crypto, Scope::new(m.id, Mode::Live), (from, end), now))
             .collect();
         if runs.is_empty() {
             return Ok(0);

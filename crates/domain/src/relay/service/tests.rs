@@ -283,21 +283,8 @@ fn a_queued_submission_whose_checkout_was_paid_meanwhile_is_cancelled_without_a_
 }
 
 fn queued(agg: &InvoiceAggregate, crypto: &SeqCrypto) -> Relay {
-    Relay {
-        id: RelayId::generate(crypto),
-        scope: agg.invoice.scope.clone(),
-        session_id: session(agg),
-        authorization: SignedAuthorization { terms: terms(agg), signature: Signature::parse(&signature()).unwrap() },
-        relayer: relayer(),
-        status: RelayStatus::Queued,
-        gas_limit: 85_000,
-        tx_nonce: None,
-        transactions: Vec::new(),
-        broadcast_at: None,
-        receipt: None,
-        detail: None,
-        created_at: now(),
-    }
+    let authorization = SignedAuthorization { terms: terms(agg), signature: Signature::parse(&signature()).unwrap() };
+    Relay::queued(crypto, (agg.invoice.scope.clone(), session(agg)), (authorization, relayer()), 85_000, now())
 }
 
 #[test]

@@ -6,8 +6,8 @@ use super::*;
 use crate::clock::MockClock;
 use crate::email::model::{EmailAbout, EmailKind, EmailStatus};
 use crate::export::model::ExportType;
-use crate::ids::MerchantId;
-use crate::statement::model::StatementMonth;
+use crate::ids::{MerchantId, StatementId};
+use crate::statement::model::{StatementMonth, StatementStatus};
 use crate::statement::ports::MockStatementStore;
 use crate::testing::SeqCrypto;
 

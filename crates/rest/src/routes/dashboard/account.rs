@@ -103,7 +103,7 @@ pub async fn confirm_verification(
 /// Send a new verification link to the signed-in user (earlier links stop working).
 #[utoipa::path(
     tag = "dashboard",
-    params(("X-CSRF-Token" = String, Header, description = "The session's csrfToken")),
+    params(crate::openapi::parameters::Csrf),
     responses((status = 202, description = "The email is on its way", body = crate::wire::accounts::EmailSentEnvelope), crate::wire::common::Errors),
     security(("session" = []))
 )]
@@ -143,7 +143,7 @@ pub async fn accept_invitation(
 #[utoipa::path(
     tag = "dashboard",
     request_body = PasswordChangeIn,
-    params(("X-CSRF-Token" = String, Header, description = "The session's csrfToken")),
+    params(crate::openapi::parameters::Csrf),
     responses((status = 200, description = "The session, with a new cookie and CSRF token", body = crate::wire::dashboard::SessionEnvelope), crate::wire::common::Errors),
     security(("session" = []))
 )]

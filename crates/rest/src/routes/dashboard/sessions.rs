@@ -57,7 +57,7 @@ pub async fn get_session(s: DashboardSession) -> Result<HttpResponse, ApiError> 
 #[utoipa::path(
     tag = "dashboard",
     request_body = ReauthenticationIn,
-    params(("X-CSRF-Token" = String, Header, description = "The session's csrfToken")),
+    params(crate::openapi::parameters::Csrf),
     responses((status = 200, description = "The session, re-authenticated", body = crate::wire::dashboard::SessionEnvelope), crate::wire::common::Errors),
     security(("session" = []))
 )]
@@ -72,7 +72,7 @@ pub async fn reauthenticate(s: DashboardSession, body: ApiJson<ReauthenticationI
 /// Log out: ends this session and removes its cookie (`X-CSRF-Token` required).
 #[utoipa::path(
     tag = "dashboard",
-    params(("X-CSRF-Token" = String, Header, description = "The session's csrfToken")),
+    params(crate::openapi::parameters::Csrf),
     responses((status = 200, description = "The session ended", body = crate::wire::dashboard::SessionsEndedEnvelope), crate::wire::common::Errors),
     security(("session" = []))
 )]
@@ -87,7 +87,7 @@ pub async fn end_session(s: DashboardSession) -> Result<HttpResponse, ApiError> 
 /// (`X-CSRF-Token` required).
 #[utoipa::path(
     tag = "dashboard",
-    params(("X-CSRF-Token" = String, Header, description = "The session's csrfToken")),
+    params(crate::openapi::parameters::Csrf),
     responses((status = 200, description = "The sessions ended", body = crate::wire::dashboard::SessionsEndedEnvelope), crate::wire::common::Errors),
     security(("session" = []))
 )]

@@ -45,7 +45,7 @@ pub async fn get_settlement(s: DashboardSession, path: web::Path<String>) -> Res
     request_body = WalletIn,
     params(
         ("merchantId" = String, Path, description = "A merchant the user is a member of"),
-        ("X-CSRF-Token" = String, Header, description = "The session's csrfToken"),
+        crate::openapi::parameters::Csrf,
     ),
     responses((status = 200, description = "Where live mode stands", body = crate::wire::accounts::SettlementEnvelope), crate::wire::common::Errors),
     security(("session" = []))
@@ -71,7 +71,7 @@ pub async fn set_settlement_wallet(
     tag = "dashboard",
     params(
         ("merchantId" = String, Path, description = "A merchant the user is a member of"),
-        ("X-CSRF-Token" = String, Header, description = "The session's csrfToken"),
+        crate::openapi::parameters::Csrf,
     ),
     responses((status = 200, description = "Where live mode stands", body = crate::wire::accounts::SettlementEnvelope), crate::wire::common::Errors),
     security(("session" = []))
@@ -89,7 +89,7 @@ pub async fn request_live_activation(s: DashboardSession, path: web::Path<String
     request_body = NotificationsIn,
     params(
         ("merchantId" = String, Path, description = "A merchant the user is a member of"),
-        ("X-CSRF-Token" = String, Header, description = "The session's csrfToken"),
+        crate::openapi::parameters::Csrf,
     ),
     responses((status = 200, description = "The member's notifications", body = crate::wire::accounts::NotificationsEnvelope), crate::wire::common::Errors),
     security(("session" = []))
@@ -119,7 +119,7 @@ pub async fn set_notifications(
     request_body = UniqueAmountsIn,
     params(
         ("merchantId" = String, Path, description = "A merchant the user is a member of"),
-        ("X-CSRF-Token" = String, Header, description = "The session's csrfToken"),
+        crate::openapi::parameters::Csrf,
     ),
     responses((status = 200, description = "The setting now", body = crate::wire::accounts::UniqueAmountsEnvelope), crate::wire::common::Errors),
     security(("session" = []))
@@ -141,8 +141,7 @@ pub async fn set_unique_amounts(
     tag = "dashboard",
     params(
         ("merchantId" = String, Path, description = "A merchant the user is a member of"),
-        ("limit" = Option<u32>, Query, description = "Page size 1-100, default 25", minimum = 1, maximum = 100),
-        ("startingAfter" = Option<String>, Query, description = "nextCursor of the previous page"),
+        crate::openapi::parameters::Paging,
         ("status" = Option<String>, Query, description = "open (the default), attributed or all"),
     ),
     responses((status = 200, description = "A page of unattributed transfers", body = crate::wire::events::UnattributedListEnvelope), crate::wire::common::Errors),
@@ -173,7 +172,7 @@ pub async fn dashboard_unattributed(
     params(
         ("merchantId" = String, Path, description = "A merchant the user is a member of"),
         ("id" = String, Path, description = "Unattributed transfer id (utr_...)"),
-        ("X-CSRF-Token" = String, Header, description = "The session's csrfToken"),
+        crate::openapi::parameters::Csrf,
     ),
     responses((status = 200, description = "The transfer, attributed", body = crate::wire::events::UnattributedEnvelope), crate::wire::common::Errors),
     security(("session" = []))

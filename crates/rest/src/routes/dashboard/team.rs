@@ -50,7 +50,7 @@ pub async fn list_members(s: DashboardSession, path: web::Path<String>) -> Resul
     params(
         ("merchantId" = String, Path, description = "A merchant the user is a member of"),
         ("userId" = String, Path, description = "The member"),
-        ("X-CSRF-Token" = String, Header, description = "The session's csrfToken"),
+        crate::openapi::parameters::Csrf,
     ),
     responses((status = 200, description = "The membership", body = crate::wire::accounts::MembershipChangedEnvelope), crate::wire::common::Errors),
     security(("session" = []))
@@ -72,7 +72,7 @@ pub async fn change_member(
     params(
         ("merchantId" = String, Path, description = "A merchant the user is a member of"),
         ("userId" = String, Path, description = "The member"),
-        ("X-CSRF-Token" = String, Header, description = "The session's csrfToken"),
+        crate::openapi::parameters::Csrf,
     ),
     responses((status = 200, description = "The membership ended", body = crate::wire::accounts::MembershipChangedEnvelope), crate::wire::common::Errors),
     security(("session" = []))
@@ -110,7 +110,7 @@ async fn membership_change(
     request_body = InvitationIn,
     params(
         ("merchantId" = String, Path, description = "A merchant the user is a member of"),
-        ("X-CSRF-Token" = String, Header, description = "The session's csrfToken"),
+        crate::openapi::parameters::Csrf,
     ),
     responses((status = 201, description = "The invitation; its email is on its way", body = crate::wire::accounts::InvitationEnvelope), crate::wire::common::Errors),
     security(("session" = []))
@@ -145,7 +145,7 @@ pub async fn list_invitations(s: DashboardSession, path: web::Path<String>) -> R
     params(
         ("merchantId" = String, Path, description = "A merchant the user is a member of"),
         ("invitationId" = String, Path, description = "The invitation"),
-        ("X-CSRF-Token" = String, Header, description = "The session's csrfToken"),
+        crate::openapi::parameters::Csrf,
     ),
     responses((status = 200, description = "Revoked", body = crate::wire::accounts::InvitationsEnvelope), crate::wire::common::Errors),
     security(("session" = []))
@@ -169,7 +169,7 @@ pub async fn revoke_invitation(
     request_body = SecurityIn,
     params(
         ("merchantId" = String, Path, description = "A merchant the user is a member of"),
-        ("X-CSRF-Token" = String, Header, description = "The session's csrfToken"),
+        crate::openapi::parameters::Csrf,
     ),
     responses((status = 200, description = "The security settings", body = crate::wire::accounts::SecurityEnvelope), crate::wire::common::Errors),
     security(("session" = []))
@@ -196,8 +196,7 @@ pub async fn set_security(
     tag = "dashboard",
     params(
         ("merchantId" = String, Path, description = "A merchant the user is a member of"),
-        ("limit" = Option<u32>, Query, description = "Page size 1-100, default 25", minimum = 1, maximum = 100),
-        ("startingAfter" = Option<String>, Query, description = "nextCursor of the previous page"),
+        crate::openapi::parameters::Paging,
     ),
     responses((status = 200, description = "A page of the audit log", body = crate::wire::accounts::AuditLogEnvelope), crate::wire::common::Errors),
     security(("session" = []))

@@ -28,7 +28,7 @@ pub async fn get_two_factor(s: DashboardSession) -> Result<HttpResponse, ApiErro
 /// once; a new call replaces it until it is confirmed).
 #[utoipa::path(
     tag = "dashboard",
-    params(("X-CSRF-Token" = String, Header, description = "The session's csrfToken")),
+    params(crate::openapi::parameters::Csrf),
     responses((status = 201, description = "The secret to enrol", body = crate::wire::accounts::EnrolmentEnvelope), crate::wire::common::Errors),
     security(("session" = []))
 )]
@@ -47,7 +47,7 @@ pub async fn start_two_factor(s: DashboardSession) -> Result<HttpResponse, ApiEr
 #[utoipa::path(
     tag = "dashboard",
     request_body = OtpIn,
-    params(("X-CSRF-Token" = String, Header, description = "The session's csrfToken")),
+    params(crate::openapi::parameters::Csrf),
     responses((status = 200, description = "On, with the recovery codes; Set-Cookie: stablepay_session", body = crate::wire::accounts::EnrolledEnvelope), crate::wire::common::Errors),
     security(("session" = []))
 )]
@@ -66,7 +66,7 @@ pub async fn confirm_two_factor(s: DashboardSession, body: ApiJson<OtpIn>) -> Re
 #[utoipa::path(
     tag = "dashboard",
     request_body = DisableIn,
-    params(("X-CSRF-Token" = String, Header, description = "The session's csrfToken")),
+    params(crate::openapi::parameters::Csrf),
     responses((status = 200, description = "Off", body = crate::wire::accounts::TwoFactorEnvelope), crate::wire::common::Errors),
     security(("session" = []))
 )]

@@ -261,21 +261,7 @@ async fn a_run_reads_the_blocks_of_its_period_and_stores_the_matched_items() {
                     == [RunOutcome::Matched, RunOutcome::OnchainNotCredited]
         })
         .returning(|_, _, _, _| Ok(true));
-    let mut merchants = MockMerchantStore::new();
-    merchants.expect_get_merchant().returning(|_| Ok(merchant_live()));
-    let mut clock = MockClock::new();
-    clock.expect_now().returning(|_| Ok(genesis() + Duration::days(1)));
-    let (crypto, settings) = (SeqCrypto::default(), settings());
-    let runs = ReconciliationRuns {
-        store: &store,
-        chain: &chain,
-        merchants: &merchants,
-        settings: &settings,
-        crypto: &crypto,
-        clock: &clock,
-        claim: None,
-    };
-    let step = runs.run_one(&|| false, None).await.unwrap();
+    let step = step_of_live_run((&store, &chain), false).await;
     assert_eq!(step, RunStep::Completed(ReconciliationRunId::from_trusted("rcr_1".into())));
     assert_eq!(*asked.lock().unwrap(), vec![(11, 39)]);
 }
@@ -296,26 +282,31 @@ async fn a_period_not_final_to_its_end_is_read_to_the_final_block() {
             (c.from_block, c.to_block, c.complete) == (Some(90), Some(100), false) && items.is_empty()
         })
         .returning(|_, _, _, _| Ok(true));
+    assert!(matches!(step_of_live_run((&store, &chain), false).await, RunStep::Completed(_)));
+    assert_eq!(*asked.lock().unwrap(), vec![(90, 100)]);
+    // A worker that is stopping leaves the run to its lease.
+    let mut store = MockReconciliationRunStore::new();
+    store.expect_claim_run().returning(move |_| Ok(Some(run_of(from, to))));
+    store.expect_credited_payments().returning(|_, _, _, _| Ok(Vec::new()));
+    assert!(matches!(step_of_live_run((&store, &chain), true).await, RunStep::Interrupted(_)));
+}
+
+/// One step of the run `store` claims, for a live merchant a day after genesis, over `chain`
+/// (`stopping`: the worker is stopping).
+async fn step_of_live_run((store, chain): (&MockReconciliationRunStore, &MockChain), stopping: bool) -> RunStep {
     let mut merchants = MockMerchantStore::new();
     merchants.expect_get_merchant().returning(|_| Ok(merchant_live()));
     let mut clock = MockClock::new();
     clock.expect_now().returning(|_| Ok(genesis() + Duration::days(1)));
     let (crypto, settings) = (SeqCrypto::default(), settings());
     let runs = ReconciliationRuns {
-        store: &store,
-        chain: &chain,
+        store,
+        chain,
         merchants: &merchants,
         settings: &settings,
         crypto: &crypto,
         clock: &clock,
         claim: None,
     };
-    assert!(matches!(runs.run_one(&|| false, None).await.unwrap(), RunStep::Completed(_)));
-    assert_eq!(*asked.lock().unwrap(), vec![(90, 100)]);
-    // A worker that is stopping leaves the run to its lease.
-    let mut store = MockReconciliationRunStore::new();
-    store.expect_claim_run().returning(move |_| Ok(Some(run_of(from, to))));
-    store.expect_credited_payments().returning(|_, _, _, _| Ok(Vec::new()));
-    let runs = ReconciliationRuns { store: &store, ..runs };
-    assert!(matches!(runs.run_one(&|| true, None).await.unwrap(), RunStep::Interrupted(_)));
+    runs.run_one(&|| stopping, None).await.unwrap()
 }

@@ -641,19 +641,22 @@ macro_rules! in_range {
     };
 }
 
+/// Narrows the boxed `$query` to rows whose `$column` equals `$value`, when there is one.
+macro_rules! equal_if {
+    ($query:ident, $column:expr, $value:expr) => {
+        if let Some(value) = $value {
+            $query = $query.filter($column.eq(value));
+        }
+    };
+}
+
 /// The payment links of `scope` created in `spec`'s range, with its filters.
 fn link_query<'a>(scope: &'a Scope, spec: &'a ExportSpec) -> pl::BoxedQuery<'a, diesel::pg::Pg> {
     let mut query = in_range!(pl::table, pl, created_at, (scope, spec));
     let f = &spec.filters;
-    if let Some(t) = f.amount_type {
-        query = query.filter(pl::amount_type.eq(t.as_str()));
-    }
-    if let Some(u) = f.usage {
-        query = query.filter(pl::usage_type.eq(u.as_str()));
-    }
-    if let Some(t) = f.token {
-        query = query.filter(pl::currency.eq(t.symbol()));
-    }
+    equal_if!(query, pl::amount_type, f.amount_type.map(|t| t.as_str()));
+    equal_if!(query, pl::usage_type, f.usage.map(|u| u.as_str()));
+    equal_if!(query, pl::currency, f.token.map(|t| t.symbol()));
     query
 }
 
@@ -661,15 +664,9 @@ fn link_query<'a>(scope: &'a Scope, spec: &'a ExportSpec) -> pl::BoxedQuery<'a, 
 fn delivery_query<'a>(scope: &'a Scope, spec: &'a ExportSpec) -> wd::BoxedQuery<'a, diesel::pg::Pg> {
     let mut query = in_range!(wd::table, wd, created_at, (scope, spec));
     let f = &spec.filters;
-    if let Some(endpoint) = &f.endpoint {
-        query = query.filter(wd::endpoint_id.eq(endpoint.as_str()));
-    }
-    if let Some(t) = f.event_type {
-        query = query.filter(wd::event_type.eq(t.as_str()));
-    }
-    if let Some(status) = f.delivery_status {
-        query = query.filter(wd::status.eq(status.as_str()));
-    }
+    equal_if!(query, wd::endpoint_id, f.endpoint.as_ref().map(|endpoint| endpoint.as_str()));
+    equal_if!(query, wd::event_type, f.event_type.map(|t| t.as_str()));
+    equal_if!(query, wd::status, f.delivery_status.map(|status| status.as_str()));
     query
 }
 
@@ -685,18 +682,14 @@ fn run_item_query<'a>(run: &'a str, spec: &'a ExportSpec) -> ri::BoxedQuery<'a, 
         .filter(ri::run_id.eq(run))
         .filter(ri::block_time.is_null().or(ri::block_time.ge(spec.from).and(ri::block_time.lt(spec.to))))
         .into_boxed();
-    if let Some(outcome) = spec.filters.outcome {
-        query = query.filter(ri::outcome.eq(outcome.as_str()));
-    }
+    equal_if!(query, ri::outcome, spec.filters.outcome.map(|outcome| outcome.as_str()));
     query
 }
 
 /// The invoices `spec` covers in `scope`: created in its range, with its filters.
 fn invoice_query<'a>(scope: &'a Scope, spec: &'a ExportSpec) -> invoices::BoxedQuery<'a, diesel::pg::Pg> {
     let mut query = in_range!(invoices::table, invoices, created_at, (scope, spec));
-    if let Some(state) = spec.filters.collection_state {
-        query = query.filter(invoices::collection_state.eq(state.as_str()));
-    }
+    equal_if!(query, invoices::collection_state, spec.filters.collection_state.map(|state| state.as_str()));
     if let Some(link) = &spec.filters.payment_link {
         query = query
             .filter(invoices::id.eq_any(pli::table.filter(pli::link_id.eq(link.as_str())).select(pli::invoice_id)));
@@ -712,8 +705,6 @@ fn payment_query<'a>(
     spec: &'a ExportSpec,
 ) -> diesel::dsl::IntoBoxed<'a, PaymentJoin, diesel::pg::Pg> {
     let mut query = in_range!(payments::table.inner_join(invoices::table), payments, detected_at, (scope, spec));
-    if let Some(status) = spec.filters.payment_status {
-        query = query.filter(payments::status.eq(status.as_str()));
-    }
+    equal_if!(query, payments::status, spec.filters.payment_status.map(|status| status.as_str()));
     query
 }

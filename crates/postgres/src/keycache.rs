@@ -1,7 +1,9 @@
 //! A short-lived cache of authenticated keys in front of [`ApiKeyStore`], so most requests skip
 //! the key lookup. Whatever changes what a lookup answers (a revoked key, a merchant suspended,
 //! activated or unsuspended, a test clock moved) is announced with `NOTIFY` on
-//! [`KEYS_CHANNEL`]; every process listens and drops the merchant's entries at once. While the
+//! [`KEYS_CHANNEL`]; every process listens and drops the merchant's entries at once, and the
+//! process that made the change drops them before it answers (its next request reads the
+//! change rather than racing the notification). While the
 //! listening connection is down the cache is not used (a change could be missed), it is emptied
 //! whenever the connection is made again, and an entry lives [`KEY_CACHE_SECONDS`] at most.
 

@@ -168,9 +168,23 @@ pub(crate) async fn announce(store: &PgStore, conn: &mut AsyncPgConnection, merc
         .map(|_| ())
         .map_err(crate::error::db);
     if let Some(cache) = &store.key_cache {
-        cache.invalidate(merchant);
+        cache.forget(merchant);
     }
     sent
+}
+
+impl crate::pool::ForgetKeys for KeyCache {
+    fn forget(&self, merchant: &str) {
+        self.invalidate(merchant);
+    }
+}
+
+impl PgStore {
+    /// The same store, dropping from `cache` (this process's) what its changes announce.
+    pub fn with_key_cache(mut self, cache: Arc<KeyCache>) -> Self {
+        self.key_cache = Some(cache);
+        self
+    }
 }
 
 /// Listens on [`KEYS_CHANNEL`] for as long as `cache` has other owners, dropping entries as

@@ -30,10 +30,17 @@ pub struct PgStore {
     /// Where the checkouts a saved change touched are queued for their pages (in every process
     /// that serves or works, set by `CheckoutSignalHub::attach`; not in one-off commands).
     pub(crate) signals: Option<crate::signal_queue::SignalQueue>,
-    /// This process's cache of authenticated keys (in every process that serves requests):
-    /// what a change announces to every process is dropped from it at once, so the request
-    /// after a change made here never reads the cached lookup from before it.
-    pub(crate) key_cache: Option<std::sync::Arc<crate::keycache::KeyCache>>,
+    /// This process's cache of authenticated keys (in every process that serves requests,
+    /// set by `PgStore::with_key_cache`): what a change announces to every process is dropped
+    /// from it at once, so the request after a change made here never reads the cached lookup
+    /// from before it.
+    pub(crate) key_cache: Option<std::sync::Arc<dyn ForgetKeys>>,
+}
+
+/// What drops a merchant's cached key lookups in this process.
+pub(crate) trait ForgetKeys: Send + Sync {
+    /// Drops every cached lookup of `merchant`.
+    fn forget(&self, merchant: &str);
 }
 
 impl PgStore {
@@ -56,12 +63,6 @@ impl PgStore {
             .build()
             .map_err(|e| Error::Internal(e.to_string()))?;
         Ok(Self { pool, signals: None, key_cache: None })
-    }
-
-    /// The same store, dropping from `cache` (this process's) what its changes announce.
-    pub fn with_key_cache(mut self, cache: std::sync::Arc<crate::keycache::KeyCache>) -> Self {
-        self.key_cache = Some(cache);
-        self
     }
 
     pub(crate) async fn conn(&self) -> Result<Object<AsyncPgConnection>, Error> {

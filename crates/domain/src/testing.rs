@@ -69,6 +69,44 @@ pub fn merchant(
     }
 }
 
+/// A reusable test-mode payment link `plink_1` of merchant `mer_1` selling "Seat" for 10 USDC,
+/// in `lifecycle`, at version 3, created at `created_at`, never used.
+pub fn payment_link(
+    lifecycle: crate::payment_link::model::Lifecycle,
+    created_at: chrono::DateTime<chrono::Utc>,
+) -> crate::payment_link::model::PaymentLink {
+    use crate::payment_link::model::{AmountRule, Collect, LinkConfig, PaymentLink, Usage};
+    PaymentLink {
+        id: crate::ids::PaymentLinkId::from_trusted("plink_1".into()),
+        public_id: crate::ids::PublicToken::from_trusted("p".repeat(43)),
+        scope: crate::mode::Scope::new(crate::ids::MerchantId::from_trusted("mer_1".into()), crate::mode::Mode::Test),
+        config: LinkConfig {
+            title: "Seat".into(),
+            description: None,
+            amount: AmountRule::Fixed(
+                crate::money::Decimal6::parse("10").unwrap_or_else(|_| crate::money::Decimal6::zero()),
+            ),
+            currency: crate::merchant::model::Token::Usdc,
+            usage: Usage::Reusable,
+            active_at: None,
+            expires_at: None,
+            collect: Collect::default(),
+            reference_prefix: None,
+            success_url: None,
+            cancel_url: None,
+            success_message: None,
+            metadata: None,
+        },
+        version: 3,
+        lifecycle,
+        reservation: None,
+        expiry_announced: false,
+        created_at,
+        updated_at: created_at,
+        lock_version: 5,
+    }
+}
+
 /// Every use case over ports that are mocks expecting no call, with default settings: for tests
 /// of a driving adapter's plumbing, where no use case runs.
 pub fn idle_use_cases() -> crate::use_cases::UseCases {

@@ -102,6 +102,29 @@ async fn test_mode_pages_work_in_a_real_browser() {
 /// A chain with the service's USDC (`eip3009`: the test USDC with transferWithAuthorization,
 /// else the plain test token), a customer holding some, and a merchant activated for live mode:
 /// the chain, the service, the merchant and the customer's address.
+/// A live checkout of 12.5 of `m` paid in the browser by `payer`'s injected wallet on `anvil`
+/// (`typed_data`: how the wallet meets the page's typed data: signed, unsupported, relayed);
+/// answers its invoice as it stands after the page says paid.
+async fn paid_in_the_page(
+    anvil: &Anvil,
+    (app, m): (&TestApp, &crate::support::Merchant),
+    payer: &str,
+    typed_data: &str,
+) -> Value {
+    let cs = app.post(&m.sk_live, "/v1/checkout-sessions", json!({ "amount": "12.5" })).await.ok(201).clone();
+    drive(json!({
+        "scenario": "live-wallet",
+        "checkoutUrl": cs["checkoutUrl"],
+        "anvilUrl": format!("http://127.0.0.1:{}", anvil.port),
+        "payer": payer,
+        "wallet": cs["settlementWalletAddress"],
+        "typedData": typed_data,
+        "shots": shots(),
+    }))
+    .await;
+    app.get(&m.sk_live, &format!("/v1/invoices/{}", cs["invoiceId"].as_str().unwrap())).await.ok(200).clone()
+}
+
 async fn live_shop(eip3009: bool) -> (Anvil, TestApp, crate::support::Merchant, String) {
     live_shop_with(eip3009, false).await
 }
@@ -154,19 +177,7 @@ async fn a_usdc_checkout_is_paid_by_authorization_or_by_the_plain_transfer_with_
     let (anvil, app, m, customer) = live_shop(true).await;
     app.cli_ok(&["merchant", "unique-amounts", &m.id, "off", "--json"]);
     for (typed_data, evidence) in [("signed", "authorization"), ("unsupported", "bound_wallet")] {
-        let cs = app.post(&m.sk_live, "/v1/checkout-sessions", json!({ "amount": "12.5" })).await.ok(201).clone();
-        drive(json!({
-            "scenario": "live-wallet",
-            "checkoutUrl": cs["checkoutUrl"],
-            "anvilUrl": format!("http://127.0.0.1:{}", anvil.port),
-            "payer": customer,
-            "wallet": cs["settlementWalletAddress"],
-            "typedData": typed_data,
-            "shots": shots(),
-        }))
-        .await;
-        let inv =
-            app.get(&m.sk_live, &format!("/v1/invoices/{}", cs["invoiceId"].as_str().unwrap())).await.ok(200).clone();
+        let inv = paid_in_the_page(&anvil, (&app, &m), &customer, typed_data).await;
         assert_eq!(inv["collectionState"], "paid", "{typed_data}");
         assert_eq!(inv["payments"][0]["evidence"], evidence, "{typed_data}: {inv}");
     }
@@ -180,18 +191,7 @@ async fn a_customer_without_gas_pays_a_usdc_checkout_through_the_relayer_with_a_
     let (anvil, app, m, customer) = live_shop_with(true, true).await;
     app.cli_ok(&["merchant", "unique-amounts", &m.id, "off", "--json"]);
     anvil.rpc("anvil_setBalance", json!([customer, "0x0"])).await;
-    let cs = app.post(&m.sk_live, "/v1/checkout-sessions", json!({ "amount": "12.5" })).await.ok(201).clone();
-    drive(json!({
-        "scenario": "live-wallet",
-        "checkoutUrl": cs["checkoutUrl"],
-        "anvilUrl": format!("http://127.0.0.1:{}", anvil.port),
-        "payer": customer,
-        "wallet": cs["settlementWalletAddress"],
-        "typedData": "relayed",
-        "shots": shots(),
-    }))
-    .await;
-    let inv = app.get(&m.sk_live, &format!("/v1/invoices/{}", cs["invoiceId"].as_str().unwrap())).await.ok(200).clone();
+    let inv = paid_in_the_page(&anvil, (&app, &m), &customer, "relayed").await;
     assert_eq!(inv["collectionState"], "paid", "{inv}");
     assert_eq!(inv["payments"][0]["evidence"], "authorization", "{inv}");
     let tx = anvil.rpc("eth_getTransactionByHash", json!([inv["payments"][0]["transactionId"]])).await;

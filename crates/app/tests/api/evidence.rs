@@ -16,6 +16,19 @@ fn units(amount: &str) -> u128 {
 }
 
 /// The customer's wallet is bound to `cs` by the hosted page's wallet payment attempt.
+/// Twins A and B of 10.00, A having bound the customer's wallet; the customer pays 10.00, the
+/// transfer is reported on B, and its block is final. Answers A, B, the transfer and B's
+/// payment.
+async fn bound_twin_reported_on_the_other(w: &World) -> (Value, Value, String, String) {
+    let a = w.checkout("10.00").await;
+    let b = w.checkout("10.00").await;
+    bind(w, &a, &w.customer).await;
+    let tx = w.pay(10 * ONE).await;
+    let on_b = w.submitted(&b, &tx).await;
+    w.anvil.finalize().await;
+    (a, b, tx, on_b)
+}
+
 async fn bind(w: &World, cs: &Value, wallet: &str) {
     let path = format!("/v1/public/checkout-sessions/{}/wallet-payment-attempts", cs["id"].as_str().unwrap());
     let body = json!({ "walletAddress": wallet, "chainId": 137 });
@@ -117,12 +130,7 @@ async fn a_bound_wallet_goes_to_its_checkout_before_an_unbound_twin_whatever_is_
     // Case 3: A bound its customer's wallet; twin B (same amount) did not. Anyone reports the
     // transfer on B: A is credited, B's report fails and leaves B's invoice as it was.
     let w = World::new().await;
-    let a = w.checkout("10.00").await;
-    let b = w.checkout("10.00").await;
-    bind(&w, &a, &w.customer).await;
-    let tx = w.pay(10 * ONE).await;
-    let on_b = w.submitted(&b, &tx).await;
-    w.anvil.finalize().await;
+    let (a, b, tx, on_b) = bound_twin_reported_on_the_other(&w).await;
     let inv = paid(&w, &w.m.sk_live, &a).await;
     assert_eq!(inv["payments"][0]["evidence"], "bound_wallet");
     let p = w.payment_reaches(&on_b, "failed").await;
@@ -422,12 +430,7 @@ async fn diagnostics_tell_where_the_money_went() {
     // Case 9: the merchant is told which checkout took a reported transfer, and which transfer
     // is held with which candidates; the expiry check shows the block's time.
     let w = World::new().await;
-    let a = w.checkout("10.00").await;
-    let b = w.checkout("10.00").await;
-    bind(&w, &a, &w.customer).await;
-    let tx = w.pay(10 * ONE).await;
-    let on_b = w.submitted(&b, &tx).await;
-    w.anvil.finalize().await;
+    let (a, b, _, on_b) = bound_twin_reported_on_the_other(&w).await;
     w.payment_reaches(&on_b, "failed").await;
     let credited = paid(&w, &w.m.sk_live, &a).await["payments"][0]["id"].as_str().unwrap().to_owned();
     let d = diagnosis(&w, &b).await;

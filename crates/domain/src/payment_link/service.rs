@@ -471,7 +471,6 @@ mod tests {
     use crate::Mode;
     use crate::clock::MockClock;
     use crate::ids::{InvoiceId, MerchantId};
-    use crate::merchant::Token;
     use crate::merchant::model::MerchantStatus;
     use crate::merchant::ports::MockMerchantStore;
     use crate::money::Decimal6;
@@ -492,33 +491,8 @@ mod tests {
     }
 
     fn link(usage: Usage, amount: AmountRule) -> PaymentLink {
-        PaymentLink {
-            id: PaymentLinkId::from_trusted("plink_1".into()),
-            public_id: PublicToken::from_trusted("p".repeat(43)),
-            scope: scope(),
-            config: LinkConfig {
-                title: "Seat".into(),
-                description: None,
-                amount,
-                currency: Token::Usdc,
-                usage,
-                active_at: None,
-                expires_at: None,
-                collect: Collect::default(),
-                reference_prefix: None,
-                success_url: None,
-                cancel_url: None,
-                success_message: None,
-                metadata: None,
-            },
-            version: 3,
-            lifecycle: Lifecycle::Active,
-            reservation: None,
-            expiry_announced: false,
-            created_at: now(),
-            updated_at: now(),
-            lock_version: 5,
-        }
+        let base = crate::testing::payment_link(Lifecycle::Active, now());
+        PaymentLink { config: LinkConfig { usage, amount, ..base.config }, ..base }
     }
 
     fn fixed() -> AmountRule {

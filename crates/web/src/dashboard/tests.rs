@@ -301,3 +301,42 @@ async fn a_key_is_refused_to_an_old_sign_in_and_the_form_may_be_sent_again() {
     assert_eq!(status, StatusCode::FORBIDDEN, "{body}");
     assert!(body.contains("name=\"password\""), "{body}");
 }
+
+/// A link's page offers what the link's machine and the member's role allow: an active link
+/// pause and archive, a paused one resume (never pause), an archived one only a copy, and a
+/// viewer nothing.
+#[actix_web::test]
+async fn a_links_page_offers_what_its_state_and_the_role_allow() {
+    use stablepay_domain::page::Page;
+    use stablepay_domain::payment_link::model::Lifecycle;
+    use stablepay_domain::ports::MockPaymentLinkStore;
+    let forms = |body: &str| -> Vec<String> {
+        let prefix = "action=\"/dashboard/payment-links/plink_1/";
+        body.match_indices(prefix)
+            .map(|(i, _)| body[i + prefix.len()..].split(['?', '"']).next().unwrap_or_default().to_owned())
+            .collect()
+    };
+    for (role, lifecycle, offered) in [
+        (Role::Owner, Lifecycle::Active, vec!["pause", "archive", "duplicate", "edit"]),
+        (Role::Owner, Lifecycle::Paused, vec!["resume", "archive", "duplicate", "edit"]),
+        (Role::Owner, Lifecycle::Archived, vec!["duplicate"]),
+        (Role::Viewer, Lifecycle::Active, vec![]),
+    ] {
+        let state = state_of(
+            member(&mer(), role),
+            None,
+            |_| {},
+            |ports| {
+                let mut links = MockPaymentLinkStore::new();
+                let link = stablepay_domain::testing::payment_link(lifecycle, at());
+                links.expect_get_link().returning(move |_, _| Ok(link.clone()));
+                links.expect_list_link_invoices().returning(|_, _, _| Ok(Page { items: Vec::new(), has_more: false }));
+                ports.links = Arc::new(links);
+            },
+        );
+        let uri = "/dashboard/payment-links/plink_1?merchant=mer_1&mode=test";
+        let (status, body, _) = call(state, test::TestRequest::get().uri(uri), true).await;
+        assert_eq!(status, StatusCode::OK, "{role:?} {lifecycle:?}");
+        assert_eq!(forms(&body), offered, "{role:?} {lifecycle:?}");
+    }
+}

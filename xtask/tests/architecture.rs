@@ -515,7 +515,19 @@ fn long_functions(text: &str, max: usize) -> Vec<(usize, String, usize)> {
 
 #[test]
 fn the_driving_web_crates_decide_no_capability() {
-    let calls = [".require(", "permission::require", "capability::require", "capability::allows", ".permitted("];
+    // The capability checks, and a key type compared by hand (what a publishable key may send,
+    // see or spend is `KeyType`'s to answer).
+    let calls = [
+        ".require(",
+        "permission::require",
+        "capability::require",
+        "capability::allows",
+        ".permitted(",
+        "key_type ==",
+        "key_type !=",
+        "== KeyType::",
+        "!= KeyType::",
+    ];
     let mut found = Vec::new();
     for krate in ["rest", "web"] {
         let mut files = Vec::new();

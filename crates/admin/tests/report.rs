@@ -8,6 +8,7 @@ use stablepay_domain::invoice::input::{CheckoutInput, TestPaymentInput};
 use stablepay_domain::invoice::model::{InvoiceContent, LineItem};
 use stablepay_domain::invoice::service::Invoices;
 use stablepay_domain::invoice::validate::DraftInput;
+use stablepay_domain::merchant::ports::MerchantStore;
 use stablepay_domain::merchant::{ChainSettings, service as merchants};
 use stablepay_domain::money::Decimal6;
 use stablepay_domain::ports::MockChain;
@@ -31,7 +32,8 @@ async fn open_invoices_and_overdue_amounts_follow_the_domain_rules() {
     let crypto = SeqCrypto::default();
     let (chain, settings) = (MockChain::new(), ChainSettings::default());
     let invoices = Invoices::new(&store, &crypto, &clock, (&chain, &settings));
-    let m = merchants::create_merchant(&store, &crypto, Utc::now(), "Shop", None, Default::default()).await.unwrap();
+    let m = merchants::new_merchant(&crypto, Utc::now(), "Shop", None, Default::default()).unwrap();
+    store.insert_merchant(&m).await.unwrap();
     let scope = Scope::new(m.id.clone(), Mode::Test);
 
     // Issued, due in two days: 10.

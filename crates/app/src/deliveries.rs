@@ -126,10 +126,10 @@ async fn record(adapters: Adapters, mut rx: mpsc::Receiver<AttemptRecord>) {
             }
         }
         for r in &batch {
-            let outcome = r.attempt.error_category.map_or("delivered", |c| c.as_str());
+            let outcome = r.attempt.outcome.error_category.map_or("delivered", |c| c.as_str());
             metrics::counter!("stablepay_webhook_attempts_total", "outcome" => outcome).increment(1);
-            if let Some(category) = r.attempt.error_category {
-                tracing::info!(delivery = %r.delivery_id, attempt = r.attempt.number, category = category.as_str(), status = ?r.attempt.status_code, "webhook attempt failed");
+            if let Some(category) = r.attempt.outcome.error_category {
+                tracing::info!(delivery = %r.delivery_id, attempt = r.attempt.number, category = category.as_str(), status = ?r.attempt.outcome.status_code, "webhook attempt failed");
             }
         }
         batch.clear();

@@ -215,9 +215,10 @@ pub enum Error {
     #[error("{0}")]
     ApiKeyForbidden(&'static str),
     /// A publishable key sent a field only a secret key may send (PUBLIC_KEY_FIELD_NOT_ALLOWED).
-    #[error("publishable keys may only send amount and externalReference")]
+    #[error("A publishable key may send only amount and externalReference; {field} needs a secret key.")]
     PublicKeyFieldNotAllowed {
-        /// The field it is about (the domain's snake-case path, such as `lines[2].unit_amount`).
+        /// The body member refused, exactly as the caller sent it (not a domain path: it may be
+        /// a member the domain does not know).
         field: String,
     },
     /// The merchant is suspended (ACCOUNT_SUSPENDED).

@@ -258,7 +258,11 @@ impl From<DomainError> for ApiError {
     fn from(err: DomainError) -> Self {
         let message = err.to_string();
         match field_code(&err) {
-            Some(code) => match err.field().map(json_path) {
+            // A refused member is named as it was sent; every other field is a domain path.
+            Some(code) => match err.field().map(|f| match &err {
+                DomainError::PublicKeyFieldNotAllowed { .. } => f.to_owned(),
+                _ => json_path(f),
+            }) {
                 Some(field) => ApiError::field(code, field, message),
                 None => ApiError::new(code, message),
             },

@@ -13,6 +13,7 @@ use stablepay_domain::{Error, Mode, Resource, Scope};
 
 use crate::error::db;
 use crate::pool::PgStore;
+use crate::rows::after_cursor;
 use crate::schema::events;
 
 /// Storage encoding of the domain's event data.
@@ -115,19 +116,11 @@ impl EventStore for PgStore {
         if let Some(t) = event_type {
             query = query.filter(events::event_type.eq(t.as_str()));
         }
-        if let Some(cursor) = &page.starting_after {
-            let seq: Option<i64> = events::table
-                .filter(events::id.eq(cursor))
-                .filter(events::merchant_id.eq(scope.merchant_id.as_str()))
-                .filter(events::mode.eq(scope.mode.as_str()))
-                .select(events::seq)
-                .first(&mut conn)
-                .await
-                .optional()
-                .map_err(db)?;
-            let seq = seq.ok_or(Error::InvalidCursor)?;
-            query = query.filter(events::seq.lt(seq));
-        }
+        after_cursor!(&mut conn, query, page, events::seq, |cursor| [
+            events::id.eq(cursor),
+            events::merchant_id.eq(scope.merchant_id.as_str()),
+            events::mode.eq(scope.mode.as_str())
+        ]);
         let mut rows: Vec<EventRow> = query.load(&mut conn).await.map_err(db)?;
         let has_more = rows.len() > usize::try_from(page.limit).unwrap_or(usize::MAX);
         rows.truncate(usize::try_from(page.limit).unwrap_or(usize::MAX));

@@ -8,6 +8,7 @@ use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Bool, Integer, Nullable, Text, Timestamptz};
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use stablepay_domain::event::EventType;
+use stablepay_domain::export::model::FinishedFile;
 use stablepay_domain::export::ports::{ExportStore, RecordCursor};
 use stablepay_domain::export::schema::ExportRecord;
 use stablepay_domain::export::{Export, ExportFilters, ExportListFilter, ExportSpec, ExportStatus, ExportType};
@@ -30,7 +31,7 @@ use crate::invoices::rows::{InvoiceRow, PaymentRow};
 use crate::payment_links::{LinkRow, with_reservations};
 use crate::pool::PgStore;
 use crate::reconciliation_runs::ItemRow;
-use crate::rows::{corrupt, mode, page_of};
+use crate::rows::{after_cursor, corrupt, mode, page_of};
 use crate::schema::{
     export_chunks as c, exports as x, invoices, payment_link_invoices as pli, payment_links as pl, payments,
     reconciliation_items as ri, reconciliation_runs as rr, unattributed_transfers as ut, webhook_deliveries as wd,
@@ -241,18 +242,11 @@ impl ExportStore for PgStore {
         if let Some(t) = filter.export_type {
             query = query.filter(x::export_type.eq(t.as_str()));
         }
-        if let Some(cursor) = &page.starting_after {
-            let seq: Option<i64> = x::table
-                .find(cursor)
-                .filter(x::merchant_id.eq(scope.merchant_id.as_str()))
-                .filter(x::mode.eq(scope.mode.as_str()))
-                .select(x::seq)
-                .first(&mut conn)
-                .await
-                .optional()
-                .map_err(db)?;
-            query = query.filter(x::seq.lt(seq.ok_or(Error::InvalidCursor)?));
-        }
+        after_cursor!(&mut conn, query, page, x::seq, |cursor| [
+            x::id.eq(cursor),
+            x::merchant_id.eq(scope.merchant_id.as_str()),
+            x::mode.eq(scope.mode.as_str())
+        ]);
         let rows: Vec<ExportRow> = query.load(&mut conn).await.map_err(db)?;
         page_of(rows, page, ExportRow::into_domain)
     }
@@ -326,22 +320,15 @@ impl ExportStore for PgStore {
         .map_err(TxError::into_domain)
     }
 
-    async fn finish_export(
-        &self,
-        id: &ExportId,
-        rows: u64,
-        bytes: u64,
-        ready_at: DateTime<Utc>,
-        expires_at: DateTime<Utc>,
-    ) -> Result<bool, Error> {
+    async fn finish_export(&self, id: &ExportId, file: &FinishedFile) -> Result<bool, Error> {
         let mut conn = self.conn().await?;
         let n = diesel::update(x::table.find(id.as_str()).filter(x::status.eq("running")))
             .set((
                 x::status.eq("ready"),
-                x::row_count.eq(count(Some(rows))),
-                x::byte_size.eq(count(Some(bytes))),
-                x::ready_at.eq(ready_at),
-                x::expires_at.eq(expires_at),
+                x::row_count.eq(count(Some(file.rows))),
+                x::byte_size.eq(count(Some(file.bytes))),
+                x::ready_at.eq(file.ready_at),
+                x::expires_at.eq(file.expires_at),
                 x::lease_until.eq(None::<DateTime<Utc>>),
             ))
             .execute(&mut conn)

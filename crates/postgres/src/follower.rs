@@ -21,7 +21,7 @@ use stablepay_domain::{Error, Mode, Resource, Scope};
 use crate::codec::numeric;
 use crate::error::db;
 use crate::pool::PgStore;
-use crate::rows::{corrupt, mode};
+use crate::rows::{after_cursor, corrupt, mode};
 use crate::schema::{
     chain_cursors, chain_rechecks, checkout_sessions, credited_transfer_logs, deferred_transfers, merchants, payments,
     unattributed_transfers as u,
@@ -590,18 +590,11 @@ impl FollowerStore for PgStore {
         if let Some(status) = status {
             query = query.filter(u::status.eq(status.as_str()));
         }
-        if let Some(cursor) = &page.starting_after {
-            let seq: Option<i64> = u::table
-                .filter(u::id.eq(cursor))
-                .filter(u::merchant_id.eq(scope.merchant_id.as_str()))
-                .filter(u::mode.eq(scope.mode.as_str()))
-                .select(u::seq)
-                .first(&mut conn)
-                .await
-                .optional()
-                .map_err(db)?;
-            query = query.filter(u::seq.lt(seq.ok_or(Error::InvalidCursor)?));
-        }
+        after_cursor!(&mut conn, query, page, u::seq, |cursor| [
+            u::id.eq(cursor),
+            u::merchant_id.eq(scope.merchant_id.as_str()),
+            u::mode.eq(scope.mode.as_str())
+        ]);
         let mut rows: Vec<UnattributedRow> = query.load(&mut conn).await.map_err(db)?;
         let has_more = rows.len() > limit;
         rows.truncate(limit);

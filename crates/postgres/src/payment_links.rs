@@ -24,14 +24,14 @@ use stablepay_domain::payment_link::model::{
 };
 use stablepay_domain::payment_link::ports::{LinkFilter, PaymentLinkStore};
 use stablepay_domain::url::HttpUrl;
-use stablepay_domain::{Error, Resource, Scope};
+use stablepay_domain::{Error, Mode, Resource, Scope};
 
 use crate::error::TxError;
 use crate::error::db;
 use crate::idempotency::mark_committed;
 use crate::invoices::write::write_all;
 use crate::pool::PgStore;
-use crate::rows::{corrupt, mode, page_of};
+use crate::rows::{after_cursor, corrupt, mode, page_of};
 use crate::schema::{payment_link_invoices as pli, payment_links as l};
 
 #[derive(Queryable, Selectable, Insertable, AsChangeset)]
@@ -259,6 +259,24 @@ const EXPIRED_UNANNOUNCED: &str = "SELECT l.merchant_id, l.mode, l.id FROM payme
     AND ($1::text IS NULL OR (l.merchant_id = $1 AND l.mode = $2)) \
     ORDER BY l.expires_at LIMIT $3";
 
+impl PgStore {
+    /// The link `query` finds, with its reservation. Errors: `NotFound(PaymentLink)`, and
+    /// `ModeMismatch` when `mode` is given and the link is of the other mode.
+    async fn one_link(
+        &self,
+        query: l::BoxedQuery<'_, diesel::pg::Pg>,
+        mode: Option<Mode>,
+    ) -> Result<PaymentLink, Error> {
+        let mut conn = self.conn().await?;
+        let row: Option<LinkRow> = query.select(LinkRow::as_select()).first(&mut conn).await.optional().map_err(db)?;
+        let row = row.ok_or(Error::NotFound(Resource::PaymentLink))?;
+        if mode.is_some_and(|m| row.mode != m.as_str()) {
+            return Err(Error::ModeMismatch);
+        }
+        with_reservations(&mut conn, vec![row]).await?.pop().ok_or_else(|| corrupt("link"))
+    }
+}
+
 #[async_trait]
 impl PaymentLinkStore for PgStore {
     async fn insert_link(&self, link: &PaymentLink, claim: Option<IdempotencyClaim>) -> Result<(), Error> {
@@ -277,33 +295,12 @@ impl PaymentLinkStore for PgStore {
     }
 
     async fn get_link(&self, scope: &Scope, id: &PaymentLinkId) -> Result<PaymentLink, Error> {
-        let mut conn = self.conn().await?;
-        let row: Option<LinkRow> = l::table
-            .filter(l::id.eq(id.as_str()))
-            .filter(l::merchant_id.eq(scope.merchant_id.as_str()))
-            .select(LinkRow::as_select())
-            .first(&mut conn)
-            .await
-            .optional()
-            .map_err(db)?;
-        let row = row.ok_or(Error::NotFound(Resource::PaymentLink))?;
-        if row.mode != scope.mode.as_str() {
-            return Err(Error::ModeMismatch);
-        }
-        with_reservations(&mut conn, vec![row]).await?.pop().ok_or_else(|| corrupt("link"))
+        let query = l::table.filter(l::id.eq(id.as_str())).filter(l::merchant_id.eq(scope.merchant_id.as_str()));
+        self.one_link(query.into_boxed(), Some(scope.mode)).await
     }
 
     async fn get_public_link(&self, public_id: &PublicToken) -> Result<PaymentLink, Error> {
-        let mut conn = self.conn().await?;
-        let row: Option<LinkRow> = l::table
-            .filter(l::public_id.eq(public_id.as_str()))
-            .select(LinkRow::as_select())
-            .first(&mut conn)
-            .await
-            .optional()
-            .map_err(db)?;
-        let row = row.ok_or(Error::NotFound(Resource::PaymentLink))?;
-        with_reservations(&mut conn, vec![row]).await?.pop().ok_or_else(|| corrupt("link"))
+        self.one_link(l::table.filter(l::public_id.eq(public_id.as_str())).into_boxed(), None).await
     }
 
     async fn list_links(
@@ -351,18 +348,11 @@ impl PaymentLinkStore for PgStore {
         if let Some(before) = filter.created_before {
             query = query.filter(l::created_at.lt(before));
         }
-        if let Some(cursor) = &page.starting_after {
-            let seq: Option<i64> = l::table
-                .filter(l::id.eq(cursor))
-                .filter(l::merchant_id.eq(scope.merchant_id.as_str()))
-                .filter(l::mode.eq(scope.mode.as_str()))
-                .select(l::seq)
-                .first(&mut conn)
-                .await
-                .optional()
-                .map_err(db)?;
-            query = query.filter(l::seq.lt(seq.ok_or(Error::InvalidCursor)?));
-        }
+        after_cursor!(&mut conn, query, page, l::seq, |cursor| [
+            l::id.eq(cursor),
+            l::merchant_id.eq(scope.merchant_id.as_str()),
+            l::mode.eq(scope.mode.as_str())
+        ]);
         let rows: Vec<LinkRow> = query.load(&mut conn).await.map_err(db)?;
         let rows = page_of(rows, page, Ok)?;
         Ok(Page { items: with_reservations(&mut conn, rows.items).await?, has_more: rows.has_more })
@@ -465,18 +455,11 @@ impl PaymentLinkStore for PgStore {
             .order(pli::seq.desc())
             .limit(i64::from(page.limit) + 1)
             .into_boxed();
-        if let Some(cursor) = &page.starting_after {
-            let seq: Option<i64> = pli::table
-                .filter(pli::invoice_id.eq(cursor))
-                .filter(pli::link_id.eq(id.as_str()))
-                .filter(pli::merchant_id.eq(scope.merchant_id.as_str()))
-                .select(pli::seq)
-                .first(&mut conn)
-                .await
-                .optional()
-                .map_err(db)?;
-            query = query.filter(pli::seq.lt(seq.ok_or(Error::InvalidCursor)?));
-        }
+        after_cursor!(&mut conn, query, page, pli::seq, |cursor| [
+            pli::invoice_id.eq(cursor),
+            pli::link_id.eq(id.as_str()),
+            pli::merchant_id.eq(scope.merchant_id.as_str())
+        ]);
         let rows: Vec<(String, DateTime<Utc>)> = query.load(&mut conn).await.map_err(db)?;
         page_of(rows, page, |(invoice, created_at)| {
             Ok(LinkInvoice { invoice_id: InvoiceId::from_trusted(invoice), created_at })

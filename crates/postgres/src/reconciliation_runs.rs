@@ -27,7 +27,7 @@ use crate::error::{TxError, db};
 use crate::idempotency::mark_committed;
 use crate::invoices::rows::PaymentRow;
 use crate::pool::PgStore;
-use crate::rows::{corrupt, mode, page_of};
+use crate::rows::{after_cursor, corrupt, mode, page_of};
 use crate::schema::{
     credited_transfer_logs as ctl, payments, reconciliation_items as ri, reconciliation_runs as rr,
     unattributed_transfers as ut,
@@ -368,18 +368,11 @@ impl ReconciliationRunStore for PgStore {
         if let Some(status) = status {
             query = query.filter(rr::status.eq(status.as_str()));
         }
-        if let Some(cursor) = &page.starting_after {
-            let seq: Option<i64> = rr::table
-                .find(cursor)
-                .filter(rr::merchant_id.eq(scope.merchant_id.as_str()))
-                .filter(rr::mode.eq(scope.mode.as_str()))
-                .select(rr::seq)
-                .first(&mut conn)
-                .await
-                .optional()
-                .map_err(db)?;
-            query = query.filter(rr::seq.lt(seq.ok_or(Error::InvalidCursor)?));
-        }
+        after_cursor!(&mut conn, query, page, rr::seq, |cursor| [
+            rr::id.eq(cursor),
+            rr::merchant_id.eq(scope.merchant_id.as_str()),
+            rr::mode.eq(scope.mode.as_str())
+        ]);
         let rows: Vec<RunRow> = query.load(&mut conn).await.map_err(db)?;
         let page = page_of(rows, page, Ok)?;
         Ok(Page { items: self.runs_with_totals(page.items).await?, has_more: page.has_more })

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use diesel::QueryableByName;
 use diesel::sql_types::{Array, BigInt, Bool, Bytea, Integer, Nullable, Text, Timestamptz};
 use diesel_async::{AsyncConnection, AsyncPgConnection, RunQueryDsl};
-use stablepay_domain::ids::{CheckoutSessionId, MerchantId, RelayId};
+use stablepay_domain::ids::{CheckoutSessionId, RelayId};
 use stablepay_domain::invoice::payment::TxHash;
 use stablepay_domain::invoice::wallet::{AuthorizationNonce, AuthorizationTerms};
 use stablepay_domain::merchant::WalletAddress;
@@ -22,7 +22,7 @@ use stablepay_domain::{Error, Resource, Scope};
 
 use crate::error::{TxError, db};
 use crate::pool::PgStore;
-use crate::rows::{corrupt, mode};
+use crate::rows::{ScopedRow, corrupt};
 
 /// A submission with its attempt's terms.
 const SELECT: &str = "SELECT r.id, r.merchant_id, r.mode, r.checkout_session_id, r.nonce, r.relayer, r.signature, \
@@ -57,12 +57,8 @@ const HOLDS: &str = "lease_holder = $2 AND leased_until > now()";
 
 #[derive(QueryableByName)]
 struct RelayRow {
-    #[diesel(sql_type = Text)]
-    id: String,
-    #[diesel(sql_type = Text)]
-    merchant_id: String,
-    #[diesel(sql_type = Text)]
-    mode: String,
+    #[diesel(embed)]
+    scoped: ScopedRow,
     #[diesel(sql_type = Text)]
     checkout_session_id: String,
     #[diesel(sql_type = Bytea)]
@@ -199,8 +195,8 @@ impl RelayRow {
 
     fn into_domain(self, versions: Vec<RelayTransaction>) -> Result<Relay, Error> {
         Ok(Relay {
-            id: RelayId::from_trusted(self.id.clone()),
-            scope: Scope::new(MerchantId::from_trusted(self.merchant_id.clone()), mode(&self.mode)?),
+            id: RelayId::from_trusted(self.scoped.id.clone()),
+            scope: self.scoped.scope()?,
             session_id: CheckoutSessionId::from_trusted(self.checkout_session_id.clone()),
             authorization: SignedAuthorization {
                 terms: self.terms()?,
@@ -238,7 +234,7 @@ async fn with_versions(conn: &mut AsyncPgConnection, rows: Vec<RelayRow>) -> Res
     if rows.is_empty() {
         return Ok(Vec::new());
     }
-    let ids: Vec<String> = rows.iter().map(|r| r.id.clone()).collect();
+    let ids: Vec<String> = rows.iter().map(|r| r.scoped.id.clone()).collect();
     let versions: Vec<VersionRow> = diesel::sql_query(
         "SELECT relay_id, tx_hash, raw, max_fee_per_gas::text AS max_fee_per_gas, \
          max_priority_fee_per_gas::text AS max_priority_fee_per_gas, signed_at \
@@ -254,7 +250,7 @@ async fn with_versions(conn: &mut AsyncPgConnection, rows: Vec<RelayRow>) -> Res
     }
     rows.into_iter()
         .map(|r| {
-            let versions = by_relay.remove(&r.id).unwrap_or_default();
+            let versions = by_relay.remove(&r.scoped.id).unwrap_or_default();
             r.into_domain(versions)
         })
         .collect()

@@ -1,5 +1,5 @@
 //! What the store's row types share: the refusal of a corrupt stored value, the mode column,
-//! a page fetched with one extra row, and a claimed record's scope.
+//! a page fetched with one extra row and its cursor, and a claimed record's scope.
 
 use stablepay_domain::{Error, Mode};
 
@@ -22,6 +22,26 @@ pub(crate) fn page_of<R, T>(
     rows.truncate(limit);
     Ok(stablepay_domain::page::Page { items: rows.into_iter().map(convert).collect::<Result<_, _>>()?, has_more })
 }
+
+/// Narrows the newest-first boxed `query` to the rows after `page`'s cursor: the cursor is the id
+/// of a row of `table` found by the filters given (`cursor` binds the cursor's text in them; they
+/// scope it to the merchant), and the rows kept are those whose `seq` column is below its. A
+/// cursor naming no such row (unknown, another merchant's or mode's) is `InvalidCursor`.
+macro_rules! after_cursor {
+    ($conn:expr, $query:ident, $page:expr, $table:ident::$seq:ident, |$cursor:ident| [$($filter:expr),+ $(,)?]) => {
+        if let Some($cursor) = &$page.starting_after {
+            let seq: Option<i64> = $table::table
+                $(.filter($filter))+
+                .select($table::$seq)
+                .first($conn)
+                .await
+                .optional()
+                .map_err($crate::error::db)?;
+            $query = $query.filter($table::$seq.lt(seq.ok_or(stablepay_domain::Error::InvalidCursor)?));
+        }
+    };
+}
+pub(crate) use after_cursor;
 
 /// A row naming a record and its scope (the worker's claims across merchants).
 #[derive(diesel::QueryableByName)]

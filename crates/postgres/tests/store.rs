@@ -66,7 +66,9 @@ impl Fixture {
     }
 
     async fn merchant(&self, name: &str) -> Merchant {
-        merchants::create_merchant(&self.store, &self.crypto, Utc::now(), name, None, Default::default()).await.unwrap()
+        let merchant = merchants::new_merchant(&self.crypto, Utc::now(), name, None, Default::default()).unwrap();
+        stablepay_domain::ports::MerchantStore::insert_merchant(&self.store, &merchant).await.unwrap();
+        merchant
     }
 
     async fn checkout(&self, m: &Merchant, amount: &str) -> InvoiceAggregate {
@@ -1014,6 +1016,7 @@ async fn a_logo_is_stored_once_and_goes_when_no_merchant_uses_it() {
 
 #[tokio::test]
 async fn an_export_is_claimed_by_one_worker_and_read_only_in_its_scope() {
+    use stablepay_domain::export::model::FinishedFile;
     use stablepay_domain::export::ports::ExportStore;
     use stablepay_domain::export::{Export, ExportFilters, ExportSpec, ExportStatus, ExportType};
     use stablepay_domain::ids::ExportId;
@@ -1042,7 +1045,12 @@ async fn an_export_is_claimed_by_one_worker_and_read_only_in_its_scope() {
     assert_eq!(f.store.cancel_export(&test(&other), &export.id).await, Err(Error::NotFound(Resource::Export)));
     assert_eq!(f.store.cancel_export(&test(&m), &export.id).await.unwrap().status, ExportStatus::Cancelled);
     assert!(!f.store.append_chunk(&export.id, 1, b"x", 60).await.unwrap());
-    assert!(!f.store.finish_export(&export.id, 1, 4, now, now).await.unwrap());
+    assert!(
+        !f.store
+            .finish_export(&export.id, &FinishedFile { rows: 1, bytes: 4, ready_at: now, expires_at: now })
+            .await
+            .unwrap()
+    );
     assert!(f.db.query("SELECT 1 FROM export_chunks").await.is_empty());
     assert_eq!(f.store.claim_export(60).await.unwrap(), None);
 }

@@ -12,7 +12,7 @@ use futures_util::future::LocalBoxFuture;
 use stablepay_domain::Scope;
 use stablepay_domain::api_key::model::KeyNeed;
 use stablepay_domain::api_key::permission::{Access, ResourceFamily};
-use stablepay_domain::api_key::{ApiKeySecret, KeyType, Principal};
+use stablepay_domain::api_key::{ApiKeySecret, Principal};
 use stablepay_domain::clock::Clock;
 use stablepay_domain::idempotency::IdempotencyClaim;
 use stablepay_domain::use_cases::{Context, InContext};
@@ -46,10 +46,6 @@ impl Caller {
 
     pub fn scope(&self) -> &Scope {
         &self.principal.scope
-    }
-
-    pub fn is_secret(&self) -> bool {
-        self.principal.key_type == KeyType::Secret
     }
 
     /// The use cases in the caller's context: its clock (its key's test clock in test mode)

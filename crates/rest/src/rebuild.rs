@@ -63,7 +63,7 @@ pub fn checkout_created(c: Caller, committed: Committed) -> Rebuilt {
     Box::pin(async move {
         let agg = load(&c, &committed).await?;
         let session = committed_session(&agg, &committed)?;
-        let view = SessionView { retrieval: false, secret: c.is_secret() };
+        let view = SessionView { retrieval: false, secret: c.principal.key_type.sees_settlement() };
         Ok((StatusCode::CREATED, to_data(&checkout_session(&agg, session, view, &c.links()))?))
     })
 }

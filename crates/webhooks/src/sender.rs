@@ -7,8 +7,9 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use reqwest::header::{CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
+use stablepay_domain::webhook::model::SendOutcome;
 use stablepay_domain::webhook::model::{ErrorCategory, RESPONSE_EXCERPT_BYTES};
-use stablepay_domain::webhook::ports::{OutgoingDelivery, SendOutcome, WebhookSender};
+use stablepay_domain::webhook::ports::{OutgoingDelivery, WebhookSender};
 
 use crate::body::envelope;
 use crate::guard::{Blocked, GuardedResolver, Unresolved, destination};
@@ -127,14 +128,7 @@ fn ms(since: Instant) -> u32 {
 
 /// An attempt that failed before a 2xx answer.
 fn failure(category: ErrorCategory, message: String, headers: Vec<(String, String)>, duration_ms: u32) -> SendOutcome {
-    SendOutcome {
-        duration_ms,
-        status_code: None,
-        error_category: Some(category),
-        error_message: Some(message),
-        response_excerpt: None,
-        request_headers: headers,
-    }
+    SendOutcome::failed(category, message, headers, duration_ms)
 }
 
 /// The delivery's headers, signed both ways, and their evidence (every header but the

@@ -15,6 +15,7 @@ use crate::error::Error;
 use crate::ids::{ApiKeyId, MerchantId, random_base62};
 use crate::merchant::model::Merchant;
 use crate::mode::{Mode, Scope};
+use crate::ratelimit::model::{PUBLISHABLE_CHECKOUT, Policy};
 
 /// Length of the random part of a key.
 pub const KEY_RANDOM_LEN: usize = 40;
@@ -49,12 +50,55 @@ impl KeyType {
         }
     }
 
+    /// Whether this key's answers show the merchant's side of a checkout (the platform fee, the
+    /// net and settled amounts, an overpayment): a secret key's do; a publishable key's, read in
+    /// a customer's browser, do not.
+    pub fn sees_settlement(self) -> bool {
+        self == KeyType::Secret
+    }
+
+    /// The quota a checkout this key creates counts against: a publishable key's (per key and
+    /// client address, since anyone can read it from a page); none for a secret key.
+    pub fn checkout_quota(self) -> Option<&'static Policy> {
+        (self == KeyType::Publishable).then_some(&PUBLISHABLE_CHECKOUT)
+    }
+
+    /// Whether a checkout creation by this key may carry the body members `sent` (in the order
+    /// sent, each under the name it was sent as): a publishable key sends only the amount and the
+    /// external reference, and any other member, known or not and whatever its value (`null`
+    /// too), is refused before anything else is read. Errors: `PublicKeyFieldNotAllowed` naming
+    /// the first member refused, as it was sent.
+    pub fn check_checkout_members<'a>(
+        self,
+        sent: impl IntoIterator<Item = (&'a str, CheckoutMember)>,
+    ) -> Result<(), Error> {
+        if self == KeyType::Secret {
+            return Ok(());
+        }
+        match sent.into_iter().find(|(_, member)| *member == CheckoutMember::Other) {
+            Some((name, _)) => Err(Error::PublicKeyFieldNotAllowed { field: name.to_owned() }),
+            None => Ok(()),
+        }
+    }
+
     fn tag(self) -> &'static str {
         match self {
             KeyType::Secret => "sk",
             KeyType::Publishable => "pk",
         }
     }
+}
+
+/// A member of a checkout creation's body, as the driving adapter reads it: what a publishable
+/// key may send, or anything else.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckoutMember {
+    /// The amount due.
+    Amount,
+    /// The merchant's own reference.
+    ExternalReference,
+    /// Any other member, one the body knows (a secret key's) or not.
+    Other,
 }
 
 /// A key's plaintext. Its `Debug` never shows the value, so it cannot leak into logs.
@@ -226,6 +270,25 @@ mod tests {
             require_key(KeyType::Secret, Mode::Live, KeyNeed::SecretTest),
             Err(Error::ApiKeyForbidden(TEST_HELPERS_ONLY))
         );
+    }
+
+    /// A publishable key creates checkouts with the amount and the external reference only (the
+    /// first other member is named as it was sent), counts against its quota and never sees the
+    /// merchant's side; a secret key sends anything, has no such quota and sees it all.
+    #[test]
+    fn a_publishable_key_sends_two_members_and_sees_no_settlement() {
+        use CheckoutMember::{Amount, ExternalReference, Other};
+        let pk = KeyType::Publishable;
+        assert_eq!(pk.check_checkout_members([("amount", Amount), ("externalReference", ExternalReference)]), Ok(()));
+        assert_eq!(pk.check_checkout_members([]), Ok(()));
+        assert_eq!(
+            pk.check_checkout_members([("amount", Amount), ("meta_data", Other), ("successUrl", Other)]),
+            Err(Error::PublicKeyFieldNotAllowed { field: "meta_data".into() })
+        );
+        assert_eq!(KeyType::Secret.check_checkout_members([("successUrl", Other), ("x", Other)]), Ok(()));
+        assert_eq!(pk.checkout_quota(), Some(&PUBLISHABLE_CHECKOUT));
+        assert_eq!(KeyType::Secret.checkout_quota(), None);
+        assert!(!pk.sees_settlement() && KeyType::Secret.sees_settlement());
     }
 
     #[test]

@@ -343,6 +343,19 @@ impl Export {
     }
 }
 
+/// A written export's file, as it is marked ready.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FinishedFile {
+    /// How many records it holds.
+    pub rows: u64,
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// When it was ready (the scope's time).
+    pub ready_at: DateTime<Utc>,
+    /// When it is deleted.
+    pub expires_at: DateTime<Utc>,
+}
+
 /// The filters of a list of exports.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ExportListFilter {

@@ -2,10 +2,9 @@
 //! and read a piece at a time), and the records an export reads.
 
 use async_trait::async_trait;
-use chrono::{DateTime, Utc};
 
 use crate::error::Error;
-use crate::export::model::{Export, ExportListFilter, ExportSpec};
+use crate::export::model::{Export, ExportListFilter, ExportSpec, FinishedFile};
 use crate::export::schema::ExportRecord;
 use crate::idempotency::model::IdempotencyClaim;
 use crate::ids::ExportId;
@@ -44,14 +43,7 @@ pub trait ExportStore: Send + Sync {
     async fn append_chunk(&self, id: &ExportId, seq: u32, bytes: &[u8], lease_seconds: u32) -> Result<bool, Error>;
     /// Marks a running export ready with its counts and times; answers `false` when it is no
     /// longer running.
-    async fn finish_export(
-        &self,
-        id: &ExportId,
-        rows: u64,
-        bytes: u64,
-        ready_at: DateTime<Utc>,
-        expires_at: DateTime<Utc>,
-    ) -> Result<bool, Error>;
+    async fn finish_export(&self, id: &ExportId, file: &FinishedFile) -> Result<bool, Error>;
     /// Marks a running export failed with `message` (its chunks deleted).
     async fn fail_export(&self, id: &ExportId, message: &str) -> Result<(), Error>;
     /// Chunk `seq` of a ready export's file, or `None` past the last one.

@@ -7,7 +7,9 @@ use crate::clock::Clock;
 use crate::crypto::Crypto;
 use crate::error::Error;
 use crate::export::csv::{write_header, write_row};
-use crate::export::model::{Export, ExportListFilter, ExportSpec, ExportStatus, ExportType, MAX_SYNC_ROWS};
+use crate::export::model::{
+    Export, ExportListFilter, ExportSpec, ExportStatus, ExportType, FinishedFile, MAX_SYNC_ROWS,
+};
 use crate::export::ports::{ExportPace, ExportStore, RecordCursor};
 use crate::export::schema;
 use crate::idempotency::model::IdempotencyClaim;
@@ -205,7 +207,7 @@ impl Exports<'_> {
         }
         let ready_at = self.clock.now(&export.scope).await?;
         let expires_at = ready_at + Duration::days(i64::from(self.file_days));
-        if self.store.finish_export(&id, rows, bytes, ready_at, expires_at).await? {
+        if self.store.finish_export(&id, &FinishedFile { rows, bytes, ready_at, expires_at }).await? {
             Ok(ExportRun::Ready(id))
         } else {
             Ok(ExportRun::Cancelled(id))
@@ -388,8 +390,8 @@ mod tests {
         });
         let finished = Arc::new(Mutex::new(None));
         let done = finished.clone();
-        store.expect_finish_export().returning(move |_, rows, bytes, ready, expires| {
-            *done.lock().unwrap() = Some((rows, bytes, ready, expires));
+        store.expect_finish_export().returning(move |_, file| {
+            *done.lock().unwrap() = Some((file.rows, file.bytes, file.ready_at, file.expires_at));
             Ok(true)
         });
         let exports = Exports { store: &store, crypto: &crypto, clock: &clock, claim: None, file_days: 3 };

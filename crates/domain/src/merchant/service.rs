@@ -25,24 +25,10 @@ pub struct MerchantOptions {
     pub fee_basis_points: Option<u32>,
 }
 
-/// Creates an active merchant with test mode ready (simulated settlement) and live mode not yet
-/// activated. Errors: `Validation` on `name` (1-200 bytes), `website` (absolute http(s) URL),
-/// `invoice_prefix` or `fee_basis_points`.
-pub async fn create_merchant(
-    store: &dyn MerchantStore,
-    crypto: &dyn Crypto,
-    now: DateTime<Utc>,
-    name: &str,
-    website: Option<&str>,
-    options: MerchantOptions,
-) -> Result<Merchant, Error> {
-    let merchant = new_merchant(crypto, now, name, website, options)?;
-    store.insert_merchant(&merchant).await?;
-    Ok(merchant)
-}
-
-/// A new merchant as [`create_merchant`] makes it, checked but not stored (an open sign-up
-/// stores it with its first owner). Errors: as [`create_merchant`]'s.
+/// A new active merchant with test mode ready (simulated settlement) and live mode not yet
+/// activated, checked but not stored (the operator stores it alone, an open sign-up with its
+/// first owner). Errors: `Validation` on `name` (1-200 bytes), `website` (absolute http(s)
+/// URL), `invoice_prefix` or `fee_basis_points`.
 pub fn new_merchant(
     crypto: &dyn Crypto,
     now: DateTime<Utc>,
@@ -205,14 +191,16 @@ pub struct Operator<'a> {
 }
 
 impl Operator<'_> {
-    /// A new merchant (see [`create_merchant`]).
+    /// A new merchant, stored (see [`new_merchant`]).
     pub async fn create_merchant(
         &self,
         name: &str,
         website: Option<&str>,
         options: MerchantOptions,
     ) -> Result<Merchant, Error> {
-        create_merchant(self.merchants, self.crypto, self.clock.system_now(), name, website, options).await
+        let merchant = new_merchant(self.crypto, self.clock.system_now(), name, website, options)?;
+        self.merchants.insert_merchant(&merchant).await?;
+        Ok(merchant)
     }
 
     /// One merchant. Errors: `NotFound(Merchant)`.
@@ -300,38 +288,25 @@ mod tests {
     use crate::merchant::ports::MockMerchantStore;
     use crate::testing::SeqCrypto;
 
-    #[tokio::test]
-    async fn create_merchant_validates_and_stores() {
+    #[test]
+    fn a_new_merchant_is_checked_and_active() {
         let crypto = SeqCrypto::default();
-        let mut store = MockMerchantStore::new();
-        store.expect_insert_merchant().times(1).returning(|_| Ok(()));
-        let m = create_merchant(
-            &store,
-            &crypto,
-            Utc::now(),
-            " Shop ",
-            Some("https://Shop.example/x"),
-            MerchantOptions::default(),
-        )
-        .await
-        .unwrap();
+        let m = new_merchant(&crypto, Utc::now(), " Shop ", Some("https://Shop.example/x"), MerchantOptions::default())
+            .unwrap();
         assert_eq!(m.name, "Shop");
         assert_eq!(m.website_origin.as_deref(), Some("https://shop.example"));
         assert_eq!(m.status, MerchantStatus::Active);
+        assert_eq!((m.invoice_prefix.as_str(), m.fee_basis_points), ("INV", 0));
 
-        let empty = MockMerchantStore::new(); // no insert expected
-        let e = create_merchant(&empty, &crypto, Utc::now(), "  ", None, MerchantOptions::default()).await.unwrap_err();
-        assert_eq!(e.field(), Some("name"));
-        let e = create_merchant(&empty, &crypto, Utc::now(), "a", Some("ftp://x"), MerchantOptions::default())
-            .await
-            .unwrap_err();
-        assert_eq!(e.field(), Some("website"));
+        let refused = |name: &str, website: Option<&str>, options: MerchantOptions| {
+            new_merchant(&crypto, Utc::now(), name, website, options).unwrap_err().field().map(str::to_owned)
+        };
+        assert_eq!(refused("  ", None, MerchantOptions::default()).as_deref(), Some("name"));
+        assert_eq!(refused("a", Some("ftp://x"), MerchantOptions::default()).as_deref(), Some("website"));
         let bad_prefix = MerchantOptions { invoice_prefix: Some("inv".into()), ..Default::default() };
-        let e = create_merchant(&empty, &crypto, Utc::now(), "a", None, bad_prefix).await.unwrap_err();
-        assert_eq!(e.field(), Some("invoice_prefix"));
+        assert_eq!(refused("a", None, bad_prefix).as_deref(), Some("invoice_prefix"));
         let bad_fee = MerchantOptions { fee_basis_points: Some(10_001), ..Default::default() };
-        let e = create_merchant(&empty, &crypto, Utc::now(), "a", None, bad_fee).await.unwrap_err();
-        assert_eq!(e.field(), Some("fee_basis_points"));
+        assert_eq!(refused("a", None, bad_fee).as_deref(), Some("fee_basis_points"));
     }
 
     #[tokio::test]

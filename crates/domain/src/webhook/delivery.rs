@@ -54,7 +54,7 @@ pub struct Conclusion {
 /// Decides the delivery's next state after `attempt` (which was attempt number
 /// `attempt.number` of a delivering delivery) finished at `now`.
 pub fn conclude(attempt: &Attempt, schedule: &RetrySchedule, now: DateTime<Utc>) -> Result<Conclusion, Error> {
-    let trigger = match attempt.error_category {
+    let trigger = match attempt.outcome.error_category {
         None => DeliveryTrigger::Succeeded,
         Some(ErrorCategory::EndpointDisabled) => DeliveryTrigger::EndpointDisabled,
         Some(_) if schedule.after(attempt.number).is_some() => DeliveryTrigger::FailedWithRetry,
@@ -77,6 +77,7 @@ mod tests {
     use chrono::Duration;
 
     use super::*;
+    use crate::webhook::model::SendOutcome;
 
     #[test]
     fn table() {
@@ -111,16 +112,15 @@ mod tests {
     }
 
     fn attempt(number: u32, category: Option<ErrorCategory>) -> Attempt {
-        Attempt {
-            number,
-            started_at: DateTime::<Utc>::UNIX_EPOCH,
+        let outcome = SendOutcome {
             duration_ms: 5,
             status_code: None,
             error_category: category,
             error_message: None,
             response_excerpt: None,
             request_headers: vec![],
-        }
+        };
+        Attempt { number, started_at: DateTime::<Utc>::UNIX_EPOCH, outcome }
     }
 
     #[test]

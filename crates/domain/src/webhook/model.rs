@@ -348,20 +348,16 @@ impl ErrorCategory {
     }
 }
 
-/// One try to deliver: what was sent and what came back.
+/// What came of sending a delivery (the sender's answer), or of not sending it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Attempt {
-    /// 1-based.
-    pub number: u32,
-    /// When the attempt started.
-    pub started_at: DateTime<Utc>,
-    /// How long it took.
+pub struct SendOutcome {
+    /// How long the attempt took.
     pub duration_ms: u32,
     /// The answer's HTTP status, when one came.
     pub status_code: Option<u16>,
-    /// Why it failed; `None` when it was delivered.
+    /// Why it failed; `None` when it was delivered (a 2xx answer).
     pub error_category: Option<ErrorCategory>,
-    /// What went wrong, in words (no secrets).
+    /// What went wrong, in words, for the merchant (no secrets).
     pub error_message: Option<String>,
     /// The start of the answer's body, at most [`RESPONSE_EXCERPT_BYTES`], as text.
     pub response_excerpt: Option<String>,
@@ -369,10 +365,40 @@ pub struct Attempt {
     pub request_headers: Vec<(String, String)>,
 }
 
+impl SendOutcome {
+    /// A failure before any answer, after `duration_ms`, with the headers sent (if any).
+    pub fn failed(
+        category: ErrorCategory,
+        message: String,
+        request_headers: Vec<(String, String)>,
+        duration_ms: u32,
+    ) -> Self {
+        Self {
+            duration_ms,
+            status_code: None,
+            error_category: Some(category),
+            error_message: Some(message),
+            response_excerpt: None,
+            request_headers,
+        }
+    }
+}
+
+/// One try to deliver: its number, when it started, and what came of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Attempt {
+    /// 1-based.
+    pub number: u32,
+    /// When the attempt started.
+    pub started_at: DateTime<Utc>,
+    /// What was sent and what came back.
+    pub outcome: SendOutcome,
+}
+
 impl Attempt {
     /// Whether the attempt delivered the event (a 2xx answer).
     pub fn delivered(&self) -> bool {
-        self.error_category.is_none()
+        self.outcome.error_category.is_none()
     }
 }
 

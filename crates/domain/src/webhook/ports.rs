@@ -12,7 +12,7 @@ use crate::page::{Page, PageRequest};
 use crate::url::HttpUrl;
 use crate::webhook::delivery::Conclusion;
 use crate::webhook::model::{
-    Attempt, DeliveryStatus, ErrorCategory, SealedSecret, SigningSecret, WebhookDelivery, WebhookEndpoint,
+    Attempt, DeliveryStatus, SealedSecret, SendOutcome, SigningSecret, WebhookDelivery, WebhookEndpoint,
     WebhookIncident,
 };
 
@@ -137,23 +137,6 @@ pub struct OutgoingDelivery {
     pub secrets: Vec<SigningSecret>,
     /// The signatures' timestamp.
     pub sent_at: DateTime<Utc>,
-}
-
-/// What came of sending.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SendOutcome {
-    /// How long the attempt took.
-    pub duration_ms: u32,
-    /// The HTTP status the endpoint answered, if it answered.
-    pub status_code: Option<u16>,
-    /// `None`: delivered (a 2xx answer).
-    pub error_category: Option<ErrorCategory>,
-    /// What went wrong, for the merchant (no secret).
-    pub error_message: Option<String>,
-    /// The start of the endpoint's answer (a few hundred bytes), for the merchant.
-    pub response_excerpt: Option<String>,
-    /// The request's headers without the signatures.
-    pub request_headers: Vec<(String, String)>,
 }
 
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]

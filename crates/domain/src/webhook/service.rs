@@ -18,7 +18,7 @@ use crate::webhook::delivery::conclude;
 use crate::webhook::destination::check_endpoint;
 use crate::webhook::model::{
     AlertPreferences, Attempt, EndpointState, ErrorCategory, MAX_ENDPOINTS, PreviousSecret, RetrySchedule,
-    SECRET_OVERLAP_HOURS, SigningSecret, Subscription, WebhookDelivery, WebhookEndpoint, WebhookIncident,
+    SECRET_OVERLAP_HOURS, SendOutcome, SigningSecret, Subscription, WebhookDelivery, WebhookEndpoint, WebhookIncident,
 };
 use crate::webhook::ports::{
     AttemptRecord, ClaimedDelivery, DeliveryFilter, OutgoingDelivery, SecretBox, WebhookSender, WebhookStore,
@@ -369,17 +369,8 @@ impl Webhooks<'_> {
     pub async fn attempt(&self, sender: &dyn WebhookSender, claimed: ClaimedDelivery) -> AttemptRecord {
         let started_at = self.now();
         let number = claimed.delivery.attempt_count.max(1);
-        let refused = |category: ErrorCategory, message: &str| Attempt {
-            number,
-            started_at,
-            duration_ms: 0,
-            status_code: None,
-            error_category: Some(category),
-            error_message: Some(message.to_owned()),
-            response_excerpt: None,
-            request_headers: vec![],
-        };
-        let attempt = match &claimed.endpoint {
+        let refused = |category: ErrorCategory, message: &str| SendOutcome::failed(category, message.into(), vec![], 0);
+        let outcome = match &claimed.endpoint {
             None => refused(ErrorCategory::EndpointDisabled, "the endpoint was deleted"),
             Some(e) if e.state != EndpointState::Enabled => {
                 refused(ErrorCategory::EndpointDisabled, "the endpoint is disabled")
@@ -395,20 +386,11 @@ impl Webhooks<'_> {
                         secrets,
                         sent_at: started_at,
                     };
-                    let out = sender.send(outgoing).await;
-                    Attempt {
-                        number,
-                        started_at,
-                        duration_ms: out.duration_ms,
-                        status_code: out.status_code,
-                        error_category: out.error_category,
-                        error_message: out.error_message,
-                        response_excerpt: out.response_excerpt,
-                        request_headers: out.request_headers,
-                    }
+                    sender.send(outgoing).await
                 }
             },
         };
+        let attempt = Attempt { number, started_at, outcome };
         let finished = self.now();
         // A delivering delivery takes every outcome (see the machine's table); were that ever
         // broken, the delivery fails rather than being retried forever.
@@ -460,7 +442,7 @@ mod tests {
     use crate::mode::Mode;
     use crate::testing::SeqCrypto;
     use crate::webhook::model::{DeliveryStatus, SealedSecret, endpoint_url};
-    use crate::webhook::ports::{MockSecretBox, MockWebhookSender, MockWebhookStore, SendOutcome};
+    use crate::webhook::ports::{MockSecretBox, MockWebhookSender, MockWebhookStore};
 
     fn scope() -> Scope {
         Scope::new(MerchantId::from_trusted("mer_a".into()), Mode::Test)
@@ -593,7 +575,7 @@ mod tests {
         sender.expect_send().never();
         for endpoint in [Some(endpoint(EndpointState::Disabled, None)), None] {
             let record = w.attempt(&sender, claimed(endpoint)).await;
-            assert_eq!(record.attempt.error_category, Some(ErrorCategory::EndpointDisabled));
+            assert_eq!(record.attempt.outcome.error_category, Some(ErrorCategory::EndpointDisabled));
             assert_eq!(record.conclusion.status, DeliveryStatus::Failed);
             assert_eq!(record.attempt.number, 2);
         }

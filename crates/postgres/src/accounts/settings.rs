@@ -12,14 +12,13 @@ use stablepay_domain::account::model::LiveRequest;
 use stablepay_domain::account::notice::{IncidentAlert, Notice, NoticeKind};
 use stablepay_domain::ids::{MerchantId, NoticeId, UserId, WebhookIncidentId};
 use stablepay_domain::merchant::model::{Token, WalletAddress};
-use stablepay_domain::mode::Mode;
 use stablepay_domain::{Error, Resource};
 
 use super::rows::{audit_if_changed, write_audit};
 use crate::emails::{EmailRow, write_emails};
 use crate::error::db;
 use crate::pool::PgStore;
-use crate::rows::corrupt;
+use crate::rows::{ScopedRow, corrupt};
 use crate::schema::{emails as em, memberships as ms, merchants as mer, notices as nt};
 
 pub(super) async fn set_webhook_alerts(
@@ -238,12 +237,8 @@ pub(super) async fn notice(store: &PgStore, id: &NoticeId) -> Result<Option<Noti
 
 #[derive(QueryableByName)]
 struct AlertRow {
-    #[diesel(sql_type = Text)]
-    id: String,
-    #[diesel(sql_type = Text)]
-    merchant_id: String,
-    #[diesel(sql_type = Text)]
-    mode: String,
+    #[diesel(embed)]
+    incident: ScopedRow,
     #[diesel(sql_type = Text)]
     url: String,
     #[diesel(sql_type = Bool)]
@@ -282,9 +277,9 @@ pub(super) async fn pending_incident_alerts(store: &PgStore, limit: u32) -> Resu
     rows.into_iter()
         .map(|r| {
             Ok(IncidentAlert {
-                incident_id: WebhookIncidentId::from_trusted(r.id),
-                merchant_id: MerchantId::from_trusted(r.merchant_id),
-                mode: Mode::parse(&r.mode).ok_or_else(|| corrupt("incident mode"))?,
+                mode: r.incident.scope()?.mode,
+                incident_id: WebhookIncidentId::from_trusted(r.incident.id),
+                merchant_id: MerchantId::from_trusted(r.incident.merchant_id),
                 endpoint_url: r.url,
                 resolved: r.resolved,
                 failed_attempts: u32::try_from(r.failed_attempts).unwrap_or(0),

@@ -17,6 +17,7 @@ use stablepay_domain::{Error, Resource, Scope};
 
 use crate::error::db;
 use crate::invoices::rows::{InvoiceRow, PaymentRow, SessionRow};
+use crate::rows::after_cursor;
 use crate::schema::{checkout_sessions, invoices, payments};
 
 /// Loads sessions and payments of several invoices.
@@ -264,18 +265,11 @@ pub(super) async fn search(
                 .sql(")"),
         );
     }
-    if let Some(cursor) = &page.starting_after {
-        let seq: Option<i64> = invoices::table
-            .filter(invoices::id.eq(cursor))
-            .filter(invoices::merchant_id.eq(scope.merchant_id.as_str()))
-            .filter(invoices::mode.eq(scope.mode.as_str()))
-            .select(invoices::seq)
-            .first(conn)
-            .await
-            .optional()
-            .map_err(db)?;
-        query = query.filter(invoices::seq.lt(seq.ok_or(Error::InvalidCursor)?));
-    }
+    after_cursor!(conn, query, page, invoices::seq, |cursor| [
+        invoices::id.eq(cursor),
+        invoices::merchant_id.eq(scope.merchant_id.as_str()),
+        invoices::mode.eq(scope.mode.as_str())
+    ]);
     let mut rows: Vec<InvoiceRow> = query.load(conn).await.map_err(db)?;
     let has_more = rows.len() > limit;
     rows.truncate(limit);

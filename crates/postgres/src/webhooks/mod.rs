@@ -23,7 +23,7 @@ use statements::RecordAttempt;
 use crate::error::db;
 use crate::events::EventRow;
 use crate::pool::PgStore;
-use crate::rows::page_of;
+use crate::rows::{after_cursor, page_of};
 use crate::schema::{
     events, webhook_attempts as a, webhook_deliveries as d, webhook_endpoints as e, webhook_incidents as i,
 };
@@ -114,19 +114,12 @@ impl WebhookStore for PgStore {
             .order(e::seq.desc())
             .limit(i64::from(page.limit) + 1)
             .into_boxed();
-        if let Some(cursor) = &page.starting_after {
-            let seq: Option<i64> = e::table
-                .filter(e::id.eq(cursor))
-                .filter(e::merchant_id.eq(scope.merchant_id.as_str()))
-                .filter(e::mode.eq(scope.mode.as_str()))
-                .filter(e::archived_at.is_null())
-                .select(e::seq)
-                .first(&mut conn)
-                .await
-                .optional()
-                .map_err(db)?;
-            query = query.filter(e::seq.lt(seq.ok_or(Error::InvalidCursor)?));
-        }
+        after_cursor!(&mut conn, query, page, e::seq, |cursor| [
+            e::id.eq(cursor),
+            e::merchant_id.eq(scope.merchant_id.as_str()),
+            e::mode.eq(scope.mode.as_str()),
+            e::archived_at.is_null()
+        ]);
         let rows: Vec<EndpointRow> = query.load(&mut conn).await.map_err(db)?;
         page_of(rows, page, EndpointRow::into_domain)
     }
@@ -243,18 +236,11 @@ impl WebhookStore for PgStore {
         if let Some(status) = filter.status {
             query = query.filter(d::status.eq(status.as_str()));
         }
-        if let Some(cursor) = &page.starting_after {
-            let seq: Option<i64> = d::table
-                .filter(d::id.eq(cursor))
-                .filter(d::merchant_id.eq(scope.merchant_id.as_str()))
-                .filter(d::mode.eq(scope.mode.as_str()))
-                .select(d::seq)
-                .first(&mut conn)
-                .await
-                .optional()
-                .map_err(db)?;
-            query = query.filter(d::seq.lt(seq.ok_or(Error::InvalidCursor)?));
-        }
+        after_cursor!(&mut conn, query, page, d::seq, |cursor| [
+            d::id.eq(cursor),
+            d::merchant_id.eq(scope.merchant_id.as_str()),
+            d::mode.eq(scope.mode.as_str())
+        ]);
         let mut rows: Vec<DeliveryRow> = query.load(&mut conn).await.map_err(db)?;
         let limit = usize::try_from(page.limit).unwrap_or(100);
         let has_more = rows.len() > limit;
@@ -308,18 +294,11 @@ impl WebhookStore for PgStore {
             .order(i::seq.desc())
             .limit(i64::from(page.limit) + 1)
             .into_boxed();
-        if let Some(cursor) = &page.starting_after {
-            let seq: Option<i64> = i::table
-                .filter(i::id.eq(cursor))
-                .filter(i::merchant_id.eq(scope.merchant_id.as_str()))
-                .filter(i::endpoint_id.eq(endpoint.as_str()))
-                .select(i::seq)
-                .first(&mut conn)
-                .await
-                .optional()
-                .map_err(db)?;
-            query = query.filter(i::seq.lt(seq.ok_or(Error::InvalidCursor)?));
-        }
+        after_cursor!(&mut conn, query, page, i::seq, |cursor| [
+            i::id.eq(cursor),
+            i::merchant_id.eq(scope.merchant_id.as_str()),
+            i::endpoint_id.eq(endpoint.as_str())
+        ]);
         let rows: Vec<IncidentRow> = query.load(&mut conn).await.map_err(db)?;
         page_of(rows, page, IncidentRow::into_domain)
     }

@@ -8,7 +8,7 @@ use stablepay_domain::ids::{EventId, MerchantId, WebhookDeliveryId, WebhookEndpo
 use stablepay_domain::url::HttpUrl;
 use stablepay_domain::webhook::model::{
     AlertPreferences, Attempt, DeliveryStatus, EndpointState, ErrorCategory, IncidentStatus, PreviousSecret,
-    SealedSecret, Subscription, WebhookDelivery, WebhookEndpoint, WebhookIncident,
+    SealedSecret, SendOutcome, Subscription, WebhookDelivery, WebhookEndpoint, WebhookIncident,
 };
 use stablepay_domain::{Error, Scope};
 
@@ -219,9 +219,7 @@ impl AttemptRow {
                 .collect(),
             _ => Vec::new(),
         };
-        Ok(Attempt {
-            number: count(self.number),
-            started_at: self.started_at,
+        let outcome = SendOutcome {
             duration_ms: count(self.duration_ms),
             status_code: self.status_code.and_then(|c| u16::try_from(c).ok()),
             error_category: self
@@ -231,7 +229,8 @@ impl AttemptRow {
             error_message: self.error_message,
             response_excerpt: self.response_excerpt,
             request_headers: headers,
-        })
+        };
+        Ok(Attempt { number: count(self.number), started_at: self.started_at, outcome })
     }
 }
 

@@ -40,7 +40,7 @@ pub(crate) struct RecordAttempt {
 
 impl RecordAttempt {
     pub(crate) fn of(r: &AttemptRecord) -> Result<Self, Error> {
-        let a = &r.attempt;
+        let (a, sent) = (&r.attempt, &r.attempt.outcome);
         let int = |n: u32| i32::try_from(n).map_err(|_| Error::Internal("attempt number out of range".into()));
         Ok(Self {
             delivery_id: r.delivery_id.to_string(),
@@ -50,14 +50,14 @@ impl RecordAttempt {
             delivered_at: r.conclusion.delivered_at,
             number: int(a.number)?,
             started_at: a.started_at,
-            duration_ms: int(a.duration_ms)?,
-            status_code: a.status_code.map(i32::from),
-            error_category: a.error_category.map(|c| c.as_str().to_owned()),
-            error_message: a.error_message.clone(),
-            response_excerpt: a.response_excerpt.clone(),
-            request_headers: headers_json(&a.request_headers),
+            duration_ms: int(sent.duration_ms)?,
+            status_code: sent.status_code.map(i32::from),
+            error_category: sent.error_category.map(|c| c.as_str().to_owned()),
+            error_message: sent.error_message.clone(),
+            response_excerpt: sent.response_excerpt.clone(),
+            request_headers: headers_json(&sent.request_headers),
             delivered: a.delivered(),
-            counts: a.error_category.is_some_and(|c| c != ErrorCategory::EndpointDisabled),
+            counts: sent.error_category.is_some_and(|c| c != ErrorCategory::EndpointDisabled),
             threshold: int(INCIDENT_AFTER_FAILURES)?,
             incident_id: r.new_incident_id.to_string(),
             now: r.conclusion.delivered_at.unwrap_or(a.started_at),

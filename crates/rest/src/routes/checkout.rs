@@ -28,27 +28,21 @@ pub async fn create_checkout_session(
     AnyKey(caller): AnyKey,
     body: OptionalJson<serde_json::Value>,
 ) -> HttpResponse {
-    // Read as a JSON value first: a publishable key's refusal names any member it may not send,
-    // known or not. (An empty body reads as null and is refused below, naming `amount`.)
+    // Read as a JSON value first: the key's check names any member it may not send, known or
+    // not. (An empty body reads as null and is refused below, naming `amount`.)
     let OptionalJson(value, raw) = body;
-    if !caller.is_secret()
-        && let Some(field) = value.as_object().and_then(CheckoutCreate::publishable_refusal)
-    {
-        return ApiError::field(
-            ErrorCode::PUBLIC_KEY_FIELD_NOT_ALLOWED,
-            field,
-            format!("A publishable key may send only amount and externalReference; {field} needs a secret key."),
-        )
-        .error_response();
+    let key_type = caller.principal.key_type;
+    let members = value.as_object().into_iter().flat_map(|body| body.keys());
+    if let Err(e) = key_type.check_checkout_members(members.map(|k| (k.as_str(), CheckoutCreate::member(k)))) {
+        return ApiError::from(e).error_response();
     }
     let value = if value.is_null() { serde_json::Value::Object(Default::default()) } else { value };
     let input: CheckoutCreate = match crate::json::from_value(value) {
         Ok(input) => input,
         Err(e) => return e.error_response(),
     };
-    if !caller.is_secret() {
+    if let Some(policy) = key_type.checkout_quota() {
         let key_id = caller.principal.key_id.to_string();
-        let policy = &stablepay_domain::ratelimit::PUBLISHABLE_CHECKOUT;
         if let Err(e) =
             stablepay_http::ratelimit::enforce(&req, &caller.state, policy, &[&key_id], ErrorCode::RATE_LIMIT_EXCEEDED)
                 .await
@@ -59,7 +53,7 @@ pub async fn create_checkout_session(
     idempotency::execute(caller, &req, &raw, rebuild::checkout_created, move |c| async move {
         let agg = c.cases().invoices().create_checkout(&c.principal.merchant, c.scope(), input.into_domain()?).await?;
         let session = agg.sessions.first().ok_or_else(ApiError::internal)?;
-        let view = SessionView { retrieval: false, secret: c.is_secret() };
+        let view = SessionView { retrieval: false, secret: c.principal.key_type.sees_settlement() };
         let out = checkout_session(&agg, session, view, &c.links());
         Ok((StatusCode::CREATED, to_data(&out)?))
     })
@@ -78,7 +72,7 @@ pub async fn get_checkout_session(AnyKey(c): AnyKey, id: web::Path<String>) -> R
     let id = CheckoutSessionId::parse(&id).ok_or(Error::NotFound(Resource::CheckoutSession))?;
     let agg = c.cases().invoices().get(c.scope(), &InvoiceKey::Session(id.clone())).await?;
     let session = agg.session(&id).ok_or(Error::NotFound(Resource::CheckoutSession))?;
-    let view = SessionView { retrieval: true, secret: c.is_secret() };
+    let view = SessionView { retrieval: true, secret: c.principal.key_type.sees_settlement() };
     ok(StatusCode::OK, &checkout_session(&agg, session, view, &c.links()))
 }
 

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use stablepay_domain::api_key::model::CheckoutMember;
 use stablepay_domain::invoice::aggregate::InvoiceAggregate;
 use stablepay_domain::invoice::checkout::CheckoutSession;
 use stablepay_domain::invoice::input::CheckoutInput;
@@ -38,14 +39,13 @@ pub struct CheckoutCreate {
 }
 
 impl CheckoutCreate {
-    /// The fields a publishable key may send.
-    pub const PUBLISHABLE_FIELDS: [&'static str; 2] = ["amount", "externalReference"];
-
-    /// The first member of a body (in key order) that a publishable key may not send: any member
-    /// other than amount and externalReference, whatever its value (`"metadata": null` too: the
-    /// spec refuses any other field, and a field sent as null is sent).
-    pub fn publishable_refusal(body: &serde_json::Map<String, Value>) -> Option<&str> {
-        body.keys().find(|k| !Self::PUBLISHABLE_FIELDS.contains(&k.as_str())).map(String::as_str)
+    /// What a member of the body is, for the key's check of what it may send.
+    pub fn member(name: &str) -> CheckoutMember {
+        match name {
+            "amount" => CheckoutMember::Amount,
+            "externalReference" => CheckoutMember::ExternalReference,
+            _ => CheckoutMember::Other,
+        }
     }
 
     pub fn into_domain(self) -> Result<CheckoutInput, ApiError> {
@@ -123,7 +123,9 @@ pub struct CheckoutSessionOut {
 /// What a rendering of a session includes.
 #[derive(Clone, Copy)]
 pub struct SessionView {
+    /// A retrieval (it adds the completed session's payment facts), not a creation.
     pub retrieval: bool,
+    /// The merchant's side (fees, net and settled amounts) is shown: the key's type says so.
     pub secret: bool,
 }
 

@@ -214,12 +214,12 @@ impl From<&Attempt> for WebhookAttemptOut {
         Self {
             number: a.number,
             started_at: timestamp(a.started_at),
-            duration_ms: a.duration_ms,
-            status_code: a.status_code,
-            error_category: a.error_category.map(|c| c.as_str().to_owned()),
-            error: a.error_message.clone(),
-            response_excerpt: a.response_excerpt.clone(),
-            request_headers: headers(&a.request_headers),
+            duration_ms: a.outcome.duration_ms,
+            status_code: a.outcome.status_code,
+            error_category: a.outcome.error_category.map(|c| c.as_str().to_owned()),
+            error: a.outcome.error_message.clone(),
+            response_excerpt: a.outcome.response_excerpt.clone(),
+            request_headers: headers(&a.outcome.request_headers),
         }
     }
 }
@@ -270,6 +270,7 @@ pub struct WebhookDeliveryOut {
 impl WebhookDeliveryOut {
     pub fn new(d: &WebhookDelivery, attempts: Option<&[Attempt]>) -> Self {
         let latest = d.latest.as_ref();
+        let sent = latest.map(|a| &a.outcome);
         Self {
             id: d.id.to_string(),
             object: "webhook_delivery".into(),
@@ -284,12 +285,12 @@ impl WebhookDeliveryOut {
                 .filter(|_| matches!(d.status, DeliveryStatus::Pending | DeliveryStatus::RetryScheduled))
                 .map(timestamp),
             last_attempt_at: latest.map(|a| timestamp(a.started_at)),
-            latest_response_code: latest.and_then(|a| a.status_code),
-            latest_error: latest.and_then(|a| a.error_message.clone()),
-            error_category: latest.and_then(|a| a.error_category).map(|c| c.as_str().to_owned()),
-            duration_ms: latest.map(|a| a.duration_ms),
-            request_headers: latest.map(|a| headers(&a.request_headers)),
-            response_excerpt: latest.and_then(|a| a.response_excerpt.clone()),
+            latest_response_code: sent.and_then(|a| a.status_code),
+            latest_error: sent.and_then(|a| a.error_message.clone()),
+            error_category: sent.and_then(|a| a.error_category).map(|c| c.as_str().to_owned()),
+            duration_ms: sent.map(|a| a.duration_ms),
+            request_headers: sent.map(|a| headers(&a.request_headers)),
+            response_excerpt: sent.and_then(|a| a.response_excerpt.clone()),
             test: d.test,
             replay_of: d.replay_of.as_ref().map(ToString::to_string),
             created_at: timestamp(d.created_at),

@@ -236,10 +236,10 @@ fn latest_answer(d: &WebhookDelivery) -> Markup {
         @match &d.latest {
             None => "not attempted yet",
             Some(a) => {
-                @if let Some(code) = a.status_code { "HTTP " (code) }
-                @if let Some(c) = a.error_category { " · " (c.as_str()) }
-                @if let Some(m) = &a.error_message { br; (m) }
-                @if let Some(x) = &a.response_excerpt { br; code { (x) } }
+                @if let Some(code) = a.outcome.status_code { "HTTP " (code) }
+                @if let Some(c) = a.outcome.error_category { " · " (c.as_str()) }
+                @if let Some(m) = &a.outcome.error_message { br; (m) }
+                @if let Some(x) = &a.outcome.response_excerpt { br; code { (x) } }
             }
         }
     }

@@ -300,7 +300,7 @@ impl Emails<'_> {
         let agg = self.invoices.load_invoice(&scope, &key).await?;
         let what = email.kind.as_str();
         if email.kind == EmailKind::Reminder && !agg.invoice.collection_state.is_collectible() {
-            email.status = EmailStatus::Skipped;
+            email.skipped();
             let detail =
                 format!("reminder to {} not sent: the invoice is {}", email.to, agg.invoice.collection_state.as_str());
             return self.record(email, (&scope, &invoice), ActivityAction::ReminderSkipped, detail).await;

@@ -78,7 +78,14 @@ impl Exports<'_> {
         let export = self.store.get_export(scope, id).await?;
         if export.status == ExportStatus::Ready && export.is_past_expiry(self.clock.now(scope).await?) {
             self.store.expire_export(scope, id).await?;
-            return self.store.get_export(scope, id).await;
+            let mut expired = self.store.get_export(scope, id).await?;
+            // The worker's expiry pass may hold the row (deleting its file) while this reads it,
+            // so it can still read as ready: past its expiry a file is never served, whoever
+            // marks it.
+            if expired.status == ExportStatus::Ready {
+                expired.status = ExportStatus::Expired;
+            }
+            return Ok(expired);
         }
         Ok(export)
     }
@@ -336,6 +343,24 @@ mod tests {
             *flag.lock().unwrap() = true;
             Ok(())
         });
+        let exports = Exports { store: &store, crypto: &crypto, clock: &clock, claim: None, file_days: 7 };
+        let id = ExportId::from_trusted("exp_1".into());
+        assert_eq!(exports.downloadable(&scope(), &id).await.map(|e| e.status), Err(Error::ExportExpired));
+    }
+
+    /// The worker's expiry pass holds the row while a download asks: the store's expiry of this
+    /// one changes nothing yet and the record still reads ready, but the file is not served.
+    #[tokio::test]
+    async fn an_export_past_its_expiry_is_never_served_while_the_worker_expires_it() {
+        let (crypto, clock) = (SeqCrypto::default(), clock());
+        let mut store = MockExportStore::new();
+        store.expect_get_export().times(2).returning(|_, _| {
+            let mut e = export(ExportStatus::Ready);
+            e.expires_at = Some(now() - Duration::seconds(1));
+            Ok(e)
+        });
+        store.expect_expire_export().times(1).returning(|_, _| Ok(()));
+        store.expect_read_chunk().never();
         let exports = Exports { store: &store, crypto: &crypto, clock: &clock, claim: None, file_days: 7 };
         let id = ExportId::from_trusted("exp_1".into());
         assert_eq!(exports.downloadable(&scope(), &id).await.map(|e| e.status), Err(Error::ExportExpired));

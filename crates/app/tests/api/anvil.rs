@@ -4,6 +4,7 @@
 //! mined on demand (anvil answers `finalized` 64 blocks below the head), snapshots and reverts.
 
 use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -38,6 +39,12 @@ pub struct Anvil {
     http: reqwest::Client,
     /// The development accounts' addresses and private keys, as anvil printed them.
     accounts: Vec<(String, String)>,
+    /// The test chose the next block's time (`set_next_block_time`): the next transaction is
+    /// mined then, not moved to the present.
+    pinned: AtomicBool,
+    /// Blocks are mined only when the test asks (`automine(false)`): a time set at sending
+    /// would be stale by then, so none is.
+    manual: AtomicBool,
     _child: Child,
 }
 
@@ -90,7 +97,15 @@ impl Anvil {
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
         let http = crate::support::http_client();
         let accounts = addresses.into_iter().zip(keys).collect();
-        Self { url: format!("http://127.0.0.1:{port}"), port, http, accounts, _child: child }
+        Self {
+            url: format!("http://127.0.0.1:{port}"),
+            port,
+            http,
+            accounts,
+            pinned: AtomicBool::new(false),
+            manual: AtomicBool::new(false),
+            _child: child,
+        }
     }
 
     /// Development account `i`'s address.
@@ -124,9 +139,21 @@ impl Anvil {
         list.as_array().unwrap().iter().map(|a| a.as_str().unwrap().to_owned()).collect()
     }
 
-    /// Sends a transaction from an unlocked account; answers its hash (anvil mines it at once).
-    /// An explicit gas limit lets a reverting call be mined (with status 0) instead of refused.
+    /// Sends a transaction from an unlocked account; answers its hash (anvil mines it at once,
+    /// in a block no earlier than the present unless the test chose the block's time or mines
+    /// by hand: a loaded machine's anvil may stamp a block with a time it took before the
+    /// service created this moment's checkouts, while a real chain's block follows the
+    /// transfers it holds). An explicit gas limit lets a reverting call be mined (with status 0)
+    /// instead of refused.
     pub async fn send(&self, from: &str, to: Option<&str>, data: &str, gas: Option<u64>) -> String {
+        if !self.pinned.swap(false, Ordering::SeqCst) && !self.manual.load(Ordering::SeqCst) {
+            // Only a chain behind the present is moved; one ahead (blocks mined in a burst) keeps
+            // anvil's own next time.
+            let now = chrono::Utc::now().timestamp();
+            if now > self.latest_block_time().await {
+                self.rpc("evm_setNextBlockTimestamp", json!([now])).await;
+            }
+        }
         let mut tx = json!({ "from": from, "data": data });
         if let Some(to) = to {
             tx["to"] = json!(to);
@@ -259,6 +286,7 @@ impl Anvil {
     /// Whether anvil mines each transaction at once (off: they wait in the pool).
     pub async fn automine(&self, on: bool) {
         self.rpc("evm_setAutomine", json!([on])).await;
+        self.manual.store(!on, Ordering::SeqCst);
     }
 
     /// The signed bytes of a transaction the node knows (to send it again after a reorg).
@@ -292,6 +320,8 @@ impl Anvil {
     }
 
     pub async fn mine(&self, blocks: u64) {
+        // A chosen time goes to the first block mined here.
+        self.pinned.store(false, Ordering::SeqCst);
         self.rpc("anvil_mine", json!([format!("0x{blocks:x}")])).await;
     }
 
@@ -311,5 +341,6 @@ impl Anvil {
     /// The timestamp of the next block.
     pub async fn set_next_block_time(&self, unix_seconds: i64) {
         self.rpc("evm_setNextBlockTimestamp", json!([unix_seconds])).await;
+        self.pinned.store(true, Ordering::SeqCst);
     }
 }

@@ -503,6 +503,7 @@ async fn a_transfer_a_little_older_than_its_checkout_pays_it_only_on_evidence_it
     let created = chrono::DateTime::parse_from_rfc3339(plain["createdAt"].as_str().unwrap()).unwrap().timestamp();
     w.anvil.set_next_block_time(created - 5).await;
     let by_amount = w.pay(units(unique["amountDue"].as_str().unwrap())).await;
+    w.anvil.set_next_block_time(created - 4).await;
     let reported = w.pay(13 * ONE).await;
     assert!(w.anvil.block_time_of(&reported).await < created, "mined before the checkouts existed");
     let claim = w.submitted(&plain, &reported).await;

@@ -126,11 +126,6 @@ fn ms(since: Instant) -> u32 {
     u32::try_from(since.elapsed().as_millis()).unwrap_or(u32::MAX)
 }
 
-/// An attempt that failed before a 2xx answer.
-fn failure(category: ErrorCategory, message: String, headers: Vec<(String, String)>, duration_ms: u32) -> SendOutcome {
-    SendOutcome::failed(category, message, headers, duration_ms)
-}
-
 /// The delivery's headers, signed both ways, and their evidence (every header but the
 /// signatures); or the outcome of a delivery that cannot be signed.
 fn signed_headers(d: &OutgoingDelivery, body: &[u8]) -> Result<(HeaderMap, Vec<(String, String)>), SendOutcome> {
@@ -138,7 +133,7 @@ fn signed_headers(d: &OutgoingDelivery, body: &[u8]) -> Result<(HeaderMap, Vec<(
     let secrets: Vec<&str> = d.secrets.iter().map(|s| s.as_str()).collect();
     let event_id = d.event.id.to_string();
     let Some(standard) = standard_signature_header(&secrets, &event_id, timestamp, body) else {
-        return Err(failure(
+        return Err(SendOutcome::failed(
             ErrorCategory::SigningSecret,
             "the signing secret is not a whsec_ secret".into(),
             vec![],
@@ -163,7 +158,12 @@ fn signed_headers(d: &OutgoingDelivery, body: &[u8]) -> Result<(HeaderMap, Vec<(
     let mut headers = HeaderMap::new();
     for (k, v) in &pairs {
         let (Ok(name), Ok(value)) = (HeaderName::from_bytes(k.as_bytes()), HeaderValue::from_str(v)) else {
-            return Err(failure(ErrorCategory::Internal, format!("header {k} cannot be sent"), evidence, 0));
+            return Err(SendOutcome::failed(
+                ErrorCategory::Internal,
+                format!("header {k} cannot be sent"),
+                evidence,
+                0,
+            ));
         };
         headers.insert(name, value);
     }
@@ -182,7 +182,7 @@ async fn conclude(mut response: reqwest::Response, evidence: Vec<(String, String
                 read.extend_from_slice(&chunk);
                 if read.len() > MAX_RESPONSE_BYTES {
                     let message = format!("the answer is larger than {MAX_RESPONSE_BYTES} bytes");
-                    let mut out = failure(ErrorCategory::ResponseTooLarge, message, evidence, ms(started));
+                    let mut out = SendOutcome::failed(ErrorCategory::ResponseTooLarge, message, evidence, ms(started));
                     out.status_code = Some(status);
                     out.response_excerpt = Some(sanitize(&read));
                     return out;
@@ -191,7 +191,7 @@ async fn conclude(mut response: reqwest::Response, evidence: Vec<(String, String
             Ok(None) => break,
             Err(e) => {
                 let (category, message) = category_of(&e);
-                let mut out = failure(category, message, evidence, ms(started));
+                let mut out = SendOutcome::failed(category, message, evidence, ms(started));
                 out.status_code = Some(status);
                 return out;
             }
@@ -213,7 +213,7 @@ async fn conclude(mut response: reqwest::Response, evidence: Vec<(String, String
         ErrorCategory::Redirect => format!("answered {status}; redirects are not followed"),
         _ => format!("answered {status}"),
     };
-    let mut out = failure(category, message, evidence, ms(started));
+    let mut out = SendOutcome::failed(category, message, evidence, ms(started));
     out.status_code = Some(status);
     out.response_excerpt = excerpt;
     out
@@ -229,15 +229,24 @@ impl WebhookSender for HttpSender {
         };
         let url = match destination(d.url.as_str(), self.allow_private) {
             Ok(url) => url,
-            Err(Some(blocked)) => return failure(ErrorCategory::BlockedDestination, blocked.to_string(), evidence, 0),
-            Err(None) => return failure(ErrorCategory::Connection, "the URL has an invalid host".into(), evidence, 0),
+            Err(Some(blocked)) => {
+                return SendOutcome::failed(ErrorCategory::BlockedDestination, blocked.to_string(), evidence, 0);
+            }
+            Err(None) => {
+                return SendOutcome::failed(
+                    ErrorCategory::Connection,
+                    "the URL has an invalid host".into(),
+                    evidence,
+                    0,
+                );
+            }
         };
         let started = Instant::now();
         match self.client.post(url).headers(headers).body(body).send().await {
             Ok(response) => conclude(response, evidence, started).await,
             Err(e) => {
                 let (category, message) = category_of(&e);
-                failure(category, message, evidence, ms(started))
+                SendOutcome::failed(category, message, evidence, ms(started))
             }
         }
     }

@@ -19,7 +19,7 @@ use async_trait::async_trait;
 pub use relayer::EvmRelayer;
 use rpc::Endpoints;
 pub use rpc::RpcSettings;
-use stablepay_domain::chain::{ChainHealth, Observation, ScanPass, TransferScan};
+use stablepay_domain::chain::{ChainHealth, Observation, TransferQuery, TransferScan};
 use stablepay_domain::invoice::payment::TxHash;
 use stablepay_domain::invoice::wallet::TokenDomain;
 use stablepay_domain::merchant::WalletAddress;
@@ -175,16 +175,9 @@ impl Chain for ModalChain {
         result
     }
 
-    async fn transfers(
-        &self,
-        from: u64,
-        to: u64,
-        tokens: &[WalletAddress],
-        wallets: &[WalletAddress],
-        pass: ScanPass,
-    ) -> Result<TransferScan, Error> {
+    async fn transfers(&self, asked: &TransferQuery) -> Result<TransferScan, Error> {
         let result = match self.live() {
-            Ok(live) => live.transfers((from, to), tokens, wallets, pass).await,
+            Ok(live) => live.transfers(asked).await,
             Err(e) => Err(e),
         };
         self.learn(&result);

@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use stablepay_domain::Error;
 use stablepay_domain::chain::{
-    LoggedTransfer, Observation, ObservedTransaction, ScanPass, TokenTransfer, TransferScan,
+    LoggedTransfer, Observation, ObservedTransaction, ScanPass, TokenTransfer, TransferQuery, TransferScan,
 };
 use stablepay_domain::invoice::payment::{BlockRef, TxHash};
 use stablepay_domain::invoice::wallet::{AuthorizationNonce, TokenDomain};
@@ -543,13 +543,9 @@ impl Endpoints {
         Ok((u64_of(block.number), block_time(&block)?))
     }
 
-    pub(crate) async fn transfers(
-        &self,
-        (from, to): (u64, u64),
-        tokens: &[WalletAddress],
-        wallets: &[WalletAddress],
-        pass: ScanPass,
-    ) -> Result<TransferScan, Error> {
+    pub(crate) async fn transfers(&self, asked: &TransferQuery) -> Result<TransferScan, Error> {
+        let TransferQuery { blocks: (from, to), tokens, wallets, pass } = asked;
+        let (from, to, pass) = (*from, *to, *pass);
         let tokens = tokens.iter().map(parse_address).collect::<Result<Vec<_>, _>>()?;
         let mut scan = TransferScan::default();
         for chunk in wallets.chunks(WALLETS_PER_QUERY) {

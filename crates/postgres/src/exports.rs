@@ -4,12 +4,13 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use diesel::dsl::sql;
+use diesel::pg::Pg;
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Bool, Integer, Nullable, Text, Timestamptz};
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use stablepay_domain::event::EventType;
 use stablepay_domain::export::model::FinishedFile;
-use stablepay_domain::export::ports::{ExportStore, RecordCursor};
+use stablepay_domain::export::ports::{ExportStore, RecordCursor, RecordPage, Records};
 use stablepay_domain::export::schema::ExportRecord;
 use stablepay_domain::export::{Export, ExportFilters, ExportListFilter, ExportSpec, ExportStatus, ExportType};
 use stablepay_domain::idempotency::{Committed, IdempotencyClaim};
@@ -378,26 +379,20 @@ impl ExportStore for PgStore {
         self.expire(Some(id), 1).await.map(|_| ())
     }
 
-    async fn records(
-        &self,
-        scope: &Scope,
-        spec: &ExportSpec,
-        after: Option<RecordCursor>,
-        limit: u32,
-    ) -> Result<(Vec<ExportRecord>, Option<RecordCursor>), Error> {
-        let limit = i64::from(limit);
+    async fn records(&self, scope: &Scope, spec: &ExportSpec, page: RecordPage) -> Result<Records, Error> {
+        let (after, limit) = (page.after, i64::from(page.limit));
         match spec.export_type {
-            ExportType::Invoices => self.invoice_records(invoice_query(scope, spec), after, limit).await,
+            ExportType::Invoices => self.invoice_records(invoice_query(scope, spec), (after, limit)).await,
             ExportType::InvoiceLines => {
                 let itemized = invoice_query(scope, spec).filter(invoices::kind.eq(InvoiceKind::Itemized.as_str()));
-                self.invoice_records(itemized, after, limit).await
+                self.invoice_records(itemized, (after, limit)).await
             }
-            ExportType::RefundReferences => self.invoice_records(refund_query(scope, spec), after, limit).await,
-            ExportType::Payments => self.payment_records(scope, spec, after, limit).await,
-            ExportType::UnattributedTransfers => self.unattributed_records(scope, spec, after, limit).await,
-            ExportType::PaymentLinks => self.link_records(scope, spec, after, limit).await,
-            ExportType::WebhookDeliveries => self.delivery_records(scope, spec, after, limit).await,
-            ExportType::Reconciliation => self.run_item_records(scope, spec, after, limit).await,
+            ExportType::RefundReferences => self.invoice_records(refund_query(scope, spec), (after, limit)).await,
+            ExportType::Payments => self.payment_records(scope, spec, (after, limit)).await,
+            ExportType::UnattributedTransfers => self.unattributed_records(scope, spec, (after, limit)).await,
+            ExportType::PaymentLinks => self.link_records(scope, spec, (after, limit)).await,
+            ExportType::WebhookDeliveries => self.delivery_records(scope, spec, (after, limit)).await,
+            ExportType::Reconciliation => self.run_item_records(scope, spec, (after, limit)).await,
         }
     }
 
@@ -460,26 +455,22 @@ macro_rules! page_by_seq {
     }};
 }
 
+/// Where a page starts (the cursor of the previous one's last row) and how many rows it holds.
+type Seek = (Option<RecordCursor>, i64);
+
 impl PgStore {
     /// A page of invoices of `query` after the insertion sequence `after`.
     async fn invoice_records(
         &self,
-        query: invoices::BoxedQuery<'_, diesel::pg::Pg>,
-        after: Option<RecordCursor>,
-        limit: i64,
-    ) -> Result<(Vec<ExportRecord>, Option<RecordCursor>), Error> {
+        query: invoices::BoxedQuery<'_, Pg>,
+        (after, limit): Seek,
+    ) -> Result<Records, Error> {
         let mut conn = self.conn().await?;
         let rows = page_by_seq!(&mut conn, query, invoices::seq, InvoiceRow, (after, limit));
         seq_page(rows, |row| row.into_domain().map(|i| ExportRecord::Invoice(Box::new(i))))
     }
 
-    async fn payment_records(
-        &self,
-        scope: &Scope,
-        spec: &ExportSpec,
-        after: Option<RecordCursor>,
-        limit: i64,
-    ) -> Result<(Vec<ExportRecord>, Option<RecordCursor>), Error> {
+    async fn payment_records(&self, scope: &Scope, spec: &ExportSpec, (after, limit): Seek) -> Result<Records, Error> {
         let mut conn = self.conn().await?;
         let mut query =
             payment_query(scope, spec).order((payments::detected_at.asc(), payments::id.asc())).limit(limit);
@@ -510,21 +501,14 @@ impl PgStore {
         &self,
         scope: &Scope,
         spec: &ExportSpec,
-        after: Option<RecordCursor>,
-        limit: i64,
-    ) -> Result<(Vec<ExportRecord>, Option<RecordCursor>), Error> {
+        (after, limit): Seek,
+    ) -> Result<Records, Error> {
         let mut conn = self.conn().await?;
         let rows = page_by_seq!(&mut conn, unattributed_query(scope, spec), ut::seq, UnattributedRow, (after, limit));
         seq_page(rows, |row| row.into_domain().map(|u| ExportRecord::Unattributed(Box::new(u))))
     }
 
-    async fn link_records(
-        &self,
-        scope: &Scope,
-        spec: &ExportSpec,
-        after: Option<RecordCursor>,
-        limit: i64,
-    ) -> Result<(Vec<ExportRecord>, Option<RecordCursor>), Error> {
+    async fn link_records(&self, scope: &Scope, spec: &ExportSpec, (after, limit): Seek) -> Result<Records, Error> {
         let mut conn = self.conn().await?;
         let rows = page_by_seq!(&mut conn, link_query(scope, spec), pl::seq, LinkRow, (after, limit));
         let last = rows.last().map(|(_, seq)| seq.to_string());
@@ -532,13 +516,7 @@ impl PgStore {
         Ok((links.into_iter().map(|l| ExportRecord::PaymentLink(Box::new(l))).collect(), last))
     }
 
-    async fn delivery_records(
-        &self,
-        scope: &Scope,
-        spec: &ExportSpec,
-        after: Option<RecordCursor>,
-        limit: i64,
-    ) -> Result<(Vec<ExportRecord>, Option<RecordCursor>), Error> {
+    async fn delivery_records(&self, scope: &Scope, spec: &ExportSpec, (after, limit): Seek) -> Result<Records, Error> {
         let mut conn = self.conn().await?;
         let rows = page_by_seq!(&mut conn, delivery_query(scope, spec), wd::seq, DeliveryRow, (after, limit));
         seq_page(rows, |row| row.into_domain(None).map(|d| ExportRecord::Delivery(Box::new(d))))
@@ -560,13 +538,7 @@ impl PgStore {
         found.ok_or(Error::NotFound(Resource::ReconciliationRun))
     }
 
-    async fn run_item_records(
-        &self,
-        scope: &Scope,
-        spec: &ExportSpec,
-        after: Option<RecordCursor>,
-        limit: i64,
-    ) -> Result<(Vec<ExportRecord>, Option<RecordCursor>), Error> {
+    async fn run_item_records(&self, scope: &Scope, spec: &ExportSpec, (after, limit): Seek) -> Result<Records, Error> {
         let run = self.scoped_run(scope, spec).await?;
         let mut conn = self.conn().await?;
         let mut query = run_item_query(&run, spec).order(ri::line.asc()).limit(limit);
@@ -584,10 +556,7 @@ impl PgStore {
 }
 
 /// A page of `(row, seq)` as export records, with the cursor of its last row.
-fn seq_page<R>(
-    rows: Vec<(R, i64)>,
-    record: impl Fn(R) -> Result<ExportRecord, Error>,
-) -> Result<(Vec<ExportRecord>, Option<RecordCursor>), Error> {
+fn seq_page<R>(rows: Vec<(R, i64)>, record: impl Fn(R) -> Result<ExportRecord, Error>) -> Result<Records, Error> {
     let last = rows.last().map(|(_, seq)| seq.to_string());
     let records = rows.into_iter().map(|(row, _)| record(row)).collect::<Result<_, _>>()?;
     Ok((records, last))

@@ -16,6 +16,7 @@ use stablepay_domain::invoice::wallet::AuthorizationNonce;
 use stablepay_domain::merchant::{Token, WalletAddress};
 use stablepay_domain::page::{Page, PageRequest};
 use stablepay_domain::ports::FollowerStore;
+use stablepay_domain::schedule::model::Batch;
 use stablepay_domain::{Error, Mode, Resource, Scope};
 
 use crate::codec::numeric;
@@ -298,13 +299,8 @@ impl FollowerStore for PgStore {
         Ok(())
     }
 
-    async fn claim_rechecks(
-        &self,
-        chain_id: u64,
-        now: DateTime<Utc>,
-        limit: u32,
-        lease_seconds: u32,
-    ) -> Result<Vec<(u64, u64)>, Error> {
+    async fn claim_rechecks(&self, chain_id: u64, now: DateTime<Utc>, batch: Batch) -> Result<Vec<(u64, u64)>, Error> {
+        let Batch { limit, lease_seconds } = batch;
         let mut conn = self.conn().await?;
         let rows: Vec<RecheckRow> = diesel::sql_query(
             "UPDATE chain_rechecks SET lease_until = $2 + make_interval(secs => $4) \

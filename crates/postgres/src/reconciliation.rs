@@ -14,7 +14,7 @@ use stablepay_domain::invoice::payment::PaymentStatus;
 use stablepay_domain::merchant::Token;
 use stablepay_domain::money::Decimal6;
 use stablepay_domain::reconciliation::ports::ReconciliationStore;
-use stablepay_domain::reconciliation::{Discrepancy, DiscrepancyKind, TokenSummary};
+use stablepay_domain::reconciliation::{Discrepancy, DiscrepancyKind, DiscrepancyQuery, TokenSummary};
 use stablepay_domain::{Error, Scope};
 
 use crate::error::db;
@@ -215,14 +215,8 @@ impl ReconciliationStore for PgStore {
         rows.into_iter().map(SummaryRow::into_domain).collect()
     }
 
-    async fn discrepancies(
-        &self,
-        scope: &Scope,
-        from: DateTime<Utc>,
-        to: DateTime<Utc>,
-        unverified_before: DateTime<Utc>,
-        limit: u32,
-    ) -> Result<Vec<Discrepancy>, Error> {
+    async fn discrepancies(&self, scope: &Scope, asked: &DiscrepancyQuery) -> Result<Vec<Discrepancy>, Error> {
+        let DiscrepancyQuery { from, to, unverified_before, limit } = *asked;
         let mut conn = self.conn().await?;
         let unverified = names(&PaymentStatus::ALL, |s| !s.is_terminal(), PaymentStatus::as_str);
         let rows: Vec<DiscrepancyRow> = diesel::sql_query(DISCREPANCIES)

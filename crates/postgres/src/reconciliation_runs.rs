@@ -18,7 +18,7 @@ use stablepay_domain::merchant::{Token, WalletAddress};
 use stablepay_domain::page::{Page, PageRequest};
 use stablepay_domain::reconciliation::ports::ReconciliationRunStore;
 use stablepay_domain::reconciliation::{
-    LogKey, LogOwner, ReconciliationRun, RunCoverage, RunItem, RunOutcome, RunStatus, RunTotals,
+    ItemFilter, LogKey, LogOwner, ReconciliationRun, RunCoverage, RunItem, RunOutcome, RunStatus, RunTotals,
 };
 use stablepay_domain::{Error, Resource, Scope};
 
@@ -378,13 +378,8 @@ impl ReconciliationRunStore for PgStore {
         Ok(Page { items: self.runs_with_totals(page.items).await?, has_more: page.has_more })
     }
 
-    async fn run_items(
-        &self,
-        scope: &Scope,
-        id: &ReconciliationRunId,
-        outcome: Option<RunOutcome>,
-        page: &PageRequest,
-    ) -> Result<Page<RunItem>, Error> {
+    async fn run_items(&self, scope: &Scope, items: &ItemFilter, page: &PageRequest) -> Result<Page<RunItem>, Error> {
+        let (id, outcome) = (&items.run, items.outcome);
         self.run_row(scope, id).await?;
         let mut conn = self.conn().await?;
         let mut query = ri::table

@@ -15,7 +15,8 @@ use stablepay_domain::invoice::wallet::{AuthorizationNonce, AuthorizationTerms};
 use stablepay_domain::merchant::WalletAddress;
 use stablepay_domain::money::Decimal6;
 use stablepay_domain::relay::model::{
-    Fees, Inserted, Relay, RelayReceipt, RelayStatus, RelayTransaction, RelayUsage, Signature, SignedAuthorization,
+    Fees, Inserted, Rebroadcast, Relay, RelayReceipt, RelayStatus, RelayTransaction, RelayUsage, Signature,
+    SignedAuthorization,
 };
 use stablepay_domain::relay::ports::RelayStore;
 use stablepay_domain::{Error, Resource, Scope};
@@ -489,13 +490,8 @@ impl RelayStore for PgStore {
         }
     }
 
-    async fn record_broadcast(
-        &self,
-        id: &RelayId,
-        holder: &str,
-        replacement: Option<RelayTransaction>,
-        at: DateTime<Utc>,
-    ) -> Result<bool, Error> {
+    async fn record_broadcast(&self, id: &RelayId, holder: &str, again: &Rebroadcast) -> Result<bool, Error> {
+        let Rebroadcast { at, replacement } = again;
         let mut conn = self.conn().await?;
         let recorded = conn
             .transaction::<_, TxError, _>(async |conn| {
@@ -506,13 +502,13 @@ impl RelayStore for PgStore {
                 ))
                 .bind::<Text, _>(id.as_str())
                 .bind::<Text, _>(holder)
-                .bind::<Timestamptz, _>(at)
+                .bind::<Timestamptz, _>(*at)
                 .execute(conn)
                 .await?;
                 if touched == 0 {
                     return Ok(false);
                 }
-                if let Some(t) = &replacement {
+                if let Some(t) = replacement {
                     insert_version(conn, id, t).await?;
                 }
                 Ok(true)

@@ -1063,7 +1063,9 @@ async fn a_reconciliation_run_is_claimed_once_and_its_items_written_with_its_com
     use stablepay_domain::money::Decimal6;
     use stablepay_domain::page::PageRequest;
     use stablepay_domain::ports::ReconciliationRunStore;
-    use stablepay_domain::reconciliation::{ReconciliationRun, RunCoverage, RunItem, RunOutcome, RunStatus};
+    use stablepay_domain::reconciliation::{
+        ItemFilter, ReconciliationRun, RunCoverage, RunItem, RunOutcome, RunStatus,
+    };
     let f = Fixture::new().await;
     let (m, other) = (f.merchant("M").await, f.merchant("O").await);
     let now = chrono::SubsecRound::trunc_subsecs(Utc::now(), 6);
@@ -1120,17 +1122,18 @@ async fn a_reconciliation_run_is_claimed_once_and_its_items_written_with_its_com
     assert_eq!((usdc.matched, usdc.onchain_not_credited, usdc.credited_not_onchain), (1, 1, 0));
     assert_eq!(usdc.onchain_total, Decimal6::parse("12.5").unwrap());
     assert_eq!(usdc.credited_total, Decimal6::parse("10").unwrap());
-    let read = f.store.run_items(&live(&m), &run.id, None, &page).await.unwrap();
+    let asked = |outcome| ItemFilter { run: run.id.clone(), outcome };
+    let read = f.store.run_items(&live(&m), &asked(None), &page).await.unwrap();
     assert_eq!(read.items, items);
     let first = PageRequest { limit: 1, starting_after: None };
-    let one = f.store.run_items(&live(&m), &run.id, None, &first).await.unwrap();
+    let one = f.store.run_items(&live(&m), &asked(None), &first).await.unwrap();
     assert!(one.has_more);
     let next = PageRequest { limit: 1, starting_after: Some("1".into()) };
-    assert_eq!(f.store.run_items(&live(&m), &run.id, None, &next).await.unwrap().items, items[1..]);
-    let odd = f.store.run_items(&live(&m), &run.id, Some(RunOutcome::OnchainNotCredited), &page).await.unwrap();
+    assert_eq!(f.store.run_items(&live(&m), &asked(None), &next).await.unwrap().items, items[1..]);
+    let odd = f.store.run_items(&live(&m), &asked(Some(RunOutcome::OnchainNotCredited)), &page).await.unwrap();
     assert_eq!(odd.items.len(), 1);
     assert_eq!(
-        f.store.run_items(&live(&other), &run.id, None, &page).await,
+        f.store.run_items(&live(&other), &asked(None), &page).await,
         Err(Error::NotFound(Resource::ReconciliationRun))
     );
     assert_eq!(f.store.claim_run(60).await.unwrap(), None);
@@ -1295,7 +1298,7 @@ async fn users_sessions_and_memberships_keep_their_rules() {
 async fn links_two_factor_and_the_team_keep_their_rules() {
     use stablepay_domain::account::link::{AccountLink, Invitation, LinkEffect, LinkPurpose};
     use stablepay_domain::account::members::MembershipChange;
-    use stablepay_domain::account::ports::AccountStore;
+    use stablepay_domain::account::ports::{AccountStore, TwoFactorOn};
     use stablepay_domain::account::totp::SealedTotp;
     use stablepay_domain::account::{AuditAction, AuditEntry, Membership, Role, User};
     use stablepay_domain::email::model::{EmailAbout, EmailStatus};
@@ -1428,7 +1431,12 @@ async fn links_two_factor_and_the_team_keep_their_rules() {
 
     // Two-factor: a step once, a recovery code once.
     f.store.set_pending_two_factor(&a.id, &SealedTotp(vec![1, 2, 3])).await.unwrap();
-    assert!(f.store.enable_two_factor(&a.id, 100, now, &[[5; 32]], &[]).await.unwrap());
+    assert!(
+        f.store
+            .enable_two_factor(&a.id, &TwoFactorOn { step: 100, at: now, recovery_digests: vec![[5; 32]] }, &[])
+            .await
+            .unwrap()
+    );
     let record = f.store.two_factor(&a.id).await.unwrap();
     assert_eq!((record.secret, record.pending, record.last_step), (Some(SealedTotp(vec![1, 2, 3])), None, Some(100)));
     assert!(!f.store.use_totp_step(&a.id, 100).await.unwrap(), "the enrolment's code is used");
@@ -1487,7 +1495,8 @@ async fn the_relayers_nonce_is_handed_out_once_under_its_lease_within_the_days_b
     use stablepay_domain::invoice::wallet::{AuthorizationNonce, AuthorizationTerms};
     use stablepay_domain::merchant::WalletAddress;
     use stablepay_domain::relay::model::{
-        Fees, Inserted, Relay, RelayReceipt, RelayStatus, RelayTransaction, Signature, SignedAuthorization, day_start,
+        Fees, Inserted, Rebroadcast, Relay, RelayReceipt, RelayStatus, RelayTransaction, Signature,
+        SignedAuthorization, day_start,
     };
     use stablepay_domain::relay::ports::RelayStore;
 
@@ -1586,8 +1595,16 @@ async fn the_relayers_nonce_is_handed_out_once_under_its_lease_within_the_days_b
     // A replacement under the same nonce, then the outcome.
     let mut mined = flying[0].clone();
     let replacement = version(14, mined.tx_nonce.unwrap());
-    assert!(f.store.record_broadcast(&mined.id, "a", Some(replacement.clone()), Utc::now()).await.unwrap());
-    assert!(!f.store.record_broadcast(&mined.id, "b", None, Utc::now()).await.unwrap(), "not the holder");
+    assert!(
+        f.store
+            .record_broadcast(&mined.id, "a", &Rebroadcast { at: Utc::now(), replacement: Some(replacement.clone()) })
+            .await
+            .unwrap()
+    );
+    assert!(
+        !f.store.record_broadcast(&mined.id, "b", &Rebroadcast { at: Utc::now(), replacement: None }).await.unwrap(),
+        "not the holder"
+    );
     let versions = f.store.get_relay(&live(&m), &session, &mined.id).await.unwrap().transactions;
     assert_eq!(versions.last(), Some(&replacement));
     mined.status = RelayStatus::Confirmed;

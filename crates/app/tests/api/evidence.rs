@@ -186,15 +186,21 @@ async fn link_checkout(w: &World, link: &Value, n: u32) -> Value {
     w.app.get(&w.m.sk_live, &path).await.ok(200).clone()
 }
 
+/// A live merchant asking unique amounts, and its fixed-price payment link of `amount`.
+async fn unique_amounts_and_a_fixed_link(title: &str, amount: &str) -> (World, Value) {
+    let w = World::new().await;
+    w.unique_amounts();
+    let body = json!({ "title": title, "amountType": "fixed", "amount": amount });
+    let link = w.app.post(&w.m.sk_live, "/v1/payment-links", body).await.ok(201).clone();
+    (w, link)
+}
+
 #[tokio::test]
 async fn twins_of_a_link_and_wrong_amounts_are_never_taken_by_a_report() {
     // Case 4 with the default (unique amounts on): a victim pays a fixed-price link's checkout
     // exactly without reporting; the attacker reports the hash on his own checkout of the link
     // first. The unique amount names the victim's.
-    let w = World::new().await;
-    w.unique_amounts();
-    let body = json!({ "title": "Coffee", "amountType": "fixed", "amount": "30.00" });
-    let link = w.app.post(&w.m.sk_live, "/v1/payment-links", body).await.ok(201).clone();
+    let (w, link) = unique_amounts_and_a_fixed_link("Coffee", "30.00").await;
     let victim = link_checkout(&w, &link, 1).await;
     let attacker = link_checkout(&w, &link, 2).await;
     assert_ne!(victim["amountDue"], attacker["amountDue"]);
@@ -282,10 +288,7 @@ async fn a_transfer_recorded_then_credited_through_a_report_counts_once() {
 
 #[tokio::test]
 async fn a_link_holder_reporting_every_hash_disputes_nothing_a_binding_or_a_unique_amount_names() {
-    let w = World::new().await;
-    w.unique_amounts();
-    let body = json!({ "title": "Tea", "amountType": "fixed", "amount": "12.00" });
-    let link = w.app.post(&w.m.sk_live, "/v1/payment-links", body).await.ok(201).clone();
+    let (w, link) = unique_amounts_and_a_fixed_link("Tea", "12.00").await;
     let bound = link_checkout(&w, &link, 1).await;
     let scanned = link_checkout(&w, &link, 2).await;
     let attacker = link_checkout(&w, &link, 3).await;

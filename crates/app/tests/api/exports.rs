@@ -214,6 +214,12 @@ async fn every_refusal_names_its_field_or_its_code() {
     let m = app.merchant("Shop");
     let now = chrono::Utc::now();
     let at = |days: i64| (now + chrono::Duration::days(days)).to_rfc3339();
+    // An export of `export_type` over the last day, with `more` members.
+    let day = |export_type: &str, more: Value| {
+        let mut body = json!({ "type": export_type, "from": at(-1), "to": at(0) });
+        body.as_object_mut().unwrap().extend(more.as_object().unwrap().clone());
+        body
+    };
     for (b, code, field) in [
         (json!({ "from": at(-1), "to": at(0) }), "VALIDATION_ERROR", Some("type")),
         (json!({ "type": "refunds", "from": at(-1), "to": at(0) }), "VALIDATION_ERROR", Some("type")),
@@ -222,33 +228,21 @@ async fn every_refusal_names_its_field_or_its_code() {
         (json!({ "type": "invoices", "from": "yesterday", "to": at(0) }), "VALIDATION_ERROR", Some("from")),
         (json!({ "type": "invoices", "from": at(0), "to": at(0) }), "VALIDATION_ERROR", Some("to")),
         (json!({ "type": "invoices", "from": at(-367), "to": at(0) }), "EXPORT_RANGE_TOO_LARGE", Some("to")),
+        (day("invoices", json!({ "schema": "invoices.v9" })), "EXPORT_SCHEMA_UNSUPPORTED", Some("schema")),
+        (day("invoices", json!({ "schema": "payments.v1" })), "EXPORT_SCHEMA_UNSUPPORTED", Some("schema")),
+        (day("invoices", json!({ "filters": { "status": "confirmed" } })), "VALIDATION_ERROR", Some("filters.status")),
         (
-            json!({ "type": "invoices", "schema": "invoices.v9", "from": at(-1), "to": at(0) }),
-            "EXPORT_SCHEMA_UNSUPPORTED",
-            Some("schema"),
-        ),
-        (
-            json!({ "type": "invoices", "schema": "payments.v1", "from": at(-1), "to": at(0) }),
-            "EXPORT_SCHEMA_UNSUPPORTED",
-            Some("schema"),
-        ),
-        (
-            json!({ "type": "invoices", "from": at(-1), "to": at(0), "filters": { "status": "confirmed" } }),
-            "VALIDATION_ERROR",
-            Some("filters.status"),
-        ),
-        (
-            json!({ "type": "payments", "from": at(-1), "to": at(0), "filters": { "collectionState": "paid" } }),
+            day("payments", json!({ "filters": { "collectionState": "paid" } })),
             "VALIDATION_ERROR",
             Some("filters.collectionState"),
         ),
         (
-            json!({ "type": "invoices", "from": at(-1), "to": at(0), "filters": { "collectionState": "gone" } }),
+            day("invoices", json!({ "filters": { "collectionState": "gone" } })),
             "VALIDATION_ERROR",
             Some("filters.collectionState"),
         ),
         (
-            json!({ "type": "invoices", "from": at(-1), "to": at(0), "filters": { "paymentLink": "inv_1" } }),
+            day("invoices", json!({ "filters": { "paymentLink": "inv_1" } })),
             "VALIDATION_ERROR",
             Some("filters.paymentLink"),
         ),

@@ -49,6 +49,18 @@ pub struct TwoFactorRecord {
     pub last_step: Option<i64>,
 }
 
+/// What turning two-factor login on stores besides the pending secret: the step of the code
+/// that confirmed it (the last code used), when, and the recovery codes' digests.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TwoFactorOn {
+    /// The confirming code's step.
+    pub step: i64,
+    /// When it was turned on.
+    pub at: DateTime<Utc>,
+    /// The recovery codes' digests (replacing any earlier ones).
+    pub recovery_digests: Vec<[u8; 32]>,
+}
+
 /// Users, their memberships and their sessions. Users are not scoped by merchant: a user may
 /// belong to several; a membership names its merchant, and every merchant-side read and change
 /// names it too. Every change takes the audit entries that record it, written in its
@@ -138,16 +150,9 @@ pub trait AccountStore: Send + Sync {
     async fn two_factor(&self, user: &UserId) -> Result<TwoFactorRecord, Error>;
     /// Stores a secret being enrolled (replacing an earlier one not confirmed).
     async fn set_pending_two_factor(&self, user: &UserId, sealed: &SealedTotp) -> Result<(), Error>;
-    /// Turns two-factor login on with the pending secret, `step` as the last code used, and
-    /// the recovery codes' digests (replacing any earlier ones); `false` when nothing is pending.
-    async fn enable_two_factor(
-        &self,
-        user: &UserId,
-        step: i64,
-        at: DateTime<Utc>,
-        recovery_digests: &[[u8; 32]],
-        audit: &[AuditEntry],
-    ) -> Result<bool, Error>;
+    /// Turns two-factor login on with the pending secret, as `on` says; `false` when nothing
+    /// is pending.
+    async fn enable_two_factor(&self, user: &UserId, on: &TwoFactorOn, audit: &[AuditEntry]) -> Result<bool, Error>;
     /// Turns two-factor login off: the secrets and recovery codes are deleted.
     async fn disable_two_factor(&self, user: &UserId, audit: &[AuditEntry]) -> Result<(), Error>;
     /// Records `step` as the last code used, if it is after the last one; `false` otherwise

@@ -83,6 +83,20 @@ pub struct LoggedTransfer {
     pub transfer: TokenTransfer,
 }
 
+/// Which `Transfer` logs to read: those of `tokens` to `wallets` in blocks `from..=to`
+/// (`blocks`), read as `pass` says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TransferQuery {
+    /// The first and the last block, both included.
+    pub blocks: (u64, u64),
+    /// The token contracts.
+    pub tokens: Vec<WalletAddress>,
+    /// The recipients.
+    pub wallets: Vec<WalletAddress>,
+    /// Which reading it is.
+    pub pass: ScanPass,
+}
+
 /// Which reading of a range of final blocks a scan is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ScanPass {
@@ -171,6 +185,24 @@ pub struct Naming {
     /// The nonce of the EIP-3009 authorization that made it, which names the checkout whose
     /// wallet payment attempt it was derived for.
     pub authorization: Option<AuthorizationNonce>,
+}
+
+/// Which checkouts may take a transfer: those into `wallet` of `token_contract` open when it
+/// was mined at `at` (created at or before `at` plus `early`, to the second) that `naming` may
+/// name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CandidateQuery {
+    /// The settlement wallet it paid.
+    pub wallet: WalletAddress,
+    /// The token contract it moved.
+    pub token_contract: WalletAddress,
+    /// Its block's time.
+    pub at: DateTime<Utc>,
+    /// How much later than `at` a checkout may have been created (the chain's clock may run
+    /// behind the service's).
+    pub early: chrono::Duration,
+    /// What may name a checkout.
+    pub naming: Naming,
 }
 
 /// The checkouts a [`Naming`] may name at a block's time, and whether any checkout of the

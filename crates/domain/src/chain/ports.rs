@@ -1,7 +1,7 @@
 //! What the chain feature needs from adapters: the chain itself, and the follower's store.
 
 use crate::chain::model::{
-    ChainHealth, LogClaim, LoggedTransfer, Observation, ScanPass, TransferScan, UnattributedStatus,
+    ChainHealth, LogClaim, LoggedTransfer, Observation, TransferQuery, TransferScan, UnattributedStatus,
     UnattributedTransfer,
 };
 use crate::error::Error;
@@ -12,6 +12,7 @@ use crate::invoice::wallet::TokenDomain;
 use crate::merchant::model::WalletAddress;
 use crate::mode::Scope;
 use crate::page::{Page, PageRequest};
+use crate::schedule::model::Batch;
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
@@ -39,19 +40,11 @@ pub trait Chain: Send + Sync {
     /// The newest block of the live chain (not necessarily final) and its time: how far the
     /// service's clock is from the chain's. Errors: as for `observe`.
     async fn head(&self) -> Result<(u64, DateTime<Utc>), Error>;
-    /// The `Transfer` logs of `tokens` to `wallets` in blocks `from..=to` of the live chain, read
-    /// as `pass` says, with the blocks whose answer could not be confirmed complete (an
+    /// The `Transfer` logs `asked` names, of the live chain, with the blocks whose answer could not be confirmed complete (an
     /// endpoint behind the range, or one answering nothing where the block's bloom says a
     /// watched transfer may be: the next endpoint is asked before a block is left uncertain).
     /// Errors: as for `observe`.
-    async fn transfers(
-        &self,
-        from: u64,
-        to: u64,
-        tokens: &[WalletAddress],
-        wallets: &[WalletAddress],
-        pass: ScanPass,
-    ) -> Result<TransferScan, Error>;
+    async fn transfers(&self, asked: &TransferQuery) -> Result<TransferScan, Error>;
 }
 
 /// What following the chain for transfers needs from the store.
@@ -70,15 +63,8 @@ pub trait FollowerStore: Send + Sync {
     async fn hold_cursor(&self, chain_id: u64, from: u64, at: DateTime<Utc>) -> Result<DateTime<Utc>, Error>;
     /// Queues blocks `from..=to` for their second reading at `due` (once per range).
     async fn queue_recheck(&self, chain_id: u64, from: u64, to: u64, due: DateTime<Utc>) -> Result<(), Error>;
-    /// Claims up to `limit` ranges due for their second reading at `now`, each for
-    /// `lease_seconds` (other workers skip them meanwhile).
-    async fn claim_rechecks(
-        &self,
-        chain_id: u64,
-        now: DateTime<Utc>,
-        limit: u32,
-        lease_seconds: u32,
-    ) -> Result<Vec<(u64, u64)>, Error>;
+    /// Claims a `batch` of the ranges due for their second reading at `now`.
+    async fn claim_rechecks(&self, chain_id: u64, now: DateTime<Utc>, batch: Batch) -> Result<Vec<(u64, u64)>, Error>;
     /// Forgets a range read twice.
     async fn finish_recheck(&self, chain_id: u64, from: u64) -> Result<(), Error>;
     /// How many ranges wait for their second reading.

@@ -17,8 +17,8 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::chain::evidence::{Attribution, Claims, attribute};
 use crate::chain::model::{
-    Candidates, LogClaim, LoggedTransfer, Naming, OpenCheckout, ScanPass, TransferScan, UnattributedReason,
-    UnattributedStatus, UnattributedTransfer,
+    CandidateQuery, Candidates, LogClaim, LoggedTransfer, Naming, OpenCheckout, ScanPass, TransferQuery, TransferScan,
+    UnattributedReason, UnattributedStatus, UnattributedTransfer,
 };
 use crate::chain::ports::{Chain, FollowerStore};
 use crate::chain::verify::in_range;
@@ -31,6 +31,7 @@ use crate::invoice::service::Invoices;
 use crate::invoice::validate::check_len;
 use crate::mode::{Mode, Scope};
 use crate::page::{Page, PageRequest};
+use crate::schedule::model::Batch;
 
 /// At most this many blocks are scanned in one step.
 pub const MAX_BLOCKS_PER_SCAN: u64 = 500;
@@ -48,8 +49,8 @@ pub const START_MARGIN_SECONDS: i64 = 60;
 /// time the follower falls behind.
 pub const UNCERTAIN_HOLD_SECONDS: i64 = 5;
 
-/// At most this many ranges are read a second time in one step.
-pub const RECHECKS_PER_STEP: u32 = 20;
+/// At most this many ranges are read a second time in one step, each held for a minute.
+pub const RECHECK_BATCH: Batch = Batch { limit: 20, lease_seconds: 60 };
 
 /// The first of blocks `0..=final_block` whose time is at or after `at`, by bisection on block
 /// times (`None` when even `final_block` is older). Errors: `Unavailable` when the chain does
@@ -221,8 +222,8 @@ impl Follower<'_> {
         if wallets.is_empty() {
             return Ok(TransferScan::default());
         }
-        let tokens = [b.settings.usdc.clone(), b.settings.usdt.clone()];
-        let scan = b.chain.transfers(from, to, &tokens, &wallets, pass).await?;
+        let tokens = vec![b.settings.usdc.clone(), b.settings.usdt.clone()];
+        let scan = b.chain.transfers(&TransferQuery { blocks: (from, to), tokens, wallets, pass }).await?;
         report.uncertain += scan.uncertain.len();
         report.disagreements += scan.disagreements;
         for logged in &scan.logs {
@@ -242,7 +243,7 @@ impl Follower<'_> {
         let b = &self.invoices;
         let chain_id = b.settings.chain_id;
         let now = b.clock.system_now();
-        for range in self.store.claim_rechecks(chain_id, now, RECHECKS_PER_STEP, 60).await? {
+        for range in self.store.claim_rechecks(chain_id, now, RECHECK_BATCH).await? {
             self.scan(range, ScanPass::Second, report).await?;
             self.store.finish_recheck(chain_id, range.0).await?;
             report.rechecked += 1;
@@ -314,8 +315,10 @@ impl Follower<'_> {
             reported: reported.clone(),
             authorization: t.authorization,
         };
-        let (at, skew) = (logged.block_time, b.settings.clock_skew);
-        let open = b.store.open_checkouts(&t.to, &t.token_contract, at, skew, &naming).await?;
+        let (at, early) = (logged.block_time, b.settings.clock_skew);
+        let asked =
+            CandidateQuery { wallet: t.to.clone(), token_contract: t.token_contract.clone(), at, early, naming };
+        let open = b.store.open_checkouts(&asked).await?;
         Ok((open, reported))
     }
 

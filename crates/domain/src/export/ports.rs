@@ -14,6 +14,19 @@ use crate::page::{Page, PageRequest};
 /// Where a page of records ends: pass it back to read the next page (opaque to callers).
 pub type RecordCursor = String;
 
+/// Which page of an export's records to read: the ones after `after` (from the first when
+/// `None`), at most `limit`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecordPage {
+    /// The cursor of the previous page's last record.
+    pub after: Option<RecordCursor>,
+    /// How many records at the most.
+    pub limit: u32,
+}
+
+/// A page of records, with the cursor of its last one (`None` when it is empty).
+pub type Records = (Vec<ExportRecord>, Option<RecordCursor>);
+
 /// Exports, their files and their records.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
@@ -54,17 +67,10 @@ pub trait ExportStore: Send + Sync {
     /// Marks one ready export expired now and deletes its chunks (its expiry passed on the
     /// scope's clock). Errors: as [`ExportStore::get_export`].
     async fn expire_export(&self, scope: &Scope, id: &ExportId) -> Result<(), Error>;
-    /// The records of `spec` in `scope` after `after`, at most `limit`, in the export's stable
-    /// order (creation or detection, then id; a run's items by line), with the cursor of the
-    /// last one. `invoice_lines` reads the itemized invoices created in the range;
+    /// The records of `spec` in `scope` on `page`, in the export's stable order (creation or
+    /// detection, then id; a run's items by line), with the cursor of the last one. `invoice_lines` reads the itemized invoices created in the range;
     /// `refund_references` the invoices holding a refund recorded in the range.
-    async fn records(
-        &self,
-        scope: &Scope,
-        spec: &ExportSpec,
-        after: Option<RecordCursor>,
-        limit: u32,
-    ) -> Result<(Vec<ExportRecord>, Option<RecordCursor>), Error>;
+    async fn records(&self, scope: &Scope, spec: &ExportSpec, page: RecordPage) -> Result<Records, Error>;
     /// How many rows `spec`'s file holds in `scope` (lines, refunds, items: one per row).
     /// Errors: `NotFound(ReconciliationRun)` when a reconciliation export names a run that is
     /// not of `scope`.

@@ -10,7 +10,7 @@ use crate::export::csv::{write_header, write_row};
 use crate::export::model::{
     Export, ExportListFilter, ExportSpec, ExportStatus, ExportType, FinishedFile, MAX_SYNC_ROWS,
 };
-use crate::export::ports::{ExportPace, ExportStore, RecordCursor};
+use crate::export::ports::{ExportPace, ExportStore, RecordCursor, RecordPage};
 use crate::export::schema;
 use crate::idempotency::model::IdempotencyClaim;
 use crate::ids::ExportId;
@@ -148,7 +148,8 @@ impl Exports<'_> {
         let mut after = None;
         let mut written = 0;
         loop {
-            let (records, last) = self.store.records(scope, spec, after, RECORDS_PER_PAGE).await?;
+            let (records, last) =
+                self.store.records(scope, spec, RecordPage { after, limit: RECORDS_PER_PAGE }).await?;
             for record in &records {
                 for cells in schema::rows(spec, record).ok_or_else(|| Error::Internal("record type".into()))? {
                     write_row(&mut out, &cells);
@@ -186,7 +187,8 @@ impl Exports<'_> {
                 return Ok(ExportRun::Interrupted(id));
             }
             let started = std::time::Instant::now();
-            let (records, last) = self.store.records(&export.scope, &export.spec, after, RECORDS_PER_PAGE).await?;
+            let (records, last) =
+                self.store.records(&export.scope, &export.spec, RecordPage { after, limit: RECORDS_PER_PAGE }).await?;
             for record in &records {
                 let Some(found) = schema::rows(&export.spec, record) else {
                     self.store.fail_export(&id, "a record did not match the export's type").await?;
@@ -399,10 +401,10 @@ mod tests {
         store.expect_claim_export().returning(|_| Ok(Some(export(ExportStatus::Running))));
         let pages = Arc::new(Mutex::new(0));
         let page = pages.clone();
-        store.expect_records().returning(move |_, _, after, limit| {
+        store.expect_records().returning(move |_, _, asked| {
             let mut n = page.lock().unwrap();
             *n += 1;
-            assert_eq!((after.is_some(), limit), (*n > 1, RECORDS_PER_PAGE));
+            assert_eq!((asked.after.is_some(), asked.limit), (*n > 1, RECORDS_PER_PAGE));
             let full = usize::try_from(RECORDS_PER_PAGE).unwrap();
             let rows = if *n == 1 { full } else { 3 };
             Ok(((0..rows).map(|_| invoice()).collect(), Some(n.to_string())))
@@ -437,7 +439,7 @@ mod tests {
         let (crypto, clock) = (SeqCrypto::default(), clock());
         let mut store = MockExportStore::new();
         store.expect_claim_export().returning(|_| Ok(Some(export(ExportStatus::Running))));
-        store.expect_records().returning(|_, _, _, _| Ok((vec![invoice()], None)));
+        store.expect_records().returning(|_, _, _| Ok((vec![invoice()], None)));
         store.expect_append_chunk().returning(|_, _, _, _| Ok(false));
         store.expect_finish_export().never();
         let exports = Exports { store: &store, crypto: &crypto, clock: &clock, claim: None, file_days: 7 };

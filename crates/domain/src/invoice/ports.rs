@@ -4,7 +4,7 @@
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 
-use crate::chain::model::{Candidates, Naming};
+use crate::chain::model::{CandidateQuery, Candidates};
 use crate::error::Error;
 use crate::ids::{CheckoutSessionId, InvoiceId, MerchantId, PaymentId};
 use crate::invoice::aggregate::{InvoiceAggregate, InvoiceChange, InvoiceKey, PublicRef};
@@ -76,23 +76,15 @@ pub trait InvoiceStore: Send + Sync {
     /// and decides again); `DuplicateTransaction` when a payment the change credits uses a
     /// transaction hash that another credited payment already used (nothing is written).
     async fn save_invoice(&self, change: InvoiceChange) -> Result<InvoiceAggregate, Error>;
-    /// The live checkouts, of every merchant, that may take a transfer into `wallet` of
-    /// `token_contract` mined at `at` and that `naming` may name: created at or before `at` plus
-    /// `early` (to the second), expiring after `at`, pending, expired or cancelled (a closed
+    /// The live checkouts, of every merchant, that `asked` names: created at or before its `at`
+    /// plus `early` (to the second), expiring after `at`, pending, expired or cancelled (a closed
     /// invoice's checkout takes the late payment it reports; not completed ones), and asking
     /// the amount now (its own, or its invoice's remainder), bound to the sender's wallet, or
     /// reported; each with its invoice's remainder and the wallets bound to it. Also whether any
     /// checkout of the wallet and token was open at `at` (created at or before it). One of the
     /// reads across merchants besides [`InvoiceStore::load_public`]: attribution compares a
     /// transfer with every checkout asking for it.
-    async fn open_checkouts(
-        &self,
-        wallet: &WalletAddress,
-        token_contract: &WalletAddress,
-        at: DateTime<Utc>,
-        early: chrono::Duration,
-        naming: &Naming,
-    ) -> Result<Candidates, Error>;
+    async fn open_checkouts(&self, asked: &CandidateQuery) -> Result<Candidates, Error>;
     /// The live checkouts, of every merchant, that transaction `tx` was reported for (a payment
     /// claiming the whole transaction, whatever its status) and that pay `wallet` in
     /// `token_contract`: the reports attribution weighs. Across merchants like

@@ -95,6 +95,20 @@ impl DiscrepancyKind {
     }
 }
 
+/// Which discrepancies to read: those of the period `[from, to)`, counting as unverified the
+/// payments detected before `unverified_before` and not yet decided, at most `limit`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DiscrepancyQuery {
+    /// The period's start (included).
+    pub from: DateTime<Utc>,
+    /// Its end (excluded).
+    pub to: DateTime<Utc>,
+    /// A payment detected before it and still undecided is a discrepancy.
+    pub unverified_before: DateTime<Utc>,
+    /// How many at the most.
+    pub limit: u32,
+}
+
 /// One discrepancy: what it is about and by how much.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Discrepancy {

@@ -11,8 +11,8 @@ use crate::ids::ReconciliationRunId;
 use crate::invoice::payment::Payment;
 use crate::mode::Scope;
 use crate::page::{Page, PageRequest};
-use crate::reconciliation::model::{Discrepancy, TokenSummary};
-use crate::reconciliation::run::{LogKey, LogOwner, ReconciliationRun, RunCoverage, RunItem, RunOutcome, RunStatus};
+use crate::reconciliation::model::{Discrepancy, DiscrepancyQuery, TokenSummary};
+use crate::reconciliation::run::{ItemFilter, LogKey, LogOwner, ReconciliationRun, RunCoverage, RunItem, RunStatus};
 
 /// The figures of a period, read from the store.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
@@ -27,17 +27,9 @@ pub trait ReconciliationStore: Send + Sync {
         from: DateTime<Utc>,
         to: DateTime<Utc>,
     ) -> Result<Vec<TokenSummary>, Error>;
-    /// The discrepancies of `scope` in `[from, to)`, oldest first, at most `limit`: unattributed
-    /// transfers, overpaid and underpaid payments, and payments still unverified at
-    /// `unverified_before` (detected before it).
-    async fn discrepancies(
-        &self,
-        scope: &Scope,
-        from: DateTime<Utc>,
-        to: DateTime<Utc>,
-        unverified_before: DateTime<Utc>,
-        limit: u32,
-    ) -> Result<Vec<Discrepancy>, Error>;
+    /// The discrepancies of `scope` that `asked` names, oldest first: unattributed transfers,
+    /// overpaid and underpaid payments, and payments still unverified.
+    async fn discrepancies(&self, scope: &Scope, asked: &DiscrepancyQuery) -> Result<Vec<Discrepancy>, Error>;
 }
 
 /// Reconciliation runs: their records, their items, and what a run reads from the books.
@@ -63,16 +55,10 @@ pub trait ReconciliationRunStore: Send + Sync {
         status: Option<RunStatus>,
         page: &PageRequest,
     ) -> Result<Page<ReconciliationRun>, Error>;
-    /// The items of a completed run in their order (`line`), only those of `outcome` when
-    /// given; the cursor is an item's `line`. Errors: `NotFound(ReconciliationRun)` for an
+    /// The items of a completed run in their order (`line`), as `items` asks; the cursor is an
+    /// item's `line`. Errors: `NotFound(ReconciliationRun)` for an
     /// unknown or foreign run, `ModeMismatch` for one of the other mode, `InvalidCursor`.
-    async fn run_items(
-        &self,
-        scope: &Scope,
-        id: &ReconciliationRunId,
-        outcome: Option<RunOutcome>,
-        page: &PageRequest,
-    ) -> Result<Page<RunItem>, Error>;
+    async fn run_items(&self, scope: &Scope, items: &ItemFilter, page: &PageRequest) -> Result<Page<RunItem>, Error>;
     /// Claims the oldest queued run, or a running one whose lease ran out (a worker that
     /// died): marks it running for `lease_seconds` and answers it. Several workers never hold
     /// one run at once.

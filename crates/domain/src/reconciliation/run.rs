@@ -54,6 +54,15 @@ impl RunStatus {
     }
 }
 
+/// Which items of a run to list: those of `run`, only those of `outcome` when given.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ItemFilter {
+    /// The run.
+    pub run: ReconciliationRunId,
+    /// Only the items that ended so.
+    pub outcome: Option<RunOutcome>,
+}
+
 /// How one transfer log or one credited payment ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum RunOutcome {

@@ -244,6 +244,16 @@ pub struct RelayTransaction {
     pub signed_at: DateTime<Utc>,
 }
 
+/// A submission's transaction broadcast again: when, and the version with higher fees (same
+/// nonce) that replaced it, when there is one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rebroadcast {
+    /// When.
+    pub at: DateTime<Utc>,
+    /// The replacement, if the fees were raised.
+    pub replacement: Option<RelayTransaction>,
+}
+
 /// A transaction of the relayer as mined.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RelayReceipt {

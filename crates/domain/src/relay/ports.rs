@@ -11,7 +11,7 @@ use crate::invoice::wallet::{AuthorizationNonce, TokenDomain};
 use crate::merchant::model::WalletAddress;
 use crate::mode::Scope;
 use crate::relay::model::{
-    Fees, Inserted, Preflight, Relay, RelayReceipt, RelayTransaction, RelayUsage, SignedAuthorization,
+    Fees, Inserted, Preflight, Rebroadcast, Relay, RelayReceipt, RelayTransaction, RelayUsage, SignedAuthorization,
 };
 
 /// The relayer's account on the live chain. It signs one kind of transaction only: the
@@ -111,15 +111,9 @@ pub trait RelayStore: Send + Sync {
         expected_and_nonce: (u64, u64),
         transaction: &RelayTransaction,
     ) -> Result<bool, Error>;
-    /// Records that submission `id` was broadcast again at `at`, with `replacement` (a version
-    /// with higher fees, same nonce) when there is one; only while `holder` holds the lease.
-    async fn record_broadcast(
-        &self,
-        id: &RelayId,
-        holder: &str,
-        replacement: Option<RelayTransaction>,
-        at: DateTime<Utc>,
-    ) -> Result<bool, Error>;
+    /// Records that submission `id` was broadcast `again` (with its replacement, when there is
+    /// one); only while `holder` holds the lease.
+    async fn record_broadcast(&self, id: &RelayId, holder: &str, again: &Rebroadcast) -> Result<bool, Error>;
     /// Saves what became of submission `relay.id` (its status, detail, receipt, and its nonce,
     /// cleared when it goes back to the queue); only while `holder` holds the lease.
     async fn record_outcome(&self, relay: &Relay, holder: &str) -> Result<bool, Error>;

@@ -9,8 +9,8 @@ use crate::invoice::service::{Invoices, PublicViews};
 use crate::invoice::wallet::AuthorizationNonce;
 use crate::mode::Mode;
 use crate::relay::model::{
-    Inserted, Refusal, Relay, RelayPass, RelaySettings, RelayStatus, RelayerStatus, SENDER_LEASE_SECONDS, SentStep,
-    Signature, SignedAuthorization, day_start, gas_limit, outcome_detail, sent_step,
+    Inserted, Rebroadcast, Refusal, Relay, RelayPass, RelaySettings, RelayStatus, RelayerStatus, SENDER_LEASE_SECONDS,
+    SentStep, Signature, SignedAuthorization, day_start, gas_limit, outcome_detail, sent_step,
 };
 use crate::relay::ports::{RelayStore, Relayer};
 
@@ -237,13 +237,14 @@ impl Relays<'_> {
             Some(fees) => Some(self.relayer.sign(&relay.authorization, (nonce, relay.gas_limit), &fees, now)?),
             None => None,
         };
-        if !self.store.record_broadcast(&relay.id, holder, replacement.clone(), now).await? {
+        let again = Rebroadcast { at: now, replacement };
+        if !self.store.record_broadcast(&relay.id, holder, &again).await? {
             return Ok(());
         }
-        if replacement.is_some() {
+        if again.replacement.is_some() {
             pass.bumped += 1;
         }
-        if self.relayer.broadcast(replacement.as_ref().unwrap_or(latest)).await.is_err() {
+        if self.relayer.broadcast(again.replacement.as_ref().unwrap_or(latest)).await.is_err() {
             pass.broadcast_failures += 1;
         }
         Ok(())

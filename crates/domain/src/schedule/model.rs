@@ -43,6 +43,16 @@ pub fn rest(now: DateTime<Utc>, next: Option<DateTime<Utc>>, interval: Duration)
     wait.clamp(interval.min(longest), longest)
 }
 
+/// One claim of due work: how many items it takes at the most, and how long it holds them
+/// (other workers skip them meanwhile; a worker that dies leaves them to the next after that).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Batch {
+    /// How many items at the most.
+    pub limit: u32,
+    /// How long each is held, in seconds.
+    pub lease_seconds: u32,
+}
+
 /// A retry schedule: the first wait after one failure, doubled per failure in a row up to
 /// `max_doublings` times, never longer than `longest`. The store is handed the schedule's
 /// numbers where SQL pushes a lease (the due work), so the two cannot differ.

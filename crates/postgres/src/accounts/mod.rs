@@ -19,7 +19,7 @@ use stablepay_domain::account::link::{AccountLink, LinkEffect};
 use stablepay_domain::account::members::MembershipChange;
 use stablepay_domain::account::model::LiveRequest;
 use stablepay_domain::account::notice::{IncidentAlert, Notice};
-use stablepay_domain::account::ports::{AccountStore, TwoFactorRecord};
+use stablepay_domain::account::ports::{AccountStore, TwoFactorOn, TwoFactorRecord};
 use stablepay_domain::account::totp::SealedTotp;
 use stablepay_domain::account::{AuditEntry, Membership, Session, User};
 use stablepay_domain::ids::{AccountLinkId, AuditEntryId, MerchantId, NoticeId, SessionId, UserId};
@@ -230,15 +230,8 @@ impl AccountStore for PgStore {
         two_factor::set_pending(self, user, sealed).await
     }
 
-    async fn enable_two_factor(
-        &self,
-        user: &UserId,
-        step: i64,
-        at: DateTime<Utc>,
-        recovery_digests: &[[u8; 32]],
-        audit: &[AuditEntry],
-    ) -> Result<bool, Error> {
-        two_factor::enable(self, user, (step, at), recovery_digests, audit).await
+    async fn enable_two_factor(&self, user: &UserId, on: &TwoFactorOn, audit: &[AuditEntry]) -> Result<bool, Error> {
+        two_factor::enable(self, user, on, audit).await
     }
 
     async fn disable_two_factor(&self, user: &UserId, audit: &[AuditEntry]) -> Result<(), Error> {

@@ -7,7 +7,7 @@ use diesel::result::Error as DieselError;
 use diesel_async::{AsyncConnection, RunQueryDsl};
 use stablepay_domain::Error;
 use stablepay_domain::account::AuditEntry;
-use stablepay_domain::account::ports::TwoFactorRecord;
+use stablepay_domain::account::ports::{TwoFactorOn, TwoFactorRecord};
 use stablepay_domain::account::totp::SealedTotp;
 use stablepay_domain::ids::UserId;
 
@@ -43,10 +43,11 @@ pub(super) async fn set_pending(store: &PgStore, user: &UserId, sealed: &SealedT
 pub(super) async fn enable(
     store: &PgStore,
     user: &UserId,
-    (step, at): (i64, DateTime<Utc>),
-    digests: &[[u8; 32]],
+    on: &TwoFactorOn,
     audit: &[AuditEntry],
 ) -> Result<bool, Error> {
+    let TwoFactorOn { step, at, recovery_digests: digests } = on;
+    let (step, at) = (*step, *at);
     let mut conn = store.conn().await?;
     conn.transaction::<_, DieselError, _>(async |conn| {
         let n = diesel::update(us::table.find(user.as_str()).filter(us::totp_pending.is_not_null()))

@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel::sql_types::{Array, Bytea, Nullable, Numeric, Text, Timestamptz};
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
-use stablepay_domain::chain::{Candidates, Naming, OpenCheckout};
+use stablepay_domain::chain::{CandidateQuery, Candidates, OpenCheckout};
 use stablepay_domain::ids::{CheckoutSessionId, InvoiceId};
 use stablepay_domain::invoice::checkout::{Binding, MAX_BINDINGS};
 use stablepay_domain::invoice::payment::TxHash;
@@ -80,15 +80,11 @@ struct AnyOpen {
     open: bool,
 }
 
-/// The live checkouts that may take a transfer into `wallet` of `token_contract` mined at `at`
-/// (created at or before `at + early`, to the second) and that `naming` may name, with their
-/// invoice's totals and their bindings; and whether any checkout was open at `at`.
-pub(super) async fn open_checkouts(
-    conn: &mut AsyncPgConnection,
-    (wallet, token_contract): (&WalletAddress, &WalletAddress),
-    (at, early): (DateTime<Utc>, chrono::Duration),
-    naming: &Naming,
-) -> Result<Candidates, Error> {
+/// The live checkouts that `asked` names, with their invoice's totals and their bindings; and
+/// whether any checkout was open at its `at`.
+pub(super) async fn open_checkouts(conn: &mut AsyncPgConnection, asked: &CandidateQuery) -> Result<Candidates, Error> {
+    let CandidateQuery { wallet, token_contract, at, early, naming } = asked;
+    let (at, early) = (*at, *early);
     let second = chrono::Duration::seconds(1);
     let reported: Vec<String> = naming.reported.iter().map(ToString::to_string).collect();
     let rows: Vec<NamedRow> = diesel::sql_query(NAMED)

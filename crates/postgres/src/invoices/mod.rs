@@ -18,7 +18,7 @@ use chrono::{DateTime, Utc};
 use diesel::prelude::*;
 use diesel_async::RunQueryDsl;
 use rows::PaymentRow;
-use stablepay_domain::chain::{Candidates, Naming};
+use stablepay_domain::chain::{CandidateQuery, Candidates};
 use stablepay_domain::ids::{CheckoutSessionId, InvoiceId, MerchantId, PaymentId};
 use stablepay_domain::invoice::aggregate::{InvoiceAggregate, InvoiceChange, InvoiceKey, PublicRef};
 use stablepay_domain::invoice::checkout::{Binding, CheckoutSession, CheckoutStatus};
@@ -37,16 +37,9 @@ use crate::schema::payments;
 
 #[async_trait]
 impl InvoiceStore for PgStore {
-    async fn open_checkouts(
-        &self,
-        wallet: &WalletAddress,
-        token_contract: &WalletAddress,
-        at: DateTime<Utc>,
-        early: chrono::Duration,
-        naming: &Naming,
-    ) -> Result<Candidates, Error> {
+    async fn open_checkouts(&self, asked: &CandidateQuery) -> Result<Candidates, Error> {
         let mut conn = self.conn().await?;
-        attribution::open_checkouts(&mut conn, (wallet, token_contract), (at, early), naming).await
+        attribution::open_checkouts(&mut conn, asked).await
     }
 
     async fn reported_checkouts(

@@ -4,7 +4,7 @@
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, get, post, web};
 use stablepay_domain::ids::ReconciliationRunId;
-use stablepay_domain::reconciliation::{RunOutcome, RunStatus};
+use stablepay_domain::reconciliation::{ItemFilter, RunOutcome, RunStatus};
 use stablepay_domain::{Error, Resource};
 use stablepay_http::error::ApiError;
 use stablepay_http::respond::{ok, to_data};
@@ -153,7 +153,8 @@ pub async fn run_items(
             })
         })
         .transpose()?;
-    let items = c.cases().reconciliation_runs().items(c.scope(), &run_id(&id)?, outcome, &page).await?;
+    let filter = ItemFilter { run: run_id(&id)?, outcome };
+    let items = c.cases().reconciliation_runs().items(c.scope(), &filter, &page).await?;
     let out = ListOut::new(items, |i| i.line.to_string(), |i| ReconciliationItemOut::from(&i));
     ok(StatusCode::OK, &out)
 }

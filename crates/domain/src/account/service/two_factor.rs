@@ -4,6 +4,7 @@
 
 use crate::account::audit::AuditAction;
 use crate::account::model::User;
+use crate::account::ports::TwoFactorOn;
 use crate::account::service::accounts::{Accounts, Current};
 use crate::account::service::sign_in::Code;
 use crate::account::service::sign_in::Confirmation;
@@ -64,7 +65,8 @@ impl Accounts<'_> {
         let digests: Vec<[u8; 32]> =
             codes.iter().map(|c| self.crypto.sha256(normalize_recovery_code(c).as_bytes())).collect();
         let audit = self.audit_everywhere(&current.user, (AuditAction::TwoFactorEnabled, "turned on")).await?;
-        if !self.store.enable_two_factor(&current.user.id, step, now, &digests, &audit).await? {
+        let on = TwoFactorOn { step, at: now, recovery_digests: digests };
+        if !self.store.enable_two_factor(&current.user.id, &on, &audit).await? {
             return Err(Error::validation("otp", "start the enrolment first"));
         }
         current.user.two_factor_since = Some(now);

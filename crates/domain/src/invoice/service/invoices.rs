@@ -13,7 +13,7 @@ use crate::invoice::service::decide;
 use crate::invoice::service::due;
 
 use crate::chain::evidence::Claims;
-use crate::chain::model::{Candidates, Naming, Observation, UnattributedTransfer};
+use crate::chain::model::{CandidateQuery, Candidates, Naming, Observation, UnattributedTransfer};
 use crate::chain::ports::Chain;
 use crate::clock::{Clock, MAX_TEST_CLOCK_ADVANCE_SECONDS};
 use crate::crypto::Crypto;
@@ -465,8 +465,9 @@ impl Invoices<'_> {
                 reported: reported.clone(),
                 authorization: t.authorization,
             };
-            let (at, skew) = (tx.block_time, self.settings.clock_skew);
-            open.merge(self.store.open_checkouts(wallet, token, at, skew, &naming).await?);
+            let (at, early) = (tx.block_time, self.settings.clock_skew);
+            let asked = CandidateQuery { wallet: wallet.clone(), token_contract: token.clone(), at, early, naming };
+            open.merge(self.store.open_checkouts(&asked).await?);
         }
         Ok((Some(open), reported))
     }

@@ -2,7 +2,7 @@
 //! show them. The unguessable session id or public token is the capability.
 
 use crate::chain::evidence::pays_without_hash;
-use crate::chain::model::Naming;
+use crate::chain::model::{CandidateQuery, Naming};
 use crate::clock::Clock;
 use crate::error::{Error, Resource};
 use crate::ids::{CheckoutSessionId, PublicToken};
@@ -164,7 +164,14 @@ impl PublicViews<'_> {
     ) -> Result<Result<(), ScanOrCopyUnavailable>, Error> {
         let (wallet, token) = (&session.settlement_wallet, &session.token_contract);
         let naming = Naming { amount: amount_due.clone(), from: None, reported: Vec::new(), authorization: None };
-        let open = self.invoices.open_checkouts(wallet, token, now, chrono::Duration::zero(), &naming).await?;
+        let asked = CandidateQuery {
+            wallet: wallet.clone(),
+            token_contract: token.clone(),
+            at: now,
+            early: chrono::Duration::zero(),
+            naming,
+        };
+        let open = self.invoices.open_checkouts(&asked).await?;
         if pays_without_hash(&session.id, amount_due, &open.named, now) {
             return Ok(Ok(()));
         }

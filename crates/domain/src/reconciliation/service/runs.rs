@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 
-use crate::chain::model::{LoggedTransfer, ScanPass};
+use crate::chain::model::{LoggedTransfer, ScanPass, TransferQuery};
 use crate::chain::ports::Chain;
 use crate::chain::service::{Follower, first_block_at_or_after};
 use crate::clock::Clock;
@@ -20,7 +20,7 @@ use crate::mode::{Mode, Scope};
 use crate::page::{Page, PageRequest};
 use crate::reconciliation::ports::ReconciliationRunStore;
 use crate::reconciliation::run::{
-    BLOCKS_PER_QUERY, LogKey, LogOwner, RUN_LEASE_SECONDS, ReconciliationRun, RunCoverage, RunItem, RunOutcome,
+    BLOCKS_PER_QUERY, ItemFilter, LogKey, LogOwner, RUN_LEASE_SECONDS, ReconciliationRun, RunCoverage, RunItem,
     RunStatus, reconcile, unclaimed,
 };
 
@@ -96,14 +96,8 @@ impl ReconciliationRuns<'_> {
 
     /// The items of a run, in order (none before it completed). Errors: as [`Self::get`];
     /// `InvalidCursor`.
-    pub async fn items(
-        &self,
-        scope: &Scope,
-        id: &ReconciliationRunId,
-        outcome: Option<RunOutcome>,
-        page: &PageRequest,
-    ) -> Result<Page<RunItem>, Error> {
-        self.store.run_items(scope, id, outcome, page).await
+    pub async fn items(&self, scope: &Scope, items: &ItemFilter, page: &PageRequest) -> Result<Page<RunItem>, Error> {
+        self.store.run_items(scope, items, page).await
     }
 
     /// The worker: claims one waiting run, reads the final blocks of its period (the first
@@ -237,7 +231,8 @@ impl ReconciliationRuns<'_> {
         wallets: &[WalletAddress],
         stopping: &(dyn Fn() -> bool + Sync),
     ) -> Result<Option<Vec<LoggedTransfer>>, Error> {
-        let tokens = [self.settings.usdc.clone(), self.settings.usdt.clone()];
+        let tokens = vec![self.settings.usdc.clone(), self.settings.usdt.clone()];
+        let mut asked = TransferQuery { blocks: (from, to), tokens, wallets: wallets.to_vec(), pass: ScanPass::First };
         let mut found = Vec::new();
         let mut start = from;
         while start <= to {
@@ -245,7 +240,8 @@ impl ReconciliationRuns<'_> {
                 return Ok(None);
             }
             let end = to.min(start.saturating_add(BLOCKS_PER_QUERY - 1));
-            let scan = self.chain.transfers(start, end, &tokens, wallets, ScanPass::First).await?;
+            asked.blocks = (start, end);
+            let scan = self.chain.transfers(&asked).await?;
             found.extend(scan.logs);
             start = end.saturating_add(1);
         }

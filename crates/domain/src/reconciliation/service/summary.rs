@@ -7,7 +7,9 @@ use crate::error::Error;
 use crate::export::model::check_range;
 use crate::merchant::model::Token;
 use crate::mode::Scope;
-use crate::reconciliation::model::{MAX_DISCREPANCIES, Reconciliation, TokenSummary, UNVERIFIED_AFTER_SECONDS};
+use crate::reconciliation::model::{
+    DiscrepancyQuery, MAX_DISCREPANCIES, Reconciliation, TokenSummary, UNVERIFIED_AFTER_SECONDS,
+};
 use crate::reconciliation::ports::ReconciliationStore;
 
 /// The reconciliation use cases.
@@ -35,8 +37,8 @@ impl Reconciliations<'_> {
             .map(|t| found.iter().find(|s| s.token == t).cloned().unwrap_or_else(|| TokenSummary::empty(t)))
             .collect();
         let unverified_before = as_of - Duration::seconds(UNVERIFIED_AFTER_SECONDS);
-        let mut discrepancies =
-            self.store.discrepancies(scope, from, to, unverified_before, MAX_DISCREPANCIES + 1).await?;
+        let asked = DiscrepancyQuery { from, to, unverified_before, limit: MAX_DISCREPANCIES + 1 };
+        let mut discrepancies = self.store.discrepancies(scope, &asked).await?;
         let limit = usize::try_from(MAX_DISCREPANCIES).unwrap_or(usize::MAX);
         let has_more_discrepancies = discrepancies.len() > limit;
         discrepancies.truncate(limit);
@@ -70,8 +72,8 @@ mod tests {
         store.expect_token_summaries().returning(move |_, _, _| Ok(vec![usdt.clone()]));
         store
             .expect_discrepancies()
-            .withf(|_, _, _, before, limit| *before == now() - Duration::hours(1) && *limit == MAX_DISCREPANCIES + 1)
-            .returning(|_, _, _, _, limit| {
+            .withf(|_, q| q.unverified_before == now() - Duration::hours(1) && q.limit == MAX_DISCREPANCIES + 1)
+            .returning(|_, q| {
                 let one = Discrepancy {
                     kind: DiscrepancyKind::UnattributedTransfer,
                     id: "utr_1".into(),
@@ -81,7 +83,7 @@ mod tests {
                     at: now(),
                     detail: "x".into(),
                 };
-                Ok(vec![one; usize::try_from(limit).unwrap()])
+                Ok(vec![one; usize::try_from(q.limit).unwrap()])
             });
         let r = Reconciliations { store: &store, clock: &clock };
         let out = r.summary(&scope, now() - Duration::days(30), now()).await.unwrap();

@@ -100,7 +100,7 @@ impl World {
         let mut invoices = MockInvoiceStore::new();
         let loaded = agg.clone();
         invoices.expect_load_public().returning(move |_| Ok(loaded.clone()));
-        invoices.expect_open_checkouts().returning(|_, _, _, _, _| Ok(Candidates::default()));
+        invoices.expect_open_checkouts().returning(|_| Ok(Candidates::default()));
         let kept = terms(&agg);
         invoices.expect_authorization_terms().returning(move |_, _, _| Ok(Some(kept.clone())));
         let mut merchants = MockMerchantStore::new();
@@ -215,7 +215,7 @@ fn refusals_come_before_anything_is_recorded_in_their_order() {
     w.invoices = MockInvoiceStore::new();
     let loaded = agg.clone();
     w.invoices.expect_load_public().returning(move |_| Ok(loaded.clone()));
-    w.invoices.expect_open_checkouts().returning(|_, _, _, _, _| Ok(Candidates::default()));
+    w.invoices.expect_open_checkouts().returning(|_| Ok(Candidates::default()));
     w.invoices.expect_authorization_terms().returning(|_, _, _| Ok(None));
     assert!(invalid("nonce")(&submit(&w, &signature()).unwrap_err()));
 
@@ -425,8 +425,8 @@ fn a_mined_version_settles_its_submission_and_a_waiting_one_is_replaced_with_hig
         assert!(f.max_fee_per_gas > fees().max_fee_per_gas + fees().max_fee_per_gas / 10);
         Ok(RelayTransaction { hash: TxHash::parse(&format!("0x{}", "e".repeat(64))).unwrap(), ..signed(nonce, f) })
     });
-    w.store.expect_record_broadcast().times(1).returning(|_, _, r, _| {
-        assert!(r.is_some());
+    w.store.expect_record_broadcast().times(1).returning(|_, _, again| {
+        assert!(again.replacement.is_some());
         Ok(true)
     });
     w.relayer.expect_broadcast().times(1).returning(|_| Ok(()));

@@ -12,7 +12,7 @@ use crate::merchant::model::{LiveSettlement, MerchantStatus, Token};
 use crate::merchant::ports::MockMerchantStore;
 use crate::money::Decimal6;
 use crate::reconciliation::ports::MockReconciliationRunStore;
-use crate::reconciliation::run::{LogOwner, RunTotals};
+use crate::reconciliation::run::{LogOwner, RunOutcome, RunTotals};
 use crate::testing::SeqCrypto;
 
 fn genesis() -> DateTime<Utc> {
@@ -210,10 +210,11 @@ fn chain_with(transfers: Vec<LoggedTransfer>, asked: Arc<Mutex<Vec<(u64, u64)>>>
     chain
         .expect_block_time()
         .returning(|n| Ok((n <= 120).then(|| genesis() + Duration::seconds(2 * i64::try_from(n).unwrap()))));
-    chain.expect_transfers().returning(move |from, to, tokens, wallets, _| {
+    chain.expect_transfers().returning(move |q| {
+        let (from, to) = q.blocks;
         asked.lock().unwrap().push((from, to));
-        assert_eq!(tokens, [addr('c'), addr('d')]);
-        assert!(wallets.contains(&addr('a')));
+        assert_eq!(q.tokens, [addr('c'), addr('d')]);
+        assert!(q.wallets.contains(&addr('a')));
         let logs = transfers.iter().filter(|t| (from..=to).contains(&t.block.number)).cloned().collect();
         Ok(crate::chain::model::TransferScan { logs, ..Default::default() })
     });

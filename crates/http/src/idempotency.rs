@@ -21,7 +21,7 @@ use futures_util::FutureExt;
 use serde_json::{Value, json};
 use stablepay_domain::Scope;
 use stablepay_domain::idempotency::{
-    Committed, IdempotencyBegin, IdempotencyClaim, IdempotencyNamespace, Requester, well_formed,
+    Committed, IdempotencyBegin, IdempotencyClaim, IdempotencyNamespace, KeyedRequest, Requester, well_formed,
 };
 use tracing::Instrument;
 
@@ -118,17 +118,16 @@ where
         Err(e) => return e.error_response(),
     };
     let namespace = IdempotencyNamespace { scope, requester: Requester::Public };
-    let fingerprint = fingerprint(&state, req, body);
-    keyed(state, namespace, key, fingerprint, (run, rebuild)).await
+    let request = KeyedRequest { namespace, key, fingerprint: fingerprint(&state, req, body) };
+    keyed(state, request, (run, rebuild)).await
 }
 
-/// Claims `key` and, when this request is the first, runs it in a task of its own under its
-/// claim; when its work committed before a crash, answers with `rebuild` of what it committed.
+/// Claims the key of `request` and, when this request is the first, runs it in a task of its
+/// own under its claim; when its work committed before a crash, answers with `rebuild` of what
+/// it committed.
 pub async fn keyed<F, Fut, R, RFut>(
     state: web::Data<AppState>,
-    namespace: IdempotencyNamespace,
-    key: String,
-    fingerprint: [u8; 32],
+    request: KeyedRequest,
     (run, rebuild): (F, R),
 ) -> HttpResponse
 where
@@ -140,12 +139,10 @@ where
     // From the claim on, the request runs in its own task (with the request's id and span): a
     // client that hangs up drops this handler, never a claim without its work or its answer.
     let task = async move {
-        match state.use_cases.idempotency().claim(&namespace, &key, fingerprint).await {
+        match state.use_cases.idempotency().claim(&request).await {
             Err(e) => ApiError::from(e).error_response(),
             Ok(IdempotencyBegin::Started(claim)) => run_claimed(state, claim, run).await,
-            Ok(IdempotencyBegin::Committed(committed)) => {
-                answer_again(state, (&namespace, &key), rebuild(committed)).await
-            }
+            Ok(IdempotencyBegin::Committed(committed)) => answer_again(state, &request, rebuild(committed)).await,
             Ok(other) => answer_known(other),
         }
     };
@@ -192,13 +189,13 @@ fn answer_known(begun: IdempotencyBegin) -> HttpResponse {
 /// rebuild is answered as it is and recorded nothing (the next retry rebuilds again).
 async fn answer_again(
     state: web::Data<AppState>,
-    (namespace, key): (&IdempotencyNamespace, &str),
+    request: &KeyedRequest,
     rebuilt: impl Future<Output = Outcome>,
 ) -> HttpResponse {
     let outcome = AssertUnwindSafe(rebuilt).catch_unwind().await.unwrap_or_else(|_| Err(ApiError::internal()));
     let Ok(_) = &outcome else { return render_error(outcome) };
     let (status, text) = render(&outcome);
-    if let Err(e) = state.use_cases.idempotency().record_committed(namespace, key, status.as_u16(), &text).await {
+    if let Err(e) = state.use_cases.idempotency().record_committed(request, status.as_u16(), &text).await {
         tracing::warn!(error = %e, "could not record the rebuilt idempotent response");
     }
     metrics::counter!("stablepay_idempotency_rebuilt_total").increment(1);

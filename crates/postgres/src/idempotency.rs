@@ -7,7 +7,9 @@ use chrono::{DateTime, Duration, SubsecRound, Utc};
 use diesel::prelude::*;
 use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use stablepay_domain::Error;
-use stablepay_domain::idempotency::{Committed, IdempotencyBegin, IdempotencyClaim, IdempotencyNamespace};
+use stablepay_domain::idempotency::{
+    Committed, IdempotencyBegin, IdempotencyClaim, IdempotencyNamespace, KeyedRequest,
+};
 use stablepay_domain::ports::IdempotencyStore;
 
 use crate::error::TxError;
@@ -55,13 +57,9 @@ type KeyRow = (Vec<u8>, String, Option<i32>, Option<String>, DateTime<Utc>, Opti
 
 #[async_trait]
 impl IdempotencyStore for PgStore {
-    async fn begin(
-        &self,
-        namespace: &IdempotencyNamespace,
-        key: &str,
-        fingerprint: [u8; 32],
-        stale_after_seconds: i64,
-    ) -> Result<IdempotencyBegin, Error> {
+    async fn begin(&self, request: &KeyedRequest, stale_after_seconds: i64) -> Result<IdempotencyBegin, Error> {
+        let KeyedRequest { namespace, key, fingerprint } = request;
+        let (key, fingerprint) = (key.as_str(), *fingerprint);
         let mut conn = self.conn().await?;
         let (merchant, mode, key_type) = columns(namespace);
         let claim = |claimed_at| IdempotencyClaim { namespace: namespace.clone(), key: key.to_owned(), claimed_at };
@@ -148,13 +146,8 @@ impl IdempotencyStore for PgStore {
         Ok(())
     }
 
-    async fn complete_committed(
-        &self,
-        namespace: &IdempotencyNamespace,
-        key: &str,
-        status: u16,
-        body: &str,
-    ) -> Result<(), Error> {
+    async fn complete_committed(&self, request: &KeyedRequest, status: u16, body: &str) -> Result<(), Error> {
+        let (namespace, key) = (&request.namespace, request.key.as_str());
         let mut conn = self.conn().await?;
         let (merchant, mode, key_type) = columns(namespace);
         diesel::update(k::table.find((merchant, mode, key_type, key)).filter(k::state.eq("committed")))

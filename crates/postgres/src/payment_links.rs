@@ -22,7 +22,7 @@ use stablepay_domain::payment_link::machine::LinkState;
 use stablepay_domain::payment_link::model::{
     AmountRule, Collect, Lifecycle, LinkConfig, LinkInvoice, PaymentLink, Reservation, Usage,
 };
-use stablepay_domain::payment_link::ports::{LinkFilter, PaymentLinkStore};
+use stablepay_domain::payment_link::ports::{LinkQuery, PaymentLinkStore};
 use stablepay_domain::url::HttpUrl;
 use stablepay_domain::{Error, Mode, Resource, Scope};
 
@@ -303,13 +303,9 @@ impl PaymentLinkStore for PgStore {
         self.one_link(l::table.filter(l::public_id.eq(public_id.as_str())).into_boxed(), None).await
     }
 
-    async fn list_links(
-        &self,
-        scope: &Scope,
-        filter: &LinkFilter,
-        page: &PageRequest,
-        now: DateTime<Utc>,
-    ) -> Result<Page<PaymentLink>, Error> {
+    async fn list_links(&self, scope: &Scope, asked: &LinkQuery) -> Result<Page<PaymentLink>, Error> {
+        let LinkQuery { filter, page, now } = asked;
+        let now = *now;
         let mut conn = self.conn().await?;
         let mut query = l::table
             .filter(l::merchant_id.eq(scope.merchant_id.as_str()))

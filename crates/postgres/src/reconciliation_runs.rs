@@ -18,7 +18,8 @@ use stablepay_domain::merchant::{Token, WalletAddress};
 use stablepay_domain::page::{Page, PageRequest};
 use stablepay_domain::reconciliation::ports::ReconciliationRunStore;
 use stablepay_domain::reconciliation::{
-    ItemFilter, LogKey, LogOwner, ReconciliationRun, RunCoverage, RunItem, RunOutcome, RunStatus, RunTotals,
+    FinishedRun, ItemFilter, LogKey, LogOwner, ReconciliationRun, RunCoverage, RunItem, RunOutcome, RunStatus,
+    RunTotals,
 };
 use stablepay_domain::{Error, Resource, Scope};
 
@@ -425,13 +426,8 @@ impl ReconciliationRunStore for PgStore {
         Ok(n > 0)
     }
 
-    async fn finish_run(
-        &self,
-        id: &ReconciliationRunId,
-        coverage: &RunCoverage,
-        items: &[RunItem],
-        completed_at: DateTime<Utc>,
-    ) -> Result<bool, Error> {
+    async fn finish_run(&self, id: &ReconciliationRunId, found: &FinishedRun) -> Result<bool, Error> {
+        let FinishedRun { coverage, items, completed_at } = found;
         let rows = items.iter().map(|i| ItemRow::of(id, i)).collect::<Result<Vec<_>, _>>()?;
         let opt = |v: Option<u64>| v.map(|v| signed(v, "block")).transpose();
         let (from_block, to_block, final_block) =
@@ -449,7 +445,7 @@ impl ReconciliationRunStore for PgStore {
                     rr::complete.eq(coverage.complete),
                     rr::wallets.eq(&wallets),
                     rr::credited_elsewhere.eq(elsewhere),
-                    rr::completed_at.eq(Some(completed_at)),
+                    rr::completed_at.eq(Some(*completed_at)),
                     rr::lease_until.eq(None::<DateTime<Utc>>),
                 ))
                 .execute(conn)
@@ -483,13 +479,8 @@ impl ReconciliationRunStore for PgStore {
         Ok(())
     }
 
-    async fn credited_payments(
-        &self,
-        scope: &Scope,
-        chain_id: u64,
-        from_block: u64,
-        to_block: u64,
-    ) -> Result<Vec<Payment>, Error> {
+    async fn credited_payments(&self, scope: &Scope, chain_id: u64, blocks: (u64, u64)) -> Result<Vec<Payment>, Error> {
+        let (from_block, to_block) = blocks;
         let mut conn = self.conn().await?;
         let rows: Vec<PaymentRow> = payments::table
             .filter(payments::merchant_id.eq(scope.merchant_id.as_str()))

@@ -508,7 +508,7 @@ async fn the_next_due_time_is_the_earliest_work_in_real_time() {
 
 #[tokio::test]
 async fn failed_due_work_is_backed_off_by_the_domains_schedule() {
-    use stablepay_domain::schedule::model::{Backoff, DUE_FAILURES_FORGOTTEN_SECONDS, DUE_WORK_BACKOFF};
+    use stablepay_domain::schedule::model::{Backoff, DUE_WORK_BACKOFF, DUE_WORK_SCHEDULE, DueSchedule};
     let f = Fixture::new().await;
     let m = f.merchant("A").await;
     let id = f.checkout(&m, "5").await.invoice.id;
@@ -520,25 +520,22 @@ async fn failed_due_work_is_backed_off_by_the_domains_schedule() {
         rows[0].get::<_, i64>(0)
     };
     for failures in 1..=10 {
-        let schedule = (DUE_WORK_BACKOFF, DUE_FAILURES_FORGOTTEN_SECONDS);
-        assert_eq!(f.store.defer_due(&test(&m), &id, "boom", schedule).await.unwrap(), failures);
+        assert_eq!(f.store.defer_due(&test(&m), &id, "boom", DUE_WORK_SCHEDULE).await.unwrap(), failures);
         assert_eq!(lease().await, DUE_WORK_BACKOFF.delay(failures).num_seconds(), "after {failures} failures");
     }
     // Another schedule is the store's too; a failure long after the last counts from one.
     let other = Backoff { first_seconds: 7, longest_seconds: 100, max_doublings: 3 };
+    let schedule = DueSchedule { backoff: other, forgotten_after_seconds: 10 };
     f.db.query(&format!(
         "UPDATE invoice_due_failures SET last_failed_at = now() - interval '11 seconds' WHERE invoice_id = '{id}'"
     ))
     .await;
-    assert_eq!(f.store.defer_due(&test(&m), &id, "boom", (other, 10)).await.unwrap(), 1);
+    assert_eq!(f.store.defer_due(&test(&m), &id, "boom", schedule).await.unwrap(), 1);
     assert_eq!(lease().await, other.delay(1).num_seconds());
-    assert_eq!(f.store.defer_due(&test(&m), &id, "boom", (other, 10)).await.unwrap(), 2);
+    assert_eq!(f.store.defer_due(&test(&m), &id, "boom", schedule).await.unwrap(), 2);
     assert_eq!(lease().await, 14);
     let missing = stablepay_domain::ids::InvoiceId::from_trusted("inv_missing".into());
-    assert_eq!(
-        f.store.defer_due(&test(&m), &missing, "boom", (other, 10)).await,
-        Err(Error::NotFound(Resource::Invoice))
-    );
+    assert_eq!(f.store.defer_due(&test(&m), &missing, "boom", schedule).await, Err(Error::NotFound(Resource::Invoice)));
 }
 
 #[tokio::test]
@@ -619,7 +616,7 @@ async fn check_constraints_list_the_domain_enumerations() {
 #[tokio::test]
 async fn payment_links_are_scoped_locked_and_reserved_once() {
     use stablepay_domain::payment_link::machine::LinkState;
-    use stablepay_domain::payment_link::ports::{LinkFilter, PaymentLinkStore};
+    use stablepay_domain::payment_link::ports::{LinkFilter, LinkQuery, PaymentLinkStore};
     use stablepay_domain::payment_link::service::{LinkSubmission, PaymentLinks};
     use stablepay_domain::payment_link::validate::LinkInput;
 
@@ -676,7 +673,7 @@ async fn payment_links_are_scoped_locked_and_reserved_once() {
     let (store, scope_a) = (&f.store, &scope_a);
     let at = |filter: LinkState, now| async move {
         let filter = LinkFilter { state: Some(filter), ..Default::default() };
-        store.list_links(scope_a, &filter, &page(), now).await.unwrap().items.len()
+        store.list_links(scope_a, &LinkQuery { filter, page: page(), now }).await.unwrap().items.len()
     };
     let later = Utc::now() + chrono::Duration::hours(2);
     assert_eq!((at(LinkState::Completed, Utc::now()).await, at(LinkState::Completed, later).await), (1, 1));
@@ -837,37 +834,38 @@ async fn months_of_events_are_made_ahead_and_dropped_whole_past_retention() {
 #[tokio::test]
 async fn keyed_work_marks_its_key_in_its_own_transaction() {
     use stablepay_domain::api_key::KeyType;
-    use stablepay_domain::idempotency::{IdempotencyBegin, IdempotencyNamespace, Requester};
+    use stablepay_domain::idempotency::{IdempotencyBegin, IdempotencyNamespace, KeyedRequest, Requester};
     use stablepay_domain::ports::IdempotencyStore;
 
     let f = Fixture::new().await;
     let m = f.merchant("Keyed").await;
     let namespace = IdempotencyNamespace { scope: test(&m), requester: Requester::Key(KeyType::Secret) };
-    let fp = [7u8; 32];
-    let IdempotencyBegin::Started(claim) = f.store.begin(&namespace, "k1", fp, 60).await.unwrap() else {
+    let request =
+        |key: &str| KeyedRequest { namespace: namespace.clone(), key: key.to_owned(), fingerprint: [7u8; 32] };
+    let IdempotencyBegin::Started(claim) = f.store.begin(&request("k1"), 60).await.unwrap() else {
         panic!("not started")
     };
     let input = CheckoutInput { amount: Some(d("5")), ..Default::default() };
     let keyed = Invoices { claim: Some(claim.clone()), ..f.invoices() };
     let agg = keyed.create_checkout(&m, &test(&m), input.clone()).await.unwrap();
     // The process "dies" here, before recording the answer: the retry finds the work.
-    match f.store.begin(&namespace, "k1", fp, 0).await.unwrap() {
+    match f.store.begin(&request("k1"), 0).await.unwrap() {
         IdempotencyBegin::Committed(c) => {
             assert_eq!(c.invoice.as_deref(), Some(agg.invoice.id.as_str()));
             assert_eq!(c.session.as_deref(), Some(agg.sessions[0].id.as_str()));
         }
         other => panic!("expected the committed work, got {other:?}"),
     }
-    f.store.complete_committed(&namespace, "k1", 201, "{\"rebuilt\":true}").await.unwrap();
+    f.store.complete_committed(&request("k1"), 201, "{\"rebuilt\":true}").await.unwrap();
     assert_eq!(
-        f.store.begin(&namespace, "k1", fp, 0).await.unwrap(),
+        f.store.begin(&request("k1"), 0).await.unwrap(),
         IdempotencyBegin::Replay { status: 201, body: "{\"rebuilt\":true}".into() }
     );
 
     // A claim whose lease ran out is taken over; the first claim's work then commits nothing.
-    let IdempotencyBegin::Started(first) = f.store.begin(&namespace, "k2", fp, 60).await.unwrap() else { panic!() };
+    let IdempotencyBegin::Started(first) = f.store.begin(&request("k2"), 60).await.unwrap() else { panic!() };
     tokio::time::sleep(std::time::Duration::from_millis(5)).await;
-    let IdempotencyBegin::Started(second) = f.store.begin(&namespace, "k2", fp, 0).await.unwrap() else {
+    let IdempotencyBegin::Started(second) = f.store.begin(&request("k2"), 0).await.unwrap() else {
         panic!("the stale claim was not taken over")
     };
     assert_ne!(first.claimed_at, second.claimed_at);
@@ -877,12 +875,12 @@ async fn keyed_work_marks_its_key_in_its_own_transaction() {
     f.store.abandon(&first).await.unwrap();
     let page = f.invoices().list(&test(&m), None, &page()).await.unwrap();
     assert_eq!(page.items.len(), 1, "the lost claim's invoice was rolled back");
-    assert_eq!(f.store.begin(&namespace, "k2", fp, 60).await.unwrap(), IdempotencyBegin::InProgress);
+    assert_eq!(f.store.begin(&request("k2"), 60).await.unwrap(), IdempotencyBegin::InProgress);
     let on_time = Invoices { claim: Some(second.clone()), ..f.invoices() };
     on_time.create_checkout(&m, &test(&m), input).await.unwrap();
     f.store.complete(&second, 201, "the one").await.unwrap();
     assert_eq!(
-        f.store.begin(&namespace, "k2", fp, 60).await.unwrap(),
+        f.store.begin(&request("k2"), 60).await.unwrap(),
         IdempotencyBegin::Replay { status: 201, body: "the one".into() }
     );
 }
@@ -1064,7 +1062,7 @@ async fn a_reconciliation_run_is_claimed_once_and_its_items_written_with_its_com
     use stablepay_domain::page::PageRequest;
     use stablepay_domain::ports::ReconciliationRunStore;
     use stablepay_domain::reconciliation::{
-        ItemFilter, ReconciliationRun, RunCoverage, RunItem, RunOutcome, RunStatus,
+        FinishedRun, ItemFilter, ReconciliationRun, RunCoverage, RunItem, RunOutcome, RunStatus,
     };
     let f = Fixture::new().await;
     let (m, other) = (f.merchant("M").await, f.merchant("O").await);
@@ -1113,9 +1111,11 @@ async fn a_reconciliation_run_is_claimed_once_and_its_items_written_with_its_com
         wallets: vec![wallet.clone()],
         credited_elsewhere: 1,
     };
-    assert!(f.store.finish_run(&run.id, &coverage, &items, now).await.unwrap());
+    let found = FinishedRun { coverage: coverage.clone(), items: items.clone(), completed_at: now };
+    assert!(f.store.finish_run(&run.id, &found).await.unwrap());
     // Finished once: a second completion writes nothing.
-    assert!(!f.store.finish_run(&run.id, &coverage, &items[..1], now).await.unwrap());
+    let again = FinishedRun { items: items[..1].to_vec(), ..found.clone() };
+    assert!(!f.store.finish_run(&run.id, &again).await.unwrap());
     let done = f.store.get_run(&live(&m), &run.id).await.unwrap();
     assert_eq!((done.status, done.coverage.clone()), (RunStatus::Completed, coverage));
     let usdc = done.totals.iter().find(|t| t.token == Token::Usdc).unwrap();

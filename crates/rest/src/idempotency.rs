@@ -6,7 +6,7 @@
 use std::future::Future;
 
 use actix_web::{HttpRequest, HttpResponse, ResponseError};
-use stablepay_domain::idempotency::{Committed, IdempotencyNamespace, Requester};
+use stablepay_domain::idempotency::{Committed, IdempotencyNamespace, KeyedRequest, Requester};
 use stablepay_http::idempotency::{Outcome, fingerprint, key_of, keyed, render, respond};
 
 use crate::auth::Caller;
@@ -48,8 +48,8 @@ where
             Err(e) => e.error_response(),
         };
     };
-    let fingerprint = fingerprint(&state, req, body);
+    let request = KeyedRequest { namespace, key, fingerprint: fingerprint(&state, req, body) };
     let again = caller.clone();
     let work = move |claim| run(caller.claimed(claim));
-    keyed(state, namespace, key, fingerprint, (work, move |committed| rebuild(again, committed))).await
+    keyed(state, request, (work, move |committed| rebuild(again, committed))).await
 }

@@ -346,47 +346,16 @@ async fn a_person_attributes_a_recorded_transfer_only_where_it_can_pay() {
         .await
         .assert_error(404, "NOT_FOUND");
     // A restricted key needs payments:write.
-    let reader = w.app.cli_ok(&[
-        "key",
-        "create",
-        "--merchant",
-        &w.m.id,
-        "--mode",
-        "live",
-        "--type",
-        "secret",
-        "--permissions",
-        "payments:read",
-        "--json",
-    ]);
-    let r = w
-        .app
-        .post(reader["key"].as_str().unwrap(), &path, json!({ "checkoutSessionId": twin_a["id"], "reason": "x" }))
-        .await;
+    let reader = w.app.restricted_key(&w.m.id, "live", "payments:read");
+    let r = w.app.post(&reader, &path, json!({ "checkoutSessionId": twin_a["id"], "reason": "x" })).await;
     r.assert_error(403, "PERMISSION_DENIED");
-    let writer = w.app.cli_ok(&[
-        "key",
-        "create",
-        "--merchant",
-        &w.m.id,
-        "--mode",
-        "live",
-        "--type",
-        "secret",
-        "--permissions",
-        "payments:write",
-        "--json",
-    ]);
+    let writer = w.app.restricted_key(&w.m.id, "live", "payments:write");
     for cs in [&twin_a, &twin_b] {
         assert_eq!(w.invoice(cs).await["customerAmountPaid"], "0.000000");
     }
     // Two people decide at once: one wins, the other is told.
     let (first, second) = tokio::join!(
-        w.app.post(
-            writer["key"].as_str().unwrap(),
-            &path,
-            json!({ "checkoutSessionId": twin_a["id"], "reason": "ticket 7" })
-        ),
+        w.app.post(&writer, &path, json!({ "checkoutSessionId": twin_a["id"], "reason": "ticket 7" })),
         w.app.post(&w.m.sk_live, &path, json!({ "checkoutSessionId": twin_b["id"], "reason": "ticket 8" })),
     );
     let mut statuses = [first.status.as_u16(), second.status.as_u16()];

@@ -429,10 +429,10 @@ async fn wait_for_chunks(app: &TestApp, id: &str) {
     panic!("export {id} wrote no chunk");
 }
 
-#[tokio::test]
-async fn a_worker_killed_mid_export_leaves_it_to_be_written_again_whole() {
-    let env = [("STABLEPAY_WORKER_INTERVAL_MS", "100".to_string())];
-    let mut app = TestApp::spawn_with(fresh_db().await, &env, &[]).await;
+/// A service started with `env` whose worker is writing an export of 20,001 invoices (its
+/// first chunks are stored): the service, the merchant and the export's id.
+async fn a_large_export_being_written(env: &[(&str, String)]) -> (TestApp, Merchant, String) {
+    let app = TestApp::spawn_with(fresh_db().await, env, &[]).await;
     let m = app.merchant("Big");
     bulk_drafts(&app, &m, 20_000).await;
     let id = app.post(&m.sk_test, "/v1/exports", body("invoices", json!({}))).await.ok(202)["id"]
@@ -440,6 +440,13 @@ async fn a_worker_killed_mid_export_leaves_it_to_be_written_again_whole() {
         .unwrap()
         .to_owned();
     wait_for_chunks(&app, &id).await;
+    (app, m, id)
+}
+
+#[tokio::test]
+async fn a_worker_killed_mid_export_leaves_it_to_be_written_again_whole() {
+    let env = [("STABLEPAY_WORKER_INTERVAL_MS", "100".to_string())];
+    let (mut app, m, id) = a_large_export_being_written(&env).await;
     let status = app.db.query(&format!("SELECT status FROM exports WHERE id = '{id}'")).await;
     assert_eq!(status[0].get::<_, String>(0), "running", "the export finished before the kill; make it larger");
     app.kill_and_restart(&env).await;
@@ -460,14 +467,7 @@ async fn a_worker_killed_mid_export_leaves_it_to_be_written_again_whole() {
 
 #[tokio::test]
 async fn an_export_cancelled_while_it_runs_stops_and_keeps_no_bytes() {
-    let app = TestApp::spawn_with(fresh_db().await, &[("STABLEPAY_WORKER_INTERVAL_MS", "100".to_string())], &[]).await;
-    let m = app.merchant("Big");
-    bulk_drafts(&app, &m, 20_000).await;
-    let id = app.post(&m.sk_test, "/v1/exports", body("invoices", json!({}))).await.ok(202)["id"]
-        .as_str()
-        .unwrap()
-        .to_owned();
-    wait_for_chunks(&app, &id).await;
+    let (app, m, id) = a_large_export_being_written(&[("STABLEPAY_WORKER_INTERVAL_MS", "100".to_string())]).await;
     let cancelled = app.post(&m.sk_test, &format!("/v1/exports/{id}/cancel"), json!({})).await.ok(200).clone();
     assert_eq!(cancelled["status"], "cancelled");
     // The worker notices at its next chunk and stops; nothing it wrote is kept.

@@ -250,6 +250,13 @@ impl TestApp {
         v["key"].as_str().unwrap().to_owned()
     }
 
+    /// A restricted secret key of `merchant` in `mode` with `permissions` (comma-separated).
+    pub fn restricted_key(&self, merchant: &str, mode: &str, permissions: &str) -> String {
+        let args = ["key", "create", "--merchant", merchant, "--mode", mode, "--type", "secret"];
+        let v = self.cli_ok(&[&args[..], &["--permissions", permissions, "--json"]].concat());
+        v["key"].as_str().unwrap().to_owned()
+    }
+
     pub fn merchant(&self, name: &str) -> Merchant {
         let id =
             self.cli_ok(&["merchant", "create", "--name", name, "--website", "https://shop.example", "--json"])["id"]

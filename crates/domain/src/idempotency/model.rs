@@ -35,6 +35,18 @@ pub enum IdempotencyBegin {
     Conflict,
 }
 
+/// A request under an idempotency key: whose key, the key as stored (public routes prefix it
+/// with their resource), and what identifies the request (its method, path and exact body).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyedRequest {
+    /// Whose key.
+    pub namespace: IdempotencyNamespace,
+    /// The key.
+    pub key: String,
+    /// The request's fingerprint.
+    pub fingerprint: [u8; 32],
+}
+
 /// A claimed key, carried into the transaction of the work it guards: the store marks the key
 /// committed in that same transaction (so a retry after a crash at any point finds either no
 /// work, and runs it, or the work with its marker, and answers it again), and only while the

@@ -3,7 +3,7 @@
 
 use crate::crypto::Crypto;
 use crate::error::Error;
-use crate::idempotency::model::{IdempotencyBegin, IdempotencyClaim, IdempotencyNamespace};
+use crate::idempotency::model::{IdempotencyBegin, IdempotencyClaim, KeyedRequest};
 use crate::idempotency::ports::IdempotencyStore;
 
 /// The idempotency use cases over their store.
@@ -29,16 +29,11 @@ impl Idempotency<'_> {
         self.crypto.sha256(&material)
     }
 
-    /// Claims `key` for a request with `fingerprint`: run it, replay an answer, answer again
-    /// what committed, wait, or refuse a different request (an uncommitted claim abandoned for
-    /// the lease is taken over).
-    pub async fn claim(
-        &self,
-        namespace: &IdempotencyNamespace,
-        key: &str,
-        fingerprint: [u8; 32],
-    ) -> Result<IdempotencyBegin, Error> {
-        self.store.begin(namespace, key, fingerprint, self.lease_seconds).await
+    /// Claims the key of `request`: run it, replay an answer, answer again what committed,
+    /// wait, or refuse a different request (an uncommitted claim abandoned for the lease is
+    /// taken over).
+    pub async fn claim(&self, request: &KeyedRequest) -> Result<IdempotencyBegin, Error> {
+        self.store.begin(request, self.lease_seconds).await
     }
 
     /// Records the answer of a claimed request for replay.
@@ -46,15 +41,9 @@ impl Idempotency<'_> {
         self.store.complete(claim, status, body).await
     }
 
-    /// Records the answer rebuilt for a key whose work committed without one.
-    pub async fn record_committed(
-        &self,
-        namespace: &IdempotencyNamespace,
-        key: &str,
-        status: u16,
-        body: &str,
-    ) -> Result<(), Error> {
-        self.store.complete_committed(namespace, key, status, body).await
+    /// Records the answer rebuilt for `request`, whose work committed without one.
+    pub async fn record_committed(&self, request: &KeyedRequest, status: u16, body: &str) -> Result<(), Error> {
+        self.store.complete_committed(request, status, body).await
     }
 
     /// Releases a claim whose request failed in a way a retry may fix.

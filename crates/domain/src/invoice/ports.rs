@@ -17,7 +17,7 @@ use crate::invoice::wallet::{AuthorizationNonce, AuthorizationTerms};
 use crate::merchant::model::WalletAddress;
 use crate::mode::Scope;
 use crate::page::{Page, PageRequest};
-use crate::schedule::model::Backoff;
+use crate::schedule::model::DueSchedule;
 
 /// Invoices with their checkout sessions and payments (one aggregate, saved atomically with
 /// its events). Every method but [`InvoiceStore::load_public`] and
@@ -146,15 +146,9 @@ pub trait InvoiceStore: Send + Sync {
     async fn release_due(&self, items: &[(Scope, InvoiceId)]) -> Result<(), Error>;
     /// Backs off an invoice whose due work failed with `error` (for operators): its lease is
     /// pushed by the wait of `schedule`'s backoff for its failures in a row, counted from one
-    /// again after `schedule`'s seconds without a failure. Answers the failures in a row. Errors:
+    /// again after `schedule`'s `forgotten_after_seconds` without a failure. Answers the failures in a row. Errors:
     /// `NotFound(Invoice)`.
-    async fn defer_due(
-        &self,
-        scope: &Scope,
-        id: &InvoiceId,
-        error: &str,
-        schedule: (Backoff, u32),
-    ) -> Result<u32, Error>;
+    async fn defer_due(&self, scope: &Scope, id: &InvoiceId, error: &str, schedule: DueSchedule) -> Result<u32, Error>;
     /// Claims up to `limit` live payments still being verified whose next check is due, each
     /// for `lease_ms` milliseconds (other workers skip them meanwhile; a check that changes
     /// nothing leaves the payment to be looked at again after that): every `detected` one, and

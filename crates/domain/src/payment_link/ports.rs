@@ -36,6 +36,18 @@ pub struct LinkFilter {
     pub created_before: Option<DateTime<Utc>>,
 }
 
+/// A page of a merchant's links: those `filter` keeps, its state filter judged at `now` (the
+/// scope's time).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LinkQuery {
+    /// Which links.
+    pub filter: LinkFilter,
+    /// Which page.
+    pub page: PageRequest,
+    /// The time a link's state is judged at.
+    pub now: DateTime<Utc>,
+}
+
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
 #[async_trait]
 /// Payment links, scoped by merchant and mode like every store; a link's public id is the one
@@ -50,15 +62,9 @@ pub trait PaymentLinkStore: Send + Sync {
     /// The link behind a public page (the public id is the capability). Errors:
     /// `NotFound(PaymentLink)`.
     async fn get_public_link(&self, public_id: &PublicToken) -> Result<PaymentLink, Error>;
-    /// Links of `scope`, newest first (the state filter is judged at `now`, the scope's time).
+    /// The links of `scope` `asked` names, newest first.
     /// Errors: `InvalidCursor`.
-    async fn list_links(
-        &self,
-        scope: &Scope,
-        filter: &LinkFilter,
-        page: &PageRequest,
-        now: DateTime<Utc>,
-    ) -> Result<Page<PaymentLink>, Error>;
+    async fn list_links(&self, scope: &Scope, asked: &LinkQuery) -> Result<Page<PaymentLink>, Error>;
     /// Writes `link` if its stored lock version is `expected_lock_version` (and marks `claim`
     /// committed in the same transaction); answers whether it did. Errors:
     /// `IdempotencyClaimLost`.

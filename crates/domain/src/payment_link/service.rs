@@ -26,7 +26,7 @@ use crate::payment_link::model::{
     AmountRule, CHECKOUT_MINUTES, Lifecycle, LinkCheckout, LinkConfig, LinkInvoice, PaymentLink, Reservation, Usage,
     link_data,
 };
-use crate::payment_link::ports::{LinkFilter, PaymentLinkStore};
+use crate::payment_link::ports::{LinkFilter, LinkQuery, PaymentLinkStore};
 use crate::payment_link::validate::{LinkInput, config};
 
 /// Times a use case reloads a link that changed under it before giving up.
@@ -130,7 +130,8 @@ impl PaymentLinks<'_> {
         page: &PageRequest,
     ) -> Result<(Page<PaymentLink>, DateTime<Utc>), Error> {
         let now = self.clock.now(scope).await?;
-        Ok((self.store.list_links(scope, filter, page, now).await?, now))
+        let asked = LinkQuery { filter: filter.clone(), page: page.clone(), now };
+        Ok((self.store.list_links(scope, &asked).await?, now))
     }
 
     /// [`Self::change`] for an edit that answers nothing: the link saved and the time it was.

@@ -12,7 +12,7 @@ use crate::invoice::payment::Payment;
 use crate::mode::Scope;
 use crate::page::{Page, PageRequest};
 use crate::reconciliation::model::{Discrepancy, DiscrepancyQuery, TokenSummary};
-use crate::reconciliation::run::{ItemFilter, LogKey, LogOwner, ReconciliationRun, RunCoverage, RunItem, RunStatus};
+use crate::reconciliation::run::{FinishedRun, ItemFilter, LogKey, LogOwner, ReconciliationRun, RunItem, RunStatus};
 
 /// The figures of a period, read from the store.
 #[cfg_attr(any(test, feature = "mocks"), mockall::automock)]
@@ -65,27 +65,14 @@ pub trait ReconciliationRunStore: Send + Sync {
     async fn claim_run(&self, lease_seconds: u32) -> Result<Option<ReconciliationRun>, Error>;
     /// Extends a running run's lease; answers `false` when it is no longer running.
     async fn extend_run(&self, id: &ReconciliationRunId, lease_seconds: u32) -> Result<bool, Error>;
-    /// Completes a running run with what its scan covered and its items (numbered by their
-    /// position from 1), in one transaction; answers `false` (writing nothing) when it is no
-    /// longer running.
-    async fn finish_run(
-        &self,
-        id: &ReconciliationRunId,
-        coverage: &RunCoverage,
-        items: &[RunItem],
-        completed_at: DateTime<Utc>,
-    ) -> Result<bool, Error>;
+    /// Completes a running run with what it `found`, in one transaction; answers `false`
+    /// (writing nothing) when it is no longer running.
+    async fn finish_run(&self, id: &ReconciliationRunId, found: &FinishedRun) -> Result<bool, Error>;
     /// Marks a running run failed with `message`.
     async fn fail_run(&self, id: &ReconciliationRunId, message: &str, failed_at: DateTime<Utc>) -> Result<(), Error>;
     /// The payments of `scope` credited (confirmed, underpaid or overpaid) with transfers in
-    /// blocks `from_block..=to_block` of `chain_id`.
-    async fn credited_payments(
-        &self,
-        scope: &Scope,
-        chain_id: u64,
-        from_block: u64,
-        to_block: u64,
-    ) -> Result<Vec<Payment>, Error>;
+    /// blocks `from..=to` (`blocks`) of `chain_id`.
+    async fn credited_payments(&self, scope: &Scope, chain_id: u64, blocks: (u64, u64)) -> Result<Vec<Payment>, Error>;
     /// What is known of each of `logs` (of `chain_id`) that no payment of `scope` is credited
     /// with: credited elsewhere, unattributed for `scope`, or named by a payment of `scope`.
     /// Logs nothing is known of are left out.

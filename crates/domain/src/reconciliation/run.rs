@@ -180,6 +180,18 @@ impl RunTotals {
     }
 }
 
+/// What a run found: what its chain scan covered, its items (numbered by their position from
+/// 1), and when it completed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FinishedRun {
+    /// What the scan covered.
+    pub coverage: RunCoverage,
+    /// Each log and each credited payment, as it ended.
+    pub items: Vec<RunItem>,
+    /// When.
+    pub completed_at: DateTime<Utc>,
+}
+
 /// What the chain scan of a run covered.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RunCoverage {

@@ -87,6 +87,21 @@ pub const DUE_WORK_BACKOFF: Backoff = Backoff { first_seconds: 30, longest_secon
 /// After this long without a failure, an invoice's due work counts its failures from one again.
 pub const DUE_FAILURES_FORGOTTEN_SECONDS: u32 = 2 * 3600;
 
+/// How work that failed again and again is backed off: by `backoff` for its failures in a row,
+/// counted from one again after `forgotten_after_seconds` without a failure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DueSchedule {
+    /// The wait for a number of failures in a row.
+    pub backoff: Backoff,
+    /// How long without a failure makes the next one the first again.
+    pub forgotten_after_seconds: u32,
+}
+
+/// The due work's schedule: [`DUE_WORK_BACKOFF`], forgotten after
+/// [`DUE_FAILURES_FORGOTTEN_SECONDS`].
+pub const DUE_WORK_SCHEDULE: DueSchedule =
+    DueSchedule { backoff: DUE_WORK_BACKOFF, forgotten_after_seconds: DUE_FAILURES_FORGOTTEN_SECONDS };
+
 /// How long a payment whose verification the chain's endpoints did not answer waits for the
 /// next check.
 pub const CHAIN_SILENT_RETRY_SECONDS: u32 = 5;

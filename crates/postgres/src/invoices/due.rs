@@ -7,7 +7,7 @@ use diesel_async::{AsyncPgConnection, RunQueryDsl};
 use stablepay_domain::clock::MAX_TEST_CLOCK_OFFSET_SECONDS;
 use stablepay_domain::ids::{InvoiceId, MerchantId, PaymentId};
 use stablepay_domain::invoice::payment::TxHash;
-use stablepay_domain::schedule::model::Backoff;
+use stablepay_domain::schedule::model::DueSchedule;
 use stablepay_domain::{Error, Resource, Scope};
 
 use crate::error::db;
@@ -128,7 +128,7 @@ pub(super) async fn defer(
     scope: &Scope,
     id: &InvoiceId,
     error: &str,
-    (backoff, forgotten_after_seconds): (Backoff, u32),
+    DueSchedule { backoff, forgotten_after_seconds }: DueSchedule,
 ) -> Result<u32, Error> {
     let int = |n: u32| i32::try_from(n).unwrap_or(i32::MAX);
     let row: Option<Failures> = diesel::sql_query(DEFER_DUE)

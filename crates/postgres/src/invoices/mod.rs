@@ -28,7 +28,7 @@ use stablepay_domain::invoice::payment::{Payment, PaymentStatus, TxHash};
 use stablepay_domain::invoice::ports::InvoiceStore;
 use stablepay_domain::merchant::WalletAddress;
 use stablepay_domain::page::{Page, PageRequest};
-use stablepay_domain::schedule::model::Backoff;
+use stablepay_domain::schedule::model::DueSchedule;
 use stablepay_domain::{Error, Resource, Scope};
 
 use crate::error::db;
@@ -196,13 +196,7 @@ impl InvoiceStore for PgStore {
         due::release(&mut *self.conn().await?, items).await
     }
 
-    async fn defer_due(
-        &self,
-        scope: &Scope,
-        id: &InvoiceId,
-        error: &str,
-        schedule: (Backoff, u32),
-    ) -> Result<u32, Error> {
+    async fn defer_due(&self, scope: &Scope, id: &InvoiceId, error: &str, schedule: DueSchedule) -> Result<u32, Error> {
         due::defer(&mut *self.conn().await?, scope, id, error, schedule).await
     }
 

@@ -13,7 +13,9 @@ use maud::{Markup, html};
 use serde_json::{Value, json};
 use stablepay_domain::Error;
 use stablepay_domain::account::Action;
-use stablepay_domain::idempotency::{Committed, IdempotencyClaim, IdempotencyNamespace, Requester, well_formed};
+use stablepay_domain::idempotency::{
+    Committed, IdempotencyClaim, IdempotencyNamespace, KeyedRequest, Requester, well_formed,
+};
 use stablepay_domain::ids::PublicToken;
 use stablepay_http::error::{ApiError, ErrorCode};
 use stablepay_http::idempotency::{Outcome, fingerprint, keyed};
@@ -136,7 +138,8 @@ where
     let again = move |committed: Committed| async move {
         located(rebuild(&committed).ok_or(Error::Internal("the committed form left nothing to show".into())))
     };
-    let answer = keyed(state.clone(), namespace, key, fingerprint(state, req, body), (work, again)).await;
+    let request = KeyedRequest { namespace, key, fingerprint: fingerprint(state, req, body) };
+    let answer = keyed(state.clone(), request, (work, again)).await;
     let status = answer.status();
     let bytes = actix_web::body::to_bytes(answer.into_body()).await.unwrap_or_default();
     let json: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);

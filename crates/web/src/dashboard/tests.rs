@@ -286,8 +286,9 @@ async fn a_key_is_refused_to_an_old_sign_in_and_the_form_may_be_sent_again() {
             events.expect_list_events().returning(|_, _, _| Ok(Page { items: Vec::new(), has_more: false }));
             ports.events = Arc::new(events);
             let mut idempotency = MockIdempotencyStore::new();
-            idempotency.expect_begin().times(1).returning(|namespace, key, _, _| {
-                let claim = IdempotencyClaim { namespace: namespace.clone(), key: key.to_owned(), claimed_at: at() };
+            idempotency.expect_begin().times(1).returning(|request, _| {
+                let (namespace, key) = (request.namespace.clone(), request.key.clone());
+                let claim = IdempotencyClaim { namespace, key, claimed_at: at() };
                 Ok(IdempotencyBegin::Started(claim))
             });
             idempotency.expect_abandon().times(1).returning(|_| Ok(()));

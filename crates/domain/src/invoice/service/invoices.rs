@@ -28,7 +28,7 @@ use crate::invoice::validate::{self, DraftInput};
 use crate::invoice::wallet::AuthorizationTerms;
 use crate::merchant::model::{ChainSettings, Merchant, POLYGON_CHAIN_ID, WalletAddress};
 use crate::mode::{Mode, Scope};
-use crate::schedule::model::{DUE_FAILURES_FORGOTTEN_SECONDS, DUE_WORK_BACKOFF};
+use crate::schedule::model::DUE_WORK_SCHEDULE;
 
 /// How many times a use case reloads and retries after a concurrent change.
 const MAX_ATTEMPTS: usize = 8;
@@ -513,8 +513,7 @@ impl Invoices<'_> {
                     Ok(false) | Err(Error::NotFound(_)) => {}
                     Err(Error::Unavailable) => return Err(Error::Unavailable),
                     Err(e) => {
-                        let schedule = (DUE_WORK_BACKOFF, DUE_FAILURES_FORGOTTEN_SECONDS);
-                        let failures = self.store.defer_due(scope, id, &e.to_string(), schedule).await?;
+                        let failures = self.store.defer_due(scope, id, &e.to_string(), DUE_WORK_SCHEDULE).await?;
                         report.failed.push(DueFailure {
                             scope: scope.clone(),
                             invoice: id.clone(),

@@ -20,8 +20,8 @@ use crate::mode::{Mode, Scope};
 use crate::page::{Page, PageRequest};
 use crate::reconciliation::ports::ReconciliationRunStore;
 use crate::reconciliation::run::{
-    BLOCKS_PER_QUERY, ItemFilter, LogKey, LogOwner, RUN_LEASE_SECONDS, ReconciliationRun, RunCoverage, RunItem,
-    RunStatus, reconcile, unclaimed,
+    BLOCKS_PER_QUERY, FinishedRun, ItemFilter, LogKey, LogOwner, RUN_LEASE_SECONDS, ReconciliationRun, RunCoverage,
+    RunItem, RunStatus, reconcile, unclaimed,
 };
 
 /// The reconciliation-run use cases.
@@ -138,7 +138,7 @@ impl ReconciliationRuns<'_> {
             if first <= last {
                 coverage.from_block = Some(first);
                 coverage.to_block = Some(last);
-                payments = self.store.credited_payments(&run.scope, self.settings.chain_id, first, last).await?;
+                payments = self.store.credited_payments(&run.scope, self.settings.chain_id, (first, last)).await?;
                 for p in &payments {
                     if !wallets.contains(&p.settlement_wallet) {
                         wallets.push(p.settlement_wallet.clone());
@@ -157,14 +157,14 @@ impl ReconciliationRuns<'_> {
             && self.decide_missed(follower, &transfers, &keys, &owners).await? > 0
         {
             if let (Some(first), Some(last)) = (coverage.from_block, coverage.to_block) {
-                payments = self.store.credited_payments(&run.scope, self.settings.chain_id, first, last).await?;
+                payments = self.store.credited_payments(&run.scope, self.settings.chain_id, (first, last)).await?;
             }
             owners = self.owners(&run.scope, &unclaimed(&transfers, &payments)).await?;
         }
         let (items, elsewhere) = reconcile(&transfers, &payments, &owners, self.settings);
         coverage.credited_elsewhere = elsewhere;
-        let now = self.clock.now(&run.scope).await?;
-        if self.store.finish_run(&id, &coverage, &items, now).await? {
+        let found = FinishedRun { coverage, items, completed_at: self.clock.now(&run.scope).await? };
+        if self.store.finish_run(&id, &found).await? {
             Ok(RunStep::Completed(id))
         } else {
             Ok(RunStep::Interrupted(id))

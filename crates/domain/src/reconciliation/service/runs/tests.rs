@@ -247,21 +247,22 @@ async fn a_run_reads_the_blocks_of_its_period_and_stores_the_matched_items() {
     store.expect_extend_run().returning(|_, _| Ok(true));
     store
         .expect_credited_payments()
-        .withf(|_, chain, a, b| (*chain, *a, *b) == (137, 11, 39))
-        .returning(|_, _, _, _| Ok(vec![credited(1, vec![0], 11, "10.00")]));
+        .withf(|_, chain, blocks| (*chain, *blocks) == (137, (11, 39)))
+        .returning(|_, _, _| Ok(vec![credited(1, vec![0], 11, "10.00")]));
     store.expect_log_owners().returning(|_, _, logs| {
         assert_eq!(logs, [(tx(2), 0)]);
         Ok(HashMap::new())
     });
     store
         .expect_finish_run()
-        .withf(|_, coverage, items, _| {
+        .withf(|_, found| {
+            let coverage = &found.coverage;
             (coverage.from_block, coverage.to_block, coverage.final_block, coverage.complete)
                 == (Some(11), Some(39), Some(100), true)
-                && items.iter().map(|i| i.outcome).collect::<Vec<_>>()
+                && found.items.iter().map(|i| i.outcome).collect::<Vec<_>>()
                     == [RunOutcome::Matched, RunOutcome::OnchainNotCredited]
         })
-        .returning(|_, _, _, _| Ok(true));
+        .returning(|_, _| Ok(true));
     let step = step_of_live_run((&store, &chain), false).await;
     assert_eq!(step, RunStep::Completed(ReconciliationRunId::from_trusted("rcr_1".into())));
     assert_eq!(*asked.lock().unwrap(), vec![(11, 39)]);
@@ -276,19 +277,20 @@ async fn a_period_not_final_to_its_end_is_read_to_the_final_block() {
     let mut store = MockReconciliationRunStore::new();
     store.expect_claim_run().returning(move |_| Ok(Some(run_of(from, to))));
     store.expect_extend_run().returning(|_, _| Ok(true));
-    store.expect_credited_payments().returning(|_, _, _, _| Ok(Vec::new()));
+    store.expect_credited_payments().returning(|_, _, _| Ok(Vec::new()));
     store
         .expect_finish_run()
-        .withf(|_, c, items, _| {
-            (c.from_block, c.to_block, c.complete) == (Some(90), Some(100), false) && items.is_empty()
+        .withf(|_, found| {
+            let c = &found.coverage;
+            (c.from_block, c.to_block, c.complete) == (Some(90), Some(100), false) && found.items.is_empty()
         })
-        .returning(|_, _, _, _| Ok(true));
+        .returning(|_, _| Ok(true));
     assert!(matches!(step_of_live_run((&store, &chain), false).await, RunStep::Completed(_)));
     assert_eq!(*asked.lock().unwrap(), vec![(90, 100)]);
     // A worker that is stopping leaves the run to its lease.
     let mut store = MockReconciliationRunStore::new();
     store.expect_claim_run().returning(move |_| Ok(Some(run_of(from, to))));
-    store.expect_credited_payments().returning(|_, _, _, _| Ok(Vec::new()));
+    store.expect_credited_payments().returning(|_, _, _| Ok(Vec::new()));
     assert!(matches!(step_of_live_run((&store, &chain), true).await, RunStep::Interrupted(_)));
 }
 

@@ -96,30 +96,20 @@ impl SubmissionKey<'_> {
     }
 }
 
-/// Runs `run` at most once per idempotency key for a public route or a hosted page's form (no
-/// merchant key): keys are separate per merchant, mode and public `resource` (a link's public
-/// id, an invoice's token), and `source` says where the key is.
-pub async fn execute_public<F, Fut, R, RFut>(
-    state: web::Data<AppState>,
+/// The keyed request of a public route or a hosted page's form (no merchant key), for
+/// [`keyed`]: keys are separate per merchant, mode and public `resource` (a link's public id, an
+/// invoice's token), and `source` says where the key is. Errors: the key is missing or not
+/// well formed.
+pub fn public_request(
+    state: &AppState,
     scope: Scope,
     (resource, source): (&str, SubmissionKey<'_>),
     req: &HttpRequest,
     body: &[u8],
-    (run, rebuild): (F, R),
-) -> HttpResponse
-where
-    F: FnOnce(Option<IdempotencyClaim>) -> Fut + 'static,
-    Fut: Future<Output = Outcome> + 'static,
-    R: FnOnce(Committed) -> RFut + 'static,
-    RFut: Future<Output = Outcome> + 'static,
-{
-    let key = match source.claimed(req, resource) {
-        Ok(key) => key,
-        Err(e) => return e.error_response(),
-    };
+) -> Result<KeyedRequest, ApiError> {
+    let key = source.claimed(req, resource)?;
     let namespace = IdempotencyNamespace { scope, requester: Requester::Public };
-    let request = KeyedRequest { namespace, key, fingerprint: fingerprint(&state, req, body) };
-    keyed(state, request, (run, rebuild)).await
+    Ok(KeyedRequest { namespace, key, fingerprint: fingerprint(state, req, body) })
 }
 
 /// Claims the key of `request` and, when this request is the first, runs it in a task of its

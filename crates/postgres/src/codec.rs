@@ -8,8 +8,8 @@ use serde_json::Value;
 use stablepay_domain::Error;
 use stablepay_domain::ids::{PaymentId, RefundReferenceId};
 use stablepay_domain::invoice::model::{
-    Activity, ActivityAction, Actor, Customer, InvoiceContent, InvoiceFields, LineItem, Metadata, RefundReference,
-    ReminderSchedule, TaxLine,
+    Activity, ActivityAction, Actor, Customer, InvoiceContent, InvoiceFields, LineItem, Metadata, Refund,
+    RefundReference, ReminderSchedule, TaxLine,
 };
 use stablepay_domain::invoice::payment::TxHash;
 use stablepay_domain::invoice::totals::{Discount, Totals};
@@ -352,15 +352,18 @@ struct StoredRefund {
 pub(crate) fn encode_refunds(list: &[RefundReference]) -> Result<JsonBytes, Error> {
     let stored: Vec<StoredRefund> = list
         .iter()
-        .map(|r| StoredRefund {
-            id: r.id.to_string(),
-            payment_id: r.payment_id.to_string(),
-            amount: r.amount.to_string(),
-            reason: r.reason.clone(),
-            external_transaction_hash: r.external_transaction_hash.as_str().to_owned(),
-            chain_id: r.chain_id,
-            token_contract: r.token_contract.to_string(),
-            created_at: r.created_at,
+        .map(|recorded| {
+            let r = &recorded.refund;
+            StoredRefund {
+                id: recorded.id.to_string(),
+                payment_id: r.payment_id.to_string(),
+                amount: r.amount.to_string(),
+                reason: r.reason.clone(),
+                external_transaction_hash: r.external_transaction_hash.as_str().to_owned(),
+                chain_id: r.chain_id,
+                token_contract: r.token_contract.to_string(),
+                created_at: recorded.created_at,
+            }
         })
         .collect();
     to_bytes(&stored)
@@ -371,8 +374,7 @@ pub(crate) fn decode_refunds(value: &JsonBytes) -> Result<Vec<RefundReference>, 
     stored
         .into_iter()
         .map(|r| {
-            Ok(RefundReference {
-                id: RefundReferenceId::from_trusted(r.id),
+            let refund = Refund {
                 payment_id: PaymentId::from_trusted(r.payment_id),
                 amount: amount(&r.amount)?,
                 reason: r.reason,
@@ -380,8 +382,8 @@ pub(crate) fn decode_refunds(value: &JsonBytes) -> Result<Vec<RefundReference>, 
                     .ok_or_else(|| corrupt("refund hash"))?,
                 chain_id: r.chain_id,
                 token_contract: WalletAddress::from_trusted(r.token_contract),
-                created_at: r.created_at,
-            })
+            };
+            Ok(RefundReference { id: RefundReferenceId::from_trusted(r.id), refund, created_at: r.created_at })
         })
         .collect()
 }

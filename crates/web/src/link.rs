@@ -5,7 +5,7 @@
 
 use actix_web::http::StatusCode;
 use actix_web::http::header::{HeaderName, HeaderValue};
-use actix_web::{HttpRequest, HttpResponse, get, post, web};
+use actix_web::{HttpRequest, HttpResponse, ResponseError, get, post, web};
 use maud::{Markup, html};
 use serde_json::{Value, json};
 use stablepay_domain::Error;
@@ -19,7 +19,7 @@ use stablepay_domain::ratelimit::PUBLIC_CHECKOUT;
 use stablepay_domain::use_cases::Context;
 use stablepay_http::body::read_body;
 use stablepay_http::error::{ApiError, ErrorCode};
-use stablepay_http::idempotency::{Outcome, SubmissionKey, execute_public};
+use stablepay_http::idempotency::{Outcome, SubmissionKey, keyed, public_request};
 use stablepay_http::ratelimit::enforce;
 use stablepay_http::respond::to_data;
 use stablepay_http::state::AppState;
@@ -230,9 +230,10 @@ pub async fn submit_link_page(
         let session = committed.session.ok_or_else(ApiError::internal)?;
         Ok((StatusCode::CREATED, to_data(&json!({ "checkoutSessionId": session }))?))
     };
-    let answer =
-        execute_public(state.clone(), scope, (public.as_str(), SubmissionKey::Form(&key)), &req, &form, (work, again))
-            .await;
+    let answer = match public_request(&state, scope, (public.as_str(), SubmissionKey::Form(&key)), &req, &form) {
+        Ok(request) => keyed(state.clone(), request, (work, again)).await,
+        Err(e) => e.error_response(),
+    };
     let status = answer.status();
     let body = actix_web::body::to_bytes(answer.into_body()).await.map_err(|_| ApiError::internal())?;
     let json: Value = serde_json::from_slice(&body).map_err(|_| ApiError::internal())?;

@@ -250,9 +250,10 @@ fn invoice_lines_v1(inv: &Invoice) -> Vec<Vec<Cell>> {
         .collect()
 }
 
-fn refund_v1(inv: &Invoice, r: &RefundReference) -> Vec<Cell> {
+fn refund_v1(inv: &Invoice, recorded: &RefundReference) -> Vec<Cell> {
+    let r = &recorded.refund;
     vec![
-        Cell::Plain(r.id.to_string()),
+        Cell::Plain(recorded.id.to_string()),
         Cell::Plain(inv.id.to_string()),
         Cell::plain(inv.number.as_deref()),
         Cell::Plain(r.payment_id.to_string()),
@@ -262,7 +263,7 @@ fn refund_v1(inv: &Invoice, r: &RefundReference) -> Vec<Cell> {
         Cell::Plain(r.external_transaction_hash.as_str().to_owned()),
         Cell::Plain(r.chain_id.to_string()),
         Cell::Plain(r.token_contract.to_string()),
-        Cell::time(Some(r.created_at)),
+        Cell::time(Some(recorded.created_at)),
     ]
 }
 

@@ -1,11 +1,10 @@
 //! What the invoice use cases take and answer, besides the aggregate itself.
 
-use crate::ids::{CheckoutSessionId, PaymentId};
+use crate::ids::CheckoutSessionId;
 use crate::invoice::aggregate::InvoiceAggregate;
 use crate::invoice::collection::{self, CollectionTrigger};
-use crate::invoice::model::{Invoice, Metadata};
+use crate::invoice::model::{Invoice, Metadata, Refund};
 use crate::invoice::payment::TxHash;
-use crate::merchant::model::WalletAddress;
 use crate::money::Amount;
 use crate::url::HttpUrl;
 
@@ -84,22 +83,9 @@ impl CloseAction {
     }
 }
 
-/// A refund performed elsewhere, to be recorded.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RefundInput {
-    /// The credited payment refunded.
-    pub payment_id: PaymentId,
-    /// How much was refunded (at most what the payment credited, less earlier refunds).
-    pub amount: Amount,
-    /// Why (1-500 bytes).
-    pub reason: String,
-    /// The refund transfer's hash.
-    pub external_transaction_hash: TxHash,
-    /// The chain it happened on (137).
-    pub chain_id: u64,
-    /// The token contract it moved.
-    pub token_contract: WalletAddress,
-}
+/// A refund performed elsewhere, to be recorded: its amount at most what the payment credited,
+/// less earlier refunds; its reason 1-500 bytes; its chain 137.
+pub type RefundInput = Refund;
 
 /// A simulated payment (test helpers).
 #[derive(Clone, Debug, PartialEq, Eq)]

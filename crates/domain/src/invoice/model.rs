@@ -354,11 +354,9 @@ pub struct Activity {
     pub by: Option<String>,
 }
 
-/// An externally performed refund, recorded (never executed or verified) by the service.
+/// A refund performed elsewhere: which payment, how much, why, and the transfer that made it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RefundReference {
-    /// The refund record's id.
-    pub id: RefundReferenceId,
+pub struct Refund {
     /// The credited payment refunded.
     pub payment_id: PaymentId,
     /// How much was refunded.
@@ -371,6 +369,15 @@ pub struct RefundReference {
     pub chain_id: u64,
     /// The token contract it moved.
     pub token_contract: WalletAddress,
+}
+
+/// An externally performed refund, recorded (never executed or verified) by the service.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RefundReference {
+    /// The refund record's id.
+    pub id: RefundReferenceId,
+    /// The refund.
+    pub refund: Refund,
     /// When it was recorded.
     pub created_at: DateTime<Utc>,
 }

@@ -347,15 +347,9 @@ pub async fn public_link_checkout(
     let key_resource = public.into_inner();
     let again = rebuild::link_checkout(state.clone(), scope.clone());
     let work = move |claim| async move { submit(run_state, id, input, claim).await };
-    Ok(stablepay_http::idempotency::execute_public(
-        state,
-        scope,
-        (&key_resource, stablepay_http::idempotency::SubmissionKey::Header),
-        &req,
-        &raw,
-        (work, again),
-    )
-    .await)
+    let source = (key_resource.as_str(), stablepay_http::idempotency::SubmissionKey::Header);
+    let request = stablepay_http::idempotency::public_request(&state, scope, source, &req, &raw)?;
+    Ok(stablepay_http::idempotency::keyed(state, request, (work, again)).await)
 }
 
 /// A submission (the API's and the hosted page's), its work under `claim`.

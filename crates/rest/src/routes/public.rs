@@ -15,7 +15,7 @@ use stablepay_domain::ratelimit::{CHECKOUT_TELEMETRY, PUBLIC_CHECKOUT, PUBLIC_RE
 use stablepay_domain::telemetry::model::{MAX_DETAIL_BYTES, Step};
 use stablepay_domain::{Error, Resource};
 use stablepay_http::error::{ApiError, ErrorCode};
-use stablepay_http::idempotency::{SubmissionKey, execute_public};
+use stablepay_http::idempotency::{SubmissionKey, keyed, public_request};
 use stablepay_http::ratelimit::enforce;
 use stablepay_http::respond::{ok, to_data};
 use stablepay_http::state::AppState;
@@ -157,7 +157,8 @@ pub async fn public_invoice_checkout(
         let out = PublicCheckoutOut::new(session, run_state.use_cases.pages());
         Ok((StatusCode::CREATED, to_data(&out)?))
     };
-    Ok(execute_public(state, scope, (&token, SubmissionKey::Header), &req, &[], (work, again)).await)
+    let request = public_request(&state, scope, (&token, SubmissionKey::Header), &req, &[])?;
+    Ok(keyed(state, request, (work, again)).await)
 }
 
 /// The wallet and chain of a wallet payment attempt, or the attempt's precise refusal

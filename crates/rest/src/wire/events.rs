@@ -10,23 +10,36 @@ use utoipa::ToSchema;
 use crate::wire::checkout::BlockOut;
 use crate::wire::common::{ListOut, envelope};
 
-/// An event (the spec's event envelope).
-#[derive(Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct EventOut {
-    pub id: String,
-    /// The literal `event`.
-    pub object: String,
-    /// One of the supported event types, e.g. `invoice.paid`.
-    #[serde(rename = "type")]
-    pub event_type: String,
-    /// `test` or `live`.
-    pub mode: String,
-    pub created_at: String,
+/// An event's envelope, with `data` of its type: the event as the API lists it, and the body
+/// of a webhook delivery.
+macro_rules! event_schema {
+    ($(#[$doc:meta])* $name:ident, $(#[$data_attr:meta])* $data:ty) => {
+        $(#[$doc])*
+        #[derive(Serialize, ToSchema)]
+        #[serde(rename_all = "camelCase")]
+        pub struct $name {
+            /// The event id: the receiver's deduplication key.
+            pub id: String,
+            /// The literal `event`.
+            pub object: String,
+            /// One of the supported event types, e.g. `invoice.paid`.
+            #[serde(rename = "type")]
+            pub event_type: String,
+            /// `test` or `live`.
+            pub mode: String,
+            pub created_at: String,
+            $(#[$data_attr])*
+            pub data: $data,
+        }
+    };
+}
+pub(crate) use event_schema;
+
+event_schema!(/// An event (the spec's event envelope).
+    EventOut,
     /// Snapshot of the facts at emission time.
     #[schema(value_type = Object)]
-    pub data: Value,
-}
+    Value);
 
 /// Renders domain event data as JSON.
 pub fn event_data_json(data: &EventData) -> Value {

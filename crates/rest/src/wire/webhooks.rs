@@ -15,7 +15,7 @@ use stablepay_http::timestamp::timestamp;
 use utoipa::ToSchema;
 
 use crate::wire::common::{ListOut, envelope};
-use crate::wire::events::EventOut;
+use crate::wire::events::{EventOut, event_schema};
 
 /// A field that may be absent (unchanged), `null` (cleared) or a value.
 fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<Option<T>>, D::Error> {
@@ -410,26 +410,6 @@ pub struct PaymentLinkEventData {
     pub invoice_id: Option<String>,
     /// Only on synthetic test events: true.
     pub test: Option<bool>,
-}
-
-macro_rules! event_schema {
-    ($(#[$doc:meta])* $name:ident, $data:ty) => {
-        $(#[$doc])*
-        #[derive(Serialize, ToSchema)]
-        #[serde(rename_all = "camelCase")]
-        pub struct $name {
-            /// The event id: the receiver's deduplication key.
-            pub id: String,
-            /// The literal `event`.
-            pub object: String,
-            #[serde(rename = "type")]
-            pub event_type: String,
-            /// `test` or `live`.
-            pub mode: String,
-            pub created_at: String,
-            pub data: $data,
-        }
-    };
 }
 
 event_schema!(/// An `invoice.*` event.

@@ -7,8 +7,10 @@
 use std::future::Future;
 use std::pin::Pin;
 
+use actix_web::dev::Payload;
 use actix_web::http::StatusCode;
-use actix_web::{HttpRequest, HttpResponse, web};
+use actix_web::{FromRequest, HttpRequest, HttpResponse, web};
+use futures_util::future::LocalBoxFuture;
 use maud::{Markup, html};
 use serde_json::{Value, json};
 use stablepay_domain::Error;
@@ -44,6 +46,36 @@ pub fn form(p: &Place, state: &AppState, action: &str, fields: Markup) -> Markup
             input type="hidden" name=(KEY_FIELD) value=(key.as_str());
             (fields)
         }
+    }
+}
+
+/// A form posted to a record's `/{id}/{action}` (a button of the record's page): the request,
+/// the service, the record's id and the action's name as the path has them, and the body.
+pub struct ActionPost {
+    /// The request.
+    pub req: HttpRequest,
+    /// The service.
+    pub state: web::Data<AppState>,
+    /// The record's id, as posted.
+    pub id: String,
+    /// The action's name, as posted.
+    pub action: String,
+    /// The form's body.
+    pub body: web::Bytes,
+}
+
+impl FromRequest for ActionPost {
+    type Error = actix_web::Error;
+    type Future = LocalBoxFuture<'static, Result<Self, Self::Error>>;
+
+    fn from_request(req: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let (req, body) = (req.clone(), web::Bytes::from_request(req, payload));
+        Box::pin(async move {
+            let body = body.await?;
+            let state = web::Data::<AppState>::extract(&req).await?;
+            let (id, action) = web::Path::<(String, String)>::extract(&req).await?.into_inner();
+            Ok(Self { req, state, id, action, body })
+        })
     }
 }
 

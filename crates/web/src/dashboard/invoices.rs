@@ -24,7 +24,7 @@ use stablepay_domain::{Error, Resource};
 use stablepay_http::download::pdf_file;
 use stablepay_http::state::AppState;
 
-use super::form::{Failed, Posted, Refusal, Work, alert, form, input_in, once, posted};
+use super::form::{ActionPost, Failed, Posted, Refusal, Work, alert, form, input_in, once, posted};
 use super::frame::{
     Filter, FilterKind, Pairs, Place, filter_form, in_this_mode, next_link, place, refused, refused_api, render,
 };
@@ -350,7 +350,7 @@ fn payments(agg: &InvoiceAggregate, explorer: Option<&stablepay_domain::url::Pub
         }
         @if !agg.invoice.refunds.is_empty() {
             h2 { "Refund references" }
-            ul { @for r in &agg.invoice.refunds { li { (r.amount.to_string()) " · " (r.reason) " · " code.hash { (r.external_transaction_hash.as_str()) } } } }
+            ul { @for r in agg.invoice.refunds.iter().map(|r| &r.refund) { li { (r.amount.to_string()) " · " (r.reason) " · " code.hash { (r.external_transaction_hash.as_str()) } } } }
         }
     }
 }
@@ -375,13 +375,8 @@ fn invoice_page(scope: &Scope, id: &str, done: &str) -> String {
 /// An action of the invoice's page (its form posts here), run once per form; then the invoice's
 /// page (a duplicate: the new draft's), or the page again with the refusal beside its field.
 #[post("/dashboard/invoices/{id}/{action}")]
-pub async fn act(
-    req: HttpRequest,
-    state: web::Data<AppState>,
-    path: web::Path<(String, String)>,
-    body: web::Bytes,
-) -> HttpResponse {
-    let (id, name) = path.into_inner();
+pub async fn act(post: ActionPost) -> HttpResponse {
+    let ActionPost { req, state, id, action: name, body } = post;
     // Editing is a page of its own (`draft.rs`), not a form of this one.
     let Some(action) = InvoiceAction::parse(&name).filter(|a| *a != InvoiceAction::Edit) else {
         return refused(Error::NotFound(Resource::Invoice));

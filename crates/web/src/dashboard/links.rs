@@ -19,7 +19,7 @@ use stablepay_domain::payment_link::validate::LinkInput;
 use stablepay_domain::{Error, Resource};
 use stablepay_http::state::AppState;
 
-use super::form::{Failed, Refusal, Work, alert, form, input, once, posted};
+use super::form::{ActionPost, Failed, Refusal, Work, alert, form, input, once, posted};
 use super::frame::{Filter, FilterKind, Pairs, Place, filter_form, in_this_mode, next_link, place, refused, render};
 use crate::page::{day, see_other, when};
 
@@ -304,13 +304,8 @@ pub async fn create(req: HttpRequest, state: web::Data<AppState>, body: web::Byt
 
 /// Edits a link at its version, or pauses, resumes, archives or duplicates it (once per form).
 #[post("/dashboard/payment-links/{id}/{action}")]
-pub async fn act(
-    req: HttpRequest,
-    state: web::Data<AppState>,
-    path: web::Path<(String, String)>,
-    body: web::Bytes,
-) -> HttpResponse {
-    let (id, name) = path.into_inner();
+pub async fn act(post: ActionPost) -> HttpResponse {
+    let ActionPost { req, state, id, action: name, body } = post;
     let Some(action) = LinkAction::parse(&name) else { return refused(Error::NotFound(Resource::PaymentLink)) };
     let posted = match posted(&req, &state, &body, action.needs()).await {
         Ok(p) => p,

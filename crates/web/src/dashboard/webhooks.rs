@@ -19,7 +19,7 @@ use stablepay_domain::webhook::service::{EndpointInput, EndpointPatch};
 use stablepay_domain::{Error, Resource};
 use stablepay_http::state::AppState;
 
-use super::form::{Failed, Posted, Refusal, Work, alert, form, input, once, posted};
+use super::form::{ActionPost, Failed, Posted, Refusal, Work, alert, form, input, once, posted};
 use super::frame::{Filter, FilterKind, Pairs, Place, filter_form, next_link, place, refused, render};
 use crate::page::{see_other, when};
 
@@ -172,13 +172,8 @@ pub async fn create(req: HttpRequest, state: web::Data<AppState>, body: web::Byt
 
 /// Disables or enables an endpoint, or sends it a test event.
 #[post("/dashboard/webhooks/endpoints/{id}/{action}")]
-pub async fn endpoint(
-    req: HttpRequest,
-    state: web::Data<AppState>,
-    path: web::Path<(String, String)>,
-    body: web::Bytes,
-) -> HttpResponse {
-    let (id, action) = path.into_inner();
+pub async fn endpoint(post: ActionPost) -> HttpResponse {
+    let ActionPost { req, state, id, action, body } = post;
     let posted = match posted(&req, &state, &body, Action::ManageWebhooks).await {
         Ok(p) => p,
         Err(res) => return res,

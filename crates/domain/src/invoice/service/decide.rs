@@ -15,7 +15,7 @@ use crate::invoice::input::{CheckoutInput, CloseAction, MAX_REASON_BYTES, Refund
 use crate::invoice::lifecycle::{self, LifecycleStatus, LifecycleTrigger};
 use crate::invoice::model::{
     ActivityAction, Actor, Customer, Invoice, InvoiceContent, InvoiceFields, InvoiceKind, LineItem,
-    MAX_CHECKOUT_SESSIONS, MAX_DRAFT_VERSIONS, RefundReference,
+    MAX_CHECKOUT_SESSIONS, MAX_DRAFT_VERSIONS, Refund, RefundReference,
 };
 use crate::invoice::totals::Totals;
 use crate::invoice::validate::{self, DraftInput, check_len};
@@ -370,23 +370,15 @@ pub(super) fn refund(
         .invoice
         .refunds
         .iter()
-        .filter(|r| r.payment_id == input.payment_id)
-        .fold(Amount::zero(), |acc, r| acc.add(&r.amount));
+        .filter(|r| r.refund.payment_id == input.payment_id)
+        .fold(Amount::zero(), |acc, r| acc.add(&r.refund.amount));
     if refunded.add(&input.amount) > payment.customer_amount_credited {
         return Err(Error::invalid_amount("amount", "exceeds what is left to refund of the payment"));
     }
     let mut change = InvoiceChange::update(current.clone());
     let inv = &mut change.aggregate.invoice;
-    inv.refunds.push(RefundReference {
-        id: id.clone(),
-        payment_id: input.payment_id.clone(),
-        amount: input.amount.clone(),
-        reason: reason.to_owned(),
-        external_transaction_hash: input.external_transaction_hash.clone(),
-        chain_id: input.chain_id,
-        token_contract: input.token_contract.clone(),
-        created_at: now,
-    });
+    let refund = Refund { reason: reason.to_owned(), ..input.clone() };
+    inv.refunds.push(RefundReference { id: id.clone(), refund, created_at: now });
     let detail = format!("{} of {}", input.amount, input.payment_id);
     inv.log(now, ActivityAction::RefundRecorded, Actor::Api, Some(detail));
     change.recorded_refund = Some(id.clone());

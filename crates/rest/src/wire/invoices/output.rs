@@ -173,16 +173,17 @@ pub struct RefundOut {
     pub created_at: String,
 }
 
-pub fn refund(r: &RefundReference) -> RefundOut {
+pub fn refund(recorded: &RefundReference) -> RefundOut {
+    let r = &recorded.refund;
     RefundOut {
-        id: r.id.to_string(),
+        id: recorded.id.to_string(),
         payment_id: r.payment_id.to_string(),
         amount: r.amount.to_string(),
         reason: r.reason.clone(),
         external_transaction_hash: r.external_transaction_hash.as_str().to_owned(),
         chain_id: r.chain_id,
         token_contract: r.token_contract.to_string(),
-        created_at: timestamp(r.created_at),
+        created_at: timestamp(recorded.created_at),
     }
 }
 

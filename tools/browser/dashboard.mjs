@@ -40,6 +40,29 @@ async function checked(page, name) {
   if (errors.length) fail(`console errors on ${name}: ${errors.join("; ")}`);
 }
 
+/// A list at a phone's width shows each row as a card: every cell of `labels` is on screen (not
+/// cut or scrolled out of its box), and says which column it is.
+async function cardsFit(page, table, labels) {
+  const found = await page.evaluate(([table, labels]) => {
+    const width = document.documentElement.clientWidth;
+    const wrap = document.querySelector(table).closest(".table-wrap");
+    const rows = [...document.querySelectorAll(`${table} tbody tr`)];
+    const cut = [];
+    for (const row of rows) {
+      for (const label of labels) {
+        const cell = row.querySelector(`td[data-label="${label}"]`);
+        const box = cell && cell.getBoundingClientRect();
+        if (!cell || box.width === 0 || box.left < 0 || box.right > width + 1) cut.push(`${label}: ${cell ? cell.textContent : "missing"}`);
+        else if (getComputedStyle(cell, "::before").content !== `"${label}"`) cut.push(`${label} is not named`);
+      }
+    }
+    return { rows: rows.length, scrolls: wrap.scrollWidth > wrap.clientWidth + 1, cut };
+  }, [table, labels]);
+  if (found.rows === 0) fail(`${table}: no rows to check`);
+  if (found.scrolls) fail(`${table} scrolls sideways in its box at ${await page.evaluate(() => innerWidth)} px`);
+  if (found.cut.length) fail(`${table} at a phone's width: ${found.cut.slice(0, 4).join(" | ")}`);
+}
+
 async function click(page, role, name) {
   try {
     await Promise.all([page.waitForNavigation({ timeout: 15000 }), page.getByRole(role, { name, exact: true }).first().click({ timeout: 15000 })]);
@@ -75,8 +98,8 @@ async function draftInvoice(page) {
   await page.getByLabel("Tax 1 label").fill("VAT");
   await page.getByLabel("Tax 1 amount").fill("24.39");
   await click(page, "button", "Update totals");
-  await expectText(page, "146.340000", "#total");
-  step("the totals the domain computed: 146.340000");
+  await expectText(page, "146.34", "#total");
+  step("the totals the domain computed: 146.34");
   await checked(page, "invoice-new");
   await click(page, "button", "Save the draft");
   await expectText(page, "The draft is saved.");
@@ -96,7 +119,7 @@ async function payFromTheHostedPage(page) {
   await expectText(page, "Paid", ".state");
   step("the customer paid it on the hosted page (test mode)");
   await page.goto(`${plan.base}/dashboard/overview?merchant=${plan.merchant}&mode=test`);
-  await expectText(page, "146.340000");
+  await expectText(page, "146.34");
   await checked(page, "overview");
   step("the overview counts what came in");
 }
@@ -269,7 +292,7 @@ async function owner(browser) {
   await page.goto(`${plan.base}/dashboard/overview?merchant=${plan.merchant}&mode=live`);
   await expectText(page, "live mode");
   if (await page.locator(".test-banner").count()) fail("live mode shows the test banner");
-  if ((await text(page, "body")).includes("146.340000")) fail("live mode shows test mode's money");
+  if ((await text(page, "body")).includes("146.34")) fail("live mode shows test mode's money");
   await checked(page, "overview-live");
   step("live mode shows nothing of test mode");
   await click(page, "button", "Sign out");
@@ -285,6 +308,9 @@ async function support(browser) {
   await page.goto(`${plan.base}/dashboard/invoices?merchant=${plan.merchant}&mode=test`);
   if (await page.getByRole("link", { name: "Developers", exact: true }).count()) fail("support is offered the developers page");
   if (await page.getByRole("link", { name: "New invoice" }).count()) fail("support is offered a new invoice");
+  await checked(page, "support-invoices");
+  await cardsFit(page, "table.invoices", ["Number", "Total", "State", "Status"]);
+  step("the invoice list at 360 px is a stack of cards, every total, state and status on screen");
   const open = page.locator("table.invoices a").last();
   await Promise.all([page.waitForNavigation(), open.click()]);
   for (const absent of ["Void", "Duplicate", "Issue"]) {

@@ -12,7 +12,11 @@
 //!
 //! Canonical form (rendering, `Display`): the integer part without leading zeros, a `.` and
 //! exactly six fractional digits, e.g. `10.500000`, `0.000001`, `0.000000`. Two equal amounts
-//! always render to the same string.
+//! always render to the same string. The API, CSV files and the store use it.
+//!
+//! Read by people ([`Decimal6::readable`]: dashboard, hosted pages, emails, PDFs): thousands
+//! grouped and at least two decimals, more only when the amount has them (`1,849.99`,
+//! `12.505`), in a [`NumberStyle`]; still exact, never rounded.
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -26,6 +30,31 @@ pub const SCALE: i64 = 6;
 /// At most this many integer digits are accepted from input: amounts stay below 10^15, which
 /// keeps every sum of 100 lines and 100 taxes far inside PostgreSQL's `numeric(38, 6)`.
 pub const MAX_INTEGER_DIGITS: usize = 15;
+
+/// How numbers are written for people: the thousands separator and the decimal mark. One style
+/// today, English (`1,234.50`); a customer's language adds its own.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum NumberStyle {
+    /// `1,234.50`.
+    #[default]
+    English,
+}
+
+impl NumberStyle {
+    /// Between groups of three digits of the whole part.
+    pub fn group_separator(self) -> char {
+        match self {
+            Self::English => ',',
+        }
+    }
+
+    /// Between the whole part and the decimals.
+    pub fn decimal_mark(self) -> char {
+        match self {
+            Self::English => '.',
+        }
+    }
+}
 
 /// Why a decimal string was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -136,6 +165,28 @@ impl Decimal6 {
         let kept = fraction.trim_end_matches('0');
         let kept = if kept.len() < min_fraction { &fraction[..min_fraction.min(fraction.len())] } else { kept };
         if kept.is_empty() { whole.to_owned() } else { format!("{whole}.{kept}") }
+    }
+
+    /// The exact value for people to read in `style`: the whole part's thousands grouped, at
+    /// least `min_fraction` decimals and more only when the value has them (`1849.990000` is
+    /// `1,849.99` with 2; `12.505000` is `12.505`; `1000` is `1,000` with 0). Never rounded.
+    pub fn readable(&self, min_fraction: usize, style: NumberStyle) -> String {
+        let plain = self.to_trimmed(min_fraction);
+        let (sign, unsigned) = plain.strip_prefix('-').map_or(("", plain.as_str()), |u| ("-", u));
+        let (whole, fraction) = unsigned.split_once('.').map_or((unsigned, None), |(w, f)| (w, Some(f)));
+        let mut out = String::with_capacity(plain.len() + whole.len() / 3 + 1);
+        out.push_str(sign);
+        for (i, c) in whole.chars().enumerate() {
+            if i > 0 && (whole.len() - i) % 3 == 0 {
+                out.push(style.group_separator());
+            }
+            out.push(c);
+        }
+        if let Some(f) = fraction {
+            out.push(style.decimal_mark());
+            out.push_str(f);
+        }
+        out
     }
 
     /// Rounds any non-negative decimal half-up to six places.
@@ -313,6 +364,21 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
+
+    #[test]
+    fn people_read_grouped_amounts_with_their_own_decimals() {
+        let d = |s: &str| Decimal6::parse(s).unwrap();
+        let en = NumberStyle::English;
+        assert_eq!(d("1849.99").readable(2, en), "1,849.99");
+        assert_eq!(d("121932487.015").readable(2, en), "121,932,487.015");
+        assert_eq!(d("999").readable(2, en), "999.00");
+        assert_eq!(d("1000").readable(0, en), "1,000");
+        assert_eq!(d("123456.123456").readable(0, en), "123,456.123456");
+        assert_eq!(d("12.505").readable(2, en), "12.505");
+        assert_eq!(d("0.000001").readable(2, en), "0.000001");
+        assert_eq!(d("0").readable(2, en), "0.00");
+        assert_eq!(d("100000").readable(2, en), "100,000.00");
+    }
 
     fn d(s: &str) -> Decimal6 {
         Decimal6::parse(s).unwrap()

@@ -6,7 +6,7 @@ use skrifa::metrics::GlyphMetrics;
 use skrifa::{FontRef, MetadataProvider};
 use stablepay_domain::invoice::document::InvoiceDocument;
 use stablepay_domain::invoice::totals::Discount;
-use stablepay_domain::money::Decimal6;
+use stablepay_domain::money::{Decimal6, NumberStyle};
 
 /// A4 in points.
 pub const PAGE_WIDTH: f32 = 595.28;
@@ -275,22 +275,9 @@ impl Writer<'_, '_> {
     }
 }
 
-/// `d` with thousands separators and at least `min_fraction` decimals (`1,234.50`).
+/// `d` as people read it: thousands grouped, at least `min_fraction` decimals (`1,234.50`).
 fn grouped(d: &Decimal6, min_fraction: usize) -> String {
-    let plain = d.to_trimmed(min_fraction);
-    let (sign, unsigned) = plain.strip_prefix('-').map_or(("", plain.as_str()), |u| ("-", u));
-    let (whole, fraction) = unsigned.split_once('.').map_or((unsigned, None), |(w, f)| (w, Some(f)));
-    let mut out = String::with_capacity(plain.len() + whole.len() / 3);
-    for (i, c) in whole.chars().enumerate() {
-        if i > 0 && (whole.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    match fraction {
-        Some(f) => format!("{sign}{out}.{f}"),
-        None => format!("{sign}{out}"),
-    }
+    d.readable(min_fraction, NumberStyle::English)
 }
 
 fn money(d: &Decimal6, token: &str) -> String {

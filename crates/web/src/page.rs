@@ -174,9 +174,10 @@ pub fn same_origin(req: &HttpRequest, public_base_url: &str) -> bool {
     theirs.and_then(|t| HttpUrl::parse(t).ok()).is_some_and(|t| t.origin() == ours.origin())
 }
 
-/// An amount as customers read it: exact, with at least two decimals (`12.50`).
+/// An amount as people read it: exact, thousands grouped, at least two decimals (`1,849.99`,
+/// `12.505`).
 pub fn money(amount: &stablepay_domain::money::Decimal6) -> String {
-    amount.to_trimmed(2)
+    amount.readable(2, stablepay_domain::money::NumberStyle::English)
 }
 
 /// A quantity or percentage as customers read it: exact, without trailing zeros (`2`, `1.5`).

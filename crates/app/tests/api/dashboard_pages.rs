@@ -77,7 +77,7 @@ async fn a_draft_made_with_the_form_is_issued_sent_paid_and_refunded() {
     fields.push(("intent", "preview"));
     let preview = post(&mut b, &new, &filled(&form, &fields)).await;
     assert_eq!(preview.status, 200);
-    assert!(preview.html.contains("id=\"total\">146.340000<"), "{}", preview.html);
+    assert!(preview.html.contains("id=\"total\">146.34<"), "{}", preview.html);
     assert!(invoices(&app, &m.sk_test).await.is_empty(), "a preview creates nothing");
 
     // A unit amount that is not a decimal: refused beside its field, what was typed kept.
@@ -158,7 +158,7 @@ async fn a_draft_made_with_the_form_is_issued_sent_paid_and_refunded() {
     let payment = paid.ok(201)["id"].as_str().unwrap().to_owned();
     let overview = b.get(&format!("/dashboard/overview?merchant={}&mode=test", m.id)).await;
     assert_eq!(overview.status, 200, "{}", overview.html);
-    assert!(overview.html.contains("146.340000"), "the overview counts what came in: {}", overview.html);
+    assert!(overview.html.contains("146.34"), "the overview counts what came in: {}", overview.html);
     assert!(overview.html.contains("Diagnostics") && overview.html.contains("worker"));
 
     // A refund reference: a bad hash is refused beside its field, then recorded.
@@ -454,7 +454,7 @@ async fn an_export_is_asked_watched_and_downloaded_from_its_page() {
     let path = format!("/dashboard/exports?merchant={}&mode=test", m.id);
     let page = b.get(&path).await;
     assert_eq!(page.status, 200, "{}", page.html);
-    assert!(page.html.contains("Reconciliation") && page.html.contains("7.250000"), "the month's books: {}", page.html);
+    assert!(page.html.contains("Reconciliation") && page.html.contains("7.25"), "the month's books: {}", page.html);
 
     // A range over 366 days is refused beside `to`; nothing is asked.
     let mut wide = form_of(&page.html, "Export");
@@ -759,7 +759,8 @@ async fn the_invoice_list_narrows_by_status_number_customer_and_dates() {
         ("Grace Hopper", "grace@navy.example"),
         ("Alan 100%_Turing", "alan@example.com"),
     ] {
-        let body = json!({ "lines": [{ "description": "Tea", "quantity": "1", "unitAmount": "4" }],
+        let unit = if name == "Grace Hopper" { "1849.99" } else { "4" };
+        let body = json!({ "lines": [{ "description": "Tea", "quantity": "1", "unitAmount": unit }],
                            "customer": { "name": name, "email": email }, "issue": true });
         made.push(app.post(&m.sk_test, "/v1/invoices", body).await.ok(201).clone());
     }
@@ -778,6 +779,9 @@ async fn the_invoice_list_narrows_by_status_number_customer_and_dates() {
     // A search's wildcards are literal: "100%_" finds Alan only, "%" alone no one else.
     assert_eq!(shown(&b.get(&list("q=100%25_")).await.html), vec![2]);
     assert_eq!(shown(&b.get(&list("status=paid")).await.html), vec![1]);
+    // Amounts read like money: thousands grouped, two decimals (the API keeps six).
+    let paid = b.get(&list("status=paid")).await.html;
+    assert!(paid.contains("1,849.99 USDC") && !paid.contains("1849.99"), "{paid}");
     let pending = b.get(&list("status=pending&q=example.com")).await;
     assert_eq!(shown(&pending.html), vec![0, 2]);
     assert!(pending.html.contains("value=\"example.com\""), "the search is kept in the form");

@@ -9,7 +9,7 @@ use crate::invoice::model::Invoice;
 use crate::invoice::payment::Payment;
 use crate::merchant::logo::Logo;
 use crate::merchant::model::MerchantProfile;
-use crate::money::Amount;
+use crate::money::{Amount, NumberStyle};
 
 /// The seller, as an email names it.
 #[derive(Clone, Copy, Debug)]
@@ -73,7 +73,7 @@ pub fn compose(
     let named = crate::text::isolated(&merchant);
     let number = invoice.number.as_deref().unwrap_or("");
     let token = invoice.fields.currency.symbol();
-    let money = |a: &Amount| format!("{} {token}", a.to_trimmed(2));
+    let money = |a: &Amount| format!("{} {token}", a.readable(2, NumberStyle::English));
     let receipt = invoice.remaining().is_zero() && !invoice.customer_amount_paid.is_zero();
     let due = invoice.fields.content.due_at.map(|d| d.format("%-d %b %Y").to_string());
     let subject = match (kind, receipt, &due) {

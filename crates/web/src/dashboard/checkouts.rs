@@ -18,7 +18,7 @@ use stablepay_domain::{Error, Resource};
 use stablepay_http::state::AppState;
 
 use super::frame::{Filter, FilterKind, Pairs, Place, filter_form, in_this_mode, next_link, place, refused, render};
-use crate::page::when;
+use crate::page::{money, when};
 
 const SESSIONS: &str = "/dashboard/checkout-sessions";
 const PAYMENTS: &str = "/dashboard/payments";
@@ -50,7 +50,7 @@ pub async fn sessions(req: HttpRequest, state: web::Data<AppState>) -> HttpRespo
                         tr {
                             td { a href=(p.url(&format!("{SESSIONS}/{}", s.id), &[])) { code { (s.id.as_str()) } } }
                             td { (s.status.as_str()) }
-                            td.num { (s.amount_due.to_string()) " " (s.currency.symbol()) }
+                            td.num { (money(&s.amount_due)) " " (s.currency.symbol()) }
                             td { a href=(p.url(&format!("/dashboard/invoices/{}", s.invoice_id), &[])) { "invoice" } }
                             td { (when(s.created_at)) }
                         }
@@ -90,8 +90,8 @@ pub async fn payments(req: HttpRequest, state: web::Data<AppState>) -> HttpRespo
                         tr {
                             td { a href=(p.url(&format!("{PAYMENTS}/{}", x.id), &[])) { code { (x.id.as_str()) } } }
                             td { (x.status.as_str()) }
-                            td.num { (x.amount_received.to_string()) }
-                            td.num { (x.customer_amount_credited.to_string()) }
+                            td.num { (money(&x.amount_received)) }
+                            td.num { (money(&x.customer_amount_credited)) }
                             td { (when(x.detected_at)) }
                         }
                     }
@@ -142,8 +142,8 @@ fn diagnosis(state: &AppState, p: &Place, d: &CheckoutDiagnosis, about: Option<&
         dl.facts {
             dt { "Checkout" } dd { a href=(p.url(&format!("{SESSIONS}/{}", s.id), &[])) { code.hash { (s.id.as_str()) } } }
             dt { "Status" } dd { (s.status.as_str()) " · " (d.phase.as_str()) }
-            dt { "Amount due" } dd { (s.amount_due.to_string()) " " (s.currency.symbol()) }
-            dt { "Invoice still asks" } dd { (d.invoice_remaining.to_string()) }
+            dt { "Amount due" } dd { (money(&s.amount_due)) " " (s.currency.symbol()) }
+            dt { "Invoice still asks" } dd { (money(&d.invoice_remaining)) }
             dt { "Pays to" } dd { code.hash { (s.settlement_wallet.as_str()) } }
             dt { "Expires" } dd { (when(s.expires_at)) }
             dt { "Invoice" } dd { a href=(p.url(&format!("/dashboard/invoices/{}", s.invoice_id), &[])) { "the invoice" } }

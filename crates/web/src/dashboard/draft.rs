@@ -21,7 +21,7 @@ use stablepay_http::state::AppState;
 use super::form::{Posted, Refusal, Work, alert, form, input, once, posted};
 use super::frame::{Pairs, Place, place, refused, render};
 use super::invoices::load;
-use crate::page::see_other;
+use crate::page::{money, see_other};
 
 const LIST: &str = "/dashboard/invoices";
 /// Empty line rows a form offers below the typed ones.
@@ -277,10 +277,10 @@ fn totals(totals: Option<&Totals>) -> Markup {
             h2 { "Totals" }
             @match totals {
                 Some(t) => dl.totals {
-                    dt { "Subtotal" } dd { (t.subtotal.to_string()) }
-                    dt { "Discount" } dd { (t.discount.to_string()) }
-                    dt { "Tax" } dd { (t.tax.to_string()) }
-                    dt.total { "Total" } dd.total #total { (t.total.to_string()) }
+                    dt { "Subtotal" } dd { (money(&t.subtotal)) }
+                    dt { "Discount" } dd { (money(&t.discount)) }
+                    dt { "Tax" } dd { (money(&t.tax)) }
+                    dt.total { "Total" } dd.total #total { (money(&t.total)) }
                 },
                 None => p.small { "Add lines to see the totals." },
             }

@@ -17,7 +17,7 @@ use stablepay_http::state::AppState;
 
 use super::form::{Failed, Refusal, Work, alert, form, input, once, posted};
 use super::frame::{Pairs, Place, in_this_mode, next_link, place, refused, refused_api, render};
-use crate::page::{day, see_other, when};
+use crate::page::{day, money, see_other, when};
 
 const PATH: &str = "/dashboard/exports";
 
@@ -75,10 +75,10 @@ async fn sections(state: &AppState, p: &Place, q: &Pairs, failed: Failed<'_>) ->
                 @for t in &books.tokens {
                     tr {
                         td { (t.token.symbol()) }
-                        td.num { (t.invoiced_total.to_string()) }
-                        td.num { (t.collected.to_string()) }
-                        td.num { (t.refunds_referenced.to_string()) }
-                        td.num { (t.outstanding.to_string()) }
+                        td.num { (money(&t.invoiced_total)) }
+                        td.num { (money(&t.collected)) }
+                        td.num { (money(&t.refunds_referenced)) }
+                        td.num { (money(&t.outstanding)) }
                         td.num { (t.unattributed_count) }
                     }
                 }

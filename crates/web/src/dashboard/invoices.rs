@@ -28,7 +28,7 @@ use super::form::{ActionPost, Failed, Posted, Refusal, Work, alert, form, input_
 use super::frame::{
     Filter, FilterKind, Pairs, Place, filter_form, in_this_mode, next_link, place, refused, refused_api, render,
 };
-use crate::page::{day, see_other, when};
+use crate::page::{day, money, plain, see_other, when};
 
 const LIST: &str = "/dashboard/invoices";
 
@@ -110,18 +110,18 @@ pub async fn list(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse 
 
 fn invoice_table(p: &Place, items: &[InvoiceAggregate]) -> Markup {
     html! {
-        div.table-wrap tabindex="0" role="region" aria-label="Invoices" { table.invoices {
+        div.table-wrap tabindex="0" role="region" aria-label="Invoices" { table.invoices.cards {
             thead { tr { th { "Number" } th { "Customer" } th.num { "Total" } th { "State" } th { "Status" } th { "Created" } } }
             tbody {
                 @for agg in items {
                     @let inv = &agg.invoice;
                     tr {
-                        td { a href=(p.url(&format!("{LIST}/{}", inv.id), &[])) { (inv.number.as_deref().unwrap_or("draft")) } }
-                        td { (inv.fields.content.customer_email().unwrap_or("")) }
-                        td.num { (inv.totals.total.to_string()) " " (inv.fields.currency.symbol()) }
-                        td { span.badge data-state=(inv.collection_state.as_str()) { (inv.collection_state.as_str()) } }
-                        td { (inv.status.as_str()) }
-                        td { (day(inv.created_at)) }
+                        td data-label="Number" { a href=(p.url(&format!("{LIST}/{}", inv.id), &[])) { (inv.number.as_deref().unwrap_or("draft")) } }
+                        td data-label="Customer" { (inv.fields.content.customer_email().unwrap_or("")) }
+                        td.num data-label="Total" { (money(&inv.totals.total)) " " (inv.fields.currency.symbol()) }
+                        td data-label="State" { span.badge data-state=(inv.collection_state.as_str()) { (inv.collection_state.as_str()) } }
+                        td data-label="Status" { (inv.status.as_str()) }
+                        td data-label="Created" { (day(inv.created_at)) }
                     }
                 }
             }
@@ -210,12 +210,12 @@ fn summary(agg: &InvoiceAggregate) -> Markup {
     html! {
         dl.facts {
             dt { "Status" } dd { (inv.status.as_str()) }
-            dt { "Subtotal" } dd { (t.subtotal.to_string()) " " (currency) }
-            dt { "Discount" } dd { (t.discount.to_string()) " " (currency) }
-            dt { "Tax" } dd { (t.tax.to_string()) " " (currency) }
-            dt { "Total" } dd { strong { (t.total.to_string()) " " (currency) } }
-            dt { "Paid" } dd { (inv.customer_amount_paid.to_string()) " " (currency) }
-            dt { "Remaining" } dd { (inv.remaining().to_string()) " " (currency) }
+            dt { "Subtotal" } dd { (money(&t.subtotal)) " " (currency) }
+            dt { "Discount" } dd { (money(&t.discount)) " " (currency) }
+            dt { "Tax" } dd { (money(&t.tax)) " " (currency) }
+            dt { "Total" } dd { strong { (money(&t.total)) " " (currency) } }
+            dt { "Paid" } dd { (money(&inv.customer_amount_paid)) " " (currency) }
+            dt { "Remaining" } dd { (money(&inv.remaining())) " " (currency) }
             dt { "Customer" } dd { (inv.fields.content.customer_email().unwrap_or("none")) }
             @if let Some(due) = inv.fields.content.due_at { dt { "Due" } dd { (day(due)) } }
             @if let Some(reason) = &inv.close_reason { dt { "Closed because" } dd { (reason) } }
@@ -278,7 +278,7 @@ fn actions(state: &AppState, p: &Place, agg: &InvoiceAggregate, failed: Failed) 
                         select #refund-paymentId name="paymentId" {
                             @for pay in &credited {
                                 option value=(pay.id.as_str()) selected[value("refund", "paymentId") == pay.id.as_str()] {
-                                    (pay.id.as_str()) " · " (pay.customer_amount_credited.to_string())
+                                    (pay.id.as_str()) " · " (money(&pay.customer_amount_credited))
                                 }
                             }
                         }
@@ -303,14 +303,14 @@ fn lines(agg: &InvoiceAggregate) -> Markup {
                 thead { tr { th { "Description" } th.num { "Quantity" } th.num { "Unit amount" } th.num { "Amount" } } }
                 tbody {
                     @for l in &c.lines {
-                        tr { td { (l.description) } td.num { (l.quantity.to_string()) } td.num { (l.unit_amount.to_string()) } td.num { (l.amount().to_string()) } }
+                        tr { td { (l.description) } td.num { (plain(&l.quantity)) } td.num { (money(&l.unit_amount)) } td.num { (money(&l.amount())) } }
                     }
                 }
             } }
         }
         @if !c.taxes.is_empty() {
             h2 { "Taxes" }
-            ul { @for t in &c.taxes { li { (t.label) " · " (t.amount.to_string()) } } }
+            ul { @for t in &c.taxes { li { (t.label) " · " (money(&t.amount)) } } }
         }
         @if let Some(memo) = &c.memo { h2 { "Memo" } p.pre { (memo) } }
     }
@@ -325,7 +325,7 @@ fn sessions(state: &AppState, p: &Place, agg: &InvoiceAggregate) -> Markup {
             @for s in &agg.sessions {
                 li {
                     a href=(p.url(&format!("/dashboard/checkout-sessions/{}", s.id), &[])) { code { (s.id.as_str()) } }
-                    " · " (s.status.as_str()) " · " (s.amount_due.to_string()) " · " (when(s.created_at)) " · "
+                    " · " (s.status.as_str()) " · " (money(&s.amount_due)) " · " (when(s.created_at)) " · "
                     a href=(pages.checkout(&s.id)) { "hosted page" }
                 }
             }
@@ -340,7 +340,7 @@ fn payments(agg: &InvoiceAggregate, explorer: Option<&stablepay_domain::url::Pub
         ul {
             @for pay in &agg.payments {
                 li {
-                    (pay.status.as_str()) " · " (pay.amount_received.to_string()) " · "
+                    (pay.status.as_str()) " · " (money(&pay.amount_received)) " · "
                     @match explorer {
                         Some(pages) => a.hash href=(pages.transaction(pay.transaction_hash.as_str())) rel="noreferrer" { (pay.transaction_hash.as_str()) },
                         None => code.hash { (pay.transaction_hash.as_str()) },
@@ -350,7 +350,7 @@ fn payments(agg: &InvoiceAggregate, explorer: Option<&stablepay_domain::url::Pub
         }
         @if !agg.invoice.refunds.is_empty() {
             h2 { "Refund references" }
-            ul { @for r in agg.invoice.refunds.iter().map(|r| &r.refund) { li { (r.amount.to_string()) " · " (r.reason) " · " code.hash { (r.external_transaction_hash.as_str()) } } } }
+            ul { @for r in agg.invoice.refunds.iter().map(|r| &r.refund) { li { (money(&r.amount)) " · " (r.reason) " · " code.hash { (r.external_transaction_hash.as_str()) } } } }
         }
     }
 }

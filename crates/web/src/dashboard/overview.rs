@@ -15,7 +15,7 @@ use stablepay_http::state::AppState;
 use stablepay_http::status::worker_facts;
 
 use super::frame::{Place, place, refused, render};
-use crate::page::when;
+use crate::page::{money, when};
 
 const PATH: &str = "/dashboard/overview";
 
@@ -77,7 +77,7 @@ fn came_in_tile(name: &str, r: &Reconciliation) -> Markup {
             h2 { (name) }
             dl.totals {
                 @for t in &r.tokens {
-                    dt { (t.token.symbol()) " collected" } dd data-token=(t.token.symbol()) { (t.collected.to_string()) }
+                    dt { (t.token.symbol()) " collected" } dd data-token=(t.token.symbol()) { (money(&t.collected)) }
                     dt { "Payments" } dd { (t.payments_credited) }
                 }
             }
@@ -92,7 +92,7 @@ fn open_amounts(month: &Reconciliation) -> Markup {
             thead { tr { th { "Token" } th.num { "Outstanding" } th.num { "Overdue" } th.num { "Overdue invoices" } } }
             tbody {
                 @for t in &month.tokens {
-                    tr { td { (t.token.symbol()) } td.num { (t.outstanding.to_string()) } td.num { (t.overdue.to_string()) } td.num { (t.overdue_count) } }
+                    tr { td { (t.token.symbol()) } td.num { (money(&t.outstanding)) } td.num { (money(&t.overdue)) } td.num { (t.overdue_count) } }
                 }
             }
         } }
@@ -108,7 +108,7 @@ fn attention(p: &Place, month: &Reconciliation) -> Markup {
             ul.attention {
                 @for d in &month.discrepancies {
                     li {
-                        (d.kind.as_str().replace('_', " ")) " · " (d.amount.to_string()) " " (d.token.symbol()) " · " (when(d.at))
+                        (d.kind.as_str().replace('_', " ")) " · " (money(&d.amount)) " " (d.token.symbol()) " · " (when(d.at))
                         @if let Some(inv) = &d.invoice_id {
                             " · " a href=(p.url(&format!("/dashboard/invoices/{inv}"), &[])) { "invoice" }
                         }

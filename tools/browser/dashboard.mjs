@@ -216,6 +216,10 @@ async function paymentLink(page) {
   await page.goto(linkPage);
   if ((await page.locator("a[href*='/dashboard/invoices/inv_']").count()) !== 1) fail("the link's page does not list the invoice it created");
   step("a payment link was made, paid on its public page, and lists its invoice");
+  await click(page, "link", "Payment links");
+  await checked(page, "payment-links");
+  await cardsFit(page, "table.links", ["Title", "State", "Public page"]);
+  step("the link list at 360 px is a stack of cards, every title, state and public page on screen");
 }
 
 async function keysAndExport(page) {

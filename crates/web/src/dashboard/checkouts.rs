@@ -43,16 +43,16 @@ pub async fn sessions(req: HttpRequest, state: web::Data<AppState>) -> HttpRespo
         (filter_form(&p, SESSIONS, &[Filter { name: "status", label: "Status", kind: FilterKind::Select(options), selected: filter.map(|f| f.as_str()) }]))
         @if listed.items.is_empty() { p { "No checkout sessions here yet." } }
         @else {
-            div.table-wrap tabindex="0" role="region" aria-label="Checkout sessions" { table.sessions {
+            div.table-wrap tabindex="0" role="region" aria-label="Checkout sessions" { table.sessions.cards {
                 thead { tr { th { "Session" } th { "Status" } th.num { "Amount due" } th { "Invoice" } th { "Created" } } }
                 tbody {
                     @for s in &listed.items {
                         tr {
-                            td { a href=(p.url(&format!("{SESSIONS}/{}", s.id), &[])) { code { (s.id.as_str()) } } }
-                            td { (s.status.as_str()) }
-                            td.num { (money(&s.amount_due)) " " (s.currency.symbol()) }
-                            td { a href=(p.url(&format!("/dashboard/invoices/{}", s.invoice_id), &[])) { "invoice" } }
-                            td { (when(s.created_at)) }
+                            td data-label="Session" { a href=(p.url(&format!("{SESSIONS}/{}", s.id), &[])) { code { (s.id.as_str()) } } }
+                            td data-label="Status" { (s.status.as_str()) }
+                            td.num data-label="Amount due" { (money(&s.amount_due)) " " (s.currency.symbol()) }
+                            td data-label="Invoice" { a href=(p.url(&format!("/dashboard/invoices/{}", s.invoice_id), &[])) { "invoice" } }
+                            td data-label="Created" { (when(s.created_at)) }
                         }
                     }
                 }
@@ -83,16 +83,16 @@ pub async fn payments(req: HttpRequest, state: web::Data<AppState>) -> HttpRespo
         (filter_form(&p, PAYMENTS, &[Filter { name: "status", label: "Status", kind: FilterKind::Select(options), selected: filter.map(|f| f.as_str()) }]))
         @if listed.items.is_empty() { p { "No payments here yet." } }
         @else {
-            div.table-wrap tabindex="0" role="region" aria-label="Payments" { table.payments {
+            div.table-wrap tabindex="0" role="region" aria-label="Payments" { table.payments.cards {
                 thead { tr { th { "Payment" } th { "Status" } th.num { "Received" } th.num { "Credited" } th { "Detected" } } }
                 tbody {
                     @for x in &listed.items {
                         tr {
-                            td { a href=(p.url(&format!("{PAYMENTS}/{}", x.id), &[])) { code { (x.id.as_str()) } } }
-                            td { (x.status.as_str()) }
-                            td.num { (money(&x.amount_received)) }
-                            td.num { (money(&x.customer_amount_credited)) }
-                            td { (when(x.detected_at)) }
+                            td data-label="Payment" { a href=(p.url(&format!("{PAYMENTS}/{}", x.id), &[])) { code { (x.id.as_str()) } } }
+                            td data-label="Status" { (x.status.as_str()) }
+                            td.num data-label="Received" { (money(&x.amount_received)) }
+                            td.num data-label="Credited" { (money(&x.customer_amount_credited)) }
+                            td data-label="Detected" { (when(x.detected_at)) }
                         }
                     }
                 }

@@ -52,17 +52,17 @@ pub async fn list(req: HttpRequest, state: web::Data<AppState>) -> HttpResponse 
         (filter_form(&p, LIST, &[Filter { name: "state", label: "State", kind: FilterKind::Select(options), selected: filter.map(|f| f.as_str()) }]))
         @if listed.items.is_empty() { p { "No payment links here yet." } }
         @else {
-            div.table-wrap tabindex="0" role="region" aria-label="Payment links" { table.links {
+            div.table-wrap tabindex="0" role="region" aria-label="Payment links" { table.links.cards {
                 thead { tr { th { "Title" } th { "State" } th { "Token" } th { "Public page" } th { "Created" } } }
                 tbody {
                     @for l in &listed.items {
                         @let url = pages.payment_link(&l.public_id);
                         tr {
-                            td { a href=(p.url(&format!("{LIST}/{}", l.id), &[])) { (l.config.title) } }
-                            td { (l.state_at(now).as_str()) }
-                            td { (l.config.currency.symbol()) }
-                            td { a.hash href=(url) { (url) } }
-                            td { (day(l.created_at)) }
+                            td data-label="Title" { a href=(p.url(&format!("{LIST}/{}", l.id), &[])) { (l.config.title) } }
+                            td data-label="State" { (l.state_at(now).as_str()) }
+                            td data-label="Token" { (l.config.currency.symbol()) }
+                            td data-label="Public page" { a.hash href=(url) { (url) } }
+                            td data-label="Created" { (day(l.created_at)) }
                         }
                     }
                 }

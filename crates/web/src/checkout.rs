@@ -18,7 +18,7 @@ use stablepay_http::error::ApiError;
 use stablepay_http::state::AppState;
 use stablepay_http::timestamp::timestamp;
 
-use crate::page::{forbidden, merchant, merchant_page, money, not_found, page, same_origin, see_other, when};
+use crate::page::{forbidden, merchant, merchant_page, money, not_found, page, same_origin, see_other, typed, when};
 
 /// The view of checkout `id` (`None`: no such checkout).
 async fn load(state: &AppState, id: &str) -> Result<Option<CheckoutView>, ApiError> {
@@ -77,7 +77,7 @@ fn live_payment(v: &CheckoutView) -> Markup {
                     h2 id="way-copy" { "Or send it yourself" }
                     p { "Send exactly this amount of " (token) " on Polygon (chain " (s.chain_id) ") to this address:" }
                     (copyable("Address", s.settlement_wallet.as_str(), "pay-address"))
-                    (copyable("Amount", &money(&v.amount_due), "pay-amount"))
+                    (copyable("Amount", &typed(&v.amount_due), "pay-amount"))
                     (copyable(&format!("{token} contract"), s.token_contract.as_str(), "pay-token"))
                 }
             }

@@ -24,7 +24,7 @@ use stablepay_http::ratelimit::enforce;
 use stablepay_http::respond::to_data;
 use stablepay_http::state::AppState;
 
-use crate::page::{forbidden, merchant, merchant_page, money, not_found, same_origin, see_other, when};
+use crate::page::{forbidden, merchant, merchant_page, money, not_found, same_origin, see_other, typed, when};
 
 /// What the customer sent, and what was wrong with it.
 #[derive(Default)]
@@ -99,8 +99,8 @@ fn render(shown: &PublicLink, key: &str, sent: &Sent) -> Markup {
                     input type="hidden" name="version" value=(link.version);
                     input type="hidden" name="idempotencyKey" value=(key);
                     @if let AmountRule::CustomerEntered { minimum, maximum } = &c.amount {
-                        @let max = maximum.as_ref().map_or_else(|| MAX_CUSTOMER_AMOUNT.to_owned(), money);
-                        (input(sent, "amount", &format!("Amount in {token} (from {} to {max})", money(minimum)), "text", &sent.amount,
+                        @let max = maximum.as_ref().map_or_else(|| MAX_CUSTOMER_AMOUNT.to_owned(), typed);
+                        (input(sent, "amount", &format!("Amount in {token} (from {} to {max})", typed(minimum)), "text", &sent.amount,
                             html! { }))
                     }
                     @if c.collect.email { (input(sent, "email", "Email", "email", &sent.email, html! {})) }
@@ -162,7 +162,7 @@ fn in_words(error: &Value) -> String {
                 details[name]
                     .as_str()
                     .and_then(|t| stablepay_domain::money::Decimal6::parse(t).ok())
-                    .map_or_else(|| fallback.to_owned(), |d| money(&d))
+                    .map_or_else(|| fallback.to_owned(), |d| typed(&d))
             };
             format!("Enter an amount from {} to {}.", bound("minimum", "the minimum"), bound("maximum", "the maximum"))
         }

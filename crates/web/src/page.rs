@@ -180,6 +180,12 @@ pub fn money(amount: &stablepay_domain::money::Decimal6) -> String {
     amount.readable(2, stablepay_domain::money::NumberStyle::English)
 }
 
+/// An amount as a person types or pastes it (into a wallet, or a form's field): exact, at
+/// least two decimals, never grouped (`1849.99`, `12.500003`). What is copied to pay with.
+pub fn typed(amount: &stablepay_domain::money::Decimal6) -> String {
+    amount.to_trimmed(2)
+}
+
 /// A quantity or percentage as customers read it: exact, without trailing zeros (`2`, `1.5`).
 pub fn plain(value: &stablepay_domain::money::Decimal6) -> String {
     value.to_trimmed(0)

@@ -65,15 +65,18 @@ async fn scan_and_copy_are_offered_only_when_a_transfer_can_be_matched() {
         let (body, key) = (json!({ "amount": amount }), key.clone());
         async move { app.post(&key, "/v1/checkout-sessions", body).await.ok(201).clone() }
     };
-    let single = create("11").await;
+    let single = create("1849.99").await;
     let view = public_checkout(app, &id(&single)).await;
     assert_eq!(view["scanOrCopy"]["available"], true);
     let token = view["tokenContract"].as_str().unwrap();
     let to = view["settlementWalletAddress"].as_str().unwrap();
     assert_eq!(to.to_lowercase(), wallet);
-    assert_eq!(view["paymentUri"], format!("ethereum:{token}@137/transfer?address={to}&uint256=11000000"));
+    assert_eq!(view["paymentUri"], format!("ethereum:{token}@137/transfer?address={to}&uint256=1849990000"));
     let page = app.http.get(single["checkoutUrl"].as_str().unwrap()).send().await.unwrap().text().await.unwrap();
     assert!(page.contains("<svg") && page.contains("pay-address"), "QR code and address: {page}");
+    // People read the amount grouped; what they copy into a wallet is never grouped.
+    assert!(page.contains("Pay 1,849.99 USDC with my wallet"), "{page}");
+    assert!(page.contains("data-copy=\"1849.99\"") && !page.contains("data-copy=\"1,849.99\""), "{page}");
 
     let (a, b) = (create("10").await, create("10").await);
     for cs in [&a, &b] {

@@ -238,16 +238,16 @@ pub async fn audit_log(req: HttpRequest, state: web::Data<AppState>) -> HttpResp
     let main = html! {
         h1 { "Audit log" }
         p { a href=(p.url(SETTINGS, &[])) { "Back to the settings" } }
-        div.table-wrap tabindex="0" role="region" aria-label="Audit log" { table.audit {
+        div.table-wrap tabindex="0" role="region" aria-label="Audit log" { table.audit.cards {
             thead { tr { th { "When" } th { "Who" } th { "What" } th { "Whom" } th { "Detail" } } }
             tbody {
                 @for e in &listed.items {
                     tr {
-                        td { (when(e.at)) }
-                        td { (e.actor_email.as_deref().unwrap_or("the operator")) }
-                        td { (e.action.as_str().replace(['.', '_'], " ")) }
-                        td { (e.target.as_deref().unwrap_or("")) }
-                        td { (e.detail) }
+                        td data-label="When" { (when(e.at)) }
+                        td data-label="Who" { (e.actor_email.as_deref().unwrap_or("the operator")) }
+                        td data-label="What" { (e.action.as_str().replace(['.', '_'], " ")) }
+                        td data-label="Whom" { (e.target.as_deref().unwrap_or("")) }
+                        td data-label="Detail" { (e.detail) }
                     }
                 }
             }

@@ -100,18 +100,18 @@ async fn sections(
         (filter_form(p, LIST, &[Filter { name: "status", label: "Status", kind: FilterKind::Select(options), selected: filter.map(|f| f.as_str()) }]))
         @if listed.items.is_empty() { p { "No deliveries here yet." } }
         @else {
-            div.table-wrap tabindex="0" role="region" aria-label="Deliveries" { table.deliveries {
+            div.table-wrap tabindex="0" role="region" aria-label="Deliveries" { table.deliveries.cards {
                 thead { tr { th { "Event" } th { "Status" } th { "Attempts" } th { "Latest answer" } th { "Created" } @if manage { th { "Replay" } } } }
                 tbody {
                     @for d in &listed.items {
                         tr {
-                            td { (d.event_type.as_str()) br; code { (d.event_id.as_str()) } }
-                            td { (d.status.as_str()) }
-                            td { (d.attempt_count) }
-                            td { (latest_answer(d)) }
-                            td { (when(d.created_at)) }
+                            td data-label="Event" { span { (d.event_type.as_str()) br; code { (d.event_id.as_str()) } } }
+                            td data-label="Status" { (d.status.as_str()) }
+                            td data-label="Attempts" { (d.attempt_count) }
+                            td data-label="Latest answer" { span { (latest_answer(d)) } }
+                            td data-label="Created" { (when(d.created_at)) }
                             @if manage {
-                                td { (form(p, state, &p.url(&format!("{LIST}/deliveries/{}/replay", d.id), &[]), html! {
+                                td data-label="Replay" { (form(p, state, &p.url(&format!("{LIST}/deliveries/{}/replay", d.id), &[]), html! {
                                     button type="submit" aria-label=(format!("Replay {}", d.id)) { "Replay" }
                                 })) }
                             }
